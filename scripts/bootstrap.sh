@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages lockbench needs, and only those that are missing: when all are
+# present it only asks dpkg (well under a second) and never touches the network.
+set -euo pipefail
+
+packages=(
+  g++ cmake ninja-build pkg-config clang-format
+  redis-server redis-tools libhiredis-dev nlohmann-json3-dev libcli11-dev
+  googletest libgtest-dev libbenchmark-dev
+  qt6-base-dev qt6-charts-dev libgl-dev
+  faketime iptables iproute2 procps
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+  [[ $status == "install ok installed" ]] || missing+=("$p")
+done
+((${#missing[@]} == 0)) && exit 0
+
+echo "bootstrap: installing ${missing[*]}" >&2
+sudo=()
+if ((EUID != 0)); then
+  command -v sudo >/dev/null || { echo "bootstrap: not root and no sudo; install: ${missing[*]}" >&2; exit 4; }
+  sudo=(sudo)
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq
+"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# Debian's package starts a redis-server service where an init system runs; lockbench starts its
+# own servers on free ports and never uses that one.
