@@ -1,0 +1,315 @@
+#include "redis_server.hpp"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <fcntl.h>
+#include <fstream>
+#include <memory>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+#include <hiredis/hiredis.h>
+
+namespace lockbench {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+std::string_view to_string(Persistence p) {
+    switch (p) {
+        case Persistence::None:
+            return "none";
+        case Persistence::AofEverysec:
+            return "aof-everysec";
+        case Persistence::AofAlways:
+            return "aof-always";
+    }
+    return "?";
+}
+
+std::string find_executable(const std::string& name) {
+    if (name.find('/') != std::string::npos) {
+        if (::access(name.c_str(), X_OK) == 0)
+            return name;
+        throw EnvironmentError(name + " is not an executable file");
+    }
+    const char* path = std::getenv("PATH");
+    std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+    std::size_t start = 0;
+    while (start <= dirs.size()) {
+        auto end = dirs.find(':', start);
+        if (end == std::string::npos)
+            end = dirs.size();
+        std::string candidate = dirs.substr(start, end - start);
+        if (candidate.empty())
+            candidate = ".";
+        candidate += "/" + name;
+        if (::access(candidate.c_str(), X_OK) == 0)
+            return candidate;
+        start = end + 1;
+    }
+    throw EnvironmentError(name + " not found in PATH (scripts/bootstrap.sh installs it)");
+}
+
+int pick_free_port() {
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        throw EnvironmentError(std::string("socket: ") + std::strerror(errno));
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = 0;
+    socklen_t len = sizeof addr;
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+        ::close(fd);
+        throw EnvironmentError(std::string("cannot find a free port: ") + std::strerror(errno));
+    }
+    ::close(fd);
+    return ntohs(addr.sin_port);
+}
+
+RedisServer::RedisServer(RedisServerOptions options) : options_(std::move(options)) {
+    binary_path_ = find_executable(options_.binary);
+    char tmpl[] = "/tmp/lockbench-redis-XXXXXX";
+    if (!::mkdtemp(tmpl))
+        throw EnvironmentError(std::string("mkdtemp: ") + std::strerror(errno));
+    dir_ = tmpl;
+    const bool pick_port = options_.port == 0;
+    // A picked port can be taken by someone else before redis binds it: try a few.
+    for (int attempt = 0;; ++attempt) {
+        port_ = pick_port ? pick_free_port() : options_.port;
+        try {
+            spawn();
+            wait_ready();
+            return;
+        } catch (const EnvironmentError&) {
+            bool busy = log_tail(20).find("Address already in use") != std::string::npos;
+            stop();
+            if (!(busy && pick_port && attempt < 5)) {
+                std::error_code ec;
+                fs::remove_all(dir_, ec);
+                if (busy)
+                    throw EnvironmentError("port " + std::to_string(port_) + " is busy");
+                throw;
+            }
+        }
+    }
+}
+
+RedisServer::~RedisServer() {
+    stop();
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+}
+
+void RedisServer::spawn() {
+    std::vector<std::string> args{
+        binary_path_,
+        "--port",
+        std::to_string(port_),
+        "--bind",
+        "127.0.0.1",
+        "--dir",
+        dir_.string(),
+        "--logfile",
+        (dir_ / "redis.log").string(),
+        "--daemonize",
+        "no",
+        "--save",
+        "",
+        // Test servers are on loopback; per-client source addresses (127.0.0.x) must be allowed.
+        "--protected-mode",
+        "no",
+        "--enable-debug-command",
+        "local",
+        "--appendonly",
+        options_.persistence == Persistence::None ? "no" : "yes",
+        "--appendfsync",
+        options_.persistence == Persistence::AofAlways ? "always" : "everysec",
+        "--maxclients",
+        "10000",
+    };
+    if (!options_.password.empty()) {
+        args.push_back("--requirepass");
+        args.push_back(options_.password);
+    }
+    for (const auto& a : options_.extra_args)
+        args.push_back(a);
+    std::vector<char*> argv;
+    for (auto& a : args)
+        argv.push_back(a.data());
+    argv.push_back(nullptr);
+
+    const pid_t parent = ::getpid();
+    pid_t pid = ::fork();
+    if (pid < 0)
+        throw EnvironmentError(std::string("fork: ") + std::strerror(errno));
+    if (pid == 0) {
+        // Child: its own process group (Ctrl-C goes to lockbench, which stops us in order), and
+        // killed with its parent so an aborted lockbench never leaves a server behind.
+        ::setpgid(0, 0);
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (::getppid() != parent)
+            ::_exit(127);
+        int devnull = ::open("/dev/null", O_RDWR);
+        if (devnull >= 0) {
+            ::dup2(devnull, STDIN_FILENO);
+            ::dup2(devnull, STDOUT_FILENO);
+        }
+        ::execv(argv[0], argv.data());
+        ::_exit(127);
+    }
+    pid_ = pid;
+    paused_ = false;
+}
+
+void RedisServer::wait_ready() {
+    auto deadline = std::chrono::steady_clock::now() + options_.start_timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+        int status = 0;
+        if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+            pid_ = -1;
+            throw EnvironmentError("redis-server exited at start: " + log_tail(1));
+        }
+        try {
+            if (command({"PING"}).str == "PONG")
+                return;
+        } catch (const RedisError&) {
+        }
+        std::this_thread::sleep_for(10ms);
+    }
+    throw EnvironmentError("redis-server on port " + std::to_string(port_) +
+                           " did not answer within " +
+                           std::to_string(options_.start_timeout.count()) + " ms");
+}
+
+Reply RedisServer::command(const std::vector<std::string>& args) const {
+    timeval tv{2, 0};
+    std::unique_ptr<redisContext, decltype(&redisFree)> ctx(
+        redisConnectWithTimeout("127.0.0.1", port_, tv), &redisFree);
+    if (!ctx || ctx->err) {
+        throw ClosedError("cannot connect to 127.0.0.1:" + std::to_string(port_) +
+                          (ctx ? std::string(": ") + ctx->errstr : std::string()));
+    }
+    redisSetTimeout(ctx.get(), tv);
+    auto run = [&](const std::vector<std::string>& cmd) {
+        std::vector<const char*> argv;
+        std::vector<std::size_t> argvlen;
+        for (const auto& a : cmd) {
+            argv.push_back(a.data());
+            argvlen.push_back(a.size());
+        }
+        auto* raw = static_cast<redisReply*>(redisCommandArgv(
+            ctx.get(), static_cast<int>(argv.size()), argv.data(), argvlen.data()));
+        if (!raw)
+            throw IoError(std::string("redis-server command failed: ") + ctx->errstr);
+        Reply r;
+        r.type = raw->type == REDIS_REPLY_STRING    ? Reply::Type::String
+                 : raw->type == REDIS_REPLY_STATUS  ? Reply::Type::Status
+                 : raw->type == REDIS_REPLY_ERROR   ? Reply::Type::Error
+                 : raw->type == REDIS_REPLY_INTEGER ? Reply::Type::Integer
+                 : raw->type == REDIS_REPLY_ARRAY   ? Reply::Type::Array
+                                                    : Reply::Type::Nil;
+        if (raw->str)
+            r.str.assign(raw->str, raw->len);
+        r.integer = raw->integer;
+        for (std::size_t i = 0; raw->type == REDIS_REPLY_ARRAY && i < raw->elements; ++i) {
+            Reply e;
+            e.type = raw->element[i]->type == REDIS_REPLY_INTEGER ? Reply::Type::Integer
+                                                                  : Reply::Type::String;
+            if (raw->element[i]->str)
+                e.str.assign(raw->element[i]->str, raw->element[i]->len);
+            e.integer = raw->element[i]->integer;
+            r.elements.push_back(std::move(e));
+        }
+        freeReplyObject(raw);
+        if (r.type == Reply::Type::Error)
+            throw ReplyError(r.str);
+        return r;
+    };
+    if (!options_.password.empty())
+        run({"AUTH", options_.password});
+    return run(args);
+}
+
+void RedisServer::pause() {
+    if (pid_ > 0 && !paused_) {
+        ::kill(pid_, SIGSTOP);
+        paused_ = true;
+    }
+}
+
+void RedisServer::resume() {
+    if (pid_ > 0 && paused_) {
+        ::kill(pid_, SIGCONT);
+        paused_ = false;
+    }
+}
+
+void RedisServer::kill() {
+    if (pid_ <= 0)
+        return;
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+    paused_ = false;
+}
+
+void RedisServer::restart(Persistence persistence) {
+    kill();
+    options_.persistence = persistence;
+    spawn();
+    try {
+        wait_ready();
+    } catch (...) {
+        stop();
+        throw;
+    }
+}
+
+void RedisServer::stop() {
+    if (pid_ <= 0)
+        return;
+    if (paused_)
+        ::kill(pid_, SIGCONT);
+    ::kill(pid_, SIGTERM);
+    auto deadline = std::chrono::steady_clock::now() + 3s;
+    while (std::chrono::steady_clock::now() < deadline) {
+        if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
+            pid_ = -1;
+            paused_ = false;
+            return;
+        }
+        std::this_thread::sleep_for(5ms);
+    }
+    kill();
+}
+
+std::string RedisServer::log_tail(std::size_t lines) const {
+    std::ifstream in(dir_ / "redis.log");
+    std::deque<std::string> tail;
+    for (std::string line; std::getline(in, line);) {
+        if (line.empty())
+            continue;
+        tail.push_back(line);
+        if (tail.size() > lines)
+            tail.pop_front();
+    }
+    std::string out;
+    for (const auto& l : tail) {
+        if (!out.empty())
+            out += " | ";
+        out += l;
+    }
+    return out.empty() ? "(no log)" : out;
+}
+
+}  // namespace lockbench

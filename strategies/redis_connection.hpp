@@ -1,0 +1,228 @@
+#pragma once
+
+// A thin RAII wrapper over hiredis 0.14: hiredis formats commands and parses RESP; this class owns
+// a non-blocking socket on an EventLoop. hiredis 0.14's own blocking API cannot multiplex many
+// clients on one thread, and its async API has no command timeouts (a SIGSTOPped server would hang
+// a waiter forever), so the socket, the deadlines and the pipeline queue live here.
+//
+// Contract:
+// - Replies come back in order; a command's outcome is a Reply, or one of the errors below.
+// - Any I/O failure (timeout, reset, EOF) fails *every* command in flight on the connection and
+//   closes the socket: a connection that failed is never reused (hiredis #306: a late reply would
+//   be paired with the next command). The next command opens a fresh socket.
+// - TimeoutError means "no reply in time": the command may still be applied later (a SIGSTOPped
+//   server runs it after SIGCONT), so the history must record it as `info`, never `fail`.
+
+#include <chrono>
+#include <coroutine>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <initializer_list>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "event_loop.hpp"
+
+struct redisReader;
+
+namespace lockbench {
+
+struct Endpoint {
+    std::string host = "127.0.0.1";
+    int port = 6379;
+    std::string password;  // empty: no AUTH
+
+    std::string to_string() const { return host + ":" + std::to_string(port); }
+    // Parses "HOST:PORT"; throws std::invalid_argument naming what is wrong.
+    static Endpoint parse(std::string_view text);
+};
+
+struct ConnectionOptions {
+    std::chrono::milliseconds connect_timeout{1000};
+    std::chrono::milliseconds command_timeout{1000};
+};
+
+// ---- errors -------------------------------------------------------------------------------------
+
+class RedisError : public std::runtime_error {
+  public:
+    using std::runtime_error::runtime_error;
+};
+// The connection failed; the outcome of commands in flight is unknown.
+class IoError : public RedisError {
+  public:
+    using RedisError::RedisError;
+};
+// No reply within the command timeout (server paused, overloaded, or reply lost).
+class TimeoutError : public IoError {
+  public:
+    using IoError::IoError;
+};
+// The peer closed or reset the connection, or lockbench dropped it (a crash fault).
+class ClosedError : public IoError {
+  public:
+    using IoError::IoError;
+};
+// The connection could not be established: no command was sent, so none took effect.
+class ConnectError : public IoError {
+  public:
+    using IoError::IoError;
+};
+// The server answered with an error reply ("-ERR ...", "-NOSCRIPT ...").
+class ReplyError : public RedisError {
+  public:
+    using RedisError::RedisError;
+    bool is_noscript() const { return std::string_view(what()).starts_with("NOSCRIPT"); }
+};
+
+// Builds an argument vector from strings, string_views, literals - without a braced list (see
+// RedisConnection::command).
+template <typename... Args>
+std::vector<std::string> strings(Args&&... args) {
+    std::vector<std::string> out;
+    out.reserve(sizeof...(args));
+    (out.emplace_back(std::forward<Args>(args)), ...);
+    return out;
+}
+
+// ---- replies ------------------------------------------------------------------------------------
+
+struct Reply {
+    enum class Type { String, Array, Integer, Nil, Status, Error };
+    Type type = Type::Nil;
+    std::string str;  // String, Status, Error
+    long long integer = 0;
+    std::vector<Reply> elements;
+
+    bool is_nil() const { return type == Type::Nil; }
+    bool is_ok() const { return type == Type::Status && str == "OK"; }
+    bool is_integer() const { return type == Type::Integer; }
+    bool is_string() const { return type == Type::String; }
+    bool is_array() const { return type == Type::Array; }
+    // Throws RedisError when the reply has another type: a strategy that gets a reply shape it
+    // does not expect must say so, not guess.
+    long long as_integer() const;
+    const std::string& as_string() const;
+};
+
+struct PubSubMessage {
+    std::string channel;
+    std::string payload;
+};
+
+// ---- the connection -----------------------------------------------------------------------------
+
+class RedisConnection final : private EventLoop::IoHandler {
+  public:
+    RedisConnection(EventLoop& loop, Endpoint endpoint, ConnectionOptions options = {});
+    // Commands still in flight fail with ClosedError (they resume later, from the loop).
+    ~RedisConnection();
+    RedisConnection(const RedisConnection&) = delete;
+    RedisConnection& operator=(const RedisConnection&) = delete;
+
+    class [[nodiscard]] CommandAwaiter {
+      public:
+        bool await_ready() const noexcept { return false; }
+        void await_suspend(std::coroutine_handle<> h);
+        Reply await_resume();
+
+      private:
+        friend class RedisConnection;
+        CommandAwaiter(RedisConnection& c, std::vector<std::string> args)
+            : conn_(c), args_(std::move(args)) {}
+        RedisConnection& conn_;
+        std::vector<std::string> args_;
+        std::coroutine_handle<> waiter_;
+        Reply reply_;
+        std::exception_ptr error_;
+    };
+
+    // `co_await conn.command("SET", key, token, "NX", "PX", "30000")`.
+    // Error replies throw ReplyError; I/O failures throw the IoError subclasses above.
+    // (Variadic rather than a braced list: GCC 12 miscompiles initializer_list temporaries in
+    // coroutines, "array used as initializer".)
+    template <typename... Args>
+    CommandAwaiter command(Args&&... args) {
+        return CommandAwaiter(*this, strings(std::forward<Args>(args)...));
+    }
+    CommandAwaiter command_argv(std::vector<std::string> args) {
+        return CommandAwaiter(*this, std::move(args));
+    }
+
+    // Drops the socket now, as a crashed client's process would: every command in flight fails
+    // with ClosedError(reason). The next command reconnects.
+    void drop(const std::string& reason);
+
+    // Pub/sub: after a SUBSCRIBE command on this connection, published messages queue here.
+    // Returns nullopt at the deadline. Throws IoError if the connection fails while waiting.
+    class [[nodiscard]] MessageAwaiter {
+      public:
+        bool await_ready() const noexcept;
+        void await_suspend(std::coroutine_handle<> h);
+        std::optional<PubSubMessage> await_resume();
+
+      private:
+        friend class RedisConnection;
+        MessageAwaiter(RedisConnection& c, EventLoop::TimePoint deadline)
+            : conn_(c), deadline_(deadline) {}
+        RedisConnection& conn_;
+        EventLoop::TimePoint deadline_;
+        std::coroutine_handle<> waiter_;
+        EventLoop::TimerId timer_ = 0;
+        std::optional<PubSubMessage> message_;
+        std::exception_ptr error_;
+    };
+    MessageAwaiter next_message(EventLoop::TimePoint deadline) { return {*this, deadline}; }
+
+    bool connected() const { return state_ == State::Connected; }
+    // Increments on every new socket: a subscription made on an older generation is gone.
+    std::uint64_t generation() const { return generation_; }
+    const Endpoint& endpoint() const { return endpoint_; }
+    EventLoop& loop() { return loop_; }
+    const ConnectionOptions& options() const { return options_; }
+    void set_command_timeout(std::chrono::milliseconds t) { options_.command_timeout = t; }
+
+  private:
+    enum class State { Closed, Connecting, Connected };
+    struct Pending {
+        CommandAwaiter* awaiter;  // null for internal commands (AUTH)
+        EventLoop::TimePoint deadline;
+        bool subscribes;
+    };
+
+    void on_io(std::uint32_t events) override;
+    void enqueue(CommandAwaiter& awaiter);
+    void start_connect();
+    void finish_connect();
+    void flush_output();
+    void read_input();
+    void dispatch_reply(Reply reply);
+    void update_interest();
+    void arm_deadline_timer();
+    void on_deadline_timer();
+    void fail_all(std::exception_ptr error);
+    void close_socket();
+
+    EventLoop& loop_;
+    Endpoint endpoint_;
+    ConnectionOptions options_;
+    State state_ = State::Closed;
+    int fd_ = -1;
+    std::uint64_t generation_ = 0;
+    redisReader* reader_ = nullptr;
+    std::string out_;
+    std::size_t out_sent_ = 0;
+    std::deque<Pending> pending_;
+    EventLoop::TimerId deadline_timer_ = 0;
+    EventLoop::TimerId connect_timer_ = 0;
+    std::uint32_t registered_events_ = 0;
+    bool subscribed_ = false;
+    std::deque<PubSubMessage> messages_;
+    MessageAwaiter* message_waiter_ = nullptr;
+};
+
+}  // namespace lockbench

@@ -1,0 +1,107 @@
+#include "redlock.hpp"
+
+#include <random>
+
+namespace lockbench {
+
+namespace {
+
+// Counts nodes that answered 1 / OK. A node that failed (down, paused, timed out) counts as "no";
+// only when *every* node failed is it an error, so a dead deployment is reported, not denied.
+template <typename Pred>
+std::size_t count_yes(const std::vector<Settled<Reply>>& results, Pred yes) {
+    std::size_t n = 0;
+    for (const auto& r : results) {
+        if (r.ok() && yes(*r.value))
+            ++n;
+    }
+    return n;
+}
+
+void rethrow_if_all_failed(const std::vector<Settled<Reply>>& results) {
+    for (const auto& r : results) {
+        if (r.ok())
+            return;
+    }
+    if (!results.empty())
+        std::rethrow_exception(results.front().error);
+}
+
+}  // namespace
+
+Task<std::size_t> Redlock::unlock_all(Session& session, const std::string& key,
+                                      const std::string& token) {
+    std::vector<Task<Reply>> calls;
+    for (std::size_t i = 0; i < session.node_count(); ++i) {
+        calls.push_back(
+            run_script(session.redis(i), compare_and_delete_, strings(key), strings(token)));
+    }
+    auto results = co_await when_all_settled(std::move(calls));
+    co_return count_yes(results, [](const Reply& r) { return r.is_integer() && r.integer == 1; });
+}
+
+Task<AcquireResult> Redlock::acquire(Session& session, const AcquireRequest& request) {
+    for (std::size_t i = 0; i < session.node_count(); ++i) {
+        session.redis(i).set_command_timeout(options_.node_timeout);
+    }
+    const std::string lease = std::to_string(request.lease.count());
+    const auto drift = std::chrono::milliseconds(
+        static_cast<std::int64_t>(static_cast<double>(request.lease.count()) *
+                                  options_.drift_factor) +
+        2);
+    std::minstd_rand jitter(std::hash<std::string>{}(session.client_id()));
+    WaitBudget budget(session, request.wait_budget);
+    for (;;) {
+        const std::string token = session.next_token();
+        const auto start = session.clock().steady();
+        std::vector<Task<Reply>> calls;
+        for (std::size_t i = 0; i < session.node_count(); ++i) {
+            calls.push_back([](RedisConnection& c, std::string key, std::string tok,
+                               std::string px) -> Task<Reply> {
+                co_return co_await c.command("SET", key, tok, "NX", "PX", px);
+            }(session.redis(i), request.key, token, lease));
+        }
+        auto results = co_await when_all_settled(std::move(calls));
+        rethrow_if_all_failed(results);
+        std::size_t locked = count_yes(results, [](const Reply& r) { return r.is_ok(); });
+        auto elapsed =
+            std::chrono::duration_cast<std::chrono::milliseconds>(session.clock().steady() - start);
+        auto validity = request.lease - elapsed - drift;
+        if (locked >= quorum(session.node_count()) && validity.count() > 0) {
+            co_return Grant{
+                .key = request.key, .token = token, .lease = request.lease, .validity = validity};
+        }
+        co_await unlock_all(session, request.key, token);
+        if (budget.expired())
+            co_return Denied{locked > 0 ? "no-quorum" : "held"};
+        // A random delay desynchronises contenders that split the votes (redis.io).
+        auto delay = std::chrono::milliseconds(
+            options_.retry_delay.count() +
+            static_cast<std::int64_t>(jitter() %
+                                      static_cast<unsigned>(options_.retry_delay.count() + 1)));
+        co_await budget.backoff(delay);
+    }
+}
+
+Task<ReleaseOutcome> Redlock::release(Session& session, const Grant& grant) {
+    std::size_t released = co_await unlock_all(session, grant.key, grant.token);
+    co_return released >= quorum(session.node_count()) ? ReleaseOutcome::Released
+                                                       : ReleaseOutcome::NotHeld;
+}
+
+Task<bool> Redlock::renew(Session& session, const Grant& grant) {
+    const auto start = session.clock().steady();
+    std::vector<Task<Reply>> calls;
+    for (std::size_t i = 0; i < session.node_count(); ++i) {
+        calls.push_back(run_script(session.redis(i), compare_and_pexpire_, strings(grant.key),
+                                   strings(grant.token, std::to_string(grant.lease.count()))));
+    }
+    auto results = co_await when_all_settled(std::move(calls));
+    rethrow_if_all_failed(results);
+    std::size_t extended =
+        count_yes(results, [](const Reply& r) { return r.is_integer() && r.integer == 1; });
+    auto elapsed = session.clock().steady() - start;
+    co_return extended >= quorum(session.node_count()) && elapsed < grant.lease;
+}
+
+}  // namespace lockbench

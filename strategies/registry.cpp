@@ -1,0 +1,57 @@
+#include "registry.hpp"
+
+#include <stdexcept>
+#include <string>
+
+#include "fenced.hpp"
+#include "redlock.hpp"
+#include "reentrant_hash.hpp"
+#include "rwlock.hpp"
+#include "rwlock_seed.hpp"
+#include "set_nx_px.hpp"
+#include "set_nx_px_del.hpp"
+#include "setnx_getset.hpp"
+
+namespace lockbench {
+
+namespace {
+template <typename S>
+StrategyInfo entry(std::string_view name, std::string_view summary) {
+    return StrategyInfo{name, summary, S::static_capabilities(),
+                        [](const StrategyOptions& o) { return std::make_unique<S>(o); }};
+}
+}  // namespace
+
+const std::vector<StrategyInfo>& all_strategies() {
+    static const std::vector<StrategyInfo> strategies{
+        entry<SetnxGetset>("setnx_getset",
+                           "seeds 000/003: SETNX expiry-ts, GETSET steal, GET+DEL unlock"),
+        entry<SetNxPx>("set_nx_px", "redis.io: SET NX PX, Lua compare-and-delete release"),
+        entry<SetNxPxDel>("set_nx_px_del", "T8: SET NX PX with a plain DEL release"),
+        entry<ReentrantHash>("reentrant_hash",
+                             "Redisson RLock: owner->count hash, watchdog, pub/sub wake-up"),
+        entry<RwlockSeed>("rwlock_seed", "seed 001: Lua reader counter + writer key, no expiry"),
+        entry<Rwlock>("rwlock", "Redisson RReadWriteLock: owner-bound readers, per-reader expiry"),
+        entry<Fenced>("fenced", "set_nx_px + fencing number INCRed in the same script"),
+        entry<Redlock>("redlock",
+                       "redis.io Redlock: quorum of N masters, validity = lease-elapsed-drift"),
+    };
+    return strategies;
+}
+
+const StrategyInfo* find_strategy(std::string_view name) {
+    for (const auto& s : all_strategies()) {
+        if (s.name == name)
+            return &s;
+    }
+    return nullptr;
+}
+
+std::unique_ptr<Strategy> make_strategy(std::string_view name, const StrategyOptions& options) {
+    const StrategyInfo* info = find_strategy(name);
+    if (!info)
+        throw std::invalid_argument("unknown strategy '" + std::string(name) + "'");
+    return info->make(options);
+}
+
+}  // namespace lockbench

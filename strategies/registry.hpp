@@ -1,0 +1,27 @@
+#pragma once
+
+// Every strategy by name. Adding one = its file pair + one line in registry.cpp.
+
+#include <functional>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "strategy.hpp"
+
+namespace lockbench {
+
+struct StrategyInfo {
+    std::string_view name;
+    std::string_view summary;  // one line: where it comes from and what it does
+    Capabilities capabilities;
+    std::function<std::unique_ptr<Strategy>(const StrategyOptions&)> make;
+};
+
+const std::vector<StrategyInfo>& all_strategies();
+// Null if no strategy has that name.
+const StrategyInfo* find_strategy(std::string_view name);
+// One instance per client: instances hold per-client state (watchdogs).
+std::unique_ptr<Strategy> make_strategy(std::string_view name, const StrategyOptions& options = {});
+
+}  // namespace lockbench

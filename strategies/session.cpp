@@ -1,0 +1,64 @@
+#include "session.hpp"
+
+#include <stdexcept>
+
+namespace lockbench {
+
+Session::Session(EventLoop& loop, std::vector<Endpoint> nodes, ConnectionOptions options,
+                 std::string client_id, Clock clock)
+    : loop_(loop),
+      nodes_(std::move(nodes)),
+      options_(options),
+      client_id_(std::move(client_id)),
+      clock_(std::move(clock)) {
+    if (nodes_.empty())
+        throw std::invalid_argument("a session needs at least one Redis node");
+    connections_.resize(nodes_.size());
+    subscribers_.resize(nodes_.size());
+}
+
+Session::~Session() = default;
+
+RedisConnection& Session::redis(std::size_t node) {
+    auto& c = connections_.at(node);
+    if (!c)
+        c = std::make_unique<RedisConnection>(loop_, nodes_[node], options_);
+    return *c;
+}
+
+RedisConnection& Session::subscriber(std::size_t node) {
+    auto& c = subscribers_.at(node);
+    if (!c)
+        c = std::make_unique<RedisConnection>(loop_, nodes_[node], options_);
+    return *c;
+}
+
+std::string Session::next_token() {
+    return client_id_ + ":" + std::to_string(++token_sequence_);
+}
+
+Task<void> Session::checkpoint(std::string_view point) {
+    if (!checkpoint_hook_)
+        co_return;
+    auto stall = checkpoint_hook_(point);
+    if (stall.count() > 0)
+        co_await loop_.sleep_for(stall);
+}
+
+Task<void> Session::wait_while_paused() {
+    while (paused())
+        co_await loop_.sleep_until(paused_until_);
+}
+
+void Session::drop_connections(const std::string& reason) {
+    for (auto& c : connections_) {
+        if (c)
+            c->drop(reason);
+    }
+    for (auto& c : subscribers_) {
+        if (c)
+            c->drop(reason);
+    }
+}
+
+}  // namespace lockbench

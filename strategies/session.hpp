@@ -1,0 +1,77 @@
+#pragma once
+
+// What a strategy may use of its simulated client: the client's connections (one per Redis node,
+// plus a pub/sub connection made on first use), its Clock, its identity, and fault hooks. A
+// Session lives on one EventLoop thread and is never shared between clients (no global Redis
+// handle: seed 001's static Helper.redisTemplate is what not to do).
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "clock.hpp"
+#include "event_loop.hpp"
+#include "redis_connection.hpp"
+#include "task.hpp"
+
+namespace lockbench {
+
+class Session {
+  public:
+    // `client_id` must be unique among all clients that may touch the same keys (the engine puts
+    // a per-run nonce in it), because owner-bound strategies store it in Redis.
+    Session(EventLoop& loop, std::vector<Endpoint> nodes, ConnectionOptions options,
+            std::string client_id, Clock clock = Clock());
+    ~Session();
+    Session(const Session&) = delete;
+    Session& operator=(const Session&) = delete;
+
+    EventLoop& loop() { return loop_; }
+    Clock& clock() { return clock_; }
+    const std::string& client_id() const { return client_id_; }
+    std::size_t node_count() const { return nodes_.size(); }
+
+    // The command connection to node `i` (created on first use, reconnects after failures).
+    RedisConnection& redis(std::size_t node = 0);
+    // A separate connection for SUBSCRIBE: a subscribed RESP2 connection cannot run commands.
+    RedisConnection& subscriber(std::size_t node = 0);
+
+    // A token no other grant in this run has: "<client_id>:<sequence>".
+    std::string next_token();
+
+    // Sleeps `d` as this client's clock measures it.
+    Clock::SleepAwaiter sleep_for(Clock::Duration d) { return clock_.sleep_for(loop_, d); }
+
+    // Named points inside a strategy where a fault may hold the client, e.g. between the GET and
+    // the DEL of a non-atomic unlock (T8). The hook returns how long to stall there (0: none).
+    using CheckpointHook = std::function<std::chrono::milliseconds(std::string_view point)>;
+    void set_checkpoint_hook(CheckpointHook hook) { checkpoint_hook_ = std::move(hook); }
+    Task<void> checkpoint(std::string_view point);
+
+    // Whole-client pause (T1/T10: a GC pause stops the watchdog too). Background work such as a
+    // watchdog calls wait_while_paused() before acting.
+    void pause_until(EventLoop::TimePoint until) { paused_until_ = until; }
+    bool paused() const { return EventLoop::now() < paused_until_; }
+    Task<void> wait_while_paused();
+
+    // A crash: every connection drops at once, commands in flight fail with ClosedError.
+    void drop_connections(const std::string& reason);
+
+  private:
+    EventLoop& loop_;
+    std::vector<Endpoint> nodes_;
+    ConnectionOptions options_;
+    std::string client_id_;
+    Clock clock_;
+    std::vector<std::unique_ptr<RedisConnection>> connections_;
+    std::vector<std::unique_ptr<RedisConnection>> subscribers_;
+    std::uint64_t token_sequence_ = 0;
+    CheckpointHook checkpoint_hook_;
+    EventLoop::TimePoint paused_until_{};
+};
+
+}  // namespace lockbench

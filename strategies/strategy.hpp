@@ -1,0 +1,122 @@
+#pragma once
+
+// The one interface every lock strategy implements. Small on purpose, and honest about what a
+// strategy can do (capabilities), so the engine and the suite can tell which scenarios apply.
+//
+// Outcomes: acquire() returns a Grant or a Denied; errors are exceptions from
+// redis_connection.hpp. An IoError (timeout, reset) means the outcome is unknown and is recorded
+// as `info`; a ReplyError means the server refused the command and nothing changed (`fail`).
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "session.hpp"
+#include "task.hpp"
+
+namespace lockbench {
+
+enum class LockMode { Exclusive, Shared };
+std::string_view to_string(LockMode mode);
+
+struct AcquireRequest {
+    std::string key;
+    LockMode mode = LockMode::Exclusive;
+    std::chrono::milliseconds lease{30'000};
+    // How long acquire() may keep trying while the lock is held; 0 = one attempt.
+    std::chrono::milliseconds wait_budget{0};
+};
+
+struct Grant {
+    std::string key;
+    LockMode mode = LockMode::Exclusive;
+    std::string token;                  // identifies this holder to release()/renew()
+    std::optional<std::int64_t> fence;  // strategies with fencing numbers only
+    std::chrono::milliseconds lease{0};
+    // Redlock: lease minus acquisition time minus drift allowance. Others: the lease.
+    std::chrono::milliseconds validity{0};
+    bool reentry = false;  // true if the client already held this lock (count went up)
+};
+
+struct Denied {
+    std::string reason;  // "held" when someone else holds the lock (HISTORY.md's fail "held")
+};
+
+using AcquireResult = std::variant<Grant, Denied>;
+
+enum class ReleaseOutcome {
+    Released,   // the lock is free now (for this holder)
+    StillHeld,  // a re-entrant lock's count went down but is not zero
+    NotHeld,    // this holder did not hold it any more (expired, or someone else's)
+};
+std::string_view to_string(ReleaseOutcome outcome);
+
+struct Capabilities {
+    bool reentrant = false;
+    bool shared_mode = false;
+    bool fencing = false;
+    bool auto_renewal = false;        // a watchdog extends the lease while held
+    bool renew = false;               // renew() extends the lease on request
+    bool needs_client_clock = false;  // safety depends on clients' clocks agreeing
+    bool multi_node = false;          // uses N independent masters
+    bool expires = true;              // a crashed holder's lock is freed by a lease
+    bool owner_bound_release = true;  // release() cannot free another client's lock
+};
+// "reentrant,shared,fencing,..." for `lockbench strategies`.
+std::string describe(const Capabilities& caps);
+
+struct StrategyOptions {
+    // Poll interval while waiting for a held lock (strategies without pub/sub wake-up).
+    std::chrono::milliseconds retry_delay{5};
+    // reentrant_hash: renew every lease/3 while held (Redisson's watchdog).
+    bool watchdog = true;
+    // redlock: drift allowance = lease x factor + 2 ms (redis.io; node-redlock, redis-plus-plus).
+    double drift_factor = 0.01;
+    // redlock: per-node reply timeout, small against the lease ("~5-50 ms" for a 10 s lease).
+    std::chrono::milliseconds node_timeout{50};
+};
+
+class Strategy {
+  public:
+    virtual ~Strategy() = default;
+    virtual std::string_view name() const = 0;
+    virtual Capabilities capabilities() const = 0;
+
+    virtual Task<AcquireResult> acquire(Session& session, const AcquireRequest& request) = 0;
+    virtual Task<ReleaseOutcome> release(Session& session, const Grant& grant) = 0;
+    // Extends the lease; false if the holder no longer holds the lock. Throws std::logic_error
+    // where capabilities().renew is false.
+    virtual Task<bool> renew(Session& session, const Grant& grant);
+    // Stops background work (watchdogs) and waits for it to end. Call before the session goes.
+    virtual Task<void> shutdown(Session& session);
+};
+
+}  // namespace lockbench
+
+namespace lockbench {
+
+// The wait budget of one acquire(), measured on the client's own clock (a skewed client waits
+// a skewed amount, as its real counterpart would).
+class WaitBudget {
+  public:
+    WaitBudget(Session& session, std::chrono::milliseconds budget)
+        : session_(session), deadline_(session.clock().steady() + budget) {}
+    bool expired() const { return session_.clock().steady() >= deadline_; }
+    Clock::Duration remaining() const {
+        auto left = deadline_ - session_.clock().steady();
+        return left.count() > 0 ? left : Clock::Duration(0);
+    }
+    // Sleeps `delay`, or what is left of the budget if that is shorter.
+    Clock::SleepAwaiter backoff(Clock::Duration delay) {
+        return session_.sleep_for(std::min<Clock::Duration>(delay, remaining()));
+    }
+
+  private:
+    Session& session_;
+    Clock::Duration deadline_;
+};
+
+}  // namespace lockbench
