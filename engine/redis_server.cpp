@@ -136,6 +136,9 @@ void RedisServer::spawn() {
         options_.persistence == Persistence::AofAlways ? "always" : "everysec",
         "--maxclients",
         "10000",
+        // Replicas (failover scenarios) sync at once, not after diskless sync's 5 s delay.
+        "--repl-diskless-sync-delay",
+        "0",
     };
     if (!options_.password.empty()) {
         args.push_back("--requirepass");
@@ -180,7 +183,9 @@ void RedisServer::wait_ready() {
             throw EnvironmentError("redis-server exited at start: " + log_tail(1));
         }
         try {
-            if (command({"PING"}).str == "PONG")
+            // Ours, and not another server that already had the port (a busy port must fail).
+            auto info = command({"INFO", "server"}).str;
+            if (info.find("process_id:" + std::to_string(pid_) + "\r") != std::string::npos)
                 return;
         } catch (const RedisError&) {
         }

@@ -42,7 +42,7 @@ Task<AcquireResult> SetnxGetset::acquire(Session& session, const AcquireRequest&
     for (;;) {
         if (auto expire_at = co_await try_once(session, request)) {
             co_return Grant{.key = request.key,
-                            .token = std::to_string(*expire_at),
+                            .token = session.client_id() + "@" + std::to_string(*expire_at),
                             .lease = request.lease,
                             .validity = request.lease};
         }
@@ -54,7 +54,9 @@ Task<AcquireResult> SetnxGetset::acquire(Session& session, const AcquireRequest&
 
 Task<ReleaseOutcome> SetnxGetset::release(Session& session, const Grant& grant) {
     std::int64_t own_expiry = 0;
-    std::from_chars(grant.token.data(), grant.token.data() + grant.token.size(), own_expiry);
+    auto at = grant.token.rfind('@');
+    auto expiry_text = std::string_view(grant.token).substr(at == std::string::npos ? 0 : at + 1);
+    std::from_chars(expiry_text.data(), expiry_text.data() + expiry_text.size(), own_expiry);
     // Seed 000: "if my own time is up, do not unlock" - judged on this client's clock.
     if (session.clock().wall_ms() > own_expiry)
         co_return ReleaseOutcome::NotHeld;

@@ -18,7 +18,8 @@ class SetnxGetset final : public Strategy {
         return Capabilities{.needs_client_clock = true, .owner_bound_release = false};
     }
 
-    // The grant's token is the expiry timestamp (ms) this client wrote.
+    // The grant's token is "<client_id>@<expiry ms>": the expiry is what this client wrote (and
+    // all its unlock looks at); the client id only tells grants of the same millisecond apart.
     Task<AcquireResult> acquire(Session& session, const AcquireRequest& request) override;
     Task<ReleaseOutcome> release(Session& session, const Grant& grant) override;
 
