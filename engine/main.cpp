@@ -3,19 +3,104 @@
 // 0 success/valid, 1 violation or unexpected outcome, 2 bad input or usage, 3 unknown,
 // 4 environment (no redis-server, port busy, Redis down).
 
+#include <atomic>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <signal.h>
+#include <sstream>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 
 #include "redis_server.hpp"
 #include "registry.hpp"
+#include "run.hpp"
+#include "workload.hpp"
 
 namespace {
 
 constexpr int kExitUsage = 2;
 constexpr int kExitEnvironment = 4;
+
+// Set by SIGINT/SIGTERM; the run notices, stops its clients and still writes a valid result.
+std::atomic<bool> g_interrupted{false};
+static_assert(std::atomic<bool>::is_always_lock_free);
+
+extern "C" void on_interrupt(int) {
+    g_interrupted.store(true);
+}
+
+void install_interrupt_handlers() {
+    struct sigaction sa {};
+    sa.sa_handler = on_interrupt;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(SIGINT, &sa, nullptr);
+    ::sigaction(SIGTERM, &sa, nullptr);
+}
+
+struct RunFlags {
+    std::string workload_file;
+    std::optional<std::string> strategy;
+    std::optional<int> clients, keys, threads;
+    std::optional<double> duration, hold_ms, think_ms;
+    std::optional<std::int64_t> lease_ms, wait_ms;
+    std::optional<std::uint64_t> seed;
+    std::optional<std::string> resource;
+    std::string redis;
+    std::string password;
+    std::string out = "results";
+};
+
+int run_command(const RunFlags& f) {
+    using namespace lockbench;
+    Workload w = f.workload_file.empty() ? Workload{} : Workload::load(f.workload_file);
+    // Flags override the file (the run's workload.json records the result).
+    nlohmann::json j = w.to_json();
+    if (f.strategy)
+        j["strategy"] = *f.strategy;
+    if (f.clients)
+        j["clients"] = *f.clients;
+    if (f.keys)
+        j["keys"] = *f.keys;
+    if (f.threads)
+        j["threads"] = *f.threads;
+    if (f.duration)
+        j["duration_s"] = *f.duration;
+    if (f.hold_ms)
+        j["hold_ms"] = *f.hold_ms;
+    if (f.think_ms)
+        j["think_ms"] = *f.think_ms;
+    if (f.lease_ms)
+        j["lease_ms"] = *f.lease_ms;
+    if (f.wait_ms)
+        j["wait_ms"] = *f.wait_ms;
+    if (f.seed)
+        j["seed"] = *f.seed;
+    if (f.resource)
+        j["resource"] = *f.resource;
+    RunOptions options{.workload = Workload::from_json(j, "command line"), .out_dir = f.out};
+    if (!f.redis.empty()) {
+        std::stringstream list(f.redis);
+        for (std::string item; std::getline(list, item, ',');) {
+            try {
+                Endpoint ep = Endpoint::parse(item);
+                ep.password = f.password;
+                options.redis.push_back(ep);
+            } catch (const std::invalid_argument& e) {
+                throw WorkloadError(std::string("--redis: ") + e.what());
+            }
+        }
+    }
+    options.progress = ::isatty(STDERR_FILENO) != 0;
+    options.interrupt = &g_interrupted;
+    RunOutcome outcome = run_workload(options);
+    std::ifstream report(outcome.dir / "report.txt");
+    std::cout << report.rdbuf() << "result      " << outcome.dir.string() << "\n";
+    if (outcome.interrupted)
+        std::cerr << "lockbench: interrupted; the partial result is marked so\n";
+    return run_exit_code(outcome);
+}
 
 int list_strategies() {
     for (const auto& s : lockbench::all_strategies()) {
@@ -38,6 +123,26 @@ int main(int argc, char** argv) {
     auto* strategies =
         app.add_subcommand("strategies", "List lock strategies and their capabilities");
 
+    RunFlags rf;
+    auto* run =
+        app.add_subcommand("run", "Run a workload against real Redis and judge its history");
+    run->add_option("workload", rf.workload_file, "Workload JSON file (workloads/README.md)")
+        ->check(CLI::ExistingFile);
+    run->add_option("--strategy", rf.strategy, "Lock strategy (see `lockbench strategies`)");
+    run->add_option("--clients", rf.clients, "Concurrent simulated clients");
+    run->add_option("--keys", rf.keys, "Number of lock keys");
+    run->add_option("--threads", rf.threads, "Event-loop threads the clients are spread over");
+    run->add_option("--duration", rf.duration, "Seconds to run");
+    run->add_option("--hold-ms", rf.hold_ms, "Time inside the critical section (constant)");
+    run->add_option("--think-ms", rf.think_ms, "Pause between cycles (constant)");
+    run->add_option("--lease-ms", rf.lease_ms, "Lock lease");
+    run->add_option("--wait-ms", rf.wait_ms, "How long an acquire may wait for a held lock");
+    run->add_option("--seed", rf.seed, "Seed of every random choice");
+    run->add_option("--resource", rf.resource, "Protected resource: counter | fenced | none");
+    run->add_option("--redis", rf.redis, "Use existing Redis server(s) HOST:PORT[,HOST:PORT...]");
+    run->add_option("--password", rf.password, "AUTH password for --redis");
+    run->add_option("--out", rf.out, "Results folder")->capture_default_str();
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -54,6 +159,13 @@ int main(int argc, char** argv) {
     try {
         if (strategies->parsed())
             return list_strategies();
+        if (run->parsed()) {
+            install_interrupt_handlers();
+            return run_command(rf);
+        }
+    } catch (const lockbench::WorkloadError& e) {
+        std::cerr << "lockbench: " << e.what() << "\n";
+        return kExitUsage;
     } catch (const lockbench::EnvironmentError& e) {
         std::cerr << "lockbench: " << e.what() << "\n";
         return kExitEnvironment;

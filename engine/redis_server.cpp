@@ -245,6 +245,17 @@ Reply RedisServer::command(const std::vector<std::string>& args) const {
     return run(args);
 }
 
+bool RedisServer::alive() {
+    if (pid_ <= 0)
+        return false;
+    if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
+        pid_ = -1;
+        paused_ = false;
+        return false;
+    }
+    return true;
+}
+
 void RedisServer::pause() {
     if (pid_ > 0 && !paused_) {
         ::kill(pid_, SIGSTOP);

@@ -51,6 +51,9 @@ class RedisServer {
     Endpoint endpoint() const { return Endpoint{"127.0.0.1", port_, options_.password}; }
     const std::filesystem::path& dir() const { return dir_; }
     bool running() const { return pid_ > 0; }
+    // False if the process has exited since (reaps it): a server that died under a run, killed
+    // from outside or crashed, must end the run with an error rather than a flood of timeouts.
+    bool alive();
     bool paused() const { return paused_; }
     const RedisServerOptions& options() const { return options_; }
 

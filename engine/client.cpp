@@ -1,0 +1,280 @@
+#include "client.hpp"
+
+namespace lockbench {
+
+using namespace std::chrono_literals;
+
+std::string_view to_string(Op op) {
+    switch (op) {
+        case Op::Acquire:
+            return "acquire";
+        case Op::Release:
+            return "release";
+        case Op::Read:
+            return "read";
+        case Op::Write:
+            return "write";
+        case Op::Count:
+            break;
+    }
+    return "?";
+}
+
+void ClientStats::count(Op op, EventType outcome) {
+    auto& c = ops[static_cast<std::size_t>(op)];
+    if (outcome == EventType::Ok)
+        ++c.ok;
+    if (outcome == EventType::Fail)
+        ++c.fail;
+    if (outcome == EventType::Info)
+        ++c.info;
+}
+
+void ClientStats::add_cycle(std::size_t second) {
+    ++cycles;
+    if (cycles_per_second.size() <= second)
+        cycles_per_second.resize(second + 1, 0);
+    ++cycles_per_second[second];
+}
+
+void ClientStats::add_error(std::size_t second) {
+    if (errors_per_second.size() <= second)
+        errors_per_second.resize(second + 1, 0);
+    ++errors_per_second[second];
+}
+
+void ClientStats::merge(const ClientStats& other) {
+    acquire_latency.merge(other.acquire_latency);
+    release_latency.merge(other.release_latency);
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+        ops[i].ok += other.ops[i].ok;
+        ops[i].fail += other.ops[i].fail;
+        ops[i].info += other.ops[i].info;
+    }
+    cycles += other.cycles;
+    auto add = [](std::vector<std::uint64_t>& into, const std::vector<std::uint64_t>& from) {
+        if (into.size() < from.size())
+            into.resize(from.size(), 0);
+        for (std::size_t i = 0; i < from.size(); ++i)
+            into[i] += from[i];
+    };
+    add(cycles_per_second, other.cycles_per_second);
+    add(errors_per_second, other.errors_per_second);
+}
+
+SimulatedClient::SimulatedClient(ClientEnvironment& env, int index,
+                                 std::unique_ptr<Session> session,
+                                 std::unique_ptr<Strategy> strategy, ClientStats& stats,
+                                 std::uint64_t seed)
+    : env_(env),
+      index_(index),
+      process_(index),
+      session_(std::move(session)),
+      strategy_(std::move(strategy)),
+      stats_(stats),
+      rng_(seed),
+      resource_(env.workload.resource == ResourceKind::Fenced) {}
+
+std::size_t SimulatedClient::second() const {
+    return static_cast<std::size_t>(
+        std::chrono::duration_cast<std::chrono::seconds>(EventLoop::now() - env_.start).count());
+}
+
+void SimulatedClient::note_error() {
+    stats_.add_error(second());
+    env_.live_errors.fetch_add(1, std::memory_order_relaxed);
+}
+
+void SimulatedClient::record(EventType type, std::string_view f, const std::string& key,
+                             std::string value, std::string error,
+                             std::optional<std::int64_t> fence) {
+    HistoryEvent e;
+    e.type = type;
+    e.process = process_;
+    e.f = f;
+    e.key = key;
+    e.value = std::move(value);
+    e.clock_ms = session_->clock().wall_ms();
+    e.error = std::move(error);
+    e.fence = fence;
+    env_.history.record(std::move(e));
+    if (type == EventType::Info) {
+        retire_after_cycle_ = true;
+        note_error();
+    }
+}
+
+Task<void> SimulatedClient::run() {
+    const auto& w = env_.workload;
+    while (!env_.stop.load(std::memory_order_relaxed)) {
+        co_await cycle();
+        if (retire_after_cycle_) {
+            // The outcome of an `info` op is unknown forever: this process never runs again.
+            process_ = env_.next_process.fetch_add(1);
+            retire_after_cycle_ = false;
+        }
+        auto think = w.think_ms.sample(rng_);
+        if (think.count() > 0)
+            co_await session_->loop().sleep_for(think);
+    }
+    co_await strategy_->shutdown(*session_);
+}
+
+Task<void> SimulatedClient::cycle() {
+    const auto& w = env_.workload;
+    AcquireRequest request{
+        .key = key_prefix_ + "k" + std::to_string(env_.keys.pick(rng_)),
+        .mode = w.shared_ratio > 0 && std::bernoulli_distribution(w.shared_ratio)(rng_)
+                    ? LockMode::Shared
+                    : LockMode::Exclusive,
+        .lease = std::chrono::milliseconds(w.lease_ms),
+        .wait_budget = std::chrono::milliseconds(w.wait_ms),
+    };
+    const std::string invoke_value = "{\"mode\":\"" + std::string(to_string(request.mode)) +
+                                     "\",\"lease_ms\":" + std::to_string(w.lease_ms) + "}";
+
+    std::vector<Grant> grants;
+    for (int depth = 0; depth < w.reentry_depth; ++depth) {
+        auto started = EventLoop::now();
+        record(EventType::Invoke, "acquire", request.key, invoke_value);
+        std::optional<AcquireResult> result;
+        std::string io_error, reply_error;
+        try {
+            result = co_await strategy_->acquire(*session_, request);
+        } catch (const IoError& e) {
+            io_error = e.what();
+        } catch (const RedisError& e) {
+            reply_error = e.what();
+        }
+        if (!io_error.empty()) {
+            record(EventType::Info, "acquire", request.key, "null", io_error);
+            stats_.count(Op::Acquire, EventType::Info);
+            break;
+        }
+        if (!reply_error.empty()) {
+            record(EventType::Fail, "acquire", request.key, "null", reply_error);
+            stats_.count(Op::Acquire, EventType::Fail);
+            note_error();
+            break;
+        }
+        if (auto* denied = std::get_if<Denied>(&*result)) {
+            record(EventType::Fail, "acquire", request.key, "null", denied->reason);
+            stats_.count(Op::Acquire, EventType::Fail);
+            break;
+        }
+        const Grant& g = std::get<Grant>(*result);
+        stats_.acquire_latency.record(EventLoop::now() - started);
+        std::string ok_value = "{\"token\":";
+        append_json_string(ok_value, g.token);
+        if (g.fence)
+            ok_value += ",\"fence\":" + std::to_string(*g.fence);
+        ok_value += ",\"mode\":\"" + std::string(to_string(g.mode)) + "\"}";
+        record(EventType::Ok, "acquire", request.key, std::move(ok_value));
+        stats_.count(Op::Acquire, EventType::Ok);
+        grants.push_back(g);
+    }
+
+    if (grants.empty()) {
+        if (w.release_on_failed_acquire && !retire_after_cycle_) {
+            // Seed 001's risk: `finally { unlock(); }` runs even though the acquire failed.
+            co_await release(Grant{.key = request.key, .mode = request.mode});
+        }
+        co_return;
+    }
+
+    co_await critical_section(grants.back());
+    // Innermost first, as nested `finally` blocks would.
+    for (auto it = grants.rbegin(); it != grants.rend(); ++it)
+        co_await release(*it);
+    stats_.add_cycle(second());
+    env_.live_cycles.fetch_add(1, std::memory_order_relaxed);
+}
+
+Task<void> SimulatedClient::critical_section(const Grant& grant) {
+    const auto& w = env_.workload;
+    co_await session_->checkpoint("client.after_acquire");
+    auto hold = w.hold_ms.sample(rng_);
+    if (w.resource == ResourceKind::None) {
+        if (hold.count() > 0)
+            co_await session_->loop().sleep_for(hold);
+        co_return;
+    }
+    // read -> hold (the work) -> write read+1: a second holder in this window loses an update.
+    record(EventType::Invoke, "read", grant.key, "null");
+    std::optional<std::int64_t> value;
+    std::string error;
+    try {
+        value = co_await resource_.read(*session_, grant.key);
+    } catch (const RedisError& e) {
+        error = e.what();
+    }
+    if (!error.empty()) {
+        record(EventType::Info, "read", grant.key, "null", error);
+        stats_.count(Op::Read, EventType::Info);
+        co_return;
+    }
+    record(EventType::Ok, "read", grant.key, value ? std::to_string(*value) : "null");
+    stats_.count(Op::Read, EventType::Ok);
+
+    if (hold.count() > 0)
+        co_await session_->loop().sleep_for(hold);
+    co_await session_->checkpoint("client.before_write");
+
+    const std::int64_t next = value.value_or(0) + 1;
+    const auto fence = resource_.fenced() ? grant.fence : std::nullopt;
+    const std::string v = std::to_string(next);
+    record(EventType::Invoke, "write", grant.key, v, {}, fence);
+    bool accepted = false;
+    try {
+        accepted = co_await resource_.write(*session_, grant.key, next, fence);
+    } catch (const RedisError& e) {
+        error = e.what();
+    }
+    if (!error.empty()) {
+        record(EventType::Info, "write", grant.key, v, error, fence);
+        stats_.count(Op::Write, EventType::Info);
+    } else if (accepted) {
+        record(EventType::Ok, "write", grant.key, v, {}, fence);
+        stats_.count(Op::Write, EventType::Ok);
+    } else {
+        record(EventType::Fail, "write", grant.key, v, "stale-fence", fence);
+        stats_.count(Op::Write, EventType::Fail);
+    }
+}
+
+Task<void> SimulatedClient::release(const Grant& grant) {
+    std::string value = "null";
+    if (!grant.token.empty()) {
+        value = "{\"token\":";
+        append_json_string(value, grant.token);
+        value += "}";
+    }
+    auto started = EventLoop::now();
+    record(EventType::Invoke, "release", grant.key, value);
+    std::optional<ReleaseOutcome> outcome;
+    std::string io_error, reply_error;
+    try {
+        outcome = co_await strategy_->release(*session_, grant);
+    } catch (const IoError& e) {
+        io_error = e.what();
+    } catch (const RedisError& e) {
+        reply_error = e.what();
+    }
+    stats_.release_latency.record(EventLoop::now() - started);
+    if (!io_error.empty()) {
+        record(EventType::Info, "release", grant.key, "null", io_error);
+        stats_.count(Op::Release, EventType::Info);
+    } else if (!reply_error.empty()) {
+        record(EventType::Fail, "release", grant.key, "null", reply_error);
+        stats_.count(Op::Release, EventType::Fail);
+        note_error();
+    } else if (*outcome == ReleaseOutcome::NotHeld) {
+        record(EventType::Fail, "release", grant.key, "null", "not-held");
+        stats_.count(Op::Release, EventType::Fail);
+    } else {
+        record(EventType::Ok, "release", grant.key, "null");
+        stats_.count(Op::Release, EventType::Ok);
+    }
+}
+
+}  // namespace lockbench

@@ -1,0 +1,93 @@
+#pragma once
+
+// One simulated client: a logical process with its own session (connections, identity, Clock)
+// looping acquire -> critical section on the protected resource -> release -> think, and
+// recording every step in the history. A timed-out step is `info`; after a cycle with an `info`
+// the client continues under a new process id (Jepsen's convention for crashed processes).
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "history_recorder.hpp"
+#include "latency_histogram.hpp"
+#include "resource.hpp"
+#include "strategy.hpp"
+#include "workload.hpp"
+
+namespace lockbench {
+
+enum class Op { Acquire, Release, Read, Write, Count };
+std::string_view to_string(Op op);
+
+struct OpCounts {
+    std::uint64_t ok = 0, fail = 0, info = 0;
+};
+
+// Statistics of the clients of one event-loop thread; merged after the run.
+struct ClientStats {
+    LatencyHistogram acquire_latency;  // granted acquires, invoke -> ok
+    LatencyHistogram release_latency;  // every completed release
+    std::array<OpCounts, static_cast<std::size_t>(Op::Count)> ops{};
+    std::uint64_t cycles = 0;  // acquire granted and released
+    std::vector<std::uint64_t> cycles_per_second;
+    std::vector<std::uint64_t> errors_per_second;
+
+    void count(Op op, EventType outcome);
+    void add_cycle(std::size_t second);
+    void add_error(std::size_t second);
+    void merge(const ClientStats& other);
+};
+
+// What all clients of a run share. Counters are atomics read by the progress line only.
+struct ClientEnvironment {
+    const Workload& workload;
+    HistoryRecorder& history;
+    const KeyPicker& keys;
+    EventLoop::TimePoint start;
+    std::atomic<bool>& stop;
+    std::atomic<std::int64_t>& next_process;
+    std::atomic<std::uint64_t>& live_cycles;
+    std::atomic<std::uint64_t>& live_errors;
+};
+
+class SimulatedClient {
+  public:
+    SimulatedClient(ClientEnvironment& env, int index, std::unique_ptr<Session> session,
+                    std::unique_ptr<Strategy> strategy, ClientStats& stats, std::uint64_t seed);
+
+    // Loops until the environment's stop flag is set, then stops its background work.
+    Task<void> run();
+
+    // On a shared server keys are prefixed per run (run.cpp); empty on an embedded one.
+    void set_key_prefix(std::string prefix) { key_prefix_ = std::move(prefix); }
+    Session& session() { return *session_; }
+    std::int64_t process() const { return process_; }
+    int index() const { return index_; }
+
+  private:
+    Task<void> cycle();
+    Task<void> critical_section(const Grant& grant);
+    Task<void> release(const Grant& grant);
+    void record(EventType type, std::string_view f, const std::string& key, std::string value,
+                std::string error = {}, std::optional<std::int64_t> fence = std::nullopt);
+    void note_error();
+    std::size_t second() const;
+
+    ClientEnvironment& env_;
+    int index_;
+    std::int64_t process_;
+    bool retire_after_cycle_ = false;
+    std::unique_ptr<Session> session_;
+    std::unique_ptr<Strategy> strategy_;
+    ClientStats& stats_;
+    std::mt19937_64 rng_;
+    ProtectedResource resource_;
+    std::string key_prefix_;
+};
+
+}  // namespace lockbench

@@ -1,0 +1,325 @@
+#include "run.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <mutex>
+#include <random>
+#include <sstream>
+#include <sys/resource.h>
+#include <thread>
+#include <unistd.h>
+
+#include "client.hpp"
+#include "history_recorder.hpp"
+#include "registry.hpp"
+#include "summary.hpp"
+
+namespace lockbench {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::string utc_stamp() {
+    std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
+    return buf;
+}
+
+std::string random_hex(std::size_t n) {
+    static constexpr char hex[] = "0123456789abcdef";
+    std::random_device rd;
+    std::string out;
+    for (std::size_t i = 0; i < n; ++i)
+        out.push_back(hex[rd() % 16]);
+    return out;
+}
+
+std::string safe_name(const std::string& name) {
+    std::string out;
+    for (char c : name)
+        out.push_back(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' ? c
+                                                                                          : '_');
+    return out.empty() ? "run" : out;
+}
+
+// A result folder that appears whole or not at all: everything is written into a hidden temp
+// folder beside the final one, which is renamed into place only when complete.
+class ResultDirectory {
+  public:
+    ResultDirectory(const fs::path& out_dir, const std::string& name)
+        : out_dir_(out_dir), name_(safe_name(name)) {
+        std::error_code ec;
+        fs::create_directories(out_dir_, ec);
+        if (ec)
+            throw EnvironmentError("cannot create " + out_dir_.string() + ": " + ec.message());
+        tmp_ = out_dir_ / (".tmp-" + utc_stamp() + "-" + name_ + "-" + std::to_string(::getpid()));
+        fs::create_directory(tmp_, ec);
+        if (ec)
+            throw EnvironmentError("cannot write in " + out_dir_.string() + ": " + ec.message());
+    }
+    ~ResultDirectory() {
+        if (!committed_) {
+            std::error_code ec;
+            fs::remove_all(tmp_, ec);
+        }
+    }
+    const fs::path& tmp() const { return tmp_; }
+
+    fs::path commit() {
+        std::string base = utc_stamp() + "-" + name_;
+        fs::path final_dir = out_dir_ / base;
+        for (int i = 2; fs::exists(final_dir); ++i)
+            final_dir = out_dir_ / (base + "-" + std::to_string(i));
+        std::error_code ec;
+        fs::rename(tmp_, final_dir, ec);
+        if (ec)
+            throw EnvironmentError("cannot finish " + final_dir.string() + ": " + ec.message());
+        committed_ = true;
+        return final_dir;
+    }
+
+  private:
+    fs::path out_dir_;
+    std::string name_;
+    fs::path tmp_;
+    bool committed_ = false;
+};
+
+void write_file(const fs::path& path, const std::string& text) {
+    std::ofstream out(path, std::ios::binary);
+    out << text;
+    out.flush();
+    if (!out)
+        throw EnvironmentError("cannot write " + path.string() + ": " + std::strerror(errno));
+}
+
+double cpu_seconds() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    auto secs = [](timeval tv) {
+        return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6;
+    };
+    return secs(u.ru_utime) + secs(u.ru_stime);
+}
+
+Persistence persistence_of(const std::string& name) {
+    if (name == "aof-everysec")
+        return Persistence::AofEverysec;
+    if (name == "aof-always")
+        return Persistence::AofAlways;
+    return Persistence::None;
+}
+
+}  // namespace
+
+Deployment Deployment::start(const Workload& w, const std::vector<Endpoint>& external) {
+    Deployment d;
+    if (!external.empty()) {
+        d.embedded = false;
+        d.endpoints = external;
+        if (w.topology.kind == TopologyKind::Masters &&
+            static_cast<int>(external.size()) != w.topology.masters) {
+            throw WorkloadError("topology: " + std::to_string(w.topology.masters) +
+                                " masters wanted but --redis names " +
+                                std::to_string(external.size()));
+        }
+        return d;
+    }
+    const Persistence persistence = persistence_of(w.topology.persistence);
+    const int masters = w.topology.kind == TopologyKind::Masters ? w.topology.masters : 1;
+    for (int i = 0; i < masters; ++i) {
+        d.servers.push_back(
+            std::make_unique<RedisServer>(RedisServerOptions{.persistence = persistence}));
+        d.endpoints.push_back(d.servers.back()->endpoint());
+    }
+    if (w.topology.kind == TopologyKind::Replicated) {
+        // The replica is for failover faults; clients talk to the master.
+        d.servers.push_back(std::make_unique<RedisServer>(RedisServerOptions{
+            .persistence = persistence,
+            .extra_args = {"--replicaof", "127.0.0.1", std::to_string(d.servers[0]->port())}}));
+    }
+    return d;
+}
+
+void Deployment::check_reachable() const {
+    for (const auto& ep : endpoints) {
+        EventLoop loop;
+        RedisConnection c(loop, ep, {.connect_timeout = 2000ms, .command_timeout = 2000ms});
+        try {
+            run_sync(loop,
+                     [](RedisConnection& conn) -> Task<void> { co_await conn.command("PING"); }(c));
+        } catch (const RedisError& e) {
+            throw EnvironmentError("cannot reach Redis at " + ep.to_string() + ": " + e.what());
+        }
+    }
+}
+
+void Deployment::check_alive() {
+    for (auto& s : servers) {
+        if (s->running() && !s->alive()) {
+            throw EnvironmentError("redis-server on port " + std::to_string(s->port()) +
+                                   " died during the run: " + s->log_tail(1));
+        }
+    }
+}
+
+RunOutcome run_workload(const RunOptions& options) {
+    Workload w = options.workload;
+    w.validate();
+    ResultDirectory dir(options.out_dir, w.name);
+    Deployment deployment = Deployment::start(w, options.redis);
+    deployment.check_reachable();
+
+    // On someone else's server, keys carry a per-run prefix so runs never meet old state.
+    const std::string nonce = random_hex(6);
+    const std::string key_prefix = deployment.embedded ? "" : "lockbench:" + nonce + ":";
+
+    const auto start = EventLoop::now();
+    const double cpu_start = cpu_seconds();
+    HistoryRecorder history(dir.tmp() / "history.jsonl", start);
+    KeyPicker keys(w.keys, w.key_distribution);
+    std::atomic<bool> stop{false};
+    std::atomic<std::int64_t> next_process{w.clients};
+    std::atomic<std::uint64_t> live_cycles{0}, live_errors{0};
+    ClientEnvironment env{w, history, keys, start, stop, next_process, live_cycles, live_errors};
+
+    std::mutex failure_mutex;
+    std::string failure;  // the first unexpected exception in a client thread
+    auto fail = [&](const std::string& what) {
+        std::lock_guard lock(failure_mutex);
+        if (failure.empty())
+            failure = what;
+        stop = true;
+    };
+
+    std::vector<ClientStats> stats(static_cast<std::size_t>(w.threads));
+    std::vector<std::thread> threads;
+    const ConnectionOptions connection{
+        .connect_timeout = std::chrono::milliseconds(w.connect_timeout_ms),
+        .command_timeout = std::chrono::milliseconds(w.command_timeout_ms)};
+    for (int t = 0; t < w.threads; ++t) {
+        threads.emplace_back([&, t] {
+            try {
+                EventLoop loop;
+                std::vector<std::unique_ptr<SimulatedClient>> clients;
+                for (int i = t; i < w.clients; i += w.threads) {
+                    auto session = std::make_unique<Session>(loop, deployment.endpoints, connection,
+                                                             "c" + std::to_string(i) + "-" + nonce);
+                    clients.push_back(std::make_unique<SimulatedClient>(
+                        env, i, std::move(session), make_strategy(w.strategy),
+                        stats[static_cast<std::size_t>(t)],
+                        w.seed * 0x9E3779B97F4A7C15ULL + static_cast<std::uint64_t>(i)));
+                    clients.back()->set_key_prefix(key_prefix);
+                }
+                std::size_t remaining = clients.size();
+                for (auto& c : clients) {
+                    spawn_detached(c->run(), [&](std::exception_ptr e) {
+                        if (e) {
+                            try {
+                                std::rethrow_exception(e);
+                            } catch (const std::exception& ex) {
+                                fail(std::string("client failed: ") + ex.what());
+                            }
+                        }
+                        if (--remaining == 0)
+                            loop.stop();
+                    });
+                }
+                if (remaining > 0)
+                    loop.run();
+                // Let connections close cleanly before the loop goes.
+                clients.clear();
+                loop.run_once(0ms);
+            } catch (const std::exception& e) {
+                fail(e.what());
+            }
+        });
+    }
+
+    bool interrupted = false;
+    std::string environment_failure;
+    const auto deadline = start + std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                      std::chrono::duration<double>(w.duration_s));
+    auto last_progress = start;
+    while (!stop) {
+        std::this_thread::sleep_for(20ms);
+        auto now = EventLoop::now();
+        if (options.interrupt && options.interrupt->load()) {
+            interrupted = true;
+            break;
+        }
+        if (now >= deadline)
+            break;
+        try {
+            deployment.check_alive();
+        } catch (const EnvironmentError& e) {
+            environment_failure = e.what();
+            break;
+        }
+        if (options.progress && now - last_progress >= 500ms) {
+            last_progress = now;
+            double elapsed = std::chrono::duration<double>(now - start).count();
+            std::fprintf(stderr, "\r\x1b[K  %5.1f/%.1f s  %s  %10.0f cycles/s  errors %llu",
+                         elapsed, w.duration_s, w.strategy.c_str(),
+                         static_cast<double>(live_cycles.load()) / std::max(elapsed, 1e-9),
+                         static_cast<unsigned long long>(live_errors.load()));
+        }
+    }
+    stop = true;
+    for (auto& th : threads)
+        th.join();
+    if (options.progress)
+        std::fprintf(stderr, "\r\x1b[K");
+    const auto end = EventLoop::now();
+    const double cpu_used = cpu_seconds() - cpu_start;
+
+    history.finish();
+    if (!environment_failure.empty())
+        throw EnvironmentError(environment_failure);
+    if (!failure.empty())
+        throw std::runtime_error(failure);
+
+    ClientStats total;
+    for (const auto& s : stats)
+        total.merge(s);
+
+    SummaryInputs in{.workload = w,
+                     .stats = total,
+                     .elapsed_s = std::chrono::duration<double>(end - start).count(),
+                     .engine_cpu_s = cpu_used,
+                     .history_events = history.events(),
+                     .interrupted = interrupted,
+                     .deployment_embedded = deployment.embedded,
+                     .endpoints = deployment.endpoints};
+    RunOutcome outcome;
+    outcome.summary = make_summary(in, dir.tmp() / "history.jsonl");
+    outcome.interrupted = interrupted;
+    write_file(dir.tmp() / "workload.json", w.to_json().dump(2) + "\n");
+    write_file(dir.tmp() / "summary.json", outcome.summary.dump(2) + "\n");
+    write_file(dir.tmp() / "report.txt", make_report(outcome.summary));
+    outcome.dir = dir.commit();
+    return outcome;
+}
+
+int run_exit_code(const RunOutcome& outcome) {
+    if (outcome.interrupted)
+        return 130;
+    const auto& s = outcome.summary;
+    if (s.contains("as_expected") && s["as_expected"].is_boolean())
+        return s["as_expected"].get<bool>() ? 0 : 1;
+    const auto& valid = s["verdict"]["valid"];
+    if (valid.is_boolean())
+        return valid.get<bool>() ? 0 : 1;
+    return 3;
+}
+
+}  // namespace lockbench

@@ -1,0 +1,56 @@
+#pragma once
+
+// `lockbench run`: start (or reach) the Redis deployment, run the workload's clients on
+// event-loop threads for its duration, record the history, judge it, and write the result
+// directory atomically: results/<UTC time>-<scenario>/ appears whole or not at all.
+
+#include <atomic>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "redis_connection.hpp"
+#include "redis_server.hpp"
+#include "workload.hpp"
+
+namespace lockbench {
+
+struct RunOptions {
+    Workload workload;
+    std::vector<Endpoint> redis;  // empty: start embedded redis-server(s)
+    std::filesystem::path out_dir = "results";
+    bool progress = false;                         // a live line on stderr
+    const std::atomic<bool>* interrupt = nullptr;  // set by SIGINT/SIGTERM
+};
+
+struct RunOutcome {
+    std::filesystem::path dir;
+    nlohmann::json summary;
+    bool interrupted = false;
+};
+
+// The servers a run talks to: started here (embedded) or given (--redis).
+struct Deployment {
+    std::vector<std::unique_ptr<RedisServer>> servers;  // embedded only; [0] is the master
+    std::vector<Endpoint> endpoints;                    // what clients connect to
+    bool embedded = true;
+
+    static Deployment start(const Workload& w, const std::vector<Endpoint>& external);
+    // Throws EnvironmentError naming the endpoint if one does not answer PING.
+    void check_reachable() const;
+    // Throws EnvironmentError if an embedded server died without the nemesis killing it.
+    void check_alive();
+};
+
+// Throws WorkloadError (exit 2), EnvironmentError (exit 4) or std::runtime_error.
+RunOutcome run_workload(const RunOptions& options);
+
+// The exit code a finished run reports (DESIGN.md): 0 as expected / valid, 1 violation or
+// unexpected outcome, 3 unknown, 130 interrupted.
+int run_exit_code(const RunOutcome& outcome);
+
+}  // namespace lockbench

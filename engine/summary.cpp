@@ -1,0 +1,139 @@
+#include "summary.hpp"
+
+#include <cstdio>
+#include <sstream>
+
+namespace lockbench {
+
+using nlohmann::json;
+
+namespace {
+
+double ms(std::chrono::nanoseconds ns) {
+    return static_cast<double>(ns.count()) / 1e6;
+}
+
+json latency_json(const LatencyHistogram& h) {
+    return json{{"count", h.count()},
+                {"p50", ms(h.quantile(0.5))},
+                {"p99", ms(h.quantile(0.99))},
+                {"p999", ms(h.quantile(0.999))},
+                {"max", ms(h.max())}};
+}
+
+json verdict_of(const std::filesystem::path&) {
+    // The checker issue lands the judge; until then the verdict is honestly unknown.
+    return json{
+        {"valid", "unknown"}, {"violations", json::array()}, {"note", "checker not built in"}};
+}
+
+}  // namespace
+
+json make_summary(const SummaryInputs& in, const std::filesystem::path& history_path) {
+    const auto& w = in.workload;
+    const auto& st = in.stats;
+    json ops = json::object();
+    for (std::size_t i = 0; i < st.ops.size(); ++i) {
+        const auto& c = st.ops[i];
+        ops[std::string(to_string(static_cast<Op>(i)))] = {
+            {"ok", c.ok}, {"fail", c.fail}, {"info", c.info}};
+    }
+    json series = json::array();
+    auto seconds = static_cast<std::size_t>(std::ceil(in.elapsed_s));
+    for (std::size_t s = 0; s < seconds; ++s) {
+        series.push_back(
+            {{"t", s},
+             {"cycles", s < st.cycles_per_second.size() ? st.cycles_per_second[s] : 0},
+             {"errors", s < st.errors_per_second.size() ? st.errors_per_second[s] : 0}});
+    }
+    json endpoints = json::array();
+    for (const auto& e : in.endpoints)
+        endpoints.push_back(e.to_string());
+
+    json verdict = verdict_of(history_path);
+    json summary{
+        {"strategy", w.strategy},
+        {"scenario", w.name},
+        {"seed", w.seed},
+        {"clients", w.clients},
+        {"duration_s", in.elapsed_s},
+        {"interrupted", in.interrupted},
+        {"throughput",
+         {{"cycles", st.cycles},
+          {"cycles_per_s", in.elapsed_s > 0 ? static_cast<double>(st.cycles) / in.elapsed_s : 0}}},
+        {"latency_ms",
+         {{"acquire", latency_json(st.acquire_latency)},
+          {"release", latency_json(st.release_latency)}}},
+        {"ops", ops},
+        {"timeseries", series},
+        {"faults", json::array()},
+        {"verdict", verdict},
+        {"history", {{"file", "history.jsonl"}, {"events", in.history_events}}},
+        {"redis",
+         {{"mode", in.deployment_embedded ? "embedded" : "external"}, {"endpoints", endpoints}}},
+        {"engine",
+         {{"threads", w.threads},
+          {"cpu_s", in.engine_cpu_s},
+          {"cpu_share", in.elapsed_s > 0 ? in.engine_cpu_s / in.elapsed_s : 0}}},
+    };
+    auto expected = w.expect.find(w.strategy);
+    if (expected == w.expect.end()) {
+        summary["expected"] = nullptr;
+        summary["as_expected"] = nullptr;
+    } else {
+        summary["expected"] = expected->second;
+        const auto& valid = verdict["valid"];
+        if (!valid.is_boolean()) {
+            summary["as_expected"] = nullptr;
+        } else {
+            bool safe = valid.get<bool>();
+            summary["as_expected"] = expected->second == "safe" ? safe : !safe;
+        }
+    }
+    return summary;
+}
+
+std::string make_report(const json& s) {
+    std::ostringstream out;
+    char line[256];
+    out << "lockbench run: " << s["scenario"].get<std::string>() << " / "
+        << s["strategy"].get<std::string>()
+        << (s["interrupted"].get<bool>() ? "  (INTERRUPTED)" : "") << "\n";
+    std::snprintf(line, sizeof line, "clients %d, seed %llu, %.2f s\n", s["clients"].get<int>(),
+                  static_cast<unsigned long long>(s["seed"].get<std::uint64_t>()),
+                  s["duration_s"].get<double>());
+    out << line;
+    std::snprintf(line, sizeof line, "throughput  %.1f cycles/s (%llu cycles)\n",
+                  s["throughput"]["cycles_per_s"].get<double>(),
+                  static_cast<unsigned long long>(s["throughput"]["cycles"].get<std::uint64_t>()));
+    out << line;
+    for (const char* op : {"acquire", "release"}) {
+        const auto& l = s["latency_ms"][op];
+        std::snprintf(line, sizeof line,
+                      "%-8s    p50 %.3f ms  p99 %.3f ms  p99.9 %.3f ms  max %.3f ms\n", op,
+                      l["p50"].get<double>(), l["p99"].get<double>(), l["p999"].get<double>(),
+                      l["max"].get<double>());
+        out << line;
+    }
+    for (const auto& [op, c] : s["ops"].items()) {
+        std::snprintf(line, sizeof line, "%-8s    ok %llu  fail %llu  info %llu\n", op.c_str(),
+                      static_cast<unsigned long long>(c["ok"].get<std::uint64_t>()),
+                      static_cast<unsigned long long>(c["fail"].get<std::uint64_t>()),
+                      static_cast<unsigned long long>(c["info"].get<std::uint64_t>()));
+        out << line;
+    }
+    const auto& v = s["verdict"];
+    out << "verdict     "
+        << (v["valid"].is_boolean() ? (v["valid"].get<bool>() ? "valid" : "VIOLATION") : "unknown")
+        << ", " << v["violations"].size() << " violation(s)\n";
+    if (!s["expected"].is_null()) {
+        out << "expected    " << s["expected"].get<std::string>() << " -> "
+            << (s["as_expected"].is_null()     ? "unknown"
+                : s["as_expected"].get<bool>() ? "as expected"
+                                               : "UNEXPECTED")
+            << "\n";
+    }
+    return out.str();
+}
+
+}  // namespace lockbench

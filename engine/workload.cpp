@@ -1,0 +1,378 @@
+#include "workload.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "registry.hpp"
+
+namespace lockbench {
+
+using nlohmann::json;
+
+namespace {
+
+std::string type_name(const json& j) {
+    if (j.is_null())
+        return "null";
+    if (j.is_boolean())
+        return "a boolean";
+    if (j.is_number())
+        return "a number";
+    if (j.is_string())
+        return "a string";
+    if (j.is_array())
+        return "an array";
+    return "an object";
+}
+
+// Reads one JSON object strictly: every field it takes is recorded, and finish() rejects the rest.
+class ObjectReader {
+  public:
+    ObjectReader(const json& j, std::string origin, std::string path)
+        : j_(j), origin_(std::move(origin)), path_(std::move(path)) {
+        if (!j_.is_object())
+            fail(path_.empty() ? "/" : path_, "must be an object, not " + type_name(j_));
+    }
+
+    [[noreturn]] void fail(const std::string& path, const std::string& what) const {
+        throw WorkloadError(origin_ + ": " + path + ": " + what);
+    }
+    std::string at(const std::string& field) const { return path_ + "/" + field; }
+
+    const json* get(const std::string& field) {
+        seen_.insert(field);
+        auto it = j_.find(field);
+        return it == j_.end() ? nullptr : &*it;
+    }
+    std::string string(const std::string& field, std::string fallback) {
+        const json* v = get(field);
+        if (!v)
+            return fallback;
+        if (!v->is_string())
+            fail(at(field), "must be a string, not " + type_name(*v));
+        return v->get<std::string>();
+    }
+    double number(const std::string& field, double fallback, double lo, double hi) {
+        const json* v = get(field);
+        if (!v)
+            return fallback;
+        if (!v->is_number())
+            fail(at(field), "must be a number, not " + type_name(*v));
+        double d = v->get<double>();
+        if (!(d >= lo && d <= hi)) {
+            std::ostringstream os;
+            os << "must be between " << lo << " and " << hi << ", not " << d;
+            fail(at(field), os.str());
+        }
+        return d;
+    }
+    std::int64_t integer(const std::string& field, std::int64_t fallback, std::int64_t lo,
+                         std::int64_t hi) {
+        const json* v = get(field);
+        if (!v)
+            return fallback;
+        if (!v->is_number_integer())
+            fail(at(field), "must be an integer, not " + type_name(*v));
+        auto i = v->get<std::int64_t>();
+        if (i < lo || i > hi) {
+            fail(at(field), "must be between " + std::to_string(lo) + " and " + std::to_string(hi) +
+                                ", not " + std::to_string(i));
+        }
+        return i;
+    }
+    bool boolean(const std::string& field, bool fallback) {
+        const json* v = get(field);
+        if (!v)
+            return fallback;
+        if (!v->is_boolean())
+            fail(at(field), "must be true or false, not " + type_name(*v));
+        return v->get<bool>();
+    }
+    template <typename E>
+    E choice(const std::string& field, E fallback,
+             const std::vector<std::pair<std::string, E>>& options) {
+        const json* v = get(field);
+        if (!v)
+            return fallback;
+        std::string names;
+        for (const auto& [name, value] : options) {
+            if (v->is_string() && v->get<std::string>() == name)
+                return value;
+            names += (names.empty() ? "" : "|") + name;
+        }
+        fail(at(field), "must be one of " + names + ", not " + v->dump());
+    }
+    void finish() const {
+        for (const auto& [key, value] : j_.items()) {
+            if (!seen_.count(key))
+                fail(at(key), "unknown field");
+        }
+    }
+    const std::string& origin() const { return origin_; }
+
+  private:
+    const json& j_;
+    std::string origin_;
+    std::string path_;
+    std::set<std::string> seen_;
+};
+
+Distribution parse_distribution(const json* v, Distribution fallback, const ObjectReader& parent,
+                                const std::string& path) {
+    if (!v)
+        return fallback;
+    if (v->is_number()) {
+        double d = v->get<double>();
+        if (d < 0)
+            parent.fail(path, "must be >= 0");
+        return Distribution::constant(d);
+    }
+    ObjectReader r(*v, parent.origin(), path);
+    Distribution d;
+    int kinds = 0;
+    if (const json* c = r.get("constant")) {
+        ++kinds;
+        if (!c->is_number() || c->get<double>() < 0)
+            r.fail(path + "/constant", "must be a number >= 0");
+        d = Distribution::constant(c->get<double>());
+    }
+    if (const json* u = r.get("uniform")) {
+        ++kinds;
+        if (!u->is_array() || u->size() != 2 || !(*u)[0].is_number() || !(*u)[1].is_number() ||
+            (*u)[0].get<double>() < 0 || (*u)[1].get<double>() < (*u)[0].get<double>()) {
+            r.fail(path + "/uniform", "must be [low, high] with 0 <= low <= high");
+        }
+        d = {Distribution::Kind::Uniform, (*u)[0].get<double>(), (*u)[1].get<double>()};
+    }
+    if (const json* e = r.get("exponential")) {
+        ++kinds;
+        if (!e->is_number() || e->get<double>() < 0)
+            r.fail(path + "/exponential", "must be a mean >= 0");
+        d = {Distribution::Kind::Exponential, e->get<double>(), 0};
+    }
+    r.finish();
+    if (kinds != 1)
+        r.fail(path, "must be a number or exactly one of {constant|uniform|exponential}");
+    return d;
+}
+
+}  // namespace
+
+std::chrono::microseconds Distribution::sample(std::mt19937_64& rng) const {
+    double ms = a;
+    if (kind == Kind::Uniform)
+        ms = std::uniform_real_distribution<double>(a, b)(rng);
+    if (kind == Kind::Exponential)
+        ms = a > 0 ? std::exponential_distribution<double>(1.0 / a)(rng) : 0;
+    return std::chrono::microseconds(static_cast<std::int64_t>(ms * 1000.0));
+}
+
+json Distribution::to_json() const {
+    switch (kind) {
+        case Kind::Constant:
+            return json{{"constant", a}};
+        case Kind::Uniform:
+            return json{{"uniform", {a, b}}};
+        case Kind::Exponential:
+            return json{{"exponential", a}};
+    }
+    return nullptr;
+}
+
+json KeyDistribution::to_json() const {
+    if (kind == Kind::Uniform)
+        return "uniform";
+    return json{{"zipf", zipf_s}};
+}
+
+std::string_view to_string(ResourceKind k) {
+    switch (k) {
+        case ResourceKind::None:
+            return "none";
+        case ResourceKind::Counter:
+            return "counter";
+        case ResourceKind::Fenced:
+            return "fenced";
+    }
+    return "?";
+}
+
+std::string_view to_string(TopologyKind k) {
+    switch (k) {
+        case TopologyKind::Single:
+            return "single";
+        case TopologyKind::Replicated:
+            return "replicated";
+        case TopologyKind::Masters:
+            return "masters";
+    }
+    return "?";
+}
+
+Workload Workload::from_json(const json& j, const std::string& origin) {
+    ObjectReader r(j, origin, "");
+    Workload w;
+    w.name = r.string("name", w.name);
+    w.description = r.string("description", w.description);
+    w.strategy = r.string("strategy", w.strategy);
+    w.clients = static_cast<int>(r.integer("clients", w.clients, 1, 100'000));
+    w.threads = static_cast<int>(r.integer("threads", w.threads, 1, 64));
+    w.keys = static_cast<int>(r.integer("keys", w.keys, 1, 10'000'000));
+    if (const json* kd = r.get("key_distribution")) {
+        if (kd->is_string() && kd->get<std::string>() == "uniform") {
+            w.key_distribution.kind = KeyDistribution::Kind::Uniform;
+        } else {
+            ObjectReader z(*kd, origin, "/key_distribution");
+            w.key_distribution.kind = KeyDistribution::Kind::Zipf;
+            w.key_distribution.zipf_s = z.number("zipf", 0.99, 0.01, 10);
+            z.finish();
+        }
+    }
+    w.hold_ms = parse_distribution(r.get("hold_ms"), w.hold_ms, r, "/hold_ms");
+    w.think_ms = parse_distribution(r.get("think_ms"), w.think_ms, r, "/think_ms");
+    w.lease_ms = r.integer("lease_ms", w.lease_ms, 1, 86'400'000);
+    w.wait_ms = r.integer("wait_ms", w.wait_ms, 0, 86'400'000);
+    w.shared_ratio = r.number("shared_ratio", w.shared_ratio, 0, 1);
+    w.reentry_depth = static_cast<int>(r.integer("reentry_depth", w.reentry_depth, 1, 16));
+    w.release_on_failed_acquire =
+        r.boolean("release_on_failed_acquire", w.release_on_failed_acquire);
+    w.resource = r.choice<ResourceKind>("resource", w.resource,
+                                        {{"none", ResourceKind::None},
+                                         {"counter", ResourceKind::Counter},
+                                         {"fenced", ResourceKind::Fenced}});
+    w.seed = static_cast<std::uint64_t>(r.integer("seed", static_cast<std::int64_t>(w.seed), 0,
+                                                  std::numeric_limits<std::int64_t>::max()));
+    w.duration_s = r.number("duration_s", w.duration_s, 0.01, 86'400);
+    w.connect_timeout_ms = r.integer("connect_timeout_ms", w.connect_timeout_ms, 1, 600'000);
+    w.command_timeout_ms = r.integer("command_timeout_ms", w.command_timeout_ms, 1, 600'000);
+    if (const json* t = r.get("topology")) {
+        ObjectReader tr(*t, origin, "/topology");
+        w.topology.kind = tr.choice<TopologyKind>("kind", w.topology.kind,
+                                                  {{"single", TopologyKind::Single},
+                                                   {"replicated", TopologyKind::Replicated},
+                                                   {"masters", TopologyKind::Masters}});
+        w.topology.masters = static_cast<int>(tr.integer("masters", w.topology.masters, 1, 15));
+        w.topology.persistence = tr.choice<std::string>(
+            "persistence", w.topology.persistence,
+            {{"none", "none"}, {"aof-everysec", "aof-everysec"}, {"aof-always", "aof-always"}});
+        tr.finish();
+    }
+    if (const json* f = r.get("faults")) {
+        if (!f->is_array())
+            r.fail("/faults", "must be an array, not " + type_name(*f));
+        w.faults = *f;
+    }
+    if (const json* e = r.get("expect")) {
+        ObjectReader er(*e, origin, "/expect");
+        for (const auto& [strategy, outcome] : e->items()) {
+            er.get(strategy);
+            if (!find_strategy(strategy))
+                er.fail("/expect/" + strategy, "unknown strategy");
+            if (!outcome.is_string())
+                er.fail("/expect/" + strategy, "must be a string");
+            w.expect[strategy] = outcome.get<std::string>();
+        }
+    }
+    r.finish();
+    return w;
+}
+
+Workload Workload::load(const std::filesystem::path& path) {
+    std::ifstream in(path);
+    if (!in)
+        throw WorkloadError(path.string() + ": cannot open");
+    json j;
+    try {
+        j = json::parse(in);
+    } catch (const json::parse_error& e) {
+        // nlohmann's message carries the line and column.
+        std::string what = e.what();
+        auto pos = what.find("parse error");
+        throw WorkloadError(path.string() + ": not valid JSON: " +
+                            (pos == std::string::npos ? what : what.substr(pos)));
+    }
+    return from_json(j, path.string());
+}
+
+json Workload::to_json() const {
+    json expect_json = json::object();
+    for (const auto& [k, v] : expect)
+        expect_json[k] = v;
+    return json{
+        {"name", name},
+        {"description", description},
+        {"strategy", strategy},
+        {"clients", clients},
+        {"threads", threads},
+        {"keys", keys},
+        {"key_distribution", key_distribution.to_json()},
+        {"hold_ms", hold_ms.to_json()},
+        {"think_ms", think_ms.to_json()},
+        {"lease_ms", lease_ms},
+        {"wait_ms", wait_ms},
+        {"shared_ratio", shared_ratio},
+        {"reentry_depth", reentry_depth},
+        {"release_on_failed_acquire", release_on_failed_acquire},
+        {"resource", to_string(resource)},
+        {"seed", seed},
+        {"duration_s", duration_s},
+        {"connect_timeout_ms", connect_timeout_ms},
+        {"command_timeout_ms", command_timeout_ms},
+        {"topology",
+         {{"kind", to_string(topology.kind)},
+          {"masters", topology.masters},
+          {"persistence", topology.persistence}}},
+        {"faults", faults},
+        {"expect", expect_json},
+    };
+}
+
+void Workload::validate() const {
+    const StrategyInfo* info = find_strategy(strategy);
+    if (!info) {
+        std::string names;
+        for (const auto& s : all_strategies())
+            names += (names.empty() ? "" : "|") + std::string(s.name);
+        throw WorkloadError("strategy: unknown '" + strategy + "' (one of " + names + ")");
+    }
+    if (shared_ratio > 0 && !info->capabilities.shared_mode) {
+        throw WorkloadError("shared_ratio: " + strategy + " has no shared mode");
+    }
+    if (reentry_depth > 1 && !info->capabilities.reentrant) {
+        throw WorkloadError("reentry_depth: " + strategy + " is not re-entrant");
+    }
+    if (info->capabilities.multi_node && topology.kind != TopologyKind::Masters) {
+        // Redlock on one node is legal (quorum 1) but rarely what was meant; allowed on purpose.
+    }
+    if (resource == ResourceKind::Fenced && !info->capabilities.fencing) {
+        throw WorkloadError("resource: 'fenced' needs a strategy with fencing numbers, not " +
+                            strategy);
+    }
+}
+
+KeyPicker::KeyPicker(int keys, KeyDistribution dist) : keys_(keys), dist_(dist) {
+    if (dist_.kind == KeyDistribution::Kind::Zipf) {
+        cdf_.resize(static_cast<std::size_t>(keys_));
+        double sum = 0;
+        for (int i = 0; i < keys_; ++i) {
+            sum += 1.0 / std::pow(i + 1, dist_.zipf_s);
+            cdf_[static_cast<std::size_t>(i)] = sum;
+        }
+        for (auto& c : cdf_)
+            c /= sum;
+    }
+}
+
+int KeyPicker::pick(std::mt19937_64& rng) const {
+    if (dist_.kind == KeyDistribution::Kind::Uniform) {
+        return static_cast<int>(std::uniform_int_distribution<int>(0, keys_ - 1)(rng));
+    }
+    double u = std::uniform_real_distribution<double>(0, 1)(rng);
+    auto it = std::lower_bound(cdf_.begin(), cdf_.end(), u);
+    return std::min(keys_ - 1, static_cast<int>(it - cdf_.begin()));
+}
+
+}  // namespace lockbench

@@ -1,0 +1,106 @@
+#pragma once
+
+// A workload file (workloads/*.json; schema in workloads/README.md): which strategy, how many
+// clients, which keys, how long they hold and think, and the faults to inject. Parsing is strict
+// - an unknown field or a wrong type is an error naming its JSON path - because a typo in a
+// scenario must not silently run a different experiment.
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace lockbench {
+
+// A bad workload file or flag; the CLI maps it to exit code 2.
+class WorkloadError : public std::runtime_error {
+  public:
+    using std::runtime_error::runtime_error;
+};
+
+// Milliseconds drawn per operation: constant, uniform [lo, hi] or exponential with a mean.
+struct Distribution {
+    enum class Kind { Constant, Uniform, Exponential };
+    Kind kind = Kind::Constant;
+    double a = 0;  // constant value, uniform low, or exponential mean
+    double b = 0;  // uniform high
+
+    static Distribution constant(double ms) { return {Kind::Constant, ms, 0}; }
+    std::chrono::microseconds sample(std::mt19937_64& rng) const;
+    nlohmann::json to_json() const;
+};
+
+struct KeyDistribution {
+    enum class Kind { Uniform, Zipf };
+    Kind kind = Kind::Uniform;
+    double zipf_s = 0.99;
+    nlohmann::json to_json() const;
+};
+
+enum class ResourceKind { None, Counter, Fenced };
+
+enum class TopologyKind { Single, Replicated, Masters };
+
+struct Topology {
+    TopologyKind kind = TopologyKind::Single;
+    int masters = 1;                   // Masters: how many independent masters (Redlock)
+    std::string persistence = "none";  // none | aof-everysec | aof-always
+};
+
+struct Workload {
+    std::string name = "adhoc";
+    std::string description;
+    std::string strategy = "set_nx_px";
+    int clients = 16;
+    int threads = 1;  // event-loop threads the clients are spread over
+    int keys = 4;
+    KeyDistribution key_distribution;
+    Distribution hold_ms = Distribution::constant(1);
+    Distribution think_ms = Distribution::constant(0);
+    std::int64_t lease_ms = 1000;
+    std::int64_t wait_ms = 200;  // wait budget of each acquire
+    double shared_ratio = 0.0;   // fraction of acquires in shared mode (RW strategies)
+    int reentry_depth = 1;       // acquires per hold, for re-entrant strategies
+    // Seed 001's risk: unlock in a `finally` even when the acquire failed.
+    bool release_on_failed_acquire = false;
+    ResourceKind resource = ResourceKind::Counter;
+    std::uint64_t seed = 1;
+    double duration_s = 5;
+    std::int64_t connect_timeout_ms = 1000;
+    std::int64_t command_timeout_ms = 1000;
+    Topology topology;
+    nlohmann::json faults = nlohmann::json::array();  // the nemesis schedule (faults issue)
+    std::map<std::string, std::string> expect;  // strategy -> safe | violates:<check> | deadlocks
+
+    // Strict parse; `origin` names the file in errors ("workloads/t1.json: /hold_ms: ...").
+    static Workload from_json(const nlohmann::json& j, const std::string& origin = "workload");
+    static Workload load(const std::filesystem::path& path);
+    // Everything, resolved (defaults filled in): what `workload.json` of a result contains.
+    nlohmann::json to_json() const;
+    // Cross-field checks (e.g. shared_ratio on a strategy without shared mode).
+    void validate() const;
+};
+
+std::string_view to_string(ResourceKind k);
+std::string_view to_string(TopologyKind k);
+
+// Picks keys 0..n-1 with the workload's distribution.
+class KeyPicker {
+  public:
+    KeyPicker(int keys, KeyDistribution dist);
+    int pick(std::mt19937_64& rng) const;
+
+  private:
+    int keys_;
+    KeyDistribution dist_;
+    std::vector<double> cdf_;  // zipf only
+};
+
+}  // namespace lockbench

@@ -1,0 +1,114 @@
+#include "workload.hpp"
+
+#include <map>
+
+#include <gtest/gtest.h>
+
+namespace lockbench {
+namespace {
+
+using nlohmann::json;
+
+std::string error_of(const json& j) {
+    try {
+        Workload::from_json(j, "w.json").validate();
+    } catch (const WorkloadError& e) {
+        return e.what();
+    }
+    return "";
+}
+
+TEST(WorkloadTest, DefaultsRoundTripThroughJson) {
+    Workload w = Workload::from_json(json::object());
+    Workload again = Workload::from_json(w.to_json());
+    EXPECT_EQ(w.to_json(), again.to_json());
+    EXPECT_EQ(w.strategy, "set_nx_px");
+}
+
+TEST(WorkloadTest, ParsesEveryField) {
+    json j = json::parse(R"({
+        "name": "t1", "description": "holder paused", "strategy": "fenced", "clients": 8,
+        "threads": 2, "keys": 3, "key_distribution": {"zipf": 1.1},
+        "hold_ms": {"uniform": [1, 5]}, "think_ms": {"exponential": 2}, "lease_ms": 500,
+        "wait_ms": 100, "shared_ratio": 0, "reentry_depth": 1,
+        "release_on_failed_acquire": true, "resource": "fenced", "seed": 42, "duration_s": 2.5,
+        "connect_timeout_ms": 300, "command_timeout_ms": 400,
+        "topology": {"kind": "masters", "masters": 5, "persistence": "aof-always"},
+        "faults": [{"at_s": 1}], "expect": {"fenced": "safe", "set_nx_px": "violates:mutual_exclusion"}
+    })");
+    Workload w = Workload::from_json(j);
+    w.validate();
+    EXPECT_EQ(w.name, "t1");
+    EXPECT_EQ(w.clients, 8);
+    EXPECT_EQ(w.key_distribution.kind, KeyDistribution::Kind::Zipf);
+    EXPECT_EQ(w.hold_ms.kind, Distribution::Kind::Uniform);
+    EXPECT_EQ(w.think_ms.kind, Distribution::Kind::Exponential);
+    EXPECT_EQ(w.resource, ResourceKind::Fenced);
+    EXPECT_EQ(w.topology.kind, TopologyKind::Masters);
+    EXPECT_EQ(w.topology.masters, 5);
+    EXPECT_EQ(w.expect.at("set_nx_px"), "violates:mutual_exclusion");
+    EXPECT_EQ(w.faults.size(), 1u);
+}
+
+TEST(WorkloadTest, EveryErrorNamesItsJsonPath) {
+    const std::map<std::string, std::string> cases{
+        {R"({"clients": 0})", "w.json: /clients: must be between 1 and 100000, not 0"},
+        {R"({"clients": "many"})", "w.json: /clients: must be an integer, not a string"},
+        {R"({"colour": "red"})", "w.json: /colour: unknown field"},
+        {R"({"hold_ms": {"uniform": [5, 1]}})",
+         "w.json: /hold_ms/uniform: must be [low, high] with 0 <= low <= high"},
+        {R"({"hold_ms": {"normal": 3}})", "w.json: /hold_ms/normal: unknown field"},
+        {R"({"hold_ms": {}})",
+         "w.json: /hold_ms: must be a number or exactly one of {constant|uniform|exponential}"},
+        {R"({"resource": "disk"})",
+         "w.json: /resource: must be one of none|counter|fenced, not \"disk\""},
+        {R"({"topology": {"kind": "ring"}})",
+         "w.json: /topology/kind: must be one of single|replicated|masters, not \"ring\""},
+        {R"({"topology": {"masters": 3, "extra": 1}})", "w.json: /topology/extra: unknown field"},
+        {R"({"expect": {"zookeeper": "safe"}})", "w.json: /expect/zookeeper: unknown strategy"},
+        {R"({"faults": {}})", "w.json: /faults: must be an array, not an object"},
+        {R"([1, 2])", "w.json: /: must be an object, not an array"},
+        {R"({"strategy": "nope"})",
+         "strategy: unknown 'nope' (one of "
+         "setnx_getset|set_nx_px|set_nx_px_del|reentrant_hash|rwlock_seed|rwlock|fenced|redlock)"},
+        {R"({"shared_ratio": 0.5})", "shared_ratio: set_nx_px has no shared mode"},
+        {R"({"reentry_depth": 2})", "reentry_depth: set_nx_px is not re-entrant"},
+        {R"({"resource": "fenced"})",
+         "resource: 'fenced' needs a strategy with fencing numbers, not set_nx_px"},
+    };
+    for (const auto& [text, expected] : cases) {
+        EXPECT_EQ(error_of(json::parse(text)), expected) << text;
+    }
+}
+
+TEST(WorkloadTest, ZipfPrefersLowKeysAndUniformDoesNot) {
+    std::mt19937_64 rng(7);
+    KeyPicker zipf(100, {KeyDistribution::Kind::Zipf, 1.2});
+    KeyPicker uniform(100, {});
+    int zipf_zero = 0, uniform_zero = 0;
+    for (int i = 0; i < 20'000; ++i) {
+        int z = zipf.pick(rng), u = uniform.pick(rng);
+        ASSERT_GE(z, 0);
+        ASSERT_LT(z, 100);
+        ASSERT_GE(u, 0);
+        ASSERT_LT(u, 100);
+        zipf_zero += z == 0;
+        uniform_zero += u == 0;
+    }
+    EXPECT_GT(zipf_zero, 5'000);   // ~ 1/H(100,1.2) = 0.22 of the picks
+    EXPECT_LT(uniform_zero, 400);  // ~ 0.01
+}
+
+TEST(WorkloadTest, DistributionsSampleInTheirRange) {
+    std::mt19937_64 rng(3);
+    Distribution u{Distribution::Kind::Uniform, 2, 4};
+    for (int i = 0; i < 1000; ++i) {
+        auto v = u.sample(rng).count();
+        ASSERT_GE(v, 2000);
+        ASSERT_LE(v, 4000);
+    }
+    EXPECT_EQ(Distribution::constant(1.5).sample(rng).count(), 1500);
+}
+
+}  // namespace
+}  // namespace lockbench
