@@ -1,0 +1,222 @@
+// `lockbench run` end to end against real redis-servers: every strategy's history is well formed
+// and, without faults, shows no lost update; results appear whole or not at all; Ctrl-C still
+// yields a valid result and leaves no server; --redis drives an external server.
+
+#include "run.hpp"
+
+#include <fstream>
+#include <map>
+#include <set>
+#include <signal.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "redis_fixture.hpp"
+
+namespace lockbench {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+class TempDir {
+  public:
+    TempDir() {
+        char tmpl[] = "/tmp/lockbench-test-XXXXXX";
+        path_ = ::mkdtemp(tmpl);
+    }
+    ~TempDir() {
+        std::error_code ec;
+        fs::remove_all(path_, ec);
+    }
+    const fs::path& path() const { return path_; }
+
+  private:
+    fs::path path_;
+};
+
+std::vector<json> read_history(const fs::path& file) {
+    std::vector<json> events;
+    std::ifstream in(file);
+    for (std::string line; std::getline(in, line);)
+        events.push_back(json::parse(line));
+    return events;
+}
+
+// What HISTORY.md promises, checked independently of the checker: indexes count up from 0, time
+// never goes back, each process has at most one operation in flight.
+void expect_well_formed(const std::vector<json>& events) {
+    std::int64_t last_time = -1;
+    std::map<std::int64_t, bool> in_flight;
+    for (std::size_t i = 0; i < events.size(); ++i) {
+        const auto& e = events[i];
+        ASSERT_EQ(e["index"].get<std::size_t>(), i);
+        ASSERT_GE(e["time"].get<std::int64_t>(), last_time);
+        last_time = e["time"].get<std::int64_t>();
+        if (e["process"].is_string()) {
+            ASSERT_EQ(e["process"], "nemesis");
+            continue;
+        }
+        auto p = e["process"].get<std::int64_t>();
+        if (e["type"] == "invoke") {
+            ASSERT_FALSE(in_flight[p]) << "process " << p << " invoked twice at index " << i;
+            in_flight[p] = true;
+        } else {
+            ASSERT_TRUE(in_flight[p]) << "completion without invoke at index " << i;
+            in_flight[p] = false;
+            ASSERT_TRUE(e["type"] == "ok" || e["type"] == "fail" || e["type"] == "info");
+        }
+    }
+}
+
+// Each ok write stores read+1, so under mutual exclusion the ok writes of a key are exactly
+// 1, 2, ..., n; a lost update shows up as a repeated value.
+std::size_t lost_updates(const std::vector<json>& events) {
+    std::map<std::string, std::multiset<std::int64_t>> writes;
+    for (const auto& e : events) {
+        if (e["f"] == "write" && e["type"] == "ok")
+            writes[e["key"]].insert(e["value"].get<std::int64_t>());
+    }
+    std::size_t lost = 0;
+    for (const auto& [key, values] : writes) {
+        std::int64_t expected = 1;
+        for (auto v : values) {
+            if (v != expected)
+                ++lost;
+            expected = v + 1;
+        }
+    }
+    return lost;
+}
+
+class RunEveryStrategyTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(RunEveryStrategyTest, SixteenClientsProduceAWellFormedHistoryWithoutLostUpdates) {
+    TempDir out;
+    Workload w;
+    w.name = "contract";
+    w.strategy = GetParam();
+    w.clients = 16;
+    w.keys = 2;
+    w.duration_s = 1.5;
+    w.hold_ms = Distribution::constant(1);
+    w.lease_ms = 5000;
+    w.wait_ms = 100;
+    if (GetParam() == "redlock") {
+        w.topology.kind = TopologyKind::Masters;
+        w.topology.masters = 3;
+    }
+    if (GetParam() == "fenced")
+        w.resource = ResourceKind::Fenced;
+    RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
+
+    for (const char* f : {"workload.json", "history.jsonl", "summary.json", "report.txt"}) {
+        EXPECT_TRUE(fs::exists(r.dir / f)) << f;
+    }
+    auto events = read_history(r.dir / "history.jsonl");
+    expect_well_formed(events);
+    EXPECT_EQ(r.summary["history"]["events"].get<std::size_t>(), events.size());
+    EXPECT_GT(r.summary["throughput"]["cycles"].get<std::uint64_t>(), 100u);
+    EXPECT_EQ(r.summary["ops"]["acquire"]["info"].get<std::uint64_t>(), 0u);
+    EXPECT_EQ(lost_updates(events), 0u);
+    EXPECT_EQ(json::parse(std::ifstream(r.dir / "workload.json"))["strategy"], GetParam());
+    // Nothing but the result folder is left behind.
+    EXPECT_EQ(std::distance(fs::directory_iterator(out.path()), fs::directory_iterator()), 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Strategies, RunEveryStrategyTest,
+                         ::testing::Values("setnx_getset", "set_nx_px", "set_nx_px_del",
+                                           "rwlock_seed", "fenced", "redlock"),
+                         [](const auto& param_info) { return param_info.param; });
+
+TEST(RunTest, ResultsFolderThatCannotBeCreatedIsAnEnvironmentError) {
+    Workload w;
+    w.duration_s = 0.2;
+    EXPECT_THROW(run_workload({.workload = w, .out_dir = "/proc/lockbench-results"}),
+                 EnvironmentError);
+}
+
+TEST(RunTest, UnreachableRedisIsAnEnvironmentErrorAndLeavesNoResult) {
+    TempDir out;
+    Workload w;
+    w.duration_s = 0.2;
+    int port = pick_free_port();  // nothing listens there
+    EXPECT_THROW(
+        run_workload(
+            {.workload = w, .redis = {Endpoint{"127.0.0.1", port}}, .out_dir = out.path()}),
+        EnvironmentError);
+    EXPECT_TRUE(fs::is_empty(out.path()));
+}
+
+TEST(RunTest, DrivesAnExternalServerWithPerRunKeyPrefixes) {
+    TempDir out;
+    RedisServer external({.password = "pw"});
+    Workload w;
+    w.duration_s = 0.5;
+    w.clients = 4;
+    RunOutcome r =
+        run_workload({.workload = w, .redis = {external.endpoint()}, .out_dir = out.path()});
+    EXPECT_EQ(r.summary["redis"]["mode"], "external");
+    auto events = read_history(r.dir / "history.jsonl");
+    ASSERT_FALSE(events.empty());
+    EXPECT_EQ(events.front()["key"].get<std::string>().rfind("lockbench:", 0), 0u);
+    // The run really used that server.
+    EXPECT_GT(external.command({"DBSIZE"}).integer, 0);
+}
+
+TEST(RunTest, InterruptStopsCleanlyAndMarksTheResult) {
+    TempDir out;
+    std::atomic<bool> interrupt{false};
+    Workload w;
+    w.duration_s = 60;
+    std::thread trigger([&] {
+        std::this_thread::sleep_for(700ms);
+        interrupt = true;
+    });
+    auto started = std::chrono::steady_clock::now();
+    RunOutcome r = run_workload({.workload = w, .out_dir = out.path(), .interrupt = &interrupt});
+    trigger.join();
+    EXPECT_LT(std::chrono::steady_clock::now() - started, 10s);
+    EXPECT_TRUE(r.interrupted);
+    EXPECT_TRUE(r.summary["interrupted"].get<bool>());
+    EXPECT_EQ(run_exit_code(r), 130);
+    expect_well_formed(read_history(r.dir / "history.jsonl"));
+}
+
+// The real thing: SIGINT to a `lockbench run` process.
+TEST(RunTest, CtrlCOnTheCommandLineWritesAnInterruptedResultAndLeavesNoServer) {
+    TempDir out;
+    pid_t pid = ::fork();
+    if (pid == 0) {
+        ::execl(LOCKBENCH_BINARY, LOCKBENCH_BINARY, "run", "--duration", "60", "--out",
+                out.path().c_str(), static_cast<char*>(nullptr));
+        ::_exit(127);
+    }
+    std::this_thread::sleep_for(1500ms);
+    ::kill(pid, SIGINT);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 130);
+    std::vector<fs::path> dirs(fs::directory_iterator(out.path()), fs::directory_iterator());
+    ASSERT_EQ(dirs.size(), 1u);
+    auto summary = json::parse(std::ifstream(dirs[0] / "summary.json"));
+    EXPECT_TRUE(summary["interrupted"].get<bool>());
+    // The embedded server is gone: its port refuses connections.
+    auto endpoint = Endpoint::parse(summary["redis"]["endpoints"][0].get<std::string>());
+    EXPECT_THROW(([&] {
+                     EventLoop loop;
+                     RedisConnection c(loop, endpoint, {.connect_timeout = 500ms});
+                     run_sync(loop, [](RedisConnection& conn) -> Task<void> {
+                         co_await conn.command("PING");
+                     }(c));
+                 }()),
+                 ConnectError);
+}
+
+}  // namespace
+}  // namespace lockbench
