@@ -42,7 +42,14 @@ run_tests() {  # run_tests <dir>
 case $mode in
   run)
     build release Release -DLOCKBENCH_BUILD_TESTS=OFF -DLOCKBENCH_BUILD_BENCHMARKS=OFF
-    exec "$here/build/release/engine/lockbench" run "${extra_run_args[@]}"
+    # The default suite: the baseline scenario for every strategy on an embedded redis-server.
+    # (`lockbench suite` will take this over.)
+    status=0
+    while read -r strategy _; do
+      "$here/build/release/engine/lockbench" run "$here/workloads/baseline.json" \
+        --strategy "$strategy" "${extra_run_args[@]}" || status=$?
+    done < <("$here/build/release/engine/lockbench" strategies)
+    exit $status
     ;;
   test)
     build test RelWithDebInfo -DLOCKBENCH_WERROR=ON

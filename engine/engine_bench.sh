@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The engine's throughput against the round-trip bound redis-benchmark measures on the same
+# machine, in one run (absolute numbers on shared machines are noise; ratios are not).
+#
+# One lockbench cycle is two round trips: SET key token NX PX, then the EVALSHA compare-and-delete
+# release. redis-benchmark measures each command alone at the same connection count; the bound is
+# 1 / (1/rps_set + 1/rps_evalsha) cycles/s. Target: lockbench >= 0.9 x bound at 1 and 50 clients.
+# Also reports the engine's CPU share with 1,000 clients holding 10 ms each.
+#
+#   engine/engine_bench.sh [path/to/lockbench] [seconds per run, default 5]
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+lockbench=${1:-$here/build/release/engine/lockbench}
+seconds=${2:-5}
+[[ -x $lockbench ]] || { echo "engine_bench: no lockbench at $lockbench (build first)" >&2; exit 4; }
+command -v redis-benchmark >/dev/null || { echo "engine_bench: redis-benchmark not found (redis-tools)" >&2; exit 4; }
+
+work=$(mktemp -d /tmp/lockbench-bench-XXXXXX)
+cleanup() {
+  [[ -n ${redis_pid:-} ]] && kill "$redis_pid" 2>/dev/null && wait "$redis_pid" 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT INT TERM
+
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null ||
+       shuf -i 20000-60000 -n 1)
+redis-server --port "$port" --bind 127.0.0.1 --dir "$work" --save '' --appendonly no \
+  --logfile "$work/redis.log" --daemonize no &
+redis_pid=$!
+for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.05; done
+
+release='if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) end return 0'
+sha=$(redis-cli -p "$port" script load "$release")
+
+rps() {  # rps <clients> <command...>: requests/s from redis-benchmark's CSV
+  local clients=$1; shift
+  redis-benchmark -p "$port" -c "$clients" -n $((clients == 1 ? 50000 : 300000)) -r 100000 --csv "$@" |
+    tail -1 | cut -d, -f2 | tr -d '"'
+}
+cycles() {  # cycles <clients> <hold ms> [extra args]: lockbench cycles/s
+  local clients=$1 hold=$2; shift 2
+  "$lockbench" run --redis "127.0.0.1:$port" --strategy set_nx_px --clients "$clients" \
+    --keys 100000 --hold-ms "$hold" --wait-ms 0 --resource none --duration "$seconds" \
+    --out "$work/results" "$@" > "$work/run.txt" || (($? == 1 || $? == 3))  # verdicts don't matter here
+  awk '/^throughput/ {print $2}' "$work/run.txt"
+}
+
+printf '%-8s %14s %14s %14s %14s %8s\n' clients set/s evalsha/s bound/s lockbench/s ratio
+for clients in 1 50; do
+  set_rps=$(rps "$clients" set 'lock:__rand_int__' tok NX PX 30000)
+  eval_rps=$(rps "$clients" evalsha "$sha" 1 'lock:__rand_int__' tok)
+  got=$(cycles "$clients" 0)
+  awk -v c="$clients" -v s="$set_rps" -v e="$eval_rps" -v g="$got" 'BEGIN {
+    bound = 1 / (1 / s + 1 / e)
+    printf "%-8s %14.0f %14.0f %14.0f %14.0f %8.2f\n", c, s, e, bound, g, g / bound }'
+done
+
+cycles 1000 10 > /dev/null
+share=$(sed -n 's/.*"cpu_share": \([0-9.e+-]*\).*/\1/p' "$(ls -d "$work"/results/*/ | tail -1)summary.json")
+echo "engine CPU with 1000 clients holding 10 ms: $share cores ($(awk '/^throughput/ {print $2}' "$work/run.txt") cycles/s)"
