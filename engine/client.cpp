@@ -1,5 +1,8 @@
 #include "client.hpp"
 
+#include "nemesis/nemesis.hpp"
+#include "registry.hpp"
+
 namespace lockbench {
 
 using namespace std::chrono_literals;
@@ -62,18 +65,75 @@ void ClientStats::merge(const ClientStats& other) {
     add(errors_per_second, other.errors_per_second);
 }
 
-SimulatedClient::SimulatedClient(ClientEnvironment& env, int index,
-                                 std::unique_ptr<Session> session,
-                                 std::unique_ptr<Strategy> strategy, ClientStats& stats,
+SimulatedClient::SimulatedClient(ClientEnvironment& env, int index, ClientStats& stats,
                                  std::uint64_t seed)
     : env_(env),
       index_(index),
       process_(index),
-      session_(std::move(session)),
-      strategy_(std::move(strategy)),
       stats_(stats),
       rng_(seed),
-      resource_(env.workload.resource == ResourceKind::Fenced) {}
+      resource_(env.workload.resource == ResourceKind::Fenced) {
+    start_incarnation();
+}
+
+void SimulatedClient::start_incarnation() {
+    session_ = env_.make_session(index_, incarnation_);
+    if (redirected_to_)
+        session_->redirect(0, *redirected_to_);
+    session_->set_checkpoint_hook([this](std::string_view point) { return on_checkpoint(point); });
+    strategy_ = make_strategy(env_.workload.strategy);
+}
+
+std::chrono::milliseconds SimulatedClient::on_checkpoint(std::string_view point) {
+    if (crashed_)
+        throw ClientCrashed{};
+    std::chrono::milliseconds stall{0};
+    for (auto it = stalls_.begin(); it != stalls_.end(); ++it) {
+        if (it->first == point) {
+            stall = it->second;
+            stalls_.erase(it);
+            break;
+        }
+    }
+    auto now = EventLoop::now();
+    if (worker_paused_until_ > now) {
+        stall = std::max(stall,
+                         std::chrono::ceil<std::chrono::milliseconds>(worker_paused_until_ - now));
+    }
+    return stall;
+}
+
+void SimulatedClient::pause(EventLoop::TimePoint until, bool whole_client) {
+    worker_paused_until_ = until;
+    if (whole_client)
+        session_->pause_until(until);
+}
+
+void SimulatedClient::crash() {
+    crashed_ = true;
+    session_->kill("client crashed");
+}
+
+void SimulatedClient::stall_at(std::string point, std::chrono::milliseconds duration) {
+    stalls_.emplace_back(std::move(point), duration);
+}
+
+void SimulatedClient::redirect(const Endpoint& endpoint) {
+    redirected_to_ = endpoint;
+    session_->redirect(0, endpoint);
+}
+
+Task<void> SimulatedClient::reincarnate() {
+    // The dead process's background work (a watchdog) dies with it.
+    co_await strategy_->shutdown(*session_);
+    ++incarnation_;
+    crashed_ = false;
+    worker_paused_until_ = {};
+    stalls_.clear();
+    retire_after_cycle_ = false;
+    process_ = env_.next_process.fetch_add(1);
+    start_incarnation();
+}
 
 std::size_t SimulatedClient::second() const {
     return static_cast<std::size_t>(
@@ -88,6 +148,8 @@ void SimulatedClient::note_error() {
 void SimulatedClient::record(EventType type, std::string_view f, const std::string& key,
                              std::string value, std::string error,
                              std::optional<std::int64_t> fence) {
+    if (crashed_)
+        return;  // a crashed process says nothing more: its op stays in flight
     HistoryEvent e;
     e.type = type;
     e.process = process_;
@@ -107,7 +169,15 @@ void SimulatedClient::record(EventType type, std::string_view f, const std::stri
 Task<void> SimulatedClient::run() {
     const auto& w = env_.workload;
     while (!env_.stop.load(std::memory_order_relaxed)) {
-        co_await cycle();
+        try {
+            co_await cycle();
+        } catch (const ClientCrashed&) {
+            // Ends the cycle where it stood: no write, no release.
+        }
+        if (crashed_) {
+            co_await reincarnate();
+            continue;
+        }
         if (retire_after_cycle_) {
             // The outcome of an `info` op is unknown forever: this process never runs again.
             process_ = env_.next_process.fetch_add(1);
@@ -172,6 +242,8 @@ Task<void> SimulatedClient::cycle() {
         record(EventType::Ok, "acquire", request.key, std::move(ok_value));
         stats_.count(Op::Acquire, EventType::Ok);
         grants.push_back(g);
+        if (env_.nemesis)
+            env_.nemesis->on_grant(*this, request.key);
     }
 
     if (grants.empty()) {

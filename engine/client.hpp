@@ -8,7 +8,9 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -20,6 +22,11 @@
 #include "workload.hpp"
 
 namespace lockbench {
+
+class Nemesis;
+
+// Thrown at a checkpoint of a client the nemesis crashed: the process ends where it stands.
+struct ClientCrashed {};
 
 enum class Op { Acquire, Release, Read, Write, Count };
 std::string_view to_string(Op op);
@@ -53,12 +60,14 @@ struct ClientEnvironment {
     std::atomic<std::int64_t>& next_process;
     std::atomic<std::uint64_t>& live_cycles;
     std::atomic<std::uint64_t>& live_errors;
+    // A fresh session for client `index` in its `incarnation` (0, then 1 after a crash, ...).
+    std::function<std::unique_ptr<Session>(int index, int incarnation)> make_session;
+    Nemesis* nemesis = nullptr;
 };
 
 class SimulatedClient {
   public:
-    SimulatedClient(ClientEnvironment& env, int index, std::unique_ptr<Session> session,
-                    std::unique_ptr<Strategy> strategy, ClientStats& stats, std::uint64_t seed);
+    SimulatedClient(ClientEnvironment& env, int index, ClientStats& stats, std::uint64_t seed);
 
     // Loops until the environment's stop flag is set, then stops its background work.
     Task<void> run();
@@ -66,11 +75,25 @@ class SimulatedClient {
     // On a shared server keys are prefixed per run (run.cpp); empty on an embedded one.
     void set_key_prefix(std::string prefix) { key_prefix_ = std::move(prefix); }
     Session& session() { return *session_; }
+
+    // Faults (nemesis/client_faults.cpp), called on this client's loop thread.
+    // Stops the worker at its next checkpoint until `until`; with `whole_client` its background
+    // work (watchdog) stops too.
+    void pause(EventLoop::TimePoint until, bool whole_client);
+    // Drops every connection now; the process never records again and a successor takes over.
+    void crash();
+    // Stalls once at the named checkpoint.
+    void stall_at(std::string point, std::chrono::milliseconds duration);
+    // Connects to `endpoint` from now on (failover).
+    void redirect(const Endpoint& endpoint);
     std::int64_t process() const { return process_; }
     int index() const { return index_; }
 
   private:
     Task<void> cycle();
+    Task<void> reincarnate();
+    void start_incarnation();
+    std::chrono::milliseconds on_checkpoint(std::string_view point);
     Task<void> critical_section(const Grant& grant);
     Task<void> release(const Grant& grant);
     void record(EventType type, std::string_view f, const std::string& key, std::string value,
@@ -88,6 +111,11 @@ class SimulatedClient {
     std::mt19937_64 rng_;
     ProtectedResource resource_;
     std::string key_prefix_;
+    int incarnation_ = 0;
+    bool crashed_ = false;
+    EventLoop::TimePoint worker_paused_until_{};
+    std::vector<std::pair<std::string, std::chrono::milliseconds>> stalls_;
+    std::optional<Endpoint> redirected_to_;
 };
 
 }  // namespace lockbench

@@ -184,8 +184,11 @@ void RedisServer::wait_ready() {
         }
         try {
             // Ours, and not another server that already had the port (a busy port must fail).
-            auto info = command({"INFO", "server"}).str;
-            if (info.find("process_id:" + std::to_string(pid_) + "\r") != std::string::npos)
+            // INFO (default sections) has process_id and, once an AOF is replayed, loading:0.
+            auto info = command({"INFO"}).str;
+            // A data command answers LOADING until an AOF is replayed; INFO does not wait.
+            if (info.find("process_id:" + std::to_string(pid_) + "\r") != std::string::npos &&
+                command({"EXISTS", "lockbench:ready-probe"}).is_integer())
                 return;
         } catch (const RedisError&) {
         }

@@ -15,6 +15,7 @@
 
 #include "client.hpp"
 #include "history_recorder.hpp"
+#include "nemesis/nemesis.hpp"
 #include "registry.hpp"
 #include "summary.hpp"
 
@@ -175,13 +176,32 @@ void Deployment::check_alive() {
 RunOutcome run_workload(const RunOptions& options) {
     Workload w = options.workload;
     w.validate();
+    auto faults = Nemesis::parse(w.faults, w.name);
+    for (const auto& f : faults) {
+        if (f->needs_embedded_servers() && !options.redis.empty()) {
+            throw WorkloadError(
+                "faults: '" + std::string(f->name()) +
+                "' acts on a server process and needs embedded servers, not --redis");
+        }
+    }
     ResultDirectory dir(options.out_dir, w.name);
     Deployment deployment = Deployment::start(w, options.redis);
     deployment.check_reachable();
+    for (const auto& f : faults) {
+        if (f->needs_embedded_servers() &&
+            static_cast<std::size_t>(f->target().index) >= deployment.servers.size()) {
+            throw WorkloadError("faults: '" + std::string(f->name()) + "' targets node " +
+                                std::to_string(f->target().index) + " but the topology has " +
+                                std::to_string(deployment.servers.size()));
+        }
+    }
 
     // On someone else's server, keys carry a per-run prefix so runs never meet old state.
     const std::string nonce = random_hex(6);
     const std::string key_prefix = deployment.embedded ? "" : "lockbench:" + nonce + ":";
+    const ConnectionOptions connection{
+        .connect_timeout = std::chrono::milliseconds(w.connect_timeout_ms),
+        .command_timeout = std::chrono::milliseconds(w.command_timeout_ms)};
 
     const auto start = EventLoop::now();
     const double cpu_start = cpu_seconds();
@@ -190,7 +210,21 @@ RunOutcome run_workload(const RunOptions& options) {
     std::atomic<bool> stop{false};
     std::atomic<std::int64_t> next_process{w.clients};
     std::atomic<std::uint64_t> live_cycles{0}, live_errors{0};
+    ClientDirectory directory;
+    NemesisContext nemesis_context(history, deployment, directory, w.seed ^ 0x6e656d657369ULL);
+    Nemesis nemesis(std::move(faults), nemesis_context, start);
+
+    std::vector<EventLoop*> loops(static_cast<std::size_t>(w.threads), nullptr);
+    const std::vector<Endpoint> endpoints = deployment.endpoints;
     ClientEnvironment env{w, history, keys, start, stop, next_process, live_cycles, live_errors};
+    env.nemesis = &nemesis;
+    env.make_session = [&](int index, int incarnation) {
+        // A successor after a crash is a new process with a new identity.
+        std::string id = "c" + std::to_string(index) +
+                         (incarnation ? "." + std::to_string(incarnation) : "") + "-" + nonce;
+        return std::make_unique<Session>(*loops[static_cast<std::size_t>(index % w.threads)],
+                                         endpoints, connection, id);
+    };
 
     std::mutex failure_mutex;
     std::string failure;  // the first unexpected exception in a client thread
@@ -203,22 +237,18 @@ RunOutcome run_workload(const RunOptions& options) {
 
     std::vector<ClientStats> stats(static_cast<std::size_t>(w.threads));
     std::vector<std::thread> threads;
-    const ConnectionOptions connection{
-        .connect_timeout = std::chrono::milliseconds(w.connect_timeout_ms),
-        .command_timeout = std::chrono::milliseconds(w.command_timeout_ms)};
     for (int t = 0; t < w.threads; ++t) {
         threads.emplace_back([&, t] {
             try {
                 EventLoop loop;
+                loops[static_cast<std::size_t>(t)] = &loop;
                 std::vector<std::unique_ptr<SimulatedClient>> clients;
                 for (int i = t; i < w.clients; i += w.threads) {
-                    auto session = std::make_unique<Session>(loop, deployment.endpoints, connection,
-                                                             "c" + std::to_string(i) + "-" + nonce);
                     clients.push_back(std::make_unique<SimulatedClient>(
-                        env, i, std::move(session), make_strategy(w.strategy),
-                        stats[static_cast<std::size_t>(t)],
+                        env, i, stats[static_cast<std::size_t>(t)],
                         w.seed * 0x9E3779B97F4A7C15ULL + static_cast<std::uint64_t>(i)));
                     clients.back()->set_key_prefix(key_prefix);
+                    directory.add(clients.back().get(), &loop);
                 }
                 std::size_t remaining = clients.size();
                 for (auto& c : clients) {
@@ -236,7 +266,8 @@ RunOutcome run_workload(const RunOptions& options) {
                 }
                 if (remaining > 0)
                     loop.run();
-                // Let connections close cleanly before the loop goes.
+                // Faults posted to this loop after the clients ended must not run on dead clients.
+                directory.remove_loop(&loop);
                 clients.clear();
                 loop.run_once(0ms);
             } catch (const std::exception& e) {
@@ -251,7 +282,7 @@ RunOutcome run_workload(const RunOptions& options) {
                                       std::chrono::duration<double>(w.duration_s));
     auto last_progress = start;
     while (!stop) {
-        std::this_thread::sleep_for(20ms);
+        std::this_thread::sleep_for(w.faults.empty() ? 20ms : 2ms);
         auto now = EventLoop::now();
         if (options.interrupt && options.interrupt->load()) {
             interrupted = true;
@@ -260,9 +291,13 @@ RunOutcome run_workload(const RunOptions& options) {
         if (now >= deadline)
             break;
         try {
+            nemesis.tick(now);
             deployment.check_alive();
         } catch (const EnvironmentError& e) {
             environment_failure = e.what();
+            break;
+        } catch (const std::exception& e) {
+            environment_failure = std::string("fault injection failed: ") + e.what();
             break;
         }
         if (options.progress && now - last_progress >= 500ms) {
@@ -273,6 +308,14 @@ RunOutcome run_workload(const RunOptions& options) {
                          static_cast<double>(live_cycles.load()) / std::max(elapsed, 1e-9),
                          static_cast<unsigned long long>(live_errors.load()));
         }
+    }
+    // Heal first (resume paused servers, restart killed ones) so the clients' last cycles finish
+    // promptly instead of timing out against a stopped server.
+    try {
+        nemesis.heal();
+    } catch (const std::exception& e) {
+        if (environment_failure.empty())
+            environment_failure = std::string("healing faults failed: ") + e.what();
     }
     stop = true;
     for (auto& th : threads)
@@ -288,6 +331,15 @@ RunOutcome run_workload(const RunOptions& options) {
     if (!failure.empty())
         throw std::runtime_error(failure);
 
+    nlohmann::json fault_windows = nlohmann::json::array();
+    for (const auto& fw : nemesis_context.windows()) {
+        fault_windows.push_back(nlohmann::json{
+            {"fault", fw.fault},
+            {"target", fw.target},
+            {"start_s", fw.start_s},
+            {"end_s", fw.end_s ? nlohmann::json(*fw.end_s) : nlohmann::json(nullptr)}});
+    }
+
     ClientStats total;
     for (const auto& s : stats)
         total.merge(s);
@@ -299,7 +351,8 @@ RunOutcome run_workload(const RunOptions& options) {
                      .history_events = history.events(),
                      .interrupted = interrupted,
                      .deployment_embedded = deployment.embedded,
-                     .endpoints = deployment.endpoints};
+                     .endpoints = deployment.endpoints,
+                     .faults = fault_windows};
     RunOutcome outcome;
     outcome.summary = make_summary(in, dir.tmp() / "history.jsonl");
     outcome.interrupted = interrupted;

@@ -66,7 +66,7 @@ json make_summary(const SummaryInputs& in, const std::filesystem::path& history_
           {"release", latency_json(st.release_latency)}}},
         {"ops", ops},
         {"timeseries", series},
-        {"faults", json::array()},
+        {"faults", in.faults},
         {"verdict", verdict},
         {"history", {{"file", "history.jsonl"}, {"events", in.history_events}}},
         {"redis",

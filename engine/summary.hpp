@@ -23,6 +23,7 @@ struct SummaryInputs {
     bool interrupted = false;
     bool deployment_embedded = true;
     std::vector<Endpoint> endpoints;
+    nlohmann::json faults = nlohmann::json::array();  // fault windows
 };
 
 // Builds the summary, judging the history at `history_path` with the checker.

@@ -34,7 +34,7 @@ TEST(WorkloadTest, ParsesEveryField) {
         "release_on_failed_acquire": true, "resource": "fenced", "seed": 42, "duration_s": 2.5,
         "connect_timeout_ms": 300, "command_timeout_ms": 400,
         "topology": {"kind": "masters", "masters": 5, "persistence": "aof-always"},
-        "faults": [{"at_s": 1}], "expect": {"fenced": "safe", "set_nx_px": "violates:mutual_exclusion"}
+        "faults": [{"fault": "pause-client", "target": "holder", "key": "k0", "at_s": 1, "duration_ms": 500}], "expect": {"fenced": "safe", "set_nx_px": "violates:mutual_exclusion"}
     })");
     Workload w = Workload::from_json(j);
     w.validate();

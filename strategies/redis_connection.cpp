@@ -147,11 +147,26 @@ RedisConnection::~RedisConnection() {
         loop_.cancel_timer(deadline_timer_);
 }
 
+void RedisConnection::set_endpoint(Endpoint endpoint) {
+    drop("redirected to " + endpoint.to_string());
+    endpoint_ = std::move(endpoint);
+}
+
+void RedisConnection::disable(const std::string& reason) {
+    disabled_ = reason;
+    drop(reason);
+}
+
 void RedisConnection::drop(const std::string& reason) {
     fail_all(make_error<ClosedError>(reason));
 }
 
 void RedisConnection::enqueue(CommandAwaiter& awaiter) {
+    if (disabled_) {
+        awaiter.error_ = make_error<ClosedError>(*disabled_);
+        loop_.schedule(awaiter.waiter_);
+        return;
+    }
     std::vector<const char*> argv;
     std::vector<std::size_t> argvlen;
     argv.reserve(awaiter.args_.size());

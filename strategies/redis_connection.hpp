@@ -156,6 +156,9 @@ class RedisConnection final : private EventLoop::IoHandler {
     // Drops the socket now, as a crashed client's process would: every command in flight fails
     // with ClosedError(reason). The next command reconnects.
     void drop(const std::string& reason);
+    // Drops the socket and refuses every later command with ClosedError(reason): the client
+    // process this connection belongs to is dead, and a dead process sends nothing.
+    void disable(const std::string& reason);
 
     // Pub/sub: after a SUBSCRIBE command on this connection, published messages queue here.
     // Returns nullopt at the deadline. Throws IoError if the connection fails while waiting.
@@ -182,6 +185,9 @@ class RedisConnection final : private EventLoop::IoHandler {
     // Increments on every new socket: a subscription made on an older generation is gone.
     std::uint64_t generation() const { return generation_; }
     const Endpoint& endpoint() const { return endpoint_; }
+    // Points the connection at another server (a failover): drops the socket, commands in flight
+    // fail with ClosedError, the next command connects to `endpoint`.
+    void set_endpoint(Endpoint endpoint);
     EventLoop& loop() { return loop_; }
     const ConnectionOptions& options() const { return options_; }
     void set_command_timeout(std::chrono::milliseconds t) { options_.command_timeout = t; }
@@ -223,6 +229,7 @@ class RedisConnection final : private EventLoop::IoHandler {
     bool subscribed_ = false;
     std::deque<PubSubMessage> messages_;
     MessageAwaiter* message_waiter_ = nullptr;
+    std::optional<std::string> disabled_;  // the reason, once disabled
 };
 
 }  // namespace lockbench

@@ -21,15 +21,21 @@ Session::~Session() = default;
 
 RedisConnection& Session::redis(std::size_t node) {
     auto& c = connections_.at(node);
-    if (!c)
+    if (!c) {
         c = std::make_unique<RedisConnection>(loop_, nodes_[node], options_);
+        if (killed_)
+            c->disable(*killed_);
+    }
     return *c;
 }
 
 RedisConnection& Session::subscriber(std::size_t node) {
     auto& c = subscribers_.at(node);
-    if (!c)
+    if (!c) {
         c = std::make_unique<RedisConnection>(loop_, nodes_[node], options_);
+        if (killed_)
+            c->disable(*killed_);
+    }
     return *c;
 }
 
@@ -40,9 +46,9 @@ std::string Session::next_token() {
 Task<void> Session::checkpoint(std::string_view point) {
     if (!checkpoint_hook_)
         co_return;
-    auto stall = checkpoint_hook_(point);
-    if (stall.count() > 0)
+    for (auto stall = checkpoint_hook_(point); stall.count() > 0; stall = checkpoint_hook_(point)) {
         co_await loop_.sleep_for(stall);
+    }
 }
 
 Task<void> Session::wait_while_paused() {
@@ -50,14 +56,23 @@ Task<void> Session::wait_while_paused() {
         co_await loop_.sleep_until(paused_until_);
 }
 
-void Session::drop_connections(const std::string& reason) {
+void Session::redirect(std::size_t node, const Endpoint& endpoint) {
+    nodes_.at(node) = endpoint;
+    if (connections_[node])
+        connections_[node]->set_endpoint(endpoint);
+    if (subscribers_[node])
+        subscribers_[node]->set_endpoint(endpoint);
+}
+
+void Session::kill(const std::string& reason) {
+    killed_ = reason;
     for (auto& c : connections_) {
         if (c)
-            c->drop(reason);
+            c->disable(reason);
     }
     for (auto& c : subscribers_) {
         if (c)
-            c->drop(reason);
+            c->disable(reason);
     }
 }
 

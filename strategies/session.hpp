@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,7 +48,8 @@ class Session {
     Clock::SleepAwaiter sleep_for(Clock::Duration d) { return clock_.sleep_for(loop_, d); }
 
     // Named points inside a strategy where a fault may hold the client, e.g. between the GET and
-    // the DEL of a non-atomic unlock (T8). The hook returns how long to stall there (0: none).
+    // the DEL of a non-atomic unlock (T8). The hook returns how long to stall there (0: none); it
+    // is asked again after each stall, and may throw to end the client (a crash).
     using CheckpointHook = std::function<std::chrono::milliseconds(std::string_view point)>;
     void set_checkpoint_hook(CheckpointHook hook) { checkpoint_hook_ = std::move(hook); }
     Task<void> checkpoint(std::string_view point);
@@ -58,8 +60,13 @@ class Session {
     bool paused() const { return EventLoop::now() < paused_until_; }
     Task<void> wait_while_paused();
 
-    // A crash: every connection drops at once, commands in flight fail with ClosedError.
-    void drop_connections(const std::string& reason);
+    // Moves node `i` to another server (a failover promoted a replica). Connections stay the same
+    // objects, so strategies holding a reference keep working.
+    void redirect(std::size_t node, const Endpoint& endpoint);
+
+    // A crash: every connection drops at once, commands in flight fail with ClosedError, and
+    // every later command too (a dead process sends nothing, not even from a waiting strategy).
+    void kill(const std::string& reason);
 
   private:
     EventLoop& loop_;
@@ -72,6 +79,7 @@ class Session {
     std::uint64_t token_sequence_ = 0;
     CheckpointHook checkpoint_hook_;
     EventLoop::TimePoint paused_until_{};
+    std::optional<std::string> killed_;
 };
 
 }  // namespace lockbench

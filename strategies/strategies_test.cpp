@@ -171,8 +171,12 @@ TEST_F(StrategyTest, SetnxGetsetUnlockDeletesTheNextHoldersLockAfterAPauseBetwee
     Client a = client("setnx_getset", "a"), b = client("setnx_getset", "b");
     auto first = run(a.acquire("orders", 300ms));
     ASSERT_NE(as_grant(first), nullptr);
-    a.session->set_checkpoint_hook([](std::string_view point) {
-        return point == SetnxGetset::kBetweenGetAndDel ? 600ms : 0ms;
+    bool stalled = false;  // the hook is asked again after a stall: stall once
+    a.session->set_checkpoint_hook([&stalled](std::string_view point) {
+        if (point != SetnxGetset::kBetweenGetAndDel || stalled)
+            return 0ms;
+        stalled = true;
+        return 600ms;
     });
     Grant g = *as_grant(first);
     std::optional<AcquireResult> second;

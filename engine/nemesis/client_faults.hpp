@@ -1,0 +1,61 @@
+#pragma once
+
+// Faults of one simulated client. Each runs on the client's own event-loop thread.
+
+#include "fault.hpp"
+
+namespace lockbench {
+
+// A stop-the-world pause (GC, page fault, SIGSTOP) of a client for `duration_ms` (T1). With
+// scope "worker" only the client's worker stops and its watchdog keeps renewing; with scope
+// "client" the watchdog stops too, as in a real process pause (T10).
+class PauseClient final : public Fault {
+  public:
+    explicit PauseClient(ObjectReader& r);
+    std::string_view name() const override { return "pause"; }
+    bool targets_clients() const override { return true; }
+    void apply_to_client(NemesisContext& ctx, SimulatedClient& client) override;
+
+  private:
+    std::chrono::milliseconds duration_;
+    bool whole_client_;
+};
+
+// The client process dies: no release, connections dropped, its process id retired; a successor
+// with a new id and a new identity takes its place.
+class CrashClient final : public Fault {
+  public:
+    explicit CrashClient(ObjectReader&) {}
+    std::string_view name() const override { return "crash"; }
+    bool targets_clients() const override { return true; }
+    void apply_to_client(NemesisContext& ctx, SimulatedClient& client) override;
+};
+
+// Steps the client's clock by `offset_ms` and/or lets it drift (T9).
+class SkewClientClock final : public Fault {
+  public:
+    explicit SkewClientClock(ObjectReader& r);
+    std::string_view name() const override { return "clock"; }
+    bool targets_clients() const override { return true; }
+    void apply_to_client(NemesisContext& ctx, SimulatedClient& client) override;
+
+  private:
+    std::int64_t offset_ms_;
+    double drift_;
+};
+
+// Holds the client at a named checkpoint for `duration_ms` the next time it gets there, e.g.
+// between the GET and the DEL of setnx_getset's unlock (T8).
+class StallClient final : public Fault {
+  public:
+    explicit StallClient(ObjectReader& r);
+    std::string_view name() const override { return "stall"; }
+    bool targets_clients() const override { return true; }
+    void apply_to_client(NemesisContext& ctx, SimulatedClient& client) override;
+
+  private:
+    std::string point_;
+    std::chrono::milliseconds duration_;
+};
+
+}  // namespace lockbench

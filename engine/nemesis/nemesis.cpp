@@ -1,0 +1,281 @@
+#include "nemesis.hpp"
+
+#include "client.hpp"
+#include "client_faults.hpp"
+#include "run.hpp"
+#include "server_faults.hpp"
+
+namespace lockbench {
+
+using nlohmann::json;
+
+json FaultTarget::to_json() const {
+    switch (kind) {
+        case Kind::Holder:
+            return json{{"holder", key}};
+        case Kind::Client:
+            return json{{"client", index}};
+        case Kind::Random:
+            return "random";
+        case Kind::Node:
+            return json{{"node", index}};
+    }
+    return nullptr;
+}
+
+// ---- ClientDirectory
+// ------------------------------------------------------------------------------
+
+void ClientDirectory::add(SimulatedClient* client, EventLoop* loop) {
+    std::lock_guard lock(mutex_);
+    auto index = static_cast<std::size_t>(client->index());
+    if (clients_.size() <= index)
+        clients_.resize(index + 1, {nullptr, nullptr});
+    clients_[index] = {client, loop};
+}
+
+std::size_t ClientDirectory::size() const {
+    std::lock_guard lock(mutex_);
+    return clients_.size();
+}
+
+void ClientDirectory::post(std::size_t index, std::function<void(SimulatedClient&)> action) {
+    std::lock_guard lock(mutex_);
+    if (index >= clients_.size() || !clients_[index].first)
+        return;
+    auto [client, loop] = clients_[index];
+    loop->post([client, action = std::move(action)] { action(*client); });
+}
+
+void ClientDirectory::remove_loop(EventLoop* loop) {
+    std::lock_guard lock(mutex_);
+    for (auto& entry : clients_) {
+        if (entry.second == loop)
+            entry = {nullptr, nullptr};
+    }
+}
+
+void ClientDirectory::post_all(std::function<void(SimulatedClient&)> action) {
+    std::lock_guard lock(mutex_);
+    for (auto [client, loop] : clients_) {
+        if (client)
+            loop->post([client, action] { action(*client); });
+    }
+}
+
+// ---- NemesisContext
+// -------------------------------------------------------------------------------
+
+double NemesisContext::log(std::string_view f, json value) {
+    HistoryEvent e;
+    e.type = EventType::Info;
+    e.process = HistoryEvent::kNemesis;
+    e.f = f;
+    e.value = value.dump();
+    return static_cast<double>(history_.record(std::move(e))) / 1e9;
+}
+
+std::size_t NemesisContext::open_window(std::string fault, json target, double start_s) {
+    std::lock_guard lock(windows_mutex_);
+    windows_.push_back(FaultWindow{std::move(fault), std::move(target), start_s, std::nullopt});
+    return windows_.size() - 1;
+}
+
+void NemesisContext::close_window(std::size_t id, double end_s) {
+    std::lock_guard lock(windows_mutex_);
+    if (id < windows_.size())
+        windows_[id].end_s = end_s;
+}
+
+std::vector<FaultWindow> NemesisContext::windows() const {
+    std::lock_guard lock(windows_mutex_);
+    return windows_;
+}
+
+void NemesisContext::later(EventLoop::TimePoint when, std::function<void()> action) {
+    pending_.emplace_back(when, std::move(action));
+}
+
+void NemesisContext::run_due(EventLoop::TimePoint now) {
+    // Actions may schedule more; take the due ones out first.
+    std::vector<std::function<void()>> due;
+    for (auto it = pending_.begin(); it != pending_.end();) {
+        if (it->first <= now) {
+            due.push_back(std::move(it->second));
+            it = pending_.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    for (auto& a : due)
+        a();
+}
+
+void NemesisContext::run_all_pending() {
+    while (!pending_.empty())
+        run_due(EventLoop::TimePoint::max());
+}
+
+// ---- parsing
+// --------------------------------------------------------------------------------------
+
+std::unique_ptr<Fault> make_fault(const json& spec, const std::string& origin,
+                                  const std::string& path) {
+    ObjectReader r(spec, origin, path);
+    const std::string kind = r.string("fault", "");
+    std::unique_ptr<Fault> f;
+    if (kind == "pause-client")
+        f = std::make_unique<PauseClient>(r);
+    else if (kind == "crash-client")
+        f = std::make_unique<CrashClient>(r);
+    else if (kind == "clock-skew")
+        f = std::make_unique<SkewClientClock>(r);
+    else if (kind == "stall")
+        f = std::make_unique<StallClient>(r);
+    else if (kind == "pause-server")
+        f = std::make_unique<PauseServer>(r);
+    else if (kind == "kill-server")
+        f = std::make_unique<KillServer>(r);
+    else if (kind == "clock-jump")
+        f = std::make_unique<JumpServerClock>(r);
+    else if (kind == "failover")
+        f = std::make_unique<Failover>(r);
+    else {
+        r.fail(r.at("fault"),
+               "must be one of pause-client|crash-client|clock-skew|stall|pause-server|"
+               "kill-server|clock-jump|failover, not \"" +
+                   kind + "\"");
+    }
+    f->at_s = r.number("at_s", 0, 0, 86'400);
+    if (r.get("every_s"))
+        f->every_s = r.number("every_s", 1, 0.001, 86'400);
+    f->times = static_cast<int>(r.integer("times", f->every_s ? 1'000'000 : 1, 1, 1'000'000));
+
+    const std::string target = r.string("target", f->targets_clients() ? "random" : "node:0");
+    if (f->targets_clients()) {
+        if (target == "holder") {
+            f->target_.kind = FaultTarget::Kind::Holder;
+            f->target_.key = r.string("key", "k0");
+        } else if (target == "random") {
+            f->target_.kind = FaultTarget::Kind::Random;
+        } else if (target.rfind("client:", 0) == 0) {
+            f->target_.kind = FaultTarget::Kind::Client;
+            try {
+                f->target_.index = std::stoi(target.substr(7));
+            } catch (const std::exception&) {
+                r.fail(r.at("target"), "client:N needs a number");
+            }
+        } else {
+            r.fail(r.at("target"),
+                   "must be holder|random|client:N for a client fault, not \"" + target + "\"");
+        }
+    } else {
+        if (target == "master") {
+            f->target_.index = 0;
+        } else if (target.rfind("node:", 0) == 0) {
+            try {
+                f->target_.index = std::stoi(target.substr(5));
+            } catch (const std::exception&) {
+                r.fail(r.at("target"), "node:N needs a number");
+            }
+        } else {
+            r.fail(r.at("target"),
+                   "must be master|node:N for a server fault, not \"" + target + "\"");
+        }
+        f->target_.kind = FaultTarget::Kind::Node;
+    }
+    r.finish();
+    return f;
+}
+
+std::vector<std::unique_ptr<Fault>> Nemesis::parse(const json& faults, const std::string& origin) {
+    std::vector<std::unique_ptr<Fault>> out;
+    for (std::size_t i = 0; i < faults.size(); ++i) {
+        out.push_back(make_fault(faults[i], origin, "/faults/" + std::to_string(i)));
+    }
+    return out;
+}
+
+// ---- Nemesis
+// --------------------------------------------------------------------------------------
+
+Nemesis::Nemesis(std::vector<std::unique_ptr<Fault>> faults, NemesisContext& ctx,
+                 EventLoop::TimePoint start)
+    : faults_(std::move(faults)), ctx_(ctx) {
+    for (auto& f : faults_) {
+        schedule_.push_back(
+            Scheduled{f.get(), start + std::chrono::duration_cast<EventLoop::SteadyClock::duration>(
+                                           std::chrono::duration<double>(f->at_s))});
+    }
+}
+
+void Nemesis::tick(EventLoop::TimePoint now) {
+    for (auto& s : schedule_) {
+        if (s.fired >= s.fault->times || now < s.next)
+            continue;
+        ++s.fired;
+        s.next = s.fault->every_s
+                     ? now + std::chrono::duration_cast<EventLoop::SteadyClock::duration>(
+                                 std::chrono::duration<double>(*s.fault->every_s))
+                     : EventLoop::TimePoint::max();
+        fire(*s.fault);
+    }
+    ctx_.run_due(now);
+}
+
+void Nemesis::fire(Fault& fault) {
+    if (!fault.targets_clients()) {
+        fault.apply(ctx_);
+        return;
+    }
+    const auto& t = fault.target();
+    switch (t.kind) {
+        case FaultTarget::Kind::Holder: {
+            std::lock_guard lock(armed_mutex_);
+            armed_.push_back(&fault);
+            armed_count_.store(static_cast<int>(armed_.size()));
+            break;
+        }
+        case FaultTarget::Kind::Client:
+            ctx_.clients().post(
+                static_cast<std::size_t>(t.index),
+                [this, &fault](SimulatedClient& c) { fault.apply_to_client(ctx_, c); });
+            break;
+        case FaultTarget::Kind::Random: {
+            auto n = ctx_.clients().size();
+            if (n == 0)
+                return;
+            auto index = std::uniform_int_distribution<std::size_t>(0, n - 1)(ctx_.rng());
+            ctx_.clients().post(
+                index, [this, &fault](SimulatedClient& c) { fault.apply_to_client(ctx_, c); });
+            break;
+        }
+        case FaultTarget::Kind::Node:
+            break;
+    }
+}
+
+void Nemesis::on_grant(SimulatedClient& client, const std::string& key) {
+    if (armed_count_.load(std::memory_order_relaxed) == 0)
+        return;
+    Fault* chosen = nullptr;
+    {
+        std::lock_guard lock(armed_mutex_);
+        for (auto it = armed_.begin(); it != armed_.end(); ++it) {
+            if ((*it)->target().key == key) {
+                chosen = *it;
+                armed_.erase(it);
+                break;
+            }
+        }
+        armed_count_.store(static_cast<int>(armed_.size()));
+    }
+    if (chosen)
+        chosen->apply_to_client(ctx_, client);
+}
+
+void Nemesis::heal() {
+    ctx_.run_all_pending();
+}
+
+}  // namespace lockbench

@@ -1,0 +1,49 @@
+#pragma once
+
+// The nemesis: fires the workload's faults on schedule from the run's main thread, and
+// client faults aimed at "the holder of key K" from the client that is granted K next.
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "fault.hpp"
+
+namespace lockbench {
+
+class Nemesis {
+  public:
+    // Parses and validates a `faults` list (errors name /faults/<i>/<field>).
+    static std::vector<std::unique_ptr<Fault>> parse(const nlohmann::json& faults,
+                                                     const std::string& origin);
+
+    Nemesis(std::vector<std::unique_ptr<Fault>> faults, NemesisContext& ctx,
+            EventLoop::TimePoint start);
+
+    // Main thread, every few ms: fires what is due and runs scheduled heals.
+    void tick(EventLoop::TimePoint now);
+    // Client threads, after every grant.
+    void on_grant(SimulatedClient& client, const std::string& key);
+    // End of the run: runs every heal still pending (resume, restart), so no server is left
+    // paused, killed or half-configured.
+    void heal();
+
+  private:
+    struct Scheduled {
+        Fault* fault;
+        EventLoop::TimePoint next;
+        int fired = 0;
+    };
+    void fire(Fault& fault);
+
+    std::vector<std::unique_ptr<Fault>> faults_;
+    std::vector<Scheduled> schedule_;
+    NemesisContext& ctx_;
+    std::mutex armed_mutex_;
+    std::vector<Fault*> armed_;  // holder-targeted client faults waiting for a grant
+    std::atomic<int> armed_count_{0};
+};
+
+}  // namespace lockbench

@@ -1,0 +1,103 @@
+#include "server_faults.hpp"
+
+#include "client.hpp"
+#include "lua_scripts.hpp"
+#include "run.hpp"
+
+namespace lockbench {
+
+using nlohmann::json;
+
+namespace {
+RedisServer& node(NemesisContext& ctx, const FaultTarget& t) {
+    auto& servers = ctx.deployment().servers;
+    return *servers.at(static_cast<std::size_t>(t.index));
+}
+}  // namespace
+
+PauseServer::PauseServer(ObjectReader& r)
+    : duration_(r.integer("duration_ms", 1000, 0, 3'600'000)) {}
+
+void PauseServer::apply(NemesisContext& ctx) {
+    RedisServer& s = node(ctx, target_);
+    s.pause();
+    double t =
+        ctx.log("pause-server",
+                json{{"node", target_.index}, {"port", s.port()}, {"ms", duration_.count()}});
+    auto window = ctx.open_window("pause-server", target_.to_json(), t);
+    ctx.later(EventLoop::now() + duration_, [&ctx, &s, window, index = target_.index] {
+        s.resume();
+        ctx.close_window(window,
+                         ctx.log("resume-server", json{{"node", index}, {"port", s.port()}}));
+    });
+}
+
+KillServer::KillServer(ObjectReader& r) {
+    const nlohmann::json* v = r.get("restart_after_ms");
+    if (!v) {
+        restart_after_ = std::chrono::milliseconds(0);
+    } else if (!v->is_null()) {
+        restart_after_ = std::chrono::milliseconds(r.integer("restart_after_ms", 0, 0, 3'600'000));
+    }
+}
+
+void KillServer::apply(NemesisContext& ctx) {
+    RedisServer& s = node(ctx, target_);
+    s.kill();
+    double t = ctx.log("kill-server", json{{"node", target_.index}, {"port", s.port()}});
+    auto window = ctx.open_window("kill-server", target_.to_json(), t);
+    if (!restart_after_)
+        return;
+    ctx.later(EventLoop::now() + *restart_after_, [&ctx, &s, window, index = target_.index] {
+        s.restart();
+        ctx.close_window(
+            window,
+            ctx.log("restart-server", json{{"node", index},
+                                           {"port", s.port()},
+                                           {"persistence", to_string(s.options().persistence)}}));
+    });
+}
+
+JumpServerClock::JumpServerClock(ObjectReader& r)
+    : jump_ms_(r.integer("jump_ms", 1000, 1, 86'400'000)) {}
+
+void JumpServerClock::apply(NemesisContext& ctx) {
+    static const Script jump("nemesis_clock_jump");
+    RedisServer& s = node(ctx, target_);
+    Reply touched = s.command({"EVAL", jump.body(), "0", std::to_string(jump_ms_)});
+    double t = ctx.log("clock-jump", json{{"node", target_.index},
+                                          {"port", s.port()},
+                                          {"jump_ms", jump_ms_},
+                                          {"keys", touched.integer},
+                                          {"emulated", true}});
+    auto window = ctx.open_window("clock-jump", target_.to_json(), t);
+    ctx.close_window(window, t);
+}
+
+Failover::Failover(ObjectReader& r) : lag_(r.integer("lag_ms", 300, 0, 600'000)) {}
+
+void Failover::apply(NemesisContext& ctx) {
+    auto& servers = ctx.deployment().servers;
+    if (servers.size() < 2)
+        throw WorkloadError("failover needs topology kind 'replicated'");
+    RedisServer& master = *servers.front();
+    RedisServer& replica = *servers.back();
+    // The replica stops applying the replication stream: lock writes from now on never reach it.
+    replica.pause();
+    double t =
+        ctx.log("failover",
+                json{{"from", master.port()}, {"to", replica.port()}, {"lag_ms", lag_.count()}});
+    auto window =
+        ctx.open_window("failover", json{{"from", master.port()}, {"to", replica.port()}}, t);
+    ctx.later(EventLoop::now() + lag_, [&ctx, &master, &replica, window] {
+        master.kill();
+        replica.resume();
+        replica.command({"REPLICAOF", "NO", "ONE"});
+        Endpoint promoted = replica.endpoint();
+        ctx.deployment().endpoints[0] = promoted;
+        ctx.clients().post_all([promoted](SimulatedClient& c) { c.redirect(promoted); });
+        ctx.close_window(window, ctx.log("failover-done", json{{"to", replica.port()}}));
+    });
+}
+
+}  // namespace lockbench

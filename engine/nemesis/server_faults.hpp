@@ -1,0 +1,63 @@
+#pragma once
+
+// Faults of the embedded redis-server(s). Each runs on the nemesis thread.
+
+#include "fault.hpp"
+
+namespace lockbench {
+
+// SIGSTOP for `duration_ms`, then SIGCONT: commands sent meanwhile time out (info) and are
+// applied after the resume.
+class PauseServer final : public Fault {
+  public:
+    explicit PauseServer(ObjectReader& r);
+    std::string_view name() const override { return "pause-server"; }
+    bool needs_embedded_servers() const override { return true; }
+    void apply(NemesisContext& ctx) override;
+
+  private:
+    std::chrono::milliseconds duration_;
+};
+
+// kill -9, then (unless restart_after_ms is null) a restart on the same port with the topology's
+// persistence: without AOF every lock is gone (T4).
+class KillServer final : public Fault {
+  public:
+    explicit KillServer(ObjectReader& r);
+    std::string_view name() const override { return "kill-server"; }
+    bool needs_embedded_servers() const override { return true; }
+    void apply(NemesisContext& ctx) override;
+
+  private:
+    std::optional<std::chrono::milliseconds> restart_after_;
+};
+
+// A forward jump of the server's wall clock by `jump_ms` (T3), emulated by its effect: every key
+// with a TTL loses `jump_ms` of it at once (keys with less left expire). Debian's redis-server
+// cannot run under libfaketime, and Redis expiry follows gettimeofday().
+class JumpServerClock final : public Fault {
+  public:
+    explicit JumpServerClock(ObjectReader& r);
+    std::string_view name() const override { return "clock-jump"; }
+    bool needs_embedded_servers() const override { return true; }
+    void apply(NemesisContext& ctx) override;
+
+  private:
+    std::int64_t jump_ms_;
+};
+
+// Failover to a replica that missed the latest lock writes (T5, T14): the replica is stopped for
+// `lag_ms` while clients keep locking on the master, then the master dies, the replica resumes,
+// is promoted (REPLICAOF NO ONE) and every client is redirected to it.
+class Failover final : public Fault {
+  public:
+    explicit Failover(ObjectReader& r);
+    std::string_view name() const override { return "failover"; }
+    bool needs_embedded_servers() const override { return true; }
+    void apply(NemesisContext& ctx) override;
+
+  private:
+    std::chrono::milliseconds lag_;
+};
+
+}  // namespace lockbench
