@@ -1,0 +1,452 @@
+// Every view of the dashboard, offscreen, on real results made by `lockbench run`: what is drawn
+// is asserted through the widgets' own API (chart series and axes, table cells, scene items and
+// their colours), not only that a PNG appears. Broken and empty folders must leave a usable
+// window with a message naming the file.
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <unistd.h>
+
+#include <QAbstractAxis>
+#include <QApplication>
+#include <QAreaSeries>
+#include <QBarCategoryAxis>
+#include <QBarSeries>
+#include <QBarSet>
+#include <QChart>
+#include <QEventLoop>
+#include <QGraphicsRectItem>
+#include <QGraphicsScene>
+#include <QImage>
+#include <QLabel>
+#include <QLineSeries>
+#include <QListWidget>
+#include <QLogValueAxis>
+#include <QTabWidget>
+#include <QTimer>
+#include <QValueAxis>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "chart_style.hpp"
+#include "dashboard_test_results.hpp"
+#include "latency_view.hpp"
+#include "main_window.hpp"
+#include "throughput_view.hpp"
+#include "timeline_view.hpp"
+#include "verdict_matrix_view.hpp"
+
+namespace lockbench::dashboard {
+namespace {
+
+namespace fs = std::filesystem;
+
+int run_index(const MainWindow& w, const std::string& strategy, const std::string& scenario) {
+    const auto& runs = w.scan().runs;
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+        if (runs[i].strategy() == strategy && runs[i].scenario() == scenario)
+            return static_cast<int>(i);
+    }
+    return -1;
+}
+
+// Red rectangles in the timeline's scene, counted by their brush: what a person sees as red.
+int red_items(TimelineView* v) {
+    int n = 0;
+    for (QGraphicsItem* item : v->scene()->items()) {
+        auto* rect = qgraphicsitem_cast<QGraphicsRectItem*>(item);
+        if (rect && rect->brush().color() == overlap_color())
+            ++n;
+    }
+    return n;
+}
+
+// The folder of a real run whose name contains `scenario`.
+fs::path real_run(const fs::path& results, const std::string& scenario) {
+    for (const auto& e : fs::directory_iterator(results)) {
+        if (e.path().filename().string().find(scenario) != std::string::npos)
+            return e.path();
+    }
+    return {};
+}
+
+std::string read(const fs::path& p) {
+    std::ifstream in(p);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+class DashboardViewTest : public ::testing::Test {
+  protected:
+    static void SetUpTestSuite() { results_ = testing::test_results(); }
+
+    // A fresh, shown window on `dir`, laid out at a fixed size.
+    std::unique_ptr<MainWindow> open(const fs::path& dir) {
+        auto w = std::make_unique<MainWindow>(QString::fromStdString(dir.string()));
+        w->resize(1200, 800);
+        w->show();
+        QApplication::processEvents();
+        return w;
+    }
+
+    // A scratch folder per test, removed afterwards.
+    fs::path scratch() {
+        fs::path p = fs::temp_directory_path() /
+                     (std::string("dash-view-") +
+                      ::testing::UnitTest::GetInstance()->current_test_info()->name() + "-" +
+                      std::to_string(::getpid()));
+        fs::remove_all(p);
+        fs::create_directories(p);
+        scratch_ = p;
+        return p;
+    }
+    void TearDown() override {
+        if (!scratch_.empty())
+            fs::remove_all(scratch_);
+    }
+
+    static inline fs::path results_;
+    fs::path scratch_;
+};
+
+TEST_F(DashboardViewTest, VerdictMatrixHasACellPerStrategyAndScenarioThatOpensItsRun) {
+    auto w = open(results_);
+    EXPECT_TRUE(w->messages().isEmpty()) << w->messages().join('\n').toStdString();
+    VerdictMatrixView* m = w->verdictMatrix();
+    ASSERT_EQ(m->rowCount(), 2);
+    ASSERT_EQ(m->columnCount(), 2);
+    const int px = m->rowOf("set_nx_px");
+    const int del = m->rowOf("set_nx_px_del");
+    const int calm = m->columnOf("calm");
+    const int short_lease = m->columnOf("short-lease");
+    ASSERT_TRUE(px >= 0 && del >= 0 && calm >= 0 && short_lease >= 0);
+    EXPECT_EQ(m->runAt(del, short_lease), -1);
+    EXPECT_EQ(m->cellState(del, short_lease), VerdictMatrixView::Cell::empty);
+    const int run = m->runAt(px, short_lease);
+    ASSERT_EQ(run, run_index(*w, "set_nx_px", "short-lease"));
+    EXPECT_NE(m->cellState(px, short_lease), VerdictMatrixView::Cell::empty);
+    EXPECT_EQ(m->item(px, short_lease)->background().color(),
+              VerdictMatrixView::colorOf(m->cellState(px, short_lease)));
+
+    w->openRun(run_index(*w, "set_nx_px", "calm"));
+    emit m->cellClicked(px, short_lease);
+    EXPECT_EQ(w->currentRun(), run);
+    EXPECT_EQ(w->tabs()->currentIndex(), MainWindow::timeline_tab);
+}
+
+TEST_F(DashboardViewTest, ThroughputDrawsOneLinePerStrategyOverTheRun) {
+    auto w = open(results_);
+    w->setScenario("calm");
+    ThroughputView* v = w->throughputView();
+    ASSERT_EQ(v->lineCount(), 2);
+    ASSERT_EQ(v->chart()->series().size(), 2);  // no fault windows in these runs
+    EXPECT_EQ(v->faultWindowCount(), 0);
+    std::set<QString> names;
+    double max_y = 0;
+    for (QAbstractSeries* s : v->chart()->series()) {
+        auto* line = qobject_cast<QLineSeries*>(s);
+        ASSERT_NE(line, nullptr);
+        names.insert(line->name());
+        ASSERT_GE(line->count(), 1);
+        for (const QPointF& p : line->points()) {
+            EXPECT_GE(p.x(), v->axisX()->min());
+            EXPECT_LE(p.x(), v->axisX()->max());
+            max_y = std::max(max_y, p.y());
+        }
+        EXPECT_EQ(line->attachedAxes().size(), 2);
+    }
+    EXPECT_EQ(names, (std::set<QString>{"set_nx_px", "set_nx_px_del"}));
+    EXPECT_DOUBLE_EQ(v->axisX()->min(), 0.0);
+    EXPECT_GE(v->axisX()->max(), 1.0);  // --duration 1
+    EXPECT_LT(v->axisX()->max(), 3.0);
+    EXPECT_DOUBLE_EQ(v->axisY()->min(), 0.0);
+    EXPECT_GT(max_y, 0.0);
+    EXPECT_GE(v->axisY()->max(), max_y);
+
+    w->setScenario("short-lease");
+    EXPECT_EQ(v->lineCount(), 1);
+}
+
+TEST_F(DashboardViewTest, LatencyDrawsFourPercentilesPerStrategyForAcquireAndRelease) {
+    auto w = open(results_);
+    w->setScenario("calm");
+    const dashboard::Run& run =
+        w->scan().runs[static_cast<std::size_t>(run_index(*w, "set_nx_px", "calm"))];
+    for (QChart* chart : {w->latencyView()->acquireChart(), w->latencyView()->releaseChart()}) {
+        ASSERT_EQ(chart->series().size(), 1);
+        auto* bars = qobject_cast<QBarSeries*>(chart->series().front());
+        ASSERT_NE(bars, nullptr);
+        ASSERT_EQ(bars->count(), 2);
+        for (QBarSet* set : bars->barSets())
+            EXPECT_EQ(set->count(), 4);
+        QBarCategoryAxis* x = nullptr;
+        QLogValueAxis* y = nullptr;
+        for (QAbstractAxis* a : chart->axes()) {
+            x = x ? x : qobject_cast<QBarCategoryAxis*>(a);
+            y = y ? y : qobject_cast<QLogValueAxis*>(a);
+        }
+        ASSERT_TRUE(x && y);
+        EXPECT_EQ(x->categories(), LatencyView::categories());
+        for (QBarSet* set : bars->barSets()) {
+            for (int i = 0; i < set->count(); ++i) {
+                EXPECT_GE(set->at(i), y->min());
+                EXPECT_LE(set->at(i), y->max());
+            }
+        }
+    }
+    auto* acquire = qobject_cast<QBarSeries*>(w->latencyView()->acquireChart()->series().front());
+    for (QBarSet* set : acquire->barSets()) {
+        if (set->label() == "set_nx_px") {
+            EXPECT_DOUBLE_EQ(set->at(3), std::max(run.summary->acquire.max, 0.001));
+        }
+    }
+}
+
+TEST_F(DashboardViewTest, TimelineDrawsTheKnownViolationInRedAndZoomsToIt) {
+    auto w = open(results_);
+    w->tabs()->setCurrentIndex(MainWindow::timeline_tab);
+    TimelineView* v = w->timelineView();
+
+    ASSERT_TRUE(w->openRun(run_index(*w, "set_nx_px", "calm")));
+    QApplication::processEvents();
+    ASSERT_NE(v->timeline(), nullptr);
+    EXPECT_GE(v->timeline()->rows(), 8u);
+    EXPECT_GT(v->barCount(), 0);
+    EXPECT_EQ(v->timeline()->overlap_count, 0u);
+    EXPECT_EQ(v->redBarCount(), 0);
+    EXPECT_EQ(red_items(v), 0);
+
+    ASSERT_TRUE(w->openRun(run_index(*w, "set_nx_px", "short-lease")));
+    QApplication::processEvents();
+    ASSERT_NE(v->timeline(), nullptr);
+    ASSERT_GE(v->timeline()->overlap_count, 1u)
+        << "a 2 ms lease under a 5 ms hold overlapped nothing";
+    EXPECT_GE(v->redBarCount(), 1);
+    EXPECT_GE(red_items(v), 1);
+    const auto [full0, full1] = v->timeWindow();
+
+    // The violation list names the overlaps; selecting one zooms to its two holds.
+    QListWidget* list = w->violationList();
+    int first_overlap = -1;
+    for (int i = 0; i < list->count() && first_overlap < 0; ++i) {
+        if (list->item(i)->text().startsWith("overlap on k0"))
+            first_overlap = i;
+    }
+    ASSERT_GE(first_overlap, 0);
+    list->setCurrentRow(first_overlap);
+    const Overlap& o = v->timeline()->overlaps.front();
+    const auto [t0, t1] = v->timeWindow();
+    EXPECT_LE(t0, o.start_ns);
+    EXPECT_GE(t1, o.end_ns);
+    EXPECT_LT(t1 - t0, full1 - full0);
+    EXPECT_EQ(v->highlighted().size(), 2u);
+    EXPECT_TRUE(v->highlighted().count(v->timeline()->holds[o.a].process));
+    EXPECT_GE(red_items(v), 2);  // both holds of the pair, now at least a pixel each
+
+    v->showAll();
+    EXPECT_EQ(v->timeWindow(), std::make_pair(full0, full1));
+    v->setColorBy(TimelineView::ColorBy::strategy);
+    EXPECT_GE(red_items(v), 1);  // red means overlap in either colouring
+}
+
+// Fault windows and checker witnesses are not produced by the engine yet (the nemesis and the
+// checker are later issues), so this run is a real one with both added in their announced shape.
+TEST_F(DashboardViewTest, FaultWindowsNemesisMarksAndCheckerWitnessesAreDrawn) {
+    fs::path dir = scratch();
+    fs::path real = real_run(results_, "calm");
+    fs::path run = dir / real.filename();
+    fs::copy(real, run);
+    auto summary = nlohmann::json::parse(read(run / "summary.json"));
+    summary["faults"] = nlohmann::json::parse(
+        R"([{"fault": "pause-client", "start_s": 0.2, "end_s": 0.5, "target": "p3", "new": 1}])");
+    const std::int64_t w0 = 300'000'000;
+    const std::int64_t w1 = 300'400'000;
+    summary["verdict"] = {{"valid", false},
+                          {"violations",
+                           {{{"kind", "mutual_exclusion"},
+                             {"key", "k0"},
+                             {"witness",
+                              {{"a", {{"process", 1}, {"start", w0}, {"end", w1 - 100'000}}},
+                               {"b", {{"process", 2}, {"start", w0 + 100'000}, {"end", w1}}}}}}}}};
+    std::ofstream(run / "summary.json") << summary.dump();
+    // Nemesis events go where their time puts them: the history is in time order.
+    std::istringstream in(read(run / "history.jsonl"));
+    std::ofstream out(run / "history.jsonl");
+    bool paused = false;
+    for (std::string line; std::getline(in, line);) {
+        auto e = nlohmann::json::parse(line);
+        if (!paused && e["time"].get<std::int64_t>() > 200'000'000) {
+            out << R"({"type":"info","process":"nemesis","f":"pause","value":{"target":3},"time":200000000})"
+                << "\n";
+            paused = true;
+        }
+        out << line << "\n";
+    }
+    out.close();
+
+    auto w = open(dir);
+    EXPECT_TRUE(w->messages().isEmpty()) << w->messages().join('\n').toStdString();
+    ThroughputView* tv = w->throughputView();
+    EXPECT_EQ(tv->lineCount(), 1);
+    EXPECT_EQ(tv->faultWindowCount(), 1);
+    ASSERT_EQ(tv->chart()->series().size(), 2);
+    auto* area = qobject_cast<QAreaSeries*>(tv->chart()->series().front());
+    ASSERT_NE(area, nullptr);
+    EXPECT_EQ(area->name(), "fault: pause-client p3");
+    EXPECT_DOUBLE_EQ(area->lowerSeries()->at(0).x(), 0.2);
+    EXPECT_DOUBLE_EQ(area->upperSeries()->at(1).x(), 0.5);
+    EXPECT_DOUBLE_EQ(area->upperSeries()->at(0).y(), tv->axisY()->max());
+
+    TimelineView* v = w->timelineView();
+    ASSERT_NE(v->timeline(), nullptr);
+    ASSERT_EQ(v->timeline()->nemesis.size(), 1u);
+    EXPECT_EQ(v->nemesisMarkCount(), 1);
+    int fault_rects = 0;
+    for (QGraphicsItem* item : v->scene()->items()) {
+        if (item->data(TimelineView::kKindRole).toInt() == TimelineView::fault_window &&
+            qgraphicsitem_cast<QGraphicsRectItem*>(item))
+            ++fault_rects;
+    }
+    EXPECT_EQ(fault_rects, 1);
+
+    // The checker's violation comes first in the list; selecting it zooms to its witness.
+    QListWidget* list = w->violationList();
+    ASSERT_TRUE(list->item(0)->text().startsWith("checker: mutual_exclusion on k0"));
+    list->setCurrentRow(0);
+    const auto [t0, t1] = v->timeWindow();
+    EXPECT_LE(t0, w0);
+    EXPECT_GE(t1, w1);
+    EXPECT_LT(t1 - t0, 10'000'000);
+    EXPECT_EQ(v->highlighted(), (std::set<std::int64_t>{1, 2}));
+    EXPECT_EQ(v->nemesisMarkCount(), 0);  // the pause at 200 ms is outside the zoom
+}
+
+TEST_F(DashboardViewTest, BigHistoriesAreReadOffTheGuiThread) {
+    auto w = open(results_);
+    w->setAsyncThreshold(0);  // treat every history as big
+    const int run = run_index(*w, "set_nx_px", "short-lease");
+    QEventLoop wait;
+    int loaded = -1;
+    QObject::connect(w.get(), &MainWindow::historyLoaded, &wait, [&](int i) {
+        loaded = i;
+        wait.quit();
+    });
+    ASSERT_TRUE(w->openRun(run));
+    EXPECT_TRUE(w->loading());
+    EXPECT_EQ(w->timelineView()->timeline(), nullptr);  // the "reading …" message meanwhile
+    QTimer::singleShot(20'000, &wait, &QEventLoop::quit);
+    wait.exec();
+    ASSERT_EQ(loaded, run);
+    ASSERT_NE(w->timelineView()->timeline(), nullptr);
+    EXPECT_GE(w->timelineView()->redBarCount(), 1);
+}
+
+TEST_F(DashboardViewTest, ScreenshotsOfEveryViewAreWrittenAndNotBlank) {
+    auto w = open(results_);
+    fs::path out = scratch() / "png";
+    QString error;
+    QStringList files = w->renderScreenshots(QString::fromStdString(out.string()), &error);
+    ASSERT_EQ(files.size(), 4) << error.toStdString();
+    for (const QString& f : files) {
+        QImage img(f);
+        ASSERT_FALSE(img.isNull()) << f.toStdString();
+        EXPECT_EQ(img.size(), w->size() * w->devicePixelRatio());
+        std::set<QRgb> colours;
+        for (int y = 0; y < img.height(); y += 7) {
+            for (int x = 0; x < img.width(); x += 7)
+                colours.insert(img.pixel(x, y));
+        }
+        EXPECT_GT(colours.size(), 8u) << f.toStdString() << " looks blank";
+    }
+}
+
+TEST_F(DashboardViewTest, MalformedResultsShowMessagesNamingTheFilesAndDoNotCrash) {
+    fs::path dir = scratch();
+    fs::path run = dir / "20260101T000000Z-broken";
+    fs::create_directories(run);
+    std::ofstream(run / "summary.json") << "{\"strategy\": \"set_nx_px\", garbage";
+    // Five good lines from a real history, then one cut off mid-object.
+    fs::path real = real_run(results_, "calm");
+    ASSERT_FALSE(real.empty());
+    std::istringstream lines(read(real / "history.jsonl"));
+    std::ofstream history(run / "history.jsonl");
+    for (int i = 0; i < 5; ++i) {
+        std::string line;
+        std::getline(lines, line);
+        history << line << "\n";
+    }
+    history << R"({"index":5,"type":"ok","process":3,"f":"acq)";
+    history.close();
+
+    auto w = open(dir);
+    EXPECT_TRUE(w->messageBar()->isVisible());
+    const std::string text = w->messageBar()->text().toStdString();
+    EXPECT_NE(text.find("20260101T000000Z-broken/summary.json: "), std::string::npos) << text;
+    EXPECT_NE(text.find("20260101T000000Z-broken/history.jsonl:6: "), std::string::npos) << text;
+    EXPECT_EQ(w->timelineView()->timeline(), nullptr);
+    EXPECT_EQ(w->throughputView()->lineCount(), 0);
+    QString error;
+    EXPECT_EQ(w->renderScreenshots(QString::fromStdString((dir / "png").string()), &error).size(),
+              4);
+}
+
+TEST_F(DashboardViewTest, EmptyFolderSaysThereAreNoRuns) {
+    auto w = open(scratch());
+    EXPECT_TRUE(w->messageBar()->isVisible());
+    EXPECT_TRUE(w->messageBar()->text().contains("no runs yet"));
+    EXPECT_EQ(w->verdictMatrix()->rowCount(), 0);
+    EXPECT_EQ(w->throughputView()->lineCount(), 0);
+    EXPECT_EQ(w->timelineView()->timeline(), nullptr);
+}
+
+TEST_F(DashboardViewTest, LiveRunIsFollowedAsItGrowsAndThenAsItsFinishedFolder) {
+    fs::path dir = scratch();
+    fs::path real = real_run(results_, "short-lease");
+    ASSERT_FALSE(real.empty());
+    const std::string history = read(real / "history.jsonl");
+    // Cut mid-line, as a reader racing the engine's writer sees it.
+    const std::size_t half = history.size() / 2;
+    fs::path tmp = dir / ".tmp-20260101T000000Z-short-lease-4242";
+    fs::create_directories(tmp);
+    std::ofstream(tmp / "history.jsonl") << history.substr(0, half);
+
+    auto w = open(dir);
+    ASSERT_EQ(w->currentRun(), 0);
+    ASSERT_TRUE(w->scan().runs[0].in_progress);
+    EXPECT_TRUE(w->messages().isEmpty()) << w->messages().join('\n').toStdString();
+    const std::size_t events_before = w->timelineView()->timeline()->events;
+    EXPECT_GT(events_before, 0u);
+    EXPECT_FALSE(w->pollLive());  // nothing new yet
+
+    std::ofstream(tmp / "history.jsonl", std::ios::app) << history.substr(half);
+    ASSERT_TRUE(w->pollLive());
+    const std::size_t events_after = w->timelineView()->timeline()->events;
+    EXPECT_GT(events_after, events_before);
+    EXPECT_GE(w->timelineView()->timeline()->overlap_count, 1u);
+    // Throughput so far, from the history (there is no summary.json yet).
+    w->setScenario("short-lease");
+    ASSERT_EQ(w->throughputView()->lineCount(), 1);
+    auto* line = qobject_cast<QLineSeries*>(w->throughputView()->chart()->series().front());
+    ASSERT_NE(line, nullptr);
+    EXPECT_EQ(line->name(), "live");
+    ASSERT_GE(line->count(), 2);
+    EXPECT_GT(line->at(0).y(), 0.0);
+
+    // The engine renames the folder when the run ends; the window moves to the finished run.
+    for (const char* f : {"summary.json", "workload.json"})
+        fs::copy_file(real / f, tmp / f);
+    fs::rename(tmp, dir / "20260101T000001Z-short-lease");
+    ASSERT_TRUE(w->pollLive());
+    ASSERT_GE(w->currentRun(), 0);
+    const dashboard::Run& now = w->scan().runs[static_cast<std::size_t>(w->currentRun())];
+    EXPECT_EQ(now.name, "20260101T000001Z-short-lease");
+    EXPECT_FALSE(now.in_progress);
+    EXPECT_EQ(w->timelineView()->timeline()->events, events_after);
+    EXPECT_TRUE(w->messages().isEmpty()) << w->messages().join('\n').toStdString();
+}
+
+}  // namespace
+}  // namespace lockbench::dashboard

@@ -1,0 +1,59 @@
+// lockbench-dashboard [RESULTS_DIR | RUN_DIR] [--run NAME] [--screenshot DIR]
+// A RUN_DIR (a folder holding history.jsonl) opens its parent results folder at that run.
+
+#include <cstdio>
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QDir>
+#include <QFileInfo>
+
+#include "main_window.hpp"
+
+int main(int argc, char** argv) {
+    QApplication app(argc, argv);
+    QApplication::setApplicationName("lockbench-dashboard");
+    QCommandLineParser cli;
+    cli.setApplicationDescription(
+        "Throughput, latency, verdicts and the lock-hold timeline of lockbench results.");
+    cli.addHelpOption();
+    cli.addPositionalArgument("results", "Results folder (default: results) or one run's folder.",
+                              "[RESULTS_DIR]");
+    QCommandLineOption screenshot("screenshot",
+                                  "Render every view to DIR/<view>.png offscreen and exit "
+                                  "(run with QT_QPA_PLATFORM=offscreen).",
+                                  "DIR");
+    QCommandLineOption run("run", "Open this run (folder name) in the timeline.", "NAME");
+    cli.addOption(screenshot);
+    cli.addOption(run);
+    cli.process(app);
+
+    QString dir = cli.positionalArguments().value(0, "results");
+    QString run_name = cli.value(run);
+    if (QFileInfo::exists(QDir(dir).filePath("history.jsonl"))) {
+        QDir d(dir);
+        run_name = d.dirName();
+        d.cdUp();
+        dir = d.path();
+    }
+
+    lockbench::dashboard::MainWindow window(dir);
+    if (!run_name.isEmpty())
+        window.openRun(run_name);
+    window.resize(1280, 800);
+    window.show();
+    if (!cli.isSet(screenshot))
+        return QApplication::exec();
+
+    for (const QString& m : window.messages())
+        std::fprintf(stderr, "lockbench-dashboard: %s\n", qPrintable(m));
+    QString error;
+    const QStringList files = window.renderScreenshots(cli.value(screenshot), &error);
+    if (files.isEmpty()) {
+        std::fprintf(stderr, "lockbench-dashboard: %s\n", qPrintable(error));
+        return 4;
+    }
+    for (const QString& f : files)
+        std::printf("%s\n", qPrintable(f));
+    return 0;
+}

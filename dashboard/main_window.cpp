@@ -1,0 +1,514 @@
+#include "main_window.hpp"
+
+#include <filesystem>
+#include <map>
+
+#include <QApplication>
+#include <QComboBox>
+#include <QDir>
+#include <QFileSystemWatcher>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QListWidget>
+#include <QSplitter>
+#include <QTabWidget>
+#include <QTimer>
+#include <QVBoxLayout>
+#include <QtConcurrent>
+
+#include "chart_style.hpp"
+#include "latency_view.hpp"
+#include "throughput_view.hpp"
+#include "timeline_view.hpp"
+#include "verdict_matrix_view.hpp"
+
+namespace lockbench::dashboard {
+namespace {
+
+constexpr int kViolationKindRole = Qt::UserRole;
+constexpr int kViolationIndexRole = Qt::UserRole + 1;
+enum ViolationSource { from_checker, from_overlap, none };
+// More rows than anyone reads; the timeline still shows every overlap in red.
+constexpr std::size_t kMaxListedOverlaps = 1000;
+constexpr int kMaxMessageLines = 8;
+
+QString qs(const std::string& s) {
+    return QString::fromStdString(s);
+}
+
+}  // namespace
+
+MainWindow::MainWindow(const QString& results_dir, QWidget* parent)
+    : QMainWindow(parent),
+      results_dir_(results_dir),
+      message_bar_(new QLabel),
+      folder_label_(new QLabel),
+      scenario_box_(new QComboBox),
+      tabs_(new QTabWidget),
+      matrix_(new VerdictMatrixView),
+      throughput_(new ThroughputView),
+      latency_(new LatencyView),
+      timeline_(new TimelineView),
+      run_box_(new QComboBox),
+      color_box_(new QComboBox),
+      run_label_(new QLabel),
+      violations_(new QListWidget),
+      watcher_(new QFileSystemWatcher(this)),
+      rescan_timer_(new QTimer(this)),
+      live_timer_(new QTimer(this)) {
+    loader_ = new QFutureWatcher<Loaded>(this);
+    connect(loader_, &QFutureWatcher<Loaded>::finished, this, [this] {
+        // The folder may have been rescanned (indices moved) or another run opened meanwhile.
+        if (current_run_ >= 0 && !loading_run_.empty() &&
+            scan_.runs[static_cast<std::size_t>(current_run_)].name == loading_run_)
+            showLoaded(current_run_, loader_->result());
+        loading_run_.clear();
+    });
+    setWindowTitle(tr("lockbench dashboard — %1").arg(results_dir));
+    auto* central = new QWidget;
+    auto* layout = new QVBoxLayout(central);
+
+    message_bar_->setObjectName("messageBar");
+    message_bar_->setWordWrap(true);
+    message_bar_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    message_bar_->setStyleSheet(
+        "QLabel { background: #fde2e2; color: #8a1111; border: 1px solid #e0a0a0; padding: 6px; }");
+    message_bar_->hide();
+    layout->addWidget(message_bar_);
+
+    auto* top = new QHBoxLayout;
+    top->addWidget(folder_label_, 1);
+    top->addWidget(new QLabel(tr("Scenario:")));
+    scenario_box_->setMinimumContentsLength(16);
+    top->addWidget(scenario_box_);
+    layout->addLayout(top);
+
+    tabs_->addTab(matrix_, tr("Verdicts"));
+    tabs_->addTab(throughput_, tr("Throughput"));
+    tabs_->addTab(latency_, tr("Latency"));
+    auto* timeline_page = new QWidget;
+    auto* tl = new QVBoxLayout(timeline_page);
+    tl->setContentsMargins(0, 0, 0, 0);
+    auto* tl_top = new QHBoxLayout;
+    tl_top->addWidget(new QLabel(tr("Run:")));
+    run_box_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    tl_top->addWidget(run_box_);
+    tl_top->addWidget(new QLabel(tr("Colour by:")));
+    color_box_->addItems({tr("key"), tr("strategy")});
+    tl_top->addWidget(color_box_);
+    run_label_->setTextFormat(Qt::RichText);
+    tl_top->addWidget(run_label_, 1);
+    tl->addLayout(tl_top);
+    auto* split = new QSplitter;
+    violations_->setMinimumWidth(220);
+    split->addWidget(violations_);
+    split->addWidget(timeline_);
+    split->setStretchFactor(1, 1);
+    split->setSizes({340, 940});
+    tl->addWidget(split, 1);
+    tabs_->addTab(timeline_page, tr("Timeline"));
+    layout->addWidget(tabs_, 1);
+    setCentralWidget(central);
+
+    connect(scenario_box_, &QComboBox::currentTextChanged, this, [this] { refreshCharts(); });
+    connect(matrix_, &VerdictMatrixView::runActivated, this, [this](int run) {
+        openRun(run);
+        tabs_->setCurrentIndex(timeline_tab);
+    });
+    connect(run_box_, &QComboBox::activated, this,
+            [this](int i) { openRun(run_box_->itemData(i).toInt()); });
+    connect(color_box_, &QComboBox::currentIndexChanged, this, [this](int i) {
+        timeline_->setColorBy(i == 0 ? TimelineView::ColorBy::key
+                                     : TimelineView::ColorBy::strategy);
+        fillViolations();  // the key legend comes and goes with the colouring
+    });
+    connect(violations_, &QListWidget::currentRowChanged, this,
+            [this](int row) { violationSelected(row); });
+
+    // Bursts of directory changes (a suite writing many runs) become one rescan.
+    rescan_timer_->setSingleShot(true);
+    rescan_timer_->setInterval(300);
+    connect(rescan_timer_, &QTimer::timeout, this, [this] { reload(); });
+    connect(watcher_, &QFileSystemWatcher::directoryChanged, this,
+            [this] { rescan_timer_->start(); });
+    live_timer_->setInterval(500);
+    connect(live_timer_, &QTimer::timeout, this, [this] { pollLive(); });
+
+    reload();
+}
+
+MainWindow::~MainWindow() {
+    // The worker only touches its own copy of the path, but its result would land in a
+    // destroyed watcher.
+    loader_->waitForFinished();
+}
+
+void MainWindow::reload() {
+    const QString old_scenario = scenario();
+    const bool had_run = current_run_ >= 0;
+    std::string old_name;
+    std::string old_scenario_of_run;
+    std::string old_strategy;
+    bool old_live = false;
+    if (had_run) {
+        const Run& r = scan_.runs[static_cast<std::size_t>(current_run_)];
+        old_name = r.name;
+        old_scenario_of_run = r.scenario();
+        old_strategy = r.strategy();
+        old_live = r.in_progress;
+    }
+
+    scan_ = scan_results(results_dir_.toStdString());
+    if (watcher_->directories().isEmpty() && QDir(results_dir_).exists())
+        watcher_->addPath(results_dir_);
+    folder_label_->setText(tr("%1 — %n run(s)", "", static_cast<int>(scan_.runs.size()))
+                               .arg(QDir(results_dir_).absolutePath()));
+
+    QStringList scenarios;
+    for (const Run& r : scan_.runs) {
+        if (!scenarios.contains(qs(r.scenario())))
+            scenarios << qs(r.scenario());
+    }
+    scenarios.sort();
+    {
+        QSignalBlocker block(scenario_box_);
+        scenario_box_->clear();
+        scenario_box_->addItems(scenarios);
+        if (scenarios.contains(old_scenario))
+            scenario_box_->setCurrentText(old_scenario);
+    }
+    matrix_->setRuns(scan_.runs);
+    {
+        QSignalBlocker block(run_box_);
+        run_box_->clear();
+        for (std::size_t i = 0; i < scan_.runs.size(); ++i) {
+            const Run& r = scan_.runs[i];
+            run_box_->addItem(tr("%1%2 · %3 · %4")
+                                  .arg(r.in_progress ? tr("● live ") : QString(), qs(r.name),
+                                       qs(r.strategy()), qs(r.scenario())),
+                              static_cast<int>(i));
+        }
+    }
+    refreshCharts();
+
+    // Keep the open run without re-reading its history; a live run that finished continues as
+    // the finished folder it was renamed to.
+    current_run_ = -1;
+    int same = -1;
+    int successor = -1;
+    int with_violations = -1;
+    for (std::size_t i = 0; i < scan_.runs.size(); ++i) {
+        const Run& r = scan_.runs[i];
+        auto idx = static_cast<int>(i);
+        if (r.name == old_name)
+            same = idx;
+        // A run in progress has no workload.json yet, so its strategy may be unknown ("?").
+        if (!r.in_progress && r.scenario() == old_scenario_of_run &&
+            (old_strategy == "?" || r.strategy() == old_strategy))
+            successor = idx;
+        if (r.summary && !r.summary->violations.empty())
+            with_violations = idx;
+    }
+    if (same >= 0) {
+        current_run_ = same;
+        run_box_->setCurrentIndex(same);
+        if (live_model_)
+            updateLiveSummary();  // the rescan dropped the live run's summary-so-far
+    } else if (had_run && old_live && successor >= 0) {
+        openRun(successor);
+    } else if (!scan_.runs.empty()) {
+        openRun(with_violations >= 0 ? with_violations : static_cast<int>(scan_.runs.size()) - 1);
+    } else {
+        live_timer_->stop();
+        live_model_.reset();
+        live_follower_.reset();
+        history_error_.clear();
+        timeline_->clearTimeline(tr("no runs in %1").arg(results_dir_));
+        violations_->clear();
+        run_label_->clear();
+    }
+    refreshMessages();
+}
+
+void MainWindow::setScenario(const QString& scenario) {
+    scenario_box_->setCurrentText(scenario);
+    refreshCharts();
+}
+
+QString MainWindow::scenario() const {
+    return scenario_box_->currentText();
+}
+
+void MainWindow::refreshCharts() {
+    const std::string sc = scenario().toStdString();
+    std::map<std::string, const Run*> newest;  // runs are in start order
+    for (const Run& r : scan_.runs) {
+        if (r.scenario() == sc && r.summary)
+            newest[r.strategy()] = &r;
+    }
+    std::vector<const Run*> runs;
+    std::vector<const Run*> finished;  // a live run's latencies are not known until its summary
+    for (const auto& [strategy, run] : newest) {
+        runs.push_back(run);
+        if (!run->in_progress)
+            finished.push_back(run);
+    }
+    throughput_->setRuns(runs, tr("throughput — %1").arg(scenario()));
+    latency_->setRuns(finished, scenario());
+}
+
+void MainWindow::refreshMessages() {
+    messages_.clear();
+    for (const std::string& e : scan_.errors)
+        messages_ << qs(e);
+    if (!history_error_.isEmpty())
+        messages_ << history_error_;
+    QStringList shown = messages_.mid(0, kMaxMessageLines);
+    if (messages_.size() > kMaxMessageLines)
+        shown << tr("… and %1 more").arg(messages_.size() - kMaxMessageLines);
+    message_bar_->setText(shown.join('\n'));
+    message_bar_->setVisible(!messages_.isEmpty());
+}
+
+bool MainWindow::openRun(const QString& folder_name) {
+    for (std::size_t i = 0; i < scan_.runs.size(); ++i) {
+        if (qs(scan_.runs[i].name) == folder_name)
+            return openRun(static_cast<int>(i));
+    }
+    history_error_ = tr("%1: no such run in %2").arg(folder_name, results_dir_);
+    refreshMessages();
+    return false;
+}
+
+bool MainWindow::openRun(int index) {
+    if (index < 0 || static_cast<std::size_t>(index) >= scan_.runs.size())
+        return false;
+    live_timer_->stop();
+    live_model_.reset();
+    live_follower_.reset();
+    history_error_.clear();
+    current_run_ = index;
+    run_box_->setCurrentIndex(index);
+    const Run& run = scan_.runs[static_cast<std::size_t>(index)];
+    loading_run_.clear();
+    std::error_code ec;
+    auto size = std::filesystem::file_size(run.history_path(), ec);
+    if (!run.in_progress && !ec && static_cast<qint64>(size) >= async_threshold_) {
+        timeline_->clearTimeline(tr("reading %1 (%2 MB) …")
+                                     .arg(qs(run.history_path().string()))
+                                     .arg(static_cast<double>(size) / 1e6, 0, 'f', 1));
+        fillViolations();
+        refreshMessages();
+        loading_run_ = run.name;
+        loader_->setFuture(QtConcurrent::run([path = run.history_path()]() -> Loaded {
+            try {
+                return {load_history(path), {}};
+            } catch (const std::exception& e) {
+                return {nullptr, QString::fromUtf8(e.what())};
+            }
+        }));
+        return true;
+    }
+    Loaded loaded;
+    if (run.in_progress) {
+        try {
+            live_model_ = std::make_unique<HistoryModel>();
+            live_follower_ = std::make_unique<HistoryFollower>(run.history_path());
+            live_follower_->poll(*live_model_, false);
+            loaded.timeline = live_model_->snapshot();
+            live_timer_->start();
+            showLoaded(index, loaded);
+            updateLiveSummary();
+            return true;
+        } catch (const std::exception& e) {
+            loaded.error = QString::fromUtf8(e.what());
+        }
+    } else {
+        QApplication::setOverrideCursor(Qt::WaitCursor);
+        try {
+            loaded.timeline = load_history(run.history_path());
+        } catch (const std::exception& e) {
+            loaded.error = QString::fromUtf8(e.what());
+        }
+        QApplication::restoreOverrideCursor();
+    }
+    showLoaded(index, loaded);
+    return loaded.error.isEmpty();
+}
+
+void MainWindow::showLoaded(int index, const Loaded& loaded) {
+    const Run& run = scan_.runs[static_cast<std::size_t>(index)];
+    if (loaded.timeline) {
+        std::vector<FaultWindow> faults =
+            run.summary ? run.summary->faults : std::vector<FaultWindow>{};
+        timeline_->setTimeline(loaded.timeline, qs(run.strategy()), faults);
+    } else {
+        // A broken history must leave a usable window: say which file and line, draw nothing.
+        history_error_ = qs(run.name) + "/" + loaded.error;
+        timeline_->clearTimeline(history_error_);
+        live_timer_->stop();
+    }
+    fillViolations();
+    refreshMessages();
+    emit historyLoaded(index);
+}
+
+void MainWindow::fillViolations() {
+    QSignalBlocker block(violations_);
+    violations_->clear();
+    run_label_->clear();
+    if (current_run_ < 0)
+        return;
+    const Run& run = scan_.runs[static_cast<std::size_t>(current_run_)];
+    const Timeline* t = timeline_->timeline();
+    if (t) {
+        QString text = tr("%1%2 events · %3 holds · %4 overlapping holds")
+                           .arg(run.in_progress ? tr("LIVE · ") : QString())
+                           .arg(t->events)
+                           .arg(t->holds.size())
+                           .arg(t->overlapped_holds)
+                           .toHtmlEscaped();
+        // The key legend, while bars are coloured by key and there are few enough to read.
+        if (timeline_->colorBy() == TimelineView::ColorBy::key && t->keys.size() <= 16) {
+            text += "&nbsp;&nbsp;";
+            for (std::size_t k = 0; k < t->keys.size(); ++k)
+                text += QString("&nbsp;<span style='color:%1'>&#9632;</span>&nbsp;%2")
+                            .arg(palette_color(static_cast<int>(k)).name(),
+                                 qs(t->keys[k]).toHtmlEscaped());
+        }
+        text += QString("&nbsp;&nbsp;<span style='color:%1'>&#9632;</span>&nbsp;%2")
+                    .arg(overlap_color().name(), tr("overlap"));
+        run_label_->setText(text);
+    }
+    auto add = [&](const QString& text, int source, std::size_t index) {
+        auto* item = new QListWidgetItem(text, violations_);
+        item->setData(kViolationKindRole, source);
+        item->setData(kViolationIndexRole, static_cast<qulonglong>(index));
+    };
+    if (run.summary) {
+        const auto& vs = run.summary->violations;
+        for (std::size_t i = 0; i < vs.size(); ++i)
+            add(tr("checker: %1 on %2").arg(qs(vs[i].kind), qs(vs[i].key)), from_checker, i);
+    }
+    if (t) {
+        for (std::size_t i = 0; i < t->overlaps.size() && i < kMaxListedOverlaps; ++i) {
+            const Overlap& o = t->overlaps[i];
+            add(tr("overlap on %1: p%2 × p%3 at %4 (%5)")
+                    .arg(qs(t->keys[static_cast<std::size_t>(o.key)]))
+                    .arg(t->holds[o.a].process)
+                    .arg(t->holds[o.b].process)
+                    .arg(format_ns(o.start_ns), format_ns(o.end_ns - o.start_ns)),
+                from_overlap, i);
+        }
+        if (t->overlap_count > std::min(t->overlaps.size(), kMaxListedOverlaps))
+            add(tr("… %1 overlaps in all").arg(t->overlap_count), none, 0);
+    }
+    if (violations_->count() == 0)
+        add(t ? tr("no violations") : tr("history not read"), none, 0);
+}
+
+void MainWindow::violationSelected(int row) {
+    QListWidgetItem* item = violations_->item(row);
+    const Timeline* t = timeline_->timeline();
+    if (!item || current_run_ < 0 || !t)
+        return;
+    auto index = static_cast<std::size_t>(item->data(kViolationIndexRole).toULongLong());
+    switch (item->data(kViolationKindRole).toInt()) {
+        case from_overlap:
+            timeline_->zoomToOverlap(index);
+            break;
+        case from_checker: {
+            const Violation& v =
+                scan_.runs[static_cast<std::size_t>(current_run_)].summary->violations[index];
+            if (auto w = witness_window(v.witness)) {
+                timeline_->zoomTo(w->first, w->second, witness_processes(v.witness));
+                break;
+            }
+            // A witness without times: show the first overlap the dashboard found on its key.
+            for (std::size_t i = 0; i < t->overlaps.size(); ++i) {
+                if (t->keys[static_cast<std::size_t>(t->overlaps[i].key)] == v.key) {
+                    timeline_->zoomToOverlap(i);
+                    break;
+                }
+            }
+            break;
+        }
+        default:
+            break;
+    }
+}
+
+bool MainWindow::pollLive() {
+    if (!live_follower_ || current_run_ < 0)
+        return false;
+    const Run& run = scan_.runs[static_cast<std::size_t>(current_run_)];
+    std::error_code ec;
+    if (!std::filesystem::exists(run.dir, ec)) {
+        // Renamed into its final folder (or removed, if the run was aborted).
+        live_timer_->stop();
+        reload();
+        return true;
+    }
+    try {
+        if (live_follower_->poll(*live_model_, false) == 0)
+            return false;
+        timeline_->setTimeline(live_model_->snapshot(), qs(run.strategy()), {}, true);
+        fillViolations();
+        updateLiveSummary();
+        return true;
+    } catch (const std::exception& e) {
+        history_error_ = qs(run.name) + "/" + QString::fromUtf8(e.what());
+        live_timer_->stop();
+        refreshMessages();
+        return false;
+    }
+}
+
+// A run in progress has no summary.json yet; its throughput so far comes from the history, so
+// the Throughput tab follows it too.
+void MainWindow::updateLiveSummary() {
+    const Timeline* t = timeline_->timeline();
+    if (current_run_ < 0 || !t)
+        return;
+    Run& run = scan_.runs[static_cast<std::size_t>(current_run_)];
+    RunSummary s;
+    s.strategy = run.strategy() == "?" ? "live" : run.strategy();
+    s.scenario = run.scenario();
+    s.duration_s = static_cast<double>(t->end_ns) / 1e9;
+    for (std::size_t i = 0; i < t->cycles_per_s.size(); ++i)
+        s.timeseries.push_back({static_cast<double>(i), t->cycles_per_s[i], 0});
+    run.summary = std::move(s);
+    refreshCharts();
+}
+
+QStringList MainWindow::renderScreenshots(const QString& dir, QString* error) {
+    if (!QDir().mkpath(dir)) {
+        if (error)
+            *error = tr("cannot create %1").arg(dir);
+        return {};
+    }
+    // A picture of "reading …" is no picture of the run.
+    if (loader_->isRunning()) {
+        loader_->waitForFinished();
+        QApplication::processEvents();
+    }
+    const int before = tabs_->currentIndex();
+    const QStringList names = {"verdicts", "throughput", "latency", "timeline"};
+    QStringList written;
+    for (int i = 0; i < names.size(); ++i) {
+        tabs_->setCurrentIndex(i);
+        // Lay the tab out (and let the timeline rebuild for its real size) before grabbing.
+        QApplication::processEvents();
+        QString path = QDir(dir).filePath(names[i] + ".png");
+        if (!grab().save(path)) {
+            if (error)
+                *error = tr("cannot write %1").arg(path);
+            return {};
+        }
+        written << path;
+    }
+    tabs_->setCurrentIndex(before);
+    return written;
+}
+
+}  // namespace lockbench::dashboard

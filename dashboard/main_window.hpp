@@ -1,0 +1,120 @@
+#pragma once
+
+// The dashboard window: a results folder's verdict matrix, throughput and latency of one scenario,
+// and the timeline of one run, with every problem found in the files shown in a message bar
+// instead of crashing. Watches the folder, so new runs appear and a run in progress (a `.tmp-…`
+// folder) is followed as its history grows.
+
+#include <memory>
+#include <string>
+
+#include <QFutureWatcher>
+#include <QMainWindow>
+#include <QStringList>
+
+#include "history_model.hpp"
+#include "results_model.hpp"
+
+class QComboBox;
+class QFileSystemWatcher;
+class QLabel;
+class QListWidget;
+class QTabWidget;
+class QTimer;
+
+namespace lockbench::dashboard {
+
+class LatencyView;
+class ThroughputView;
+class TimelineView;
+class VerdictMatrixView;
+
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+
+  public:
+    enum Tab { verdicts_tab, throughput_tab, latency_tab, timeline_tab };
+
+    explicit MainWindow(const QString& results_dir, QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    // Rescans the folder; keeps the selected scenario and run where they still exist.
+    void reload();
+    // Opens run `index` (into scan().runs) in the timeline; false if its history is unreadable
+    // (the message bar says why). A history of asyncThreshold() bytes or more is read on a worker
+    // thread, so the window stays responsive; historyLoaded() says when it is drawn.
+    bool openRun(int index);
+    bool openRun(const QString& folder_name);
+    int currentRun() const { return current_run_; }
+    void setScenario(const QString& scenario);
+    QString scenario() const;
+
+    void setAsyncThreshold(qint64 bytes) { async_threshold_ = bytes; }
+    qint64 asyncThreshold() const { return async_threshold_; }
+    bool loading() const { return loader_->isRunning(); }
+
+    // One step of live mode: feeds what the open in-progress run's history gained since the last
+    // step. Returns true if the timeline changed. Runs on a timer; public for tests.
+    bool pollLive();
+
+    // Renders every view to DIR/<view>.png; returns the files written, or empty with `error` set.
+    QStringList renderScreenshots(const QString& dir, QString* error);
+
+    const ResultsScan& scan() const { return scan_; }
+    // Everything the message bar shows, one problem per entry.
+    QStringList messages() const { return messages_; }
+    QLabel* messageBar() const { return message_bar_; }
+    QTabWidget* tabs() const { return tabs_; }
+    VerdictMatrixView* verdictMatrix() const { return matrix_; }
+    ThroughputView* throughputView() const { return throughput_; }
+    LatencyView* latencyView() const { return latency_; }
+    TimelineView* timelineView() const { return timeline_; }
+    QListWidget* violationList() const { return violations_; }
+
+  signals:
+    void historyLoaded(int run_index);
+
+  private:
+    struct Loaded {
+        std::shared_ptr<const Timeline> timeline;
+        QString error;
+    };
+    void showLoaded(int run_index, const Loaded& loaded);
+    void updateLiveSummary();
+    void refreshCharts();
+    void refreshMessages();
+    void fillViolations();
+    void violationSelected(int row);
+    void finishLiveRun();
+
+    QString results_dir_;
+    ResultsScan scan_;
+    QStringList messages_;
+    QString history_error_;
+    int current_run_ = -1;
+    // ~8 MB is ~60 k events: read in well under a second, not worth a thread (or a flicker).
+    qint64 async_threshold_ = 8 << 20;
+    QFutureWatcher<Loaded>* loader_;
+    std::string loading_run_;  // folder name of the run being read on the worker
+    // Live mode: the reader of the open `.tmp-…` run's history.
+    std::unique_ptr<HistoryModel> live_model_;
+    std::unique_ptr<HistoryFollower> live_follower_;
+
+    QLabel* message_bar_;
+    QLabel* folder_label_;
+    QComboBox* scenario_box_;
+    QTabWidget* tabs_;
+    VerdictMatrixView* matrix_;
+    ThroughputView* throughput_;
+    LatencyView* latency_;
+    TimelineView* timeline_;
+    QComboBox* run_box_;
+    QComboBox* color_box_;
+    QLabel* run_label_;
+    QListWidget* violations_;
+    QFileSystemWatcher* watcher_;
+    QTimer* rescan_timer_;
+    QTimer* live_timer_;
+};
+
+}  // namespace lockbench::dashboard

@@ -1,0 +1,119 @@
+#pragma once
+
+// The results folder as the dashboard sees it: one Run per `results/<UTC time>-<scenario>/`
+// (and per hidden `.tmp-…` folder of a run still in progress), with its summary.json parsed.
+// Qt-free, so it is tested without a display. Parsing is tolerant of missing or unknown fields,
+// because summary.json grows as the checker and the nemesis land; only a file that is not JSON,
+// or a field of the wrong type, is an error, reported with the file name.
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace lockbench::dashboard {
+
+struct LatencyStats {
+    double count = 0;
+    double p50 = 0;
+    double p99 = 0;
+    double p999 = 0;
+    double max = 0;
+};
+
+// A fault window from summary.json `faults`; unknown fields are kept in `raw`.
+struct FaultWindow {
+    std::string fault;
+    double start_s = 0;
+    double end_s = 0;
+    std::string target;
+    nlohmann::json raw;
+
+    std::string label() const;  // "pause-client c3"
+};
+
+struct TimePoint {
+    double t = 0;
+    double cycles = 0;
+    double errors = 0;
+};
+
+enum class Validity { valid, invalid, unknown };
+
+struct Violation {
+    std::string kind;
+    std::string key;
+    nlohmann::json witness;  // shape owned by the checker; read with witness_window()
+};
+
+struct RunSummary {
+    std::string strategy;
+    std::string scenario;
+    std::uint64_t seed = 0;
+    int clients = 0;
+    double duration_s = 0;
+    bool interrupted = false;
+    double cycles = 0;
+    double cycles_per_s = 0;
+    LatencyStats acquire;
+    LatencyStats release;
+    std::vector<TimePoint> timeseries;
+    std::vector<FaultWindow> faults;
+    Validity validity = Validity::unknown;
+    std::vector<Violation> violations;
+    std::optional<std::string> expected;
+    std::optional<bool> as_expected;
+
+    // Cycles per second of each timeseries bucket. The last bucket of a run is partial
+    // (a 2.08 s run has a 0.08 s bucket at t=2); dividing by its real length keeps the line
+    // from dropping to zero at the end of every run.
+    std::vector<TimePoint> rate_series() const;
+
+    // What the run showed, in the vocabulary of `expected`: "safe", "violates:<kind>", "unknown".
+    std::string outcome() const;
+
+    // summary.json's `as_expected` when present; otherwise derived from expected vs outcome
+    // (null when either side is unknown).
+    std::optional<bool> met_expectation() const;
+};
+
+// Throws std::runtime_error naming the JSON path ("/latency_ms/acquire/p50: must be a number").
+RunSummary parse_summary(const nlohmann::json& j);
+
+struct Run {
+    std::filesystem::path dir;
+    std::string name;          // folder name
+    bool in_progress = false;  // a `.tmp-…` folder: only history.jsonl, growing
+    std::optional<RunSummary> summary;
+    nlohmann::json workload;          // workload.json, or null
+    std::vector<std::string> errors;  // "<folder>/summary.json: …"
+
+    std::string strategy() const;  // summary, else workload.json, else "?"
+    std::string scenario() const;  // summary, else workload.json, else from the folder name
+    std::filesystem::path history_path() const { return dir / "history.jsonl"; }
+};
+
+struct ResultsScan {
+    std::filesystem::path dir;
+    std::vector<Run> runs;            // sorted by folder name, i.e. by start time
+    std::vector<std::string> errors;  // problems with the folder itself or with any run
+};
+
+// Never throws: every problem becomes a message in ResultsScan::errors / Run::errors.
+ResultsScan scan_results(const std::filesystem::path& dir);
+
+// Reads one run folder (finished or `.tmp-…`).
+Run load_run(const std::filesystem::path& dir);
+
+// The time range a violation's witness covers, in ns since run start: the smallest and largest
+// integer found under any key naming a time ("start", "end", "time", "*_ns"). The checker's exact
+// witness shape is not fixed yet, so this reads whatever it finds.
+std::optional<std::pair<std::int64_t, std::int64_t>> witness_window(const nlohmann::json& witness);
+
+// Process ids named in a witness (any integer under a key "process"), for highlighting rows.
+std::vector<std::int64_t> witness_processes(const nlohmann::json& witness);
+
+}  // namespace lockbench::dashboard

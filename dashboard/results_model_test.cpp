@@ -1,0 +1,144 @@
+// summary.json and results-folder reading: tolerant of missing and unknown fields (the checker and
+// the nemesis are still adding them), strict and explicit about wrong types and broken files.
+
+#include "results_model.hpp"
+
+#include <fstream>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+namespace lockbench::dashboard {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+json sample_summary() {
+    return json::parse(R"({
+      "strategy": "set_nx_px", "scenario": "pause", "seed": 7, "clients": 4, "duration_s": 2.5,
+      "interrupted": false,
+      "throughput": {"cycles": 300, "cycles_per_s": 120.0},
+      "latency_ms": {"acquire": {"count": 300, "p50": 0.1, "p99": 2, "p999": 3, "max": 4},
+                     "release": {"count": 300, "p50": 0.2, "p99": 1, "p999": 1.5, "max": 9}},
+      "timeseries": [{"t": 0, "cycles": 100, "errors": 0}, {"t": 1, "cycles": 150, "errors": 2},
+                     {"t": 2, "cycles": 50, "errors": 0}],
+      "faults": [{"fault": "pause-client", "start_s": 1.0, "end_s": 1.5, "target": "c3",
+                  "extra": true}, "odd"],
+      "verdict": {"valid": false, "violations": [
+        {"kind": "mutual_exclusion", "key": "k0",
+         "witness": {"a": {"process": 1, "start": 100, "end": 900},
+                     "b": {"process": 2, "start_ns": 400, "end_ns": 1200}}}]},
+      "expected": "violates:mutual_exclusion", "as_expected": null,
+      "future_field": {"anything": 1}
+    })");
+}
+
+TEST(ResultsModelTest, ParsesEveryFieldTheDashboardDraws) {
+    RunSummary s = parse_summary(sample_summary());
+    EXPECT_EQ(s.strategy, "set_nx_px");
+    EXPECT_EQ(s.scenario, "pause");
+    EXPECT_DOUBLE_EQ(s.cycles_per_s, 120.0);
+    EXPECT_DOUBLE_EQ(s.release.max, 9);
+    ASSERT_EQ(s.timeseries.size(), 3u);
+    ASSERT_EQ(s.faults.size(), 2u);
+    EXPECT_EQ(s.faults[0].label(), "pause-client c3");
+    EXPECT_DOUBLE_EQ(s.faults[0].end_s, 1.5);
+    EXPECT_EQ(s.validity, Validity::invalid);
+    ASSERT_EQ(s.violations.size(), 1u);
+    EXPECT_EQ(s.outcome(), "violates:mutual_exclusion");
+    // as_expected is null, so the dashboard derives it.
+    EXPECT_EQ(s.met_expectation(), std::optional<bool>(true));
+}
+
+TEST(ResultsModelTest, PartialLastBucketIsScaledAndSliversDropped) {
+    RunSummary s = parse_summary(sample_summary());
+    auto rate = s.rate_series();
+    ASSERT_EQ(rate.size(), 3u);
+    EXPECT_DOUBLE_EQ(rate[2].cycles, 100.0);  // 50 cycles in the last 0.5 s
+    s.duration_s = 2.05;
+    EXPECT_EQ(s.rate_series().size(), 2u);
+}
+
+TEST(ResultsModelTest, MissingFieldsAreNotErrors) {
+    RunSummary s = parse_summary(json::parse(R"({"strategy": "fenced"})"));
+    EXPECT_EQ(s.strategy, "fenced");
+    EXPECT_EQ(s.validity, Validity::unknown);
+    EXPECT_EQ(s.outcome(), "unknown");
+    EXPECT_FALSE(s.met_expectation().has_value());
+}
+
+TEST(ResultsModelTest, WrongTypesNameTheirPath) {
+    try {
+        parse_summary(json::parse(R"({"latency_ms": {"acquire": {"p50": "fast"}}})"));
+        FAIL() << "no error";
+    } catch (const std::runtime_error& e) {
+        EXPECT_STREQ(e.what(), "/latency_ms/acquire/p50: must be a number, not string");
+    }
+}
+
+TEST(ResultsModelTest, WitnessWindowAndProcessesFromAnyShape) {
+    RunSummary s = parse_summary(sample_summary());
+    auto w = witness_window(s.violations[0].witness);
+    ASSERT_TRUE(w.has_value());
+    EXPECT_EQ(w->first, 100);
+    EXPECT_EQ(w->second, 1200);
+    EXPECT_EQ(witness_processes(s.violations[0].witness), (std::vector<std::int64_t>{1, 2}));
+    EXPECT_FALSE(witness_window(json::object()).has_value());
+}
+
+class ResultsFolderTest : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        dir_ = fs::temp_directory_path() /
+               ("dash-model-" + std::to_string(::getpid()) + "-" +
+                ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        fs::remove_all(dir_);
+        fs::create_directories(dir_);
+    }
+    void TearDown() override { fs::remove_all(dir_); }
+    void write(const fs::path& rel, const std::string& text) {
+        fs::create_directories((dir_ / rel).parent_path());
+        std::ofstream(dir_ / rel) << text;
+    }
+    fs::path dir_;
+};
+
+TEST_F(ResultsFolderTest, ScansRunsInStartOrderWithInProgressLast) {
+    write("20260101T000002Z-b/summary.json", sample_summary().dump());
+    write("20260101T000002Z-b/history.jsonl", "");
+    write("20260101T000001Z-a/summary.json", R"({"strategy":"fenced","scenario":"a"})");
+    write("20260101T000001Z-a/history.jsonl", "");
+    write(".tmp-20260101T000003Z-live-123/history.jsonl", "");
+    write(".git/x", "");
+    write("baseline.json", "{}");
+    ResultsScan scan = scan_results(dir_);
+    EXPECT_TRUE(scan.errors.empty()) << scan.errors.front();
+    ASSERT_EQ(scan.runs.size(), 3u);
+    EXPECT_EQ(scan.runs[0].scenario(), "a");
+    EXPECT_EQ(scan.runs[1].scenario(), "pause");
+    EXPECT_TRUE(scan.runs[2].in_progress);
+    EXPECT_EQ(scan.runs[2].scenario(), "live");
+}
+
+TEST_F(ResultsFolderTest, BrokenFilesBecomeMessagesNamingTheFile) {
+    write("20260101T000001Z-x/summary.json", "{ not json");
+    write("20260101T000001Z-x/workload.json", R"({"name":"x","strategy":"redlock"})");
+    write("20260101T000002Z-y/history.jsonl", "");
+    ResultsScan scan = scan_results(dir_);
+    ASSERT_EQ(scan.runs.size(), 2u);
+    EXPECT_EQ(scan.runs[0].strategy(), "redlock");
+    ASSERT_EQ(scan.errors.size(), 3u);
+    EXPECT_NE(scan.errors[0].find("20260101T000001Z-x/summary.json: "), std::string::npos);
+    EXPECT_NE(scan.errors[1].find("20260101T000001Z-x/history.jsonl: missing"), std::string::npos);
+    EXPECT_NE(scan.errors[2].find("20260101T000002Z-y/summary.json: missing"), std::string::npos);
+}
+
+TEST_F(ResultsFolderTest, EmptyAndMissingFoldersSaySo) {
+    EXPECT_NE(scan_results(dir_).errors.at(0).find("no runs yet"), std::string::npos);
+    EXPECT_NE(scan_results(dir_ / "nope").errors.at(0).find("not a results folder"),
+              std::string::npos);
+}
+
+}  // namespace
+}  // namespace lockbench::dashboard
