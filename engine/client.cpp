@@ -182,6 +182,12 @@ Task<void> SimulatedClient::run() {
             // The outcome of an `info` op is unknown forever: this process never runs again.
             process_ = env_.next_process.fetch_add(1);
             retire_after_cycle_ = false;
+            // Back off while the server is down instead of flooding the history with refusals.
+            consecutive_errors_ = std::min(consecutive_errors_ + 1, 8);
+            co_await session_->loop().sleep_for(
+                std::chrono::milliseconds(5 << consecutive_errors_));
+        } else {
+            consecutive_errors_ = 0;
         }
         auto think = w.think_ms.sample(rng_);
         if (think.count() > 0)

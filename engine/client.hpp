@@ -112,6 +112,7 @@ class SimulatedClient {
     ProtectedResource resource_;
     std::string key_prefix_;
     int incarnation_ = 0;
+    int consecutive_errors_ = 0;
     bool crashed_ = false;
     EventLoop::TimePoint worker_paused_until_{};
     std::vector<std::pair<std::string, std::chrono::milliseconds>> stalls_;

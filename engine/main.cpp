@@ -3,8 +3,10 @@
 // 0 success/valid, 1 violation or unexpected outcome, 2 bad input or usage, 3 unknown,
 // 4 environment (no redis-server, port busy, Redis down).
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <signal.h>
@@ -102,6 +104,34 @@ int run_command(const RunFlags& f) {
     return run_exit_code(outcome);
 }
 
+// The shipped scenarios: every workloads/*.json with expectations, in name order.
+int list_scenarios(const std::string& dir) {
+    namespace fs = std::filesystem;
+    std::vector<fs::path> files;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+        if (entry.path().extension() == ".json")
+            files.push_back(entry.path());
+    }
+    if (ec)
+        throw lockbench::WorkloadError(dir + ": " + ec.message());
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) {
+        lockbench::Workload w = lockbench::Workload::load(f);
+        for (const auto& [strategy, outcome] : w.expect) {
+            lockbench::Workload as_run = w;
+            as_run.strategy = strategy;
+            as_run.validate();
+        }
+        std::printf("%-40s", w.name.c_str());
+        for (const auto& [strategy, outcome] : w.expect) {
+            std::printf(" %s=%s", strategy.c_str(), outcome.c_str());
+        }
+        std::printf("\n");
+    }
+    return 0;
+}
+
 int list_strategies() {
     for (const auto& s : lockbench::all_strategies()) {
         std::printf("%-15s %-50s %s\n", std::string(s.name).c_str(),
@@ -122,6 +152,12 @@ int main(int argc, char** argv) {
 
     auto* strategies =
         app.add_subcommand("strategies", "List lock strategies and their capabilities");
+
+    std::string scenarios_dir = LOCKBENCH_WORKLOADS_DIR;
+    auto* scenarios =
+        app.add_subcommand("scenarios", "List the shipped scenarios and their expectations");
+    scenarios->add_option("--dir", scenarios_dir, "Folder of scenario files")
+        ->capture_default_str();
 
     RunFlags rf;
     auto* run =
@@ -159,6 +195,8 @@ int main(int argc, char** argv) {
     try {
         if (strategies->parsed())
             return list_strategies();
+        if (scenarios->parsed())
+            return list_scenarios(scenarios_dir);
         if (run->parsed()) {
             install_interrupt_handlers();
             return run_command(rf);

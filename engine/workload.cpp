@@ -156,6 +156,20 @@ Workload Workload::from_json(const json& j, const std::string& origin) {
             {{"none", "none"}, {"aof-everysec", "aof-everysec"}, {"aof-always", "aof-always"}});
         tr.finish();
     }
+    if (const json* c = r.get("checks")) {
+        ObjectReader cr(*c, origin, "/checks");
+        w.checks.liveness_bound_ms =
+            cr.integer("liveness_bound_ms", w.checks.liveness_bound_ms, 1, 86'400'000);
+        const json* starvation = cr.get("starvation_bound_ms");
+        if (starvation && !starvation->is_null()) {
+            w.checks.starvation_bound_ms = cr.integer("starvation_bound_ms", 0, 1, 86'400'000);
+        }
+        w.checks.model = cr.choice<std::string>(
+            "model", w.checks.model,
+            {{"none", "none"}, {"mutex", "mutex"}, {"rwlock", "rwlock"}, {"register", "register"}});
+        w.checks.time_limit_s = cr.number("time_limit_s", w.checks.time_limit_s, 0.01, 86'400);
+        cr.finish();
+    }
     if (const json* f = r.get("faults")) {
         if (!f->is_array())
             r.fail("/faults", "must be an array, not " + type_name(*f));
@@ -171,6 +185,10 @@ Workload Workload::from_json(const json& j, const std::string& origin) {
                 er.fail("/expect/" + strategy, "must be a string");
             w.expect[strategy] = outcome.get<std::string>();
         }
+    }
+    if (!j.contains("strategy") && !w.expect.empty()) {
+        // A scenario names the strategies it is about; run the first unless told otherwise.
+        w.strategy = w.expect.begin()->first;
     }
     r.finish();
     return w;
@@ -221,6 +239,12 @@ json Workload::to_json() const {
          {{"kind", to_string(topology.kind)},
           {"masters", topology.masters},
           {"persistence", topology.persistence}}},
+        {"checks",
+         {{"liveness_bound_ms", checks.liveness_bound_ms},
+          {"starvation_bound_ms",
+           checks.starvation_bound_ms ? json(*checks.starvation_bound_ms) : json(nullptr)},
+          {"model", checks.model},
+          {"time_limit_s", checks.time_limit_s}}},
         {"faults", faults},
         {"expect", expect_json},
     };

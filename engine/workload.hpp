@@ -54,6 +54,14 @@ struct Topology {
     std::string persistence = "none";  // none | aof-everysec | aof-always
 };
 
+// How the run's history is judged (the checker's options).
+struct CheckSettings {
+    std::int64_t liveness_bound_ms = 10'000;          // an orphaned lock longer than this: deadlock
+    std::optional<std::int64_t> starvation_bound_ms;  // a wait longer than this: starvation
+    std::string model = "none";  // linearizability model: none|mutex|rwlock|register
+    double time_limit_s = 30;    // for the linearizability search
+};
+
 struct Workload {
     std::string name = "adhoc";
     std::string description;
@@ -76,6 +84,7 @@ struct Workload {
     std::int64_t connect_timeout_ms = 1000;
     std::int64_t command_timeout_ms = 1000;
     Topology topology;
+    CheckSettings checks;
     nlohmann::json faults = nlohmann::json::array();  // the nemesis schedule (faults issue)
     std::map<std::string, std::string> expect;  // strategy -> safe | violates:<check> | deadlocks
 

@@ -22,6 +22,7 @@ Task<AcquireResult> SetNxPx::acquire(Session& session, const AcquireRequest& req
 }
 
 Task<ReleaseOutcome> SetNxPx::release(Session& session, const Grant& grant) {
+    co_await session.checkpoint(kBeforeReleaseDelete);
     Reply reply = co_await run_script(session.redis(), compare_and_delete_, strings(grant.key),
                                       strings(grant.token));
     co_return reply.as_integer() == 1 ? ReleaseOutcome::Released : ReleaseOutcome::NotHeld;

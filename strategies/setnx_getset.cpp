@@ -65,7 +65,7 @@ Task<ReleaseOutcome> SetnxGetset::release(Session& session, const Grant& grant) 
     std::int64_t current = parse_expiry(co_await redis.command("GET", grant.key));
     if (current <= session.clock().wall_ms())
         co_return ReleaseOutcome::NotHeld;
-    co_await session.checkpoint(kBetweenGetAndDel);
+    co_await session.checkpoint(kBeforeReleaseDelete);
     // Compares with the clock, not with its own value: whoever holds an unexpired lock now loses
     // it.
     co_await redis.command("DEL", grant.key);

@@ -23,9 +23,9 @@ class SetnxGetset final : public Strategy {
     Task<AcquireResult> acquire(Session& session, const AcquireRequest& request) override;
     Task<ReleaseOutcome> release(Session& session, const Grant& grant) override;
 
-    // Fault point between the unlock's GET and its DEL (T8's TOCTOU window).
-    static constexpr std::string_view kBetweenGetAndDel =
-        "setnx_getset.release.between_get_and_del";
+    // Its kBeforeReleaseDelete checkpoint sits between the unlock's GET and its DEL (T8's
+    // TOCTOU window).
+    static constexpr std::string_view kBetweenGetAndDel = kBeforeReleaseDelete;
 
   private:
     Task<std::optional<std::int64_t>> try_once(Session& session, const AcquireRequest& request);

@@ -79,6 +79,10 @@ struct StrategyOptions {
     std::chrono::milliseconds node_timeout{50};
 };
 
+// A checkpoint every strategy that deletes its key on release passes just before the delete
+// reaches Redis: a fault that stalls a client here is a late unlock (T8), after its hold ended.
+inline constexpr std::string_view kBeforeReleaseDelete = "release.before_delete";
+
 class Strategy {
   public:
     virtual ~Strategy() = default;

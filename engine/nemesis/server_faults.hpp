@@ -46,9 +46,9 @@ class JumpServerClock final : public Fault {
     std::int64_t jump_ms_;
 };
 
-// Failover to a replica that missed the latest lock writes (T5, T14): the replica is stopped for
-// `lag_ms` while clients keep locking on the master, then the master dies, the replica resumes,
-// is promoted (REPLICAOF NO ONE) and every client is redirected to it.
+// Failover to a replica that missed the latest lock writes (T5, T14): the replica stops
+// replicating (REPLICAOF NO ONE) while clients keep locking on the master for `lag_ms`, then the
+// master dies and every client is redirected to the promoted replica.
 class Failover final : public Fault {
   public:
     explicit Failover(ObjectReader& r);
