@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "expectation.hpp"
+
 namespace lockbench {
 
 using nlohmann::json;
@@ -82,13 +84,8 @@ json make_summary(const SummaryInputs& in, const std::filesystem::path& history_
         summary["as_expected"] = nullptr;
     } else {
         summary["expected"] = expected->second;
-        const auto& valid = verdict["valid"];
-        if (!valid.is_boolean()) {
-            summary["as_expected"] = nullptr;
-        } else {
-            bool safe = valid.get<bool>();
-            summary["as_expected"] = expected->second == "safe" ? safe : !safe;
-        }
+        auto met = Expectation::parse(expected->second).met_by(verdict);
+        summary["as_expected"] = met ? json(*met) : json(nullptr);
     }
     return summary;
 }

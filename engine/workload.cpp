@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "expectation.hpp"
 #include "json_reader.hpp"
 #include "nemesis/nemesis.hpp"
 #include "registry.hpp"
@@ -173,6 +174,7 @@ Workload Workload::from_json(const json& j, const std::string& origin) {
     if (const json* f = r.get("faults")) {
         if (!f->is_array())
             r.fail("/faults", "must be an array, not " + type_name(*f));
+        Nemesis::parse(*f, origin);  // a mistake in a fault fails here, before any server starts
         w.faults = *f;
     }
     if (const json* e = r.get("expect")) {
@@ -183,6 +185,11 @@ Workload Workload::from_json(const json& j, const std::string& origin) {
                 er.fail("/expect/" + strategy, "unknown strategy");
             if (!outcome.is_string())
                 er.fail("/expect/" + strategy, "must be a string");
+            try {
+                Expectation::parse(outcome.get<std::string>());
+            } catch (const std::invalid_argument& bad) {
+                er.fail("/expect/" + strategy, bad.what());
+            }
             w.expect[strategy] = outcome.get<std::string>();
         }
     }
@@ -251,8 +258,6 @@ json Workload::to_json() const {
 }
 
 void Workload::validate() const {
-    Nemesis::parse(faults,
-                   name);  // a fault list with a mistake fails here, before any server starts
     const StrategyInfo* info = find_strategy(strategy);
     if (!info) {
         std::string names;

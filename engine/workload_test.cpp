@@ -67,6 +67,19 @@ TEST(WorkloadTest, EveryErrorNamesItsJsonPath) {
         {R"({"topology": {"masters": 3, "extra": 1}})", "w.json: /topology/extra: unknown field"},
         {R"({"expect": {"zookeeper": "safe"}})", "w.json: /expect/zookeeper: unknown strategy"},
         {R"({"faults": {}})", "w.json: /faults: must be an array, not an object"},
+        {R"({"expect": {"set_nx_px": "fine"}})",
+         "w.json: /expect/set_nx_px: 'fine' is not safe, deadlocks, safe:<check> or "
+         "violates:<check> (checks: "
+         "mutual_exclusion|fencing|resource|liveness|linearizability|starvation)"},
+        {R"({"faults": [{"fault": "meteor"}]})",
+         "w.json: /faults/0/fault: must be one of "
+         "pause-client|crash-client|clock-skew|stall|pause-server|kill-server|clock-jump|failover, "
+         "not \"meteor\""},
+        {R"({"faults": [{"fault": "pause-client", "target": "master"}]})",
+         "w.json: /faults/0/target: must be holder|random|client:N for a client fault, not "
+         "\"master\""},
+        {R"({"faults": [{"fault": "kill-server", "speed": 1}]})",
+         "w.json: /faults/0/speed: unknown field"},
         {R"([1, 2])", "w.json: /: must be an object, not an array"},
         {R"({"strategy": "nope"})",
          "strategy: unknown 'nope' (one of "
