@@ -130,7 +130,8 @@ TEST_P(RunEveryStrategyTest, SixteenClientsProduceAWellFormedHistoryWithoutLostU
 
 INSTANTIATE_TEST_SUITE_P(Strategies, RunEveryStrategyTest,
                          ::testing::Values("setnx_getset", "set_nx_px", "set_nx_px_del",
-                                           "rwlock_seed", "fenced", "redlock"),
+                                           "reentrant_hash", "rwlock_seed", "rwlock", "fenced",
+                                           "redlock"),
                          [](const auto& param_info) { return param_info.param; });
 
 TEST(RunTest, ResultsFolderThatCannotBeCreatedIsAnEnvironmentError) {

@@ -1,18 +1,66 @@
 #pragma once
 
+#include "lua_scripts.hpp"
 #include "strategy.hpp"
+#include "watchdog.hpp"
 
 namespace lockbench {
 
-// Placeholder until the strategy lands.
+// Redisson's RReadWriteLock. One hash `key`: field `mode` (read|write), one field per reader
+// (owner -> read count) and the writer's field (owner:write -> write count). Every read hold also
+// gets a timeout key of its own, `{key}:<owner>:rwlock_timeout:<n>`, with its own lease, so one
+// reader's expiry never shortens another reader's hold (Redisson #2144); a read release makes the
+// hash live exactly as long as its longest remaining reader. Re-entry by the same owner in either
+// mode; the writer may take read holds (downgrade: when its write count reaches 0 the lock stays
+// a read lock); there is no upgrade, and readers are admitted whenever the mode is read, so a
+// stream of readers starves writers (T12). Releases publish on the key's channel (waiters
+// SUBSCRIBE), are retry-safe through the unlock latch (T7), and a watchdog renews whatever the
+// client holds on a key every lease/3, as reentrant_hash does.
 class Rwlock final : public Strategy {
   public:
-    explicit Rwlock(const StrategyOptions&) {}
+    explicit Rwlock(StrategyOptions options);
     std::string_view name() const override { return "rwlock"; }
     Capabilities capabilities() const override { return static_capabilities(); }
-    static Capabilities static_capabilities() { return Capabilities{}; }
+    static Capabilities static_capabilities() {
+        return Capabilities{
+            .reentrant = true, .shared_mode = true, .auto_renewal = true, .renew = true};
+    }
+
+    // Exclusive = the write lock, Shared = the read lock.
     Task<AcquireResult> acquire(Session& session, const AcquireRequest& request) override;
+    // Released when this grant's mode is no longer held by the client, StillHeld while
+    // re-entries of that mode remain.
     Task<ReleaseOutcome> release(Session& session, const Grant& grant) override;
+    // Extends everything the client holds on the key (its write hold, its live read holds).
+    Task<bool> renew(Session& session, const Grant& grant) override;
+    Task<void> shutdown(Session& session) override;
+
+    // Where releases of `key` are announced (Redisson: redisson_rwlock:{name}).
+    static std::string channel(std::string_view key) {
+        return "lockbench_rwlock:" + hash_tagged(key);
+    }
+    // The timeout key of `owner`'s n-th read hold is this prefix + ":<n>".
+    static std::string reader_timeout_prefix(std::string_view key, std::string_view owner) {
+        return hash_tagged(key) + ":" + std::string(owner) + ":rwlock_timeout";
+    }
+    static std::string writer_field(std::string_view owner) {
+        return std::string(owner) + ":write";
+    }
+    // Watchdog renewal loops still running (for tests).
+    std::size_t watchdogs_running() const { return watchdog_.running(); }
+
+  private:
+    Task<AcquireAttempt> try_acquire(Session& session, const AcquireRequest& request);
+    Task<bool> renew_owner(Session& session, std::string key, std::chrono::milliseconds lease);
+
+    StrategyOptions options_;
+    Script read_acquire_{"rwlock_read_acquire"};
+    Script write_acquire_{"rwlock_write_acquire"};
+    Script read_release_{"rwlock_read_release"};
+    Script write_release_{"rwlock_write_release"};
+    Script renew_{"rwlock_renew"};
+    bool subscriber_in_use_ = false;
+    Watchdog watchdog_;  // last: its loops call renew_owner()
 };
 
 }  // namespace lockbench

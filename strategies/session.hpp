@@ -58,6 +58,9 @@ class Session {
     // watchdog calls wait_while_paused() before acting.
     void pause_until(EventLoop::TimePoint until) { paused_until_ = until; }
     bool paused() const { return EventLoop::now() < paused_until_; }
+    // When the current whole-client pause ends (in the past when not paused), so background work
+    // can wait for it on an event it can also be stopped by.
+    EventLoop::TimePoint paused_until() const { return paused_until_; }
     Task<void> wait_while_paused();
 
     // Moves node `i` to another server (a failover promoted a replica). Connections stay the same

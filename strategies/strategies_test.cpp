@@ -2,6 +2,7 @@
 // by the owner, expiry, a dead server is an error and not a hang), then what makes each one
 // distinct, flaws included (T8, T9) - a demonstration that does not demonstrate fails here.
 
+#include <deque>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -9,7 +10,9 @@
 #include "fenced.hpp"
 #include "redis_fixture.hpp"
 #include "redlock.hpp"
+#include "reentrant_hash.hpp"
 #include "registry.hpp"
+#include "rwlock.hpp"
 #include "setnx_getset.hpp"
 
 namespace lockbench {
@@ -38,8 +41,10 @@ struct Client {
 
 class StrategyContractTest : public RedisTest, public ::testing::WithParamInterface<std::string> {
   protected:
-    Client client(const std::string& name, Clock clock = Clock(), ConnectionOptions options = {}) {
-        return Client{make_session(name, std::move(clock), options), make_strategy(GetParam())};
+    Client client(const std::string& name, Clock clock = Clock(), ConnectionOptions options = {},
+                  StrategyOptions strategy_options = {}) {
+        return Client{make_session(name, std::move(clock), options),
+                      make_strategy(GetParam(), strategy_options)};
     }
     void TearDown() override {
         for (auto* c : {&a_, &b_}) {
@@ -90,9 +95,11 @@ TEST_P(StrategyContractTest, AWaiterGetsTheLockOnceItIsReleased) {
     EXPECT_GE(EventLoop::now() - start, 140ms);
 }
 
+// What a lease does when nothing renews it. A watchdog would renew it for as long as the client
+// runs - that is its purpose, tested on its own below - so this case turns it off.
 TEST_P(StrategyContractTest, ALockExpiresAfterItsLease) {
-    a_ = client("a");
-    b_ = client("b");
+    a_ = client("a", Clock(), {}, {.watchdog = false});
+    b_ = client("b", Clock(), {}, {.watchdog = false});
     auto first = run(a_.acquire("orders", 200ms));
     ASSERT_NE(as_grant(first), nullptr);
     std::this_thread::sleep_for(350ms);
@@ -115,7 +122,8 @@ TEST_P(StrategyContractTest, ADeadServerIsAnErrorNotAHang) {
 
 INSTANTIATE_TEST_SUITE_P(Strategies, StrategyContractTest,
                          ::testing::Values("setnx_getset", "set_nx_px", "set_nx_px_del",
-                                           "rwlock_seed", "fenced", "redlock"),
+                                           "reentrant_hash", "rwlock_seed", "rwlock", "fenced",
+                                           "redlock"),
                          [](const auto& param_info) { return param_info.param; });
 
 // ---- what distinguishes them
@@ -252,6 +260,391 @@ TEST(RedlockTest, GrantsWithThreeOfFiveMastersUpAndRefusesWithTwo) {
     // A refused attempt unlocks the nodes it did get.
     EXPECT_TRUE(masters[3]->command({"GET", "orders"}).is_nil());
     EXPECT_TRUE(masters[4]->command({"GET", "orders"}).is_nil());
+}
+
+// ---- reentrant_hash and rwlock (Redisson's RLock and RReadWriteLock) ------------------------
+
+// Every client is shut down at the end (its watchdog loops end) and the loop drained, so no
+// coroutine frame outlives the test.
+class RedissonLockTest : public RedisTest {
+  protected:
+    Client& client(const std::string& strategy, const std::string& name,
+                   StrategyOptions options = {}, ConnectionOptions connection = {}) {
+        clients_.push_back(
+            Client{make_session(name, Clock(), connection), make_strategy(strategy, options)});
+        return clients_.back();
+    }
+    void TearDown() override {
+        for (auto& c : clients_)
+            run(c.strategy->shutdown(*c.session));
+    }
+    // Lets the loop run (watchdogs, waiters) for `d`.
+    void run_for(std::chrono::milliseconds d) {
+        run([](EventLoop& loop, std::chrono::milliseconds t) -> Task<void> {
+            co_await loop.sleep_for(t);
+        }(loop_, d));
+    }
+    long long pttl(const std::string& key) { return server().command({"PTTL", key}).integer; }
+    bool exists(const std::string& key) { return server().command({"EXISTS", key}).integer == 1; }
+    std::string hget(const std::string& key, const std::string& field) {
+        auto r = server().command({"HGET", key, field});
+        return r.is_nil() ? "nil" : r.str;
+    }
+    static std::size_t watchdogs(Client& c) {
+        if (auto* r = dynamic_cast<ReentrantHash*>(c.strategy.get()))
+            return r->watchdogs_running();
+        return dynamic_cast<Rwlock&>(*c.strategy).watchdogs_running();
+    }
+
+    std::deque<Client> clients_;
+};
+
+TEST_F(RedissonLockTest, ReentrantHashCountsReentriesAndFreesOnTheLastRelease) {
+    Client& a = client("reentrant_hash", "a");
+    Client& b = client("reentrant_hash", "b");
+    auto outer = run(a.acquire("orders", 5000ms));
+    auto inner = run(a.acquire("orders", 5000ms));
+    ASSERT_NE(as_grant(outer), nullptr);
+    ASSERT_NE(as_grant(inner), nullptr);
+    EXPECT_FALSE(as_grant(outer)->reentry);
+    EXPECT_TRUE(as_grant(inner)->reentry);
+    EXPECT_NE(as_grant(inner)->token, as_grant(outer)->token);
+    EXPECT_EQ(hget("orders", "a"), "2");
+    EXPECT_TRUE(std::holds_alternative<Denied>(run(b.acquire("orders", 5000ms))));
+
+    EXPECT_EQ(run(a.release(*as_grant(inner))), ReleaseOutcome::StillHeld);
+    EXPECT_EQ(hget("orders", "a"), "1");
+    EXPECT_TRUE(std::holds_alternative<Denied>(run(b.acquire("orders", 5000ms))));
+    EXPECT_EQ(watchdogs(a), 1u);
+
+    EXPECT_EQ(run(a.release(*as_grant(outer))), ReleaseOutcome::Released);
+    EXPECT_FALSE(exists("orders"));
+    EXPECT_EQ(watchdogs(a), 0u);
+    auto next = run(b.acquire("orders", 5000ms));
+    ASSERT_NE(as_grant(next), nullptr);
+    // Not b's to release twice, and never a's: owner-bound.
+    EXPECT_EQ(run(a.release(*as_grant(outer))), ReleaseOutcome::Released);  // latched answer
+    EXPECT_EQ(run(a.release(Grant{.key = "orders"})), ReleaseOutcome::NotHeld);
+    EXPECT_EQ(hget("orders", "b"), "1");
+}
+
+// The watchdog renews every lease/3 while the worker does anything - or is stalled at a
+// checkpoint, as a worker-only pause holds it (T1) - and stops with a whole-client pause (T10).
+TEST_F(RedissonLockTest, ReentrantHashWatchdogOutlivesAWorkerPauseButNotAWholeClientPause) {
+    Client& a = client("reentrant_hash", "a");
+    Client& b = client("reentrant_hash", "b");
+    auto held = run(a.acquire("orders", 300ms));
+    ASSERT_NE(as_grant(held), nullptr);
+
+    run_for(1000ms);  // more than 3 leases
+    EXPECT_TRUE(std::holds_alternative<Denied>(run(b.acquire("orders", 300ms))));
+    EXPECT_GT(pttl("orders"), 0);
+    EXPECT_LE(pttl("orders"), 300);
+
+    // The worker stalls 1 s at a checkpoint: the watchdog goes on.
+    a.session->set_checkpoint_hook([stalled = false](std::string_view) mutable {
+        if (std::exchange(stalled, true))
+            return 0ms;
+        return 1000ms;
+    });
+    run(a.session->checkpoint("client.before_write"));
+    EXPECT_EQ(hget("orders", "a"), "1");
+    EXPECT_TRUE(std::holds_alternative<Denied>(run(b.acquire("orders", 300ms))));
+
+    // The whole client stops for 1 s: nothing renews, the lease runs out, b gets in; when a
+    // resumes, its watchdog finds the lock gone and stops rather than touching b's.
+    a.session->pause_until(EventLoop::now() + 1000ms);
+    run_for(600ms);
+    EXPECT_FALSE(exists("orders"));
+    auto taken = run(b.acquire("orders", 5000ms, LockMode::Exclusive));
+    ASSERT_NE(as_grant(taken), nullptr);
+    run_for(600ms);
+    EXPECT_EQ(watchdogs(a), 0u);
+    EXPECT_EQ(hget("orders", "b"), "1");
+    EXPECT_EQ(hget("orders", "a"), "nil");
+    EXPECT_EQ(run(a.release(*as_grant(held))), ReleaseOutcome::NotHeld);
+}
+
+// Redisson #7272: after the final release nothing may refresh the key's TTL. A hold of a's that
+// reappears under the same key (as the race in #7272 leaves it) must simply expire.
+TEST_F(RedissonLockTest, ReentrantHashWatchdogStopsRenewingAfterTheFinalRelease) {
+    Client& a = client("reentrant_hash", "a");
+    auto outer = run(a.acquire("orders", 300ms));
+    auto inner = run(a.acquire("orders", 300ms));
+    ASSERT_NE(as_grant(outer), nullptr);
+    ASSERT_NE(as_grant(inner), nullptr);
+    run_for(150ms);
+    EXPECT_EQ(run(a.release(*as_grant(inner))), ReleaseOutcome::StillHeld);
+    EXPECT_EQ(watchdogs(a), 1u);
+    run_for(400ms);  // still renewed after the inner release
+    EXPECT_EQ(hget("orders", "a"), "1");
+    EXPECT_EQ(run(a.release(*as_grant(outer))), ReleaseOutcome::Released);
+    EXPECT_EQ(watchdogs(a), 0u);
+
+    server().command({"HSET", "orders", "a", "1"});
+    server().command({"PEXPIRE", "orders", "300"});
+    run_for(600ms);
+    EXPECT_FALSE(exists("orders")) << "a's watchdog renewed after the release";
+}
+
+// The waiter sleeps on the channel, not in a poll: with a 5 s holder TTL and a 2 s poll interval,
+// only the unlock message can get it in ~200 ms after it started waiting.
+TEST_F(RedissonLockTest, ReentrantHashWaiterIsWokenByTheUnlockMessage) {
+    Client& a = client("reentrant_hash", "a");
+    Client& b = client("reentrant_hash", "b", {.retry_delay = 2000ms});
+    auto held = run(a.acquire("orders", 5000ms));
+    ASSERT_NE(as_grant(held), nullptr);
+    bool released = false;
+    spawn_detached(
+        [](Client& c, EventLoop& loop, Grant grant) -> Task<void> {
+            co_await loop.sleep_for(200ms);
+            co_await c.release(grant);
+        }(a, loop_, *as_grant(held)),
+        [&released](std::exception_ptr) { released = true; });
+    auto start = EventLoop::now();
+    auto waited = run(b.acquire("orders", 5000ms, LockMode::Exclusive, 4000ms));
+    auto elapsed = EventLoop::now() - start;
+    while (!released)
+        loop_.run_once(10ms);
+    ASSERT_NE(as_grant(waited), nullptr);
+    EXPECT_GE(elapsed, 190ms);
+    EXPECT_LT(elapsed, 600ms);
+    EXPECT_EQ(hget("orders", "b"), "1");
+    // The waiter unsubscribed: the channel has no subscriber left.
+    auto numsub = server().command({"PUBSUB", "NUMSUB", ReentrantHash::channel("orders")});
+    ASSERT_EQ(numsub.elements.size(), 2u);
+    EXPECT_EQ(numsub.elements[1].integer, 0);
+}
+
+// T7: the same release sent twice (its reply was lost) must not free the outer re-entry.
+TEST_F(RedissonLockTest, ReentrantHashRetriedReleaseDoesNotFreeTheOuterReentry) {
+    Client& a = client("reentrant_hash", "a");
+    Client& b = client("reentrant_hash", "b");
+    auto outer = run(a.acquire("orders", 5000ms));
+    auto inner = run(a.acquire("orders", 5000ms));
+    ASSERT_NE(as_grant(inner), nullptr);
+    EXPECT_EQ(run(a.release(*as_grant(inner))), ReleaseOutcome::StillHeld);
+    EXPECT_EQ(run(a.release(*as_grant(inner))), ReleaseOutcome::StillHeld);
+    EXPECT_EQ(hget("orders", "a"), "1");
+    EXPECT_TRUE(std::holds_alternative<Denied>(run(b.acquire("orders", 5000ms))));
+    EXPECT_EQ(run(a.release(*as_grant(outer))), ReleaseOutcome::Released);
+}
+
+// T7 for real: the server is stopped while the inner release is in flight, so its first attempt
+// times out; the server runs it on resume, and release() sends it again with the same request id.
+TEST_F(RedissonLockTest, ReentrantHashReleaseRetriedAfterATimeoutAppliesOnce) {
+    Client& a = client("reentrant_hash", "a", {.watchdog = false, .unlock_attempts = 6},
+                       {.connect_timeout = 150ms, .command_timeout = 150ms});
+    Client& b = client("reentrant_hash", "b");
+    auto outer = run(a.acquire("orders", 5000ms));
+    auto inner = run(a.acquire("orders", 5000ms));
+    ASSERT_NE(as_grant(inner), nullptr);
+    server().pause();
+    auto resume = loop_.add_timer(EventLoop::now() + 400ms, [] { server().resume(); });
+    auto start = EventLoop::now();
+    auto outcome = run(a.release(*as_grant(inner)));
+    loop_.cancel_timer(resume);
+    if (server().paused())
+        server().resume();
+    EXPECT_GE(EventLoop::now() - start, 390ms) << "the first attempt should have timed out";
+    EXPECT_EQ(outcome, ReleaseOutcome::StillHeld);
+    EXPECT_EQ(hget("orders", "a"), "1");
+    EXPECT_TRUE(std::holds_alternative<Denied>(run(b.acquire("orders", 5000ms))));
+    EXPECT_EQ(run(a.release(*as_grant(outer))), ReleaseOutcome::Released);
+}
+
+TEST_F(RedissonLockTest, RwlockReadersShareAndAWriterExcludesBoth) {
+    Client& a = client("rwlock", "a");
+    Client& b = client("rwlock", "b");
+    Client& c = client("rwlock", "c");
+    auto ra = run(a.acquire("orders", 5000ms, LockMode::Shared));
+    auto rb = run(b.acquire("orders", 5000ms, LockMode::Shared));
+    ASSERT_NE(as_grant(ra), nullptr);
+    ASSERT_NE(as_grant(rb), nullptr);
+    EXPECT_EQ(as_grant(ra)->mode, LockMode::Shared);
+    EXPECT_TRUE(std::holds_alternative<Denied>(run(c.acquire("orders", 5000ms))));
+    EXPECT_EQ(run(a.release(*as_grant(ra))), ReleaseOutcome::Released);
+    EXPECT_TRUE(std::holds_alternative<Denied>(run(c.acquire("orders", 5000ms))));
+    EXPECT_EQ(run(b.release(*as_grant(rb))), ReleaseOutcome::Released);
+    EXPECT_FALSE(exists("orders"));
+
+    auto w = run(c.acquire("orders", 5000ms));
+    ASSERT_NE(as_grant(w), nullptr);
+    EXPECT_EQ(as_grant(w)->mode, LockMode::Exclusive);
+    EXPECT_TRUE(std::holds_alternative<Denied>(run(a.acquire("orders", 5000ms, LockMode::Shared))));
+    EXPECT_TRUE(std::holds_alternative<Denied>(run(b.acquire("orders", 5000ms))));
+    // A reader cannot release the writer's hold, nor a writer a reader's it does not have.
+    EXPECT_EQ(run(a.release(Grant{.key = "orders", .mode = LockMode::Exclusive})),
+              ReleaseOutcome::NotHeld);
+    EXPECT_EQ(run(c.release(Grant{.key = "orders", .mode = LockMode::Shared})),
+              ReleaseOutcome::NotHeld);
+    EXPECT_EQ(hget("orders", "mode"), "write");
+    EXPECT_EQ(run(c.release(*as_grant(w))), ReleaseOutcome::Released);
+    EXPECT_FALSE(exists("orders"));
+}
+
+// Redisson #2144: reader B (3 s) then reader A (300 ms), no watchdog. A's lease running out - or
+// A releasing - must not cut B's hold short: the writer stays out until B releases.
+TEST_F(RedissonLockTest, RwlockOneReadersExpiryDoesNotShortenAnothers) {
+    Client& a = client("rwlock", "a", {.watchdog = false});
+    Client& b = client("rwlock", "b", {.watchdog = false});
+    Client& w = client("rwlock", "w", {.watchdog = false});
+    auto rb = run(b.acquire("orders", 3000ms, LockMode::Shared));
+    auto ra = run(a.acquire("orders", 300ms, LockMode::Shared));
+    ASSERT_NE(as_grant(rb), nullptr);
+    ASSERT_NE(as_grant(ra), nullptr);
+
+    run_for(500ms);
+    EXPECT_FALSE(exists(Rwlock::reader_timeout_prefix("orders", "a") + ":1"));
+    EXPECT_GT(pttl(Rwlock::reader_timeout_prefix("orders", "b") + ":1"), 2000);
+    EXPECT_GT(pttl("orders"), 2000);
+    EXPECT_TRUE(std::holds_alternative<Denied>(run(w.acquire("orders", 3000ms))));
+
+    // B's release finds no live reader left (A's field is stale): the lock goes.
+    EXPECT_EQ(run(b.release(*as_grant(rb))), ReleaseOutcome::Released);
+    EXPECT_FALSE(exists("orders"));
+    auto wg = run(w.acquire("orders", 3000ms));
+    ASSERT_NE(as_grant(wg), nullptr);
+    EXPECT_EQ(run(w.release(*as_grant(wg))), ReleaseOutcome::Released);
+}
+
+TEST_F(RedissonLockTest, RwlockAShortReadersReleaseKeepsALongReadersTtl) {
+    Client& a = client("rwlock", "a", {.watchdog = false});
+    Client& b = client("rwlock", "b", {.watchdog = false});
+    auto rb = run(b.acquire("orders", 3000ms, LockMode::Shared));
+    auto ra = run(a.acquire("orders", 300ms, LockMode::Shared));
+    ASSERT_NE(as_grant(ra), nullptr);
+    EXPECT_EQ(run(a.release(*as_grant(ra))), ReleaseOutcome::Released);
+    EXPECT_GT(pttl("orders"), 2500);
+    EXPECT_EQ(hget("orders", "a"), "nil");
+    EXPECT_EQ(hget("orders", "b"), "1");
+    EXPECT_EQ(run(b.release(*as_grant(rb))), ReleaseOutcome::Released);
+    EXPECT_FALSE(exists("orders"));
+}
+
+// The writer takes the read lock while it writes, then drops the write lock: the lock stays a
+// read lock (other readers may join, writers may not) until its read hold ends too.
+TEST_F(RedissonLockTest, RwlockWriterDowngradesToARead) {
+    Client& a = client("rwlock", "a");
+    Client& b = client("rwlock", "b");
+    Client& c = client("rwlock", "c");
+    auto wa = run(a.acquire("orders", 5000ms));
+    ASSERT_NE(as_grant(wa), nullptr);
+    auto ra = run(a.acquire("orders", 5000ms, LockMode::Shared));
+    ASSERT_NE(as_grant(ra), nullptr);
+    EXPECT_TRUE(as_grant(ra)->reentry);
+    EXPECT_TRUE(std::holds_alternative<Denied>(run(b.acquire("orders", 5000ms, LockMode::Shared))));
+
+    EXPECT_EQ(run(a.release(*as_grant(wa))), ReleaseOutcome::Released);
+    EXPECT_EQ(hget("orders", "mode"), "read");
+    EXPECT_EQ(watchdogs(a), 1u);  // the read hold is still renewed
+    auto rb = run(b.acquire("orders", 5000ms, LockMode::Shared));
+    ASSERT_NE(as_grant(rb), nullptr);
+    EXPECT_TRUE(std::holds_alternative<Denied>(run(c.acquire("orders", 5000ms))));
+    // No upgrade: a reader asking for the write lock waits like anyone else (T12 b).
+    EXPECT_TRUE(std::holds_alternative<Denied>(run(a.acquire("orders", 5000ms))));
+
+    EXPECT_EQ(run(a.release(*as_grant(ra))), ReleaseOutcome::Released);
+    EXPECT_TRUE(std::holds_alternative<Denied>(run(c.acquire("orders", 5000ms))));
+    EXPECT_EQ(run(b.release(*as_grant(rb))), ReleaseOutcome::Released);
+    auto wc = run(c.acquire("orders", 5000ms));
+    ASSERT_NE(as_grant(wc), nullptr);
+}
+
+TEST_F(RedissonLockTest, RwlockReentryInBothModesWithRetrySafeReleases) {
+    Client& a = client("rwlock", "a");
+    Client& b = client("rwlock", "b");
+    auto w1 = run(a.acquire("orders", 5000ms));
+    auto w2 = run(a.acquire("orders", 5000ms));
+    ASSERT_NE(as_grant(w2), nullptr);
+    EXPECT_TRUE(as_grant(w2)->reentry);
+    EXPECT_EQ(hget("orders", Rwlock::writer_field("a")), "2");
+    EXPECT_EQ(run(a.release(*as_grant(w2))), ReleaseOutcome::StillHeld);
+    EXPECT_EQ(run(a.release(*as_grant(w2))), ReleaseOutcome::StillHeld);  // T7: a retry
+    EXPECT_EQ(hget("orders", Rwlock::writer_field("a")), "1");
+    EXPECT_TRUE(std::holds_alternative<Denied>(run(b.acquire("orders", 5000ms, LockMode::Shared))));
+    EXPECT_EQ(run(a.release(*as_grant(w1))), ReleaseOutcome::Released);
+
+    auto r1 = run(a.acquire("orders", 5000ms, LockMode::Shared));
+    auto r2 = run(a.acquire("orders", 5000ms, LockMode::Shared));
+    ASSERT_NE(as_grant(r2), nullptr);
+    EXPECT_TRUE(as_grant(r2)->reentry);
+    EXPECT_TRUE(exists(Rwlock::reader_timeout_prefix("orders", "a") + ":2"));
+    EXPECT_EQ(run(a.release(*as_grant(r2))), ReleaseOutcome::StillHeld);
+    EXPECT_EQ(run(a.release(*as_grant(r2))), ReleaseOutcome::StillHeld);
+    EXPECT_EQ(hget("orders", "a"), "1");
+    EXPECT_FALSE(exists(Rwlock::reader_timeout_prefix("orders", "a") + ":2"));
+    EXPECT_TRUE(std::holds_alternative<Denied>(run(b.acquire("orders", 5000ms))));
+    EXPECT_EQ(run(a.release(*as_grant(r1))), ReleaseOutcome::Released);
+    EXPECT_FALSE(exists("orders"));
+}
+
+// A writer's release wakes every waiting reader at once; the readers' releases wake the writer.
+TEST_F(RedissonLockTest, RwlockWaitersAreWokenByUnlockMessages) {
+    Client& w = client("rwlock", "w");
+    Client& r1 = client("rwlock", "r1", {.retry_delay = 2000ms});
+    Client& r2 = client("rwlock", "r2", {.retry_delay = 2000ms});
+    Client& w2 = client("rwlock", "w2", {.retry_delay = 2000ms});
+    auto held = run(w.acquire("orders", 5000ms));
+    ASSERT_NE(as_grant(held), nullptr);
+
+    struct Waiter {
+        std::optional<AcquireResult> result;
+        EventLoop::TimePoint at;
+    };
+    auto wait = [](Client& c, LockMode mode, Waiter& out) -> Task<void> {
+        out.result = co_await c.acquire("orders", 5000ms, mode, 4000ms);
+        out.at = EventLoop::now();
+    };
+    auto release_later = [](Client& c, EventLoop& loop, Grant g) -> Task<void> {
+        co_await loop.sleep_for(200ms);
+        co_await c.release(g);
+    };
+    Waiter first, second;
+    int done = 0;
+    auto count = [&done](std::exception_ptr) { ++done; };
+    auto start = EventLoop::now();
+    spawn_detached(wait(r1, LockMode::Shared, first), count);
+    spawn_detached(wait(r2, LockMode::Shared, second), count);
+    spawn_detached(release_later(w, loop_, *as_grant(held)), count);
+    while (done < 3)
+        loop_.run_once(10ms);
+    for (auto* waiter : {&first, &second}) {
+        ASSERT_TRUE(waiter->result.has_value());
+        ASSERT_NE(as_grant(*waiter->result), nullptr);
+        EXPECT_GE(waiter->at - start, 190ms);
+        EXPECT_LT(waiter->at - start, 600ms);
+    }
+
+    // Now a writer waits for both readers.
+    Waiter writer;
+    done = 0;
+    start = EventLoop::now();
+    spawn_detached(wait(w2, LockMode::Exclusive, writer), count);
+    spawn_detached(release_later(r1, loop_, *as_grant(*first.result)), count);
+    spawn_detached(release_later(r2, loop_, *as_grant(*second.result)), count);
+    while (done < 3)
+        loop_.run_once(10ms);
+    ASSERT_TRUE(writer.result.has_value());
+    ASSERT_NE(as_grant(*writer.result), nullptr);
+    EXPECT_GE(writer.at - start, 190ms);
+    EXPECT_LT(writer.at - start, 600ms);
+}
+
+TEST_F(RedissonLockTest, RwlockWatchdogRenewsReadHoldsAndStopsAfterRelease) {
+    Client& a = client("rwlock", "a");
+    Client& b = client("rwlock", "b");
+    auto ra = run(a.acquire("orders", 300ms, LockMode::Shared));
+    ASSERT_NE(as_grant(ra), nullptr);
+    run_for(1000ms);
+    EXPECT_TRUE(std::holds_alternative<Denied>(run(b.acquire("orders", 300ms))));
+    EXPECT_GT(pttl(Rwlock::reader_timeout_prefix("orders", "a") + ":1"), 0);
+    EXPECT_EQ(run(a.release(*as_grant(ra))), ReleaseOutcome::Released);
+    EXPECT_FALSE(exists("orders"));
+    EXPECT_EQ(watchdogs(a), 0u);
+    auto wb = run(b.acquire("orders", 300ms));
+    ASSERT_NE(as_grant(wb), nullptr);
+    EXPECT_EQ(run(b.release(*as_grant(wb))), ReleaseOutcome::Released);
 }
 
 }  // namespace

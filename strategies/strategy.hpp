@@ -71,8 +71,12 @@ std::string describe(const Capabilities& caps);
 struct StrategyOptions {
     // Poll interval while waiting for a held lock (strategies without pub/sub wake-up).
     std::chrono::milliseconds retry_delay{5};
-    // reentrant_hash: renew every lease/3 while held (Redisson's watchdog).
+    // reentrant_hash, rwlock: renew every lease/3 while held (Redisson's watchdog).
     bool watchdog = true;
+    // reentrant_hash, rwlock: how often a release whose outcome is unknown (timeout, reset) is
+    // sent; the retries carry the same request id, so the unlock latch answers them with the first
+    // result instead of decrementing twice (T7, Redisson #4871).
+    int unlock_attempts = 3;
     // redlock: drift allowance = lease x factor + 2 ms (redis.io; node-redlock, redis-plus-plus).
     double drift_factor = 0.01;
     // redlock: per-node reply timeout, small against the lease ("~5-50 ms" for a 10 s lease).
