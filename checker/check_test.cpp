@@ -1,0 +1,215 @@
+#include "check.hpp"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "history_generator.hpp"
+#include "history_testing.hpp"
+
+namespace lockbench::checker {
+namespace {
+
+using nlohmann::json;
+using testing::numbered;
+
+json check_text(const std::string& text, const CheckOptions& options = {}) {
+    std::istringstream in(numbered(text));
+    return check_history(in, options);
+}
+
+const char* kOverlap = R"(
+{"type":"invoke","process":1,"f":"acquire","key":"k0","value":null,"time":400000000}
+{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"c1-4","mode":"exclusive"},"time":500000000}
+{"type":"invoke","process":3,"f":"acquire","key":"k0","value":null,"time":1100000000}
+{"type":"ok","process":3,"f":"acquire","key":"k0","value":{"token":"c3-7","mode":"exclusive"},"time":1204000000}
+{"type":"invoke","process":1,"f":"release","key":"k0","value":{"token":"c1-4"},"time":1500000000}
+)";
+
+TEST(CheckHistory, AnEmptyHistoryIsValid) {
+    std::istringstream in("");
+    const json report = check_history(in, {});
+    EXPECT_EQ(report["valid"], true);
+    EXPECT_EQ(report["events"], 0);
+    EXPECT_TRUE(report["violations"].empty());
+    for (const char* name : {"mutual_exclusion", "fencing", "resource", "liveness"})
+        EXPECT_EQ(report["checks"][name]["valid"], true) << name;
+    EXPECT_FALSE(report["checks"].contains("linearizability"));
+}
+
+TEST(CheckHistory, AGeneratedTenThousandEventHistoryIsValid) {
+    testing::HistoryGenerator generator({.seed = 42});
+    std::istringstream in(generator.generate(10'000));
+    CheckOptions options;
+    options.starvation_bound_ms = 60'000;
+    const json report = check_history(in, options);
+    EXPECT_EQ(report["valid"], true) << report.dump(2);
+    EXPECT_EQ(report["events"], 10'000);
+    EXPECT_GT(report["checks"]["mutual_exclusion"]["holds"].get<int>(), 200);
+    EXPECT_EQ(report["checks"]["fencing"]["grants_with_fence"],
+              report["checks"]["mutual_exclusion"]["holds"]);
+    EXPECT_GT(report["checks"]["resource"]["writes"].get<int>(), 200);
+    EXPECT_GT(report["checks"]["liveness"]["handoff_ms"]["count"].get<int>(), 0);
+}
+
+TEST(CheckHistory, AViolationMakesTheReportInvalidAndIsListed) {
+    const json report = check_text(kOverlap);
+    EXPECT_EQ(report["valid"], false);
+    EXPECT_EQ(report["events"], 5);
+    EXPECT_EQ(report["checks"]["mutual_exclusion"]["valid"], false);
+    EXPECT_EQ(report["checks"]["mutual_exclusion"]["violations"], 1);
+    EXPECT_EQ(report["checks"]["fencing"]["valid"], true);
+    ASSERT_EQ(report["violations"].size(), 1u);
+    const json& v = report["violations"][0];
+    EXPECT_EQ(v["kind"], "mutual_exclusion");
+    EXPECT_EQ(v["key"], "k0");
+    EXPECT_TRUE(v.contains("message"));
+    EXPECT_TRUE(v.contains("witness"));
+}
+
+TEST(CheckHistory, OptionsReachTheChecks) {
+    const std::string crash = R"(
+{"type":"invoke","process":1,"f":"acquire","key":"k0","value":null,"time":0}
+{"type":"ok","process":1,"f":"acquire","key":"k0","value":null,"time":1000000}
+{"type":"info","process":"nemesis","f":"crash","value":{"target":1,"client":0},"time":2000000}
+{"type":"invoke","process":2,"f":"acquire","key":"k0","value":null,"time":3000000}
+{"type":"fail","process":2,"f":"acquire","key":"k0","value":null,"time":4000,"error":"held"}
+{"type":"invoke","process":2,"f":"acquire","key":"k0","value":null,"time":5000000000}
+)";
+    CheckOptions options;
+    EXPECT_EQ(check_text(crash, options)["valid"], true);  // 10 s default bound
+    options.liveness_bound_ms = 1000;
+    const json report = check_text(crash, options);
+    EXPECT_EQ(report["valid"], false);
+    EXPECT_EQ(report["checks"]["liveness"]["deadlocks"], 1);
+    EXPECT_EQ(report["violations"][0]["kind"], "deadlock");
+    options.starvation_bound_ms = 100;
+    EXPECT_EQ(check_text(crash, options)["checks"]["liveness"]["starved"], 1);
+}
+
+TEST(CheckHistory, MaxViolationsCapsWitnessesNotCounts) {
+    std::string text;
+    for (int p = 0; p < 4; ++p) {
+        text += R"({"type":"invoke","process":)" + std::to_string(p) +
+                R"(,"f":"acquire","key":"k","value":null,"time":1}
+{"type":"ok","process":)" +
+                std::to_string(p) +
+                R"(,"f":"acquire","key":"k","value":null,"time":2}
+)";
+    }
+    CheckOptions options;
+    options.max_violations = 2;
+    const json report = check_text(text, options);
+    EXPECT_EQ(report["checks"]["mutual_exclusion"]["violations"], 6);
+    EXPECT_EQ(report["violations"].size(), 2u);
+}
+
+TEST(CheckHistory, ReadsFilesAndPropagatesHistoryErrors) {
+    const auto path = std::filesystem::temp_directory_path() /
+                      ("lockbench-check-test-" + std::to_string(::getpid()) + ".jsonl");
+    {
+        std::ofstream out(path);
+        out << numbered(kOverlap);
+    }
+    EXPECT_EQ(check_history(path, {})["valid"], false);
+    {
+        std::ofstream out(path);
+        out << numbered(kOverlap) << R"({"index":9,"type":"ok"})"
+            << "\n";
+    }
+    try {
+        check_history(path, {});
+        ADD_FAILURE() << "no HistoryError";
+    } catch (const HistoryError& e) {
+        EXPECT_EQ(e.line(), 6u);
+    }
+    std::filesystem::remove(path);
+    EXPECT_THROW(check_history(path, {}), std::runtime_error);
+}
+
+TEST(CheckHistory, LinearizabilityIsMergedIntoTheReport) {
+    CheckOptions options;
+    options.model = Model::Mutex;
+    const json report = check_text(R"(
+{"type":"invoke","process":1,"f":"acquire","key":"k0","value":null,"time":1}
+{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"a"},"time":2}
+{"type":"invoke","process":1,"f":"release","key":"k0","value":{"token":"a"},"time":3}
+{"type":"ok","process":1,"f":"release","key":"k0","value":null,"time":4}
+)",
+                                   options);
+    ASSERT_TRUE(report["checks"].contains("linearizability")) << report.dump(2);
+    const json& lin = report["checks"]["linearizability"];
+    EXPECT_EQ(lin["valid"], true) << lin.dump(2);
+    EXPECT_TRUE(lin["violations"].is_number());
+    EXPECT_EQ(report["valid"], true);
+}
+
+TEST(CheckHistory, ALinearizabilityViolationIsListedWithTheOthers) {
+    CheckOptions options;
+    options.model = Model::Mutex;
+    const json report = check_text(kOverlap, options);
+    EXPECT_EQ(report["valid"], false);
+    const json& lin = report["checks"]["linearizability"];
+    EXPECT_EQ(lin["valid"], false) << lin.dump(2);
+    std::size_t linearizability_entries = 0;
+    for (const auto& v : report["violations"])
+        linearizability_entries += v["kind"] == "linearizability";
+    EXPECT_EQ(linearizability_entries, lin["violations"].get<std::size_t>());
+    EXPECT_GE(linearizability_entries, 1u);
+}
+
+TEST(FormatReport, ValidReportFirstLineAndOneLinePerCheck) {
+    testing::HistoryGenerator generator({.seed = 3});
+    std::istringstream in(generator.generate(12'345));
+    const std::string text = format_report(check_history(in, {}));
+    EXPECT_EQ(text.substr(0, text.find('\n')), "history: 12,345 events \u2014 VALID");
+    for (const char* name : {"mutual_exclusion", "fencing", "resource", "liveness"})
+        EXPECT_NE(text.find(std::string("  ") + name), std::string::npos) << text;
+    EXPECT_EQ(text.find("violations"), std::string::npos) << text;
+}
+
+TEST(FormatReport, InvalidReportListsTheFirstViolationsAndHowManyMore) {
+    std::string history;
+    for (int p = 0; p < 6; ++p) {
+        history += R"({"type":"invoke","process":)" + std::to_string(p) +
+                   R"(,"f":"acquire","key":"k","value":null,"time":1}
+{"type":"ok","process":)" +
+                   std::to_string(p) + R"(,"f":"acquire","key":"k","value":{"token":"t)" +
+                   std::to_string(p) +
+                   R"("},"time":2}
+)";
+    }
+    const std::string text = format_report(check_text(history));
+    std::istringstream lines(text);
+    std::string line;
+    std::getline(lines, line);
+    EXPECT_EQ(line, "history: 12 events \u2014 INVALID");
+    std::getline(lines, line);
+    EXPECT_EQ(line.rfind("  mutual_exclusion  INVALID  6 holds, 15 overlapping pairs", 0), 0u)
+        << line;
+    EXPECT_NE(text.find("violations (15):\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("  [mutual_exclusion] k: process 1 (token t1) acquired at 0.000 s while "
+                        "process 0 (token t0) held it since 0.000 s\n"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("  ... and 5 more\n"), std::string::npos) << text;
+}
+
+TEST(FormatReport, UnknownVerdict) {
+    const json report = {
+        {"valid", "unknown"},
+        {"events", 1},
+        {"checks", {{"linearizability", {{"valid", "unknown"}, {"reason", "time limit"}}}}},
+        {"violations", json::array()}};
+    const std::string text = format_report(report);
+    EXPECT_EQ(text.substr(0, text.find('\n')), "history: 1 events \u2014 UNKNOWN");
+    EXPECT_NE(text.find("linearizability   UNKNOWN"), std::string::npos) << text;
+    EXPECT_NE(text.find("(time limit)"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace lockbench::checker

@@ -1,0 +1,75 @@
+#pragma once
+
+// Check 2, fencing: per key, the fencing numbers of `ok` acquires strictly increase in grant order
+// (a repeated or lower number means the counter went back, e.g. after a failover), and the
+// protected resource never accepts a write whose fence is below one it already accepted. A stale
+// write the resource rejected (`fail`, error "stale-fence") is a save, not a violation.
+// Strategies that issue no fence make this check trivially valid.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include <nlohmann/json.hpp>
+
+#include "history.hpp"
+#include "streaming.hpp"
+
+namespace lockbench::checker {
+
+class FencingCheck {
+  public:
+    explicit FencingCheck(std::size_t max_violations = 100);
+
+    void on_event(const Event& event);
+    void finish(std::int64_t end_time_ns);
+
+    // checks.fencing: {"valid", "violations", "saves", "grants_with_fence",
+    // "grants_without_fence", "repeated_fences", "writes_with_fence", "stale_writes_accepted"}.
+    nlohmann::json result() const;
+    // Up to max_violations entries {"kind": "fencing", "key", "message", "witness"}, witness
+    // {"key", "what": "grant"|"write", "earlier": {...}, "later": {...}}.
+    nlohmann::json violations() const { return violations_; }
+    std::uint64_t violation_count() const { return repeated_fences_ + stale_writes_accepted_; }
+
+  private:
+    // One fenced event as a witness shows it.
+    struct Stamp {
+        std::int64_t process = 0;
+        std::string token;
+        std::int64_t fence = 0;
+        std::int64_t time_ns = 0;
+        std::uint64_t index = 0;
+    };
+    struct KeyFences {
+        std::optional<Stamp> highest_grant;
+        std::optional<Stamp> highest_accepted_write;
+    };
+    struct WriteInFlight {
+        std::string key;
+        std::optional<std::int64_t> fence;
+        // What the resource had accepted when the write was sent: only that is certainly older.
+        std::optional<Stamp> accepted_before;
+    };
+
+    void on_grant(const Event& event);
+    void on_write(const Event& event);
+    void add_violation(const std::string& key, const char* what, const Stamp& earlier,
+                       const Stamp& later, std::string message);
+
+    std::size_t max_violations_;
+    HoldNesting nesting_;
+    std::unordered_map<std::string, KeyFences> keys_;
+    std::unordered_map<std::int64_t, WriteInFlight> writes_;
+    nlohmann::json violations_ = nlohmann::json::array();
+    std::uint64_t grants_with_fence_ = 0;
+    std::uint64_t grants_without_fence_ = 0;
+    std::uint64_t repeated_fences_ = 0;
+    std::uint64_t writes_with_fence_ = 0;
+    std::uint64_t stale_writes_accepted_ = 0;
+    std::uint64_t saves_ = 0;
+};
+
+}  // namespace lockbench::checker

@@ -1,0 +1,78 @@
+#pragma once
+
+// Reads history.jsonl (shared/HISTORY.md, a contract) one event at a time. The reader keeps only
+// what it needs to validate the stream (the open operation of each process), so a history of any
+// length is read in one pass and bounded memory. A malformed line throws HistoryError naming it.
+
+#include <cstdint>
+#include <filesystem>
+#include <istream>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace lockbench::checker {
+
+enum class EventType : std::uint8_t { Invoke, Ok, Fail, Info };
+enum class LockMode : std::uint8_t { Exclusive, Shared };
+
+inline constexpr std::int64_t kNemesisProcess = -1;
+
+// One line of the history, decoded. Fields a line does not carry keep their defaults.
+struct Event {
+    std::uint64_t line = 0;  // 1-based line number in the file
+    std::uint64_t index = 0;
+    EventType type = EventType::Invoke;
+    std::int64_t process = 0;  // kNemesisProcess for "nemesis"
+    std::string f;
+    std::string key;  // "" when omitted
+    std::int64_t time = 0;  // ns since run start, the engine's one monotonic clock
+    std::optional<std::int64_t> clock_ms;
+    std::string error;       // fail/info only, "" when absent
+    std::string value_json;  // the raw JSON text of `value` ("null" when absent)
+
+    // `value`, decoded where HISTORY.md defines it:
+    std::optional<std::int64_t> number;  // read ok / write: the integer (nullopt: null)
+    std::optional<std::pair<std::int64_t, std::int64_t>> cas;  // cas: [from, to]
+    std::string token;                   // acquire ok, release/renew invoke: value.token
+    std::optional<std::int64_t> fence;   // acquire ok: value.fence; a resource write: the
+                                         // top-level extra field "fence" it carried
+    LockMode mode = LockMode::Exclusive;  // acquire invoke/ok: value.mode
+    std::optional<std::int64_t> lease_ms;  // acquire invoke: value.lease_ms
+    std::optional<std::int64_t> target;    // nemesis: value.target when it is an integer
+
+    bool is_nemesis() const { return process == kNemesisProcess; }
+};
+
+class HistoryError : public std::runtime_error {
+  public:
+    HistoryError(std::uint64_t line, const std::string& message)
+        : std::runtime_error("line " + std::to_string(line) + ": " + message), line_(line) {}
+    std::uint64_t line() const { return line_; }
+
+  private:
+    std::uint64_t line_;
+};
+
+class HistoryReader {
+  public:
+    // Throws std::runtime_error when the file cannot be opened.
+    explicit HistoryReader(const std::filesystem::path& path);
+    explicit HistoryReader(std::istream& in);
+    ~HistoryReader();
+    HistoryReader(const HistoryReader&) = delete;
+    HistoryReader& operator=(const HistoryReader&) = delete;
+
+    // Fills `event` with the next event; false at the end. Throws HistoryError for a line that is
+    // not a valid event: bad JSON, a missing or mistyped field, `index` not increasing by 1,
+    // a completion without an invoke, a second invoke while the process has one in flight.
+    bool next(Event& event);
+
+  private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace lockbench::checker

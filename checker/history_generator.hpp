@@ -1,0 +1,213 @@
+#pragma once
+
+// Seeded synthetic histories for the checker's tests and benchmarks: many processes cycling
+// acquire -> read -> write read+1 -> release over a few keys against a correct lock (so the
+// history is valid), with contention (fail "held"), timeouts (`info`, after which the process
+// continues under a new id, as the engine does) and nemesis events, written exactly as the
+// engine's history recorder writes them.
+
+#include <charconv>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace lockbench::checker::testing {
+
+struct GeneratorOptions {
+    std::uint64_t seed = 1;
+    int processes = 64;
+    int keys = 8;
+    double info_ratio = 0.002;  // of acquires: a timeout, the process id retires
+};
+
+class HistoryGenerator {
+  public:
+    explicit HistoryGenerator(GeneratorOptions options = {})
+        : options_(options),
+          rng_(options.seed),
+          slots_(static_cast<std::size_t>(options.processes)),
+          keys_(static_cast<std::size_t>(options.keys)) {
+        for (std::size_t i = 0; i < slots_.size(); ++i)
+            slots_[i].process = next_process_++;
+    }
+
+    std::uint64_t events() const { return index_; }
+
+    // Appends the next event as one JSON line with its '\n'.
+    void append_next(std::string& out) {
+        time_ += 1000 + static_cast<std::int64_t>(rng_() % 50'000);
+        if (index_ % 100'000 == 99'999) {
+            begin(out, "info", -1, "pause", "");
+            out += "\"value\":{\"target\":";
+            append_int(out, slots_[rng_() % slots_.size()].process);
+            out += ",\"ms\":1}";
+            end(out);
+            return;
+        }
+        Slot& slot = slots_[rng_() % slots_.size()];
+        Key& key = keys_[slot.key];
+        switch (slot.state) {
+            case State::Idle:
+                slot.key = static_cast<int>(rng_() % keys_.size());
+                begin(out, "invoke", slot.process, "acquire", key_name(slot.key));
+                out += "\"value\":{\"mode\":\"exclusive\",\"lease_ms\":500}";
+                end(out);
+                slot.state = State::Acquiring;
+                return;
+            case State::Acquiring:
+                if (key.holder < 0 && rng_() % 1'000'000 < options_.info_ratio * 1e6) {
+                    begin(out, "info", slot.process, "acquire", key_name(slot.key));
+                    out += "\"value\":null";
+                    end(out, "timeout");
+                    slot.process = next_process_++;
+                    slot.state = State::Idle;
+                } else if (key.holder < 0) {
+                    key.holder = slot.process;
+                    slot.fence = ++key.fence;
+                    begin(out, "ok", slot.process, "acquire", key_name(slot.key));
+                    out += "\"value\":{\"token\":\"c";
+                    append_int(out, slot.process);
+                    out.push_back('-');
+                    append_int(out, ++slot.grants);
+                    out += "\",\"fence\":";
+                    append_int(out, slot.fence);
+                    out += ",\"mode\":\"exclusive\"}";
+                    end(out);
+                    slot.state = State::Holding;
+                } else {
+                    begin(out, "fail", slot.process, "acquire", key_name(slot.key));
+                    out += "\"value\":null";
+                    end(out, "held");
+                    slot.state = State::Idle;
+                }
+                return;
+            case State::Holding:
+                begin(out, "invoke", slot.process, "read", key_name(slot.key));
+                out += "\"value\":null";
+                end(out);
+                slot.state = State::Reading;
+                return;
+            case State::Reading:
+                begin(out, "ok", slot.process, "read", key_name(slot.key));
+                out += "\"value\":";
+                if (key.counter == 0)
+                    out += "null";
+                else
+                    append_int(out, key.counter);
+                end(out);
+                slot.read = key.counter;
+                slot.state = State::Read;
+                return;
+            case State::Read:
+            case State::Writing: {
+                const bool invoke = slot.state == State::Read;
+                begin(out, invoke ? "invoke" : "ok", slot.process, "write", key_name(slot.key));
+                out += "\"value\":";
+                append_int(out, slot.read + 1);
+                out += ",";
+                end(out, "", slot.fence);
+                if (!invoke)
+                    key.counter = slot.read + 1;
+                slot.state = invoke ? State::Writing : State::Written;
+                return;
+            }
+            case State::Written:
+                // The hold ends at the release invoke: the next grant may come before its reply.
+                key.holder = -1;
+                begin(out, "invoke", slot.process, "release", key_name(slot.key));
+                out += "\"value\":{\"token\":\"c";
+                append_int(out, slot.process);
+                out.push_back('-');
+                append_int(out, slot.grants);
+                out += "\"}";
+                end(out);
+                slot.state = State::Releasing;
+                return;
+            case State::Releasing:
+                begin(out, "ok", slot.process, "release", key_name(slot.key));
+                out += "\"value\":null";
+                end(out);
+                slot.state = State::Idle;
+                return;
+        }
+    }
+
+    std::string generate(std::uint64_t events) {
+        std::string out;
+        out.reserve(events * 140);
+        while (index_ < events)
+            append_next(out);
+        return out;
+    }
+
+  private:
+    enum class State { Idle, Acquiring, Holding, Reading, Read, Writing, Written, Releasing };
+    struct Slot {
+        std::int64_t process = 0;
+        State state = State::Idle;
+        int key = 0;
+        std::int64_t fence = 0;
+        std::int64_t read = 0;
+        std::int64_t grants = 0;
+    };
+    struct Key {
+        std::int64_t holder = -1;
+        std::int64_t fence = 0;
+        std::int64_t counter = 0;
+    };
+
+    static void append_int(std::string& out, std::int64_t v) {
+        char buf[24];
+        auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+        out.append(buf, end);
+    }
+
+    std::string key_name(int key) const { return "k" + std::to_string(key); }
+
+    void begin(std::string& out, const char* type, std::int64_t process, const char* f,
+               const std::string& key) {
+        out += "{\"index\":";
+        append_int(out, static_cast<std::int64_t>(index_++));
+        out += ",\"type\":\"";
+        out += type;
+        out += "\",\"process\":";
+        if (process < 0)
+            out += "\"nemesis\"";
+        else
+            append_int(out, process);
+        out += ",\"f\":\"";
+        out += f;
+        out += "\",\"key\":\"";
+        out += key;
+        out += "\",";
+    }
+
+    // After the value: time, then error and fence where there are some.
+    void end(std::string& out, const char* error = "", std::int64_t fence = 0) {
+        if (out.back() != ',')
+            out.push_back(',');
+        out += "\"time\":";
+        append_int(out, time_);
+        if (*error) {
+            out += ",\"error\":\"";
+            out += error;
+            out.push_back('"');
+        }
+        if (fence > 0) {
+            out += ",\"fence\":";
+            append_int(out, fence);
+        }
+        out += "}\n";
+    }
+
+    GeneratorOptions options_;
+    std::mt19937_64 rng_;
+    std::vector<Slot> slots_;
+    std::vector<Key> keys_;
+    std::uint64_t index_ = 0;
+    std::int64_t time_ = 0;
+    std::int64_t next_process_ = 0;
+};
+
+}  // namespace lockbench::checker::testing

@@ -1,0 +1,59 @@
+#pragma once
+
+// Linearizability by a Wing-Gong-Lowe search with memoisation of (linearized set, model state),
+// partitioned per key and run in parallel across partitions (Lowe 2017; Porcupine's design).
+// `fail` and `info` follow shared/HISTORY.md: a failed cas or a failed acquire ("held") is an
+// observation; an `info` op, and one still in flight at the end, may take effect at any time
+// after its invoke, or never.
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "history.hpp"
+
+namespace lockbench::checker {
+
+enum class Model { None, Mutex, RwLock, Register };
+std::optional<Model> parse_model(std::string_view name);  // "none", "mutex", "rwlock", "register"
+std::string_view to_string(Model model);
+
+struct LinearizabilityOptions {
+    std::chrono::duration<double> time_limit{30.0};  // then the answer is "unknown"
+    std::size_t memory_limit_bytes = std::size_t{2} << 30;  // then the answer is "unknown"
+    unsigned threads = 0;                                   // 0: std::thread::hardware_concurrency
+};
+
+// Fed every event of a history (nemesis events included; it ignores what its model does not
+// use): mutex and rwlock take acquire/release ops, register takes read/write/cas ops, each
+// partitioned by key. Memory grows with the ops it keeps, which checks 1-4 never need.
+class LinearizabilityChecker {
+  public:
+    explicit LinearizabilityChecker(Model model);
+    ~LinearizabilityChecker();
+    LinearizabilityChecker(LinearizabilityChecker&&) noexcept;
+    LinearizabilityChecker& operator=(LinearizabilityChecker&&) noexcept;
+
+    void on_event(const Event& event);
+
+    // Runs the search. Returns
+    //   {"valid": true|false|"unknown", "model": "...", "keys": N, "ops": N, "elapsed_s": x,
+    //    "reason": "..." (unknown only: "time limit" or "memory limit"),
+    //    "violations": [ {"kind": "linearizability", "key": "...",
+    //                      "message": "one readable line",
+    //                      "witness": {"longest_prefix": [ops...], "unplaceable": op}} ]}
+    // where an op is {"process", "f", "value", "output", "invoke_index", "complete_index",
+    // "status": "ok"|"fail"|"info"}. false beats unknown beats true across keys.
+    nlohmann::json check(const LinearizabilityOptions& options);
+
+  private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace lockbench::checker

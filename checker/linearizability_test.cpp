@@ -1,0 +1,766 @@
+#include "linearizability.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace lockbench::checker {
+namespace {
+
+using nlohmann::json;
+
+// Builds one event; `index` and `time` are assigned by `run` from the position in the list.
+struct Ev {
+    Event event;
+    Ev& key(std::string name) {
+        event.key = std::move(name);
+        return *this;
+    }
+    Ev& number(std::optional<std::int64_t> value) {
+        event.number = value;
+        return *this;
+    }
+    Ev& cas(std::int64_t from, std::int64_t to) {
+        event.cas = std::pair{from, to};
+        return *this;
+    }
+    Ev& shared() {
+        event.mode = LockMode::Shared;
+        return *this;
+    }
+    operator Event() const { return event; }  // NOLINT: lets a list of Ev be a history
+};
+
+Ev make(EventType type, std::int64_t process, std::string f, std::string error = "") {
+    Ev ev;
+    ev.event.type = type;
+    ev.event.process = process;
+    ev.event.f = std::move(f);
+    ev.event.key = "k";
+    ev.event.error = std::move(error);
+    return ev;
+}
+Ev invoke(std::int64_t p, std::string f) {
+    return make(EventType::Invoke, p, std::move(f));
+}
+Ev ok(std::int64_t p, std::string f) {
+    return make(EventType::Ok, p, std::move(f));
+}
+Ev info(std::int64_t p, std::string f) {
+    return make(EventType::Info, p, std::move(f));
+}
+Ev fail(std::int64_t p, std::string f, std::string error) {
+    return make(EventType::Fail, p, std::move(f), std::move(error));
+}
+Ev crash(std::int64_t target) {
+    Ev ev = make(EventType::Info, kNemesisProcess, "crash");
+    ev.event.key = "";
+    ev.event.target = target;
+    return ev;
+}
+
+json run(Model model, std::vector<Event> events, LinearizabilityOptions options = {}) {
+    LinearizabilityChecker checker(model);
+    for (std::size_t i = 0; i < events.size(); ++i) {
+        events[i].index = i;
+        events[i].line = i + 1;
+        events[i].time = static_cast<std::int64_t>(i) * 1000;
+        checker.on_event(events[i]);
+    }
+    return checker.check(options);
+}
+
+// The unplaceable op's process and invoke index, to assert the witness exactly.
+using ProcessAndIndex = std::pair<std::int64_t, std::uint64_t>;
+ProcessAndIndex unplaceable(const json& result) {
+    const json& op = result.at("violations").at(0).at("witness").at("unplaceable");
+    return {op.at("process").get<std::int64_t>(), op.at("invoke_index").get<std::uint64_t>()};
+}
+
+std::vector<std::uint64_t> prefix_invokes(const json& result) {
+    std::vector<std::uint64_t> out;
+    for (const json& op : result.at("violations").at(0).at("witness").at("longest_prefix")) {
+        out.push_back(op.at("invoke_index").get<std::uint64_t>());
+    }
+    return out;
+}
+
+TEST(ModelNames, RoundTrip) {
+    for (Model m : {Model::None, Model::Mutex, Model::RwLock, Model::Register}) {
+        EXPECT_EQ(parse_model(to_string(m)), m);
+    }
+    EXPECT_EQ(to_string(Model::RwLock), "rwlock");
+    EXPECT_FALSE(parse_model("cas-register").has_value());
+}
+
+// ---------------------------------------------------------------- mutex
+
+TEST(MutexModel, SequentialHandoffIsLinearizable) {
+    const json r = run(Model::Mutex, {invoke(0, "acquire"), ok(0, "acquire"), invoke(1, "acquire"),
+                                      invoke(0, "release"), ok(0, "release"), ok(1, "acquire"),
+                                      invoke(1, "release"), ok(1, "release")});
+    EXPECT_EQ(r["valid"], true);
+    EXPECT_EQ(r["model"], "mutex");
+    EXPECT_EQ(r["keys"], 1);
+    EXPECT_EQ(r["ops"], 4);
+    EXPECT_TRUE(r["violations"].empty());
+    EXPECT_FALSE(r.contains("reason"));
+}
+
+TEST(MutexModel, DoubleGrantIsNotLinearizable) {
+    // T1: process 0's lease expired server-side while it still believed it held the lock.
+    const json r = run(Model::Mutex, {invoke(0, "acquire"), ok(0, "acquire"), invoke(1, "acquire"),
+                                      ok(1, "acquire"), invoke(0, "release"), ok(0, "release"),
+                                      invoke(1, "release"), ok(1, "release")});
+    ASSERT_EQ(r["valid"], false);
+    ASSERT_EQ(r["violations"].size(), 1U);
+    const json& v = r["violations"][0];
+    EXPECT_EQ(v["kind"], "linearizability");
+    EXPECT_EQ(v["key"], "k");
+    EXPECT_EQ(v["message"],
+              "k: not linearizable against mutex: process 1's acquire (index 2) cannot be placed "
+              "after 1 ops");
+    EXPECT_EQ(unplaceable(r), ProcessAndIndex(1, 2));
+    EXPECT_EQ(prefix_invokes(r), std::vector<std::uint64_t>{0});
+    EXPECT_EQ(v["witness"]["longest_prefix_omitted"], 0);
+    const json expected_op = {{"process", 1},      {"f", "acquire"},    {"value", "exclusive"},
+                              {"output", nullptr}, {"invoke_index", 2}, {"complete_index", 3},
+                              {"status", "ok"}};
+    EXPECT_EQ(v["witness"]["unplaceable"], expected_op);
+}
+
+TEST(MutexModel, ReentrantHolderMayAcquireAgain) {
+    const json r =
+        run(Model::Mutex, {invoke(0, "acquire"), ok(0, "acquire"), invoke(0, "acquire"),
+                           ok(0, "acquire"), invoke(0, "release"), ok(0, "release"),
+                           invoke(1, "acquire"), fail(1, "acquire", "held"), invoke(0, "release"),
+                           ok(0, "release"), invoke(1, "acquire"), ok(1, "acquire")});
+    EXPECT_EQ(r["valid"], true);
+}
+
+TEST(MutexModel, ReleaseByNonHolderIsNotLinearizable) {
+    const json r = run(Model::Mutex, {invoke(0, "acquire"), ok(0, "acquire"), invoke(1, "release"),
+                                      ok(1, "release")});
+    ASSERT_EQ(r["valid"], false);
+    EXPECT_EQ(unplaceable(r), ProcessAndIndex(1, 2));
+}
+
+TEST(MutexModel, FailedHeldAcquireWithNobodyHoldingIsNotLinearizable) {
+    const json r =
+        run(Model::Mutex, {invoke(0, "acquire"), ok(0, "acquire"), invoke(0, "release"),
+                           ok(0, "release"), invoke(1, "acquire"), fail(1, "acquire", "held")});
+    ASSERT_EQ(r["valid"], false);
+    EXPECT_EQ(r["violations"][0]["message"],
+              "k: not linearizable against mutex: process 1's acquire (failed, held) (index 4) "
+              "cannot be placed after 2 ops");
+    EXPECT_EQ(r["violations"][0]["witness"]["unplaceable"]["status"], "fail");
+}
+
+TEST(MutexModel, FailedHeldAcquireConcurrentWithAHoldIsLinearizable) {
+    const json r =
+        run(Model::Mutex, {invoke(1, "acquire"), invoke(0, "acquire"), ok(0, "acquire"),
+                           invoke(0, "release"), ok(0, "release"), fail(1, "acquire", "held")});
+    EXPECT_EQ(r["valid"], true);
+}
+
+TEST(MutexModel, FailureThatDidNotHappenIsDropped) {
+    // "no-quorum" changes nothing and observes nothing: a Redlock minority grant.
+    const json r = run(Model::Mutex, {invoke(1, "acquire"), fail(1, "acquire", "no-quorum"),
+                                      invoke(0, "release"), fail(0, "release", "connection")});
+    EXPECT_EQ(r["valid"], true);
+}
+
+TEST(MutexModel, NotHeldReleaseObservesTheLockWasLost) {
+    // Process 0 never lost the lock as far as any op shows: a not-held release contradicts it.
+    const json lost = run(Model::Mutex, {invoke(0, "acquire"), ok(0, "acquire"),
+                                         invoke(0, "release"), fail(0, "release", "not-held")});
+    ASSERT_EQ(lost["valid"], false);
+    EXPECT_EQ(unplaceable(lost), ProcessAndIndex(0, 2));
+    // A release by a process that never held it is refused as not-held: fine.
+    const json never = run(Model::Mutex, {invoke(0, "acquire"), ok(0, "acquire"),
+                                          invoke(1, "release"), fail(1, "release", "not-held")});
+    EXPECT_EQ(never["valid"], true);
+}
+
+TEST(MutexModel, InfoAcquireMustHaveTakenEffect) {
+    // Only process 0's timed-out acquire can explain why process 1 was refused.
+    const json r = run(Model::Mutex, {invoke(0, "acquire"), info(0, "acquire"),
+                                      invoke(1, "acquire"), fail(1, "acquire", "held")});
+    EXPECT_EQ(r["valid"], true);
+    // Without it, the same refusal is impossible.
+    const json without = run(Model::Mutex, {invoke(1, "acquire"), fail(1, "acquire", "held")});
+    EXPECT_EQ(without["valid"], false);
+}
+
+TEST(MutexModel, InfoAcquireMustNeverHaveTakenEffect) {
+    // Had process 0's acquire taken effect at any point, a later grant could not happen: the
+    // lock would be held by 0 before 1's acquire, or from some point after 2's acquire on.
+    const json r = run(Model::Mutex, {invoke(0, "acquire"), info(0, "acquire"),
+                                      invoke(1, "acquire"), ok(1, "acquire"), invoke(1, "release"),
+                                      ok(1, "release"), invoke(2, "acquire"), ok(2, "acquire")});
+    EXPECT_EQ(r["valid"], true);
+}
+
+TEST(MutexModel, CrashedProcessKeepsTheLock) {
+    // Without a lease the model never frees a dead holder's lock.
+    const json r = run(Model::Mutex, {invoke(0, "acquire"), ok(0, "acquire"), crash(0),
+                                      invoke(1, "acquire"), ok(1, "acquire")});
+    ASSERT_EQ(r["valid"], false);
+    EXPECT_EQ(unplaceable(r), ProcessAndIndex(1, 3));
+}
+
+TEST(MutexModel, CrashedProcessNeverCompletes) {
+    std::vector<Event> history = {invoke(0, "acquire"), crash(0), ok(0, "acquire"),
+                                  invoke(1, "acquire"), ok(1, "acquire")};
+    // After the crash, process 0's "ok" is ignored: its acquire is indeterminate, so it may
+    // never have taken effect.
+    EXPECT_EQ(run(Model::Mutex, history)["valid"], true);
+    history.erase(history.begin() + 1);
+    EXPECT_EQ(run(Model::Mutex, history)["valid"], false);
+}
+
+TEST(MutexModel, OpsInFlightAtTheEndAreIndeterminate) {
+    const json r =
+        run(Model::Mutex, {invoke(0, "acquire"), invoke(1, "acquire"), ok(1, "acquire"),
+                           invoke(1, "release"), invoke(2, "acquire"), fail(2, "acquire", "held")});
+    EXPECT_EQ(r["valid"], true);
+    EXPECT_EQ(r["ops"], 4);
+}
+
+TEST(MutexModel, IgnoresOtherOpsAndNemesis) {
+    Ev pause = make(EventType::Info, kNemesisProcess, "pause");
+    const json r =
+        run(Model::Mutex, {invoke(0, "acquire"), ok(0, "acquire"), pause, invoke(0, "read"),
+                           ok(0, "read").number(3), invoke(0, "renew"),
+                           fail(0, "renew", "not-held"), invoke(0, "release"), ok(0, "release")});
+    EXPECT_EQ(r["valid"], true);
+    EXPECT_EQ(r["ops"], 2);
+}
+
+// ---------------------------------------------------------------- rwlock
+
+TEST(RwLockModel, ReadersShare) {
+    const json r = run(Model::RwLock, {invoke(0, "acquire").shared(), invoke(1, "acquire").shared(),
+                                       ok(0, "acquire").shared(), ok(1, "acquire").shared(),
+                                       invoke(0, "release"), invoke(1, "release"), ok(1, "release"),
+                                       ok(0, "release"), invoke(2, "acquire"), ok(2, "acquire")});
+    EXPECT_EQ(r["valid"], true);
+}
+
+TEST(RwLockModel, WriterOverlappingAReaderIsNotLinearizable) {
+    const json r = run(Model::RwLock, {invoke(0, "acquire").shared(), ok(0, "acquire").shared(),
+                                       invoke(1, "acquire"), ok(1, "acquire"), invoke(0, "release"),
+                                       ok(0, "release"), invoke(1, "release"), ok(1, "release")});
+    ASSERT_EQ(r["valid"], false);
+    EXPECT_EQ(unplaceable(r), ProcessAndIndex(1, 2));
+    EXPECT_EQ(r["violations"][0]["message"],
+              "k: not linearizable against rwlock: process 1's acquire (index 2) cannot be placed "
+              "after 1 ops");
+}
+
+TEST(RwLockModel, ReaderOverlappingAWriterIsNotLinearizable) {
+    const json r = run(Model::RwLock, {invoke(0, "acquire"), ok(0, "acquire"),
+                                       invoke(1, "acquire").shared(), ok(1, "acquire").shared()});
+    ASSERT_EQ(r["valid"], false);
+    EXPECT_EQ(r["violations"][0]["witness"]["unplaceable"]["value"], "shared");
+}
+
+TEST(RwLockModel, WriterMayDowngrade) {
+    // Exclusive, then shared by the same process; releases give back the shared hold first.
+    const json r =
+        run(Model::RwLock,
+            {invoke(0, "acquire"), ok(0, "acquire"), invoke(0, "acquire").shared(),
+             ok(0, "acquire").shared(), invoke(0, "release"), ok(0, "release"),
+             invoke(1, "acquire").shared(), fail(1, "acquire", "held"), invoke(0, "release"),
+             ok(0, "release"), invoke(1, "acquire"), ok(1, "acquire")});
+    EXPECT_EQ(r["valid"], true);
+}
+
+TEST(RwLockModel, SharedRefusedAsHeldWhileOnlyReadersHoldIsNotLinearizable) {
+    const json r = run(Model::RwLock, {invoke(0, "acquire").shared(), ok(0, "acquire").shared(),
+                                       invoke(1, "acquire").shared(), fail(1, "acquire", "held")});
+    ASSERT_EQ(r["valid"], false);
+    // An exclusive request refused while a reader holds is what "held" means.
+    const json exclusive =
+        run(Model::RwLock, {invoke(0, "acquire").shared(), ok(0, "acquire").shared(),
+                            invoke(1, "acquire"), fail(1, "acquire", "held")});
+    EXPECT_EQ(exclusive["valid"], true);
+}
+
+// ---------------------------------------------------------------- register
+
+TEST(RegisterModel, InitialReadIsNull) {
+    EXPECT_EQ(run(Model::Register, {invoke(0, "read"), ok(0, "read")})["valid"], true);
+    EXPECT_EQ(run(Model::Register, {invoke(0, "read"), ok(0, "read").number(0)})["valid"], false);
+}
+
+TEST(RegisterModel, StaleReadIsNotLinearizable) {
+    const json r = run(Model::Register, {invoke(0, "write").number(1), ok(0, "write").number(1),
+                                         invoke(1, "write").number(2), ok(1, "write").number(2),
+                                         invoke(2, "read"), ok(2, "read").number(1)});
+    ASSERT_EQ(r["valid"], false);
+    EXPECT_EQ(unplaceable(r), ProcessAndIndex(2, 4));
+    EXPECT_EQ(prefix_invokes(r), (std::vector<std::uint64_t>{0, 2}));
+    EXPECT_EQ(r["violations"][0]["witness"]["unplaceable"]["output"], 1);
+    EXPECT_EQ(r["violations"][0]["witness"]["longest_prefix"][0]["value"], 1);
+}
+
+TEST(RegisterModel, ConcurrentCasOneWinsIsLinearizable) {
+    // Knossos's cas-register shape: two cas from the same value race; exactly one may win.
+    const json r =
+        run(Model::Register, {invoke(0, "write").number(1), ok(0, "write").number(1),
+                              invoke(1, "cas").cas(1, 2), invoke(2, "cas").cas(1, 3),
+                              invoke(3, "read"), ok(1, "cas").cas(1, 2), fail(2, "cas", ""),
+                              ok(3, "read").number(1), invoke(0, "read"), ok(0, "read").number(2)});
+    EXPECT_EQ(r["valid"], true);
+}
+
+TEST(RegisterModel, ConcurrentCasBothWinningIsNotLinearizable) {
+    const json r = run(Model::Register, {invoke(0, "write").number(1), ok(0, "write").number(1),
+                                         invoke(1, "cas").cas(1, 2), invoke(2, "cas").cas(1, 3),
+                                         ok(1, "cas").cas(1, 2), ok(2, "cas").cas(1, 3)});
+    ASSERT_EQ(r["valid"], false);
+    EXPECT_EQ(r["violations"][0]["witness"]["unplaceable"]["value"], json::array({1, 3}));
+    EXPECT_EQ(prefix_invokes(r), (std::vector<std::uint64_t>{0, 2}));
+}
+
+TEST(RegisterModel, FailedCasIsAnObservation) {
+    // Nothing else ran: the register held 1, so a cas from 1 cannot have found another value.
+    const json r = run(Model::Register, {invoke(0, "write").number(1), ok(0, "write").number(1),
+                                         invoke(1, "cas").cas(1, 2), fail(1, "cas", "")});
+    ASSERT_EQ(r["valid"], false);
+    EXPECT_EQ(unplaceable(r), ProcessAndIndex(1, 2));
+    // With a concurrent write of 5 it could have.
+    const json concurrent =
+        run(Model::Register,
+            {invoke(0, "write").number(1), ok(0, "write").number(1), invoke(2, "write").number(5),
+             invoke(1, "cas").cas(1, 2), fail(1, "cas", ""), ok(2, "write").number(5)});
+    EXPECT_EQ(concurrent["valid"], true);
+}
+
+TEST(RegisterModel, InfoWriteMustHaveTakenEffect) {
+    // The read of 7 only fits if the timed-out write happened, even after it "returned".
+    const json r =
+        run(Model::Register, {invoke(0, "write").number(7), info(0, "write"), invoke(1, "read"),
+                              ok(1, "read"), invoke(1, "read"), ok(1, "read").number(7)});
+    EXPECT_EQ(r["valid"], true);
+}
+
+TEST(RegisterModel, InfoWriteMustNeverHaveTakenEffect) {
+    const json r = run(Model::Register, {invoke(0, "write").number(7), info(0, "write"),
+                                         invoke(1, "write").number(1), ok(1, "write").number(1),
+                                         invoke(1, "read"), ok(1, "read").number(1)});
+    EXPECT_EQ(r["valid"], true);
+    // Whereas an ok write of 7 cannot vanish before a read of null.
+    const json lost = run(Model::Register, {invoke(0, "write").number(7), ok(0, "write"),
+                                            invoke(1, "read"), ok(1, "read")});
+    EXPECT_EQ(lost["valid"], false);
+}
+
+TEST(RegisterModel, WriteInFlightAtTheEndMayTakeEffect) {
+    const json r = run(Model::Register,
+                       {invoke(0, "write").number(3), invoke(1, "read"), ok(1, "read").number(3)});
+    EXPECT_EQ(r["valid"], true);
+}
+
+TEST(RegisterModel, StaleFenceWriteDidNotHappen) {
+    const json r =
+        run(Model::Register,
+            {invoke(0, "write").number(1), ok(0, "write").number(1), invoke(1, "write").number(9),
+             fail(1, "write", "stale-fence"), invoke(0, "read"), ok(0, "read").number(1)});
+    EXPECT_EQ(r["valid"], true);
+}
+
+// ---------------------------------------------------------------- partitions and limits
+
+TEST(Partitioning, OneBadKeyMakesTheWholeHistoryInvalidAndIsNamed) {
+    std::vector<Event> history;
+    for (int k = 0; k < 6; ++k) {
+        const std::string key = "key" + std::to_string(k);
+        history.push_back(invoke(k, "write").number(k).key(key));
+        history.push_back(ok(k, "write").number(k).key(key));
+        history.push_back(invoke(k, "read").key(key));
+        // key3 reads a value nobody wrote to it (4 went to key4).
+        history.push_back(ok(k, "read").number(k == 3 ? 4 : k).key(key));
+    }
+    LinearizabilityOptions options;
+    options.threads = 3;
+    const json r = run(Model::Register, history, options);
+    ASSERT_EQ(r["valid"], false);
+    EXPECT_EQ(r["keys"], 6);
+    EXPECT_EQ(r["ops"], 12);
+    ASSERT_EQ(r["violations"].size(), 1U);
+    EXPECT_EQ(r["violations"][0]["key"], "key3");
+    EXPECT_EQ(r["violations"][0]["message"],
+              "key3: not linearizable against register: process 3's read (index 14) cannot be "
+              "placed after 1 ops");
+}
+
+// Every write is concurrent with every other and the final read sees a value nobody wrote, so
+// the search must refute every order of the writes: 2^n linearized sets.
+std::vector<Event> exploding_register_history(int writers) {
+    std::vector<Event> history;
+    for (int p = 0; p < writers; ++p) {
+        history.push_back(invoke(p, "write").number(p));
+    }
+    for (int p = 0; p < writers; ++p) {
+        history.push_back(ok(p, "write").number(p));
+    }
+    history.push_back(invoke(writers, "read"));
+    history.push_back(ok(writers, "read").number(-1));
+    return history;
+}
+
+TEST(Limits, TimeLimitAnswersUnknownQuickly) {
+    LinearizabilityOptions options;
+    options.time_limit = std::chrono::milliseconds(1);
+    const auto started = std::chrono::steady_clock::now();
+    const json r = run(Model::Register, exploding_register_history(40), options);
+    const auto elapsed = std::chrono::steady_clock::now() - started;
+    EXPECT_EQ(r["valid"], "unknown");
+    EXPECT_EQ(r["reason"], "time limit");
+    EXPECT_TRUE(r["violations"].empty());
+    EXPECT_LT(elapsed, std::chrono::milliseconds(500));
+}
+
+TEST(Limits, MemoryLimitAnswersUnknown) {
+    LinearizabilityOptions options;
+    options.memory_limit_bytes = std::size_t{4} << 20;
+    const json r = run(Model::Register, exploding_register_history(40), options);
+    EXPECT_EQ(r["valid"], "unknown");
+    EXPECT_EQ(r["reason"], "memory limit");
+}
+
+TEST(Partitioning, AViolationStopsTheSearchOfOtherKeys) {
+    std::vector<Event> history = exploding_register_history(40);
+    for (Event& e : history) {
+        e.key = "slow";
+    }
+    std::vector<Event> bad = {invoke(100, "read").key("bad"), ok(100, "read").number(5).key("bad")};
+    history.insert(history.end(), bad.begin(), bad.end());
+    LinearizabilityOptions options;
+    options.threads = 2;
+    options.time_limit = std::chrono::seconds(60);
+    const auto started = std::chrono::steady_clock::now();
+    const json r = run(Model::Register, history, options);
+    EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(10));
+    ASSERT_EQ(r["valid"], false);  // false beats the unknown of the stopped key
+    EXPECT_FALSE(r.contains("reason"));
+    ASSERT_EQ(r["violations"].size(), 1U);
+    EXPECT_EQ(r["violations"][0]["key"], "bad");
+}
+
+TEST(Partitioning, TimeLimitAcrossThreads) {
+    std::vector<Event> history;
+    for (const char* key : {"a", "b", "c"}) {
+        for (Event e : exploding_register_history(40)) {
+            e.key = key;
+            e.process += 100 * (key[0] - 'a');
+            history.push_back(e);
+        }
+    }
+    LinearizabilityOptions options;
+    options.threads = 2;
+    options.time_limit = std::chrono::milliseconds(20);
+    const json r = run(Model::Register, history, options);
+    EXPECT_EQ(r["valid"], "unknown");
+    EXPECT_EQ(r["reason"], "time limit");
+    EXPECT_EQ(r["keys"], 3);
+}
+
+TEST(Limits, SmallExplosionIsRefutedExactly) {
+    const json r = run(Model::Register, exploding_register_history(10));
+    ASSERT_EQ(r["valid"], false);
+    EXPECT_EQ(unplaceable(r), ProcessAndIndex(10, 20));
+    EXPECT_EQ(prefix_invokes(r).size(), 10U);
+}
+
+TEST(Witness, PrefixIsCappedAtTheLastFiftyOps) {
+    std::vector<Event> history;
+    for (int i = 0; i < 70; ++i) {
+        history.push_back(invoke(0, "write").number(i));
+        history.push_back(ok(0, "write").number(i));
+    }
+    history.push_back(invoke(1, "read"));
+    history.push_back(ok(1, "read").number(3));
+    const json r = run(Model::Register, history);
+    ASSERT_EQ(r["valid"], false);
+    const json& witness = r["violations"][0]["witness"];
+    EXPECT_EQ(witness["longest_prefix"].size(), 50U);
+    EXPECT_EQ(witness["longest_prefix_omitted"], 20);
+    EXPECT_EQ(witness["longest_prefix"][0]["invoke_index"], 40);
+    EXPECT_EQ(witness["longest_prefix"][49]["invoke_index"], 138);
+    EXPECT_EQ(witness["unplaceable"]["invoke_index"], 140);
+    EXPECT_NE(r["violations"][0]["message"].get<std::string>().find("after 70 ops"),
+              std::string::npos);
+}
+
+TEST(ModelNone, ChecksNothing) {
+    const json r = run(Model::None, {invoke(0, "acquire"), ok(0, "acquire"), invoke(1, "acquire"),
+                                     ok(1, "acquire")});
+    EXPECT_EQ(r["valid"], true);
+    EXPECT_EQ(r["model"], "none");
+    EXPECT_EQ(r["keys"], 0);
+}
+
+// ---------------------------------------------------------------- randomized cross-check
+
+// An independent statement of the models and of linearizability: try every order of the ops
+// that respects real time, with every info op either placed somewhere after its invoke or left
+// out. Only feasible for a handful of ops, which is the point: it is obviously right.
+struct BruteOp {
+    std::string f;
+    EventType status = EventType::Info;
+    std::string error;
+    std::int64_t process = 0;
+    std::optional<std::int64_t> number;
+    std::pair<std::int64_t, std::int64_t> cas{0, 0};
+    LockMode mode = LockMode::Exclusive;
+    std::size_t call = 0;
+    std::size_t ret = std::numeric_limits<std::size_t>::max();
+};
+
+struct BruteState {
+    std::optional<std::int64_t> value;      // register
+    std::map<std::int64_t, int> exclusive;  // process -> depth (mutex and rwlock)
+    std::map<std::int64_t, int> shared;
+};
+
+// The state after `op`, nullopt when it cannot happen here. `status` Fail means the failure was
+// observed (an error that means "did not happen" was filtered out before).
+std::optional<BruteState> brute_step(Model model, BruteState s, const BruteOp& op) {
+    const bool observed_failure = op.status == EventType::Fail;
+    if (model == Model::Register) {
+        if (op.f == "read") {
+            if (op.status == EventType::Info) {
+                return s;
+            }
+            return s.value == op.number ? std::optional{s} : std::nullopt;
+        }
+        if (op.f == "write") {
+            s.value = op.number;
+            return s;
+        }
+        const bool matches = s.value == op.cas.first;
+        if (observed_failure) {
+            return matches ? std::nullopt : std::optional{s};
+        }
+        if (!matches) {
+            return std::nullopt;
+        }
+        s.value = op.cas.second;
+        return s;
+    }
+    const std::int64_t p = op.process;
+    const bool someone_exclusive = !s.exclusive.empty();
+    const bool someone_shared = !s.shared.empty();
+    if (op.f == "acquire") {
+        const bool exclusive = op.mode == LockMode::Exclusive;
+        if (observed_failure) {
+            const bool conflict = someone_exclusive || (exclusive && someone_shared);
+            return conflict ? std::optional{s} : std::nullopt;
+        }
+        const bool mine = s.exclusive.contains(p);
+        if (exclusive) {
+            if (!mine && (someone_exclusive || someone_shared)) {
+                return std::nullopt;
+            }
+            ++s.exclusive[p];
+        } else {
+            if (!mine && someone_exclusive) {
+                return std::nullopt;
+            }
+            ++s.shared[p];
+        }
+        return s;
+    }
+    const bool holds = s.exclusive.contains(p) || s.shared.contains(p);
+    if (observed_failure) {
+        return holds ? std::nullopt : std::optional{s};
+    }
+    if (!holds) {
+        return std::nullopt;
+    }
+    auto& holds_of = s.shared.contains(p) ? s.shared : s.exclusive;
+    if (--holds_of[p] == 0) {
+        holds_of.erase(p);
+    }
+    return s;
+}
+
+bool brute_search(Model model, const std::vector<BruteOp>& ops, std::vector<bool>& used,
+                  const BruteState& state) {
+    bool all_required_placed = true;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+        all_required_placed &= used[i] || ops[i].status == EventType::Info;
+    }
+    if (all_required_placed) {
+        return true;
+    }
+    for (std::size_t c = 0; c < ops.size(); ++c) {
+        if (used[c]) {
+            continue;
+        }
+        bool must_wait = false;
+        for (std::size_t x = 0; x < ops.size(); ++x) {
+            must_wait |= !used[x] && ops[x].status != EventType::Info && ops[x].ret < ops[c].call;
+        }
+        if (must_wait) {
+            continue;
+        }
+        if (auto next = brute_step(model, state, ops[c])) {
+            used[c] = true;
+            const bool found = brute_search(model, ops, used, *next);
+            used[c] = false;
+            if (found) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+bool brute_force_linearizable(Model model, const std::vector<Event>& history) {
+    std::vector<BruteOp> ops;
+    std::map<std::int64_t, std::size_t> open;
+    for (std::size_t i = 0; i < history.size(); ++i) {
+        const Event& e = history[i];
+        if (e.type == EventType::Invoke) {
+            BruteOp op;
+            op.f = e.f;
+            op.process = e.process;
+            op.number = e.number;
+            op.cas = e.cas.value_or(std::pair<std::int64_t, std::int64_t>{0, 0});
+            op.mode = e.mode;
+            op.call = i;
+            open[e.process] = ops.size();
+            ops.push_back(op);
+            continue;
+        }
+        BruteOp& op = ops[open.at(e.process)];
+        op.status = e.type;
+        op.error = e.error;
+        if (e.type != EventType::Info) {
+            op.ret = i;
+        }
+        if (e.type == EventType::Ok && op.f == "read") {
+            op.number = e.number;
+        }
+    }
+    std::erase_if(ops, [](const BruteOp& op) {
+        return op.status == EventType::Fail && op.f != "cas" &&
+               !(op.f == "acquire" && op.error == "held") &&
+               !(op.f == "release" && op.error == "not-held");
+    });
+    std::vector<bool> used(ops.size(), false);
+    return brute_search(model, ops, used, BruteState{});
+}
+
+// A random interleaving of at most `max_ops` ops by 2-4 processes, with random outcomes: most
+// such histories are invalid, enough are valid for both answers to be exercised.
+std::vector<Event> random_history(Model model, std::mt19937_64& rng, int max_ops) {
+    auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<std::uint64_t>(n)); };
+    const int processes = 2 + pick(3);
+    std::vector<std::optional<Event>> in_flight(static_cast<std::size_t>(processes));
+    std::vector<Event> history;
+    int invoked = 0;
+    while (true) {
+        const auto p = static_cast<std::size_t>(pick(processes));
+        auto& slot = in_flight[p];
+        if (!slot) {
+            if (invoked == max_ops) {
+                bool any = false;
+                for (const auto& s : in_flight) {
+                    any |= s.has_value();
+                }
+                // Leave a few in flight at the end, as a run cut short does.
+                if (!any || pick(4) == 0) {
+                    break;
+                }
+                continue;
+            }
+            Event e = invoke(static_cast<std::int64_t>(p), "");
+            if (model == Model::Register) {
+                const int which = pick(3);
+                e.f = which == 0 ? "read" : which == 1 ? "write" : "cas";
+                if (e.f == "write") {
+                    e.number = 1 + pick(2);
+                } else if (e.f == "cas") {
+                    e.cas = std::pair<std::int64_t, std::int64_t>{1 + pick(2), 1 + pick(2)};
+                }
+            } else {
+                e.f = pick(2) == 0 ? "acquire" : "release";
+                if (model == Model::RwLock && e.f == "acquire" && pick(2) == 0) {
+                    e.mode = LockMode::Shared;
+                }
+            }
+            history.push_back(e);
+            slot = e;
+            ++invoked;
+            continue;
+        }
+        Event e = *slot;
+        slot.reset();
+        const int outcome = pick(10);
+        e.type = outcome < 6 ? EventType::Ok : outcome < 8 ? EventType::Fail : EventType::Info;
+        if (e.type == EventType::Fail) {
+            const int why = pick(3);
+            e.error = why == 0 ? "no-quorum" : e.f == "release" ? "not-held" : "held";
+        }
+        if (e.type == EventType::Ok && e.f == "read") {
+            const int v = pick(3);
+            e.number = v == 0 ? std::nullopt : std::optional<std::int64_t>{v};
+        }
+        history.push_back(e);
+    }
+    return history;
+}
+
+void cross_check(Model model, std::uint64_t seed, int histories) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    std::mt19937_64 rng(seed);
+    int valid = 0;
+    for (int i = 0; i < histories; ++i) {
+        std::vector<Event> history = random_history(model, rng, 2 + static_cast<int>(rng() % 6));
+        SCOPED_TRACE("history " + std::to_string(i));
+        const json r = run(model, history);
+        const bool expected = brute_force_linearizable(model, history);
+        ASSERT_EQ(r["valid"], expected);
+        valid += expected ? 1 : 0;
+    }
+    // Both answers must be exercised, or the comparison proves little.
+    EXPECT_GT(valid, histories / 20);
+    EXPECT_LT(valid, histories - histories / 20);
+}
+
+std::uint64_t test_seed() {
+    return std::random_device{}();
+}
+
+TEST(CrossCheck, RegisterMatchesBruteForce) {
+    cross_check(Model::Register, test_seed(), 3000);
+}
+TEST(CrossCheck, MutexMatchesBruteForce) {
+    cross_check(Model::Mutex, test_seed(), 3000);
+}
+TEST(CrossCheck, RwLockMatchesBruteForce) {
+    cross_check(Model::RwLock, test_seed(), 3000);
+}
+TEST(CrossCheck, FixedSeedsMatchBruteForce) {
+    for (std::uint64_t seed : {1ULL, 2ULL, 3ULL}) {
+        cross_check(Model::Register, seed, 500);
+        cross_check(Model::Mutex, seed, 500);
+        cross_check(Model::RwLock, seed, 500);
+    }
+}
+
+}  // namespace
+}  // namespace lockbench::checker

@@ -1,0 +1,276 @@
+#include "liveness.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+
+namespace lockbench::checker {
+
+using nlohmann::json;
+
+std::size_t DurationHistogram::bucket_of(std::uint64_t ns) {
+    // Below 2 * kSubBuckets every value has its own bucket; above, each power of two is split
+    // into kSubBuckets equal parts.
+    if (ns < 2 * kSubBuckets)
+        return static_cast<std::size_t>(ns);
+    const int exponent = std::bit_width(ns) - 1;
+    const int shift = exponent - (std::bit_width(static_cast<unsigned>(kSubBuckets)) - 1);
+    return static_cast<std::size_t>(shift) * kSubBuckets + static_cast<std::size_t>(ns >> shift);
+}
+
+std::int64_t DurationHistogram::bucket_value(std::size_t bucket) {
+    if (bucket < 2 * kSubBuckets)
+        return static_cast<std::int64_t>(bucket);
+    const std::size_t shift = bucket / kSubBuckets - 1;
+    const std::uint64_t lower = static_cast<std::uint64_t>(bucket % kSubBuckets + kSubBuckets)
+                                << shift;
+    return static_cast<std::int64_t>(lower + ((std::uint64_t{1} << shift) >> 1));
+}
+
+void DurationHistogram::record(std::int64_t ns) {
+    ns = std::max<std::int64_t>(ns, 0);
+    const std::size_t bucket = bucket_of(static_cast<std::uint64_t>(ns));
+    if (bucket >= buckets_.size())
+        buckets_.resize(bucket + 1);
+    ++buckets_[bucket];
+    ++count_;
+    max_ = std::max(max_, ns);
+}
+
+std::int64_t DurationHistogram::quantile(double q) const {
+    if (count_ == 0)
+        return 0;
+    const auto rank = std::max<std::uint64_t>(
+        1, static_cast<std::uint64_t>(std::ceil(q * static_cast<double>(count_))));
+    std::uint64_t seen = 0;
+    for (std::size_t b = 0; b < buckets_.size(); ++b) {
+        seen += buckets_[b];
+        if (seen >= rank)
+            return std::min(bucket_value(b), max_);
+    }
+    return max_;
+}
+
+LivenessCheck::LivenessCheck(LivenessOptions options) : options_(options) {}
+
+void LivenessCheck::on_event(const Event& event) {
+    const Op op = op_of(event);
+    if (op == Op::Crash) {
+        on_crash(event);
+        return;
+    }
+    if (event.is_nemesis())
+        return;
+    if (op == Op::Acquire) {
+        on_acquire(event);
+    } else if (op == Op::Release && event.type == EventType::Invoke) {
+        if (nesting_.release(event.process, event.key) == HoldNesting::Release::Ended) {
+            KeyState& key = keys_[event.key];
+            if (key.open_holds > 0)
+                --key.open_holds;
+            if (key.acquires_in_flight > 0)
+                key.handoff_from_ns = event.time;
+        }
+    }
+    // An `info` retires the process id (its successor gets a new one), so a wait it was in ends.
+    if (event.type == EventType::Info)
+        end_wait(event.process, event.time, false);
+}
+
+void LivenessCheck::on_acquire(const Event& event) {
+    if (event.type == EventType::Invoke) {
+        KeyState& key = keys_[event.key];
+        ++key.acquires_in_flight;
+        acquiring_[event.process] = &key;
+        waits_.try_emplace(event.process, Wait{event.key, event.time, event.index});
+        if (key.orphan && !key.orphan->first_waiter) {
+            key.orphan->first_waiter = event.process;
+            key.orphan->first_wait_ns = event.time;
+        }
+        return;
+    }
+    if (auto in_flight = acquiring_.find(event.process); in_flight != acquiring_.end()) {
+        --in_flight->second->acquires_in_flight;
+        acquiring_.erase(in_flight);
+    }
+    if (event.type == EventType::Info) {
+        KeyState& key = keys_[event.key];
+        if (key.open_holds == 0 && !key.orphan && !nesting_.holds(event.process, event.key)) {
+            ++orphaned_;
+            key.orphan = Orphan{Orphan::Cause::LostAcquire,
+                                event.process,
+                                event.time,
+                                event.index,
+                                std::nullopt,
+                                0};
+            note_waiters(key);
+        }
+        return;
+    }
+    if (event.type != EventType::Ok)
+        return;
+    end_wait(event.process, event.time, true);
+    if (nesting_.grant(event.process, event.key) > 1)
+        return;
+    KeyState& key = keys_[event.key];
+    ++key.open_holds;
+    if (key.orphan) {
+        judge_orphan(event.key, *key.orphan, event.time, &event);
+        key.orphan.reset();
+    }
+    if (key.handoff_from_ns) {
+        handoffs_.record(event.time - *key.handoff_from_ns);
+        key.handoff_from_ns.reset();
+    }
+}
+
+void LivenessCheck::on_crash(const Event& event) {
+    const std::int64_t process = *event.target;
+    // The crashed process's acquire stays in flight forever, but nobody is waiting on it.
+    if (auto in_flight = acquiring_.find(process); in_flight != acquiring_.end()) {
+        --in_flight->second->acquires_in_flight;
+        acquiring_.erase(in_flight);
+    }
+    end_wait(process, event.time, false);
+    for (const auto& name : nesting_.drop(process)) {
+        KeyState& key = keys_[name];
+        if (key.open_holds > 0)
+            --key.open_holds;
+        if (key.orphan)
+            continue;  // already orphaned by an earlier crash: that one is older
+        ++orphaned_;
+        key.orphan =
+            Orphan{Orphan::Cause::Crash, process, event.time, event.index, std::nullopt, 0};
+        note_waiters(key);
+    }
+}
+
+void LivenessCheck::note_waiters(KeyState& key) {
+    // An acquire already waiting when the key was orphaned is trying to acquire it too.
+    if (key.acquires_in_flight == 0)
+        return;
+    for (const auto& [waiter, wanted] : acquiring_) {
+        if (wanted == &key && (!key.orphan->first_waiter || waiter < *key.orphan->first_waiter))
+            key.orphan->first_waiter = waiter;
+    }
+    key.orphan->first_wait_ns = key.orphan->crash_ns;
+}
+
+void LivenessCheck::end_wait(std::int64_t process, std::int64_t end_ns, bool granted) {
+    auto it = waits_.find(process);
+    if (it == waits_.end())
+        return;
+    const Wait& wait = it->second;
+    const std::int64_t waited = end_ns - wait.start_ns;
+    max_wait_ns_ = std::max(max_wait_ns_, waited);
+    ++waits_completed_;
+    if (options_.starvation_bound_ms && waited > *options_.starvation_bound_ms * 1'000'000 &&
+        starved_processes_.insert(process).second) {
+        ++starved_;
+        if (starvation_violations_.size() < options_.max_violations) {
+            std::string message = "process " + std::to_string(process) + " waited " +
+                                  format_seconds(waited) + " for " + wait.key + " (from " +
+                                  format_seconds(wait.start_ns) + ") ";
+            message += granted ? "until it was granted at " + format_seconds(end_ns)
+                               : "and was never granted it";
+            message += ", over the starvation bound of " +
+                       std::to_string(*options_.starvation_bound_ms) + " ms";
+            starvation_violations_.push_back(json{{"kind", "starvation"},
+                                                  {"key", wait.key},
+                                                  {"message", std::move(message)},
+                                                  {"witness",
+                                                   {{"key", wait.key},
+                                                    {"process", process},
+                                                    {"start_ns", wait.start_ns},
+                                                    {"start_index", wait.start_index},
+                                                    {"end_ns", end_ns},
+                                                    {"granted", granted},
+                                                    {"waited_ms", ns_to_ms(waited)}}}});
+        }
+    }
+    waits_.erase(it);
+}
+
+void LivenessCheck::judge_orphan(const std::string& key, const Orphan& orphan,
+                                 std::int64_t until_ns, const Event* regrant) {
+    const std::int64_t orphaned_ns = until_ns - orphan.crash_ns;
+    if (!orphan.first_waiter || orphaned_ns <= options_.liveness_bound_ms * 1'000'000)
+        return;
+    ++deadlocks_;
+    if (deadlock_violations_.size() >= options_.max_violations)
+        return;
+    const bool crashed = orphan.cause == Orphan::Cause::Crash;
+    std::string message = key + ": process " + std::to_string(orphan.holder) +
+                          (crashed ? " crashed holding it at "
+                                   : "'s acquire got no answer (it may hold the lock) at ") +
+                          format_seconds(orphan.crash_ns) + "; nobody was granted it for " +
+                          format_seconds(orphaned_ns);
+    message += regrant ? " (until process " + std::to_string(regrant->process) + " got it at " +
+                             format_seconds(until_ns) + ")"
+                       : " (until the end of the history)";
+    message += " while process " + std::to_string(*orphan.first_waiter) +
+               " was trying to acquire it (from " + format_seconds(orphan.first_wait_ns) + ")";
+    json witness{{"key", key},
+                 {"cause", crashed ? "crash" : "lost-acquire"},
+                 {"holder", orphan.holder},
+                 {"crash_ns", orphan.crash_ns},
+                 {"crash_index", orphan.crash_index},
+                 {"first_waiter", *orphan.first_waiter},
+                 {"first_wait_ns", orphan.first_wait_ns},
+                 {"orphaned_ms", ns_to_ms(orphaned_ns)},
+                 {"regranted_ns", regrant ? json(until_ns) : json(nullptr)}};
+    deadlock_violations_.push_back(json{{"kind", "deadlock"},
+                                        {"key", key},
+                                        {"message", std::move(message)},
+                                        {"witness", std::move(witness)}});
+}
+
+void LivenessCheck::finish(std::int64_t end_time_ns) {
+    // Deterministic order for the report, whatever the hash maps' order.
+    std::vector<std::int64_t> waiting;
+    waiting.reserve(waits_.size());
+    for (const auto& [process, wait] : waits_)
+        waiting.push_back(process);
+    std::sort(waiting.begin(), waiting.end());
+    for (std::int64_t process : waiting)
+        end_wait(process, end_time_ns, false);
+
+    std::vector<std::string> orphaned;
+    for (const auto& [name, key] : keys_) {
+        if (key.orphan)
+            orphaned.push_back(name);
+    }
+    std::sort(orphaned.begin(), orphaned.end());
+    for (const auto& name : orphaned) {
+        KeyState& key = keys_[name];
+        judge_orphan(name, *key.orphan, end_time_ns, nullptr);
+        key.orphan.reset();
+    }
+}
+
+json LivenessCheck::result() const {
+    return json{
+        {"valid", violation_count() == 0},
+        {"deadlocks", deadlocks_},
+        {"starved", starved_},
+        {"orphaned", orphaned_},
+        {"waits", waits_completed_},
+        {"max_wait_ms", ns_to_ms(max_wait_ns_)},
+        {"handoff_ms",
+         {{"count", handoffs_.count()},
+          {"p50", ns_to_ms(handoffs_.quantile(0.5))},
+          {"p99", ns_to_ms(handoffs_.quantile(0.99))},
+          {"max", ns_to_ms(handoffs_.max())}}},
+        {"liveness_bound_ms", options_.liveness_bound_ms},
+        {"starvation_bound_ms",
+         options_.starvation_bound_ms ? json(*options_.starvation_bound_ms) : json(nullptr)}};
+}
+
+json LivenessCheck::violations() const {
+    json out = deadlock_violations_;
+    for (const auto& v : starvation_violations_)
+        out.push_back(v);
+    return out;
+}
+
+}  // namespace lockbench::checker

@@ -1,0 +1,118 @@
+#pragma once
+
+// Check 4, liveness:
+//  (a) deadlock: a key whose holder crashed while holding it, not granted again for longer than
+//      the bound while someone tried to acquire it (judged at the re-grant, or at the end);
+//  (b) wait: per process, a wait runs from an acquire invoke (when none is running) to its next
+//      `ok` acquire, through failed attempts; a crash or an `info` (the process id retires) ends
+//      it without a grant. max_wait_ms is the longest; with a starvation bound, a longer wait is
+//      starvation (one violation per process at most);
+//  (c) handoff: per key, from the release invoke that ends a hold, while an acquire of that key is
+//      in flight, to the next grant of that key.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "history.hpp"
+#include "streaming.hpp"
+
+namespace lockbench::checker {
+
+// Durations in ns, kept as counts in log-linear buckets (under 0.4% error) so that memory stays
+// fixed however long the history is. The maximum is exact.
+class DurationHistogram {
+  public:
+    void record(std::int64_t ns);
+    std::uint64_t count() const { return count_; }
+    std::int64_t max() const { return max_; }
+    // Nearest rank: the smallest recorded value (to bucket precision) with at least q of all
+    // values at or below it; 0 when empty.
+    std::int64_t quantile(double q) const;
+
+  private:
+    static constexpr int kSubBuckets = 128;  // per power of two
+    static std::size_t bucket_of(std::uint64_t ns);
+    static std::int64_t bucket_value(std::size_t bucket);
+    std::vector<std::uint64_t> buckets_;
+    std::uint64_t count_ = 0;
+    std::int64_t max_ = 0;
+};
+
+struct LivenessOptions {
+    std::int64_t liveness_bound_ms = 10000;
+    std::optional<std::int64_t> starvation_bound_ms;
+    std::size_t max_violations = 100;
+};
+
+class LivenessCheck {
+  public:
+    explicit LivenessCheck(LivenessOptions options = {});
+
+    void on_event(const Event& event);
+    // Judges what is still open (orphans, waits) at the last event's time.
+    void finish(std::int64_t end_time_ns);
+
+    // checks.liveness: {"valid", "deadlocks", "starved", "orphaned", "waits", "max_wait_ms",
+    // "handoff_ms": {"count", "p50", "p99", "max"}, "liveness_bound_ms",
+    // "starvation_bound_ms" (null: not judged)}.
+    nlohmann::json result() const;
+    // Up to max_violations entries of kind "deadlock" and as many of kind "starvation".
+    nlohmann::json violations() const;
+    std::uint64_t violation_count() const { return deadlocks_ + starved_; }
+
+  private:
+    struct Orphan {
+        // Crash: the holder died holding the lock. LostAcquire: an acquire went `info` while
+        // nobody held the key of record, so it may have been granted to a process that never
+        // learnt it and has retired (T6) - the lock is held by nobody alive either way.
+        enum class Cause { Crash, LostAcquire };
+        Cause cause = Cause::Crash;
+        std::int64_t holder = 0;
+        std::int64_t crash_ns = 0;
+        std::uint64_t crash_index = 0;
+        std::optional<std::int64_t> first_waiter;  // who tried to acquire it after the crash
+        std::int64_t first_wait_ns = 0;
+    };
+    struct KeyState {
+        std::uint32_t acquires_in_flight = 0;
+        std::uint32_t open_holds = 0;  // holds of record: granted, not yet released or crashed
+        std::optional<std::int64_t> handoff_from_ns;
+        std::optional<Orphan> orphan;
+    };
+    struct Wait {
+        std::string key;
+        std::int64_t start_ns = 0;
+        std::uint64_t start_index = 0;
+    };
+
+    void on_acquire(const Event& event);
+    void on_crash(const Event& event);
+    void note_waiters(KeyState& key);
+    void end_wait(std::int64_t process, std::int64_t end_ns, bool granted);
+    void judge_orphan(const std::string& key, const Orphan& orphan, std::int64_t until_ns,
+                      const Event* regrant);
+
+    LivenessOptions options_;
+    HoldNesting nesting_;
+    std::unordered_map<std::string, KeyState> keys_;
+    std::unordered_map<std::int64_t, KeyState*> acquiring_;  // process -> key of its acquire
+    std::unordered_map<std::int64_t, Wait> waits_;
+    std::unordered_set<std::int64_t> starved_processes_;
+    DurationHistogram handoffs_;
+    nlohmann::json deadlock_violations_ = nlohmann::json::array();
+    nlohmann::json starvation_violations_ = nlohmann::json::array();
+    std::uint64_t deadlocks_ = 0;
+    std::uint64_t starved_ = 0;
+    std::uint64_t orphaned_ = 0;
+    std::uint64_t waits_completed_ = 0;
+    std::int64_t max_wait_ns_ = 0;
+};
+
+}  // namespace lockbench::checker

@@ -1,0 +1,191 @@
+#include "mutual_exclusion.hpp"
+
+#include <algorithm>
+
+namespace lockbench::checker {
+
+using nlohmann::json;
+
+namespace {
+
+const char* mode_name(LockMode mode) {
+    return mode == LockMode::Shared ? "shared" : "exclusive";
+}
+
+std::string who(const std::int64_t process, const std::string& token) {
+    std::string s = "process " + std::to_string(process);
+    if (!token.empty())
+        s += " (token " + token + ")";
+    return s;
+}
+
+}  // namespace
+
+MutualExclusionCheck::MutualExclusionCheck(std::size_t max_violations)
+    : max_violations_(max_violations) {}
+
+void MutualExclusionCheck::on_event(const Event& event) {
+    switch (op_of(event)) {
+        case Op::Acquire:
+            if (event.type == EventType::Ok)
+                on_grant(event);
+            return;
+        case Op::Release:
+            if (event.type == EventType::Invoke &&
+                nesting_.release(event.process, event.key) == HoldNesting::Release::Ended)
+                end_hold(event.key, event.process, event.time);
+            return;
+        case Op::Crash:
+            for (const auto& key : nesting_.drop(*event.target)) {
+                end_hold(key, *event.target, event.time);
+                ++ended_by_crash_;
+            }
+            return;
+        default:
+            return;
+    }
+}
+
+void MutualExclusionCheck::on_grant(const Event& event) {
+    KeyHolds& key = keys_[event.key];
+    if (nesting_.grant(event.process, event.key) > 1) {
+        ++nested_grants_;
+        // Re-entering a shared hold in exclusive mode upgrades it: from now on it conflicts with
+        // the other shared holders (exclusive ones already conflicted with it).
+        if (event.mode != LockMode::Exclusive)
+            return;
+        auto self = std::find_if(key.open.begin(), key.open.end(),
+                                 [&](const Hold& h) { return h.process == event.process; });
+        if (self == key.open.end() || self->mode == LockMode::Exclusive)
+            return;
+        self->mode = LockMode::Exclusive;
+        ++key.exclusive;
+        const std::size_t shared_others = key.open.size() - key.exclusive;
+        violation_count_ += shared_others;
+        Hold upgraded = *self;
+        upgraded.start_ns = event.time;
+        upgraded.start_index = event.index;
+        for (const Hold& other : key.open) {
+            if (witnesses_.size() >= max_violations_)
+                break;
+            if (other.mode == LockMode::Shared)
+                add_witness(event.key, other, upgraded);
+        }
+        return;
+    }
+    ++holds_;
+    Hold hold;
+    hold.id = next_hold_id_++;
+    hold.process = event.process;
+    hold.token = event.token;
+    hold.mode = event.mode;
+    hold.start_ns = event.time;
+    hold.start_index = event.index;
+    // Counted exactly in O(1); only the first max_violations pairs are spelled out.
+    const std::size_t conflicts =
+        event.mode == LockMode::Exclusive ? key.open.size() : key.exclusive;
+    if (conflicts > 0) {
+        violation_count_ += conflicts;
+        for (const Hold& other : key.open) {
+            if (witnesses_.size() >= max_violations_)
+                break;
+            if (event.mode == LockMode::Exclusive || other.mode == LockMode::Exclusive)
+                add_witness(event.key, other, hold);
+        }
+    }
+    if (hold.mode == LockMode::Exclusive)
+        ++key.exclusive;
+    key.open.push_back(std::move(hold));
+}
+
+void MutualExclusionCheck::add_witness(const std::string& key, const Hold& earlier,
+                                       const Hold& later) {
+    std::string message = key + ": " + who(later.process, later.token) + " acquired ";
+    const bool shared_involved = earlier.mode == LockMode::Shared || later.mode == LockMode::Shared;
+    if (shared_involved)
+        message += std::string(mode_name(later.mode)) + " ";
+    message += "at " + format_seconds(later.start_ns) + " while " +
+               who(earlier.process, earlier.token) + " held it ";
+    if (shared_involved)
+        message += std::string(mode_name(earlier.mode)) + " ";
+    message += "since " + format_seconds(earlier.start_ns);
+    const std::size_t index = witnesses_.size();
+    witnesses_.push_back(Witness{key, earlier, later, std::move(message)});
+    witnesses_of_hold_[earlier.id].push_back(index);
+    witnesses_of_hold_[later.id].push_back(index);
+}
+
+void MutualExclusionCheck::end_hold(const std::string& key_name, std::int64_t process,
+                                    std::int64_t time_ns) {
+    auto key_it = keys_.find(key_name);
+    if (key_it == keys_.end())
+        return;
+    KeyHolds& key = key_it->second;
+    auto hold = std::find_if(key.open.begin(), key.open.end(),
+                             [&](const Hold& h) { return h.process == process; });
+    if (hold == key.open.end())
+        return;
+    if (!witnesses_of_hold_.empty()) {
+        auto refs = witnesses_of_hold_.find(hold->id);
+        if (refs != witnesses_of_hold_.end()) {
+            for (std::size_t i : refs->second) {
+                Witness& w = witnesses_[i];
+                (w.first.id == hold->id ? w.first : w.second).end_ns = time_ns;
+            }
+            witnesses_of_hold_.erase(refs);
+        }
+    }
+    if (hold->mode == LockMode::Exclusive)
+        --key.exclusive;
+    // Order among open holds does not matter: swap with the last instead of shifting.
+    if (hold != key.open.end() - 1)
+        *hold = std::move(key.open.back());
+    key.open.pop_back();
+}
+
+void MutualExclusionCheck::finish(std::int64_t end_time_ns) {
+    end_time_ns_ = end_time_ns;
+    open_at_end_ = 0;
+    for (const auto& [name, key] : keys_)
+        open_at_end_ += key.open.size();
+}
+
+json MutualExclusionCheck::result() const {
+    return json{{"valid", violation_count_ == 0},
+                {"violations", violation_count_},
+                {"holds", holds_},
+                {"nested_grants", nested_grants_},
+                {"ended_by_crash", ended_by_crash_},
+                {"open_at_end", open_at_end_}};
+}
+
+json MutualExclusionCheck::violations() const {
+    const auto hold_json = [](const Hold& h) {
+        return json{{"process", h.process},
+                    {"token", h.token},
+                    {"mode", mode_name(h.mode)},
+                    {"start_ns", h.start_ns},
+                    {"end_ns", h.end_ns ? json(*h.end_ns) : json(nullptr)},
+                    {"start_index", h.start_index}};
+    };
+    json out = json::array();
+    for (const Witness& w : witnesses_) {
+        // The second hold starts inside the first, so the overlap runs from its start to
+        // whichever ends first; an open hold lasts until the end of the history.
+        const std::int64_t first_end = w.first.end_ns.value_or(end_time_ns_);
+        const std::int64_t second_end = w.second.end_ns.value_or(end_time_ns_);
+        const std::int64_t overlap =
+            std::max<std::int64_t>(0, std::min(first_end, second_end) - w.second.start_ns);
+        out.push_back(json{{"kind", "mutual_exclusion"},
+                           {"key", w.key},
+                           {"message", w.message},
+                           {"witness",
+                            {{"key", w.key},
+                             {"first", hold_json(w.first)},
+                             {"second", hold_json(w.second)},
+                             {"overlap_ns", overlap}}}});
+    }
+    return out;
+}
+
+}  // namespace lockbench::checker

@@ -1,0 +1,80 @@
+#pragma once
+
+// Check 1, mutual exclusion: per key, a hold runs from an `ok` acquire to its holder's release
+// invoke (the last one, for a re-entrant hold), its crash, or the end of the history. Exclusive
+// holds overlap nothing; shared holds may overlap each other. Every overlapping pair counts once,
+// found when the later hold starts, so the work per grant is constant and memory is bounded by
+// the open holds (plus one small record per key).
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "history.hpp"
+#include "streaming.hpp"
+
+namespace lockbench::checker {
+
+class MutualExclusionCheck {
+  public:
+    explicit MutualExclusionCheck(std::size_t max_violations = 100);
+
+    void on_event(const Event& event);
+    // Closes the check at the last event's time; holds still open end there.
+    void finish(std::int64_t end_time_ns);
+
+    // checks.mutual_exclusion: {"valid", "violations", "holds", "nested_grants",
+    // "ended_by_crash", "open_at_end"}.
+    nlohmann::json result() const;
+    // Up to max_violations entries {"kind": "mutual_exclusion", "key", "message", "witness"},
+    // witness {"key", "first": hold, "second": hold, "overlap_ns"} with a hold
+    // {"process", "token", "mode", "start_ns", "end_ns" (null: open at the end), "start_index"}.
+    nlohmann::json violations() const;
+    std::uint64_t violation_count() const { return violation_count_; }
+
+  private:
+    struct Hold {
+        std::uint64_t id = 0;
+        std::int64_t process = 0;
+        std::string token;
+        LockMode mode = LockMode::Exclusive;
+        std::int64_t start_ns = 0;
+        std::uint64_t start_index = 0;
+        std::optional<std::int64_t> end_ns;
+    };
+    struct KeyHolds {
+        std::vector<Hold> open;
+        std::size_t exclusive = 0;
+    };
+    struct Witness {
+        std::string key;
+        Hold first;
+        Hold second;
+        std::string message;
+    };
+
+    void on_grant(const Event& event);
+    void end_hold(const std::string& key, std::int64_t process, std::int64_t time_ns);
+    void add_witness(const std::string& key, const Hold& earlier, const Hold& later);
+
+    std::size_t max_violations_;
+    HoldNesting nesting_;
+    std::unordered_map<std::string, KeyHolds> keys_;
+    std::vector<Witness> witnesses_;
+    // Which witnesses show an open hold: patched with its end when it ends.
+    std::unordered_map<std::uint64_t, std::vector<std::size_t>> witnesses_of_hold_;
+    std::uint64_t next_hold_id_ = 0;
+    std::uint64_t violation_count_ = 0;
+    std::uint64_t holds_ = 0;
+    std::uint64_t nested_grants_ = 0;
+    std::uint64_t ended_by_crash_ = 0;
+    std::uint64_t open_at_end_ = 0;
+    std::int64_t end_time_ns_ = 0;
+};
+
+}  // namespace lockbench::checker

@@ -1,0 +1,231 @@
+#include "mutual_exclusion.hpp"
+
+#include <gtest/gtest.h>
+
+#include "history_testing.hpp"
+
+namespace lockbench::checker {
+namespace {
+
+using nlohmann::json;
+using testing::run_check;
+
+TEST(MutualExclusion, OverlappingExclusiveHoldsAreOneViolationNamingBoth) {
+    MutualExclusionCheck check;
+    run_check(check, R"(
+{"type":"invoke","process":1,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":500},"time":400000000}
+{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"c1-4","mode":"exclusive"},"time":500000000}
+{"type":"invoke","process":3,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":500},"time":1100000000}
+{"type":"ok","process":3,"f":"acquire","key":"k0","value":{"token":"c3-7","mode":"exclusive"},"time":1204000000}
+{"type":"invoke","process":1,"f":"release","key":"k0","value":{"token":"c1-4"},"time":1500000000}
+{"type":"fail","process":1,"f":"release","key":"k0","value":null,"time":1501000000,"error":"not-held"}
+{"type":"invoke","process":3,"f":"release","key":"k0","value":{"token":"c3-7"},"time":2000000000}
+{"type":"ok","process":3,"f":"release","key":"k0","value":null,"time":2001000000}
+)");
+    EXPECT_EQ(check.violation_count(), 1u);
+    const json result = check.result();
+    EXPECT_EQ(result["valid"], false);
+    EXPECT_EQ(result["violations"], 1);
+    EXPECT_EQ(result["holds"], 2);
+    const json v = check.violations();
+    ASSERT_EQ(v.size(), 1u);
+    EXPECT_EQ(v[0]["kind"], "mutual_exclusion");
+    EXPECT_EQ(v[0]["key"], "k0");
+    EXPECT_EQ(v[0]["message"],
+              "k0: process 3 (token c3-7) acquired at 1.204 s while process 1 (token c1-4) held "
+              "it since 0.500 s");
+    const json& w = v[0]["witness"];
+    EXPECT_EQ(w["key"], "k0");
+    EXPECT_EQ(w["first"], (json{{"process", 1},
+                                {"token", "c1-4"},
+                                {"mode", "exclusive"},
+                                {"start_ns", 500000000},
+                                {"end_ns", 1500000000},
+                                {"start_index", 1}}));
+    EXPECT_EQ(w["second"]["process"], 3);
+    EXPECT_EQ(w["second"]["token"], "c3-7");
+    EXPECT_EQ(w["second"]["start_ns"], 1204000000);
+    EXPECT_EQ(w["second"]["end_ns"], 2000000000);
+    EXPECT_EQ(w["second"]["start_index"], 3);
+    EXPECT_EQ(w["overlap_ns"], 1500000000 - 1204000000);
+}
+
+TEST(MutualExclusion, ConsecutiveHoldsAreValid) {
+    MutualExclusionCheck check;
+    // The second grant comes after the first release's invoke, before its reply: still fine.
+    run_check(check, R"(
+{"type":"invoke","process":1,"f":"acquire","key":"k0","value":null,"time":1}
+{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"a"},"time":2}
+{"type":"invoke","process":2,"f":"acquire","key":"k0","value":null,"time":3}
+{"type":"invoke","process":1,"f":"release","key":"k0","value":{"token":"a"},"time":4}
+{"type":"ok","process":2,"f":"acquire","key":"k0","value":{"token":"b"},"time":5}
+{"type":"ok","process":1,"f":"release","key":"k0","value":null,"time":6}
+{"type":"invoke","process":1,"f":"acquire","key":"k1","value":null,"time":7}
+{"type":"ok","process":1,"f":"acquire","key":"k1","value":{"token":"c"},"time":8}
+)");
+    EXPECT_EQ(check.violation_count(), 0u);
+    EXPECT_EQ(check.result()["valid"], true);
+    EXPECT_EQ(check.result()["holds"], 3);
+    EXPECT_EQ(check.result()["open_at_end"], 2);
+    EXPECT_TRUE(check.violations().empty());
+}
+
+TEST(MutualExclusion, SharedHoldsMayOverlapButNotAnExclusiveOne) {
+    MutualExclusionCheck check;
+    run_check(check, R"(
+{"type":"invoke","process":1,"f":"acquire","key":"r","value":{"mode":"shared"},"time":1000000000}
+{"type":"ok","process":1,"f":"acquire","key":"r","value":{"token":"s1","mode":"shared"},"time":1000000000}
+{"type":"invoke","process":2,"f":"acquire","key":"r","value":{"mode":"shared"},"time":2000000000}
+{"type":"ok","process":2,"f":"acquire","key":"r","value":{"token":"s2","mode":"shared"},"time":2000000000}
+{"type":"invoke","process":1,"f":"release","key":"r","value":{"token":"s1"},"time":3000000000}
+{"type":"ok","process":1,"f":"release","key":"r","value":null,"time":3000000000}
+{"type":"invoke","process":3,"f":"acquire","key":"r","value":{"mode":"exclusive"},"time":4000000000}
+{"type":"ok","process":3,"f":"acquire","key":"r","value":{"token":"x3","mode":"exclusive"},"time":4000000000}
+{"type":"invoke","process":2,"f":"release","key":"r","value":{"token":"s2"},"time":5000000000}
+{"type":"ok","process":2,"f":"release","key":"r","value":null,"time":5000000000}
+{"type":"invoke","process":3,"f":"release","key":"r","value":{"token":"x3"},"time":6000000000}
+{"type":"ok","process":3,"f":"release","key":"r","value":null,"time":6000000000}
+)");
+    ASSERT_EQ(check.violation_count(), 1u);
+    const json v = check.violations();
+    EXPECT_EQ(v[0]["message"],
+              "r: process 3 (token x3) acquired exclusive at 4.000 s while process 2 (token s2) "
+              "held it shared since 2.000 s");
+    EXPECT_EQ(v[0]["witness"]["first"]["mode"], "shared");
+    EXPECT_EQ(v[0]["witness"]["second"]["mode"], "exclusive");
+    EXPECT_EQ(v[0]["witness"]["overlap_ns"], 1000000000);
+}
+
+TEST(MutualExclusion, ReentrantNestingIsOneHoldEndingAtTheLastRelease) {
+    const char* nested = R"(
+{"type":"invoke","process":1,"f":"acquire","key":"k","value":null,"time":10}
+{"type":"ok","process":1,"f":"acquire","key":"k","value":{"token":"a"},"time":20}
+{"type":"invoke","process":1,"f":"acquire","key":"k","value":null,"time":30}
+{"type":"ok","process":1,"f":"acquire","key":"k","value":{"token":"a"},"time":40}
+{"type":"invoke","process":1,"f":"release","key":"k","value":{"token":"a"},"time":50}
+{"type":"ok","process":1,"f":"release","key":"k","value":null,"time":60}
+)";
+    {
+        // Another grant between the inner and the outer release: the hold is still open.
+        MutualExclusionCheck check;
+        run_check(check, std::string(nested) + R"(
+{"type":"invoke","process":2,"f":"acquire","key":"k","value":null,"time":70}
+{"type":"ok","process":2,"f":"acquire","key":"k","value":{"token":"b"},"time":80}
+{"type":"invoke","process":1,"f":"release","key":"k","value":{"token":"a"},"time":90}
+{"type":"ok","process":1,"f":"release","key":"k","value":null,"time":100}
+)");
+        EXPECT_EQ(check.violation_count(), 1u);
+        EXPECT_EQ(check.result()["holds"], 2);
+        EXPECT_EQ(check.result()["nested_grants"], 1);
+        EXPECT_EQ(check.violations()[0]["witness"]["first"]["end_ns"], 90);
+    }
+    {
+        MutualExclusionCheck check;
+        run_check(check, std::string(nested) + R"(
+{"type":"invoke","process":1,"f":"release","key":"k","value":{"token":"a"},"time":90}
+{"type":"ok","process":1,"f":"release","key":"k","value":null,"time":100}
+{"type":"invoke","process":2,"f":"acquire","key":"k","value":null,"time":110}
+{"type":"ok","process":2,"f":"acquire","key":"k","value":{"token":"b"},"time":120}
+)");
+        EXPECT_EQ(check.violation_count(), 0u);
+        EXPECT_EQ(check.result()["holds"], 2);
+    }
+}
+
+TEST(MutualExclusion, ACrashEndsTheHold) {
+    MutualExclusionCheck check;
+    run_check(check, R"(
+{"type":"invoke","process":1,"f":"acquire","key":"k","value":null,"time":10}
+{"type":"ok","process":1,"f":"acquire","key":"k","value":{"token":"a"},"time":20}
+{"type":"invoke","process":1,"f":"read","key":"k","value":null,"time":25}
+{"type":"info","process":"nemesis","f":"crash","value":{"target":1,"client":0},"time":30}
+{"type":"invoke","process":2,"f":"acquire","key":"k","value":null,"time":40}
+{"type":"ok","process":2,"f":"acquire","key":"k","value":{"token":"b"},"time":50}
+)");
+    EXPECT_EQ(check.violation_count(), 0u);
+    EXPECT_EQ(check.result()["ended_by_crash"], 1);
+}
+
+TEST(MutualExclusion, AHoldOpenAtTheEndOverlapsALaterGrant) {
+    MutualExclusionCheck check;
+    run_check(check, R"(
+{"type":"invoke","process":1,"f":"acquire","key":"k","value":null,"time":1000}
+{"type":"ok","process":1,"f":"acquire","key":"k","value":{"token":"a"},"time":2000}
+{"type":"invoke","process":1,"f":"read","key":"k","value":null,"time":3000}
+{"type":"invoke","process":2,"f":"acquire","key":"k","value":null,"time":4000}
+{"type":"ok","process":2,"f":"acquire","key":"k","value":{"token":"b"},"time":5000}
+{"type":"invoke","process":2,"f":"release","key":"k","value":{"token":"b"},"time":6000}
+{"type":"invoke","process":3,"f":"write","key":"x","value":1,"time":9000}
+)");
+    ASSERT_EQ(check.violation_count(), 1u);
+    const json w = check.violations()[0]["witness"];
+    EXPECT_TRUE(w["first"]["end_ns"].is_null());
+    EXPECT_EQ(w["second"]["end_ns"], 6000);
+    EXPECT_EQ(w["overlap_ns"], 1000);
+    EXPECT_EQ(check.result()["open_at_end"], 1);
+
+    // Both open at the end: the overlap runs to the last event.
+    MutualExclusionCheck both_open;
+    run_check(both_open, R"(
+{"type":"invoke","process":1,"f":"acquire","key":"k","value":null,"time":1000}
+{"type":"ok","process":1,"f":"acquire","key":"k","value":{"token":"a"},"time":2000}
+{"type":"invoke","process":2,"f":"acquire","key":"k","value":null,"time":4000}
+{"type":"ok","process":2,"f":"acquire","key":"k","value":{"token":"b"},"time":5000}
+{"type":"invoke","process":3,"f":"write","key":"x","value":1,"time":9000}
+)");
+    EXPECT_EQ(both_open.violations()[0]["witness"]["overlap_ns"], 4000);
+}
+
+TEST(MutualExclusion, InfoOpsEndHoldsAtTheReleaseInvokeAndGrantNothing) {
+    MutualExclusionCheck check;
+    run_check(check, R"(
+{"type":"invoke","process":1,"f":"acquire","key":"k","value":null,"time":10}
+{"type":"ok","process":1,"f":"acquire","key":"k","value":{"token":"a"},"time":20}
+{"type":"invoke","process":1,"f":"release","key":"k","value":{"token":"a"},"time":30}
+{"type":"info","process":1,"f":"release","key":"k","value":null,"time":40,"error":"timeout"}
+{"type":"invoke","process":2,"f":"acquire","key":"k","value":null,"time":50}
+{"type":"info","process":2,"f":"acquire","key":"k","value":null,"time":60,"error":"timeout"}
+{"type":"invoke","process":5,"f":"acquire","key":"k","value":null,"time":70}
+{"type":"ok","process":5,"f":"acquire","key":"k","value":{"token":"c"},"time":80}
+)");
+    EXPECT_EQ(check.violation_count(), 0u);
+    EXPECT_EQ(check.result()["holds"], 2);
+}
+
+TEST(MutualExclusion, ReleaseWithoutAHoldIsIgnored) {
+    // Seed 001: `finally { unlock(); }` after a failed acquire releases someone else's lock; the
+    // releaser held nothing, so its release does not end the real holder's hold.
+    MutualExclusionCheck check;
+    run_check(check, R"(
+{"type":"invoke","process":1,"f":"acquire","key":"k","value":null,"time":10}
+{"type":"ok","process":1,"f":"acquire","key":"k","value":{"token":"a"},"time":20}
+{"type":"invoke","process":2,"f":"acquire","key":"k","value":null,"time":30}
+{"type":"fail","process":2,"f":"acquire","key":"k","value":null,"time":40,"error":"held"}
+{"type":"invoke","process":2,"f":"release","key":"k","value":null,"time":50}
+{"type":"ok","process":2,"f":"release","key":"k","value":null,"time":60}
+{"type":"invoke","process":3,"f":"acquire","key":"k","value":null,"time":70}
+{"type":"ok","process":3,"f":"acquire","key":"k","value":{"token":"c"},"time":80}
+)");
+    EXPECT_EQ(check.violation_count(), 1u);
+    EXPECT_EQ(check.violations()[0]["witness"]["first"]["process"], 1);
+    EXPECT_EQ(check.violations()[0]["witness"]["second"]["process"], 3);
+}
+
+TEST(MutualExclusion, CountsEveryPairButKeepsAtMostMaxViolationsWitnesses) {
+    MutualExclusionCheck check(3);
+    std::string text;
+    for (int p = 0; p < 5; ++p) {
+        text += R"({"type":"invoke","process":)" + std::to_string(p) +
+                R"(,"f":"acquire","key":"k","value":null,"time":)" + std::to_string(10 * p) + "}\n";
+        text += R"({"type":"ok","process":)" + std::to_string(p) +
+                R"(,"f":"acquire","key":"k","value":null,"time":)" + std::to_string(10 * p + 5) +
+                "}\n";
+    }
+    run_check(check, text);
+    EXPECT_EQ(check.violation_count(), 10u);  // 5 holds, every pair overlaps
+    EXPECT_EQ(check.result()["violations"], 10);
+    EXPECT_EQ(check.violations().size(), 3u);
+}
+
+}  // namespace
+}  // namespace lockbench::checker

@@ -1,0 +1,155 @@
+#pragma once
+
+// What the streaming checks (mutual exclusion, fencing, resource, liveness) share: the operation
+// an event belongs to, crash events, and who holds which key counting re-entrant nesting. Each
+// check keeps its own copy of this state so that every check stays a pure function of the history.
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "history.hpp"
+
+namespace lockbench::checker {
+
+enum class Op : std::uint8_t { Acquire, Release, Renew, Read, Write, Cas, Crash, Other };
+
+// Fixed-length comparisons compile to a few loads instead of a strlen and a memcmp call; the
+// streaming checks classify every event, millions per second.
+template <std::size_t N>
+bool equals(std::string_view s, const char (&literal)[N]) {
+    return s.size() == N - 1 && std::memcmp(s.data(), literal, N - 1) == 0;
+}
+
+// Crash is the nemesis event {"f":"crash","value":{"target":P}}: P never runs again, its op in
+// flight stays in flight and the locks it held are orphaned.
+inline Op op_of(const Event& e) {
+    const std::string_view f = e.f;
+    if (e.is_nemesis())
+        return equals(f, "crash") && e.target ? Op::Crash : Op::Other;
+    switch (f.size()) {
+        case 3:
+            return equals(f, "cas") ? Op::Cas : Op::Other;
+        case 4:
+            return equals(f, "read") ? Op::Read : Op::Other;
+        case 5:
+            if (equals(f, "write"))
+                return Op::Write;
+            return equals(f, "renew") ? Op::Renew : Op::Other;
+        case 7:
+            if (equals(f, "acquire"))
+                return Op::Acquire;
+            return equals(f, "release") ? Op::Release : Op::Other;
+        default:
+            return Op::Other;
+    }
+}
+
+// "1.204 s": how messages show engine times.
+inline std::string format_seconds(std::int64_t ns) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3f s", static_cast<double>(ns) / 1e9);
+    return buf;
+}
+
+inline double ns_to_ms(std::int64_t ns) {
+    return static_cast<double>(ns) / 1e6;
+}
+
+// Who holds which key. Re-entrant strategies grant a key its holder already holds: that is the
+// same hold one level deeper, and the hold ends at the release that brings the depth back to 0.
+// Memory is proportional to the open holds.
+class HoldNesting {
+  public:
+    // The depth after this grant: 1 starts a hold, more is a nested grant of a held key.
+    int grant(std::int64_t process, const std::string& key) {
+        auto it = by_process_.find(process);
+        if (it == by_process_.end()) {
+            if (spare_.empty()) {
+                it = by_process_.try_emplace(process).first;
+            } else {
+                auto node = std::move(spare_.back());
+                spare_.pop_back();
+                node.key() = process;
+                it = by_process_.insert(std::move(node)).position;
+            }
+        }
+        auto& held = it->second;
+        for (auto& entry : held) {
+            if (entry.key == key)
+                return ++entry.depth;
+        }
+        held.push_back(Entry{key, 1});
+        return 1;
+    }
+
+    enum class Release : std::uint8_t { NotHeld, Nested, Ended };
+
+    // A release invoke ends one level whatever its outcome: the client stops relying on the lock
+    // once it asks to give it back.
+    Release release(std::int64_t process, const std::string& key) {
+        auto it = by_process_.find(process);
+        if (it == by_process_.end())
+            return Release::NotHeld;
+        auto& held = it->second;
+        for (auto entry = held.begin(); entry != held.end(); ++entry) {
+            if (entry->key != key)
+                continue;
+            if (--entry->depth > 0)
+                return Release::Nested;
+            held.erase(entry);
+            if (held.empty())
+                retire(it);
+            return Release::Ended;
+        }
+        return Release::NotHeld;
+    }
+
+    bool holds(std::int64_t process, const std::string& key) const {
+        auto it = by_process_.find(process);
+        if (it == by_process_.end())
+            return false;
+        return std::any_of(it->second.begin(), it->second.end(),
+                           [&](const Entry& entry) { return entry.key == key; });
+    }
+
+    // A crash: every key `process` held, in the order it got them; the process holds nothing now.
+    std::vector<std::string> drop(std::int64_t process) {
+        std::vector<std::string> keys;
+        auto it = by_process_.find(process);
+        if (it == by_process_.end())
+            return keys;
+        for (auto& entry : it->second)
+            keys.push_back(std::move(entry.key));
+        it->second.clear();
+        retire(it);
+        return keys;
+    }
+
+  private:
+    struct Entry {
+        std::string key;
+        int depth = 0;
+    };
+    using Map = std::unordered_map<std::int64_t, std::vector<Entry>>;
+
+    // Every hold would otherwise allocate a map node and a vector and free them at its end; a
+    // few spare nodes (with their vectors' capacity) make the steady state allocation-free.
+    void retire(Map::iterator it) {
+        if (spare_.size() < kSpareNodes)
+            spare_.push_back(by_process_.extract(it));
+        else
+            by_process_.erase(it);
+    }
+    static constexpr std::size_t kSpareNodes = 64;
+
+    Map by_process_;
+    std::vector<Map::node_type> spare_;
+};
+
+}  // namespace lockbench::checker
