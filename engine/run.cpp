@@ -1,5 +1,6 @@
 #include "run.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -151,6 +152,13 @@ Deployment Deployment::start(const Workload& w, const std::vector<Endpoint>& ext
     return d;
 }
 
+void Deployment::add_proxies() {
+    for (auto& ep : endpoints) {
+        proxies.push_back(std::make_unique<FaultProxy>(ep));
+        ep = proxies.back()->endpoint();
+    }
+}
+
 void Deployment::check_reachable() const {
     for (const auto& ep : endpoints) {
         EventLoop loop;
@@ -184,10 +192,18 @@ RunOutcome run_workload(const RunOptions& options) {
                 "' acts on a server process and needs embedded servers, not --redis");
         }
     }
-    ResultDirectory dir(options.out_dir, w.name);
+    ResultDirectory dir(options.out_dir, options.label.empty() ? w.name : options.label);
     Deployment deployment = Deployment::start(w, options.redis);
+    if (std::any_of(faults.begin(), faults.end(), [](const auto& f) { return f->needs_proxy(); }))
+        deployment.add_proxies();
     deployment.check_reachable();
     for (const auto& f : faults) {
+        if (f->needs_proxy() &&
+            static_cast<std::size_t>(f->target().index) >= deployment.proxies.size()) {
+            throw WorkloadError("faults: '" + std::string(f->name()) + "' targets node " +
+                                std::to_string(f->target().index) + " but the deployment has " +
+                                std::to_string(deployment.proxies.size()));
+        }
         if (f->needs_embedded_servers() &&
             static_cast<std::size_t>(f->target().index) >= deployment.servers.size()) {
             throw WorkloadError("faults: '" + std::string(f->name()) + "' targets node " +

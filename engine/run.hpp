@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "fault_proxy.hpp"
 #include "redis_connection.hpp"
 #include "redis_server.hpp"
 #include "workload.hpp"
@@ -25,6 +26,7 @@ struct RunOptions {
     std::filesystem::path out_dir = "results";
     bool progress = false;                         // a live line on stderr
     const std::atomic<bool>* interrupt = nullptr;  // set by SIGINT/SIGTERM
+    std::string label;  // result folder name after the time stamp; default: the scenario name
 };
 
 struct RunOutcome {
@@ -37,7 +39,12 @@ struct RunOutcome {
 struct Deployment {
     std::vector<std::unique_ptr<RedisServer>> servers;  // embedded only; [0] is the master
     std::vector<Endpoint> endpoints;                    // what clients connect to
+    // With network faults, one proxy per node in front of it; endpoints then name the proxies.
+    std::vector<std::unique_ptr<FaultProxy>> proxies;
     bool embedded = true;
+
+    // Puts a FaultProxy in front of every node and points the clients at them.
+    void add_proxies();
 
     static Deployment start(const Workload& w, const std::vector<Endpoint>& external);
     // Throws EnvironmentError naming the endpoint if one does not answer PING.

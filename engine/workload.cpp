@@ -136,6 +136,7 @@ Workload Workload::from_json(const json& j, const std::string& origin) {
     w.reentry_depth = static_cast<int>(r.integer("reentry_depth", w.reentry_depth, 1, 16));
     w.release_on_failed_acquire =
         r.boolean("release_on_failed_acquire", w.release_on_failed_acquire);
+    w.retry_ambiguous_release = r.boolean("retry_ambiguous_release", w.retry_ambiguous_release);
     w.resource = r.choice<ResourceKind>("resource", w.resource,
                                         {{"none", ResourceKind::None},
                                          {"counter", ResourceKind::Counter},
@@ -237,6 +238,7 @@ json Workload::to_json() const {
         {"shared_ratio", shared_ratio},
         {"reentry_depth", reentry_depth},
         {"release_on_failed_acquire", release_on_failed_acquire},
+        {"retry_ambiguous_release", retry_ambiguous_release},
         {"resource", to_string(resource)},
         {"seed", seed},
         {"duration_s", duration_s},

@@ -78,6 +78,8 @@ struct Workload {
     int reentry_depth = 1;       // acquires per hold, for re-entrant strategies
     // Seed 001's risk: unlock in a `finally` even when the acquire failed.
     bool release_on_failed_acquire = false;
+    // T7: a release that timed out is sent again, as client libraries retry ambiguous calls.
+    bool retry_ambiguous_release = false;
     ResourceKind resource = ResourceKind::Counter;
     std::uint64_t seed = 1;
     double duration_s = 5;

@@ -73,7 +73,8 @@ TEST(WorkloadTest, EveryErrorNamesItsJsonPath) {
          "mutual_exclusion|fencing|resource|liveness|linearizability|starvation)"},
         {R"({"faults": [{"fault": "meteor"}]})",
          "w.json: /faults/0/fault: must be one of "
-         "pause-client|crash-client|clock-skew|stall|pause-server|kill-server|clock-jump|failover, "
+         "pause-client|crash-client|clock-skew|stall|lose-release-reply|pause-server|kill-server|"
+         "clock-jump|failover|drop-replies|delay-replies|reset-connections|partition, "
          "not \"meteor\""},
         {R"({"faults": [{"fault": "pause-client", "target": "master"}]})",
          "w.json: /faults/0/target: must be holder|random|client:N for a client fault, not "

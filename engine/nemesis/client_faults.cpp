@@ -63,4 +63,13 @@ void StallClient::apply_to_client(NemesisContext& ctx, SimulatedClient& client) 
     ctx.close_window(window, t + static_cast<double>(duration_.count()) / 1000.0);
 }
 
+void LoseReleaseReply::apply_to_client(NemesisContext& ctx, SimulatedClient& client) {
+    client.lose_next_release_reply();
+    double t = ctx.log("lose-release-reply",
+                       json{{"target", client.process()}, {"client", client.index()}});
+    auto window = ctx.open_window(
+        "lose-release-reply", json{{"client", client.index()}, {"process", client.process()}}, t);
+    ctx.close_window(window, t);
+}
+
 }  // namespace lockbench

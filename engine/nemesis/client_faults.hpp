@@ -58,4 +58,15 @@ class StallClient final : public Fault {
     std::chrono::milliseconds duration_;
 };
 
+// The client's next release runs on the server but its reply never arrives (T7): the client
+// waits out its command timeout and records `info`. With `retry_ambiguous_release` it then sends
+// the release again - harmless for an idempotent unlock, a second decrement for a counter.
+class LoseReleaseReply final : public Fault {
+  public:
+    explicit LoseReleaseReply(ObjectReader&) {}
+    std::string_view name() const override { return "lose-release-reply"; }
+    bool targets_clients() const override { return true; }
+    void apply_to_client(NemesisContext& ctx, SimulatedClient& client) override;
+};
+
 }  // namespace lockbench

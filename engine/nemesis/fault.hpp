@@ -97,6 +97,8 @@ class Fault {
     virtual ~Fault() = default;
     virtual std::string_view name() const = 0;
     virtual bool needs_embedded_servers() const { return false; }
+    // Network faults act through a FaultProxy the run puts in front of every node.
+    virtual bool needs_proxy() const { return false; }
     // Client faults act on one client, on that client's loop thread.
     virtual bool targets_clients() const { return false; }
     virtual void apply_to_client(NemesisContext&, SimulatedClient&) {}

@@ -2,6 +2,7 @@
 
 #include "client.hpp"
 #include "client_faults.hpp"
+#include "proxy_faults.hpp"
 #include "run.hpp"
 #include "server_faults.hpp"
 
@@ -132,6 +133,8 @@ std::unique_ptr<Fault> make_fault(const json& spec, const std::string& origin,
         f = std::make_unique<SkewClientClock>(r);
     else if (kind == "stall")
         f = std::make_unique<StallClient>(r);
+    else if (kind == "lose-release-reply")
+        f = std::make_unique<LoseReleaseReply>(r);
     else if (kind == "pause-server")
         f = std::make_unique<PauseServer>(r);
     else if (kind == "kill-server")
@@ -140,10 +143,20 @@ std::unique_ptr<Fault> make_fault(const json& spec, const std::string& origin,
         f = std::make_unique<JumpServerClock>(r);
     else if (kind == "failover")
         f = std::make_unique<Failover>(r);
+    else if (kind == "drop-replies")
+        f = std::make_unique<DropReplies>(r);
+    else if (kind == "delay-replies")
+        f = std::make_unique<DelayReplies>(r);
+    else if (kind == "reset-connections")
+        f = std::make_unique<ResetConnections>(r);
+    else if (kind == "partition")
+        f = std::make_unique<PartitionNode>(r);
     else {
         r.fail(r.at("fault"),
-               "must be one of pause-client|crash-client|clock-skew|stall|pause-server|"
-               "kill-server|clock-jump|failover, not \"" +
+               "must be one of "
+               "pause-client|crash-client|clock-skew|stall|lose-release-reply|pause-server|"
+               "kill-server|clock-jump|failover|drop-replies|delay-replies|reset-connections|"
+               "partition, not \"" +
                    kind + "\"");
     }
     f->at_s = r.number("at_s", 0, 0, 86'400);

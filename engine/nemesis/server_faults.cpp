@@ -82,7 +82,7 @@ void Failover::apply(NemesisContext& ctx) {
         throw WorkloadError("failover needs topology kind 'replicated'");
     RedisServer& master = *servers.front();
     RedisServer& replica = *servers.back();
-        // Detach the replica now: lock writes from here on never reach it. (SIGSTOPping it is not
+    // Detach the replica now: lock writes from here on never reach it. (SIGSTOPping it is not
     // enough - the stream queued in its socket is applied after SIGCONT, before any promotion.)
     // No client talks to it until the master dies, so this is a failover to a lagging replica.
     replica.command({"REPLICAOF", "NO", "ONE"});
@@ -92,7 +92,7 @@ void Failover::apply(NemesisContext& ctx) {
     auto window =
         ctx.open_window("failover", json{{"from", master.port()}, {"to", replica.port()}}, t);
     ctx.later(EventLoop::now() + lag_, [&ctx, &master, &replica, window] {
-                master.kill();
+        master.kill();
         Endpoint promoted = replica.endpoint();
         ctx.deployment().endpoints[0] = promoted;
         ctx.clients().post_all([promoted](SimulatedClient& c) { c.redirect(promoted); });
