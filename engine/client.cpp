@@ -1,5 +1,7 @@
 #include "client.hpp"
 
+#include <utility>
+
 #include "nemesis/nemesis.hpp"
 #include "registry.hpp"
 
@@ -255,7 +257,10 @@ Task<void> SimulatedClient::cycle() {
     if (grants.empty()) {
         if (w.release_on_failed_acquire && !retire_after_cycle_) {
             // Seed 001's risk: `finally { unlock(); }` runs even though the acquire failed.
-            co_await release(Grant{.key = request.key, .mode = request.mode});
+            // A named grant, not a temporary: GCC 12 destroys a temporary argument of a
+            // co_await-ed coroutine call twice (the frame's copy and the expression's).
+            const Grant never_granted{.key = request.key, .mode = request.mode};
+            co_await release(never_granted);
         }
         co_return;
     }
@@ -293,6 +298,13 @@ Task<void> SimulatedClient::critical_section(const Grant& grant) {
     }
     record(EventType::Ok, "read", grant.key, value ? std::to_string(*value) : "null");
     stats_.count(Op::Read, EventType::Ok);
+    if (grant.mode == LockMode::Shared) {
+        // A read lock protects reads: readers share it, so a reader that wrote would race the
+        // other readers by design and every shared hold would "lose" updates.
+        if (hold.count() > 0)
+            co_await session_->loop().sleep_for(hold);
+        co_return;
+    }
 
     if (hold.count() > 0)
         co_await session_->loop().sleep_for(hold);
@@ -320,7 +332,7 @@ Task<void> SimulatedClient::critical_section(const Grant& grant) {
     }
 }
 
-Task<void> SimulatedClient::release(const Grant& grant) {
+Task<void> SimulatedClient::release(const Grant& grant, bool retried) {
     std::string value = "null";
     if (!grant.token.empty()) {
         value = "{\"token\":";
@@ -333,6 +345,12 @@ Task<void> SimulatedClient::release(const Grant& grant) {
     std::string io_error, reply_error;
     try {
         outcome = co_await strategy_->release(*session_, grant);
+        if (std::exchange(lose_release_reply_, false)) {
+            // The server ran the release; the client only learns that nothing came back in time.
+            co_await session_->loop().sleep_for(
+                std::chrono::milliseconds(env_.workload.command_timeout_ms));
+            io_error = "reply lost (nemesis): no reply within the command timeout";
+        }
     } catch (const IoError& e) {
         io_error = e.what();
     } catch (const RedisError& e) {
@@ -342,6 +360,10 @@ Task<void> SimulatedClient::release(const Grant& grant) {
     if (!io_error.empty()) {
         record(EventType::Info, "release", grant.key, "null", io_error);
         stats_.count(Op::Release, EventType::Info);
+        if (env_.workload.retry_ambiguous_release && !retried) {
+            // T7: the first release may have run; a retry that is not idempotent runs it twice.
+            co_await release(grant, true);
+        }
     } else if (!reply_error.empty()) {
         record(EventType::Fail, "release", grant.key, "null", reply_error);
         stats_.count(Op::Release, EventType::Fail);

@@ -84,6 +84,8 @@ class SimulatedClient {
     void crash();
     // Stalls once at the named checkpoint.
     void stall_at(std::string point, std::chrono::milliseconds duration);
+    // T7: the next release runs, but its reply is treated as lost (a timeout, `info`).
+    void lose_next_release_reply() { lose_release_reply_ = true; }
     // Connects to `endpoint` from now on (failover).
     void redirect(const Endpoint& endpoint);
     std::int64_t process() const { return process_; }
@@ -95,7 +97,7 @@ class SimulatedClient {
     void start_incarnation();
     std::chrono::milliseconds on_checkpoint(std::string_view point);
     Task<void> critical_section(const Grant& grant);
-    Task<void> release(const Grant& grant);
+    Task<void> release(const Grant& grant, bool retried = false);
     void record(EventType type, std::string_view f, const std::string& key, std::string value,
                 std::string error = {}, std::optional<std::int64_t> fence = std::nullopt);
     void note_error();
@@ -113,6 +115,7 @@ class SimulatedClient {
     std::string key_prefix_;
     int incarnation_ = 0;
     int consecutive_errors_ = 0;
+    bool lose_release_reply_ = false;
     bool crashed_ = false;
     EventLoop::TimePoint worker_paused_until_{};
     std::vector<std::pair<std::string, std::chrono::milliseconds>> stalls_;

@@ -5,19 +5,24 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <signal.h>
 #include <sstream>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 
+#include "check.hpp"
+#include "gate.hpp"
 #include "redis_server.hpp"
 #include "registry.hpp"
 #include "run.hpp"
+#include "suite.hpp"
 #include "workload.hpp"
 
 namespace {
@@ -104,6 +109,85 @@ int run_command(const RunFlags& f) {
     return run_exit_code(outcome);
 }
 
+struct CheckFlags {
+    std::string history_file;
+    std::string model = "none";
+    double time_limit_s = 30;
+    bool json = false;
+    std::int64_t liveness_bound_ms = 10'000;
+    std::optional<std::int64_t> starvation_bound_ms;
+};
+
+// `lockbench check`: judges a history without Redis. 0 valid, 1 violation, 2 bad input, 3 unknown.
+int check_command(const CheckFlags& f) {
+    namespace checker = lockbench::checker;
+    checker::CheckOptions options;
+    options.model = *checker::parse_model(f.model);  // CLI::IsMember already checked the name
+    options.linearizability.time_limit = std::chrono::duration<double>(f.time_limit_s);
+    options.liveness_bound_ms = f.liveness_bound_ms;
+    options.starvation_bound_ms = f.starvation_bound_ms;
+    nlohmann::json report;
+    try {
+        report = checker::check_history(std::filesystem::path(f.history_file), options);
+    } catch (const checker::HistoryError& e) {
+        std::cerr << "lockbench: " << f.history_file << ": " << e.what() << "\n";
+        return kExitUsage;
+    }
+    if (f.json)
+        std::cout << report.dump(2) << "\n";
+    else
+        std::cout << checker::format_report(report);
+    const auto& valid = report["valid"];
+    if (valid.is_boolean())
+        return valid.get<bool>() ? 0 : 1;
+    return 3;
+}
+
+struct GateFlags {
+    std::string baseline;
+    std::string current = "results";
+    std::string write_baseline;
+    double max_drop_pct = 20;
+};
+
+// The suite a gate judges: a suite folder (holding suite.json) or a results folder, whose newest
+// suite is taken.
+std::filesystem::path suite_json_of(const std::string& current) {
+    namespace fs = std::filesystem;
+    fs::path dir = current;
+    if (!fs::exists(dir / "suite.json"))
+        dir = lockbench::latest_suite_dir(dir);
+    return dir / "suite.json";
+}
+
+// `lockbench gate`: 0 pass, 1 fail, 2 bad input - a readable diff either way.
+int gate_command(const GateFlags& f) {
+    namespace fs = std::filesystem;
+    lockbench::GateOptions options;
+    options.max_drop_pct = f.max_drop_pct;
+    const fs::path suite = suite_json_of(f.current);
+    options.current_name = suite.string();
+    const nlohmann::json current = lockbench::load_gate_json(suite);
+    if (!f.write_baseline.empty()) {
+        nlohmann::json baseline = lockbench::make_baseline(current, options);
+        fs::path tmp = f.write_baseline + ".tmp";
+        {
+            std::ofstream out(tmp);
+            out << baseline.dump(2) << "\n";
+            out.flush();
+            if (!out)
+                throw lockbench::EnvironmentError("cannot write " + tmp.string());
+        }
+        fs::rename(tmp, f.write_baseline);
+        std::cout << "baseline    " << f.write_baseline << " from " << suite.string() << "\n";
+        return 0;
+    }
+    options.baseline_name = f.baseline;
+    auto result = lockbench::run_gate(lockbench::load_gate_json(f.baseline), current, options);
+    std::cout << result.report;
+    return result.pass ? 0 : 1;
+}
+
 // The shipped scenarios: every workloads/*.json with expectations, in name order.
 int list_scenarios(const std::string& dir) {
     namespace fs = std::filesystem;
@@ -145,6 +229,9 @@ int list_strategies() {
 int main(int argc, char** argv) {
     // hiredis 0.14 writes with plain write(): a server that died must not kill us with SIGPIPE.
     ::signal(SIGPIPE, SIG_IGN);
+    // A file-size limit (ulimit -f) must fail a write with EFBIG - reported, the partial result
+    // removed - rather than kill the process and leave its servers and temp folders behind.
+    ::signal(SIGXFSZ, SIG_IGN);
 
     CLI::App app{"lockbench: benchmark and correctness test-bench for distributed locks on Redis"};
     app.require_subcommand(1);
@@ -158,6 +245,66 @@ int main(int argc, char** argv) {
         app.add_subcommand("scenarios", "List the shipped scenarios and their expectations");
     scenarios->add_option("--dir", scenarios_dir, "Folder of scenario files")
         ->capture_default_str();
+
+    lockbench::SuiteOptions so;
+    so.scenarios_dir = LOCKBENCH_WORKLOADS_DIR;
+    std::string junit;
+    auto* suite =
+        app.add_subcommand("suite", "Run every shipped scenario against every strategy it names");
+    suite->add_flag("--quick", so.quick,
+                    "Cap fault-free runs at 2.5 s (demonstrations keep their timing)");
+    suite->add_option("--strategy", so.strategies, "Only these strategies (repeatable)");
+    suite->add_option("--scenario", so.scenarios, "Only these scenarios (repeatable)");
+    suite->add_option("--junit", junit,
+                      "Write a JUnit XML file: one test case per (scenario, strategy)");
+    suite->add_option("--out", so.out_dir, "Results folder")->capture_default_str();
+    suite->add_option("--dir", so.scenarios_dir, "Folder of scenario files")->capture_default_str();
+
+    GateFlags gf;
+    auto* gate = app.add_subcommand(
+        "gate",
+        "Compare a suite result with a baseline: unexpected outcomes and throughput drops "
+        "beyond the noise fail (0 pass, 1 fail, 2 bad input)");
+    auto* baseline_opt =
+        gate->add_option("--baseline", gf.baseline, "Baseline file (results/baseline.json)");
+    gate->add_option("--current", gf.current,
+                     "A suite folder, or a results folder whose newest suite is taken")
+        ->capture_default_str();
+    gate->add_option("--max-drop", gf.max_drop_pct,
+                     "Largest tolerated drop of normalised throughput, in percent")
+        ->check(CLI::Range(0.0, 100.0))
+        ->capture_default_str();
+    auto* write_opt = gate->add_option(
+        "--write-baseline", gf.write_baseline,
+        "Instead of gating, write the current suite as the new baseline to this file");
+    baseline_opt->excludes(write_opt);
+
+    CheckFlags cf;
+    auto* check =
+        app.add_subcommand("check",
+                           "Judge a history.jsonl: mutual exclusion, fencing, resource, liveness, "
+                           "linearizability (0 valid, 1 violation, 2 bad input, 3 unknown)");
+    check->add_option("history", cf.history_file, "history.jsonl (shared/HISTORY.md)")
+        ->required()
+        ->check(CLI::ExistingFile);
+    check->add_option("--model", cf.model, "Linearizability model")
+        ->check(CLI::IsMember({"none", "mutex", "rwlock", "register"}))
+        ->capture_default_str();
+    check
+        ->add_option("--time-limit", cf.time_limit_s,
+                     "Seconds the linearizability search may take before it answers unknown")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+    check->add_flag("--json", cf.json, "Print the report as JSON");
+    check
+        ->add_option("--liveness-bound-ms", cf.liveness_bound_ms,
+                     "A lock orphaned longer than this while others wait is a deadlock")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+    check
+        ->add_option("--starvation-bound-ms", cf.starvation_bound_ms,
+                     "A wait for a grant longer than this is starvation (default: not judged)")
+        ->check(CLI::PositiveNumber);
 
     RunFlags rf;
     auto* run =
@@ -197,6 +344,27 @@ int main(int argc, char** argv) {
             return list_strategies();
         if (scenarios->parsed())
             return list_scenarios(scenarios_dir);
+        if (check->parsed())
+            return check_command(cf);
+        if (gate->parsed()) {
+            if (gf.baseline.empty() && gf.write_baseline.empty())
+                throw lockbench::WorkloadError(
+                    "gate: --baseline FILE or --write-baseline FILE is required");
+            return gate_command(gf);
+        }
+        if (suite->parsed()) {
+            install_interrupt_handlers();
+            if (!junit.empty())
+                so.junit = junit;
+            so.progress = ::isatty(STDERR_FILENO) != 0;
+            so.interrupt = &g_interrupted;
+            auto outcome = lockbench::run_suite(so);
+            std::cout << lockbench::format_table(outcome.table) << "results     "
+                      << outcome.dir.string() << "\n";
+            if (outcome.interrupted)
+                return 130;
+            return outcome.all_as_expected ? 0 : 1;
+        }
         if (run->parsed()) {
             install_interrupt_handlers();
             return run_command(rf);

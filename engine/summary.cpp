@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "check.hpp"
 #include "expectation.hpp"
 
 namespace lockbench {
@@ -23,10 +24,20 @@ json latency_json(const LatencyHistogram& h) {
                 {"max", ms(h.max())}};
 }
 
-json verdict_of(const std::filesystem::path&) {
-    // The checker issue lands the judge; until then the verdict is honestly unknown.
-    return json{
-        {"valid", "unknown"}, {"violations", json::array()}, {"note", "checker not built in"}};
+json verdict_of(const std::filesystem::path& history_path, const CheckSettings& settings) {
+    checker::CheckOptions options;
+    options.model = checker::parse_model(settings.model).value_or(checker::Model::None);
+    options.linearizability.time_limit = std::chrono::duration<double>(settings.time_limit_s);
+    options.liveness_bound_ms = settings.liveness_bound_ms;
+    options.starvation_bound_ms = settings.starvation_bound_ms;
+    try {
+        return checker::check_history(history_path, options);
+    } catch (const checker::HistoryError& e) {
+        // The engine wrote this history; a malformed line is our bug, reported rather than hidden.
+        return json{{"valid", "unknown"},
+                    {"violations", json::array()},
+                    {"error", std::string("history.jsonl is malformed: ") + e.what()}};
+    }
 }
 
 }  // namespace
@@ -52,7 +63,7 @@ json make_summary(const SummaryInputs& in, const std::filesystem::path& history_
     for (const auto& e : in.endpoints)
         endpoints.push_back(e.to_string());
 
-    json verdict = verdict_of(history_path);
+    json verdict = verdict_of(history_path, w.checks);
     json summary{
         {"strategy", w.strategy},
         {"scenario", w.name},
@@ -123,6 +134,10 @@ std::string make_report(const json& s) {
     out << "verdict     "
         << (v["valid"].is_boolean() ? (v["valid"].get<bool>() ? "valid" : "VIOLATION") : "unknown")
         << ", " << v["violations"].size() << " violation(s)\n";
+    if (v.contains("checks"))
+        out << checker::format_report(v);
+    else if (v.contains("error"))
+        out << "checker     " << v["error"].get<std::string>() << "\n";
     if (!s["expected"].is_null()) {
         out << "expected    " << s["expected"].get<std::string>() << " -> "
             << (s["as_expected"].is_null()     ? "unknown"

@@ -1,0 +1,100 @@
+// The fault proxy against a real redis-server: it forwards faithfully, and each fault does to the
+// client exactly what the scenario built on it claims - a lost reply means the server DID run the
+// command (T6/T7), a partition means it did not.
+
+#include "fault_proxy.hpp"
+
+#include <gtest/gtest.h>
+
+#include "event_loop.hpp"
+#include "redis_connection.hpp"
+#include "redis_server.hpp"
+
+namespace lockbench {
+namespace {
+
+using namespace std::chrono_literals;
+
+class FaultProxyTest : public ::testing::Test {
+  protected:
+    Reply send(std::vector<std::string> args) {
+        return run_sync(loop_, [](RedisConnection& c, std::vector<std::string> a) -> Task<Reply> {
+            co_return co_await c.command_argv(std::move(a));
+        }(client_, std::move(args)));
+    }
+
+    RedisServer server_;
+    FaultProxy proxy_{server_.endpoint()};
+    EventLoop loop_;
+    RedisConnection client_{
+        loop_, proxy_.endpoint(), {.connect_timeout = 500ms, .command_timeout = 300ms}};
+};
+
+TEST_F(FaultProxyTest, ForwardsCommandsAndReplies) {
+    EXPECT_NE(proxy_.endpoint().port, server_.port());
+    EXPECT_EQ(send({"SET", "k", "v"}).str, "OK");
+    EXPECT_EQ(send({"GET", "k"}).str, "v");
+    EXPECT_EQ(proxy_.accepted(), 1u);
+}
+
+TEST_F(FaultProxyTest, ADroppedReplyTimesOutButTheServerRanTheCommand) {
+    send({"PING"});
+    proxy_.set_drop_replies(true);
+    EXPECT_THROW(send({"SET", "lock", "c1", "NX", "PX", "60000"}), TimeoutError);
+    EXPECT_EQ(server_.command({"GET", "lock"}).str, "c1");
+    proxy_.set_drop_replies(false);
+    // The timed-out connection is never reused; the next command gets a fresh one.
+    EXPECT_EQ(send({"GET", "lock"}).str, "c1");
+}
+
+TEST_F(FaultProxyTest, DelayedRepliesArriveLate) {
+    send({"PING"});
+    proxy_.set_reply_delay(150ms);
+    auto start = EventLoop::now();
+    EXPECT_EQ(send({"PING"}).str, "PONG");
+    EXPECT_GE(EventLoop::now() - start, 150ms);
+    proxy_.set_reply_delay(0ms);
+}
+
+TEST_F(FaultProxyTest, APartitionedNodeNeverSeesTheCommand) {
+    send({"PING"});
+    proxy_.set_blackhole(true);
+    EXPECT_THROW(send({"SET", "lock", "c1"}), TimeoutError);
+    EXPECT_TRUE(server_.command({"GET", "lock"}).is_nil());
+    proxy_.set_blackhole(false);
+    EXPECT_EQ(send({"SET", "lock", "c2"}).str, "OK");
+    EXPECT_EQ(server_.command({"GET", "lock"}).str, "c2");
+}
+
+TEST_F(FaultProxyTest, ResetClosesOpenConnectionsAndNewOnesWork) {
+    send({"PING"});
+    proxy_.set_reply_delay(200ms);  // keep the command in flight while the reset lands
+    std::exception_ptr error;
+    bool done = false;
+    spawn_detached(
+        [](RedisConnection& c) -> Task<void> {
+            Reply r = co_await c.command("PING");
+            (void)r;
+        }(client_),
+        [&](std::exception_ptr e) {
+            error = e;
+            done = true;
+        });
+    loop_.run_once(20ms);
+    proxy_.reset_connections();
+    while (!done)
+        loop_.run_once(10ms);
+    ASSERT_TRUE(error);
+    EXPECT_THROW(std::rethrow_exception(error), IoError);
+    proxy_.set_reply_delay(0ms);
+    EXPECT_EQ(send({"PING"}).str, "PONG");
+    EXPECT_EQ(proxy_.accepted(), 2u);
+}
+
+TEST_F(FaultProxyTest, ADeadUpstreamRefusesNewConnections) {
+    server_.kill();
+    EXPECT_THROW(send({"PING"}), IoError);
+}
+
+}  // namespace
+}  // namespace lockbench

@@ -1,0 +1,263 @@
+#include "suite.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+#include "redis_server.hpp"
+#include "registry.hpp"
+#include "run.hpp"
+#include "workload.hpp"
+
+namespace lockbench {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+std::string utc_stamp() {
+    std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
+    return buf;
+}
+
+std::string xml_escape(const std::string& s) {
+    std::string out;
+    for (char c : s) {
+        switch (c) {
+            case '<':
+                out += "&lt;";
+                break;
+            case '>':
+                out += "&gt;";
+                break;
+            case '&':
+                out += "&amp;";
+                break;
+            case '"':
+                out += "&quot;";
+                break;
+            default:
+                out.push_back(c);
+        }
+    }
+    return out;
+}
+
+void write_atomically(const fs::path& path, const std::string& text) {
+    fs::path tmp = path;
+    tmp += ".tmp";
+    {
+        std::ofstream out(tmp, std::ios::binary);
+        out << text;
+        out.flush();
+        if (!out)
+            throw EnvironmentError("cannot write " + path.string());
+    }
+    std::error_code ec;
+    fs::rename(tmp, path, ec);
+    if (ec)
+        throw EnvironmentError("cannot write " + path.string() + ": " + ec.message());
+}
+
+struct Planned {
+    Workload workload;
+    fs::path file;
+};
+
+}  // namespace
+
+SuiteOutcome run_suite(const SuiteOptions& options) {
+    for (const auto& s : options.strategies) {
+        if (!find_strategy(s))
+            throw WorkloadError("--strategy: unknown '" + s + "'");
+    }
+    std::vector<fs::path> files;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(options.scenarios_dir, ec)) {
+        if (entry.path().extension() == ".json")
+            files.push_back(entry.path());
+    }
+    if (ec)
+        throw WorkloadError(options.scenarios_dir.string() + ": " + ec.message());
+    std::sort(files.begin(), files.end());
+
+    // Load and check everything first: a bad scenario fails the suite before any server starts.
+    std::vector<Planned> plan;
+    for (const auto& f : files) {
+        Workload w = Workload::load(f);
+        if (!options.scenarios.empty() &&
+            std::find(options.scenarios.begin(), options.scenarios.end(), w.name) ==
+                options.scenarios.end()) {
+            continue;
+        }
+        for (const auto& [strategy, expected] : w.expect) {
+            if (!options.strategies.empty() &&
+                std::find(options.strategies.begin(), options.strategies.end(), strategy) ==
+                    options.strategies.end()) {
+                continue;
+            }
+            Workload as_run = w;
+            as_run.strategy = strategy;
+            // A demonstration keeps its own length: its faults and bounds are timed to it.
+            if (options.quick && as_run.faults.empty())
+                as_run.duration_s = std::min(as_run.duration_s, kQuickDuration);
+            as_run.validate();
+            plan.push_back({std::move(as_run), f});
+        }
+    }
+    if (plan.empty())
+        throw WorkloadError("no scenario matches the given --strategy/--scenario");
+
+    SuiteOutcome outcome;
+    const std::string stamp = utc_stamp();
+    outcome.dir = options.out_dir / ("suite-" + stamp);
+    for (int i = 2; fs::exists(outcome.dir); ++i)
+        outcome.dir = options.out_dir / ("suite-" + stamp + "-" + std::to_string(i));
+    // Like a run, a suite appears whole or not at all: it is built in a hidden folder and renamed
+    // into place only once suite.json is written (an interrupted suite says so inside).
+    const fs::path tmp =
+        options.out_dir / (".tmp-suite-" + stamp + "-" + std::to_string(::getpid()));
+    fs::create_directories(tmp, ec);
+    if (ec)
+        throw EnvironmentError("cannot create " + tmp.string() + ": " + ec.message());
+    struct RemoveUnlessKept {
+        fs::path dir;
+        bool keep = false;
+        ~RemoveUnlessKept() {
+            std::error_code ignored;
+            if (!keep)
+                fs::remove_all(dir, ignored);
+        }
+    } guard{tmp};
+
+    json runs = json::array();
+    bool all_ok = true;
+    for (std::size_t i = 0; i < plan.size(); ++i) {
+        if (options.interrupt && options.interrupt->load()) {
+            outcome.interrupted = true;
+            break;
+        }
+        const auto& p = plan[i];
+        if (options.progress) {
+            std::fprintf(stderr, "\r\x1b[K[%zu/%zu] %s x %s", i + 1, plan.size(),
+                         p.workload.name.c_str(), p.workload.strategy.c_str());
+        }
+        RunOptions ro{.workload = p.workload,
+                      .out_dir = tmp,
+                      .interrupt = options.interrupt,
+                      .label = p.workload.name + "." + p.workload.strategy};
+        RunOutcome r = run_workload(ro);
+        if (r.interrupted) {
+            outcome.interrupted = true;
+            break;
+        }
+        const auto& s = r.summary;
+        bool as_expected = s["as_expected"].is_boolean() && s["as_expected"].get<bool>();
+        all_ok = all_ok && as_expected;
+        json kinds = json::array();
+        for (const auto& v : s["verdict"]["violations"]) {
+            if (v.contains("kind") &&
+                std::find(kinds.begin(), kinds.end(), v["kind"]) == kinds.end()) {
+                kinds.push_back(v["kind"]);
+            }
+        }
+        json per_second = json::array();
+        for (const auto& point : s["timeseries"])
+            per_second.push_back(point["cycles"]);
+        runs.push_back({{"scenario", p.workload.name},
+                        {"strategy", p.workload.strategy},
+                        {"dir", fs::relative(r.dir, tmp).string()},
+                        {"cycles_per_s", s["throughput"]["cycles_per_s"]},
+                        {"cycles_per_second", per_second},
+                        {"duration_s", s["duration_s"]},
+                        {"faults", !p.workload.faults.empty()},
+                        {"acquire_p50_ms", s["latency_ms"]["acquire"]["p50"]},
+                        {"acquire_p99_ms", s["latency_ms"]["acquire"]["p99"]},
+                        {"valid", s["verdict"]["valid"]},
+                        {"violations", s["verdict"]["violations"].size()},
+                        {"violation_kinds", kinds},
+                        {"expected", s["expected"]},
+                        {"as_expected", s["as_expected"]}});
+    }
+    if (options.progress)
+        std::fprintf(stderr, "\r\x1b[K");
+    outcome.all_as_expected = all_ok && !outcome.interrupted;
+    outcome.table = {{"quick", options.quick},
+                     {"interrupted", outcome.interrupted},
+                     {"all_as_expected", outcome.all_as_expected},
+                     {"runs", runs}};
+    write_atomically(tmp / "suite.json", outcome.table.dump(2) + "\n");
+    write_atomically(tmp / "report.txt", format_table(outcome.table));
+    fs::rename(tmp, outcome.dir, ec);
+    if (ec)
+        throw EnvironmentError("cannot finish " + outcome.dir.string() + ": " + ec.message());
+    guard.keep = true;
+    if (options.junit)
+        write_atomically(*options.junit, junit_xml(outcome.table));
+    return outcome;
+}
+
+std::string format_table(const json& table) {
+    std::ostringstream out;
+    char line[512];
+    std::snprintf(line, sizeof line, "%-36s %-15s %12s %9s %9s %5s  %-40s %s\n", "scenario",
+                  "strategy", "cycles/s", "p50 ms", "p99 ms", "viol", "expected", "outcome");
+    out << line;
+    for (const auto& r : table["runs"]) {
+        std::string outcome = r["as_expected"].is_null()     ? "UNKNOWN"
+                              : r["as_expected"].get<bool>() ? "ok"
+                                                             : "UNEXPECTED";
+        std::snprintf(line, sizeof line, "%-36s %-15s %12.0f %9.3f %9.3f %5zu  %-40s %s\n",
+                      r["scenario"].get<std::string>().c_str(),
+                      r["strategy"].get<std::string>().c_str(), r["cycles_per_s"].get<double>(),
+                      r["acquire_p50_ms"].get<double>(), r["acquire_p99_ms"].get<double>(),
+                      r["violations"].get<std::size_t>(),
+                      r["expected"].is_string() ? r["expected"].get<std::string>().c_str() : "-",
+                      outcome.c_str());
+        out << line;
+    }
+    std::size_t n = table["runs"].size(), ok = 0;
+    for (const auto& r : table["runs"])
+        ok += r["as_expected"].is_boolean() && r["as_expected"].get<bool>();
+    out << ok << " of " << n << " runs as expected"
+        << (table["interrupted"].get<bool>() ? " (INTERRUPTED)" : "") << "\n";
+    return out.str();
+}
+
+std::string junit_xml(const json& table) {
+    std::size_t failures = 0;
+    for (const auto& r : table["runs"])
+        failures += !(r["as_expected"].is_boolean() && r["as_expected"].get<bool>());
+    std::ostringstream out;
+    out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+    out << "<testsuite name=\"lockbench\" tests=\"" << table["runs"].size() << "\" failures=\""
+        << failures << "\">\n";
+    for (const auto& r : table["runs"]) {
+        out << "  <testcase classname=\"" << xml_escape(r["scenario"].get<std::string>())
+            << "\" name=\"" << xml_escape(r["strategy"].get<std::string>()) << "\">\n";
+        if (!(r["as_expected"].is_boolean() && r["as_expected"].get<bool>())) {
+            std::string expected =
+                r["expected"].is_string() ? r["expected"].get<std::string>() : "-";
+            std::string got =
+                r["valid"].is_boolean()
+                    ? (r["valid"].get<bool>() ? "valid"
+                                              : "violations: " + r["violation_kinds"].dump())
+                    : "unknown";
+            out << "    <failure message=\"" << xml_escape("expected " + expected + ", got " + got)
+                << "\">" << xml_escape(r["dir"].get<std::string>()) << "</failure>\n";
+        }
+        out << "  </testcase>\n";
+    }
+    out << "</testsuite>\n";
+    return out.str();
+}
+
+}  // namespace lockbench

@@ -1,0 +1,41 @@
+#pragma once
+
+// `lockbench suite`: every shipped scenario against every strategy it names, one result folder per
+// run, one table, and a JUnit file where an outcome that differs from the expectation fails.
+
+#include <atomic>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace lockbench {
+
+struct SuiteOptions {
+    std::filesystem::path scenarios_dir;
+    std::filesystem::path out_dir = "results";
+    std::vector<std::string> strategies;  // empty: all
+    std::vector<std::string> scenarios;   // empty: all
+    bool quick = false;                   // fault-free runs at most kQuickDuration
+    std::optional<std::filesystem::path> junit;
+    bool progress = false;
+    const std::atomic<bool>* interrupt = nullptr;
+};
+
+struct SuiteOutcome {
+    std::filesystem::path dir;  // <out>/suite-<UTC time>/
+    nlohmann::json table;       // what suite.json holds
+    bool all_as_expected = false;
+    bool interrupted = false;
+};
+
+inline constexpr double kQuickDuration = 2.5;
+
+// Throws WorkloadError (a bad scenario, exit 2) or EnvironmentError (exit 4).
+SuiteOutcome run_suite(const SuiteOptions& options);
+std::string format_table(const nlohmann::json& table);
+std::string junit_xml(const nlohmann::json& table);
+
+}  // namespace lockbench

@@ -1,0 +1,300 @@
+// `lockbench suite` and `lockbench gate` as a CI script uses them: the real binary, real
+// redis-servers, and every way a run can go wrong - a malformed file, no redis-server on PATH, a
+// full disk, a server killed from outside, SIGINT/SIGTERM - each ends in one clear line, the
+// documented exit code, no half-written result and no redis-server left running.
+
+#include <arpa/inet.h>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <netinet/in.h>
+#include <sstream>
+#include <string>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace lockbench {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+class TempDir {
+  public:
+    TempDir() {
+        char tmpl[] = "/tmp/lockbench-suite-test-XXXXXX";
+        path_ = ::mkdtemp(tmpl);
+    }
+    ~TempDir() {
+        std::error_code ec;
+        fs::remove_all(path_, ec);
+    }
+    const fs::path& path() const { return path_; }
+
+  private:
+    fs::path path_;
+};
+
+std::string read(const fs::path& p) {
+    std::ifstream in(p);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+void write(const fs::path& p, const std::string& text) {
+    std::ofstream(p) << text;
+}
+
+struct Cli {
+    int code = -1;
+    std::string out, err;
+};
+
+// Runs `lockbench ARGS` through the shell (so a test can set PATH or ulimit in `prefix`).
+Cli lockbench(const fs::path& scratch, const std::string& args, const std::string& prefix = "") {
+    const fs::path out = scratch / "stdout.txt";
+    const fs::path err = scratch / "stderr.txt";
+    std::string cmd = prefix + " '" + std::string(LOCKBENCH_BINARY) + "' " + args + " >'" +
+                      out.string() + "' 2>'" + err.string() + "'";
+    int status = std::system(("bash -c \"" + cmd + "\"").c_str());
+    Cli r;
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = read(out);
+    r.err = read(err);
+    return r;
+}
+
+std::size_t lines(const std::string& s) {
+    std::size_t n = 0;
+    for (char c : s)
+        n += c == '\n';
+    return n;
+}
+
+// Everything under `dir` except the CLI's own output files: what a run left behind.
+std::vector<fs::path> leftovers(const fs::path& dir) {
+    std::vector<fs::path> out;
+    for (const auto& e : fs::recursive_directory_iterator(dir)) {
+        auto name = e.path().filename().string();
+        if (name != "stdout.txt" && name != "stderr.txt" && name != "scenarios" &&
+            e.path().parent_path().filename() != "scenarios")
+            out.push_back(e.path());
+    }
+    return out;
+}
+
+// True when something accepts connections on the loopback port: a leftover server would.
+bool port_answers(int port) {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<std::uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+    ::close(fd);
+    return ok;
+}
+
+// One short, fault-free scenario for two strategies: a suite of two runs in about two seconds.
+void write_tiny_scenarios(const fs::path& dir) {
+    fs::create_directories(dir);
+    write(dir / "tiny.json", R"({"name": "tiny", "clients": 4, "keys": 2, "hold_ms": 1,
+        "lease_ms": 2000, "duration_s": 1, "seed": 3,
+        "expect": {"set_nx_px": "safe", "fenced": "safe"}})");
+}
+
+TEST(SuiteCliTest, RunsEveryPairWritesTheTableJunitAndAWholeSuiteFolder) {
+    TempDir t;
+    write_tiny_scenarios(t.path() / "scenarios");
+    auto r = lockbench(t.path(), "suite --dir '" + (t.path() / "scenarios").string() + "' --out '" +
+                                     (t.path() / "results").string() + "' --junit '" +
+                                     (t.path() / "junit.xml").string() + "'");
+    ASSERT_EQ(r.code, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("2 of 2 runs as expected"), std::string::npos) << r.out;
+    std::vector<fs::path> suites;
+    for (const auto& e : fs::directory_iterator(t.path() / "results"))
+        suites.push_back(e.path());
+    ASSERT_EQ(suites.size(), 1u);
+    EXPECT_EQ(suites[0].filename().string().rfind("suite-", 0), 0u);
+    auto table = json::parse(read(suites[0] / "suite.json"));
+    ASSERT_EQ(table["runs"].size(), 2u);
+    for (const auto& run : table["runs"]) {
+        EXPECT_EQ(run["as_expected"], true);
+        EXPECT_EQ(run["valid"], true);
+        EXPECT_TRUE(fs::exists(suites[0] / run["dir"].get<std::string>() / "summary.json"));
+    }
+    std::string junit = read(t.path() / "junit.xml");
+    EXPECT_NE(junit.find("tests=\"2\" failures=\"0\""), std::string::npos) << junit;
+
+    // The gate against a baseline made from this very suite passes, and says so.
+    auto wb = lockbench(t.path(), "gate --current '" + suites[0].string() + "' --write-baseline '" +
+                                      (t.path() / "baseline.json").string() + "'");
+    ASSERT_EQ(wb.code, 0) << wb.out << wb.err;
+    auto g = lockbench(t.path(), "gate --baseline '" + (t.path() / "baseline.json").string() +
+                                     "' --current '" + (t.path() / "results").string() + "'");
+    EXPECT_EQ(g.code, 0) << g.out << g.err;
+    EXPECT_NE(g.out.find("gate: PASS"), std::string::npos) << g.out;
+}
+
+TEST(SuiteCliTest, AMalformedScenarioIsBadInputBeforeAnyServerStarts) {
+    TempDir t;
+    write_tiny_scenarios(t.path() / "scenarios");
+    write(t.path() / "scenarios/broken.json", R"({"name": "broken", "clients": "many"})");
+    auto r = lockbench(t.path(), "suite --dir '" + (t.path() / "scenarios").string() + "' --out '" +
+                                     (t.path() / "results").string() + "'");
+    EXPECT_EQ(r.code, 2);
+    EXPECT_EQ(lines(r.err), 1u) << r.err;
+    EXPECT_NE(r.err.find("broken.json: /clients"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(t.path() / "results"));
+}
+
+TEST(SuiteCliTest, AMalformedBaselineIsBadInput) {
+    TempDir t;
+    write(t.path() / "baseline.json", "{\"runs\": 7}");
+    fs::create_directories(t.path() / "results/suite-20260101T000000Z");
+    write(t.path() / "results/suite-20260101T000000Z/suite.json",
+          R"({"quick": true, "interrupted": false, "all_as_expected": true, "runs": []})");
+    auto r = lockbench(t.path(), "gate --baseline '" + (t.path() / "baseline.json").string() +
+                                     "' --current '" + (t.path() / "results").string() + "'");
+    EXPECT_EQ(r.code, 2) << r.out << r.err;
+    EXPECT_EQ(lines(r.err), 1u) << r.err;
+    EXPECT_NE(r.err.find("baseline.json"), std::string::npos) << r.err;
+}
+
+TEST(SuiteCliTest, NoRedisServerOnPathIsAnEnvironmentErrorAndLeavesNothing) {
+    TempDir t;
+    write_tiny_scenarios(t.path() / "scenarios");
+    auto r = lockbench(t.path(),
+                       "suite --dir '" + (t.path() / "scenarios").string() + "' --out '" +
+                           (t.path() / "results").string() + "'",
+                       "PATH=/nonexistent");
+    EXPECT_EQ(r.code, 4) << r.out << r.err;
+    EXPECT_EQ(lines(r.err), 1u) << r.err;
+    EXPECT_NE(r.err.find("redis-server"), std::string::npos) << r.err;
+    EXPECT_TRUE(!fs::exists(t.path() / "results") || fs::is_empty(t.path() / "results"))
+        << "left behind: " << leftovers(t.path()).size();
+}
+
+TEST(SuiteCliTest, AFullDiskFailsTheRunWithoutAHalfWrittenResult) {
+    TempDir t;
+    write_tiny_scenarios(t.path() / "scenarios");
+    // `ulimit -f` makes every write past 64 KiB fail with EFBIG, as a full disk fails with ENOSPC.
+    auto r = lockbench(t.path(),
+                       "suite --dir '" + (t.path() / "scenarios").string() + "' --out '" +
+                           (t.path() / "results").string() + "'",
+                       "ulimit -f 64;");
+    EXPECT_EQ(r.code, 4) << r.out << r.err;
+    EXPECT_EQ(lines(r.err), 1u) << r.err;
+    EXPECT_TRUE(!fs::exists(t.path() / "results") || fs::is_empty(t.path() / "results"))
+        << "left behind: " << leftovers(t.path()).size();
+}
+
+// The children of `parent` named `name`, from /proc (the embedded redis-server of a run).
+std::vector<pid_t> children_named(pid_t parent, const std::string& name) {
+    std::vector<pid_t> out;
+    for (const auto& e : fs::directory_iterator("/proc")) {
+        const std::string pid = e.path().filename().string();
+        if (pid.find_first_not_of("0123456789") != std::string::npos)
+            continue;
+        std::string stat = read(e.path() / "stat");
+        auto open = stat.find('('), close = stat.rfind(')');
+        if (open == std::string::npos || close == std::string::npos)
+            continue;
+        std::istringstream rest(stat.substr(close + 2));
+        char state;
+        pid_t ppid = 0;
+        rest >> state >> ppid;
+        if (ppid == parent && stat.substr(open + 1, close - open - 1) == name)
+            out.push_back(std::stoi(pid));
+    }
+    return out;
+}
+
+TEST(SuiteCliTest, AnEmbeddedServerKilledFromOutsideIsAnEnvironmentErrorAndLeavesNoResult) {
+    TempDir t;
+    const std::string results = (t.path() / "results").string();
+    const std::string err = (t.path() / "stderr.txt").string();
+    pid_t pid = ::fork();
+    if (pid == 0) {
+        std::freopen(err.c_str(), "w", stderr);
+        ::execl(LOCKBENCH_BINARY, LOCKBENCH_BINARY, "run", "--duration", "20", "--out",
+                results.c_str(), static_cast<char*>(nullptr));
+        ::_exit(127);
+    }
+    std::vector<pid_t> servers;
+    for (int i = 0; i < 100 && servers.empty(); ++i) {
+        std::this_thread::sleep_for(50ms);
+        servers = children_named(pid, "redis-server");
+    }
+    ASSERT_EQ(servers.size(), 1u);
+    std::this_thread::sleep_for(500ms);
+    ::kill(servers[0], SIGKILL);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 4);
+    std::string message = read(err);
+    EXPECT_EQ(lines(message), 1u) << message;
+    EXPECT_NE(message.find("died"), std::string::npos) << message;
+    EXPECT_TRUE(!fs::exists(results) || fs::is_empty(results));
+}
+
+class SuiteSignalTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(SuiteSignalTest, StopsMidSuiteWritesAnInterruptedSuiteAndLeavesNoServer) {
+    TempDir t;
+    fs::create_directories(t.path() / "scenarios");
+    write(t.path() / "scenarios/long.json", R"({"name": "long", "clients": 4, "keys": 2,
+        "hold_ms": 1, "duration_s": 30, "expect": {"set_nx_px": "safe", "fenced": "safe"}})");
+    pid_t pid = ::fork();
+    if (pid == 0) {
+        std::string scenarios = (t.path() / "scenarios").string();
+        std::string results = (t.path() / "results").string();
+        ::execl(LOCKBENCH_BINARY, LOCKBENCH_BINARY, "suite", "--dir", scenarios.c_str(), "--out",
+                results.c_str(), static_cast<char*>(nullptr));
+        ::_exit(127);
+    }
+    std::this_thread::sleep_for(1500ms);
+    ::kill(pid, GetParam());
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 130);
+    std::vector<fs::path> suites;
+    for (const auto& e : fs::directory_iterator(t.path() / "results"))
+        suites.push_back(e.path());
+    ASSERT_EQ(suites.size(), 1u);
+    auto table = json::parse(read(suites[0] / "suite.json"));
+    EXPECT_EQ(table["interrupted"], true);
+    EXPECT_EQ(table["all_as_expected"], false);
+    // The interrupted run itself is whole and marked; its embedded server is gone.
+    bool found_run = false;
+    for (const auto& e : fs::directory_iterator(suites[0])) {
+        if (!e.is_directory())
+            continue;
+        auto summary = json::parse(read(e.path() / "summary.json"));
+        EXPECT_TRUE(summary["interrupted"].get<bool>());
+        auto endpoint = summary["redis"]["endpoints"][0].get<std::string>();
+        EXPECT_FALSE(port_answers(std::stoi(endpoint.substr(endpoint.rfind(':') + 1))));
+        found_run = true;
+    }
+    EXPECT_TRUE(found_run);
+}
+
+INSTANTIATE_TEST_SUITE_P(Signals, SuiteSignalTest, ::testing::Values(SIGINT, SIGTERM),
+                         [](const auto& param_info) {
+                             return param_info.param == SIGINT ? "SIGINT" : "SIGTERM";
+                         });
+
+}  // namespace
+}  // namespace lockbench
