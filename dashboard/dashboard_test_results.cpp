@@ -15,16 +15,16 @@ void write(const fs::path& p, const std::string& text) {
     std::ofstream(p) << text;
 }
 
-void run_lockbench(const fs::path& dir, const std::string& args) {
-    std::string cmd = std::string("'") + LOCKBENCH_BINARY + "' run " + args + " --out '" +
-                      (dir / "results").string() + "' >> '" + (dir / "lockbench.log").string() +
-                      "' 2>&1";
+void run_suite(const fs::path& dir) {
+    std::string cmd = std::string("'") + LOCKBENCH_BINARY + "' suite --dir '" +
+                      (dir / "workloads").string() + "' --out '" + (dir / "results").string() +
+                      "' >> '" + (dir / "lockbench.log").string() + "' 2>&1";
     int status = std::system(cmd.c_str());
     int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    // 1 and 3 are verdicts (violation, unknown); 2 and 4 are broken input or environment.
-    if (code != 0 && code != 1 && code != 3)
-        throw std::runtime_error("lockbench run " + args + " exited " + std::to_string(code) +
-                                 "; see " + (dir / "lockbench.log").string());
+    // 1 is a verdict (an outcome other than expected); 2 and 4 are broken input or environment.
+    if (code != 0 && code != 1)
+        throw std::runtime_error("lockbench suite exited " + std::to_string(code) + "; see " +
+                                 (dir / "lockbench.log").string());
 }
 
 }  // namespace
@@ -38,18 +38,20 @@ void make_test_results(const fs::path& dir) {
     write(dir / "workloads/short-lease.json", R"({"name": "short-lease", "strategy": "set_nx_px",
         "clients": 8, "keys": 1, "hold_ms": 5, "lease_ms": 2, "duration_s": 1,
         "expect": {"set_nx_px": "violates:mutual_exclusion"}})");
-    const std::string calm = "'" + (dir / "workloads/calm.json").string() + "'";
-    run_lockbench(dir, calm + " --strategy set_nx_px");
-    run_lockbench(dir, calm + " --strategy set_nx_px_del");
-    run_lockbench(dir, "'" + (dir / "workloads/short-lease.json").string() + "'");
+    run_suite(dir);
     write(dir / "complete", "");
 }
 
+// The suite's folder: results/suite-<time>/, one run folder per (scenario, strategy).
 fs::path test_results() {
     fs::path dir = DASHBOARD_TEST_RESULTS;
     if (!fs::exists(dir / "complete"))
         make_test_results(dir);
-    return dir / "results";
+    for (const auto& e : fs::directory_iterator(dir / "results")) {
+        if (e.path().filename().string().starts_with("suite-"))
+            return e.path();
+    }
+    throw std::runtime_error("no suite folder in " + (dir / "results").string());
 }
 
 }  // namespace lockbench::dashboard::testing

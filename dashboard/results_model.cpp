@@ -80,7 +80,10 @@ std::string read_file(const fs::path& p) {
     return ss.str();
 }
 
+// Witness times are ns since the run start; `start_index` and the like are history positions.
 bool is_time_key(const std::string& k) {
+    if (k.ends_with("_index"))
+        return false;
     return k == "start" || k == "end" || k == "time" || k.starts_with("start_") ||
            k.starts_with("end_") || k.ends_with("_ns") || k.ends_with("_time");
 }
@@ -341,9 +344,18 @@ ResultsScan scan_results(const fs::path& dir) {
     });
     for (const auto& f : folders) {
         std::string name = f.filename().string();
-        // Other hidden folders are not runs (editor or VCS droppings).
+        // Other hidden folders are not runs (editor or VCS droppings); an unfinished suite's
+        // folder is `.tmp-suite-…` and holds runs, not run files.
         if (name.starts_with(".") && !name.starts_with(".tmp-"))
             continue;
+        if (name.starts_with("suite-") || name.starts_with(".tmp-suite-")) {
+            // `lockbench suite` writes its runs one level down: results/suite-<time>/<run>/.
+            ResultsScan inner = scan_results(f);
+            scan.errors.insert(scan.errors.end(), inner.errors.begin(), inner.errors.end());
+            for (auto& r : inner.runs)
+                scan.runs.push_back(std::move(r));
+            continue;
+        }
         Run run = load_run(f);
         scan.errors.insert(scan.errors.end(), run.errors.begin(), run.errors.end());
         scan.runs.push_back(std::move(run));
