@@ -255,6 +255,12 @@ int main(int argc, char** argv) {
                     "Cap fault-free runs at 2.5 s (demonstrations keep their timing)");
     suite->add_option("--strategy", so.strategies, "Only these strategies (repeatable)");
     suite->add_option("--scenario", so.scenarios, "Only these scenarios (repeatable)");
+    suite
+        ->add_option("--retries", so.retries,
+                     "Run a pair again (up to N times) when its outcome was unexpected; the "
+                     "table marks it")
+        ->check(CLI::Range(0, 5))
+        ->capture_default_str();
     suite->add_option("--junit", junit,
                       "Write a JUnit XML file: one test case per (scenario, strategy)");
     suite->add_option("--out", so.out_dir, "Results folder")->capture_default_str();

@@ -25,8 +25,6 @@ namespace lockbench {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-namespace {
-
 std::string utc_stamp() {
     std::time_t t = std::time(nullptr);
     std::tm tm{};
@@ -35,6 +33,8 @@ std::string utc_stamp() {
     std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
     return buf;
 }
+
+namespace {
 
 std::string random_hex(std::size_t n) {
     static constexpr char hex[] = "0123456789abcdef";

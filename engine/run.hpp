@@ -56,6 +56,9 @@ struct Deployment {
 // Throws WorkloadError (exit 2), EnvironmentError (exit 4) or std::runtime_error.
 RunOutcome run_workload(const RunOptions& options);
 
+// Now in UTC as YYYYMMDDTHHMMSSZ: result folder names sort by time.
+std::string utc_stamp();
+
 // The exit code a finished run reports (DESIGN.md): 0 as expected / valid, 1 violation or
 // unexpected outcome, 3 unknown, 130 interrupted.
 int run_exit_code(const RunOutcome& outcome);

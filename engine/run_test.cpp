@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "redis_fixture.hpp"
+#include "temp_dir.hpp"
 
 namespace lockbench {
 namespace {
@@ -23,21 +24,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-class TempDir {
-  public:
-    TempDir() {
-        char tmpl[] = "/tmp/lockbench-test-XXXXXX";
-        path_ = ::mkdtemp(tmpl);
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(path_, ec);
-    }
-    const fs::path& path() const { return path_; }
-
-  private:
-    fs::path path_;
-};
+using testing::TempDir;
 
 std::vector<json> read_history(const fs::path& file) {
     std::vector<json> events;

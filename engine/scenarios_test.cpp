@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "run.hpp"
+#include "temp_dir.hpp"
 #include "workload.hpp"
 
 namespace lockbench {
@@ -47,21 +48,7 @@ void PrintTo(const ScenarioCase& c, std::ostream* os) {
     *os << c.scenario << " x " << c.strategy;
 }
 
-class TempDir {
-  public:
-    TempDir() {
-        char tmpl[] = "/tmp/lockbench-scenario-XXXXXX";
-        path_ = ::mkdtemp(tmpl);
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(path_, ec);
-    }
-    const fs::path& path() const { return path_; }
-
-  private:
-    fs::path path_;
-};
+using testing::TempDir;
 
 class ScenarioTest : public ::testing::TestWithParam<ScenarioCase> {};
 

@@ -19,6 +19,7 @@ struct SuiteOptions {
     std::vector<std::string> strategies;  // empty: all
     std::vector<std::string> scenarios;   // empty: all
     bool quick = false;                   // fault-free runs at most kQuickDuration
+    int retries = 0;                      // extra runs of a pair whose outcome was unexpected
     std::optional<std::filesystem::path> junit;
     bool progress = false;
     const std::atomic<bool>* interrupt = nullptr;

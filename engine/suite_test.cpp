@@ -21,6 +21,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "temp_dir.hpp"
+
 namespace lockbench {
 namespace {
 
@@ -28,21 +30,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-class TempDir {
-  public:
-    TempDir() {
-        char tmpl[] = "/tmp/lockbench-suite-test-XXXXXX";
-        path_ = ::mkdtemp(tmpl);
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(path_, ec);
-    }
-    const fs::path& path() const { return path_; }
-
-  private:
-    fs::path path_;
-};
+using testing::TempDir;
 
 std::string read(const fs::path& p) {
     std::ifstream in(p);

@@ -3,23 +3,28 @@
 # runs the default suite on an embedded redis-server or runs every test.
 #
 #   scripts/setup.sh run              # install, build (Release), run the default suite
-#   scripts/setup.sh test             # install, build with warnings as errors, run every ctest
-#   scripts/setup.sh test --sanitize  # ... then the same tests under ASan+UBSan and under TSan
+#   scripts/setup.sh test             # install, check formatting, build with warnings as errors,
+#                                     # run every ctest
+#   scripts/setup.sh test --sanitize  # ... then the tests again under ASan+UBSan and under TSan
+#   scripts/setup.sh test --gate      # ... then the quick suite and the gate against
+#                                     # results/baseline.json (what CI does, with --sanitize)
 #
 # Environment: LOCKBENCH_JOBS (build parallelism, default: nproc), CTEST_ARGS (extra ctest args).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$here"
 
-usage() { sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; }
 mode=${1:-}
 [[ $mode == run || $mode == test ]] || { usage >&2; exit 2; }
 shift
 sanitize=0
+gate=0
 extra_run_args=()
 while (($#)); do
   case $1 in
     --sanitize) sanitize=1 ;;
+    --gate) gate=1 ;;
     -h|--help) usage; exit 0 ;;
     *) extra_run_args+=("$1") ;;
   esac
@@ -42,24 +47,40 @@ run_tests() {  # run_tests <dir>
 case $mode in
   run)
     build release Release -DLOCKBENCH_BUILD_TESTS=OFF -DLOCKBENCH_BUILD_BENCHMARKS=OFF
-    # The default suite: the baseline scenario for every strategy on an embedded redis-server.
-    # (`lockbench suite` will take this over.)
-    status=0
-    while read -r strategy _; do
-      "$here/build/release/engine/lockbench" run "$here/workloads/baseline.json" \
-        --strategy "$strategy" "${extra_run_args[@]}" || status=$?
-    done < <("$here/build/release/engine/lockbench" strategies)
-    exit $status
+    # The default suite: every shipped scenario against every strategy it names, on embedded
+    # redis-servers; prints the strategy x scenario table and exits 1 on an unexpected outcome.
+    exec "$here/build/release/engine/lockbench" suite --out "$here/results" "${extra_run_args[@]}"
     ;;
   test)
+    # Formatting is part of the contract (.clang-format); Debian 12's clang-format 14 decides.
+    if ! git -C "$here" ls-files -z '*.cpp' '*.hpp' | (cd "$here" && xargs -0 clang-format --dry-run --Werror); then
+      echo "setup: clang-format found unformatted files (fix: clang-format -i FILE...)" >&2
+      exit 1
+    fi
     build test RelWithDebInfo -DLOCKBENCH_WERROR=ON
-    run_tests test
+    CTEST_ARGS="-LE scenario ${CTEST_ARGS:-}" run_tests test
+    # The demonstrations race real timers (a pause past a lease) on a shared machine: a pair that
+    # did not demonstrate gets one more run, and ctest's output shows the failed first try.
+    CTEST_ARGS="-L scenario --repeat until-pass:2 ${CTEST_ARGS:-}" run_tests test
     if ((sanitize)); then
-      # Qt's own code is not instrumented; the dashboard is tested in the plain build only.
+      # Qt's own code is not instrumented; the dashboard is tested in the plain build only. The
+      # demonstration scenarios are timing-based (a pause past a lease) and run in the plain
+      # build; the sanitizer builds run everything else, the engine's concurrency included.
       build asan Asan -DLOCKBENCH_WERROR=ON -DLOCKBENCH_BUILD_BENCHMARKS=OFF -DLOCKBENCH_BUILD_DASHBOARD=OFF
-      ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 run_tests asan
+      ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 CTEST_ARGS="-LE scenario ${CTEST_ARGS:-}" run_tests asan
       build tsan Tsan -DLOCKBENCH_WERROR=ON -DLOCKBENCH_BUILD_BENCHMARKS=OFF -DLOCKBENCH_BUILD_DASHBOARD=OFF
-      TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" run_tests tsan
+      TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" CTEST_ARGS="-LE scenario ${CTEST_ARGS:-}" run_tests tsan
+    fi
+    if ((gate)); then
+      gate_out=$(mktemp -d)
+      trap 'rm -rf "$gate_out"' EXIT
+      status=0
+      # Demonstrations race real timers on a shared machine: one more try, marked in the table.
+      "$here/build/test/engine/lockbench" suite --quick --retries 1 --out "$gate_out" || status=$?
+      # An unexpected outcome (1) is judged by the gate below, with its readable diff.
+      ((status == 0 || status == 1)) || exit "$status"
+      "$here/build/test/engine/lockbench" gate --baseline "$here/results/baseline.json" \
+        --current "$(ls -d "$gate_out"/suite-* | tail -n 1)"
     fi
     ;;
 esac
