@@ -251,6 +251,20 @@ RunSummary parse_summary(const json& j) {
         }
         s.violations.push_back(std::move(out));
     }
+    s.violation_count = s.violations.size();
+    if (const json* checks = field(verdict, "checks"); checks && checks->is_object()) {
+        std::size_t total = 0;
+        bool counted = false;
+        for (const auto& [name, check] : checks->items()) {
+            if (const json* n = field(check, "violations"); n && n->is_number_integer()) {
+                total +=
+                    static_cast<std::size_t>(std::max<std::int64_t>(0, n->get<std::int64_t>()));
+                counted = true;
+            }
+        }
+        if (counted)
+            s.violation_count = total;
+    }
     // A checker that lists violations but forgets `valid` still means invalid.
     if (!s.violations.empty() && s.validity == Validity::unknown && !field(verdict, "valid"))
         s.validity = Validity::invalid;

@@ -63,7 +63,10 @@ struct RunSummary {
     std::vector<TimePoint> timeseries;
     std::vector<FaultWindow> faults;
     Validity validity = Validity::unknown;
-    std::vector<Violation> violations;
+    std::vector<Violation> violations;  // the witnesses the checker kept (capped per check)
+    // The checker's exact count (the sum of checks.<name>.violations); the number of witnesses
+    // when a summary has no per-check counts.
+    std::size_t violation_count = 0;
     std::optional<std::string> expected;
     std::optional<bool> as_expected;
 

@@ -51,6 +51,19 @@ TEST(ResultsModelTest, ParsesEveryFieldTheDashboardDraws) {
     EXPECT_EQ(s.met_expectation(), std::optional<bool>(true));
 }
 
+// The checker keeps at most 100 witnesses per check but counts every violation; the matrix shows
+// the count, not the length of the witness list.
+TEST(ResultsModelTest, ViolationCountIsTheCheckersCountNotTheWitnessList) {
+    json j = sample_summary();
+    EXPECT_EQ(parse_summary(j).violation_count, 1u);
+    j["verdict"]["checks"] = {{"mutual_exclusion", {{"valid", false}, {"violations", 4000}}},
+                              {"resource", {{"valid", false}, {"violations", 12}}},
+                              {"fencing", {{"valid", true}, {"violations", 0}}}};
+    RunSummary s = parse_summary(j);
+    EXPECT_EQ(s.violations.size(), 1u);
+    EXPECT_EQ(s.violation_count, 4012u);
+}
+
 TEST(ResultsModelTest, PartialLastBucketIsScaledAndSliversDropped) {
     RunSummary s = parse_summary(sample_summary());
     auto rate = s.rate_series();

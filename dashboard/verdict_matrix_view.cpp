@@ -91,7 +91,7 @@ void VerdictMatrixView::setRuns(const std::vector<Run>& runs) {
                                ? tr("✓ %1").arg(got)
                                : tr("%1 %2\nexpected %3")
                                      .arg(state == Cell::unexpected ? "✗" : "?", got, expected);
-                    text += tr("\n%n violation(s)", "", static_cast<int>(s.violations.size()));
+                    text += tr("\n%n violation(s)", "", static_cast<int>(s.violation_count));
                 }
                 if (int n = count[{st, sc}]; n > 1)
                     text += tr("\n(newest of %1 runs)").arg(n);
