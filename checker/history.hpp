@@ -27,7 +27,7 @@ struct Event {
     EventType type = EventType::Invoke;
     std::int64_t process = 0;  // kNemesisProcess for "nemesis"
     std::string f;
-    std::string key;  // "" when omitted
+    std::string key;        // "" when omitted
     std::int64_t time = 0;  // ns since run start, the engine's one monotonic clock
     std::optional<std::int64_t> clock_ms;
     std::string error;       // fail/info only, "" when absent
@@ -36,10 +36,10 @@ struct Event {
     // `value`, decoded where HISTORY.md defines it:
     std::optional<std::int64_t> number;  // read ok / write: the integer (nullopt: null)
     std::optional<std::pair<std::int64_t, std::int64_t>> cas;  // cas: [from, to]
-    std::string token;                   // acquire ok, release/renew invoke: value.token
-    std::optional<std::int64_t> fence;   // acquire ok: value.fence; a resource write: the
-                                         // top-level extra field "fence" it carried
-    LockMode mode = LockMode::Exclusive;  // acquire invoke/ok: value.mode
+    std::string token;                     // acquire ok, release/renew invoke: value.token
+    std::optional<std::int64_t> fence;     // acquire ok: value.fence; a resource write: the
+                                           // top-level extra field "fence" it carried
+    LockMode mode = LockMode::Exclusive;   // acquire invoke/ok: value.mode
     std::optional<std::int64_t> lease_ms;  // acquire invoke: value.lease_ms
     std::optional<std::int64_t> target;    // nemesis: value.target when it is an integer
 

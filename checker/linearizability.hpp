@@ -24,7 +24,7 @@ std::optional<Model> parse_model(std::string_view name);  // "none", "mutex", "r
 std::string_view to_string(Model model);
 
 struct LinearizabilityOptions {
-    std::chrono::duration<double> time_limit{30.0};  // then the answer is "unknown"
+    std::chrono::duration<double> time_limit{30.0};         // then the answer is "unknown"
     std::size_t memory_limit_bytes = std::size_t{2} << 30;  // then the answer is "unknown"
     unsigned threads = 0;                                   // 0: std::thread::hardware_concurrency
 };
