@@ -324,30 +324,37 @@ void compare_scenario(const std::vector<Row*>& rows, const GateOptions& options)
     }
     if (common.empty())
         return;
-    Reference ref_b, ref_c;
     auto named = std::find_if(common.begin(), common.end(), [&](const Row* r) {
         return r->key.second == options.reference_strategy;
     });
-    if (named != common.end()) {
-        ref_b = {options.reference_strategy, (*named)->base->median, (*named)->base->noise};
-        ref_c = {options.reference_strategy, (*named)->cur->throughput.median,
-                 (*named)->cur->throughput.noise};
-    } else {
-        // Over the strategies both sides ran, so a strategy added or dropped since the baseline
-        // does not move the reference. The median of several runs is less noisy than one; taking
-        // the median of their noises overstates its noise, which errs towards passing.
+    // Baseline and current references for `judged`: the named strategy, or else the median of
+    // the other strategies both sides ran - never one that includes `judged` itself, which would
+    // halve a drop in a two-strategy scenario. A strategy added or dropped since the baseline
+    // does not move it. The median of several runs is less noisy than one; taking the median of
+    // their noises overstates its noise, which errs towards passing.
+    auto references_for = [&](const Row* judged) -> std::optional<std::pair<Reference, Reference>> {
+        if (named != common.end()) {
+            return std::pair{Reference{options.reference_strategy, (*named)->base->median,
+                                       (*named)->base->noise},
+                             Reference{options.reference_strategy, (*named)->cur->throughput.median,
+                                       (*named)->cur->throughput.noise}};
+        }
         std::vector<double> mb, nb, mc, nc;
         for (const Row* r : common) {
+            if (r == judged)
+                continue;
             mb.push_back(r->base->median);
             nb.push_back(r->base->noise);
             mc.push_back(r->cur->throughput.median);
             nc.push_back(r->cur->throughput.noise);
         }
-        ref_b = {kMedianReference, median_of(mb), median_of(nb)};
-        ref_c = {kMedianReference, median_of(mc), median_of(nc)};
-    }
+        if (mb.empty())
+            return std::nullopt;
+        return std::pair{Reference{kMedianReference, median_of(mb), median_of(nb)},
+                         Reference{kMedianReference, median_of(mc), median_of(nc)}};
+    };
     for (Row* r : common) {
-        r->reference = ref_b.name;
+        const auto refs = references_for(r);
         double base_median = r->base->median, cur_median = r->cur->throughput.median;
         if (cur_median <= 0 && base_median > 0) {
             // Normalisation would hide this if every strategy stopped at once.
@@ -356,6 +363,12 @@ void compare_scenario(const std::vector<Row*>& rows, const GateOptions& options)
             r->reasons.push_back("completed no cycles (baseline " + num(base_median) + "/s)");
             continue;
         }
+        if (!refs) {
+            r->reasons.push_back("throughput not compared: no other strategy in this scenario");
+            continue;
+        }
+        const auto& [ref_b, ref_c] = *refs;
+        r->reference = ref_b.name;
         if (ref_b.median <= 0 || ref_c.median <= 0) {
             r->reasons.push_back("throughput not compared: the reference completed no cycles");
             continue;
