@@ -251,6 +251,7 @@ void LivenessCheck::finish(std::int64_t end_time_ns) {
 json LivenessCheck::result() const {
     return json{
         {"valid", violation_count() == 0},
+        {"violations", violation_count()},
         {"deadlocks", deadlocks_},
         {"starved", starved_},
         {"orphaned", orphaned_},

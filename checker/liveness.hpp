@@ -59,9 +59,9 @@ class LivenessCheck {
     // Judges what is still open (orphans, waits) at the last event's time.
     void finish(std::int64_t end_time_ns);
 
-    // checks.liveness: {"valid", "deadlocks", "starved", "orphaned", "waits", "max_wait_ms",
-    // "handoff_ms": {"count", "p50", "p99", "max"}, "liveness_bound_ms",
-    // "starvation_bound_ms" (null: not judged)}.
+    // checks.liveness: {"valid", "violations" (deadlocks + starved), "deadlocks", "starved",
+    // "orphaned", "waits", "max_wait_ms", "handoff_ms": {"count", "p50", "p99", "max"},
+    // "liveness_bound_ms", "starvation_bound_ms" (null: not judged)}.
     nlohmann::json result() const;
     // Up to max_violations entries of kind "deadlock" and as many of kind "starvation".
     nlohmann::json violations() const;

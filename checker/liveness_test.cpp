@@ -37,6 +37,7 @@ TEST(Liveness, AnOrphanedKeyWithWaitersPastTheBoundIsADeadlock) {
     const json r = check.result();
     EXPECT_EQ(r["valid"], false);
     EXPECT_EQ(r["deadlocks"], 1);
+    EXPECT_EQ(r["violations"], 1);
     EXPECT_EQ(r["orphaned"], 1);
     const json v = check.violations();
     ASSERT_EQ(v.size(), 1u);
