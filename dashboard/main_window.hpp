@@ -51,7 +51,9 @@ class MainWindow : public QMainWindow {
 
     void setAsyncThreshold(qint64 bytes) { async_threshold_ = bytes; }
     qint64 asyncThreshold() const { return async_threshold_; }
-    bool loading() const { return loader_->isRunning(); }
+    // True from openRun() of a big history until its result has been shown on the GUI thread;
+    // the worker itself may finish long before the GUI thread gets to it.
+    bool loading() const { return !loading_run_.empty(); }
 
     // One step of live mode: feeds what the open in-progress run's history gained since the last
     // step. Returns true if the timeline changed. Runs on a timer; public for tests.
