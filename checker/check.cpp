@@ -214,6 +214,18 @@ json check_history(const std::filesystem::path& path, const CheckOptions& option
     return run_checks(reader, options);
 }
 
+std::uint64_t violation_count(const json& report) {
+    const json listed = report.contains("violations") && report["violations"].is_array()
+                            ? report["violations"]
+                            : json::array();
+    std::uint64_t total = 0;
+    if (report.contains("checks") && report["checks"].is_object()) {
+        for (const auto& [name, check] : report["checks"].items())
+            total += count_of(check, "violations");
+    }
+    return std::max<std::uint64_t>(total, listed.size());
+}
+
 std::string format_report(const json& report) {
     constexpr std::size_t kShownViolations = 10;
     std::ostringstream out;
@@ -221,7 +233,6 @@ std::string format_report(const json& report) {
     out << "history: " << with_commas(count_of(report, "events")) << " events \u2014 "
         << verdict_word(valid) << "\n";
 
-    std::uint64_t total = 0;
     if (report.contains("checks") && report["checks"].is_object()) {
         // The cheap checks first, in the order they are described, then the search.
         static const char* const kOrder[] = {"mutual_exclusion", "fencing", "resource", "liveness",
@@ -236,16 +247,13 @@ std::string format_report(const json& report) {
                 verdict_word(check.is_object() && check.contains("valid") ? check["valid"] : json())
                     .c_str());
             out << head << summary_of(name, check) << "\n";
-            total += std::string(name) == "liveness"
-                         ? count_of(check, "deadlocks") + count_of(check, "starved")
-                         : count_of(check, "violations");
         }
     }
 
     const json listed = report.contains("violations") && report["violations"].is_array()
                             ? report["violations"]
                             : json::array();
-    total = std::max<std::uint64_t>(total, listed.size());
+    const std::uint64_t total = violation_count(report);
     if (total > 0) {
         out << "violations (" << with_commas(total) << "):\n";
         std::size_t shown = 0;

@@ -41,6 +41,10 @@ struct CheckOptions {
 nlohmann::json check_history(std::istream& in, const CheckOptions& options);
 nlohmann::json check_history(const std::filesystem::path& path, const CheckOptions& options);
 
+// The exact number of violations a report found: the sum of its checks' counts (its witness
+// list keeps at most max_violations per check), or the list's length for a report without them.
+std::uint64_t violation_count(const nlohmann::json& report);
+
 // The readable form of a report, for `lockbench check` without --json and for report.txt.
 std::string format_report(const nlohmann::json& report);
 

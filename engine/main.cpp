@@ -169,16 +169,8 @@ int gate_command(const GateFlags& f) {
     options.current_name = suite.string();
     const nlohmann::json current = lockbench::load_gate_json(suite);
     if (!f.write_baseline.empty()) {
-        nlohmann::json baseline = lockbench::make_baseline(current, options);
-        fs::path tmp = f.write_baseline + ".tmp";
-        {
-            std::ofstream out(tmp);
-            out << baseline.dump(2) << "\n";
-            out.flush();
-            if (!out)
-                throw lockbench::EnvironmentError("cannot write " + tmp.string());
-        }
-        fs::rename(tmp, f.write_baseline);
+        lockbench::write_atomically(f.write_baseline,
+                                    lockbench::make_baseline(current, options).dump(2) + "\n");
         std::cout << "baseline    " << f.write_baseline << " from " << suite.string() << "\n";
         return 0;
     }

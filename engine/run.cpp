@@ -34,6 +34,27 @@ std::string utc_stamp() {
     return buf;
 }
 
+void write_atomically(const fs::path& path, const std::string& text) {
+    fs::path tmp = path;
+    tmp += ".tmp";
+    std::error_code ec;
+    {
+        std::ofstream out(tmp, std::ios::binary);
+        out << text;
+        out.flush();
+        if (!out) {
+            fs::remove(tmp, ec);
+            throw EnvironmentError("cannot write " + path.string() + ": " + std::strerror(errno));
+        }
+    }
+    fs::rename(tmp, path, ec);
+    if (ec) {
+        std::error_code ignored;
+        fs::remove(tmp, ignored);
+        throw EnvironmentError("cannot write " + path.string() + ": " + ec.message());
+    }
+}
+
 namespace {
 
 std::string random_hex(std::size_t n) {

@@ -59,6 +59,10 @@ RunOutcome run_workload(const RunOptions& options);
 // Now in UTC as YYYYMMDDTHHMMSSZ: result folder names sort by time.
 std::string utc_stamp();
 
+// Writes `path` whole or not at all (a temp file beside it, then a rename); throws
+// EnvironmentError naming the file, and leaves no temp file behind.
+void write_atomically(const std::filesystem::path& path, const std::string& text);
+
 // The exit code a finished run reports (DESIGN.md): 0 as expected / valid, 1 violation or
 // unexpected outcome, 3 unknown, 130 interrupted.
 int run_exit_code(const RunOutcome& outcome);

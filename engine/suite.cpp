@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <sstream>
 #include <unistd.h>
 
+#include "check.hpp"
 #include "redis_server.hpp"
 #include "registry.hpp"
 #include "run.hpp"
@@ -39,35 +39,6 @@ std::string xml_escape(const std::string& s) {
         }
     }
     return out;
-}
-
-void write_atomically(const fs::path& path, const std::string& text) {
-    fs::path tmp = path;
-    tmp += ".tmp";
-    {
-        std::ofstream out(tmp, std::ios::binary);
-        out << text;
-        out.flush();
-        if (!out)
-            throw EnvironmentError("cannot write " + path.string());
-    }
-    std::error_code ec;
-    fs::rename(tmp, path, ec);
-    if (ec)
-        throw EnvironmentError("cannot write " + path.string() + ": " + ec.message());
-}
-
-// The checker's exact count: its witness list keeps at most 100 per check.
-std::size_t violation_count(const json& verdict) {
-    std::size_t total = 0;
-    if (verdict.contains("checks") && verdict["checks"].is_object()) {
-        for (const auto& [name, check] : verdict["checks"].items()) {
-            if (check.contains("violations") && check["violations"].is_number_unsigned())
-                total += check["violations"].get<std::size_t>();
-        }
-        return total;
-    }
-    return verdict.contains("violations") ? verdict["violations"].size() : 0;
 }
 
 struct Planned {
@@ -193,7 +164,7 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
                         {"acquire_p50_ms", s["latency_ms"]["acquire"]["p50"]},
                         {"acquire_p99_ms", s["latency_ms"]["acquire"]["p99"]},
                         {"valid", s["verdict"]["valid"]},
-                        {"violations", violation_count(s["verdict"])},
+                        {"violations", checker::violation_count(s["verdict"])},
                         {"violation_kinds", kinds},
                         {"expected", s["expected"]},
                         {"as_expected", s["as_expected"]},
