@@ -81,7 +81,8 @@ Script::Script(std::string_view name) : name_(name) {
 }
 
 Task<Reply> run_script(RedisConnection& conn, const Script& script, std::vector<std::string> keys,
-                       std::vector<std::string> args) {
+                       std::vector<std::string> args,
+                       std::optional<std::chrono::milliseconds> timeout) {
     std::vector<std::string> cmd;
     cmd.reserve(3 + keys.size() + args.size());
     cmd.push_back("EVALSHA");
@@ -92,14 +93,14 @@ Task<Reply> run_script(RedisConnection& conn, const Script& script, std::vector<
     for (auto& a : args)
         cmd.push_back(std::move(a));
     try {
-        co_return co_await conn.command_argv(cmd);
+        co_return co_await conn.command_argv(cmd, timeout);
     } catch (const ReplyError& e) {
         if (!e.is_noscript())
             throw;
     }
     cmd[0] = "EVAL";
     cmd[1] = script.body();
-    co_return co_await conn.command_argv(std::move(cmd));
+    co_return co_await conn.command_argv(std::move(cmd), timeout);
 }
 
 }  // namespace lockbench

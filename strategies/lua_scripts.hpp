@@ -4,7 +4,9 @@
 // They run by EVALSHA; a server that does not know the script yet (fresh, restarted, flushed)
 // answers NOSCRIPT and the script is sent once with EVAL, which also caches it there.
 
+#include <chrono>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,6 +40,7 @@ class Script {
 };
 
 Task<Reply> run_script(RedisConnection& conn, const Script& script, std::vector<std::string> keys,
-                       std::vector<std::string> args);
+                       std::vector<std::string> args,
+                       std::optional<std::chrono::milliseconds> timeout = std::nullopt);
 
 }  // namespace lockbench

@@ -189,12 +189,13 @@ void RedisConnection::enqueue(CommandAwaiter& awaiter) {
     out_.append(formatted, static_cast<std::size_t>(len));
     redisFreeCommand(formatted);
 
-    auto timeout = options_.command_timeout;
+    const auto command_timeout = awaiter.timeout_.value_or(options_.command_timeout);
+    auto timeout = command_timeout;
     if (state_ != State::Connected)
         timeout += options_.connect_timeout;
     bool subscribes = !awaiter.args_.empty() &&
                       (awaiter.args_[0] == "SUBSCRIBE" || awaiter.args_[0] == "subscribe");
-    pending_.push_back(Pending{&awaiter, EventLoop::now() + timeout, subscribes});
+    pending_.push_back(Pending{&awaiter, EventLoop::now() + timeout, subscribes, command_timeout});
     if (state_ == State::Connected)
         flush_output();
     arm_deadline_timer();
@@ -257,7 +258,7 @@ void RedisConnection::start_connect() {
         redisFreeCommand(formatted);
         pending_.push_back(
             Pending{nullptr, EventLoop::now() + options_.connect_timeout + options_.command_timeout,
-                    false});
+                    false, options_.command_timeout});
     }
 }
 
@@ -410,7 +411,7 @@ void RedisConnection::on_deadline_timer() {
         return;
     if (pending_.front().deadline <= EventLoop::now()) {
         fail_all(make_error<TimeoutError>("no reply from " + endpoint_.to_string() + " within " +
-                                          std::to_string(options_.command_timeout.count()) +
+                                          std::to_string(pending_.front().timeout.count()) +
                                           " ms"));
         return;
     }

@@ -132,10 +132,12 @@ class RedisConnection final : private EventLoop::IoHandler {
 
       private:
         friend class RedisConnection;
-        CommandAwaiter(RedisConnection& c, std::vector<std::string> args)
-            : conn_(c), args_(std::move(args)) {}
+        CommandAwaiter(RedisConnection& c, std::vector<std::string> args,
+                       std::optional<std::chrono::milliseconds> timeout = std::nullopt)
+            : conn_(c), args_(std::move(args)), timeout_(timeout) {}
         RedisConnection& conn_;
         std::vector<std::string> args_;
+        std::optional<std::chrono::milliseconds> timeout_;  // else the connection's
         std::coroutine_handle<> waiter_;
         Reply reply_;
         std::exception_ptr error_;
@@ -149,8 +151,11 @@ class RedisConnection final : private EventLoop::IoHandler {
     CommandAwaiter command(Args&&... args) {
         return CommandAwaiter(*this, strings(std::forward<Args>(args)...));
     }
-    CommandAwaiter command_argv(std::vector<std::string> args) {
-        return CommandAwaiter(*this, std::move(args));
+    // `timeout` replaces the connection's command timeout for this command only (Redlock's
+    // per-node timeout must not cut the protected resource's commands on the same node).
+    CommandAwaiter command_argv(std::vector<std::string> args,
+                                std::optional<std::chrono::milliseconds> timeout = std::nullopt) {
+        return CommandAwaiter(*this, std::move(args), timeout);
     }
 
     // Drops the socket now, as a crashed client's process would: every command in flight fails
@@ -190,7 +195,6 @@ class RedisConnection final : private EventLoop::IoHandler {
     void set_endpoint(Endpoint endpoint);
     EventLoop& loop() { return loop_; }
     const ConnectionOptions& options() const { return options_; }
-    void set_command_timeout(std::chrono::milliseconds t) { options_.command_timeout = t; }
 
   private:
     enum class State { Closed, Connecting, Connected };
@@ -198,6 +202,7 @@ class RedisConnection final : private EventLoop::IoHandler {
         CommandAwaiter* awaiter;  // null for internal commands (AUTH)
         EventLoop::TimePoint deadline;
         bool subscribes;
+        std::chrono::milliseconds timeout;  // what the deadline allowed, for the error
     };
 
     void on_io(std::uint32_t events) override;

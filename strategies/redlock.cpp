@@ -33,17 +33,14 @@ Task<std::size_t> Redlock::unlock_all(Session& session, const std::string& key,
                                       const std::string& token) {
     std::vector<Task<Reply>> calls;
     for (std::size_t i = 0; i < session.node_count(); ++i) {
-        calls.push_back(
-            run_script(session.redis(i), compare_and_delete_, strings(key), strings(token)));
+        calls.push_back(run_script(session.redis(i), compare_and_delete_, strings(key),
+                                   strings(token), options_.node_timeout));
     }
     auto results = co_await when_all_settled(std::move(calls));
     co_return count_yes(results, [](const Reply& r) { return r.is_integer() && r.integer == 1; });
 }
 
 Task<AcquireResult> Redlock::acquire(Session& session, const AcquireRequest& request) {
-    for (std::size_t i = 0; i < session.node_count(); ++i) {
-        session.redis(i).set_command_timeout(options_.node_timeout);
-    }
     const std::string lease = std::to_string(request.lease.count());
     const auto drift = std::chrono::milliseconds(
         static_cast<std::int64_t>(static_cast<double>(request.lease.count()) *
@@ -56,10 +53,11 @@ Task<AcquireResult> Redlock::acquire(Session& session, const AcquireRequest& req
         const auto start = session.clock().steady();
         std::vector<Task<Reply>> calls;
         for (std::size_t i = 0; i < session.node_count(); ++i) {
-            calls.push_back([](RedisConnection& c, std::string key, std::string tok,
-                               std::string px) -> Task<Reply> {
-                co_return co_await c.command("SET", key, tok, "NX", "PX", px);
-            }(session.redis(i), request.key, token, lease));
+            calls.push_back([](RedisConnection& c, std::string key, std::string tok, std::string px,
+                               std::chrono::milliseconds timeout) -> Task<Reply> {
+                co_return co_await c.command_argv(strings("SET", key, tok, "NX", "PX", px),
+                                                  timeout);
+            }(session.redis(i), request.key, token, lease, options_.node_timeout));
         }
         auto results = co_await when_all_settled(std::move(calls));
         rethrow_if_all_failed(results);
@@ -84,6 +82,7 @@ Task<AcquireResult> Redlock::acquire(Session& session, const AcquireRequest& req
 }
 
 Task<ReleaseOutcome> Redlock::release(Session& session, const Grant& grant) {
+    co_await session.checkpoint(kBeforeReleaseDelete);
     std::size_t released = co_await unlock_all(session, grant.key, grant.token);
     co_return released >= quorum(session.node_count()) ? ReleaseOutcome::Released
                                                        : ReleaseOutcome::NotHeld;
@@ -94,7 +93,8 @@ Task<bool> Redlock::renew(Session& session, const Grant& grant) {
     std::vector<Task<Reply>> calls;
     for (std::size_t i = 0; i < session.node_count(); ++i) {
         calls.push_back(run_script(session.redis(i), compare_and_pexpire_, strings(grant.key),
-                                   strings(grant.token, std::to_string(grant.lease.count()))));
+                                   strings(grant.token, std::to_string(grant.lease.count())),
+                                   options_.node_timeout));
     }
     auto results = co_await when_all_settled(std::move(calls));
     rethrow_if_all_failed(results);

@@ -26,6 +26,7 @@ Task<AcquireResult> RwlockSeed::acquire(Session& session, const AcquireRequest& 
 }
 
 Task<ReleaseOutcome> RwlockSeed::release(Session& session, const Grant& grant) {
+    co_await session.checkpoint(kBeforeReleaseDelete);
     co_await run_script(session.redis(), release_,
                         strings(writer_key(grant.key), reader_key(grant.key)),
                         strings(seed_mode(grant.mode)));

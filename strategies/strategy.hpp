@@ -79,7 +79,8 @@ struct StrategyOptions {
     int unlock_attempts = 3;
     // redlock: drift allowance = lease x factor + 2 ms (redis.io; node-redlock, redis-plus-plus).
     double drift_factor = 0.01;
-    // redlock: per-node reply timeout, small against the lease ("~5-50 ms" for a 10 s lease).
+    // redlock: per-node reply timeout of its lock commands, small against the lease ("~5-50 ms"
+    // for a 10 s lease). The protected resource's commands keep the connection's own timeout.
     std::chrono::milliseconds node_timeout{50};
 };
 
