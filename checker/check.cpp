@@ -9,6 +9,7 @@
 #include "liveness.hpp"
 #include "mutual_exclusion.hpp"
 #include "resource.hpp"
+#include "streaming.hpp"
 
 namespace lockbench::checker {
 
@@ -16,9 +17,10 @@ using nlohmann::json;
 
 namespace {
 
-enum class Verdict { Valid, Unknown, Invalid };
+enum class Verdict { NotApplicable, Valid, Unknown, Invalid };
 
-// Jepsen's composition: false beats unknown beats true.
+// Jepsen's composition: false beats unknown beats true; a check that does not apply takes no
+// part.
 Verdict combine(Verdict a, Verdict b) {
     return std::max(a, b);
 }
@@ -26,6 +28,8 @@ Verdict combine(Verdict a, Verdict b) {
 Verdict verdict_of(const json& valid) {
     if (valid.is_boolean())
         return valid.get<bool>() ? Verdict::Valid : Verdict::Invalid;
+    if (valid.is_string() && valid.get<std::string>() == kNotApplicable)
+        return Verdict::NotApplicable;
     return Verdict::Unknown;
 }
 
@@ -35,6 +39,7 @@ json to_json(Verdict v) {
             return true;
         case Verdict::Invalid:
             return false;
+        case Verdict::NotApplicable:
         case Verdict::Unknown:
             break;
     }
@@ -47,13 +52,26 @@ void append_all(json& into, const json& violations) {
 }
 
 json run_checks(HistoryReader& reader, const CheckOptions& options) {
-    MutualExclusionCheck mutual_exclusion(options.max_violations);
-    FencingCheck fencing(options.max_violations);
-    ResourceCheck resource(options.max_violations);
-    LivenessCheck liveness(LivenessOptions{options.liveness_bound_ms, options.starvation_bound_ms,
-                                           options.max_violations});
+    const auto selected = [&](const char* name) {
+        return !options.only ||
+               std::find(options.only->begin(), options.only->end(), name) != options.only->end();
+    };
+    std::optional<MutualExclusionCheck> mutual_exclusion;
+    std::optional<FencingCheck> fencing;
+    std::optional<ResourceCheck> resource;
+    std::optional<LivenessCheck> liveness;
     std::optional<LinearizabilityChecker> linearizability;
-    if (options.model != Model::None)
+    if (selected("mutual_exclusion"))
+        mutual_exclusion.emplace(options.max_violations);
+    if (selected("fencing"))
+        fencing.emplace(options.max_violations);
+    if (selected("resource"))
+        resource.emplace(options.max_violations);
+    if (selected("liveness")) {
+        liveness.emplace(LivenessOptions{options.liveness_bound_ms, options.starvation_bound_ms,
+                                         options.max_violations});
+    }
+    if (options.model != Model::None && selected("linearizability"))
         linearizability.emplace(options.model);
 
     Event event;
@@ -62,29 +80,31 @@ json run_checks(HistoryReader& reader, const CheckOptions& options) {
     while (reader.next(event)) {
         ++events;
         end_time_ns = std::max(end_time_ns, event.time);
-        mutual_exclusion.on_event(event);
-        fencing.on_event(event);
-        resource.on_event(event);
-        liveness.on_event(event);
+        if (mutual_exclusion)
+            mutual_exclusion->on_event(event);
+        if (fencing)
+            fencing->on_event(event);
+        if (resource)
+            resource->on_event(event);
+        if (liveness)
+            liveness->on_event(event);
         if (linearizability)
             linearizability->on_event(event);
     }
-    mutual_exclusion.finish(end_time_ns);
-    fencing.finish(end_time_ns);
-    resource.finish(end_time_ns);
-    liveness.finish(end_time_ns);
 
     json checks = json::object();
-    checks["mutual_exclusion"] = mutual_exclusion.result();
-    checks["fencing"] = fencing.result();
-    checks["resource"] = resource.result();
-    checks["liveness"] = liveness.result();
     json violations = json::array();
-    append_all(violations, mutual_exclusion.violations());
-    append_all(violations, fencing.violations());
-    append_all(violations, resource.violations());
-    append_all(violations, liveness.violations());
-
+    const auto add = [&](const char* name, auto& check) {
+        if (!check)
+            return;
+        check->finish(end_time_ns);
+        checks[name] = check->result();
+        append_all(violations, check->violations());
+    };
+    add("mutual_exclusion", mutual_exclusion);
+    add("fencing", fencing);
+    add("resource", resource);
+    add("liveness", liveness);
     if (linearizability) {
         json result = linearizability->check(options.linearizability);
         json found = json::array();
@@ -96,13 +116,22 @@ json run_checks(HistoryReader& reader, const CheckOptions& options) {
         checks["linearizability"] = std::move(result);
     }
 
-    Verdict overall = Verdict::Valid;
+    Verdict overall = Verdict::NotApplicable;
     for (const auto& [name, check] : checks.items())
         overall = combine(overall, verdict_of(check.contains("valid") ? check["valid"] : json()));
-    return json{{"valid", to_json(overall)},
+    json report{{"valid", to_json(overall)},
                 {"events", events},
                 {"checks", std::move(checks)},
                 {"violations", std::move(violations)}};
+    report["violation_count"] = violation_count(report);
+    if (overall == Verdict::NotApplicable) {
+        // Nothing was judged, so nothing can be called valid.
+        report["unknown_reasons"] = json::array(
+            {options.model == Model::None
+                 ? "no check applies to this history (a register history needs --model register)"
+                 : "no check applies to this history"});
+    }
+    return report;
 }
 
 // 12345678 -> "12,345,678"
@@ -145,6 +174,8 @@ std::string verdict_word(const json& valid) {
             return "VALID";
         case Verdict::Invalid:
             return "INVALID";
+        case Verdict::NotApplicable:
+            return "N/A";
         case Verdict::Unknown:
             break;
     }
@@ -159,20 +190,20 @@ std::string ms_text(double ms) {
 
 // The numbers that matter for one check, in words.
 std::string summary_of(const std::string& name, const json& check) {
+    if (check.is_object() && verdict_of(check.value("valid", json())) == Verdict::NotApplicable)
+        return check.value("reason", std::string("does not apply"));
     if (name == "mutual_exclusion") {
         return count_text(count_of(check, "holds"), "hold") + ", " +
                count_text(count_of(check, "violations"), "overlapping pair");
     }
     if (name == "fencing") {
-        if (count_of(check, "grants_with_fence") == 0 && count_of(check, "writes_with_fence") == 0)
-            return "no fencing numbers issued";
         return count_text(count_of(check, "grants_with_fence"), "fenced grant") + ", " +
                count_text(count_of(check, "repeated_fences"), "repeated fence") + ", " +
                count_text(count_of(check, "stale_writes_accepted"), "stale write") + " accepted, " +
                count_text(count_of(check, "saves"), "save");
     }
     if (name == "resource") {
-        return count_text(count_of(check, "writes"), "write") + ", " +
+        return count_text(count_of(check, "writes"), "write") + " under a lock, " +
                count_text(count_of(check, "violations"), "lost update");
     }
     if (name == "liveness") {
@@ -214,6 +245,12 @@ json check_history(const std::filesystem::path& path, const CheckOptions& option
     return run_checks(reader, options);
 }
 
+const std::vector<std::string>& check_names() {
+    static const std::vector<std::string> names{"mutual_exclusion", "fencing", "resource",
+                                                "liveness", "linearizability"};
+    return names;
+}
+
 std::uint64_t violation_count(const json& report) {
     const json listed = report.contains("violations") && report["violations"].is_array()
                             ? report["violations"]
@@ -253,9 +290,15 @@ std::string format_report(const json& report) {
     const json listed = report.contains("violations") && report["violations"].is_array()
                             ? report["violations"]
                             : json::array();
+    for (const auto& reason : report.value("unknown_reasons", json::array()))
+        out << "  unknown: " << reason.get<std::string>() << "\n";
     const std::uint64_t total = violation_count(report);
     if (total > 0) {
-        out << "violations (" << with_commas(total) << "):\n";
+        out << "violations (" << with_commas(total);
+        if (listed.size() < total)
+            out << "; the first " << with_commas(listed.size()) << " listed, " << kShownViolations
+                << " shown";
+        out << "):\n";
         std::size_t shown = 0;
         for (const auto& v : listed) {
             if (shown == kShownViolations)

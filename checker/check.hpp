@@ -9,6 +9,7 @@
 #include <istream>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -24,16 +25,26 @@ struct CheckOptions {
     // A process that waits longer than this for a grant is starved; nullopt: not judged.
     std::optional<std::int64_t> starvation_bound_ms;
     std::size_t max_violations = 100;  // witnesses kept per check; counts stay exact
+    // Only these checks (mutual_exclusion, fencing, resource, liveness, linearizability);
+    // nullopt: all of them (linearizability only with a model).
+    std::optional<std::vector<std::string>> only;
 };
 
+// The checks `only` may name, in report order.
+const std::vector<std::string>& check_names();
+
 // The report:
-// {"valid": true|false|"unknown", "events": N,
+// {"valid": true|false|"unknown", "events": N, "violation_count": N (exact, every check),
+//  "unknown_reasons": [...] (when no check applies),
 //  "checks": {"mutual_exclusion": {"valid": bool, "violations": n, "holds": n, ...},
 //             "fencing": {"valid": bool, "violations": n, "saves": n, ...},
 //             "resource": {"valid": bool, "violations": n, ...},
 //             "liveness": {"valid": bool, "deadlocks": n, "starved": n, "max_wait_ms": x,
 //                          "handoff_ms": {"count", "p50", "p99", "max"}, ...},
 //             "linearizability": {...}   (only when a model was asked for)},
+//  where a check that has nothing to judge in this history (no lock operations, no fencing
+//  numbers, no write under a lock) says {"valid": "not-applicable", "reason": "..."} and takes
+//  no part in the verdict; every check lists "processes" that took part in its violations,
 //  "violations": [{"kind": "mutual_exclusion"|"fencing"|"resource"|"deadlock"|"starvation"|
 //                  "linearizability", "key": "...", "message": "one readable line",
 //                  "witness": {...}}, ...]}

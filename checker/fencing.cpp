@@ -20,12 +20,24 @@ FencingCheck::FencingCheck(std::size_t max_violations) : max_violations_(max_vio
 void FencingCheck::on_event(const Event& event) {
     switch (op_of(event)) {
         case Op::Acquire:
-            if (event.type == EventType::Ok)
+            if (event.type == EventType::Invoke) {
+                // Only a grant that completed before this acquire began is certainly older: a
+                // reply can be delayed past a later grant's, and then its smaller number is
+                // no sign of a counter that went back.
+                auto key = keys_.find(event.key);
+                if (key != keys_.end() && key->second.highest_grant)
+                    granted_before_[event.process] = *key->second.highest_grant;
+                else
+                    granted_before_.erase(event.process);
+            } else if (event.type == EventType::Ok) {
                 on_grant(event);
+            } else {
+                granted_before_.erase(event.process);
+            }
             return;
         case Op::Release:
             if (event.type == EventType::Invoke)
-                nesting_.release(event.process, event.key);
+                nesting_.release(event.process, event.key, event.token);
             return;
         case Op::Write:
             on_write(event);
@@ -39,8 +51,13 @@ void FencingCheck::on_event(const Event& event) {
 }
 
 void FencingCheck::on_grant(const Event& event) {
+    std::optional<Stamp> before;
+    if (auto it = granted_before_.find(event.process); it != granted_before_.end()) {
+        before = std::move(it->second);
+        granted_before_.erase(it);
+    }
     // A nested grant is the same hold again; its fence (often the same number) is not a new grant.
-    if (nesting_.grant(event.process, event.key) > 1)
+    if (nesting_.grant(event.process, event.key, event.token) > 1)
         return;
     if (!event.fence) {
         ++grants_without_fence_;
@@ -49,18 +66,20 @@ void FencingCheck::on_grant(const Event& event) {
     ++grants_with_fence_;
     KeyFences& key = keys_[event.key];
     Stamp grant{event.process, event.token, *event.fence, event.time, event.index};
-    if (key.highest_grant && grant.fence <= key.highest_grant->fence) {
+    if (before && grant.fence <= before->fence) {
         ++repeated_fences_;
-        const Stamp& earlier = *key.highest_grant;
+        processes_.add(grant.process);
+        processes_.add(before->process);
+        const Stamp& earlier = *before;
         add_violation(event.key, "grant", earlier, grant,
                       event.key + ": " + who(grant.process, grant.token) + " was granted fence " +
                           std::to_string(grant.fence) + " at " + format_seconds(grant.time_ns) +
                           ", not above fence " + std::to_string(earlier.fence) + " granted to " +
                           who(earlier.process, earlier.token) + " at " +
                           format_seconds(earlier.time_ns));
-        return;
     }
-    key.highest_grant = std::move(grant);
+    if (!key.highest_grant || grant.fence > key.highest_grant->fence)
+        key.highest_grant = std::move(grant);
 }
 
 void FencingCheck::on_write(const Event& event) {
@@ -81,8 +100,10 @@ void FencingCheck::on_write(const Event& event) {
     WriteInFlight w = std::move(in_flight->second);
     writes_.erase(in_flight);
     if (event.type == EventType::Fail) {
-        if (event.error == "stale-fence")
+        if (event.error == "stale-fence") {
             ++saves_;
+            saved_processes_.add(event.process);
+        }
         return;
     }
     if (event.type != EventType::Ok)
@@ -96,6 +117,8 @@ void FencingCheck::on_write(const Event& event) {
     // replies of concurrent writes can be recorded in the opposite order of their execution.
     if (w.accepted_before && write.fence < w.accepted_before->fence) {
         ++stale_writes_accepted_;
+        processes_.add(write.process);
+        processes_.add(w.accepted_before->process);
         const Stamp& earlier = *w.accepted_before;
         add_violation(event.key, "write", earlier, write,
                       event.key + ": the resource accepted a write with fence " +
@@ -134,9 +157,13 @@ void FencingCheck::add_violation(const std::string& key, const char* what, const
 void FencingCheck::finish(std::int64_t /*end_time_ns*/) {}
 
 json FencingCheck::result() const {
+    if (grants_with_fence_ == 0 && writes_with_fence_ == 0 && saves_ == 0)
+        return not_applicable("no fencing numbers were issued");
     return json{{"valid", violation_count() == 0},
                 {"violations", violation_count()},
+                {"processes", processes_.sorted()},
                 {"saves", saves_},
+                {"saved_processes", saved_processes_.sorted()},
                 {"grants_with_fence", grants_with_fence_},
                 {"grants_without_fence", grants_without_fence_},
                 {"repeated_fences", repeated_fences_},

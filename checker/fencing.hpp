@@ -1,10 +1,11 @@
 #pragma once
 
-// Check 2, fencing: per key, the fencing numbers of `ok` acquires strictly increase in grant order
-// (a repeated or lower number means the counter went back, e.g. after a failover), and the
-// protected resource never accepts a write whose fence is below one it already accepted. A stale
-// write the resource rejected (`fail`, error "stale-fence") is a save, not a violation.
-// Strategies that issue no fence make this check trivially valid.
+// Check 2, fencing: per key, a grant's fencing number exceeds that of every grant that completed
+// before its acquire began (a repeated or lower number means the counter went back, e.g. after
+// a failover; grants that overlap in real time are not ordered), and the protected resource
+// never accepts a write whose fence is below one it accepted before the write was sent. A stale
+// write the resource rejected (`fail`, error "stale-fence") is a save, not a violation. On a
+// history without any fencing number the check does not apply.
 
 #include <cstddef>
 #include <cstdint>
@@ -26,8 +27,9 @@ class FencingCheck {
     void on_event(const Event& event);
     void finish(std::int64_t end_time_ns);
 
-    // checks.fencing: {"valid", "violations", "saves", "grants_with_fence",
-    // "grants_without_fence", "repeated_fences", "writes_with_fence", "stale_writes_accepted"}.
+    // checks.fencing: {"valid", "violations", "processes", "saves", "saved_processes" (whose stale
+    // writes were rejected), "grants_with_fence", "grants_without_fence", "repeated_fences",
+    // "writes_with_fence", "stale_writes_accepted"}.
     nlohmann::json result() const;
     // Up to max_violations entries {"kind": "fencing", "key", "message", "witness"}, witness
     // {"key", "what": "grant"|"write", "earlier": {...}, "later": {...}}.
@@ -63,6 +65,10 @@ class FencingCheck {
     HoldNesting nesting_;
     std::unordered_map<std::string, KeyFences> keys_;
     std::unordered_map<std::int64_t, WriteInFlight> writes_;
+    // Per process with an acquire in flight: the highest grant completed before it began.
+    std::unordered_map<std::int64_t, Stamp> granted_before_;
+    ProcessSet processes_;
+    ProcessSet saved_processes_;
     nlohmann::json violations_ = nlohmann::json::array();
     std::uint64_t grants_with_fence_ = 0;
     std::uint64_t grants_without_fence_ = 0;

@@ -67,7 +67,7 @@ TEST(Fencing, ARepeatedFenceIsAViolation) {
     EXPECT_EQ(check.result()["valid"], false);
 }
 
-TEST(Fencing, NoFencesIsTriviallyValid) {
+TEST(Fencing, DoesNotApplyWithoutFences) {
     FencingCheck check;
     run_check(check, R"(
 {"type":"invoke","process":1,"f":"acquire","key":"k0","value":null,"time":1}
@@ -75,9 +75,29 @@ TEST(Fencing, NoFencesIsTriviallyValid) {
 {"type":"invoke","process":1,"f":"write","key":"k0","value":1,"time":3}
 {"type":"ok","process":1,"f":"write","key":"k0","value":1,"time":4}
 )");
-    EXPECT_EQ(check.result()["valid"], true);
-    EXPECT_EQ(check.result()["grants_with_fence"], 0);
-    EXPECT_EQ(check.result()["grants_without_fence"], 1);
+    EXPECT_EQ(check.result()["valid"], "not-applicable");
+    EXPECT_EQ(check.result()["reason"], "no fencing numbers were issued");
+    EXPECT_EQ(check.violation_count(), 0u);
+}
+
+TEST(Fencing, GrantsThatOverlapInRealTimeAreNotOrdered) {
+    // The grant of fence 5 returned after the grant of 6 was requested: a delayed reply, not a
+    // counter that went back. A grant requested after 6 came back must exceed it.
+    FencingCheck check;
+    run_check(check, R"(
+{"type":"invoke","process":1,"f":"acquire","key":"k0","value":null,"time":1}
+{"type":"invoke","process":2,"f":"acquire","key":"k0","value":null,"time":2}
+{"type":"ok","process":2,"f":"acquire","key":"k0","value":{"token":"b","fence":6},"time":3}
+{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"a","fence":5},"time":4}
+{"type":"invoke","process":3,"f":"acquire","key":"k0","value":null,"time":5}
+{"type":"ok","process":3,"f":"acquire","key":"k0","value":{"token":"c","fence":6},"time":6}
+)");
+    EXPECT_EQ(check.violation_count(), 1u);
+    const json v = check.violations();
+    ASSERT_EQ(v.size(), 1u);
+    EXPECT_EQ(v[0]["witness"]["later"]["process"], 3);
+    EXPECT_EQ(v[0]["witness"]["earlier"]["fence"], 6);
+    EXPECT_EQ(check.result()["processes"], (json{2, 3}));
 }
 
 TEST(Fencing, ANestedGrantKeepsItsFence) {
@@ -126,6 +146,7 @@ TEST(Fencing, ARejectedStaleWriteIsASave) {
     EXPECT_EQ(check.violation_count(), 0u);
     EXPECT_EQ(check.result()["valid"], true);
     EXPECT_EQ(check.result()["saves"], 1);
+    EXPECT_EQ(check.result()["saved_processes"], (json{1}));
     EXPECT_EQ(check.result()["writes_with_fence"], 1);
 }
 

@@ -1,6 +1,6 @@
 #pragma once
 
-// Reads history.jsonl (shared/HISTORY.md, a contract) one event at a time. The reader keeps only
+// Reads history.jsonl (checker/HISTORY.md, a contract) one event at a time. The reader keeps only
 // what it needs to validate the stream (the open operation of each process), so a history of any
 // length is read in one pass and bounded memory. A malformed line throws HistoryError naming it.
 

@@ -21,6 +21,8 @@ using Clock = std::chrono::steady_clock;
 // An info op, and one never completed, returns after everything else (Porcupine issue #8).
 constexpr std::uint64_t kNeverReturned = std::numeric_limits<std::uint64_t>::max();
 constexpr std::size_t kPrefixShown = 50;
+constexpr std::size_t kConcurrentShown = 10;
+constexpr const char* kNotApplicableVerdict = "not-applicable";  // as checks 1-4 say it
 
 enum class Status : std::uint8_t { Ok, Fail, Info };
 
@@ -39,10 +41,17 @@ struct RecordedOp {
     std::uint64_t return_seq = kNeverReturned;
     Status status = Status::Info;
     std::string error;
+    std::int64_t invoke_ns = 0;
+    std::int64_t return_ns = kNever;
+    std::optional<std::int64_t> lease_ms;  // acquire: the lease its invoke asked for
+    bool repeat = false;                   // release: its token was released before
 };
 
 struct KeyHistory {
     std::vector<RecordedOp> ops;  // in invoke order
+    // Who was granted each token: a release names its grant by token.
+    std::unordered_map<std::string, std::int64_t> owner_of_token;
+    std::unordered_set<std::string> released_tokens;
 };
 
 std::optional<OpKind> op_kind(Model model, std::string_view f) {
@@ -99,8 +108,10 @@ std::optional<ModelOp> to_model_op(const RecordedOp& recorded, std::int32_t dens
             op.outcome = OpOutcome::Info;
             break;
         case Status::Fail: {
+            // A fail is an observation only when its error names the model's failure condition;
+            // any other fail did not happen and constrains nothing (Jepsen's meaning).
             const bool observation =
-                recorded.kind == OpKind::Cas ||
+                (recorded.kind == OpKind::Cas && recorded.error == "mismatch") ||
                 (recorded.kind == OpKind::Acquire && recorded.error == "held") ||
                 (recorded.kind == OpKind::Release && recorded.error == "not-held");
             if (!observation) {
@@ -132,8 +143,17 @@ std::optional<ModelOp> to_model_op(const RecordedOp& recorded, std::int32_t dens
             op.cas_to = recorded.cas->second;
             break;
         case OpKind::Acquire:
-        case OpKind::Release:
+            if (recorded.lease_ms) {
+                op.lease_ns = *recorded.lease_ms * 1'000'000;
+            }
             break;
+        case OpKind::Release:
+            op.repeat = recorded.repeat;
+            break;
+    }
+    op.earliest_ns = recorded.invoke_ns;
+    if (op.outcome != OpOutcome::Info) {
+        op.latest_ns = recorded.return_ns;
     }
     return op;
 }
@@ -167,6 +187,9 @@ struct SearchResult {
     Verdict verdict = Verdict::Linearizable;
     std::vector<std::uint32_t> longest_prefix;  // SearchOp indices, in linearization order
     std::optional<std::uint32_t> unplaceable;
+    // The other ops left out that were already invoked when `unplaceable` returned: the culprit
+    // is often among them (a late unlock whose victim is the op that cannot be placed, T8).
+    std::vector<std::uint32_t> concurrent_unplaced;
 };
 
 // The set of linearized ops. Ops that must be linearized (ok, observations) take the low bits in
@@ -368,6 +391,10 @@ class WglSearch {
         if (result.verdict == Verdict::NotLinearizable) {
             result.longest_prefix = deepest_;
             result.unplaceable = first_unplaceable();
+            if (result.unplaceable) {
+                result.concurrent_unplaced = unplaced_before(ops_[*result.unplaceable].return_seq);
+                std::erase(result.concurrent_unplaced, *result.unplaceable);
+            }
         }
         return result;
     }
@@ -451,6 +478,11 @@ class WglSearch {
         std::int64_t value;
         std::int64_t cas_to;
         bool read_nil;
+        // A lease lock's step reads the op's times: ops are alike only if those agree too.
+        std::int64_t earliest_ns;
+        std::int64_t latest_ns;
+        std::int64_t lease_ns;
+        bool repeat;
         friend bool operator==(const EquivalenceKey&, const EquivalenceKey&) = default;
     };
     struct EquivalenceKeyHash {
@@ -458,16 +490,27 @@ class WglSearch {
             return mix_hash(static_cast<std::uint64_t>(k.value) * 31 +
                             static_cast<std::uint64_t>(k.cas_to) * 7 +
                             static_cast<std::uint64_t>(k.process) * 131 +
-                            static_cast<std::uint64_t>(k.kind) * 3 + (k.observation ? 1 : 0));
+                            static_cast<std::uint64_t>(k.kind) * 3 + (k.observation ? 1 : 0) +
+                            static_cast<std::uint64_t>(k.earliest_ns) * 19 +
+                            static_cast<std::uint64_t>(k.latest_ns) * 17 +
+                            static_cast<std::uint64_t>(k.lease_ns) * 13 + (k.repeat ? 5 : 0));
         }
     };
     static EquivalenceKey equivalence_key(const ModelOp& op) {
         // ok and info ops have the same effect where they take effect; an info may also not
         // take effect, which only widens its options, and its return is +infinity.
-        return {op.kind,    op.outcome == OpOutcome::Observation,
-                op.mode,    M::kProcessMatters ? op.process : 0,
-                op.value,   op.cas_to,
-                op.read_nil};
+        const bool timed = M::kProcessMatters;  // the lock models; a register ignores time
+        return {op.kind,
+                op.outcome == OpOutcome::Observation,
+                op.mode,
+                M::kProcessMatters ? op.process : 0,
+                op.value,
+                op.cas_to,
+                op.read_nil,
+                timed ? op.earliest_ns : 0,
+                timed && op.outcome != OpOutcome::Info ? op.latest_ns : kNever,
+                timed ? op.lease_ns : kNever,
+                op.repeat};
     }
 
     // Whether an equivalent op that returns first can go next: it is unplaced and called
@@ -657,6 +700,21 @@ class WglSearch {
         return earliest;
     }
 
+    // Every op the deepest linearization left out that was invoked before `seq`.
+    std::vector<std::uint32_t> unplaced_before(std::uint64_t seq) const {
+        std::vector<bool> placed(ops_.size(), false);
+        for (auto op : deepest_) {
+            placed[op] = true;
+        }
+        std::vector<std::uint32_t> out;
+        for (std::uint32_t op = 0; op < ops_.size(); ++op) {
+            if (!placed[op] && ops_[op].call_seq < seq) {
+                out.push_back(op);
+            }
+        }
+        return out;
+    }
+
     std::optional<Verdict> check_budget() {
         if (budget_.stop.load(std::memory_order_relaxed)) {
             return Verdict::Stopped;
@@ -783,6 +841,10 @@ nlohmann::json op_json(const RecordedOp& op) {
             {"status", status}};
 }
 
+std::int64_t process_of(const Partition& partition, std::uint32_t op) {
+    return partition.history->ops[partition.ops[op].source].process;
+}
+
 nlohmann::json violation_json(Model model, const Partition& partition) {
     const auto& recorded = partition.history->ops;
     const auto& prefix = partition.result.longest_prefix;
@@ -803,13 +865,21 @@ nlohmann::json violation_json(Model model, const Partition& partition) {
                    std::to_string(op.invoke_index) + ") cannot be placed after " +
                    std::to_string(prefix.size()) + " ops";
     }
+    nlohmann::json concurrent = nlohmann::json::array();
+    for (const auto op : partition.result.concurrent_unplaced) {
+        if (concurrent.size() == kConcurrentShown) {
+            break;
+        }
+        concurrent.push_back(op_json(recorded[partition.ops[op].source]));
+    }
     return {{"kind", "linearizability"},
             {"key", *partition.key},
             {"message", std::move(message)},
             {"witness",
              {{"longest_prefix", std::move(shown)},
               {"longest_prefix_omitted", omitted},
-              {"unplaceable", std::move(unplaceable)}}}};
+              {"unplaceable", std::move(unplaceable)},
+              {"concurrent_unplaced", std::move(concurrent)}}}};
 }
 
 }  // namespace
@@ -847,12 +917,23 @@ struct LinearizabilityChecker::Impl {
             KeyHistory& history = keys[event.key];
             RecordedOp op;
             op.process = event.process;
+            if (*kind == OpKind::Release && !event.token.empty()) {
+                // A release acts for whoever was granted its token: after an `info` the cleanup
+                // runs under a new process id (HISTORY.md), but it is still that grant's release.
+                if (auto owner = history.owner_of_token.find(event.token);
+                    owner != history.owner_of_token.end()) {
+                    op.process = owner->second;
+                }
+                op.repeat = !history.released_tokens.insert(event.token).second;
+            }
             op.kind = *kind;
             op.mode = event.mode;
             op.input = event.number;
             op.cas = event.cas;
             op.invoke_index = event.index;
             op.call_seq = seq;
+            op.invoke_ns = event.time;
+            op.lease_ms = event.lease_ms;
             history.ops.push_back(std::move(op));
             open[event.process] = {&history, history.ops.size() - 1};
             ++ops;
@@ -863,6 +944,7 @@ struct LinearizabilityChecker::Impl {
             return;
         }
         RecordedOp& op = it->second.history->ops[it->second.op];
+        KeyHistory& history = *it->second.history;
         open.erase(it);
         op.complete_index = event.index;
         op.error = event.error;
@@ -870,10 +952,15 @@ struct LinearizabilityChecker::Impl {
             case EventType::Ok:
                 op.status = Status::Ok;
                 op.return_seq = seq;
+                op.return_ns = event.time;
+                if (op.kind == OpKind::Acquire && !event.token.empty()) {
+                    history.owner_of_token[event.token] = op.process;
+                }
                 break;
             case EventType::Fail:
                 op.status = Status::Fail;
                 op.return_seq = seq;
+                op.return_ns = event.time;
                 break;
             case EventType::Info:
             case EventType::Invoke:
@@ -936,12 +1023,19 @@ struct LinearizabilityChecker::Impl {
         }
 
         nlohmann::json violations = nlohmann::json::array();
+        std::vector<std::int64_t> processes;
         bool time_limit = false;
         bool memory_limit = false;
         for (const Partition& partition : partitions) {
             switch (partition.result.verdict) {
                 case Verdict::NotLinearizable:
                     violations.push_back(violation_json(model, partition));
+                    if (partition.result.unplaceable) {
+                        processes.push_back(process_of(partition, *partition.result.unplaceable));
+                    }
+                    for (const auto op : partition.result.concurrent_unplaced) {
+                        processes.push_back(process_of(partition, op));
+                    }
                     break;
                 case Verdict::TimeLimit:
                     time_limit = true;
@@ -954,13 +1048,21 @@ struct LinearizabilityChecker::Impl {
                     break;
             }
         }
+        std::sort(processes.begin(), processes.end());
+        processes.erase(std::unique(processes.begin(), processes.end()), processes.end());
         nlohmann::json report = {
             {"valid", true},
             {"model", std::string(to_string(model))},
             {"keys", partitions.size()},
             {"ops", ops},
+            {"processes", processes},
         };
-        if (!violations.empty()) {
+        if (ops == 0) {
+            report["valid"] = kNotApplicableVerdict;
+            report["reason"] = model == Model::Register
+                                   ? "the history has no read, write or cas operations"
+                                   : "the history has no acquire or release operations";
+        } else if (!violations.empty()) {
             report["valid"] = false;
         } else if (time_limit || memory_limit) {
             report["valid"] = "unknown";

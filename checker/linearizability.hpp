@@ -2,9 +2,11 @@
 
 // Linearizability by a Wing-Gong-Lowe search with memoisation of (linearized set, model state),
 // partitioned per key and run in parallel across partitions (Lowe 2017; Porcupine's design).
-// `fail` and `info` follow shared/HISTORY.md: a failed cas or a failed acquire ("held") is an
-// observation; an `info` op, and one still in flight at the end, may take effect at any time
-// after its invoke, or never.
+// `fail` and `info` follow checker/HISTORY.md: a fail is an observation only when its error names
+// the model's failure condition (an acquire refused as "held", a release answered "not-held", a
+// cas "mismatch"), any other fail did not happen; an `info` op, and one still in flight at the
+// end, may take effect at any time after its invoke, or never. The lock models are lease locks:
+// a grant may end when the lease its acquire asked for runs out.
 
 #include <chrono>
 #include <cstddef>
@@ -42,11 +44,14 @@ class LinearizabilityChecker {
     void on_event(const Event& event);
 
     // Runs the search. Returns
-    //   {"valid": true|false|"unknown", "model": "...", "keys": N, "ops": N, "elapsed_s": x,
-    //    "reason": "..." (unknown only: "time limit" or "memory limit"),
+    //   {"valid": true|false|"unknown"|"not-applicable" (no op of the model), "model": "...",
+    //    "keys": N, "ops": N, "elapsed_s": x,
+    //    "reason": "..." (unknown: "time limit" or "memory limit"; "not-applicable": why),
+    //    "processes": [...] (of the unplaceable and the concurrent unplaced ops),
     //    "violations": [ {"kind": "linearizability", "key": "...",
     //                      "message": "one readable line",
-    //                      "witness": {"longest_prefix": [ops...], "unplaceable": op}} ]}
+    //                      "witness": {"longest_prefix": [ops...], "unplaceable": op,
+    //                                  "concurrent_unplaced": [ops...] (first 10)}} ]}
     // where an op is {"process", "f", "value", "output", "invoke_index", "complete_index",
     // "status": "ok"|"fail"|"info"}. false beats unknown beats true across keys.
     nlohmann::json check(const LinearizabilityOptions& options);

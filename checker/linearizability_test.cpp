@@ -36,6 +36,14 @@ struct Ev {
         event.mode = LockMode::Shared;
         return *this;
     }
+    Ev& lease(std::int64_t ms) {
+        event.lease_ms = ms;
+        return *this;
+    }
+    Ev& token(std::string t) {
+        event.token = std::move(t);
+        return *this;
+    }
     operator Event() const { return event; }  // NOLINT: lets a list of Ev be a history
 };
 
@@ -67,12 +75,15 @@ Ev crash(std::int64_t target) {
     return ev;
 }
 
+// Event i happens at i ms, so a lease of a few ms spans a few events.
+constexpr std::int64_t kEventSpacingNs = 1'000'000;
+
 json run(Model model, std::vector<Event> events, LinearizabilityOptions options = {}) {
     LinearizabilityChecker checker(model);
     for (std::size_t i = 0; i < events.size(); ++i) {
         events[i].index = i;
         events[i].line = i + 1;
-        events[i].time = static_cast<std::int64_t>(i) * 1000;
+        events[i].time = static_cast<std::int64_t>(i) * kEventSpacingNs;
         checker.on_event(events[i]);
     }
     return checker.check(options);
@@ -116,7 +127,7 @@ TEST(MutexModel, SequentialHandoffIsLinearizable) {
 }
 
 TEST(MutexModel, DoubleGrantIsNotLinearizable) {
-    // T1: process 0's lease expired server-side while it still believed it held the lock.
+    // Without a lease nothing but a release frees the lock.
     const json r = run(Model::Mutex, {invoke(0, "acquire"), ok(0, "acquire"), invoke(1, "acquire"),
                                       ok(1, "acquire"), invoke(0, "release"), ok(0, "release"),
                                       invoke(1, "release"), ok(1, "release")});
@@ -245,6 +256,87 @@ TEST(MutexModel, IgnoresOtherOpsAndNemesis) {
     EXPECT_EQ(r["ops"], 2);
 }
 
+// ---------------------------------------------------------------- leases
+
+TEST(MutexLease, AGrantAfterTheLeaseMayHaveRunOutIsLinearizable) {
+    // T1: process 0 (lease 2 ms from its invoke at 0 ms) is paused; process 1 is granted at 4 ms
+    // and 0's late release is answered not-held. The service behaved: a lease ran out.
+    const json r =
+        run(Model::Mutex, {invoke(0, "acquire").lease(2), ok(0, "acquire"), invoke(1, "acquire"),
+                           invoke(2, "read"), ok(1, "acquire"), invoke(0, "release"),
+                           fail(0, "release", "not-held"), invoke(1, "release"), ok(1, "release")});
+    EXPECT_EQ(r["valid"], true) << r.dump(2);
+}
+
+TEST(MutexLease, AGrantWhileTheLeaseCertainlyRunsIsNotLinearizable) {
+    // T4: the server forgot process 0's lock (100 ms lease) and granted it again at 3 ms.
+    const json r = run(Model::Mutex, {invoke(0, "acquire").lease(100), ok(0, "acquire"),
+                                      invoke(1, "acquire").lease(100), ok(1, "acquire")});
+    ASSERT_EQ(r["valid"], false);
+    EXPECT_EQ(unplaceable(r), ProcessAndIndex(1, 2));
+    EXPECT_EQ(r["processes"], (json{1}));
+}
+
+TEST(MutexLease, NotHeldIsConsistentOnlyOnceTheLeaseMayHaveRunOut) {
+    const json during = run(Model::Mutex, {invoke(0, "acquire").lease(100), ok(0, "acquire"),
+                                           invoke(0, "release"), fail(0, "release", "not-held")});
+    EXPECT_EQ(during["valid"], false);
+    const json after =
+        run(Model::Mutex, {invoke(0, "acquire").lease(1), ok(0, "acquire"), invoke(1, "read"),
+                           invoke(0, "release"), fail(0, "release", "not-held")});
+    EXPECT_EQ(after["valid"], true);
+}
+
+TEST(MutexLease, ALeaseStartsNoEarlierThanTheReleaseBeforeIt) {
+    // T5: process 1 waited from 2 ms, but could only be granted after process 0's release (invoked
+    // at 3 ms), so its 5 ms lease runs at least to 8 ms: process 2's grant returned at 7 ms cannot
+    // follow it, one returned at 8 ms can. Measured from 1's invoke alone, both would seem fine.
+    const auto history = [](int gap) {
+        std::vector<Event> h{invoke(0, "acquire"), ok(0, "acquire"), invoke(1, "acquire").lease(5),
+                             invoke(0, "release"), ok(0, "release"), ok(1, "acquire")};
+        for (int i = 0; i < gap; ++i)
+            h.push_back(invoke(10 + i, "read"));  // only time passes
+        h.push_back(invoke(2, "acquire").lease(5));
+        h.push_back(ok(2, "acquire"));
+        return h;
+    };
+    EXPECT_EQ(run(Model::Mutex, history(0))["valid"], false);
+    EXPECT_EQ(run(Model::Mutex, history(1))["valid"], true);
+}
+
+TEST(MutexLease, AReleaseActsForTheGrantItsTokenNames) {
+    // Process 0's write timed out, so its cleanup release runs as process 5 (Jepsen's rule).
+    const json r = run(Model::Mutex, {invoke(0, "acquire"), ok(0, "acquire").token("t0"),
+                                      invoke(5, "release").token("t0"), ok(5, "release"),
+                                      invoke(1, "acquire"), ok(1, "acquire").token("t1")});
+    EXPECT_EQ(r["valid"], true) << r.dump(2);
+}
+
+TEST(MutexLease, ARetriedReleaseAcknowledgesTheFirst) {
+    // T7: the first release ran but its reply was lost; the lock passed to process 1; the retry
+    // (same token, new process id) is answered with the first one's result.
+    const json r = run(Model::Mutex, {invoke(0, "acquire"), ok(0, "acquire").token("t0"),
+                                      invoke(0, "release").token("t0"), invoke(1, "acquire"),
+                                      ok(1, "acquire").token("t1"), info(0, "release"),
+                                      invoke(6, "release").token("t0"), ok(6, "release")});
+    EXPECT_EQ(r["valid"], true) << r.dump(2);
+    // A release that is no retry cannot free someone else's lock.
+    const json stray = run(Model::Mutex, {invoke(1, "acquire"), ok(1, "acquire").token("t1"),
+                                          invoke(6, "release").token("t0"), ok(6, "release")});
+    EXPECT_EQ(stray["valid"], false);
+}
+
+TEST(RwLockLease, AReaderWhoseLeaseRanOutNoLongerExcludesAWriter) {
+    const json r =
+        run(Model::RwLock, {invoke(0, "acquire").shared().lease(1), ok(0, "acquire"),
+                            invoke(1, "read"), invoke(2, "acquire").lease(5), ok(2, "acquire")});
+    EXPECT_EQ(r["valid"], true) << r.dump(2);
+    const json running =
+        run(Model::RwLock, {invoke(0, "acquire").shared().lease(50), ok(0, "acquire"),
+                            invoke(2, "acquire").lease(5), ok(2, "acquire")});
+    EXPECT_EQ(running["valid"], false);
+}
+
 // ---------------------------------------------------------------- rwlock
 
 TEST(RwLockModel, ReadersShare) {
@@ -332,18 +424,27 @@ TEST(RegisterModel, ConcurrentCasBothWinningIsNotLinearizable) {
     EXPECT_EQ(prefix_invokes(r), (std::vector<std::uint64_t>{0, 2}));
 }
 
-TEST(RegisterModel, FailedCasIsAnObservation) {
+TEST(RegisterModel, FailedCasWithMismatchIsAnObservation) {
     // Nothing else ran: the register held 1, so a cas from 1 cannot have found another value.
     const json r = run(Model::Register, {invoke(0, "write").number(1), ok(0, "write").number(1),
-                                         invoke(1, "cas").cas(1, 2), fail(1, "cas", "")});
+                                         invoke(1, "cas").cas(1, 2), fail(1, "cas", "mismatch")});
     ASSERT_EQ(r["valid"], false);
     EXPECT_EQ(unplaceable(r), ProcessAndIndex(1, 2));
     // With a concurrent write of 5 it could have.
     const json concurrent =
         run(Model::Register,
             {invoke(0, "write").number(1), ok(0, "write").number(1), invoke(2, "write").number(5),
-             invoke(1, "cas").cas(1, 2), fail(1, "cas", ""), ok(2, "write").number(5)});
+             invoke(1, "cas").cas(1, 2), fail(1, "cas", "mismatch"), ok(2, "write").number(5)});
     EXPECT_EQ(concurrent["valid"], true);
+}
+
+TEST(RegisterModel, FailedCasWithoutItsConditionDidNotHappen) {
+    // Jepsen's meaning of fail: the cas did not happen, and that says nothing about the value.
+    for (const char* error : {"", "timeout-retried", "no-leader"}) {
+        const json r = run(Model::Register, {invoke(0, "write").number(1), ok(0, "write").number(1),
+                                             invoke(1, "cas").cas(1, 2), fail(1, "cas", error)});
+        EXPECT_EQ(r["valid"], true) << error;
+    }
 }
 
 TEST(RegisterModel, InfoWriteMustHaveTakenEffect) {
@@ -506,16 +607,26 @@ TEST(Witness, PrefixIsCappedAtTheLastFiftyOps) {
 TEST(ModelNone, ChecksNothing) {
     const json r = run(Model::None, {invoke(0, "acquire"), ok(0, "acquire"), invoke(1, "acquire"),
                                      ok(1, "acquire")});
-    EXPECT_EQ(r["valid"], true);
+    EXPECT_EQ(r["valid"], "not-applicable");
     EXPECT_EQ(r["model"], "none");
     EXPECT_EQ(r["keys"], 0);
+}
+
+TEST(ModelNames, ARegisterModelOnALockHistoryDoesNotApply) {
+    const json r = run(Model::Register, {invoke(0, "acquire"), ok(0, "acquire")});
+    EXPECT_EQ(r["valid"], "not-applicable");
+    EXPECT_EQ(r["reason"], "the history has no read, write or cas operations");
 }
 
 // ---------------------------------------------------------------- randomized cross-check
 
 // An independent statement of the models and of linearizability: try every order of the ops
 // that respects real time, with every info op either placed somewhere after its invoke or left
-// out. Only feasible for a handful of ops, which is the point: it is obviously right.
+// out. Only feasible for a handful of ops, which is the point: it is obviously right. Leases as
+// HISTORY.md reads them: an op takes effect at the latest at its return; a grant's lease starts
+// no earlier than its invoke and than every op placed before it.
+constexpr std::int64_t kForever = std::numeric_limits<std::int64_t>::max();
+
 struct BruteOp {
     std::string f;
     EventType status = EventType::Info;
@@ -524,14 +635,23 @@ struct BruteOp {
     std::optional<std::int64_t> number;
     std::pair<std::int64_t, std::int64_t> cas{0, 0};
     LockMode mode = LockMode::Exclusive;
+    std::optional<std::int64_t> lease_ms;
     std::size_t call = 0;
     std::size_t ret = std::numeric_limits<std::size_t>::max();
+    std::int64_t call_ns = 0;
+    std::int64_t ret_ns = kForever;  // an info may take effect at any time
+};
+
+struct BruteHold {
+    int depth = 0;
+    std::int64_t ends_no_earlier_than = kForever;
 };
 
 struct BruteState {
-    std::optional<std::int64_t> value;      // register
-    std::map<std::int64_t, int> exclusive;  // process -> depth (mutex and rwlock)
-    std::map<std::int64_t, int> shared;
+    std::optional<std::int64_t> value;            // register
+    std::map<std::int64_t, BruteHold> exclusive;  // process -> hold (mutex and rwlock)
+    std::map<std::int64_t, BruteHold> shared;
+    std::int64_t now = 0;  // no op placed so far took effect before this
 };
 
 // The state after `op`, nullopt when it cannot happen here. `status` Fail means the failure was
@@ -560,38 +680,67 @@ std::optional<BruteState> brute_step(Model model, BruteState s, const BruteOp& o
         return s;
     }
     const std::int64_t p = op.process;
-    const bool someone_exclusive = !s.exclusive.empty();
-    const bool someone_shared = !s.shared.empty();
-    if (op.f == "acquire") {
+    const auto may_be_over = [&](const BruteHold& h) {
+        return h.ends_no_earlier_than != kForever && op.ret_ns >= h.ends_no_earlier_than;
+    };
+    if (op.f == "acquire" && observed_failure) {
         const bool exclusive = op.mode == LockMode::Exclusive;
-        if (observed_failure) {
-            const bool conflict = someone_exclusive || (exclusive && someone_shared);
-            return conflict ? std::optional{s} : std::nullopt;
+        const bool conflict = !s.exclusive.empty() || (exclusive && !s.shared.empty());
+        return conflict ? std::optional{s} : std::nullopt;
+    }
+    s.now = std::max(s.now, op.call_ns);
+    const std::int64_t ends = op.lease_ms ? s.now + *op.lease_ms * 1'000'000 : kForever;
+    if (op.f == "acquire") {
+        auto& mine = op.mode == LockMode::Exclusive ? s.exclusive : s.shared;
+        if (op.mode == LockMode::Exclusive && s.exclusive.contains(p)) {
+            auto& h = s.exclusive[p];
+            ++h.depth;
+            h.ends_no_earlier_than = std::max(h.ends_no_earlier_than, ends);
+            return s;
         }
-        const bool mine = s.exclusive.contains(p);
-        if (exclusive) {
-            if (!mine && (someone_exclusive || someone_shared)) {
-                return std::nullopt;
+        // Everyone this grant excludes must be someone whose lease may be over: they are gone.
+        for (auto* holders : {&s.exclusive, &s.shared}) {
+            const bool excluded = op.mode == LockMode::Exclusive || holders == &s.exclusive;
+            if (!excluded) {
+                continue;
             }
-            ++s.exclusive[p];
-        } else {
-            if (!mine && someone_exclusive) {
-                return std::nullopt;
+            for (auto it = holders->begin(); it != holders->end();) {
+                const bool own_shared =
+                    holders == &s.shared && it->first == p && op.mode == LockMode::Shared;
+                if (own_shared) {
+                    ++it;
+                } else if (it->first == p && holders == &s.exclusive) {
+                    ++it;  // a writer taking a shared hold: a downgrade
+                } else if (may_be_over(it->second)) {
+                    it = holders->erase(it);
+                } else {
+                    return std::nullopt;
+                }
             }
-            ++s.shared[p];
         }
+        auto& h = mine[p];
+        ++h.depth;
+        h.ends_no_earlier_than = h.depth == 1 ? ends : std::max(h.ends_no_earlier_than, ends);
         return s;
     }
-    const bool holds = s.exclusive.contains(p) || s.shared.contains(p);
+    auto& holders_of = s.shared.contains(p) ? s.shared : s.exclusive;
+    const bool holds = holders_of.contains(p);
     if (observed_failure) {
-        return holds ? std::nullopt : std::optional{s};
+        // not-held: fine from a non-holder; from the holder only once its lease may be over.
+        if (!holds) {
+            return s;
+        }
+        if (!may_be_over(holders_of[p])) {
+            return std::nullopt;
+        }
+        holders_of.erase(p);
+        return s;
     }
     if (!holds) {
         return std::nullopt;
     }
-    auto& holds_of = s.shared.contains(p) ? s.shared : s.exclusive;
-    if (--holds_of[p] == 0) {
-        holds_of.erase(p);
+    if (--holders_of[p].depth == 0) {
+        holders_of.erase(p);
     }
     return s;
 }
@@ -633,6 +782,7 @@ bool brute_force_linearizable(Model model, const std::vector<Event>& history) {
     std::map<std::int64_t, std::size_t> open;
     for (std::size_t i = 0; i < history.size(); ++i) {
         const Event& e = history[i];
+        const std::int64_t at = static_cast<std::int64_t>(i) * kEventSpacingNs;
         if (e.type == EventType::Invoke) {
             BruteOp op;
             op.f = e.f;
@@ -640,7 +790,9 @@ bool brute_force_linearizable(Model model, const std::vector<Event>& history) {
             op.number = e.number;
             op.cas = e.cas.value_or(std::pair<std::int64_t, std::int64_t>{0, 0});
             op.mode = e.mode;
+            op.lease_ms = e.lease_ms;
             op.call = i;
+            op.call_ns = at;
             open[e.process] = ops.size();
             ops.push_back(op);
             continue;
@@ -650,13 +802,14 @@ bool brute_force_linearizable(Model model, const std::vector<Event>& history) {
         op.error = e.error;
         if (e.type != EventType::Info) {
             op.ret = i;
+            op.ret_ns = at;
         }
         if (e.type == EventType::Ok && op.f == "read") {
             op.number = e.number;
         }
     }
     std::erase_if(ops, [](const BruteOp& op) {
-        return op.status == EventType::Fail && op.f != "cas" &&
+        return op.status == EventType::Fail && !(op.f == "cas" && op.error == "mismatch") &&
                !(op.f == "acquire" && op.error == "held") &&
                !(op.f == "release" && op.error == "not-held");
     });
@@ -664,8 +817,9 @@ bool brute_force_linearizable(Model model, const std::vector<Event>& history) {
     return brute_search(model, ops, used, BruteState{});
 }
 
-// A random interleaving of at most `max_ops` ops by 2-4 processes, with random outcomes: most
-// such histories are invalid, enough are valid for both answers to be exercised.
+// A random interleaving of at most `max_ops` ops by 2-4 processes, with random outcomes and, for
+// the locks, random leases of a few events: most such histories are invalid, enough are valid
+// for both answers to be exercised.
 std::vector<Event> random_history(Model model, std::mt19937_64& rng, int max_ops) {
     auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<std::uint64_t>(n)); };
     const int processes = 2 + pick(3);
@@ -701,6 +855,9 @@ std::vector<Event> random_history(Model model, std::mt19937_64& rng, int max_ops
                 if (model == Model::RwLock && e.f == "acquire" && pick(2) == 0) {
                     e.mode = LockMode::Shared;
                 }
+                if (e.f == "acquire" && pick(2) == 0) {
+                    e.lease_ms = 1 + pick(4);
+                }
             }
             history.push_back(e);
             slot = e;
@@ -709,11 +866,15 @@ std::vector<Event> random_history(Model model, std::mt19937_64& rng, int max_ops
         }
         Event e = *slot;
         slot.reset();
+        e.lease_ms.reset();
         const int outcome = pick(10);
         e.type = outcome < 6 ? EventType::Ok : outcome < 8 ? EventType::Fail : EventType::Info;
         if (e.type == EventType::Fail) {
             const int why = pick(3);
-            e.error = why == 0 ? "no-quorum" : e.f == "release" ? "not-held" : "held";
+            e.error = why == 0           ? "no-quorum"
+                      : e.f == "release" ? "not-held"
+                      : e.f == "cas"     ? "mismatch"
+                                         : "held";
         }
         if (e.type == EventType::Ok && e.f == "read") {
             const int v = pick(3);

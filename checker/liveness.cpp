@@ -62,9 +62,11 @@ void LivenessCheck::on_event(const Event& event) {
     if (event.is_nemesis())
         return;
     if (op == Op::Acquire) {
+        lock_ops_seen_ = true;
         on_acquire(event);
     } else if (op == Op::Release && event.type == EventType::Invoke) {
-        if (nesting_.release(event.process, event.key) == HoldNesting::Release::Ended) {
+        if (nesting_.release(event.process, event.key, event.token).kind ==
+            HoldNesting::Release::Ended) {
             KeyState& key = keys_[event.key];
             if (key.open_holds > 0)
                 --key.open_holds;
@@ -80,39 +82,52 @@ void LivenessCheck::on_event(const Event& event) {
 void LivenessCheck::on_acquire(const Event& event) {
     if (event.type == EventType::Invoke) {
         KeyState& key = keys_[event.key];
+        expire_orphan(event.key, key, event.time);
         ++key.acquires_in_flight;
-        acquiring_[event.process] = &key;
-        waits_.try_emplace(event.process, Wait{event.key, event.time, event.index});
+        acquiring_[event.process] = Acquiring{&key, event.lease_ms};
+        waits_.insert_or_assign(event.process, Wait{event.key, event.time, event.index});
         if (key.orphan && !key.orphan->first_waiter) {
             key.orphan->first_waiter = event.process;
             key.orphan->first_wait_ns = event.time;
         }
         return;
     }
+    std::optional<std::int64_t> lease_ms;
     if (auto in_flight = acquiring_.find(event.process); in_flight != acquiring_.end()) {
-        --in_flight->second->acquires_in_flight;
+        --in_flight->second.key->acquires_in_flight;
+        lease_ms = in_flight->second.lease_ms;
         acquiring_.erase(in_flight);
     }
+    // A wait is one acquire: it ends with the grant, or when the client gives up (a refusal)
+    // or its process retires (`info`). Think time between attempts is not waiting.
+    end_wait(event.process, event.time, event.type == EventType::Ok);
     if (event.type == EventType::Info) {
         KeyState& key = keys_[event.key];
+        expire_orphan(event.key, key, event.time);
         if (key.open_holds == 0 && !key.orphan && !nesting_.holds(event.process, event.key)) {
             ++orphaned_;
+            // The lock it may have been granted is held by nobody alive, until its lease runs
+            // out (on a strategy whose locks expire; seed 001's never do: T6).
+            std::optional<std::int64_t> expires_ns;
+            if (lease_ms)
+                expires_ns = event.time + *lease_ms * 1'000'000;
             key.orphan = Orphan{Orphan::Cause::LostAcquire,
                                 event.process,
                                 event.time,
                                 event.index,
                                 std::nullopt,
-                                0};
+                                0,
+                                expires_ns};
             note_waiters(key);
         }
         return;
     }
     if (event.type != EventType::Ok)
         return;
-    end_wait(event.process, event.time, true);
-    if (nesting_.grant(event.process, event.key) > 1)
+    if (nesting_.grant(event.process, event.key, event.token) > 1)
         return;
     KeyState& key = keys_[event.key];
+    expire_orphan(event.key, key, event.time);
     ++key.open_holds;
     if (key.orphan) {
         judge_orphan(event.key, *key.orphan, event.time, &event);
@@ -128,12 +143,13 @@ void LivenessCheck::on_crash(const Event& event) {
     const std::int64_t process = *event.target;
     // The crashed process's acquire stays in flight forever, but nobody is waiting on it.
     if (auto in_flight = acquiring_.find(process); in_flight != acquiring_.end()) {
-        --in_flight->second->acquires_in_flight;
+        --in_flight->second.key->acquires_in_flight;
         acquiring_.erase(in_flight);
     }
     end_wait(process, event.time, false);
     for (const auto& name : nesting_.drop(process)) {
         KeyState& key = keys_[name];
+        expire_orphan(name, key, event.time);
         if (key.open_holds > 0)
             --key.open_holds;
         if (key.orphan)
@@ -150,10 +166,17 @@ void LivenessCheck::note_waiters(KeyState& key) {
     if (key.acquires_in_flight == 0)
         return;
     for (const auto& [waiter, wanted] : acquiring_) {
-        if (wanted == &key && (!key.orphan->first_waiter || waiter < *key.orphan->first_waiter))
+        if (wanted.key == &key && (!key.orphan->first_waiter || waiter < *key.orphan->first_waiter))
             key.orphan->first_waiter = waiter;
     }
     key.orphan->first_wait_ns = key.orphan->crash_ns;
+}
+
+void LivenessCheck::expire_orphan(const std::string& name, KeyState& key, std::int64_t now_ns) {
+    if (key.orphan && key.orphan->expires_ns && *key.orphan->expires_ns <= now_ns) {
+        judge_orphan(name, *key.orphan, *key.orphan->expires_ns, nullptr);
+        key.orphan.reset();
+    }
 }
 
 void LivenessCheck::end_wait(std::int64_t process, std::int64_t end_ns, bool granted) {
@@ -167,6 +190,7 @@ void LivenessCheck::end_wait(std::int64_t process, std::int64_t end_ns, bool gra
     if (options_.starvation_bound_ms && waited > *options_.starvation_bound_ms * 1'000'000 &&
         starved_processes_.insert(process).second) {
         ++starved_;
+        violating_.add(process);
         if (starvation_violations_.size() < options_.max_violations) {
             std::string message = "process " + std::to_string(process) + " waited " +
                                   format_seconds(waited) + " for " + wait.key + " (from " +
@@ -193,10 +217,16 @@ void LivenessCheck::end_wait(std::int64_t process, std::int64_t end_ns, bool gra
 
 void LivenessCheck::judge_orphan(const std::string& key, const Orphan& orphan,
                                  std::int64_t until_ns, const Event* regrant) {
+    if (orphan.expires_ns && *orphan.expires_ns < until_ns) {
+        until_ns = *orphan.expires_ns;  // the lease freed it before anyone was granted it
+        regrant = nullptr;
+    }
     const std::int64_t orphaned_ns = until_ns - orphan.crash_ns;
     if (!orphan.first_waiter || orphaned_ns <= options_.liveness_bound_ms * 1'000'000)
         return;
     ++deadlocks_;
+    violating_.add(orphan.holder);
+    deadlock_processes_.add(orphan.holder);
     if (deadlock_violations_.size() >= options_.max_violations)
         return;
     const bool crashed = orphan.cause == Orphan::Cause::Crash;
@@ -249,11 +279,18 @@ void LivenessCheck::finish(std::int64_t end_time_ns) {
 }
 
 json LivenessCheck::result() const {
+    if (!lock_ops_seen_)
+        return not_applicable("the history has no lock operations");
+    std::vector<std::int64_t> starved(starved_processes_.begin(), starved_processes_.end());
+    std::sort(starved.begin(), starved.end());
     return json{
         {"valid", violation_count() == 0},
         {"violations", violation_count()},
+        {"processes", violating_.sorted()},
         {"deadlocks", deadlocks_},
+        {"deadlock_processes", deadlock_processes_.sorted()},
         {"starved", starved_},
+        {"starved_processes", starved},
         {"orphaned", orphaned_},
         {"waits", waits_completed_},
         {"max_wait_ms", ns_to_ms(max_wait_ns_)},

@@ -1,12 +1,14 @@
 #pragma once
 
 // Check 4, liveness:
-//  (a) deadlock: a key whose holder crashed while holding it, not granted again for longer than
-//      the bound while someone tried to acquire it (judged at the re-grant, or at the end);
-//  (b) wait: per process, a wait runs from an acquire invoke (when none is running) to its next
-//      `ok` acquire, through failed attempts; a crash or an `info` (the process id retires) ends
-//      it without a grant. max_wait_ms is the longest; with a starvation bound, a longer wait is
-//      starvation (one violation per process at most);
+//  (a) deadlock: a key whose holder crashed while holding it - or whose acquire got no answer
+//      while nobody held it (T6) - not granted again for longer than the bound while someone
+//      tried to acquire it (judged at the re-grant, or at the end). A lost acquire's lock lasts
+//      at most the lease its invoke carried: then it frees itself, and the orphan ends;
+//  (b) wait: one acquire, from its invoke to the grant, or to the client giving up (a refusal,
+//      an `info`, a crash); think time between attempts is not waiting. max_wait_ms is the
+//      longest; with a starvation bound, a longer wait is starvation (one violation per process
+//      at most);
 //  (c) handoff: per key, from the release invoke that ends a hold, while an acquire of that key is
 //      in flight, to the next grant of that key.
 
@@ -59,7 +61,8 @@ class LivenessCheck {
     // Judges what is still open (orphans, waits) at the last event's time.
     void finish(std::int64_t end_time_ns);
 
-    // checks.liveness: {"valid", "violations" (deadlocks + starved), "deadlocks", "starved",
+    // checks.liveness: {"valid", "violations" (deadlocks + starved), "processes",
+    // "deadlocks", "deadlock_processes" (the orphaning holders), "starved", "starved_processes",
     // "orphaned", "waits", "max_wait_ms", "handoff_ms": {"count", "p50", "p99", "max"},
     // "liveness_bound_ms", "starvation_bound_ms" (null: not judged)}.
     nlohmann::json result() const;
@@ -79,6 +82,8 @@ class LivenessCheck {
         std::uint64_t crash_index = 0;
         std::optional<std::int64_t> first_waiter;  // who tried to acquire it after the crash
         std::int64_t first_wait_ns = 0;
+        // LostAcquire with a lease: the lock frees itself then, whoever holds it.
+        std::optional<std::int64_t> expires_ns;
     };
     struct KeyState {
         std::uint32_t acquires_in_flight = 0;
@@ -91,6 +96,10 @@ class LivenessCheck {
         std::int64_t start_ns = 0;
         std::uint64_t start_index = 0;
     };
+    struct Acquiring {
+        KeyState* key = nullptr;
+        std::optional<std::int64_t> lease_ms;  // from the invoke, where the strategy has leases
+    };
 
     void on_acquire(const Event& event);
     void on_crash(const Event& event);
@@ -98,11 +107,13 @@ class LivenessCheck {
     void end_wait(std::int64_t process, std::int64_t end_ns, bool granted);
     void judge_orphan(const std::string& key, const Orphan& orphan, std::int64_t until_ns,
                       const Event* regrant);
+    // Judges and clears an orphan whose lease ran out by `now_ns`.
+    void expire_orphan(const std::string& name, KeyState& key, std::int64_t now_ns);
 
     LivenessOptions options_;
     HoldNesting nesting_;
     std::unordered_map<std::string, KeyState> keys_;
-    std::unordered_map<std::int64_t, KeyState*> acquiring_;  // process -> key of its acquire
+    std::unordered_map<std::int64_t, Acquiring> acquiring_;  // process -> its acquire in flight
     std::unordered_map<std::int64_t, Wait> waits_;
     std::unordered_set<std::int64_t> starved_processes_;
     DurationHistogram handoffs_;
@@ -113,6 +124,9 @@ class LivenessCheck {
     std::uint64_t orphaned_ = 0;
     std::uint64_t waits_completed_ = 0;
     std::int64_t max_wait_ns_ = 0;
+    bool lock_ops_seen_ = false;
+    ProcessSet violating_;
+    ProcessSet deadlock_processes_;
 };
 
 }  // namespace lockbench::checker

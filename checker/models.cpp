@@ -38,95 +38,161 @@ std::string_view to_string(Model model) {
 
 std::optional<MutexModel::State> MutexModel::step(const State& state, const ModelOp& op) {
     const bool held_by_op_process = state.holder == op.process;
+    // A holder whose lease may have run out by this op holds nothing anyone must respect.
+    const bool lapsed = state.holder != kFree && may_have_expired(state.expires_ns, op);
+    if (op.kind == OpKind::Acquire && op.outcome == OpOutcome::Observation) {
+        // "held": someone (HISTORY.md does not say who) held the lock. It changes nothing, not
+        // even now_ns (a lower bound may stay lower), so the search may place it first.
+        return state.holder != kFree ? std::optional{state} : std::nullopt;
+    }
+    State next = state;
+    next.now_ns = std::max(state.now_ns, op.earliest_ns);
     if (op.kind == OpKind::Acquire) {
-        if (op.outcome == OpOutcome::Observation) {
-            // "held": someone (HISTORY.md does not say who) held the lock.
-            return state.holder != kFree ? std::optional{state} : std::nullopt;
-        }
-        if (state.holder == kFree) {
-            return State{op.process, 1};
-        }
+        const std::int64_t expires = lease_end(next.now_ns, op.lease_ns);
         if (held_by_op_process) {
-            return State{op.process, state.depth + 1};
+            ++next.depth;
+            next.expires_ns = std::max(state.expires_ns, expires);
+            return next;
+        }
+        if (state.holder == kFree || lapsed) {
+            next.holder = op.process;
+            next.depth = 1;
+            next.expires_ns = expires;
+            return next;
         }
         return std::nullopt;
     }
     if (op.kind == OpKind::Release) {
+        const auto freed = [&] {
+            next.holder = kFree;
+            next.depth = 0;
+            next.expires_ns = kNever;
+            return next;
+        };
         if (op.outcome == OpOutcome::Observation) {
-            // "not-held": the lock was no longer this process's.
-            return held_by_op_process ? std::nullopt : std::optional{state};
+            // "not-held": the lock was no longer this process's - its lease ran out first.
+            if (!held_by_op_process) {
+                return next;
+            }
+            return lapsed ? std::optional{freed()} : std::nullopt;
         }
         if (!held_by_op_process) {
-            return std::nullopt;
+            // A retried unlock acknowledges the release before it (T7); any other release of
+            // a lock one does not hold is not what an owner-aware lock does.
+            return op.repeat ? std::optional{next} : std::nullopt;
         }
-        return state.depth > 1 ? State{state.holder, state.depth - 1} : State{};
+        if (state.depth > 1) {
+            --next.depth;
+            return next;
+        }
+        return freed();
     }
     return std::nullopt;
 }
 
 namespace {
 
-using Readers = std::vector<std::pair<std::int32_t, std::uint32_t>>;
+using Reader = RwLockModel::Reader;
+using Readers = std::vector<Reader>;
 
 Readers::const_iterator find_reader(const Readers& readers, std::int32_t process) {
-    auto it = std::lower_bound(readers.begin(), readers.end(), std::pair{process, 0U});
-    return it != readers.end() && it->first == process ? it : readers.end();
+    auto it = std::lower_bound(readers.begin(), readers.end(), process,
+                               [](const Reader& r, std::int32_t p) { return r.process < p; });
+    return it != readers.end() && it->process == process ? it : readers.end();
 }
 
 }  // namespace
 
 std::optional<RwLockModel::State> RwLockModel::step(const State& state, const ModelOp& op) {
     const std::int32_t p = op.process;
+    const bool writer_lapsed =
+        state.writer != kNoWriter && may_have_expired(state.writer_expires_ns, op);
+    const std::int64_t now = std::max(state.now_ns, op.earliest_ns);
+    const std::int64_t expires = lease_end(now, op.lease_ns);
     if (op.kind == OpKind::Acquire) {
         const bool exclusive = op.mode == LockMode::Exclusive;
         if (op.outcome == OpOutcome::Observation) {
+            // As MutexModel's: changes nothing, now_ns included.
             const bool conflicting_holder =
                 state.writer != kNoWriter || (exclusive && !state.readers.empty());
             return conflicting_holder ? std::optional{state} : std::nullopt;
         }
-        if (exclusive) {
-            if (state.writer == p) {
-                State next = state;
-                ++next.writer_depth;
-                return next;
-            }
-            if (state.writer != kNoWriter || !state.readers.empty()) {
+        State next = state;
+        next.now_ns = now;
+        if (state.writer != kNoWriter && state.writer != p) {
+            if (!writer_lapsed) {
                 return std::nullopt;
             }
-            State next = state;
+            next.writer = kNoWriter;
+            next.writer_depth = 0;
+            next.writer_expires_ns = kNever;
+        }
+        if (exclusive) {
+            if (next.writer == p) {
+                ++next.writer_depth;
+                next.writer_expires_ns = std::max(next.writer_expires_ns, expires);
+                return next;
+            }
+            // Readers exclude a writer (the writer's own shared holds too: no upgrade) until
+            // their leases may have run out.
+            for (const Reader& r : next.readers) {
+                if (!may_have_expired(r.expires_ns, op)) {
+                    return std::nullopt;
+                }
+            }
+            next.readers.clear();
             next.writer = p;
             next.writer_depth = 1;
+            next.writer_expires_ns = expires;
             return next;
         }
-        if (state.writer != kNoWriter && state.writer != p) {
-            return std::nullopt;
-        }
-        State next = state;
-        auto it = std::lower_bound(next.readers.begin(), next.readers.end(), std::pair{p, 0U});
-        if (it != next.readers.end() && it->first == p) {
-            ++it->second;
+        auto it = std::lower_bound(next.readers.begin(), next.readers.end(), p,
+                                   [](const Reader& r, std::int32_t q) { return r.process < q; });
+        if (it != next.readers.end() && it->process == p) {
+            ++it->depth;
+            it->expires_ns = std::max(it->expires_ns, expires);
         } else {
-            next.readers.insert(it, {p, 1U});
+            next.readers.insert(it, Reader{p, 1U, expires});
         }
         return next;
     }
     if (op.kind == OpKind::Release) {
         const auto reader = find_reader(state.readers, p);
         const bool holds_anything = reader != state.readers.end() || state.writer == p;
+        State next = state;
+        next.now_ns = now;
         if (op.outcome == OpOutcome::Observation) {
-            return holds_anything ? std::nullopt : std::optional{state};
+            if (!holds_anything) {
+                return next;
+            }
+            // "not-held" while it holds: the hold it gives back must have lapsed; it ends now.
+            if (reader != state.readers.end()) {
+                if (!may_have_expired(reader->expires_ns, op)) {
+                    return std::nullopt;
+                }
+                next.readers.erase(next.readers.begin() + (reader - state.readers.begin()));
+            } else {
+                if (!writer_lapsed) {
+                    return std::nullopt;
+                }
+                next.writer = kNoWriter;
+                next.writer_depth = 0;
+                next.writer_expires_ns = kNever;
+            }
+            return next;
         }
         if (!holds_anything) {
-            return std::nullopt;
+            // A retried unlock acknowledges the release before it (T7).
+            return op.repeat ? std::optional{next} : std::nullopt;
         }
-        State next = state;
         if (reader != state.readers.end()) {
             auto it = next.readers.begin() + (reader - state.readers.begin());
-            if (--it->second == 0) {
+            if (--it->depth == 0) {
                 next.readers.erase(it);
             }
         } else if (--next.writer_depth == 0) {
             next.writer = kNoWriter;
+            next.writer_expires_ns = kNever;
         }
         return next;
     }
@@ -136,8 +202,10 @@ std::optional<RwLockModel::State> RwLockModel::step(const State& state, const Mo
 std::uint64_t RwLockModel::hash(const State& state) {
     std::uint64_t h = mix_hash((std::uint64_t{static_cast<std::uint32_t>(state.writer)} << 32) |
                                state.writer_depth);
-    for (const auto& [process, depth] : state.readers) {
-        h = mix_hash(h ^ ((std::uint64_t{static_cast<std::uint32_t>(process)} << 32) | depth));
+    h = mix_hash(h ^ static_cast<std::uint64_t>(state.writer_expires_ns));
+    for (const Reader& r : state.readers) {
+        h = mix_hash(h ^ ((std::uint64_t{static_cast<std::uint32_t>(r.process)} << 32) | r.depth));
+        h = mix_hash(h ^ static_cast<std::uint64_t>(r.expires_ns));
     }
     return h;
 }

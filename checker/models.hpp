@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -24,6 +25,8 @@ enum class OpKind : std::uint8_t { Acquire, Release, Read, Write, Cas };
 // output, or never.
 enum class OpOutcome : std::uint8_t { Ok, Observation, Info };
 
+inline constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
+
 struct ModelOp {
     OpKind kind = OpKind::Read;
     OpOutcome outcome = OpOutcome::Ok;
@@ -32,12 +35,37 @@ struct ModelOp {
     std::int64_t value = 0;    // write: the value; cas: from; read ok: the value read
     std::int64_t cas_to = 0;
     bool read_nil = false;  // read ok: the register was absent
+    // Time, for leases (HISTORY.md): the op took effect no earlier than `earliest_ns` (its
+    // invoke) and no later than `latest_ns` (its return; never, for an info). An acquire asked for
+    // a lease of `lease_ns` (never: none).
+    std::int64_t earliest_ns = 0;
+    std::int64_t latest_ns = kNever;
+    std::int64_t lease_ns = kNever;
+    // A release of a grant an earlier release already named (a retried unlock, T7): if that one
+    // took effect, this one only acknowledges it.
+    bool repeat = false;
 };
 
-// Observations: in every state where the model accepts them, they leave it unchanged.
+// A lease that starts at `start_ns` and lasts `lease_ns` (kNever: forever) ends then.
+inline std::int64_t lease_end(std::int64_t start_ns, std::int64_t lease_ns) {
+    return lease_ns == kNever ? kNever : start_ns + lease_ns;
+}
+
+// Ops that, in every state where the model accepts them, leave it unchanged. A `not-held`
+// release is not one: it may end a grant whose lease ran out.
 inline bool never_changes_state(const ModelOp& op) {
-    return op.outcome == OpOutcome::Observation ||
+    return (op.outcome == OpOutcome::Observation && op.kind != OpKind::Release) ||
            (op.kind == OpKind::Read && op.outcome == OpOutcome::Ok);
+}
+
+// Whether a grant whose lease runs out no earlier than `expires_ns` may have ended by the time
+// `op` took effect: `op` takes effect at the latest at its return. A lock model's state keeps
+// `now_ns`, the earliest time the ops linearized so far can all have taken effect (ops take
+// effect in linearization order, each no earlier than its invoke), and a grant's lease starts
+// no earlier than that. The bounds are each the most generous, so the models accept every
+// history some timing makes legal; what they reject no timing explains.
+inline bool may_have_expired(std::int64_t expires_ns, const ModelOp& op) {
+    return expires_ns != kNever && op.latest_ns >= expires_ns;
 }
 
 inline std::uint64_t mix_hash(std::uint64_t x) {
@@ -50,37 +78,55 @@ inline std::uint64_t mix_hash(std::uint64_t x) {
     return x;
 }
 
-// A re-entrant, owner-aware mutex without leases: a lease that expires server-side is a state
-// change no op shows, so a grant to another process before the holder released is exactly what
-// this model rejects (T1).
+// A re-entrant, owner-aware lease lock. A grant lasts until its release or until its lease runs
+// out, whichever comes first (HISTORY.md): another process may be granted the lock once the
+// holder's lease may have run out (T1 is linearizable: the service behaved; the paused client
+// broke mutual exclusion), but not while it certainly runs (T3, T4, T5 are not). A `not-held`
+// release by the holder says its lease ran out first, which must be possible by then. Without a
+// lease it is the classic owner-aware mutex. A nested grant to the holder counts one level
+// deeper and renews its lease.
 struct MutexModel {
     static constexpr bool kProcessMatters = true;
     static constexpr std::int32_t kFree = -1;
     struct State {
         std::int32_t holder = kFree;
         std::uint32_t depth = 0;
+        std::int64_t expires_ns = kNever;
+        // Not part of what the lock is: a function of the ops linearized so far, kept here
+        // because the step needs it (so it adds no memo entries).
+        std::int64_t now_ns = 0;
         friend bool operator==(const State&, const State&) = default;
     };
 
     static State initial() { return {}; }
     static std::optional<State> step(const State& state, const ModelOp& op);
     static std::uint64_t hash(const State& state) {
-        return mix_hash((std::uint64_t{static_cast<std::uint32_t>(state.holder)} << 32) |
-                        state.depth);
+        return mix_hash(mix_hash((std::uint64_t{static_cast<std::uint32_t>(state.holder)} << 32) |
+                                 state.depth) ^
+                        static_cast<std::uint64_t>(state.expires_ns));
     }
     static std::size_t heap_bytes(const State&) { return 0; }
 };
 
-// A re-entrant reader-writer lock: shared holds coexist, an exclusive hold excludes all others;
-// the writer may also take shared holds (a downgrade). A release gives back the process's most
-// recent kind of hold: a shared one if it has any, else the exclusive one.
+// A re-entrant reader-writer lease lock: shared holds coexist, an exclusive hold excludes all
+// others; the writer may also take shared holds (a downgrade). A release gives back the
+// process's most recent kind of hold: a shared one if it has any, else the exclusive one. Each
+// hold has its own lease, as MutexModel's.
 struct RwLockModel {
     static constexpr bool kProcessMatters = true;
     static constexpr std::int32_t kNoWriter = -1;
+    struct Reader {
+        std::int32_t process = 0;
+        std::uint32_t depth = 0;
+        std::int64_t expires_ns = kNever;
+        friend bool operator==(const Reader&, const Reader&) = default;
+    };
     struct State {
         std::int32_t writer = kNoWriter;
         std::uint32_t writer_depth = 0;
-        std::vector<std::pair<std::int32_t, std::uint32_t>> readers;  // sorted by process
+        std::int64_t writer_expires_ns = kNever;
+        std::vector<Reader> readers;  // sorted by process
+        std::int64_t now_ns = 0;      // as MutexModel's
         friend bool operator==(const State&, const State&) = default;
     };
 

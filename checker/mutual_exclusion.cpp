@@ -27,13 +27,23 @@ MutualExclusionCheck::MutualExclusionCheck(std::size_t max_violations)
 void MutualExclusionCheck::on_event(const Event& event) {
     switch (op_of(event)) {
         case Op::Acquire:
+            lock_ops_seen_ = true;
             if (event.type == EventType::Ok)
                 on_grant(event);
             return;
         case Op::Release:
-            if (event.type == EventType::Invoke &&
-                nesting_.release(event.process, event.key) == HoldNesting::Release::Ended)
-                end_hold(event.key, event.process, event.time);
+            if (event.type == EventType::Invoke) {
+                const auto released = nesting_.release(event.process, event.key, event.token);
+                if (released.kind == HoldNesting::Release::Ended)
+                    end_hold(event.key, released.owner, event.time);
+                releasing_[event.process] = ReleaseInFlight{event.key, event.token};
+            } else if (auto it = releasing_.find(event.process); it != releasing_.end()) {
+                if (event.type == EventType::Ok) {
+                    keys_[it->second.key].last_release =
+                        Released{event.process, it->second.token, event.time, event.index};
+                }
+                releasing_.erase(it);
+            }
             return;
         case Op::Crash:
             for (const auto& key : nesting_.drop(*event.target)) {
@@ -48,7 +58,7 @@ void MutualExclusionCheck::on_event(const Event& event) {
 
 void MutualExclusionCheck::on_grant(const Event& event) {
     KeyHolds& key = keys_[event.key];
-    if (nesting_.grant(event.process, event.key) > 1) {
+    if (nesting_.grant(event.process, event.key, event.token) > 1) {
         ++nested_grants_;
         // Re-entering a shared hold in exclusive mode upgrades it: from now on it conflicts with
         // the other shared holders (exclusive ones already conflicted with it).
@@ -60,16 +70,12 @@ void MutualExclusionCheck::on_grant(const Event& event) {
             return;
         self->mode = LockMode::Exclusive;
         ++key.exclusive;
-        const std::size_t shared_others = key.open.size() - key.exclusive;
-        violation_count_ += shared_others;
         Hold upgraded = *self;
         upgraded.start_ns = event.time;
         upgraded.start_index = event.index;
         for (const Hold& other : key.open) {
-            if (witnesses_.size() >= max_violations_)
-                break;
             if (other.mode == LockMode::Shared)
-                add_witness(event.key, other, upgraded);
+                add_violation(event.key, key, other, upgraded);
         }
         return;
     }
@@ -81,16 +87,13 @@ void MutualExclusionCheck::on_grant(const Event& event) {
     hold.mode = event.mode;
     hold.start_ns = event.time;
     hold.start_index = event.index;
-    // Counted exactly in O(1); only the first max_violations pairs are spelled out.
+    // Without a conflict (the common case) this is O(1); each conflicting pair counts once.
     const std::size_t conflicts =
         event.mode == LockMode::Exclusive ? key.open.size() : key.exclusive;
     if (conflicts > 0) {
-        violation_count_ += conflicts;
         for (const Hold& other : key.open) {
-            if (witnesses_.size() >= max_violations_)
-                break;
             if (event.mode == LockMode::Exclusive || other.mode == LockMode::Exclusive)
-                add_witness(event.key, other, hold);
+                add_violation(event.key, key, other, hold);
         }
     }
     if (hold.mode == LockMode::Exclusive)
@@ -98,8 +101,26 @@ void MutualExclusionCheck::on_grant(const Event& event) {
     key.open.push_back(std::move(hold));
 }
 
-void MutualExclusionCheck::add_witness(const std::string& key, const Hold& earlier,
-                                       const Hold& later) {
+std::optional<MutualExclusionCheck::Released> MutualExclusionCheck::freed_under(
+    const KeyHolds& holds, const Hold& earlier) {
+    const auto& r = holds.last_release;
+    if (!r || earlier.mode != LockMode::Exclusive || r->time_ns < earlier.start_ns ||
+        r->process == earlier.process || (!r->token.empty() && r->token == earlier.token)) {
+        return std::nullopt;
+    }
+    return r;
+}
+
+void MutualExclusionCheck::add_violation(const std::string& key, const KeyHolds& holds,
+                                         const Hold& earlier, const Hold& later) {
+    ++violation_count_;
+    processes_.add(earlier.process);
+    processes_.add(later.process);
+    const auto released_by = freed_under(holds, earlier);
+    if (released_by)
+        processes_.add(released_by->process);
+    if (witnesses_.size() >= max_violations_)
+        return;
     std::string message = key + ": " + who(later.process, later.token) + " acquired ";
     const bool shared_involved = earlier.mode == LockMode::Shared || later.mode == LockMode::Shared;
     if (shared_involved)
@@ -109,8 +130,13 @@ void MutualExclusionCheck::add_witness(const std::string& key, const Hold& earli
     if (shared_involved)
         message += std::string(mode_name(earlier.mode)) + " ";
     message += "since " + format_seconds(earlier.start_ns);
+    if (released_by) {
+        message += " (process " + std::to_string(released_by->process) +
+                   "'s release of another grant freed it at " +
+                   format_seconds(released_by->time_ns) + ")";
+    }
     const std::size_t index = witnesses_.size();
-    witnesses_.push_back(Witness{key, earlier, later, std::move(message)});
+    witnesses_.push_back(Witness{key, earlier, later, std::move(message), released_by});
     witnesses_of_hold_[earlier.id].push_back(index);
     witnesses_of_hold_[later.id].push_back(index);
 }
@@ -151,11 +177,11 @@ void MutualExclusionCheck::finish(std::int64_t end_time_ns) {
 }
 
 json MutualExclusionCheck::result() const {
-    return json{{"valid", violation_count_ == 0},
-                {"violations", violation_count_},
-                {"holds", holds_},
-                {"nested_grants", nested_grants_},
-                {"ended_by_crash", ended_by_crash_},
+    if (!lock_ops_seen_)
+        return not_applicable("the history has no lock operations");
+    return json{{"valid", violation_count_ == 0},   {"violations", violation_count_},
+                {"processes", processes_.sorted()}, {"holds", holds_},
+                {"nested_grants", nested_grants_},  {"ended_by_crash", ended_by_crash_},
                 {"open_at_end", open_at_end_}};
 }
 
@@ -176,14 +202,20 @@ json MutualExclusionCheck::violations() const {
         const std::int64_t second_end = w.second.end_ns.value_or(end_time_ns_);
         const std::int64_t overlap =
             std::max<std::int64_t>(0, std::min(first_end, second_end) - w.second.start_ns);
-        out.push_back(json{{"kind", "mutual_exclusion"},
-                           {"key", w.key},
-                           {"message", w.message},
-                           {"witness",
-                            {{"key", w.key},
-                             {"first", hold_json(w.first)},
-                             {"second", hold_json(w.second)},
-                             {"overlap_ns", overlap}}}});
+        out.push_back(
+            json{{"kind", "mutual_exclusion"},
+                 {"key", w.key},
+                 {"message", w.message},
+                 {"witness",
+                  {{"key", w.key},
+                   {"first", hold_json(w.first)},
+                   {"second", hold_json(w.second)},
+                   {"overlap_ns", overlap},
+                   {"released_by", w.released_by ? json{{"process", w.released_by->process},
+                                                        {"token", w.released_by->token},
+                                                        {"time_ns", w.released_by->time_ns},
+                                                        {"index", w.released_by->index}}
+                                                 : json(nullptr)}}}});
     }
     return out;
 }

@@ -28,12 +28,14 @@ class MutualExclusionCheck {
     // Closes the check at the last event's time; holds still open end there.
     void finish(std::int64_t end_time_ns);
 
-    // checks.mutual_exclusion: {"valid", "violations", "holds", "nested_grants",
-    // "ended_by_crash", "open_at_end"}.
+    // checks.mutual_exclusion: {"valid", "violations", "processes" (in any violation), "holds",
+    // "nested_grants", "ended_by_crash", "open_at_end"}; not applicable without lock operations.
     nlohmann::json result() const;
     // Up to max_violations entries {"kind": "mutual_exclusion", "key", "message", "witness"},
-    // witness {"key", "first": hold, "second": hold, "overlap_ns"} with a hold
-    // {"process", "token", "mode", "start_ns", "end_ns" (null: open at the end), "start_index"}.
+    // witness {"key", "first": hold, "second": hold, "overlap_ns", "released_by"} with a hold
+    // {"process", "token", "mode", "start_ns", "end_ns" (null: open at the end), "start_index"}
+    // and released_by {"process", "token", "time_ns", "index"} (or null): another grant's release
+    // that completed while the first hold was open - a late or unowned unlock that freed it (T8).
     nlohmann::json violations() const;
     std::uint64_t violation_count() const { return violation_count_; }
 
@@ -47,24 +49,43 @@ class MutualExclusionCheck {
         std::uint64_t start_index = 0;
         std::optional<std::int64_t> end_ns;
     };
+    // A release that completed `ok`: the lock it freed may have been someone else's (T8).
+    struct Released {
+        std::int64_t process = 0;
+        std::string token;
+        std::int64_t time_ns = 0;
+        std::uint64_t index = 0;
+    };
     struct KeyHolds {
         std::vector<Hold> open;
         std::size_t exclusive = 0;
+        std::optional<Released> last_release;
     };
     struct Witness {
         std::string key;
         Hold first;
         Hold second;
         std::string message;
+        std::optional<Released> released_by;
+    };
+    struct ReleaseInFlight {
+        std::string key;
+        std::string token;
     };
 
     void on_grant(const Event& event);
     void end_hold(const std::string& key, std::int64_t process, std::int64_t time_ns);
-    void add_witness(const std::string& key, const Hold& earlier, const Hold& later);
+    // Counts the pair (earlier, later) and spells it out while witnesses are wanted.
+    void add_violation(const std::string& key, const KeyHolds& holds, const Hold& earlier,
+                       const Hold& later);
+    // A release of another grant that completed while `earlier` was held: it freed `earlier`'s
+    // lock under its holder (a late or unowned unlock), which is how `later` got it.
+    static std::optional<Released> freed_under(const KeyHolds& holds, const Hold& earlier);
 
     std::size_t max_violations_;
     HoldNesting nesting_;
     std::unordered_map<std::string, KeyHolds> keys_;
+    std::unordered_map<std::int64_t, ReleaseInFlight> releasing_;
     std::vector<Witness> witnesses_;
     // Which witnesses show an open hold: patched with its end when it ends.
     std::unordered_map<std::uint64_t, std::vector<std::size_t>> witnesses_of_hold_;
@@ -75,6 +96,8 @@ class MutualExclusionCheck {
     std::uint64_t ended_by_crash_ = 0;
     std::uint64_t open_at_end_ = 0;
     std::int64_t end_time_ns_ = 0;
+    bool lock_ops_seen_ = false;
+    ProcessSet processes_;
 };
 
 }  // namespace lockbench::checker

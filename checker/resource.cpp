@@ -1,7 +1,5 @@
 #include "resource.hpp"
 
-#include "streaming.hpp"
-
 namespace lockbench::checker {
 
 using nlohmann::json;
@@ -9,26 +7,61 @@ using nlohmann::json;
 ResourceCheck::ResourceCheck(std::size_t max_violations) : max_violations_(max_violations) {}
 
 void ResourceCheck::on_event(const Event& event) {
-    if (event.type != EventType::Ok)
-        return;
-    const Op op = op_of(event);
-    if (op == Op::Read) {
-        ++reads_;
+    switch (op_of(event)) {
+        case Op::Acquire:
+            lock_ops_seen_ = true;
+            if (event.type == EventType::Ok)
+                nesting_.grant(event.process, event.key, event.token);
+            return;
+        case Op::Release:
+            if (event.type == EventType::Invoke)
+                nesting_.release(event.process, event.key, event.token);
+            return;
+        case Op::Crash:
+            nesting_.drop(*event.target);
+            in_flight_.erase(*event.target);
+            return;
+        case Op::Read:
+            if (event.type == EventType::Ok)
+                ++reads_;
+            return;
+        case Op::Write:
+            on_write(event);
+            return;
+        default:
+            return;
+    }
+}
+
+void ResourceCheck::on_write(const Event& event) {
+    if (event.type == EventType::Invoke) {
+        if (!nesting_.holds(event.process, event.key)) {
+            ++unguarded_writes_;
+            return;
+        }
+        auto highest = highest_.find(event.key);
+        in_flight_[event.process] = WriteInFlight{
+            highest == highest_.end() ? std::nullopt : std::optional<Write>(highest->second)};
         return;
     }
-    if (op != Op::Write || !event.number)
+    auto it = in_flight_.find(event.process);
+    if (it == in_flight_.end())
+        return;  // not judged
+    const WriteInFlight sent = std::move(it->second);
+    in_flight_.erase(it);
+    if (event.type != EventType::Ok || !event.number)
         return;
     ++writes_;
     const Write write{event.process, *event.number, event.time, event.index};
-    auto [it, first] = highest_.try_emplace(event.key, write);
-    if (first)
+    auto [highest, first] = highest_.try_emplace(event.key, write);
+    if (!first && write.value > highest->second.value)
+        highest->second = write;
+    if (!sent.written_before || write.value > sent.written_before->value)
         return;
-    Write& highest = it->second;
-    if (write.value > highest.value) {
-        highest = write;
-        return;
-    }
+    const Write& overwritten = *sent.written_before;
     ++lost_updates_;
+    processes_.add(write.process);
+    processes_.add(overwritten.process);
     if (violations_.size() >= max_violations_)
         return;
     const auto write_json = [](const Write& w) {
@@ -40,22 +73,28 @@ void ResourceCheck::on_event(const Event& event) {
              {"key", event.key},
              {"message", event.key + ": process " + std::to_string(write.process) + " wrote " +
                              std::to_string(write.value) + " at " + format_seconds(write.time_ns) +
-                             " over " + std::to_string(highest.value) + " written by process " +
-                             std::to_string(highest.process) + " at " +
-                             format_seconds(highest.time_ns) + ": an update was lost"},
+                             " over " + std::to_string(overwritten.value) + " written by process " +
+                             std::to_string(overwritten.process) + " at " +
+                             format_seconds(overwritten.time_ns) + ": an update was lost"},
              {"witness",
               {{"key", event.key},
-               {"overwritten", write_json(highest)},
+               {"overwritten", write_json(overwritten)},
                {"write", write_json(write)}}}});
 }
 
 void ResourceCheck::finish(std::int64_t /*end_time_ns*/) {}
 
 json ResourceCheck::result() const {
+    if (writes_ == 0 && lost_updates_ == 0) {
+        return not_applicable(lock_ops_seen_ ? "no write completed while its writer held the lock"
+                                             : "the history has no lock operations");
+    }
     return json{{"valid", lost_updates_ == 0},
                 {"violations", lost_updates_},
+                {"processes", processes_.sorted()},
                 {"reads", reads_},
                 {"writes", writes_},
+                {"unguarded_writes", unguarded_writes_},
                 {"keys", highest_.size()}};
 }
 

@@ -1,19 +1,26 @@
 #pragma once
 
-// Check 3, resource integrity: no lost update on the lock-protected counter (read/write ops on
-// the key of the lock). A client reads the counter and writes read+1, so every accepted write
-// must exceed every value accepted before it; an `ok` write of v <= the highest value an earlier
-// `ok` write put there overwrote someone's update. `info` writes are unknown and `fail` writes
-// did not happen, so only `ok` writes count.
+// Check 3, resource integrity: no lost update on the lock-protected counter. Inside its critical
+// section a client reads the counter of the key it holds and writes read+1, so an `ok` write must
+// exceed every value written (`ok`) before the write was sent; one that does not overwrote
+// someone's update (T1: a holder paused past its lease writes what it read before). Writes that
+// overlap in real time are not ordered, `info` writes are unknown and `fail` writes did not
+// happen, so none of those count.
+//
+// Only writes made while the writer holds the key's lock are judged: a register that no lock
+// protects (a Jepsen register history) is linearizability's business, and on a history without
+// such writes this check does not apply.
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
 #include <nlohmann/json.hpp>
 
 #include "history.hpp"
+#include "streaming.hpp"
 
 namespace lockbench::checker {
 
@@ -24,7 +31,8 @@ class ResourceCheck {
     void on_event(const Event& event);
     void finish(std::int64_t end_time_ns);
 
-    // checks.resource: {"valid", "violations", "reads", "writes", "keys"}.
+    // checks.resource: {"valid", "violations", "processes", "reads", "writes" (judged, ok),
+    // "unguarded_writes" (outside any hold, not judged), "keys"}.
     nlohmann::json result() const;
     // Up to max_violations entries {"kind": "resource", "key", "message", "witness"}, witness
     // {"key", "overwritten": write, "write": write} with a write {"process", "value", "time_ns",
@@ -39,12 +47,23 @@ class ResourceCheck {
         std::int64_t time_ns = 0;
         std::uint64_t index = 0;
     };
+    struct WriteInFlight {
+        // The highest value written before this write was sent: only that is certainly older.
+        std::optional<Write> written_before;
+    };
+
+    void on_write(const Event& event);
 
     std::size_t max_violations_;
-    std::unordered_map<std::string, Write> highest_;  // per key: the highest accepted write
+    HoldNesting nesting_;
+    std::unordered_map<std::string, Write> highest_;  // per key: the highest ok write so far
+    std::unordered_map<std::int64_t, WriteInFlight> in_flight_;  // judged writes, by process
     nlohmann::json violations_ = nlohmann::json::array();
+    ProcessSet processes_;
+    bool lock_ops_seen_ = false;
     std::uint64_t reads_ = 0;
     std::uint64_t writes_ = 0;
+    std::uint64_t unguarded_writes_ = 0;
     std::uint64_t lost_updates_ = 0;
 };
 

@@ -11,7 +11,10 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "history.hpp"
 
@@ -61,13 +64,22 @@ inline double ns_to_ms(std::int64_t ns) {
     return static_cast<double>(ns) / 1e6;
 }
 
+// The result of a check that has nothing to judge in this history: it says so and why, and
+// takes no part in the verdict (a check cannot pass on a history it does not fit).
+inline constexpr const char* kNotApplicable = "not-applicable";
+inline nlohmann::json not_applicable(const std::string& why) {
+    return nlohmann::json{{"valid", kNotApplicable}, {"violations", 0}, {"reason", why}};
+}
+
 // Who holds which key. Re-entrant strategies grant a key its holder already holds: that is the
 // same hold one level deeper, and the hold ends at the release that brings the depth back to 0.
-// Memory is proportional to the open holds.
+// A release names its grant by token, so it ends the hold of the process that was granted that
+// token even when another process id sends it (after an `info` the cleanup runs under a new id,
+// HISTORY.md). Memory is proportional to the open holds.
 class HoldNesting {
   public:
     // The depth after this grant: 1 starts a hold, more is a nested grant of a held key.
-    int grant(std::int64_t process, const std::string& key) {
+    int grant(std::int64_t process, const std::string& key, const std::string& token = {}) {
         auto it = by_process_.find(process);
         if (it == by_process_.end()) {
             if (spare_.empty()) {
@@ -79,35 +91,53 @@ class HoldNesting {
                 it = by_process_.insert(std::move(node)).position;
             }
         }
+        if (!token.empty())
+            owner_of_token_[token] = process;
         auto& held = it->second;
         for (auto& entry : held) {
-            if (entry.key == key)
+            if (entry.key == key) {
+                if (!token.empty())
+                    entry.tokens.push_back(token);
                 return ++entry.depth;
+            }
         }
-        held.push_back(Entry{key, 1});
+        held.push_back(Entry{key, 1, {}});
+        if (!token.empty())
+            held.back().tokens.push_back(token);
         return 1;
     }
 
     enum class Release : std::uint8_t { NotHeld, Nested, Ended };
+    struct Released {
+        Release kind = Release::NotHeld;
+        std::int64_t owner = 0;  // the process whose hold it was
+    };
 
     // A release invoke ends one level whatever its outcome: the client stops relying on the lock
     // once it asks to give it back.
-    Release release(std::int64_t process, const std::string& key) {
-        auto it = by_process_.find(process);
+    Released release(std::int64_t process, const std::string& key, const std::string& token = {}) {
+        std::int64_t owner = process;
+        if (!holds(process, key) && !token.empty()) {
+            auto t = owner_of_token_.find(token);
+            if (t != owner_of_token_.end())
+                owner = t->second;
+        }
+        auto it = by_process_.find(owner);
         if (it == by_process_.end())
-            return Release::NotHeld;
+            return {Release::NotHeld, owner};
         auto& held = it->second;
         for (auto entry = held.begin(); entry != held.end(); ++entry) {
             if (entry->key != key)
                 continue;
             if (--entry->depth > 0)
-                return Release::Nested;
+                return {Release::Nested, owner};
+            forget_tokens(*entry);
             held.erase(entry);
             if (held.empty())
                 retire(it);
-            return Release::Ended;
+            return {Release::Ended, owner};
         }
-        return Release::NotHeld;
+        return {Release::NotHeld, owner};
     }
 
     bool holds(std::int64_t process, const std::string& key) const {
@@ -124,8 +154,10 @@ class HoldNesting {
         auto it = by_process_.find(process);
         if (it == by_process_.end())
             return keys;
-        for (auto& entry : it->second)
+        for (auto& entry : it->second) {
+            forget_tokens(entry);
             keys.push_back(std::move(entry.key));
+        }
         it->second.clear();
         retire(it);
         return keys;
@@ -135,8 +167,15 @@ class HoldNesting {
     struct Entry {
         std::string key;
         int depth = 0;
+        std::vector<std::string> tokens;
     };
     using Map = std::unordered_map<std::int64_t, std::vector<Entry>>;
+
+    void forget_tokens(Entry& entry) {
+        for (const auto& token : entry.tokens)
+            owner_of_token_.erase(token);
+        entry.tokens.clear();
+    }
 
     // Every hold would otherwise allocate a map node and a vector and free them at its end; a
     // few spare nodes (with their vectors' capacity) make the steady state allocation-free.
@@ -150,6 +189,23 @@ class HoldNesting {
 
     Map by_process_;
     std::vector<Map::node_type> spare_;
+    std::unordered_map<std::string, std::int64_t> owner_of_token_;
+};
+
+// The processes a check's violations involve, for an expectation that asks whether a fault's
+// target took part. Exact (not capped like the witness list), bounded by the processes.
+class ProcessSet {
+  public:
+    void add(std::int64_t process) { processes_.insert(process); }
+    bool empty() const { return processes_.empty(); }
+    std::vector<std::int64_t> sorted() const {
+        std::vector<std::int64_t> out(processes_.begin(), processes_.end());
+        std::sort(out.begin(), out.end());
+        return out;
+    }
+
+  private:
+    std::unordered_set<std::int64_t> processes_;
 };
 
 }  // namespace lockbench::checker

@@ -1,6 +1,6 @@
 #pragma once
 
-// history.jsonl (shared/HISTORY.md) turned into what the timeline draws: lock holds per process,
+// history.jsonl (checker/HISTORY.md) turned into what the timeline draws: lock holds per process,
 // nemesis events, and the holds that overlap on one key. The reading lives only here so that the
 // checker's fast parser can replace it later.
 //
