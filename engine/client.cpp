@@ -1,7 +1,9 @@
 #include "client.hpp"
 
+#include <algorithm>
 #include <utility>
 
+#include "nemesis/fault.hpp"
 #include "nemesis/nemesis.hpp"
 #include "registry.hpp"
 
@@ -57,6 +59,7 @@ void ClientStats::merge(const ClientStats& other) {
         ops[i].info += other.ops[i].info;
     }
     cycles += other.cycles;
+    clients_answered += other.clients_answered;
     auto add = [](std::vector<std::uint64_t>& into, const std::vector<std::uint64_t>& from) {
         if (into.size() < from.size())
             into.resize(from.size(), 0);
@@ -75,34 +78,56 @@ SimulatedClient::SimulatedClient(ClientEnvironment& env, int index, ClientStats&
       stats_(stats),
       rng_(seed),
       resource_(env.workload.resource == ResourceKind::Fenced) {
-    start_incarnation();
+    start_incarnation(Clock());
 }
 
-void SimulatedClient::start_incarnation() {
-    session_ = env_.make_session(index_, incarnation_);
+void SimulatedClient::start_incarnation(Clock clock) {
+    session_ = env_.make_session(index_, incarnation_, std::move(clock));
     if (redirected_to_)
         session_->redirect(0, *redirected_to_);
     session_->set_checkpoint_hook([this](std::string_view point) { return on_checkpoint(point); });
     strategy_ = make_strategy(env_.workload.strategy);
 }
 
+void SimulatedClient::arm(std::string point, Fault& fault, FaultEffect effect) {
+    armed_.push_back(Armed{std::move(point), &fault, std::move(effect)});
+}
+
 std::chrono::milliseconds SimulatedClient::on_checkpoint(std::string_view point) {
     if (crashed_)
         throw ClientCrashed{};
     std::chrono::milliseconds stall{0};
-    for (auto it = stalls_.begin(); it != stalls_.end(); ++it) {
-        if (it->first == point) {
-            stall = it->second;
-            stalls_.erase(it);
-            break;
+    // Take the due faults out first: an effect may arm another.
+    std::vector<Armed> due;
+    for (auto it = armed_.begin(); it != armed_.end();) {
+        if (it->point == point || it->point == kAnyPoint) {
+            due.push_back(std::move(*it));
+            it = armed_.erase(it);
+        } else {
+            ++it;
         }
     }
+    for (auto& a : due)
+        stall = std::max(stall, a.effect(*this));
     auto now = EventLoop::now();
     if (worker_paused_until_ > now) {
         stall = std::max(stall,
                          std::chrono::ceil<std::chrono::milliseconds>(worker_paused_until_ - now));
     }
     return stall;
+}
+
+void SimulatedClient::disarm_hold_faults(const std::string& why) {
+    for (auto it = armed_.begin(); it != armed_.end();) {
+        if (it->fault->target().kind == FaultTarget::Kind::Holder) {
+            it->fault->missed(why);
+            if (env_.nemesis)
+                env_.nemesis->rearm(*it->fault);
+            it = armed_.erase(it);
+        } else {
+            ++it;
+        }
+    }
 }
 
 void SimulatedClient::pause(EventLoop::TimePoint until, bool whole_client) {
@@ -116,8 +141,13 @@ void SimulatedClient::crash() {
     session_->kill("client crashed");
 }
 
-void SimulatedClient::stall_at(std::string point, std::chrono::milliseconds duration) {
-    stalls_.emplace_back(std::move(point), duration);
+std::vector<std::int64_t> SimulatedClient::processes_holding() const {
+    std::vector<std::int64_t> out{process_};
+    for (const auto& h : held_) {
+        if (std::find(out.begin(), out.end(), h.process) == out.end())
+            out.push_back(h.process);
+    }
+    return out;
 }
 
 void SimulatedClient::redirect(const Endpoint& endpoint) {
@@ -128,18 +158,25 @@ void SimulatedClient::redirect(const Endpoint& endpoint) {
 Task<void> SimulatedClient::reincarnate() {
     // The dead process's background work (a watchdog) dies with it.
     co_await strategy_->shutdown(*session_);
+    disarm_hold_faults("the holder crashed before reaching the fault's point");
+    held_.clear();
     ++incarnation_;
     crashed_ = false;
     worker_paused_until_ = {};
-    stalls_.clear();
-    retire_after_cycle_ = false;
+    info_in_cycle_ = false;
     process_ = env_.next_process.fetch_add(1);
-    start_incarnation();
+    // The machine's clock outlives the process: a skew stays (T9).
+    start_incarnation(session_->clock());
 }
 
 std::size_t SimulatedClient::second() const {
     return static_cast<std::size_t>(
         std::chrono::duration_cast<std::chrono::seconds>(EventLoop::now() - env_.start).count());
+}
+
+void SimulatedClient::note_answer() {
+    if (!std::exchange(answered_, true))
+        ++stats_.clients_answered;
 }
 
 void SimulatedClient::note_error() {
@@ -162,8 +199,13 @@ void SimulatedClient::record(EventType type, std::string_view f, const std::stri
     e.error = std::move(error);
     e.fence = fence;
     env_.history.record(std::move(e));
+    if (type == EventType::Ok || type == EventType::Fail)
+        note_answer();
     if (type == EventType::Info) {
-        retire_after_cycle_ = true;
+        // The outcome of an `info` op is unknown forever: this process id never issues anything
+        // again, and whatever the cycle still has to do runs under a new one (HISTORY.md).
+        process_ = env_.next_process.fetch_add(1);
+        info_in_cycle_ = true;
         note_error();
     }
 }
@@ -180,10 +222,7 @@ Task<void> SimulatedClient::run() {
             co_await reincarnate();
             continue;
         }
-        if (retire_after_cycle_) {
-            // The outcome of an `info` op is unknown forever: this process never runs again.
-            process_ = env_.next_process.fetch_add(1);
-            retire_after_cycle_ = false;
+        if (std::exchange(info_in_cycle_, false)) {
             // Back off while the server is down instead of flooding the history with refusals.
             consecutive_errors_ = std::min(consecutive_errors_ + 1, 8);
             co_await session_->loop().sleep_for(
@@ -195,26 +234,35 @@ Task<void> SimulatedClient::run() {
         if (think.count() > 0)
             co_await session_->loop().sleep_for(think);
     }
+    for (auto& a : armed_) {
+        a.fault->missed("client " + std::to_string(index_) + " never reached " + a.point +
+                        " before the run ended");
+    }
+    armed_.clear();
     co_await strategy_->shutdown(*session_);
 }
 
 Task<void> SimulatedClient::cycle() {
     const auto& w = env_.workload;
+    const std::string key = "k" + std::to_string(env_.keys.pick(rng_));
     AcquireRequest request{
-        .key = key_prefix_ + "k" + std::to_string(env_.keys.pick(rng_)),
+        .key = env_.key_prefix + key,
         .mode = w.shared_ratio > 0 && std::bernoulli_distribution(w.shared_ratio)(rng_)
                     ? LockMode::Shared
                     : LockMode::Exclusive,
         .lease = std::chrono::milliseconds(w.lease_ms),
         .wait_budget = std::chrono::milliseconds(w.wait_ms),
     };
-    const std::string invoke_value = "{\"mode\":\"" + std::string(to_string(request.mode)) +
-                                     "\",\"lease_ms\":" + std::to_string(w.lease_ms) + "}";
+    std::string invoke_value = "{\"mode\":\"" + std::string(to_string(request.mode)) + "\"";
+    if (env_.record_lease)
+        invoke_value += ",\"lease_ms\":" + std::to_string(w.lease_ms);
+    invoke_value += "}";
 
-    std::vector<Grant> grants;
+    held_.clear();
     for (int depth = 0; depth < w.reentry_depth; ++depth) {
         auto started = EventLoop::now();
-        record(EventType::Invoke, "acquire", request.key, invoke_value);
+        record(EventType::Invoke, "acquire", key, invoke_value);
+        const std::int64_t acquiring = process_;
         std::optional<AcquireResult> result;
         std::string io_error, reply_error;
         try {
@@ -225,18 +273,18 @@ Task<void> SimulatedClient::cycle() {
             reply_error = e.what();
         }
         if (!io_error.empty()) {
-            record(EventType::Info, "acquire", request.key, "null", io_error);
+            record(EventType::Info, "acquire", key, "null", io_error);
             stats_.count(Op::Acquire, EventType::Info);
             break;
         }
         if (!reply_error.empty()) {
-            record(EventType::Fail, "acquire", request.key, "null", reply_error);
+            record(EventType::Fail, "acquire", key, "null", reply_error);
             stats_.count(Op::Acquire, EventType::Fail);
             note_error();
             break;
         }
         if (auto* denied = std::get_if<Denied>(&*result)) {
-            record(EventType::Fail, "acquire", request.key, "null", denied->reason);
+            record(EventType::Fail, "acquire", key, "null", denied->reason);
             stats_.count(Op::Acquire, EventType::Fail);
             break;
         }
@@ -247,104 +295,106 @@ Task<void> SimulatedClient::cycle() {
         if (g.fence)
             ok_value += ",\"fence\":" + std::to_string(*g.fence);
         ok_value += ",\"mode\":\"" + std::string(to_string(g.mode)) + "\"}";
-        record(EventType::Ok, "acquire", request.key, std::move(ok_value));
+        record(EventType::Ok, "acquire", key, std::move(ok_value));
         stats_.count(Op::Acquire, EventType::Ok);
-        grants.push_back(g);
+        held_.push_back(Held{g, key, acquiring});
         if (env_.nemesis)
-            env_.nemesis->on_grant(*this, request.key);
+            env_.nemesis->on_grant(*this, key);
     }
 
-    if (grants.empty()) {
-        if (w.release_on_failed_acquire && !retire_after_cycle_) {
+    if (held_.empty()) {
+        if (w.release_on_failed_acquire && !info_in_cycle_) {
             // Seed 001's risk: `finally { unlock(); }` runs even though the acquire failed.
-            // A named grant, not a temporary: GCC 12 destroys a temporary argument of a
+            // A named hold, not a temporary: GCC 12 destroys a temporary argument of a
             // co_await-ed coroutine call twice (the frame's copy and the expression's).
-            const Grant never_granted{.key = request.key, .mode = request.mode};
+            const Held never_granted{Grant{.key = request.key, .mode = request.mode}, key,
+                                     process_};
             co_await release(never_granted);
         }
         co_return;
     }
 
-    co_await critical_section(grants.back());
+    co_await critical_section(held_.back());
     // Innermost first, as nested `finally` blocks would.
-    for (auto it = grants.rbegin(); it != grants.rend(); ++it)
-        co_await release(*it);
+    while (!held_.empty()) {
+        const Held h = held_.back();
+        held_.pop_back();
+        co_await release(h);
+    }
+    // A fault aimed at this hold whose point never came (a read that timed out ends the critical
+    // section early) is the next holder's.
+    disarm_hold_faults("the holder of " + key + " released it without reaching the fault's point");
     stats_.add_cycle(second());
     env_.live_cycles.fetch_add(1, std::memory_order_relaxed);
 }
 
-Task<void> SimulatedClient::critical_section(const Grant& grant) {
+Task<void> SimulatedClient::critical_section(const Held& held) {
     const auto& w = env_.workload;
-    co_await session_->checkpoint("client.after_acquire");
+    co_await session_->checkpoint(kAfterAcquire);
     auto hold = w.hold_ms.sample(rng_);
-    if (w.resource == ResourceKind::None) {
-        if (hold.count() > 0)
-            co_await session_->loop().sleep_for(hold);
-        co_return;
-    }
     // read -> hold (the work) -> write read+1: a second holder in this window loses an update.
-    record(EventType::Invoke, "read", grant.key, "null");
     std::optional<std::int64_t> value;
-    std::string error;
-    try {
-        value = co_await resource_.read(*session_, grant.key);
-    } catch (const RedisError& e) {
-        error = e.what();
+    if (w.resource != ResourceKind::None) {
+        record(EventType::Invoke, "read", held.key, "null");
+        std::string error;
+        try {
+            value = co_await resource_.read(*session_, held.grant.key);
+        } catch (const RedisError& e) {
+            error = e.what();
+        }
+        if (!error.empty()) {
+            record(EventType::Info, "read", held.key, "null", error);
+            stats_.count(Op::Read, EventType::Info);
+            co_return;
+        }
+        record(EventType::Ok, "read", held.key, value ? std::to_string(*value) : "null");
+        stats_.count(Op::Read, EventType::Ok);
     }
-    if (!error.empty()) {
-        record(EventType::Info, "read", grant.key, "null", error);
-        stats_.count(Op::Read, EventType::Info);
-        co_return;
-    }
-    record(EventType::Ok, "read", grant.key, value ? std::to_string(*value) : "null");
-    stats_.count(Op::Read, EventType::Ok);
-    if (grant.mode == LockMode::Shared) {
-        // A read lock protects reads: readers share it, so a reader that wrote would race the
-        // other readers by design and every shared hold would "lose" updates.
-        if (hold.count() > 0)
-            co_await session_->loop().sleep_for(hold);
-        co_return;
-    }
-
     if (hold.count() > 0)
         co_await session_->loop().sleep_for(hold);
-    co_await session_->checkpoint("client.before_write");
+    co_await session_->checkpoint(kBeforeWrite);
+    // A read lock protects reads: readers share it, so a reader that wrote would race the other
+    // readers by design and every shared hold would "lose" updates.
+    if (w.resource == ResourceKind::None || held.grant.mode == LockMode::Shared)
+        co_return;
 
     const std::int64_t next = value.value_or(0) + 1;
-    const auto fence = resource_.fenced() ? grant.fence : std::nullopt;
+    const auto fence = resource_.fenced() ? held.grant.fence : std::nullopt;
     const std::string v = std::to_string(next);
-    record(EventType::Invoke, "write", grant.key, v, {}, fence);
+    record(EventType::Invoke, "write", held.key, v, {}, fence);
     bool accepted = false;
+    std::string error;
     try {
-        accepted = co_await resource_.write(*session_, grant.key, next, fence);
+        accepted = co_await resource_.write(*session_, held.grant.key, next, fence);
     } catch (const RedisError& e) {
         error = e.what();
     }
     if (!error.empty()) {
-        record(EventType::Info, "write", grant.key, v, error, fence);
+        record(EventType::Info, "write", held.key, v, error, fence);
         stats_.count(Op::Write, EventType::Info);
     } else if (accepted) {
-        record(EventType::Ok, "write", grant.key, v, {}, fence);
+        record(EventType::Ok, "write", held.key, v, {}, fence);
         stats_.count(Op::Write, EventType::Ok);
     } else {
-        record(EventType::Fail, "write", grant.key, v, "stale-fence", fence);
+        record(EventType::Fail, "write", held.key, v, "stale-fence", fence);
         stats_.count(Op::Write, EventType::Fail);
     }
 }
 
-Task<void> SimulatedClient::release(const Grant& grant, bool retried) {
+Task<void> SimulatedClient::release(const Held& held, bool retried) {
     std::string value = "null";
-    if (!grant.token.empty()) {
+    if (!held.grant.token.empty()) {
         value = "{\"token\":";
-        append_json_string(value, grant.token);
+        append_json_string(value, held.grant.token);
         value += "}";
     }
     auto started = EventLoop::now();
-    record(EventType::Invoke, "release", grant.key, value);
+    record(EventType::Invoke, "release", held.key, value);
     std::optional<ReleaseOutcome> outcome;
     std::string io_error, reply_error;
     try {
-        outcome = co_await strategy_->release(*session_, grant);
+        outcome = co_await strategy_->release(*session_, held.grant);
+        co_await session_->checkpoint(kReleaseReply);
         if (std::exchange(lose_release_reply_, false)) {
             // The server ran the release; the client only learns that nothing came back in time.
             co_await session_->loop().sleep_for(
@@ -358,21 +408,22 @@ Task<void> SimulatedClient::release(const Grant& grant, bool retried) {
     }
     stats_.release_latency.record(EventLoop::now() - started);
     if (!io_error.empty()) {
-        record(EventType::Info, "release", grant.key, "null", io_error);
+        record(EventType::Info, "release", held.key, "null", io_error);
         stats_.count(Op::Release, EventType::Info);
         if (env_.workload.retry_ambiguous_release && !retried) {
             // T7: the first release may have run; a retry that is not idempotent runs it twice.
-            co_await release(grant, true);
+            // It is a new op of a new process id (the first one ended in `info`).
+            co_await release(held, true);
         }
     } else if (!reply_error.empty()) {
-        record(EventType::Fail, "release", grant.key, "null", reply_error);
+        record(EventType::Fail, "release", held.key, "null", reply_error);
         stats_.count(Op::Release, EventType::Fail);
         note_error();
     } else if (*outcome == ReleaseOutcome::NotHeld) {
-        record(EventType::Fail, "release", grant.key, "null", "not-held");
+        record(EventType::Fail, "release", held.key, "null", "not-held");
         stats_.count(Op::Release, EventType::Fail);
     } else {
-        record(EventType::Ok, "release", grant.key, "null");
+        record(EventType::Ok, "release", held.key, "null");
         stats_.count(Op::Release, EventType::Ok);
     }
 }

@@ -2,8 +2,9 @@
 
 // One simulated client: a logical process with its own session (connections, identity, Clock)
 // looping acquire -> critical section on the protected resource -> release -> think, and
-// recording every step in the history. A timed-out step is `info`; after a cycle with an `info`
-// the client continues under a new process id (Jepsen's convention for crashed processes).
+// recording every step in the history. A timed-out step is `info`, and the process id that
+// recorded it never issues anything again (Jepsen's rule): the rest of the cycle - the cleanup
+// release, a retried unlock - runs under a fresh id.
 
 #include <array>
 #include <atomic>
@@ -23,10 +24,22 @@
 
 namespace lockbench {
 
+class Fault;
 class Nemesis;
 
 // Thrown at a checkpoint of a client the nemesis crashed: the process ends where it stands.
 struct ClientCrashed {};
+
+// The named points of a cycle where a fault may act. Strategies add their own inside a call
+// (release.before_delete, T8); these are the client's.
+inline constexpr std::string_view kAfterAcquire = "client.after_acquire";
+// The end of the critical section: the value was read, the hold is over, the write (if any) is
+// next. A holder paused here writes what it read before its lease ran out (T1).
+inline constexpr std::string_view kBeforeWrite = "client.before_write";
+// Just after a release ran on the server, before its reply reaches the client (T7).
+inline constexpr std::string_view kReleaseReply = "client.release_reply";
+// Not a place: the next checkpoint the client reaches, whichever it is.
+inline constexpr std::string_view kAnyPoint = "any";
 
 enum class Op { Acquire, Release, Read, Write, Count };
 std::string_view to_string(Op op);
@@ -43,6 +56,9 @@ struct ClientStats {
     std::uint64_t cycles = 0;  // acquire granted and released
     std::vector<std::uint64_t> cycles_per_second;
     std::vector<std::uint64_t> errors_per_second;
+    // Clients (not process ids) that got at least one definite answer (ok or fail) from Redis:
+    // a run in which most clients never did measured nothing.
+    std::uint64_t clients_answered = 0;
 
     void count(Op op, EventType outcome);
     void add_cycle(std::size_t second);
@@ -60,65 +76,91 @@ struct ClientEnvironment {
     std::atomic<std::int64_t>& next_process;
     std::atomic<std::uint64_t>& live_cycles;
     std::atomic<std::uint64_t>& live_errors;
-    // A fresh session for client `index` in its `incarnation` (0, then 1 after a crash, ...).
-    std::function<std::unique_ptr<Session>(int index, int incarnation)> make_session;
+    // A fresh session for client `index` in its `incarnation` (0, then 1 after a crash, ...),
+    // keeping `clock`: a crash restarts the process, not the machine's clock (T9).
+    std::function<std::unique_ptr<Session>(int index, int incarnation, Clock clock)> make_session;
     Nemesis* nemesis = nullptr;
+    // On a shared server every Redis key carries a per-run prefix (run.cpp); the history, the
+    // workload and the faults name keys without it.
+    std::string key_prefix;
+    // Recorded on acquire invokes only where the strategy's lock really expires (HISTORY.md:
+    // a lease bounds the grant); a lock without expiry has none to record.
+    bool record_lease = true;
 };
 
 class SimulatedClient {
   public:
     SimulatedClient(ClientEnvironment& env, int index, ClientStats& stats, std::uint64_t seed);
 
-    // Loops until the environment's stop flag is set, then stops its background work.
+    // Loops until the environment's stop flag is set, then stops its background work. Faults
+    // still armed when it ends are reported as never having taken effect.
     Task<void> run();
 
-    // On a shared server keys are prefixed per run (run.cpp); empty on an embedded one.
-    void set_key_prefix(std::string prefix) { key_prefix_ = std::move(prefix); }
     Session& session() { return *session_; }
 
     // Faults (nemesis/client_faults.cpp), called on this client's loop thread.
-    // Stops the worker at its next checkpoint until `until`; with `whole_client` its background
-    // work (watchdog) stops too.
+    // Runs `effect` the next time the client reaches `point` (a checkpoint name, or kAnyPoint);
+    // the effect returns how long to stall there. A fault aimed at a holder is tied to the hold:
+    // if the hold ends before the point, the fault goes back to the nemesis for the next holder.
+    using FaultEffect = std::function<std::chrono::milliseconds(SimulatedClient&)>;
+    void arm(std::string point, Fault& fault, FaultEffect effect);
+    // Stops the worker until `until`; with `whole_client` its background work (watchdog) too.
     void pause(EventLoop::TimePoint until, bool whole_client);
     // Drops every connection now; the process never records again and a successor takes over.
     void crash();
-    // Stalls once at the named checkpoint.
-    void stall_at(std::string point, std::chrono::milliseconds duration);
-    // T7: the next release runs, but its reply is treated as lost (a timeout, `info`).
-    void lose_next_release_reply() { lose_release_reply_ = true; }
+    // T7: the release being answered now ran on the server, but its reply is lost.
+    void lose_release_reply() { lose_release_reply_ = true; }
     // Connects to `endpoint` from now on (failover).
     void redirect(const Endpoint& endpoint);
     std::int64_t process() const { return process_; }
     int index() const { return index_; }
+    // Every process id whose grants this client still holds, the current one first: a crash
+    // ends them all (a grant taken before an `info` is released under a later id).
+    std::vector<std::int64_t> processes_holding() const;
 
   private:
+    struct Held {
+        Grant grant;
+        std::string key;  // as the history names it (no prefix)
+        std::int64_t process;
+    };
+    struct Armed {
+        std::string point;
+        Fault* fault;
+        FaultEffect effect;
+    };
+
     Task<void> cycle();
     Task<void> reincarnate();
-    void start_incarnation();
+    void start_incarnation(Clock clock);
     std::chrono::milliseconds on_checkpoint(std::string_view point);
-    Task<void> critical_section(const Grant& grant);
-    Task<void> release(const Grant& grant, bool retried = false);
+    // Faults armed for the hold that ended without reaching their point go back to the nemesis.
+    void disarm_hold_faults(const std::string& why);
+    Task<void> critical_section(const Held& held);
+    Task<void> release(const Held& held, bool retried = false);
     void record(EventType type, std::string_view f, const std::string& key, std::string value,
                 std::string error = {}, std::optional<std::int64_t> fence = std::nullopt);
+    void note_answer();
     void note_error();
     std::size_t second() const;
 
     ClientEnvironment& env_;
     int index_;
     std::int64_t process_;
-    bool retire_after_cycle_ = false;
+    bool info_in_cycle_ = false;
+    bool answered_ = false;
     std::unique_ptr<Session> session_;
     std::unique_ptr<Strategy> strategy_;
     ClientStats& stats_;
     std::mt19937_64 rng_;
     ProtectedResource resource_;
-    std::string key_prefix_;
     int incarnation_ = 0;
     int consecutive_errors_ = 0;
     bool lose_release_reply_ = false;
     bool crashed_ = false;
     EventLoop::TimePoint worker_paused_until_{};
-    std::vector<std::pair<std::string, std::chrono::milliseconds>> stalls_;
+    std::vector<Armed> armed_;
+    std::vector<Held> held_;
     std::optional<Endpoint> redirected_to_;
 };
 

@@ -1,5 +1,6 @@
 #include "expectation.hpp"
 
+#include <algorithm>
 #include <sstream>
 #include <stdexcept>
 
@@ -15,34 +16,79 @@ const std::vector<std::string>& check_names() {
     return names;
 }
 
-bool has_violation_kind(const json& report, const std::string& kind) {
-    if (!report.contains("violations"))
-        return false;
-    for (const auto& v : report["violations"]) {
-        if (v.value("kind", "") == kind)
-            return true;
-    }
-    return false;
+const json* check_of(const json& report, const std::string& check) {
+    const std::string name = check == "starvation" ? "liveness" : check;
+    if (!report.contains("checks") || !report["checks"].contains(name))
+        return nullptr;
+    return &report["checks"][name];
 }
 
-// The verdict of one check: true valid, false violated, nullopt unknown or not run.
+// The verdict of one check: true valid, false violated, nullopt unknown, not run or not
+// applicable. Starvation is the liveness check's count of starved processes.
 std::optional<bool> check_valid(const json& report, const std::string& check) {
-    if (check == "starvation") {
-        if (has_violation_kind(report, "starvation"))
-            return false;
-        return report.contains("checks") && report["checks"].contains("liveness")
-                   ? std::optional(true)
-                   : std::nullopt;
-    }
-    if (!report.contains("checks") || !report["checks"].contains(check))
+    const json* c = check_of(report, check);
+    if (!c)
         return std::nullopt;
-    const auto& valid = report["checks"][check]["valid"];
+    if (check == "starvation") {
+        if (c->value("starved", 0) > 0)
+            return false;
+        if (!c->contains("starvation_bound_ms") || (*c)["starvation_bound_ms"].is_null())
+            return std::nullopt;  // not judged
+        return c->contains("valid") && (*c)["valid"].is_boolean() ? std::optional(true)
+                                                                  : std::nullopt;
+    }
+    const json valid = c->value("valid", json());
     if (!valid.is_boolean())
         return std::nullopt;
     return valid.get<bool>();
 }
 
+bool involves(const json& processes, const FaultEvidence& evidence) {
+    if (!evidence.aimed_at_holders)
+        return true;
+    if (!processes.is_array())
+        return false;
+    for (const auto& p : processes) {
+        if (p.is_number_integer() &&
+            std::find(evidence.holder_processes.begin(), evidence.holder_processes.end(),
+                      p.get<std::int64_t>()) != evidence.holder_processes.end()) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// A check found a violation, and (for a fault aimed at a holder) one that involves it.
+std::optional<bool> violated_by_fault(const json& report, const std::string& check,
+                                      const FaultEvidence& evidence) {
+    const auto valid = check_valid(report, check);
+    if (!valid)
+        return std::nullopt;
+    if (*valid)
+        return false;
+    const json* c = check_of(report, check);
+    return involves(c->value(check == "starvation" ? "starved_processes" : "processes", json()),
+                    evidence);
+}
+
 }  // namespace
+
+FaultEvidence FaultEvidence::from_nemesis_report(const json& nemesis) {
+    FaultEvidence e;
+    if (!nemesis.is_array())
+        return e;
+    for (const auto& f : nemesis) {
+        if (!f.value("missed", json()).is_null())
+            e.conclusive = false;
+        const json target = f.value("target", json());
+        if (target.is_object() && target.contains("holder")) {
+            e.aimed_at_holders = true;
+            for (const auto& p : f.value("processes", json::array()))
+                e.holder_processes.push_back(p.get<std::int64_t>());
+        }
+    }
+    return e;
+}
 
 Expectation Expectation::parse(const std::string& text) {
     Expectation e;
@@ -52,19 +98,20 @@ Expectation Expectation::parse(const std::string& text) {
             e.terms.push_back({Kind::Safe, ""});
         } else if (term == "deadlocks") {
             e.terms.push_back({Kind::Deadlocks, ""});
+        } else if (term == "saves:fencing") {
+            e.terms.push_back({Kind::Saves, "fencing"});
         } else {
             auto colon = term.find(':');
             std::string head = term.substr(0, colon);
             std::string check = colon == std::string::npos ? "" : term.substr(colon + 1);
-            bool known = false;
-            for (const auto& n : check_names())
-                known = known || n == check;
+            const bool known =
+                std::find(check_names().begin(), check_names().end(), check) != check_names().end();
             if ((head != "safe" && head != "violates") || !known) {
                 throw std::invalid_argument(
                     "'" + term +
-                    "' is not safe, deadlocks, safe:<check> or violates:<check> "
-                    "(checks: mutual_exclusion|fencing|resource|liveness|"
-                    "linearizability|starvation)");
+                    "' is not safe, deadlocks, saves:fencing, safe:<check> or violates:<check> "
+                    "(checks: mutual_exclusion|fencing|resource|liveness|linearizability|"
+                    "starvation)");
             }
             e.terms.push_back({head == "safe" ? Kind::SafeCheck : Kind::Violates, check});
         }
@@ -74,7 +121,7 @@ Expectation Expectation::parse(const std::string& text) {
     return e;
 }
 
-std::optional<bool> Expectation::met_by(const json& report) const {
+std::optional<bool> Expectation::met_by(const json& report, const FaultEvidence& evidence) const {
     bool all = true;
     bool unknown = false;
     for (const auto& t : terms) {
@@ -90,15 +137,28 @@ std::optional<bool> Expectation::met_by(const json& report) const {
                 ok = check_valid(report, t.check);
                 break;
             case Kind::Violates:
-                if (auto v = check_valid(report, t.check))
-                    ok = !*v;
+                ok = violated_by_fault(report, t.check, evidence);
                 break;
-            case Kind::Deadlocks:
-                ok = has_violation_kind(report, "deadlock");
-                if (!*ok && check_valid(report, "liveness") == std::nullopt)
-                    ok.reset();
+            case Kind::Saves: {
+                const json* c = check_of(report, "fencing");
+                if (c && check_valid(report, "fencing").has_value())
+                    ok = c->value("saves", 0) > 0 &&
+                         involves(c->value("saved_processes", json()), evidence);
                 break;
+            }
+            case Kind::Deadlocks: {
+                const json* c = check_of(report, "liveness");
+                if (c && check_valid(report, "liveness").has_value())
+                    ok = c->value("deadlocks", 0) > 0 &&
+                         involves(c->value("deadlock_processes", json()), evidence);
+                break;
+            }
         }
+        // A fault that never took effect leaves both safety and its absence unexplained; only a
+        // violation that was found anyway is a definite answer.
+        const bool claims_safety = t.kind == Kind::Safe || t.kind == Kind::SafeCheck;
+        if (ok && !evidence.conclusive && (claims_safety ? *ok : !*ok))
+            ok.reset();
         if (!ok) {
             unknown = true;
         } else if (!*ok) {
@@ -107,7 +167,7 @@ std::optional<bool> Expectation::met_by(const json& report) const {
     }
     if (!all)
         return false;  // one definite miss decides, whatever else is unknown
-    if (unknown)
+    if (unknown || !evidence.conclusive)
         return std::nullopt;
     return true;
 }

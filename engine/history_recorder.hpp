@@ -1,6 +1,6 @@
 #pragma once
 
-// Writes history.jsonl exactly as shared/HISTORY.md specifies. Every event is stamped with the
+// Writes history.jsonl exactly as checker/HISTORY.md specifies. Every event is stamped with the
 // engine's one monotonic clock (ns since run start) while holding the recorder's lock, so the
 // order of `index` is the order of `time` across all client threads and the nemesis. A writer
 // thread drains the buffer to disk every few milliseconds: long runs stream, memory stays flat.

@@ -112,6 +112,7 @@ int run_command(const RunFlags& f) {
 struct CheckFlags {
     std::string history_file;
     std::string model = "none";
+    std::vector<std::string> checks;
     double time_limit_s = 30;
     bool json = false;
     std::int64_t liveness_bound_ms = 10'000;
@@ -126,6 +127,15 @@ int check_command(const CheckFlags& f) {
     options.linearizability.time_limit = std::chrono::duration<double>(f.time_limit_s);
     options.liveness_bound_ms = f.liveness_bound_ms;
     options.starvation_bound_ms = f.starvation_bound_ms;
+    if (!f.checks.empty()) {
+        options.only = f.checks;
+        const bool wants_linearizability =
+            std::find(f.checks.begin(), f.checks.end(), "linearizability") != f.checks.end();
+        if (wants_linearizability && options.model == checker::Model::None) {
+            throw lockbench::WorkloadError(
+                "--checks linearizability needs a model: --model mutex|rwlock|register");
+        }
+    }
     nlohmann::json report;
     try {
         report = checker::check_history(std::filesystem::path(f.history_file), options);
@@ -282,12 +292,22 @@ int main(int argc, char** argv) {
         app.add_subcommand("check",
                            "Judge a history.jsonl: mutual exclusion, fencing, resource, liveness, "
                            "linearizability (0 valid, 1 violation, 2 bad input, 3 unknown)");
-    check->add_option("history", cf.history_file, "history.jsonl (shared/HISTORY.md)")
+    check
+        ->add_option("history", cf.history_file,
+                     "history.jsonl, in the format of checker/HISTORY.md")
         ->required()
         ->check(CLI::ExistingFile);
-    check->add_option("--model", cf.model, "Linearizability model")
+    check
+        ->add_option("--model", cf.model,
+                     "Linearizability model: mutex and rwlock are lease locks (a grant may end "
+                     "when the lease its acquire asked for runs out), register a cas register")
         ->check(CLI::IsMember({"none", "mutex", "rwlock", "register"}))
         ->capture_default_str();
+    check
+        ->add_option("--checks", cf.checks,
+                     "Only these checks, comma-separated (default: every check that applies)")
+        ->delimiter(',')
+        ->check(CLI::IsMember(lockbench::checker::check_names()));
     check
         ->add_option("--time-limit", cf.time_limit_s,
                      "Seconds the linearizability search may take before it answers unknown")

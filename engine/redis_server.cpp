@@ -135,7 +135,7 @@ void RedisServer::spawn() {
         "--appendfsync",
         options_.persistence == Persistence::AofAlways ? "always" : "everysec",
         "--maxclients",
-        "10000",
+        std::to_string(options_.maxclients),
         // Replicas (failover scenarios) sync at once, not after diskless sync's 5 s delay.
         "--repl-diskless-sync-delay",
         "0",

@@ -34,6 +34,8 @@ struct RedisServerOptions {
     int port = 0;                         // 0: pick a free loopback port
     std::string binary = "redis-server";  // looked up in PATH unless it contains a '/'
     std::string password;                 // requirepass, if not empty
+    // Redis's own default; a run sizes it for its clients (it needs the file descriptors too).
+    int maxclients = 10'000;
     std::chrono::milliseconds start_timeout{10'000};
     std::vector<std::string> extra_args;  // e.g. {"--replicaof", "127.0.0.1", "7001"}
 };

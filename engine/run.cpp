@@ -159,18 +159,46 @@ Deployment Deployment::start(const Workload& w, const std::vector<Endpoint>& ext
     }
     const Persistence persistence = persistence_of(w.topology.persistence);
     const int masters = w.topology.kind == TopologyKind::Masters ? w.topology.masters : 1;
+    const int maxclients = max_connections_per_node(w);
     for (int i = 0; i < masters; ++i) {
-        d.servers.push_back(
-            std::make_unique<RedisServer>(RedisServerOptions{.persistence = persistence}));
+        d.servers.push_back(std::make_unique<RedisServer>(
+            RedisServerOptions{.persistence = persistence, .maxclients = maxclients}));
         d.endpoints.push_back(d.servers.back()->endpoint());
     }
     if (w.topology.kind == TopologyKind::Replicated) {
         // The replica is for failover faults; clients talk to the master.
         d.servers.push_back(std::make_unique<RedisServer>(RedisServerOptions{
             .persistence = persistence,
+            .maxclients = maxclients,
             .extra_args = {"--replicaof", "127.0.0.1", std::to_string(d.servers[0]->port())}}));
     }
     return d;
+}
+
+int max_connections_per_node(const Workload& w) {
+    // A command connection and a pub/sub one per client, plus the nemesis, a replica and
+    // redis-cli at hand.
+    return 2 * w.clients + 32;
+}
+
+void reserve_file_descriptors(const Workload& w, std::size_t nodes, bool proxied) {
+    // Each client may hold two connections per node; through the fault proxy each costs three
+    // descriptors here (ours, and both ends of the proxy). Plus the history, logs, epoll, pipes.
+    const std::uint64_t wanted =
+        static_cast<std::uint64_t>(w.clients) * 2 * nodes * (proxied ? 3 : 1) + 256;
+    rlimit limit{};
+    if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= wanted)
+        return;
+    rlimit raised = limit;
+    raised.rlim_cur = wanted;
+    if (limit.rlim_max < wanted)
+        raised.rlim_max = wanted;  // allowed for root (CAP_SYS_RESOURCE), refused otherwise
+    if (::setrlimit(RLIMIT_NOFILE, &raised) == 0)
+        return;
+    throw EnvironmentError(
+        "--clients " + std::to_string(w.clients) + " needs about " + std::to_string(wanted) +
+        " file descriptors, but this process may open at most " + std::to_string(limit.rlim_max) +
+        " (ulimit -Hn); raise the limit or run fewer clients");
 }
 
 void Deployment::add_proxies() {
@@ -180,7 +208,7 @@ void Deployment::add_proxies() {
     }
 }
 
-void Deployment::check_reachable() const {
+void Deployment::check_reachable(int connections_needed) const {
     for (const auto& ep : endpoints) {
         EventLoop loop;
         RedisConnection c(loop, ep, {.connect_timeout = 2000ms, .command_timeout = 2000ms});
@@ -189,6 +217,26 @@ void Deployment::check_reachable() const {
                      [](RedisConnection& conn) -> Task<void> { co_await conn.command("PING"); }(c));
         } catch (const RedisError& e) {
             throw EnvironmentError("cannot reach Redis at " + ep.to_string() + ": " + e.what());
+        }
+        // A server refuses connections beyond its maxclients (ours too, when it could not get the
+        // file descriptors for what it was asked): every client past it would only record
+        // errors. Where CONFIG is disabled, the run's own check of how many clients got answers
+        // still catches it.
+        std::optional<long long> maxclients;
+        try {
+            Reply r = run_sync(loop, [](RedisConnection& conn) -> Task<Reply> {
+                co_return co_await conn.command("CONFIG", "GET", "maxclients");
+            }(c));
+            if (r.is_array() && r.elements.size() == 2 && r.elements[1].is_string())
+                maxclients = std::stoll(r.elements[1].as_string());
+        } catch (const std::exception&) {
+        }
+        if (maxclients && *maxclients < connections_needed) {
+            throw EnvironmentError("Redis at " + ep.to_string() + " accepts at most " +
+                                   std::to_string(*maxclients) +
+                                   " clients (maxclients), but this run opens up to " +
+                                   std::to_string(connections_needed) +
+                                   " connections to it; raise maxclients or run fewer clients");
         }
     }
 }
@@ -204,30 +252,41 @@ void Deployment::check_alive() {
 
 RunOutcome run_workload(const RunOptions& options) {
     Workload w = options.workload;
+    w.resolve(options.redis.size());
     w.validate();
     auto faults = Nemesis::parse(w.faults, w.name);
+    Nemesis::validate(faults, w);
+    const StrategyInfo& strategy = *find_strategy(w.strategy);
     for (const auto& f : faults) {
         if (f->needs_embedded_servers() && !options.redis.empty()) {
             throw WorkloadError(
-                "faults: '" + std::string(f->name()) +
+                "faults: '" + f->kind() +
                 "' acts on a server process and needs embedded servers, not --redis");
         }
     }
+    const bool proxied =
+        std::any_of(faults.begin(), faults.end(), [](const auto& f) { return f->needs_proxy(); });
+    const std::size_t nodes =
+        options.redis.empty()
+            ? static_cast<std::size_t>(w.topology.kind == TopologyKind::Masters ? w.topology.masters
+                                                                                : 1)
+            : options.redis.size();
+    reserve_file_descriptors(w, nodes, proxied);
     ResultDirectory dir(options.out_dir, options.label.empty() ? w.name : options.label);
     Deployment deployment = Deployment::start(w, options.redis);
-    if (std::any_of(faults.begin(), faults.end(), [](const auto& f) { return f->needs_proxy(); }))
+    if (proxied)
         deployment.add_proxies();
-    deployment.check_reachable();
+    deployment.check_reachable(max_connections_per_node(w) - 32);
     for (const auto& f : faults) {
         if (f->needs_proxy() &&
             static_cast<std::size_t>(f->target().index) >= deployment.proxies.size()) {
-            throw WorkloadError("faults: '" + std::string(f->name()) + "' targets node " +
+            throw WorkloadError("faults: '" + f->kind() + "' targets node " +
                                 std::to_string(f->target().index) + " but the deployment has " +
                                 std::to_string(deployment.proxies.size()));
         }
         if (f->needs_embedded_servers() &&
             static_cast<std::size_t>(f->target().index) >= deployment.servers.size()) {
-            throw WorkloadError("faults: '" + std::string(f->name()) + "' targets node " +
+            throw WorkloadError("faults: '" + f->kind() + "' targets node " +
                                 std::to_string(f->target().index) + " but the topology has " +
                                 std::to_string(deployment.servers.size()));
         }
@@ -255,12 +314,14 @@ RunOutcome run_workload(const RunOptions& options) {
     const std::vector<Endpoint> endpoints = deployment.endpoints;
     ClientEnvironment env{w, history, keys, start, stop, next_process, live_cycles, live_errors};
     env.nemesis = &nemesis;
-    env.make_session = [&](int index, int incarnation) {
+    env.key_prefix = key_prefix;
+    env.record_lease = strategy.capabilities.expires;
+    env.make_session = [&](int index, int incarnation, Clock clock) {
         // A successor after a crash is a new process with a new identity.
         std::string id = "c" + std::to_string(index) +
                          (incarnation ? "." + std::to_string(incarnation) : "") + "-" + nonce;
         return std::make_unique<Session>(*loops[static_cast<std::size_t>(index % w.threads)],
-                                         endpoints, connection, id);
+                                         endpoints, connection, id, std::move(clock));
     };
 
     std::mutex failure_mutex;
@@ -272,6 +333,9 @@ RunOutcome run_workload(const RunOptions& options) {
         stop = true;
     };
 
+    // The nemesis starts once every client is registered: a fault for client N at 0 s must find
+    // client N there, not be dropped.
+    std::atomic<int> registered_threads{0};
     std::vector<ClientStats> stats(static_cast<std::size_t>(w.threads));
     std::vector<std::thread> threads;
     for (int t = 0; t < w.threads; ++t) {
@@ -280,13 +344,18 @@ RunOutcome run_workload(const RunOptions& options) {
                 EventLoop loop;
                 loops[static_cast<std::size_t>(t)] = &loop;
                 std::vector<std::unique_ptr<SimulatedClient>> clients;
-                for (int i = t; i < w.clients; i += w.threads) {
-                    clients.push_back(std::make_unique<SimulatedClient>(
-                        env, i, stats[static_cast<std::size_t>(t)],
-                        w.seed * 0x9E3779B97F4A7C15ULL + static_cast<std::uint64_t>(i)));
-                    clients.back()->set_key_prefix(key_prefix);
-                    directory.add(clients.back().get(), &loop);
+                try {
+                    for (int i = t; i < w.clients; i += w.threads) {
+                        clients.push_back(std::make_unique<SimulatedClient>(
+                            env, i, stats[static_cast<std::size_t>(t)],
+                            w.seed * 0x9E3779B97F4A7C15ULL + static_cast<std::uint64_t>(i)));
+                        directory.add(clients.back().get(), &loop);
+                    }
+                } catch (...) {
+                    registered_threads.fetch_add(1);
+                    throw;
                 }
+                registered_threads.fetch_add(1);
                 std::size_t remaining = clients.size();
                 for (auto& c : clients) {
                     spawn_detached(c->run(), [&](std::exception_ptr e) {
@@ -312,23 +381,26 @@ RunOutcome run_workload(const RunOptions& options) {
             }
         });
     }
+    while (registered_threads.load() < w.threads)
+        std::this_thread::sleep_for(1ms);
 
     bool interrupted = false;
     std::string environment_failure;
     const auto deadline = start + std::chrono::duration_cast<std::chrono::nanoseconds>(
                                       std::chrono::duration<double>(w.duration_s));
     auto last_progress = start;
+    auto nemesis_until = deadline;  // the faults due before this were all fired
     while (!stop) {
         std::this_thread::sleep_for(w.faults.empty() ? 20ms : 2ms);
         auto now = EventLoop::now();
         if (options.interrupt && options.interrupt->load()) {
             interrupted = true;
+            nemesis_until = now;
             break;
         }
-        if (now >= deadline)
-            break;
         try {
-            nemesis.tick(now);
+            // Up to the deadline exactly: a fault due just before it still fires.
+            nemesis.tick(std::min(now, deadline - 1ns));
             deployment.check_alive();
         } catch (const EnvironmentError& e) {
             environment_failure = e.what();
@@ -337,6 +409,8 @@ RunOutcome run_workload(const RunOptions& options) {
             environment_failure = std::string("fault injection failed: ") + e.what();
             break;
         }
+        if (now >= deadline)
+            break;
         if (options.progress && now - last_progress >= 500ms) {
             last_progress = now;
             double elapsed = std::chrono::duration<double>(now - start).count();
@@ -381,15 +455,18 @@ RunOutcome run_workload(const RunOptions& options) {
     for (const auto& s : stats)
         total.merge(s);
 
-    SummaryInputs in{.workload = w,
-                     .stats = total,
-                     .elapsed_s = std::chrono::duration<double>(end - start).count(),
-                     .engine_cpu_s = cpu_used,
-                     .history_events = history.events(),
-                     .interrupted = interrupted,
-                     .deployment_embedded = deployment.embedded,
-                     .endpoints = deployment.endpoints,
-                     .faults = fault_windows};
+    SummaryInputs in{
+        .workload = w,
+        .stats = total,
+        .elapsed_s = std::chrono::duration<double>(end - start).count(),
+        .engine_cpu_s = cpu_used,
+        .history_events = history.events(),
+        .interrupted = interrupted,
+        .deployment_embedded = deployment.embedded,
+        .endpoints = deployment.endpoints,
+        .key_prefix = key_prefix,
+        .faults = fault_windows,
+        .nemesis = nemesis.report(std::chrono::duration<double>(nemesis_until - start).count())};
     RunOutcome outcome;
     outcome.summary = make_summary(in, dir.tmp() / "history.jsonl");
     outcome.interrupted = interrupted;

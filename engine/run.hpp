@@ -47,11 +47,18 @@ struct Deployment {
     void add_proxies();
 
     static Deployment start(const Workload& w, const std::vector<Endpoint>& external);
-    // Throws EnvironmentError naming the endpoint if one does not answer PING.
-    void check_reachable() const;
+    // Throws EnvironmentError naming the endpoint if one does not answer PING, or if a server
+    // that is not ours admits fewer clients than the run needs connections.
+    void check_reachable(int connections_needed = 0) const;
     // Throws EnvironmentError if an embedded server died without the nemesis killing it.
     void check_alive();
 };
+
+// The connections a run may open to one node: what an embedded server's maxclients is set to.
+int max_connections_per_node(const Workload& w);
+// Raises this process's open-file limit for `w`'s clients on `nodes` nodes, or throws
+// EnvironmentError naming the limit.
+void reserve_file_descriptors(const Workload& w, std::size_t nodes, bool proxied);
 
 // Throws WorkloadError (exit 2), EnvironmentError (exit 4) or std::runtime_error.
 RunOutcome run_workload(const RunOptions& options);

@@ -40,6 +40,25 @@ json verdict_of(const std::filesystem::path& history_path, const CheckSettings& 
     }
 }
 
+std::string seconds_text(double s) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2f s", s);
+    return buf;
+}
+
+// {"holder": "k0"} -> "holder of k0"; {"client": 3} -> "client 3"; {"node": 0} -> "node 0".
+std::string describe_target(const json& target) {
+    if (target.is_object()) {
+        if (target.contains("holder"))
+            return "holder of " + target["holder"].get<std::string>();
+        if (target.contains("client"))
+            return "client " + target["client"].dump();
+        if (target.contains("node"))
+            return "node " + target["node"].dump();
+    }
+    return target.is_string() ? target.get<std::string>() : target.dump();
+}
+
 }  // namespace
 
 json make_summary(const SummaryInputs& in, const std::filesystem::path& history_path) {
@@ -64,6 +83,33 @@ json make_summary(const SummaryInputs& in, const std::filesystem::path& history_
         endpoints.push_back(e.to_string());
 
     json verdict = verdict_of(history_path, w.checks);
+    // What the history alone cannot show: whether the run exercised what it was meant to.
+    json reasons = json::array();
+    for (const auto& f : in.nemesis) {
+        if (!f["missed"].is_null()) {
+            reasons.push_back("fault " + f["fault"].get<std::string>() + " (" +
+                              describe_target(f["target"]) + ", at " +
+                              seconds_text(f["at_s"].get<double>()) +
+                              "): " + f["missed"].get<std::string>());
+        }
+    }
+    if (st.cycles == 0)
+        reasons.push_back("no cycle completed: no lock was both granted and released");
+    if (st.clients_answered * 2 < static_cast<std::uint64_t>(w.clients)) {
+        reasons.push_back(
+            std::to_string(static_cast<std::uint64_t>(w.clients) - st.clients_answered) + " of " +
+            std::to_string(w.clients) + " clients never got an answer from Redis");
+    }
+    if (!reasons.empty()) {
+        // A violation found is real whatever else happened (false beats unknown); a "valid"
+        // from a run that did not do what it was asked is not.
+        if (verdict["valid"].is_boolean() && verdict["valid"].get<bool>())
+            verdict["valid"] = "unknown";
+        verdict["unknown_reasons"] = reasons;
+    }
+    FaultEvidence evidence = FaultEvidence::from_nemesis_report(in.nemesis);
+    evidence.conclusive = evidence.conclusive && reasons.empty();
+
     json summary{
         {"strategy", w.strategy},
         {"scenario", w.name},
@@ -80,10 +126,14 @@ json make_summary(const SummaryInputs& in, const std::filesystem::path& history_
         {"ops", ops},
         {"timeseries", series},
         {"faults", in.faults},
+        {"nemesis", in.nemesis},
         {"verdict", verdict},
         {"history", {{"file", "history.jsonl"}, {"events", in.history_events}}},
         {"redis",
-         {{"mode", in.deployment_embedded ? "embedded" : "external"}, {"endpoints", endpoints}}},
+         {{"mode", in.deployment_embedded ? "embedded" : "external"},
+          {"endpoints", endpoints},
+          {"key_prefix", in.key_prefix}}},
+        {"clients_answered", st.clients_answered},
         {"engine",
          {{"threads", w.threads},
           {"cpu_s", in.engine_cpu_s},
@@ -95,7 +145,7 @@ json make_summary(const SummaryInputs& in, const std::filesystem::path& history_
         summary["as_expected"] = nullptr;
     } else {
         summary["expected"] = expected->second;
-        auto met = Expectation::parse(expected->second).met_by(verdict);
+        auto met = Expectation::parse(expected->second).met_by(verdict, evidence);
         summary["as_expected"] = met ? json(*met) : json(nullptr);
     }
     return summary;
@@ -103,7 +153,7 @@ json make_summary(const SummaryInputs& in, const std::filesystem::path& history_
 
 std::string make_report(const json& s) {
     std::ostringstream out;
-    char line[256];
+    char line[512];
     out << "lockbench run: " << s["scenario"].get<std::string>() << " / "
         << s["strategy"].get<std::string>()
         << (s["interrupted"].get<bool>() ? "  (INTERRUPTED)" : "") << "\n";
@@ -130,10 +180,24 @@ std::string make_report(const json& s) {
                       static_cast<unsigned long long>(c["info"].get<std::uint64_t>()));
         out << line;
     }
+    for (const auto& f : s["nemesis"]) {
+        std::snprintf(line, sizeof line, "fault       %s on %s at %s: took effect %d of %d%s\n",
+                      f["fault"].get<std::string>().c_str(), describe_target(f["target"]).c_str(),
+                      seconds_text(f["at_s"].get<double>()).c_str(), f["took_effect"].get<int>(),
+                      f["due"].get<int>(), f["missed"].is_null() ? "" : "  <- NOT ALL FIRED");
+        out << line;
+    }
     const auto& v = s["verdict"];
+    const std::uint64_t count = checker::violation_count(v);
+    const std::size_t listed = v.contains("violations") ? v["violations"].size() : 0;
     out << "verdict     "
-        << (v["valid"].is_boolean() ? (v["valid"].get<bool>() ? "valid" : "VIOLATION") : "unknown")
-        << ", " << v["violations"].size() << " violation(s)\n";
+        << (v["valid"].is_boolean() ? (v["valid"].get<bool>() ? "valid" : "VIOLATION") : "UNKNOWN")
+        << ", " << count << " violation(s)";
+    if (listed < count)
+        out << " (" << listed << " listed)";
+    out << "\n";
+    for (const auto& reason : v.value("unknown_reasons", json::array()))
+        out << "unknown     " << reason.get<std::string>() << "\n";
     if (v.contains("checks"))
         out << checker::format_report(v);
     else if (v.contains("error"))

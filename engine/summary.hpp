@@ -23,10 +23,14 @@ struct SummaryInputs {
     bool interrupted = false;
     bool deployment_embedded = true;
     std::vector<Endpoint> endpoints;
-    nlohmann::json faults = nlohmann::json::array();  // fault windows
+    std::string key_prefix;                            // on servers that are not ours
+    nlohmann::json faults = nlohmann::json::array();   // fault windows
+    nlohmann::json nemesis = nlohmann::json::array();  // Nemesis::report: did each fault fire
 };
 
-// Builds the summary, judging the history at `history_path` with the checker.
+// Builds the summary, judging the history at `history_path` with the checker. The verdict is
+// the checker's, made `unknown` (with `verdict.unknown_reasons`) when the run cannot support a
+// "valid": a fault that never took effect, no completed cycle, most clients never answered.
 nlohmann::json make_summary(const SummaryInputs& in, const std::filesystem::path& history_path);
 std::string make_report(const nlohmann::json& summary);
 

@@ -166,9 +166,12 @@ Workload Workload::from_json(const json& j, const std::string& origin) {
         if (starvation && !starvation->is_null()) {
             w.checks.starvation_bound_ms = cr.integer("starvation_bound_ms", 0, 1, 86'400'000);
         }
-        w.checks.model = cr.choice<std::string>(
-            "model", w.checks.model,
-            {{"none", "none"}, {"mutex", "mutex"}, {"rwlock", "rwlock"}, {"register", "register"}});
+        w.checks.model = cr.choice<std::string>("model", w.checks.model,
+                                                {{"auto", "auto"},
+                                                 {"none", "none"},
+                                                 {"mutex", "mutex"},
+                                                 {"rwlock", "rwlock"},
+                                                 {"register", "register"}});
         w.checks.time_limit_s = cr.number("time_limit_s", w.checks.time_limit_s, 0.01, 86'400);
         cr.finish();
     }
@@ -259,6 +262,17 @@ json Workload::to_json() const {
     };
 }
 
+void Workload::resolve(std::size_t external_nodes) {
+    const StrategyInfo* info = find_strategy(strategy);
+    if (info && info->capabilities.multi_node && topology.kind == TopologyKind::Single) {
+        topology.kind = TopologyKind::Masters;
+        topology.masters =
+            external_nodes > 0 ? static_cast<int>(external_nodes) : kMinRedlockMasters;
+    }
+    if (checks.model == "auto")
+        checks.model = shared_ratio > 0 ? "rwlock" : "mutex";
+}
+
 void Workload::validate() const {
     const StrategyInfo* info = find_strategy(strategy);
     if (!info) {
@@ -273,8 +287,15 @@ void Workload::validate() const {
     if (reentry_depth > 1 && !info->capabilities.reentrant) {
         throw WorkloadError("reentry_depth: " + strategy + " is not re-entrant");
     }
-    if (info->capabilities.multi_node && topology.kind != TopologyKind::Masters) {
-        // Redlock on one node is legal (quorum 1) but rarely what was meant; allowed on purpose.
+    if (info->capabilities.multi_node &&
+        (topology.kind == TopologyKind::Replicated ||
+         (topology.kind == TopologyKind::Masters && topology.masters < kMinRedlockMasters))) {
+        // Redlock on one node is a plain SET NX lock with a quorum of one: not what was meant.
+        const std::string n = std::to_string(kMinRedlockMasters);
+        throw WorkloadError("topology: " + strategy +
+                            " is a quorum over independent masters and "
+                            "needs at least " +
+                            n + " (topology kind 'masters', or " + n + " --redis endpoints)");
     }
     if (resource == ResourceKind::Fenced && !info->capabilities.fencing) {
         throw WorkloadError("resource: 'fenced' needs a strategy with fencing numbers, not " +

@@ -54,12 +54,17 @@ struct Topology {
     std::string persistence = "none";  // none | aof-everysec | aof-always
 };
 
+// A quorum strategy (Redlock) needs this many independent masters to mean what it says.
+inline constexpr int kMinRedlockMasters = 3;
+
 // How the run's history is judged (the checker's options).
 struct CheckSettings {
     std::int64_t liveness_bound_ms = 10'000;          // an orphaned lock longer than this: deadlock
     std::optional<std::int64_t> starvation_bound_ms;  // a wait longer than this: starvation
-    std::string model = "none";  // linearizability model: none|mutex|rwlock|register
-    double time_limit_s = 30;    // for the linearizability search
+    // Linearizability model: auto|none|mutex|rwlock|register. `auto` is the lock model that fits
+    // the workload: rwlock when some acquires are shared, mutex otherwise.
+    std::string model = "auto";
+    double time_limit_s = 30;  // for the linearizability search
 };
 
 struct Workload {
@@ -95,6 +100,10 @@ struct Workload {
     static Workload load(const std::filesystem::path& path);
     // Everything, resolved (defaults filled in): what `workload.json` of a result contains.
     nlohmann::json to_json() const;
+    // Fills what depends on the strategy, so that workload.json records what really ran: a
+    // quorum strategy on the default single topology runs on kMinRedlockMasters masters (or on
+    // the `external_nodes` given with --redis), and the `auto` model becomes mutex or rwlock.
+    void resolve(std::size_t external_nodes = 0);
     // Cross-field checks (e.g. shared_ratio on a strategy without shared mode).
     void validate() const;
 };

@@ -68,7 +68,7 @@ TEST(WorkloadTest, EveryErrorNamesItsJsonPath) {
         {R"({"expect": {"zookeeper": "safe"}})", "w.json: /expect/zookeeper: unknown strategy"},
         {R"({"faults": {}})", "w.json: /faults: must be an array, not an object"},
         {R"({"expect": {"set_nx_px": "fine"}})",
-         "w.json: /expect/set_nx_px: 'fine' is not safe, deadlocks, safe:<check> or "
+         "w.json: /expect/set_nx_px: 'fine' is not safe, deadlocks, saves:fencing, safe:<check> or "
          "violates:<check> (checks: "
          "mutual_exclusion|fencing|resource|liveness|linearizability|starvation)"},
         {R"({"faults": [{"fault": "meteor"}]})",
@@ -81,6 +81,17 @@ TEST(WorkloadTest, EveryErrorNamesItsJsonPath) {
          "\"master\""},
         {R"({"faults": [{"fault": "kill-server", "speed": 1}]})",
          "w.json: /faults/0/speed: unknown field"},
+        {R"({"faults": [{"fault": "pause-client", "point": "client.lunch"}]})",
+         "w.json: /faults/0/point: must be one of any|client.after_acquire|client.before_write|"
+         "release.before_delete|client.release_reply, not \"client.lunch\""},
+        {R"({"strategy": "redlock", "topology": {"kind": "masters", "masters": 2}})",
+         "topology: redlock is a quorum over independent masters and needs at least 3 (topology "
+         "kind 'masters', or 3 --redis endpoints)"},
+        {R"({"strategy": "redlock", "topology": {"kind": "replicated"}})",
+         "topology: redlock is a quorum over independent masters and needs at least 3 (topology "
+         "kind 'masters', or 3 --redis endpoints)"},
+        {R"({"checks": {"model": "queue"}})",
+         "w.json: /checks/model: must be one of auto|none|mutex|rwlock|register, not \"queue\""},
         {R"([1, 2])", "w.json: /: must be an object, not an array"},
         {R"({"strategy": "nope"})",
          "strategy: unknown 'nope' (one of "
@@ -93,6 +104,22 @@ TEST(WorkloadTest, EveryErrorNamesItsJsonPath) {
     for (const auto& [text, expected] : cases) {
         EXPECT_EQ(error_of(json::parse(text)), expected) << text;
     }
+}
+
+TEST(WorkloadTest, ResolvingFillsWhatTheStrategyNeeds) {
+    Workload redlock = Workload::from_json(json::parse(R"({"strategy": "redlock"})"));
+    redlock.resolve();
+    EXPECT_EQ(redlock.topology.kind, TopologyKind::Masters);
+    EXPECT_EQ(redlock.topology.masters, kMinRedlockMasters);
+    EXPECT_EQ(redlock.checks.model, "mutex");
+    Workload on_five = Workload::from_json(json::parse(R"({"strategy": "redlock"})"));
+    on_five.resolve(5);  // --redis names five masters
+    EXPECT_EQ(on_five.topology.masters, 5);
+    Workload rw = Workload::from_json(
+        json::parse(R"({"strategy": "rwlock", "shared_ratio": 0.5, "checks": {"model": "auto"}})"));
+    rw.resolve();
+    EXPECT_EQ(rw.checks.model, "rwlock");
+    EXPECT_EQ(rw.topology.kind, TopologyKind::Single);
 }
 
 TEST(WorkloadTest, ZipfPrefersLowKeysAndUniformDoesNot) {

@@ -6,32 +6,56 @@ namespace lockbench {
 
 using nlohmann::json;
 
+std::string read_point(ObjectReader& r, const std::string& fallback) {
+    static const std::vector<std::string_view> known{kAnyPoint, kAfterAcquire, kBeforeWrite,
+                                                     kBeforeReleaseDelete, kReleaseReply};
+    std::string point = r.string("point", fallback);
+    if (std::find(known.begin(), known.end(), point) == known.end()) {
+        std::string names;
+        for (auto k : known)
+            names += (names.empty() ? "" : "|") + std::string(k);
+        r.fail(r.at("point"), "must be one of " + names + ", not \"" + point + "\"");
+    }
+    return point;
+}
+
 PauseClient::PauseClient(ObjectReader& r)
     : duration_(r.integer("duration_ms", 1000, 0, 3'600'000)),
-      whole_client_(r.choice<bool>("scope", false, {{"worker", false}, {"client", true}})) {}
+      whole_client_(r.choice<bool>("scope", false, {{"worker", false}, {"client", true}})),
+      point_(read_point(r, std::string(kBeforeWrite))) {}
 
 void PauseClient::apply_to_client(NemesisContext& ctx, SimulatedClient& client) {
-    const auto until = EventLoop::now() + duration_;
-    const auto process = client.process();
-    client.pause(until, whole_client_);
-    double t = ctx.log("pause", json{{"target", process},
-                                     {"client", client.index()},
-                                     {"ms", duration_.count()},
-                                     {"scope", whole_client_ ? "client" : "worker"}});
-    auto window =
-        ctx.open_window("pause-client", json{{"client", client.index()}, {"process", process}}, t);
-    client.session().loop().add_timer(until, [&ctx, window, process] {
-        ctx.close_window(window, ctx.log("resume", json{{"target", process}}));
+    client.arm(point_, *this, [this, &ctx](SimulatedClient& c) {
+        const auto until = EventLoop::now() + duration_;
+        const auto process = c.process();
+        c.pause(until, whole_client_);
+        double t = ctx.log("pause", json{{"target", process},
+                                         {"client", c.index()},
+                                         {"ms", duration_.count()},
+                                         {"scope", whole_client_ ? "client" : "worker"},
+                                         {"point", point_}});
+        took_effect({process});
+        auto window =
+            ctx.open_window("pause-client", json{{"client", c.index()}, {"process", process}}, t);
+        c.session().loop().add_timer(until, [&ctx, window, process] {
+            ctx.close_window(window, ctx.log("resume", json{{"target", process}}));
+        });
+        return std::chrono::milliseconds(0);  // the checkpoint sees the pause and waits it out
     });
 }
 
 void CrashClient::apply_to_client(NemesisContext& ctx, SimulatedClient& client) {
-    const auto process = client.process();
-    double t = ctx.log("crash", json{{"target", process}, {"client", client.index()}});
-    auto window =
-        ctx.open_window("crash-client", json{{"client", client.index()}, {"process", process}}, t);
+    // Every process id of this client that still holds a grant dies with it: a grant taken
+    // before an `info` is released under a later id, and nobody releases it now.
+    const auto processes = client.processes_holding();
+    double t = 0;
+    for (const auto process : processes)
+        t = ctx.log("crash", json{{"target", process}, {"client", client.index()}});
+    auto window = ctx.open_window(
+        "crash-client", json{{"client", client.index()}, {"process", processes.front()}}, t);
     ctx.close_window(window, t);
     client.crash();
+    took_effect(processes);
 }
 
 SkewClientClock::SkewClientClock(ObjectReader& r)
@@ -45,31 +69,39 @@ void SkewClientClock::apply_to_client(NemesisContext& ctx, SimulatedClient& clie
                                      {"client", client.index()},
                                      {"offset_ms", offset_ms_},
                                      {"drift", drift_}});
+    took_effect({client.process()});
     ctx.open_window("clock-skew", json{{"client", client.index()}, {"process", client.process()}},
                     t);
 }
 
 StallClient::StallClient(ObjectReader& r)
-    : point_(r.string("point", "client.before_write")),
+    : point_(read_point(r, std::string(kBeforeWrite))),
       duration_(r.integer("duration_ms", 1000, 0, 3'600'000)) {}
 
 void StallClient::apply_to_client(NemesisContext& ctx, SimulatedClient& client) {
-    client.stall_at(point_, duration_);
-    double t = ctx.log("stall", json{{"target", client.process()},
-                                     {"client", client.index()},
-                                     {"point", point_},
-                                     {"ms", duration_.count()}});
-    auto window = ctx.open_window("stall", json{{"client", client.index()}, {"point", point_}}, t);
-    ctx.close_window(window, t + static_cast<double>(duration_.count()) / 1000.0);
+    client.arm(point_, *this, [this, &ctx](SimulatedClient& c) {
+        double t = ctx.log("stall", json{{"target", c.process()},
+                                         {"client", c.index()},
+                                         {"point", point_},
+                                         {"ms", duration_.count()}});
+        took_effect({c.process()});
+        auto window = ctx.open_window("stall", json{{"client", c.index()}, {"point", point_}}, t);
+        ctx.close_window(window, t + static_cast<double>(duration_.count()) / 1000.0);
+        return duration_;
+    });
 }
 
 void LoseReleaseReply::apply_to_client(NemesisContext& ctx, SimulatedClient& client) {
-    client.lose_next_release_reply();
-    double t = ctx.log("lose-release-reply",
-                       json{{"target", client.process()}, {"client", client.index()}});
-    auto window = ctx.open_window(
-        "lose-release-reply", json{{"client", client.index()}, {"process", client.process()}}, t);
-    ctx.close_window(window, t);
+    client.arm(std::string(kReleaseReply), *this, [this, &ctx](SimulatedClient& c) {
+        c.lose_release_reply();
+        double t =
+            ctx.log("lose-release-reply", json{{"target", c.process()}, {"client", c.index()}});
+        took_effect({c.process()});
+        auto window = ctx.open_window("lose-release-reply",
+                                      json{{"client", c.index()}, {"process", c.process()}}, t);
+        ctx.close_window(window, t);
+        return std::chrono::milliseconds(0);
+    });
 }
 
 }  // namespace lockbench

@@ -2,23 +2,32 @@
 
 // Faults of one simulated client. Each runs on the client's own event-loop thread.
 
+#include "client.hpp"
 #include "fault.hpp"
 
 namespace lockbench {
 
-// A stop-the-world pause (GC, page fault, SIGSTOP) of a client for `duration_ms` (T1). With
-// scope "worker" only the client's worker stops and its watchdog keeps renewing; with scope
-// "client" the watchdog stops too, as in a real process pause (T10).
+// Reads a fault's `point` field: a checkpoint name a client passes, or "any" (the next one).
+// Throws WorkloadError naming the known points.
+std::string read_point(ObjectReader& r, const std::string& fallback);
+
+// A stop-the-world pause (GC, page fault, SIGSTOP) of a client for `duration_ms`, starting when
+// it reaches `point` - by default client.before_write, so a holder paused past its lease wakes
+// to write a value it read while it still held the lock (T1). With scope "worker" only the
+// client's worker stops and its watchdog keeps renewing; with scope "client" the watchdog stops
+// too, as in a real process pause (T10).
 class PauseClient final : public Fault {
   public:
     explicit PauseClient(ObjectReader& r);
     std::string_view name() const override { return "pause"; }
     bool targets_clients() const override { return true; }
+    std::string point() const override { return point_; }
     void apply_to_client(NemesisContext& ctx, SimulatedClient& client) override;
 
   private:
     std::chrono::milliseconds duration_;
     bool whole_client_;
+    std::string point_;
 };
 
 // The client process dies: no release, connections dropped, its process id retired; a successor
@@ -51,6 +60,7 @@ class StallClient final : public Fault {
     explicit StallClient(ObjectReader& r);
     std::string_view name() const override { return "stall"; }
     bool targets_clients() const override { return true; }
+    std::string point() const override { return point_; }
     void apply_to_client(NemesisContext& ctx, SimulatedClient& client) override;
 
   private:
@@ -66,6 +76,7 @@ class LoseReleaseReply final : public Fault {
     explicit LoseReleaseReply(ObjectReader&) {}
     std::string_view name() const override { return "lose-release-reply"; }
     bool targets_clients() const override { return true; }
+    std::string point() const override { return std::string(kReleaseReply); }
     void apply_to_client(NemesisContext& ctx, SimulatedClient& client) override;
 };
 

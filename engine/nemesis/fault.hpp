@@ -40,7 +40,9 @@ class ClientDirectory {
   public:
     void add(SimulatedClient* client, EventLoop* loop);
     std::size_t size() const;
-    void post(std::size_t index, std::function<void(SimulatedClient&)> action);
+    // False when client `index` is not there (never registered, or its loop ended): the action
+    // is dropped, and the caller must say so.
+    bool post(std::size_t index, std::function<void(SimulatedClient&)> action);
     void post_all(std::function<void(SimulatedClient&)> action);
     // The loop's clients are gone: later posts to them are dropped.
     void remove_loop(EventLoop* loop);
@@ -95,7 +97,10 @@ class NemesisContext {
 class Fault {
   public:
     virtual ~Fault() = default;
+    // The history event it logs when it takes effect ("pause"); kind() is the workload's name
+    // for it ("pause-client").
     virtual std::string_view name() const = 0;
+    const std::string& kind() const { return kind_; }
     virtual bool needs_embedded_servers() const { return false; }
     // Network faults act through a FaultProxy the run puts in front of every node.
     virtual bool needs_proxy() const { return false; }
@@ -106,16 +111,37 @@ class Fault {
     virtual void apply(NemesisContext&) {}
 
     const FaultTarget& target() const { return target_; }
+    // Where on a client it acts (client faults that wait for a checkpoint); empty: at once.
+    virtual std::string point() const { return {}; }
 
     // Schedule: first at `at_s`, then every `every_s` (if set) up to `times` firings.
     double at_s = 0;
     std::optional<double> every_s;
     int times = 1;
+    // How many firings were due in a run that lasted `elapsed_s`.
+    int due_within(double elapsed_s) const;
+
+    // A verdict is only as good as its faults: every firing ends in took_effect() or in missed()
+    // with the reason, and the run reports a firing that never took effect. Thread-safe.
+    // `processes`: the client processes it hit (client faults), so an expectation can ask
+    // whether a violation involved the faulted holder.
+    void took_effect(const std::vector<std::int64_t>& processes = {});
+    void missed(std::string reason);
+    int effects() const;
+    std::string miss_reason() const;
+    std::vector<std::int64_t> processes() const;
 
   protected:
     FaultTarget target_;
+    std::string kind_;
     friend std::unique_ptr<Fault> make_fault(const nlohmann::json&, const std::string&,
                                              const std::string&);
+
+  private:
+    mutable std::mutex accounting_mutex_;
+    int effects_ = 0;
+    std::string miss_reason_;
+    std::vector<std::int64_t> processes_;
 };
 
 // Parses one entry of `faults` strictly (errors name /faults/<i>/<field>).

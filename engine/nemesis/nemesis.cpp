@@ -1,5 +1,8 @@
 #include "nemesis.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 #include "client.hpp"
 #include "client_faults.hpp"
 #include "proxy_faults.hpp"
@@ -24,6 +27,44 @@ json FaultTarget::to_json() const {
     return nullptr;
 }
 
+// ---- Fault accounting
+// -----------------------------------------------------------------------------
+
+int Fault::due_within(double elapsed_s) const {
+    if (at_s >= elapsed_s)
+        return 0;
+    if (!every_s)
+        return 1;
+    const double more = std::floor((elapsed_s - at_s) / *every_s - 1e-9);
+    return static_cast<int>(std::min<double>(times, 1 + std::max(0.0, more)));
+}
+
+void Fault::took_effect(const std::vector<std::int64_t>& processes) {
+    std::lock_guard lock(accounting_mutex_);
+    ++effects_;
+    processes_.insert(processes_.end(), processes.begin(), processes.end());
+}
+
+std::vector<std::int64_t> Fault::processes() const {
+    std::lock_guard lock(accounting_mutex_);
+    return processes_;
+}
+
+void Fault::missed(std::string reason) {
+    std::lock_guard lock(accounting_mutex_);
+    miss_reason_ = std::move(reason);
+}
+
+int Fault::effects() const {
+    std::lock_guard lock(accounting_mutex_);
+    return effects_;
+}
+
+std::string Fault::miss_reason() const {
+    std::lock_guard lock(accounting_mutex_);
+    return miss_reason_;
+}
+
 // ---- ClientDirectory
 // ------------------------------------------------------------------------------
 
@@ -40,12 +81,13 @@ std::size_t ClientDirectory::size() const {
     return clients_.size();
 }
 
-void ClientDirectory::post(std::size_t index, std::function<void(SimulatedClient&)> action) {
+bool ClientDirectory::post(std::size_t index, std::function<void(SimulatedClient&)> action) {
     std::lock_guard lock(mutex_);
     if (index >= clients_.size() || !clients_[index].first)
-        return;
+        return false;
     auto [client, loop] = clients_[index];
     loop->post([client, action = std::move(action)] { action(*client); });
+    return true;
 }
 
 void ClientDirectory::remove_loop(EventLoop* loop) {
@@ -159,6 +201,7 @@ std::unique_ptr<Fault> make_fault(const json& spec, const std::string& origin,
                "partition, not \"" +
                    kind + "\"");
     }
+    f->kind_ = kind;
     f->at_s = r.number("at_s", 0, 0, 86'400);
     if (r.get("every_s"))
         f->every_s = r.number("every_s", 1, 0.001, 86'400);
@@ -250,17 +293,18 @@ void Nemesis::fire(Fault& fault) {
             break;
         }
         case FaultTarget::Kind::Client:
-            ctx_.clients().post(
-                static_cast<std::size_t>(t.index),
-                [this, &fault](SimulatedClient& c) { fault.apply_to_client(ctx_, c); });
-            break;
         case FaultTarget::Kind::Random: {
-            auto n = ctx_.clients().size();
-            if (n == 0)
-                return;
-            auto index = std::uniform_int_distribution<std::size_t>(0, n - 1)(ctx_.rng());
-            ctx_.clients().post(
-                index, [this, &fault](SimulatedClient& c) { fault.apply_to_client(ctx_, c); });
+            const auto n = ctx_.clients().size();
+            const std::size_t index =
+                t.kind == FaultTarget::Kind::Client
+                    ? static_cast<std::size_t>(t.index)
+                    : (n == 0 ? 0
+                              : std::uniform_int_distribution<std::size_t>(0, n - 1)(ctx_.rng()));
+            if (!ctx_.clients().post(index, [this, &fault](SimulatedClient& c) {
+                    fault.apply_to_client(ctx_, c);
+                })) {
+                fault.missed("client " + std::to_string(index) + " was not running");
+            }
             break;
         }
         case FaultTarget::Kind::Node:
@@ -287,8 +331,73 @@ void Nemesis::on_grant(SimulatedClient& client, const std::string& key) {
         chosen->apply_to_client(ctx_, client);
 }
 
+void Nemesis::rearm(Fault& fault) {
+    std::lock_guard lock(armed_mutex_);
+    armed_.push_back(&fault);
+    armed_count_.store(static_cast<int>(armed_.size()));
+}
+
 void Nemesis::heal() {
     ctx_.run_all_pending();
+}
+
+void Nemesis::validate(const std::vector<std::unique_ptr<Fault>>& faults, const Workload& w) {
+    for (std::size_t i = 0; i < faults.size(); ++i) {
+        const Fault& f = *faults[i];
+        const std::string at = w.name + ": /faults/" + std::to_string(i) + ": ";
+        if (f.at_s >= w.duration_s) {
+            throw WorkloadError(at + "at_s " + std::to_string(f.at_s) +
+                                " is not before the end of the run (duration_s " +
+                                std::to_string(w.duration_s) + "): it could never fire");
+        }
+        const auto& t = f.target();
+        if (t.kind == FaultTarget::Kind::Holder) {
+            bool known = false;
+            for (int k = 0; k < w.keys && !known; ++k)
+                known = t.key == "k" + std::to_string(k);
+            if (!known) {
+                throw WorkloadError(at + "no client ever locks '" + t.key + "' (keys are k0 to k" +
+                                    std::to_string(w.keys - 1) + "): it could never fire");
+            }
+        }
+        if (t.kind == FaultTarget::Kind::Client && t.index >= w.clients) {
+            throw WorkloadError(at + "client:" + std::to_string(t.index) + " does not exist (" +
+                                std::to_string(w.clients) + " clients): it could never fire");
+        }
+    }
+}
+
+json Nemesis::report(double end_s) const {
+    std::vector<const Fault*> still_armed;
+    {
+        std::lock_guard lock(armed_mutex_);
+        still_armed = {armed_.begin(), armed_.end()};
+    }
+    json out = json::array();
+    for (const auto& s : schedule_) {
+        const Fault& f = *s.fault;
+        const int due = f.due_within(end_s);
+        const int effects = f.effects();
+        json entry{{"fault", f.kind()}, {"target", f.target().to_json()}, {"at_s", f.at_s},
+                   {"due", due},        {"took_effect", effects},         {"missed", nullptr}};
+        if (!f.point().empty())
+            entry["point"] = f.point();
+        if (f.targets_clients())
+            entry["processes"] = f.processes();
+        if (effects < due) {
+            std::string why = f.miss_reason();
+            if (why.empty() &&
+                std::find(still_armed.begin(), still_armed.end(), &f) != still_armed.end()) {
+                why = "no client was granted " + f.target().key + " after it was armed";
+            }
+            if (why.empty())
+                why = "it was triggered but never reached a client before the run ended";
+            entry["missed"] = std::to_string(due - effects) + " of " + std::to_string(due) +
+                              " firing(s) never took effect: " + why;
+        }
+        out.push_back(std::move(entry));
+    }
+    return out;
 }
 
 }  // namespace lockbench

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "fault.hpp"
+#include "workload.hpp"
 
 namespace lockbench {
 
@@ -24,11 +25,22 @@ class Nemesis {
 
     // Main thread, every few ms: fires what is due and runs scheduled heals.
     void tick(EventLoop::TimePoint now);
-    // Client threads, after every grant.
+    // Refuses up front what can never fire in this workload (exit 2): a holder of a key the
+    // clients never lock, client:N beyond the clients, a first firing after the run's end.
+    static void validate(const std::vector<std::unique_ptr<Fault>>& faults, const Workload& w);
+
+    // Client threads, after every grant (`key` as the history names it).
     void on_grant(SimulatedClient& client, const std::string& key);
+    // A holder fault whose hold ended before its point: the next holder of its key gets it.
+    void rearm(Fault& fault);
     // End of the run: runs every heal still pending (resume, restart), so no server is left
     // paused, killed or half-configured.
     void heal();
+
+    // Every fault with how often it was due before `end_s` (the planned end of the run, or when
+    // it was interrupted) and how often it took effect:
+    // [{"fault", "target", "point"?, "at_s", "due", "took_effect", "missed": reason|null}].
+    nlohmann::json report(double end_s) const;
 
   private:
     struct Scheduled {
@@ -41,7 +53,7 @@ class Nemesis {
     std::vector<std::unique_ptr<Fault>> faults_;
     std::vector<Scheduled> schedule_;
     NemesisContext& ctx_;
-    std::mutex armed_mutex_;
+    mutable std::mutex armed_mutex_;
     std::vector<Fault*> armed_;  // holder-targeted client faults waiting for a grant
     std::atomic<int> armed_count_{0};
 };

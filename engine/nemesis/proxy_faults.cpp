@@ -18,6 +18,7 @@ void DropReplies::apply(NemesisContext& ctx) {
     FaultProxy& p = proxy(ctx);
     p.set_drop_replies(true);
     double t = ctx.log("drop-replies", json{{"node", target_.index}, {"ms", duration_.count()}});
+    took_effect();
     auto window = ctx.open_window("drop-replies", target_.to_json(), t);
     ctx.later(EventLoop::now() + duration_, [&ctx, &p, window, index = target_.index] {
         p.set_drop_replies(false);
@@ -35,6 +36,7 @@ void DelayReplies::apply(NemesisContext& ctx) {
     double t = ctx.log(
         "delay-replies",
         json{{"node", target_.index}, {"delay_ms", delay_.count()}, {"ms", duration_.count()}});
+    took_effect();
     auto window = ctx.open_window("delay-replies", target_.to_json(), t);
     ctx.later(EventLoop::now() + duration_, [&ctx, &p, window, index = target_.index] {
         p.set_reply_delay(std::chrono::milliseconds(0));
@@ -46,6 +48,7 @@ void DelayReplies::apply(NemesisContext& ctx) {
 void ResetConnections::apply(NemesisContext& ctx) {
     proxy(ctx).reset_connections();
     double t = ctx.log("reset-connections", json{{"node", target_.index}});
+    took_effect();
     ctx.close_window(ctx.open_window("reset-connections", target_.to_json(), t), t);
 }
 
@@ -56,6 +59,7 @@ void PartitionNode::apply(NemesisContext& ctx) {
     FaultProxy& p = proxy(ctx);
     p.set_blackhole(true);
     double t = ctx.log("partition", json{{"node", target_.index}, {"ms", duration_.count()}});
+    took_effect();
     auto window = ctx.open_window("partition", target_.to_json(), t);
     ctx.later(EventLoop::now() + duration_, [&ctx, &p, window, index = target_.index] {
         p.set_blackhole(false);

@@ -24,6 +24,7 @@ void PauseServer::apply(NemesisContext& ctx) {
     double t =
         ctx.log("pause-server",
                 json{{"node", target_.index}, {"port", s.port()}, {"ms", duration_.count()}});
+    took_effect();
     auto window = ctx.open_window("pause-server", target_.to_json(), t);
     ctx.later(EventLoop::now() + duration_, [&ctx, &s, window, index = target_.index] {
         s.resume();
@@ -45,6 +46,7 @@ void KillServer::apply(NemesisContext& ctx) {
     RedisServer& s = node(ctx, target_);
     s.kill();
     double t = ctx.log("kill-server", json{{"node", target_.index}, {"port", s.port()}});
+    took_effect();
     auto window = ctx.open_window("kill-server", target_.to_json(), t);
     if (!restart_after_)
         return;
@@ -70,6 +72,7 @@ void JumpServerClock::apply(NemesisContext& ctx) {
                                           {"jump_ms", jump_ms_},
                                           {"keys", touched.integer},
                                           {"emulated", true}});
+    took_effect();
     auto window = ctx.open_window("clock-jump", target_.to_json(), t);
     ctx.close_window(window, t);
 }
@@ -91,12 +94,13 @@ void Failover::apply(NemesisContext& ctx) {
                 json{{"from", master.port()}, {"to", replica.port()}, {"lag_ms", lag_.count()}});
     auto window =
         ctx.open_window("failover", json{{"from", master.port()}, {"to", replica.port()}}, t);
-    ctx.later(EventLoop::now() + lag_, [&ctx, &master, &replica, window] {
+    ctx.later(EventLoop::now() + lag_, [this, &ctx, &master, &replica, window] {
         master.kill();
         Endpoint promoted = replica.endpoint();
         ctx.deployment().endpoints[0] = promoted;
         ctx.clients().post_all([promoted](SimulatedClient& c) { c.redirect(promoted); });
         ctx.close_window(window, ctx.log("failover-done", json{{"to", replica.port()}}));
+        took_effect();
     });
 }
 
