@@ -73,6 +73,22 @@ TEST(CheckHistory, ARegisterHistoryIsJudgedByLinearizabilityAlone) {
     EXPECT_EQ(check_text(stale, options)["valid"], false);
 }
 
+TEST(CheckHistory, AGeneratedRegisterHistoryIsJudgedByLinearizabilityAlone) {
+    for (std::uint64_t seed : {7ULL, 8ULL, 9ULL}) {
+        SCOPED_TRACE("seed " + std::to_string(seed));
+        std::istringstream history(testing::RegisterHistoryGenerator(seed).generate(3000));
+        CheckOptions options;
+        options.model = Model::Register;
+        const json report = check_history(history, options);
+        EXPECT_EQ(report["valid"], true) << report.dump(2).substr(0, 2000);
+        EXPECT_EQ(report["checks"]["linearizability"]["valid"], true);
+        EXPECT_GT(report["checks"]["linearizability"]["ops"].get<int>(), 1000);
+        for (const char* name : {"mutual_exclusion", "fencing", "resource", "liveness"})
+            EXPECT_EQ(report["checks"][name]["valid"], "not-applicable") << name;
+        EXPECT_EQ(report["violation_count"], 0);
+    }
+}
+
 TEST(CheckHistory, ChecksCanBeChosen) {
     CheckOptions options;
     options.only = std::vector<std::string>{"mutual_exclusion"};

@@ -26,7 +26,7 @@ void FencingCheck::on_event(const Event& event) {
                 // no sign of a counter that went back.
                 auto key = keys_.find(event.key);
                 if (key != keys_.end() && key->second.highest_grant)
-                    granted_before_[event.process] = *key->second.highest_grant;
+                    granted_before_.set(event.process) = *key->second.highest_grant;
                 else
                     granted_before_.erase(event.process);
             } else if (event.type == EventType::Ok) {
@@ -52,9 +52,9 @@ void FencingCheck::on_event(const Event& event) {
 
 void FencingCheck::on_grant(const Event& event) {
     std::optional<Stamp> before;
-    if (auto it = granted_before_.find(event.process); it != granted_before_.end()) {
-        before = std::move(it->second);
-        granted_before_.erase(it);
+    if (Stamp* stamp = granted_before_.find(event.process)) {
+        before = *stamp;
+        granted_before_.erase(event.process);
     }
     // A nested grant is the same hold again; its fence (often the same number) is not a new grant.
     if (nesting_.grant(event.process, event.key, event.token) > 1)
@@ -84,7 +84,7 @@ void FencingCheck::on_grant(const Event& event) {
 
 void FencingCheck::on_write(const Event& event) {
     if (event.type == EventType::Invoke) {
-        WriteInFlight& w = writes_[event.process];
+        WriteInFlight& w = writes_.set(event.process);
         w.key = event.key;
         w.fence = event.fence;
         auto key = keys_.find(event.key);
@@ -94,11 +94,11 @@ void FencingCheck::on_write(const Event& event) {
             w.accepted_before.reset();
         return;
     }
-    auto in_flight = writes_.find(event.process);
-    if (in_flight == writes_.end())
+    WriteInFlight* in_flight = writes_.find(event.process);
+    if (!in_flight)
         return;
-    WriteInFlight w = std::move(in_flight->second);
-    writes_.erase(in_flight);
+    const WriteInFlight w = *in_flight;
+    writes_.erase(event.process);
     if (event.type == EventType::Fail) {
         if (event.error == "stale-fence") {
             ++saves_;

@@ -64,9 +64,9 @@ class FencingCheck {
     std::size_t max_violations_;
     HoldNesting nesting_;
     std::unordered_map<std::string, KeyFences> keys_;
-    std::unordered_map<std::int64_t, WriteInFlight> writes_;
+    PerProcess<WriteInFlight> writes_;
     // Per process with an acquire in flight: the highest grant completed before it began.
-    std::unordered_map<std::int64_t, Stamp> granted_before_;
+    PerProcess<Stamp> granted_before_;
     ProcessSet processes_;
     ProcessSet saved_processes_;
     nlohmann::json violations_ = nlohmann::json::array();

@@ -1,6 +1,7 @@
 #pragma once
 
-// Seeded synthetic histories for the checker's tests and benchmarks: many processes cycling
+// Seeded synthetic histories for the checker's tests and benchmarks. HistoryGenerator: many
+// processes cycling
 // acquire -> read -> write read+1 -> release over a few keys against a correct lock (so the
 // history is valid), with contention (fail "held"), timeouts (`info`, after which the process
 // continues under a new id, as the engine does) and nemesis events, written exactly as the
@@ -8,6 +9,7 @@
 
 #include <charconv>
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -205,6 +207,121 @@ class HistoryGenerator {
     std::mt19937_64 rng_;
     std::vector<Slot> slots_;
     std::vector<Key> keys_;
+    std::uint64_t index_ = 0;
+    std::int64_t time_ = 0;
+    std::int64_t next_process_ = 0;
+};
+
+// A Jepsen-style register history: processes read, write and cas a few registers and nothing
+// is locked. Each op takes effect at a random moment between its invoke and its completion, so
+// the history is linearizable (against `register`, per key); a failed cas says "mismatch", and
+// now and then a completion is lost (`info`, the process id retires) whether or not the op took
+// effect.
+class RegisterHistoryGenerator {
+  public:
+    explicit RegisterHistoryGenerator(std::uint64_t seed, int processes = 5, int keys = 2)
+        : rng_(seed), slots_(static_cast<std::size_t>(processes)), values_(keys) {
+        for (auto& slot : slots_)
+            slot.process = next_process_++;
+    }
+
+    std::string generate(std::uint64_t events) {
+        std::string out;
+        while (index_ < events) {
+            time_ += 1000 + static_cast<std::int64_t>(rng_() % 50'000);
+            Slot& slot = slots_[rng_() % slots_.size()];
+            switch (slot.state) {
+                case State::Idle:
+                    invoke(out, slot);
+                    break;
+                case State::Invoked:
+                    apply(slot);
+                    break;
+                case State::Applied:
+                    complete(out, slot);
+                    break;
+            }
+        }
+        return out;
+    }
+
+  private:
+    enum class State { Idle, Invoked, Applied };
+    struct Slot {
+        std::int64_t process = 0;
+        State state = State::Idle;
+        int key = 0;
+        int f = 0;  // 0 read, 1 write, 2 cas
+        std::int64_t a = 0, b = 0;
+        std::optional<std::int64_t> read;
+        bool matched = true;  // cas
+        bool lost = false;    // never took effect
+    };
+
+    void line(std::string& out, const char* type, const Slot& slot, const std::string& value,
+              const char* error = "") {
+        static const char* const names[] = {"read", "write", "cas"};
+        out += "{\"index\":" + std::to_string(index_++) + ",\"type\":\"" + type +
+               "\",\"process\":" + std::to_string(slot.process) + ",\"f\":\"" + names[slot.f] +
+               "\",\"key\":\"r" + std::to_string(slot.key) + "\",\"value\":" + value +
+               ",\"time\":" + std::to_string(time_);
+        if (*error)
+            out += std::string(",\"error\":\"") + error + "\"";
+        out += "}\n";
+    }
+
+    std::string input(const Slot& slot) const {
+        if (slot.f == 1)
+            return std::to_string(slot.a);
+        if (slot.f == 2)
+            return "[" + std::to_string(slot.a) + "," + std::to_string(slot.b) + "]";
+        return "null";
+    }
+
+    void invoke(std::string& out, Slot& slot) {
+        slot.key = static_cast<int>(rng_() % values_.size());
+        slot.f = static_cast<int>(rng_() % 3);
+        slot.a = static_cast<std::int64_t>(rng_() % 5);
+        slot.b = static_cast<std::int64_t>(rng_() % 5);
+        line(out, "invoke", slot, input(slot));
+        slot.state = State::Invoked;
+    }
+
+    void apply(Slot& slot) {
+        auto& value = values_[static_cast<std::size_t>(slot.key)];
+        slot.lost = rng_() % 50 == 0;
+        if (slot.lost) {
+            // never reaches the register
+        } else if (slot.f == 0) {
+            slot.read = value;
+        } else if (slot.f == 1) {
+            value = slot.a;
+        } else {
+            slot.matched = value == slot.a;
+            if (slot.matched)
+                value = slot.b;
+        }
+        slot.state = State::Applied;
+    }
+
+    void complete(std::string& out, Slot& slot) {
+        if (slot.lost || rng_() % 40 == 0) {
+            // The reply is lost, whether or not the op took effect.
+            line(out, "info", slot, "null", "timeout");
+            slot.process = next_process_++;
+        } else if (slot.f == 0) {
+            line(out, "ok", slot, slot.read ? std::to_string(*slot.read) : "null");
+        } else if (slot.f == 2 && !slot.matched) {
+            line(out, "fail", slot, input(slot), "mismatch");
+        } else {
+            line(out, "ok", slot, input(slot));
+        }
+        slot.state = State::Idle;
+    }
+
+    std::mt19937_64 rng_;
+    std::vector<Slot> slots_;
+    std::vector<std::optional<std::int64_t>> values_;
     std::uint64_t index_ = 0;
     std::int64_t time_ = 0;
     std::int64_t next_process_ = 0;

@@ -187,9 +187,10 @@ struct SearchResult {
     Verdict verdict = Verdict::Linearizable;
     std::vector<std::uint32_t> longest_prefix;  // SearchOp indices, in linearization order
     std::optional<std::uint32_t> unplaceable;
-    // The other ops left out that were already invoked when `unplaceable` returned: the culprit
-    // is often among them (a late unlock whose victim is the op that cannot be placed, T8).
-    std::vector<std::uint32_t> concurrent_unplaced;
+    // The ops concurrent with `unplaceable` (their intervals overlap), placed or not: what it
+    // could have been ordered against. The culprit is often among them - a late unlock the
+    // search could place early, whose victim is the op that cannot be placed (T8).
+    std::vector<std::uint32_t> concurrent;
 };
 
 // The set of linearized ops. Ops that must be linearized (ok, observations) take the low bits in
@@ -392,8 +393,7 @@ class WglSearch {
             result.longest_prefix = deepest_;
             result.unplaceable = first_unplaceable();
             if (result.unplaceable) {
-                result.concurrent_unplaced = unplaced_before(ops_[*result.unplaceable].return_seq);
-                std::erase(result.concurrent_unplaced, *result.unplaceable);
+                result.concurrent = concurrent_with(*result.unplaceable);
             }
         }
         return result;
@@ -700,16 +700,13 @@ class WglSearch {
         return earliest;
     }
 
-    // Every op the deepest linearization left out that was invoked before `seq`.
-    std::vector<std::uint32_t> unplaced_before(std::uint64_t seq) const {
-        std::vector<bool> placed(ops_.size(), false);
-        for (auto op : deepest_) {
-            placed[op] = true;
-        }
+    // Every other op whose interval overlaps `op`'s.
+    std::vector<std::uint32_t> concurrent_with(std::uint32_t op) const {
         std::vector<std::uint32_t> out;
-        for (std::uint32_t op = 0; op < ops_.size(); ++op) {
-            if (!placed[op] && ops_[op].call_seq < seq) {
-                out.push_back(op);
+        for (std::uint32_t other = 0; other < ops_.size(); ++other) {
+            if (other != op && ops_[other].call_seq < ops_[op].return_seq &&
+                ops_[other].return_seq > ops_[op].call_seq) {
+                out.push_back(other);
             }
         }
         return out;
@@ -866,7 +863,7 @@ nlohmann::json violation_json(Model model, const Partition& partition) {
                    std::to_string(prefix.size()) + " ops";
     }
     nlohmann::json concurrent = nlohmann::json::array();
-    for (const auto op : partition.result.concurrent_unplaced) {
+    for (const auto op : partition.result.concurrent) {
         if (concurrent.size() == kConcurrentShown) {
             break;
         }
@@ -879,7 +876,7 @@ nlohmann::json violation_json(Model model, const Partition& partition) {
              {{"longest_prefix", std::move(shown)},
               {"longest_prefix_omitted", omitted},
               {"unplaceable", std::move(unplaceable)},
-              {"concurrent_unplaced", std::move(concurrent)}}}};
+              {"concurrent", std::move(concurrent)}}}};
 }
 
 }  // namespace
@@ -1033,7 +1030,7 @@ struct LinearizabilityChecker::Impl {
                     if (partition.result.unplaceable) {
                         processes.push_back(process_of(partition, *partition.result.unplaceable));
                     }
-                    for (const auto op : partition.result.concurrent_unplaced) {
+                    for (const auto op : partition.result.concurrent) {
                         processes.push_back(process_of(partition, op));
                     }
                     break;

@@ -47,11 +47,12 @@ class LinearizabilityChecker {
     //   {"valid": true|false|"unknown"|"not-applicable" (no op of the model), "model": "...",
     //    "keys": N, "ops": N, "elapsed_s": x,
     //    "reason": "..." (unknown: "time limit" or "memory limit"; "not-applicable": why),
-    //    "processes": [...] (of the unplaceable and the concurrent unplaced ops),
+    //    "processes": [...] (of the unplaceable ops and the ops concurrent with them),
     //    "violations": [ {"kind": "linearizability", "key": "...",
     //                      "message": "one readable line",
     //                      "witness": {"longest_prefix": [ops...], "unplaceable": op,
-    //                                  "concurrent_unplaced": [ops...] (first 10)}} ]}
+    //                                  "concurrent": [ops...] (the first 10 whose intervals
+    //                                  overlap the unplaceable op's)}} ]}
     // where an op is {"process", "f", "value", "output", "invoke_index", "complete_index",
     // "status": "ok"|"fail"|"info"}. false beats unknown beats true across keys.
     nlohmann::json check(const LinearizabilityOptions& options);

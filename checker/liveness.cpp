@@ -84,8 +84,11 @@ void LivenessCheck::on_acquire(const Event& event) {
         KeyState& key = keys_[event.key];
         expire_orphan(event.key, key, event.time);
         ++key.acquires_in_flight;
-        acquiring_[event.process] = Acquiring{&key, event.lease_ms};
-        waits_.insert_or_assign(event.process, Wait{event.key, event.time, event.index});
+        acquiring_.set(event.process) = Acquiring{&key, event.lease_ms};
+        Wait& wait = waits_.set(event.process);
+        wait.key = event.key;
+        wait.start_ns = event.time;
+        wait.start_index = event.index;
         if (key.orphan && !key.orphan->first_waiter) {
             key.orphan->first_waiter = event.process;
             key.orphan->first_wait_ns = event.time;
@@ -93,10 +96,10 @@ void LivenessCheck::on_acquire(const Event& event) {
         return;
     }
     std::optional<std::int64_t> lease_ms;
-    if (auto in_flight = acquiring_.find(event.process); in_flight != acquiring_.end()) {
-        --in_flight->second.key->acquires_in_flight;
-        lease_ms = in_flight->second.lease_ms;
-        acquiring_.erase(in_flight);
+    if (Acquiring* in_flight = acquiring_.find(event.process)) {
+        --in_flight->key->acquires_in_flight;
+        lease_ms = in_flight->lease_ms;
+        acquiring_.erase(event.process);
     }
     // A wait is one acquire: it ends with the grant, or when the client gives up (a refusal)
     // or its process retires (`info`). Think time between attempts is not waiting.
@@ -142,9 +145,9 @@ void LivenessCheck::on_acquire(const Event& event) {
 void LivenessCheck::on_crash(const Event& event) {
     const std::int64_t process = *event.target;
     // The crashed process's acquire stays in flight forever, but nobody is waiting on it.
-    if (auto in_flight = acquiring_.find(process); in_flight != acquiring_.end()) {
-        --in_flight->second.key->acquires_in_flight;
-        acquiring_.erase(in_flight);
+    if (Acquiring* in_flight = acquiring_.find(process)) {
+        --in_flight->key->acquires_in_flight;
+        acquiring_.erase(process);
     }
     end_wait(process, event.time, false);
     for (const auto& name : nesting_.drop(process)) {
@@ -180,10 +183,10 @@ void LivenessCheck::expire_orphan(const std::string& name, KeyState& key, std::i
 }
 
 void LivenessCheck::end_wait(std::int64_t process, std::int64_t end_ns, bool granted) {
-    auto it = waits_.find(process);
-    if (it == waits_.end())
+    const Wait* found = waits_.find(process);
+    if (!found)
         return;
-    const Wait& wait = it->second;
+    const Wait& wait = *found;
     const std::int64_t waited = end_ns - wait.start_ns;
     max_wait_ns_ = std::max(max_wait_ns_, waited);
     ++waits_completed_;
@@ -212,7 +215,7 @@ void LivenessCheck::end_wait(std::int64_t process, std::int64_t end_ns, bool gra
                                                     {"waited_ms", ns_to_ms(waited)}}}});
         }
     }
-    waits_.erase(it);
+    waits_.erase(process);
 }
 
 void LivenessCheck::judge_orphan(const std::string& key, const Orphan& orphan,

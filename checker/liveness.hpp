@@ -113,8 +113,8 @@ class LivenessCheck {
     LivenessOptions options_;
     HoldNesting nesting_;
     std::unordered_map<std::string, KeyState> keys_;
-    std::unordered_map<std::int64_t, Acquiring> acquiring_;  // process -> its acquire in flight
-    std::unordered_map<std::int64_t, Wait> waits_;
+    PerProcess<Acquiring> acquiring_;  // process -> its acquire in flight
+    PerProcess<Wait> waits_;
     std::unordered_set<std::int64_t> starved_processes_;
     DurationHistogram handoffs_;
     nlohmann::json deadlock_violations_ = nlohmann::json::array();

@@ -36,13 +36,24 @@ void MutualExclusionCheck::on_event(const Event& event) {
                 const auto released = nesting_.release(event.process, event.key, event.token);
                 if (released.kind == HoldNesting::Release::Ended)
                     end_hold(event.key, released.owner, event.time);
-                releasing_[event.process] = ReleaseInFlight{event.key, event.token};
-            } else if (auto it = releasing_.find(event.process); it != releasing_.end()) {
+                ReleaseInFlight& r = releasing_.set(event.process);
+                r.holds = &keys_[event.key];
+                r.token = event.token;
+            } else if (ReleaseInFlight* r = releasing_.find(event.process)) {
                 if (event.type == EventType::Ok) {
-                    keys_[it->second.key].last_release =
-                        Released{event.process, it->second.token, event.time, event.index};
+                    // Assigned field by field: the strings keep their buffers.
+                    auto& last = r->holds->last_release;
+                    if (!last)
+                        last.emplace();
+                    last->process = event.process;
+                    last->token = r->token;
+                    last->time_ns = event.time;
+                    last->index = event.index;
+                    blame_suspect(*last);
                 }
-                releasing_.erase(it);
+                if (!suspects_.empty())
+                    suspects_.erase(event.process);
+                releasing_.erase(event.process);
             }
             return;
         case Op::Crash:
@@ -119,9 +130,43 @@ void MutualExclusionCheck::add_violation(const std::string& key, const KeyHolds&
     const auto released_by = freed_under(holds, earlier);
     if (released_by)
         processes_.add(released_by->process);
-    if (witnesses_.size() >= max_violations_)
+    const bool listed = witnesses_.size() < max_violations_;
+    const std::size_t index = witnesses_.size();
+    if (!released_by && earlier.mode == LockMode::Exclusive) {
+        // A release of another grant still in flight may already have run (its reply can come
+        // after the grant it made possible): if it turns out to have deleted something, it is
+        // the suspect.
+        for (const auto& [process, release] : releasing_) {
+            if (release.holds == &holds && process != earlier.process &&
+                (release.token.empty() || release.token != earlier.token)) {
+                auto& suspect = suspects_[process];
+                if (listed)
+                    suspect.witnesses.push_back(index);
+            }
+        }
+    }
+    if (!listed)
         return;
-    std::string message = key + ": " + who(later.process, later.token) + " acquired ";
+    witnesses_.push_back(Witness{key, earlier, later, released_by});
+    witnesses_of_hold_[earlier.id].push_back(index);
+    witnesses_of_hold_[later.id].push_back(index);
+}
+
+void MutualExclusionCheck::blame_suspect(const Released& release) {
+    auto it = suspects_.find(release.process);
+    if (it == suspects_.end())
+        return;
+    processes_.add(release.process);
+    for (const std::size_t i : it->second.witnesses) {
+        if (!witnesses_[i].released_by)
+            witnesses_[i].released_by = release;
+    }
+}
+
+std::string MutualExclusionCheck::message_of(const Witness& w) {
+    const Hold& earlier = w.first;
+    const Hold& later = w.second;
+    std::string message = w.key + ": " + who(later.process, later.token) + " acquired ";
     const bool shared_involved = earlier.mode == LockMode::Shared || later.mode == LockMode::Shared;
     if (shared_involved)
         message += std::string(mode_name(later.mode)) + " ";
@@ -130,15 +175,12 @@ void MutualExclusionCheck::add_violation(const std::string& key, const KeyHolds&
     if (shared_involved)
         message += std::string(mode_name(earlier.mode)) + " ";
     message += "since " + format_seconds(earlier.start_ns);
-    if (released_by) {
-        message += " (process " + std::to_string(released_by->process) +
-                   "'s release of another grant freed it at " +
-                   format_seconds(released_by->time_ns) + ")";
+    if (w.released_by) {
+        message += " (process " + std::to_string(w.released_by->process) +
+                   "'s release of another grant, completed at " +
+                   format_seconds(w.released_by->time_ns) + ", may have freed it)";
     }
-    const std::size_t index = witnesses_.size();
-    witnesses_.push_back(Witness{key, earlier, later, std::move(message), released_by});
-    witnesses_of_hold_[earlier.id].push_back(index);
-    witnesses_of_hold_[later.id].push_back(index);
+    return message;
 }
 
 void MutualExclusionCheck::end_hold(const std::string& key_name, std::int64_t process,
@@ -205,7 +247,7 @@ json MutualExclusionCheck::violations() const {
         out.push_back(
             json{{"kind", "mutual_exclusion"},
                  {"key", w.key},
-                 {"message", w.message},
+                 {"message", message_of(w)},
                  {"witness",
                   {{"key", w.key},
                    {"first", hold_json(w.first)},

@@ -35,7 +35,8 @@ class MutualExclusionCheck {
     // witness {"key", "first": hold, "second": hold, "overlap_ns", "released_by"} with a hold
     // {"process", "token", "mode", "start_ns", "end_ns" (null: open at the end), "start_index"}
     // and released_by {"process", "token", "time_ns", "index"} (or null): another grant's release
-    // that completed while the first hold was open - a late or unowned unlock that freed it (T8).
+    // that completed while the first hold was open, or was in flight when the second began - a
+    // late or unowned unlock that may have freed it (T8).
     nlohmann::json violations() const;
     std::uint64_t violation_count() const { return violation_count_; }
 
@@ -65,11 +66,15 @@ class MutualExclusionCheck {
         std::string key;
         Hold first;
         Hold second;
-        std::string message;
         std::optional<Released> released_by;
     };
+    // A release in flight when a violation was found: if it completes ok, it may be what freed
+    // the first hold's lock.
+    struct Suspect {
+        std::vector<std::size_t> witnesses;  // the listed ones it would explain
+    };
     struct ReleaseInFlight {
-        std::string key;
+        KeyHolds* holds = nullptr;  // keys_ is node-based: the pointer stays valid
         std::string token;
     };
 
@@ -78,14 +83,17 @@ class MutualExclusionCheck {
     // Counts the pair (earlier, later) and spells it out while witnesses are wanted.
     void add_violation(const std::string& key, const KeyHolds& holds, const Hold& earlier,
                        const Hold& later);
-    // A release of another grant that completed while `earlier` was held: it freed `earlier`'s
-    // lock under its holder (a late or unowned unlock), which is how `later` got it.
+    // A release of another grant that completed while `earlier` was held: it may have freed
+    // `earlier`'s lock under its holder (a late or unowned unlock), which is how `later` got it.
     static std::optional<Released> freed_under(const KeyHolds& holds, const Hold& earlier);
+    void blame_suspect(const Released& release);
+    static std::string message_of(const Witness& w);
 
     std::size_t max_violations_;
     HoldNesting nesting_;
     std::unordered_map<std::string, KeyHolds> keys_;
-    std::unordered_map<std::int64_t, ReleaseInFlight> releasing_;
+    PerProcess<ReleaseInFlight> releasing_;
+    std::unordered_map<std::int64_t, Suspect> suspects_;
     std::vector<Witness> witnesses_;
     // Which witnesses show an open hold: patched with its end when it ends.
     std::unordered_map<std::uint64_t, std::vector<std::size_t>> witnesses_of_hold_;

@@ -40,15 +40,15 @@ void ResourceCheck::on_write(const Event& event) {
             return;
         }
         auto highest = highest_.find(event.key);
-        in_flight_[event.process] = WriteInFlight{
+        in_flight_.set(event.process) = WriteInFlight{
             highest == highest_.end() ? std::nullopt : std::optional<Write>(highest->second)};
         return;
     }
-    auto it = in_flight_.find(event.process);
-    if (it == in_flight_.end())
+    WriteInFlight* in_flight = in_flight_.find(event.process);
+    if (!in_flight)
         return;  // not judged
-    const WriteInFlight sent = std::move(it->second);
-    in_flight_.erase(it);
+    const WriteInFlight sent = *in_flight;
+    in_flight_.erase(event.process);
     if (event.type != EventType::Ok || !event.number)
         return;
     ++writes_;

@@ -57,7 +57,7 @@ class ResourceCheck {
     std::size_t max_violations_;
     HoldNesting nesting_;
     std::unordered_map<std::string, Write> highest_;  // per key: the highest ok write so far
-    std::unordered_map<std::int64_t, WriteInFlight> in_flight_;  // judged writes, by process
+    PerProcess<WriteInFlight> in_flight_;             // judged writes, by process
     nlohmann::json violations_ = nlohmann::json::array();
     ProcessSet processes_;
     bool lock_ops_seen_ = false;

@@ -91,19 +91,15 @@ class HoldNesting {
                 it = by_process_.insert(std::move(node)).position;
             }
         }
-        if (!token.empty())
-            owner_of_token_[token] = process;
         auto& held = it->second;
         for (auto& entry : held) {
             if (entry.key == key) {
-                if (!token.empty())
-                    entry.tokens.push_back(token);
+                if (!token.empty() && token != entry.token)
+                    entry.nested_tokens.push_back(token);
                 return ++entry.depth;
             }
         }
-        held.push_back(Entry{key, 1, {}});
-        if (!token.empty())
-            held.back().tokens.push_back(token);
+        held.push_back(Entry{key, 1, token, {}});
         return 1;
     }
 
@@ -116,22 +112,23 @@ class HoldNesting {
     // A release invoke ends one level whatever its outcome: the client stops relying on the lock
     // once it asks to give it back.
     Released release(std::int64_t process, const std::string& key, const std::string& token = {}) {
-        std::int64_t owner = process;
-        if (!holds(process, key) && !token.empty()) {
-            auto t = owner_of_token_.find(token);
-            if (t != owner_of_token_.end())
-                owner = t->second;
+        auto it = by_process_.find(process);
+        if (it == by_process_.end() || !has_key(it->second, key)) {
+            // Not this process's: the grant its token names, if another process id holds it
+            // (rare - only after an `info` - so a scan is fine).
+            if (token.empty())
+                return {Release::NotHeld, process};
+            it = owner_of(key, token);
+            if (it == by_process_.end())
+                return {Release::NotHeld, process};
         }
-        auto it = by_process_.find(owner);
-        if (it == by_process_.end())
-            return {Release::NotHeld, owner};
+        const std::int64_t owner = it->first;
         auto& held = it->second;
         for (auto entry = held.begin(); entry != held.end(); ++entry) {
             if (entry->key != key)
                 continue;
             if (--entry->depth > 0)
                 return {Release::Nested, owner};
-            forget_tokens(*entry);
             held.erase(entry);
             if (held.empty())
                 retire(it);
@@ -142,10 +139,7 @@ class HoldNesting {
 
     bool holds(std::int64_t process, const std::string& key) const {
         auto it = by_process_.find(process);
-        if (it == by_process_.end())
-            return false;
-        return std::any_of(it->second.begin(), it->second.end(),
-                           [&](const Entry& entry) { return entry.key == key; });
+        return it != by_process_.end() && has_key(it->second, key);
     }
 
     // A crash: every key `process` held, in the order it got them; the process holds nothing now.
@@ -154,10 +148,8 @@ class HoldNesting {
         auto it = by_process_.find(process);
         if (it == by_process_.end())
             return keys;
-        for (auto& entry : it->second) {
-            forget_tokens(entry);
+        for (auto& entry : it->second)
             keys.push_back(std::move(entry.key));
-        }
         it->second.clear();
         retire(it);
         return keys;
@@ -167,14 +159,27 @@ class HoldNesting {
     struct Entry {
         std::string key;
         int depth = 0;
-        std::vector<std::string> tokens;
+        std::string token;                       // the first grant's
+        std::vector<std::string> nested_tokens;  // re-entrant grants with tokens of their own
     };
     using Map = std::unordered_map<std::int64_t, std::vector<Entry>>;
 
-    void forget_tokens(Entry& entry) {
-        for (const auto& token : entry.tokens)
-            owner_of_token_.erase(token);
-        entry.tokens.clear();
+    static bool has_key(const std::vector<Entry>& held, const std::string& key) {
+        return std::any_of(held.begin(), held.end(),
+                           [&](const Entry& entry) { return entry.key == key; });
+    }
+
+    Map::iterator owner_of(const std::string& key, const std::string& token) {
+        for (auto it = by_process_.begin(); it != by_process_.end(); ++it) {
+            for (const Entry& entry : it->second) {
+                if (entry.key == key &&
+                    (entry.token == token ||
+                     std::find(entry.nested_tokens.begin(), entry.nested_tokens.end(), token) !=
+                         entry.nested_tokens.end()))
+                    return it;
+            }
+        }
+        return by_process_.end();
     }
 
     // Every hold would otherwise allocate a map node and a vector and free them at its end; a
@@ -189,7 +194,49 @@ class HoldNesting {
 
     Map by_process_;
     std::vector<Map::node_type> spare_;
-    std::unordered_map<std::string, std::int64_t> owner_of_token_;
+};
+
+// What a check remembers per process while an operation is in flight (a release, a write, an
+// acquire): set at the invoke, taken at the completion - millions of times per history. The
+// map's nodes are recycled, with the strings inside them, so the steady state allocates
+// nothing.
+template <class V>
+class PerProcess {
+  public:
+    using Map = std::unordered_map<std::int64_t, V>;
+
+    // The slot for `process`, created if absent (a recycled one keeps its old contents: assign).
+    V& set(std::int64_t process) {
+        if (auto it = map_.find(process); it != map_.end())
+            return it->second;
+        if (spare_.empty())
+            return map_[process];
+        auto node = std::move(spare_.back());
+        spare_.pop_back();
+        node.key() = process;
+        return map_.insert(std::move(node)).position->second;
+    }
+    V* find(std::int64_t process) {
+        auto it = map_.find(process);
+        return it == map_.end() ? nullptr : &it->second;
+    }
+    void erase(std::int64_t process) {
+        auto it = map_.find(process);
+        if (it == map_.end())
+            return;
+        if (spare_.size() < kSpareNodes)
+            spare_.push_back(map_.extract(it));
+        else
+            map_.erase(it);
+    }
+    std::size_t size() const { return map_.size(); }
+    typename Map::const_iterator begin() const { return map_.begin(); }
+    typename Map::const_iterator end() const { return map_.end(); }
+
+  private:
+    static constexpr std::size_t kSpareNodes = 64;
+    Map map_;
+    std::vector<typename Map::node_type> spare_;
 };
 
 // The processes a check's violations involve, for an expectation that asks whether a fault's

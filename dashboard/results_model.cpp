@@ -252,7 +252,12 @@ RunSummary parse_summary(const json& j) {
         s.violations.push_back(std::move(out));
     }
     s.violation_count = s.violations.size();
-    if (const json* checks = field(verdict, "checks"); checks && checks->is_object()) {
+    if (const json* exact = field(verdict, "violation_count");
+        exact && exact->is_number_integer() && exact->get<std::int64_t>() >= 0) {
+        // The checker's exact count (its witness list is capped): read, not added up again.
+        s.violation_count = exact->get<std::size_t>();
+    } else if (const json* checks = field(verdict, "checks"); checks && checks->is_object()) {
+        // An older summary without the count: the sum the checker would have given.
         std::size_t total = 0;
         bool counted = false;
         for (const auto& [name, check] : checks->items()) {

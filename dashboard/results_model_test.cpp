@@ -62,6 +62,9 @@ TEST(ResultsModelTest, ViolationCountIsTheCheckersCountNotTheWitnessList) {
     RunSummary s = parse_summary(j);
     EXPECT_EQ(s.violations.size(), 1u);
     EXPECT_EQ(s.violation_count, 4012u);
+    // Where the checker wrote its exact count, that is the count: one number everywhere.
+    j["verdict"]["violation_count"] = 4013;
+    EXPECT_EQ(parse_summary(j).violation_count, 4013u);
 }
 
 TEST(ResultsModelTest, PartialLastBucketIsScaledAndSliversDropped) {

@@ -198,7 +198,7 @@ void SimulatedClient::record(EventType type, std::string_view f, const std::stri
     e.clock_ms = session_->clock().wall_ms();
     e.error = std::move(error);
     e.fence = fence;
-    env_.history.record(std::move(e));
+    env_.history->record(std::move(e));
     if (type == EventType::Ok || type == EventType::Fail)
         note_answer();
     if (type == EventType::Info) {
@@ -210,8 +210,33 @@ void SimulatedClient::record(EventType type, std::string_view f, const std::stri
     }
 }
 
-Task<void> SimulatedClient::run() {
+Task<void> SimulatedClient::connect() {
+    std::minstd_rand jitter(static_cast<std::uint32_t>(index_) + 1);
+    for (std::size_t node = 0; node < session_->node_count(); ++node) {
+        while (!env_.stop.load(std::memory_order_relaxed)) {
+            std::string error;
+            try {
+                co_await session_->redis(node).command("PING");
+                break;
+            } catch (const RedisError& e) {
+                error = e.what();
+            }
+            {
+                std::lock_guard lock(env_.connect_error_mutex);
+                env_.connect_error = error;
+            }
+            // Spread the retries: thousands of clients knocking at once is what overflowed the
+            // server's accept backlog in the first place.
+            co_await session_->loop().sleep_for(std::chrono::milliseconds(20 + jitter() % 200));
+        }
+    }
+    env_.connected.fetch_add(1);
+}
+
+Task<void> SimulatedClient::run(StartGate& gate) {
     const auto& w = env_.workload;
+    co_await connect();
+    co_await gate.wait();
     while (!env_.stop.load(std::memory_order_relaxed)) {
         try {
             co_await cycle();

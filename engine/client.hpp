@@ -8,9 +8,11 @@
 
 #include <array>
 #include <atomic>
+#include <coroutine>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <string>
@@ -66,20 +68,51 @@ struct ClientStats {
     void merge(const ClientStats& other);
 };
 
+// Holds a loop's clients after they connected until the run starts: the measured run begins
+// with every client connected, as memtier_benchmark's does, instead of with thousands of
+// connects racing the first acquires (and the server's accept backlog). Loop thread only.
+class StartGate {
+  public:
+    struct Awaiter {
+        StartGate& gate;
+        bool await_ready() const noexcept { return gate.open_; }
+        void await_suspend(std::coroutine_handle<> h) { gate.waiters_.push_back(h); }
+        void await_resume() const noexcept {}
+    };
+    explicit StartGate(EventLoop& loop) : loop_(loop) {}
+    Awaiter wait() { return Awaiter{*this}; }
+    void open() {
+        open_ = true;
+        for (auto h : waiters_)
+            loop_.schedule(h);
+        waiters_.clear();
+    }
+
+  private:
+    EventLoop& loop_;
+    bool open_ = false;
+    std::vector<std::coroutine_handle<>> waiters_;
+};
+
 // What all clients of a run share. Counters are atomics read by the progress line only.
 struct ClientEnvironment {
     const Workload& workload;
-    HistoryRecorder& history;
     const KeyPicker& keys;
-    EventLoop::TimePoint start;
     std::atomic<bool>& stop;
     std::atomic<std::int64_t>& next_process;
     std::atomic<std::uint64_t>& live_cycles;
     std::atomic<std::uint64_t>& live_errors;
+    // Clients that reached every node in the connect phase, and the last reason one could not.
+    std::atomic<int>& connected;
+    std::mutex& connect_error_mutex;
+    std::string& connect_error;
     // A fresh session for client `index` in its `incarnation` (0, then 1 after a crash, ...),
     // keeping `clock`: a crash restarts the process, not the machine's clock (T9).
     std::function<std::unique_ptr<Session>(int index, int incarnation, Clock clock)> make_session;
+    // Set once every client is connected, before the start gates open.
+    HistoryRecorder* history = nullptr;
     Nemesis* nemesis = nullptr;
+    EventLoop::TimePoint start{};
     // On a shared server every Redis key carries a per-run prefix (run.cpp); the history, the
     // workload and the faults name keys without it.
     std::string key_prefix;
@@ -92,9 +125,10 @@ class SimulatedClient {
   public:
     SimulatedClient(ClientEnvironment& env, int index, ClientStats& stats, std::uint64_t seed);
 
-    // Loops until the environment's stop flag is set, then stops its background work. Faults
-    // still armed when it ends are reported as never having taken effect.
-    Task<void> run();
+    // Connects to every node, waits at `gate`, then loops until the environment's stop flag is
+    // set and stops its background work. Faults still armed when it ends are reported as never
+    // having taken effect.
+    Task<void> run(StartGate& gate);
 
     Session& session() { return *session_; }
 
@@ -130,6 +164,9 @@ class SimulatedClient {
         FaultEffect effect;
     };
 
+    // The connect phase: PING every node until it answers (or the run is stopped). Not in the
+    // history: the run has not started.
+    Task<void> connect();
     Task<void> cycle();
     Task<void> reincarnate();
     void start_incarnation(Clock clock);

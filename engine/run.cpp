@@ -175,17 +175,25 @@ Deployment Deployment::start(const Workload& w, const std::vector<Endpoint>& ext
     return d;
 }
 
+namespace {
+// A command connection per client, and a pub/sub one where waiters are woken by messages.
+std::uint64_t connections_per_client(const Workload& w) {
+    const StrategyInfo* info = find_strategy(w.strategy);
+    return info && info->capabilities.pubsub_wakeup ? 2 : 1;
+}
+}  // namespace
+
 int max_connections_per_node(const Workload& w) {
-    // A command connection and a pub/sub one per client, plus the nemesis, a replica and
-    // redis-cli at hand.
-    return 2 * w.clients + 32;
+    // Plus the nemesis, a replica and a redis-cli at hand.
+    return static_cast<int>(connections_per_client(w)) * w.clients + 32;
 }
 
 void reserve_file_descriptors(const Workload& w, std::size_t nodes, bool proxied) {
-    // Each client may hold two connections per node; through the fault proxy each costs three
-    // descriptors here (ours, and both ends of the proxy). Plus the history, logs, epoll, pipes.
-    const std::uint64_t wanted =
-        static_cast<std::uint64_t>(w.clients) * 2 * nodes * (proxied ? 3 : 1) + 256;
+    // Through the fault proxy each connection costs three descriptors here (ours, and both
+    // ends of the proxy). Plus the history, logs, epoll, pipes.
+    const std::uint64_t wanted = static_cast<std::uint64_t>(w.clients) * connections_per_client(w) *
+                                     nodes * (proxied ? 3 : 1) +
+                                 256;
     rlimit limit{};
     if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= wanted)
         return;
@@ -299,21 +307,29 @@ RunOutcome run_workload(const RunOptions& options) {
         .connect_timeout = std::chrono::milliseconds(w.connect_timeout_ms),
         .command_timeout = std::chrono::milliseconds(w.command_timeout_ms)};
 
-    const auto start = EventLoop::now();
-    const double cpu_start = cpu_seconds();
-    HistoryRecorder history(dir.tmp() / "history.jsonl", start);
     KeyPicker keys(w.keys, w.key_distribution);
     std::atomic<bool> stop{false};
     std::atomic<std::int64_t> next_process{w.clients};
     std::atomic<std::uint64_t> live_cycles{0}, live_errors{0};
+    std::atomic<int> connected{0};
+    std::mutex connect_error_mutex;
+    std::string connect_error;
     ClientDirectory directory;
-    NemesisContext nemesis_context(history, deployment, directory, w.seed ^ 0x6e656d657369ULL);
-    Nemesis nemesis(std::move(faults), nemesis_context, start);
 
+    // Each thread's loop and start gate, published while the loop lives.
+    std::mutex loops_mutex;
     std::vector<EventLoop*> loops(static_cast<std::size_t>(w.threads), nullptr);
+    std::vector<StartGate*> gates(static_cast<std::size_t>(w.threads), nullptr);
     const std::vector<Endpoint> endpoints = deployment.endpoints;
-    ClientEnvironment env{w, history, keys, start, stop, next_process, live_cycles, live_errors};
-    env.nemesis = &nemesis;
+    ClientEnvironment env{w,
+                          keys,
+                          stop,
+                          next_process,
+                          live_cycles,
+                          live_errors,
+                          connected,
+                          connect_error_mutex,
+                          connect_error};
     env.key_prefix = key_prefix;
     env.record_lease = strategy.capabilities.expires;
     env.make_session = [&](int index, int incarnation, Clock clock) {
@@ -333,8 +349,6 @@ RunOutcome run_workload(const RunOptions& options) {
         stop = true;
     };
 
-    // The nemesis starts once every client is registered: a fault for client N at 0 s must find
-    // client N there, not be dropped.
     std::atomic<int> registered_threads{0};
     std::vector<ClientStats> stats(static_cast<std::size_t>(w.threads));
     std::vector<std::thread> threads;
@@ -342,7 +356,22 @@ RunOutcome run_workload(const RunOptions& options) {
         threads.emplace_back([&, t] {
             try {
                 EventLoop loop;
-                loops[static_cast<std::size_t>(t)] = &loop;
+                StartGate gate(loop);
+                {
+                    std::lock_guard lock(loops_mutex);
+                    loops[static_cast<std::size_t>(t)] = &loop;
+                    gates[static_cast<std::size_t>(t)] = &gate;
+                }
+                // Nothing may be posted to this loop once it is gone, whichever way it goes.
+                struct Unpublish {
+                    std::function<void()> undo;
+                    ~Unpublish() { undo(); }
+                } unpublish{[&] {
+                    std::lock_guard lock(loops_mutex);
+                    loops[static_cast<std::size_t>(t)] = nullptr;
+                    gates[static_cast<std::size_t>(t)] = nullptr;
+                    directory.remove_loop(&loop);
+                }};
                 std::vector<std::unique_ptr<SimulatedClient>> clients;
                 try {
                     for (int i = t; i < w.clients; i += w.threads) {
@@ -358,7 +387,7 @@ RunOutcome run_workload(const RunOptions& options) {
                 registered_threads.fetch_add(1);
                 std::size_t remaining = clients.size();
                 for (auto& c : clients) {
-                    spawn_detached(c->run(), [&](std::exception_ptr e) {
+                    spawn_detached(c->run(gate), [&](std::exception_ptr e) {
                         if (e) {
                             try {
                                 std::rethrow_exception(e);
@@ -373,7 +402,7 @@ RunOutcome run_workload(const RunOptions& options) {
                 if (remaining > 0)
                     loop.run();
                 // Faults posted to this loop after the clients ended must not run on dead clients.
-                directory.remove_loop(&loop);
+                unpublish.undo();
                 clients.clear();
                 loop.run_once(0ms);
             } catch (const std::exception& e) {
@@ -381,8 +410,59 @@ RunOutcome run_workload(const RunOptions& options) {
             }
         });
     }
+    // The nemesis starts once every client is registered (a fault for client N at 0 s must find
+    // client N there), and the run once every client is connected.
     while (registered_threads.load() < w.threads)
         std::this_thread::sleep_for(1ms);
+    const auto open_gates = [&] {
+        std::lock_guard lock(loops_mutex);
+        for (std::size_t t = 0; t < gates.size(); ++t) {
+            if (gates[t])
+                loops[t]->post([gate = gates[t]] { gate->open(); });
+        }
+    };
+    // Every way out of here joins the client threads first.
+    const auto stop_clients = [&] {
+        stop = true;
+        open_gates();
+        for (auto& th : threads) {
+            if (th.joinable())
+                th.join();
+        }
+    };
+    const auto connect_deadline = EventLoop::now() + 10s + std::chrono::milliseconds(w.clients);
+    while (connected.load() < w.clients && !stop &&
+           !(options.interrupt && options.interrupt->load())) {
+        if (EventLoop::now() >= connect_deadline) {
+            stop_clients();
+            std::lock_guard lock(connect_error_mutex);
+            throw EnvironmentError("only " + std::to_string(connected.load()) + " of " +
+                                   std::to_string(w.clients) +
+                                   " clients could connect to Redis within " +
+                                   std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
+                                                      10s + std::chrono::milliseconds(w.clients))
+                                                      .count()) +
+                                   " s (last error: " + connect_error + ")");
+        }
+        std::this_thread::sleep_for(5ms);
+    }
+
+    // The run starts now: every client is connected and waits at its loop's gate.
+    const auto start = EventLoop::now();
+    const double cpu_start = cpu_seconds();
+    std::optional<HistoryRecorder> history;
+    try {
+        history.emplace(dir.tmp() / "history.jsonl", start);
+    } catch (...) {
+        stop_clients();
+        throw;
+    }
+    NemesisContext nemesis_context(*history, deployment, directory, w.seed ^ 0x6e656d657369ULL);
+    Nemesis nemesis(std::move(faults), nemesis_context, start);
+    env.history = &*history;
+    env.nemesis = &nemesis;
+    env.start = start;
+    open_gates();
 
     bool interrupted = false;
     std::string environment_failure;
@@ -428,15 +508,13 @@ RunOutcome run_workload(const RunOptions& options) {
         if (environment_failure.empty())
             environment_failure = std::string("healing faults failed: ") + e.what();
     }
-    stop = true;
-    for (auto& th : threads)
-        th.join();
+    stop_clients();
     if (options.progress)
         std::fprintf(stderr, "\r\x1b[K");
     const auto end = EventLoop::now();
     const double cpu_used = cpu_seconds() - cpu_start;
 
-    history.finish();
+    history->finish();
     if (!environment_failure.empty())
         throw EnvironmentError(environment_failure);
     if (!failure.empty())
@@ -460,7 +538,7 @@ RunOutcome run_workload(const RunOptions& options) {
         .stats = total,
         .elapsed_s = std::chrono::duration<double>(end - start).count(),
         .engine_cpu_s = cpu_used,
-        .history_events = history.events(),
+        .history_events = history->events(),
         .interrupted = interrupted,
         .deployment_embedded = deployment.embedded,
         .endpoints = deployment.endpoints,

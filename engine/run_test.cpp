@@ -165,6 +165,103 @@ TEST(RunTest, DrivesAnExternalServerWithPerRunKeyPrefixes) {
         EXPECT_EQ(k.str.rfind(prefix, 0), 0u) << k.str;
 }
 
+TEST(RunTest, AFaultThatNeverFiresMakesTheVerdictUnknownAndSaysWhich) {
+    // Every reply is lost from 50 ms on, so nobody is granted k0 again: the pause meant for its
+    // next holder never happens, and "safe" would be a lie.
+    TempDir out;
+    Workload w = Workload::from_json(json::parse(R"({
+        "name": "never-fires", "clients": 3, "keys": 1, "duration_s": 1.2,
+        "command_timeout_ms": 100, "connect_timeout_ms": 100,
+        "faults": [
+            {"fault": "partition", "target": "node:0", "at_s": 0.05, "duration_ms": 5000},
+            {"fault": "pause-client", "target": "holder", "key": "k0", "at_s": 0.6}
+        ],
+        "expect": {"set_nx_px": "safe"}
+    })"));
+    RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
+    const json& verdict = r.summary["verdict"];
+    EXPECT_EQ(verdict["valid"], "unknown") << verdict.dump(2);
+    EXPECT_TRUE(r.summary["as_expected"].is_null());
+    EXPECT_EQ(run_exit_code(r), 3);
+    const json& pause = r.summary["nemesis"][1];
+    EXPECT_EQ(pause["fault"], "pause-client");
+    EXPECT_EQ(pause["due"], 1);
+    EXPECT_EQ(pause["took_effect"], 0);
+    EXPECT_EQ(pause["missed"],
+              "1 of 1 firing(s) never took effect: no client was granted k0 "
+              "after it was armed");
+    EXPECT_EQ(r.summary["nemesis"][0]["took_effect"], 1);  // the partition did its part
+    bool named = false;
+    for (const auto& reason : verdict["unknown_reasons"])
+        named = named || reason.get<std::string>().starts_with("fault pause-client (holder of k0");
+    EXPECT_TRUE(named) << verdict["unknown_reasons"].dump();
+    std::ifstream report(r.dir / "report.txt");
+    std::string text((std::istreambuf_iterator<char>(report)), {});
+    EXPECT_NE(text.find("verdict     UNKNOWN"), std::string::npos) << text;
+    EXPECT_NE(text.find("NOT ALL FIRED"), std::string::npos) << text;
+}
+
+TEST(RunTest, AFaultThatCouldNeverFireIsRefusedUpFront) {
+    TempDir out;
+    const auto error_of = [&](const char* faults) {
+        Workload w = Workload::from_json(json::parse(
+            std::string(R"({"name": "w", "clients": 2, "keys": 2, "duration_s": 1, "faults": )") +
+            faults + "}"));
+        try {
+            run_workload({.workload = w, .out_dir = out.path()});
+        } catch (const WorkloadError& e) {
+            return std::string(e.what());
+        }
+        return std::string();
+    };
+    EXPECT_EQ(error_of(R"([{"fault": "crash-client", "at_s": 1}])"),
+              "w: /faults/0: at_s 1 is not before the end of the run (duration_s 1): it could "
+              "never fire");
+    EXPECT_EQ(error_of(R"([{"fault": "crash-client", "target": "holder", "key": "k7"}])"),
+              "w: /faults/0: no client ever locks 'k7' (keys are k0 to k1): it could never fire");
+    EXPECT_EQ(error_of(R"([{"fault": "crash-client", "target": "client:2"}])"),
+              "w: /faults/0: client:2 does not exist (2 clients): it could never fire");
+    EXPECT_TRUE(fs::is_empty(out.path()));
+}
+
+TEST(RunTest, TwentyThousandClientsRunOrAreRefusedNamingTheLimit) {
+    // Each client has its own connection, as real lock clients do: 20,000 of them need the file
+    // descriptors and the server's maxclients. Where the machine allows it they run, all
+    // connected before the clock starts; where it does not, the run says which limit.
+    TempDir out;
+    Workload w;
+    w.clients = 20'000;
+    w.keys = 2'000;
+    w.duration_s = 1;
+    w.resource = ResourceKind::None;
+    try {
+        RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
+        EXPECT_GT(r.summary["throughput"]["cycles"].get<std::uint64_t>(), 0u);
+        EXPECT_EQ(r.summary["clients_answered"], 20'000);
+        EXPECT_EQ(r.summary["verdict"]["valid"], true) << r.summary["verdict"].dump(2);
+    } catch (const EnvironmentError& e) {
+        const std::string what = e.what();
+        EXPECT_TRUE(what.find("file descriptors") != std::string::npos ||
+                    what.find("maxclients") != std::string::npos)
+            << what;
+        EXPECT_TRUE(fs::is_empty(out.path()));
+    }
+}
+
+TEST(RunTest, ThousandsOfClientsAllConnectBeforeTheClockStarts) {
+    // Without the connect phase, thousands of simultaneous connects overflow the server's accept
+    // backlog and most clients spend the run timing out: "valid" from a run that measured nothing.
+    TempDir out;
+    Workload w;
+    w.clients = 5'000;
+    w.keys = 1'000;
+    w.duration_s = 1;
+    RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
+    EXPECT_EQ(r.summary["clients_answered"], 5'000);
+    EXPECT_EQ(r.summary["ops"]["acquire"]["info"], 0);
+    EXPECT_EQ(r.summary["verdict"]["valid"], true) << r.summary["verdict"].dump(2);
+}
+
 TEST(RunTest, InterruptStopsCleanlyAndMarksTheResult) {
     TempDir out;
     std::atomic<bool> interrupt{false};

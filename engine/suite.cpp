@@ -154,6 +154,10 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
         json per_second = json::array();
         for (const auto& point : s["timeseries"])
             per_second.push_back(point["cycles"]);
+        const json& checks = s["verdict"].value("checks", json::object());
+        const json linearizability = checks.contains("linearizability")
+                                         ? checks["linearizability"].value("valid", json())
+                                         : json("not-run");
         runs.push_back({{"scenario", p.workload.name},
                         {"strategy", p.workload.strategy},
                         {"dir", fs::relative(r.dir, tmp).string()},
@@ -166,6 +170,8 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
                         {"valid", s["verdict"]["valid"]},
                         {"violations", checker::violation_count(s["verdict"])},
                         {"violation_kinds", kinds},
+                        {"linearizability", linearizability},
+                        {"unknown_reasons", s["verdict"].value("unknown_reasons", json::array())},
                         {"expected", s["expected"]},
                         {"as_expected", s["as_expected"]},
                         {"attempts", attempts}});
@@ -188,11 +194,25 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
     return outcome;
 }
 
+namespace {
+
+// The linearizability column: what the search said about the lock service.
+std::string linearizability_word(const json& run) {
+    const json v = run.value("linearizability", json("not-run"));
+    if (v.is_boolean())
+        return v.get<bool>() ? "ok" : "VIOL";
+    if (v == "unknown")
+        return "?";
+    return "-";  // not run, or nothing for the model to judge
+}
+
+}  // namespace
+
 std::string format_table(const json& table) {
     std::ostringstream out;
-    char line[512];
-    std::snprintf(line, sizeof line, "%-36s %-15s %12s %9s %9s %5s  %-40s %s\n", "scenario",
-                  "strategy", "cycles/s", "p50 ms", "p99 ms", "viol", "expected", "outcome");
+    char line[1024];
+    std::snprintf(line, sizeof line, "%-36s %-15s %9s %8s %9s %5s %5s  %-40s %s\n", "scenario",
+                  "strategy", "cycles/s", "p50 ms", "p99 ms", "viol", "lin", "expected", "outcome");
     out << line;
     for (const auto& r : table["runs"]) {
         std::string outcome = r["as_expected"].is_null()     ? "UNKNOWN"
@@ -200,14 +220,16 @@ std::string format_table(const json& table) {
                                                              : "UNEXPECTED";
         if (r.value("attempts", 1) > 1)
             outcome += " (attempt " + std::to_string(r.value("attempts", 1)) + ")";
-        std::snprintf(line, sizeof line, "%-36s %-15s %12.0f %9.3f %9.3f %5zu  %-40s %s\n",
+        std::snprintf(line, sizeof line, "%-36s %-15s %9.0f %8.3f %9.3f %5zu %5s  %-40s %s\n",
                       r["scenario"].get<std::string>().c_str(),
                       r["strategy"].get<std::string>().c_str(), r["cycles_per_s"].get<double>(),
                       r["acquire_p50_ms"].get<double>(), r["acquire_p99_ms"].get<double>(),
-                      r["violations"].get<std::size_t>(),
+                      r["violations"].get<std::size_t>(), linearizability_word(r).c_str(),
                       r["expected"].is_string() ? r["expected"].get<std::string>().c_str() : "-",
                       outcome.c_str());
         out << line;
+        for (const auto& reason : r.value("unknown_reasons", json::array()))
+            out << "    unknown: " << reason.get<std::string>() << "\n";
     }
     std::size_t n = table["runs"].size(), ok = 0;
     for (const auto& r : table["runs"])
@@ -231,11 +253,17 @@ std::string junit_xml(const json& table) {
         if (!(r["as_expected"].is_boolean() && r["as_expected"].get<bool>())) {
             std::string expected =
                 r["expected"].is_string() ? r["expected"].get<std::string>() : "-";
-            std::string got =
-                r["valid"].is_boolean()
-                    ? (r["valid"].get<bool>() ? "valid"
-                                              : "violations: " + r["violation_kinds"].dump())
-                    : "unknown";
+            std::string got;
+            if (!r["valid"].is_boolean()) {
+                got = "unknown";
+                for (const auto& reason : r.value("unknown_reasons", json::array()))
+                    got += "; " + reason.get<std::string>();
+            } else if (r["valid"].get<bool>()) {
+                got = "valid";
+            } else {
+                got = std::to_string(r["violations"].get<std::uint64_t>()) +
+                      " violations: " + r["violation_kinds"].dump();
+            }
             out << "    <failure message=\"" << xml_escape("expected " + expected + ", got " + got)
                 << "\">" << xml_escape(r["dir"].get<std::string>()) << "</failure>\n";
         }

@@ -21,6 +21,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "history_generator.hpp"
+#include "redis_server.hpp"
 #include "temp_dir.hpp"
 
 namespace lockbench {
@@ -99,6 +101,57 @@ void write_tiny_scenarios(const fs::path& dir) {
     write(dir / "tiny.json", R"({"name": "tiny", "clients": 4, "keys": 2, "hold_ms": 1,
         "lease_ms": 2000, "duration_s": 1, "seed": 3,
         "expect": {"set_nx_px": "safe", "fenced": "safe"}})");
+}
+
+// `lockbench check` as a Jepsen user calls it on a register history: no lock anywhere.
+TEST(CheckCliTest, ARegisterHistoryIsJudgedByLinearizabilityAlone) {
+    TempDir scratch;
+    const fs::path history = scratch.path() / "register.jsonl";
+    write(history, checker::testing::RegisterHistoryGenerator(11).generate(2000));
+
+    Cli judged = lockbench(scratch.path(), "check '" + history.string() + "' --model register");
+    EXPECT_EQ(judged.code, 0) << judged.out << judged.err;
+    EXPECT_NE(judged.out.find("linearizability   VALID"), std::string::npos) << judged.out;
+    EXPECT_NE(judged.out.find("resource          N/A      the history has no lock operations"),
+              std::string::npos)
+        << judged.out;
+
+    // Without a model nothing applies: unknown, and the report says what is missing.
+    Cli nothing = lockbench(scratch.path(), "check '" + history.string() + "'");
+    EXPECT_EQ(nothing.code, 3) << nothing.out << nothing.err;
+    EXPECT_NE(nothing.out.find("needs --model register"), std::string::npos) << nothing.out;
+
+    Cli no_model =
+        lockbench(scratch.path(), "check '" + history.string() + "' --checks linearizability");
+    EXPECT_EQ(no_model.code, 2);
+    EXPECT_EQ(no_model.err,
+              "lockbench: --checks linearizability needs a model: --model "
+              "mutex|rwlock|register\n");
+    Cli bad_check = lockbench(scratch.path(), "check '" + history.string() + "' --checks speed");
+    EXPECT_EQ(bad_check.code, 2);
+    EXPECT_EQ(lines(bad_check.err), 1u) << bad_check.err;
+}
+
+// The command line a user runs against their own server: a fault that cannot fire there is
+// unknown (exit 3), named in the report, never "safe".
+TEST(RunCliTest, AFaultThatNeverFiredIsExitThreeOnTheUsersServer) {
+    TempDir scratch;
+    RedisServer theirs;
+    write(scratch.path() / "w.json", R"({"name": "w", "clients": 3, "keys": 1, "duration_s": 1.2,
+        "command_timeout_ms": 100,
+        "faults": [
+            {"fault": "partition", "target": "node:0", "at_s": 0.05, "duration_ms": 5000},
+            {"fault": "pause-client", "target": "holder", "key": "k0", "at_s": 0.6}],
+        "expect": {"set_nx_px": "safe"}})");
+    Cli r = lockbench(scratch.path(), "run '" + (scratch.path() / "w.json").string() +
+                                          "' --redis " + theirs.endpoint().to_string() +
+                                          " --out '" + (scratch.path() / "results").string() + "'");
+    EXPECT_EQ(r.code, 3) << r.out << r.err;
+    EXPECT_NE(r.out.find("fault       pause-client on holder of k0 at 0.60 s: took effect 0 of "
+                         "1  <- NOT ALL FIRED"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("expected    safe -> unknown"), std::string::npos) << r.out;
 }
 
 TEST(SuiteCliTest, RunsEveryPairWritesTheTableJunitAndAWholeSuiteFolder) {

@@ -215,6 +215,9 @@ class RedisConnection final : private EventLoop::IoHandler {
     void update_interest();
     void arm_deadline_timer();
     void on_deadline_timer();
+    // Processes what the socket already has (a finished connect, replies) without waiting for
+    // the loop to get to it; true if there was anything.
+    bool catch_up();
     void fail_all(std::exception_ptr error);
     void close_socket();
 

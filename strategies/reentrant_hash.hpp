@@ -20,7 +20,8 @@ class ReentrantHash final : public Strategy {
     std::string_view name() const override { return "reentrant_hash"; }
     Capabilities capabilities() const override { return static_capabilities(); }
     static Capabilities static_capabilities() {
-        return Capabilities{.reentrant = true, .auto_renewal = true, .renew = true};
+        return Capabilities{
+            .reentrant = true, .auto_renewal = true, .renew = true, .pubsub_wakeup = true};
     }
 
     Task<AcquireResult> acquire(Session& session, const AcquireRequest& request) override;

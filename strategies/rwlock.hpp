@@ -22,8 +22,11 @@ class Rwlock final : public Strategy {
     std::string_view name() const override { return "rwlock"; }
     Capabilities capabilities() const override { return static_capabilities(); }
     static Capabilities static_capabilities() {
-        return Capabilities{
-            .reentrant = true, .shared_mode = true, .auto_renewal = true, .renew = true};
+        return Capabilities{.reentrant = true,
+                            .shared_mode = true,
+                            .auto_renewal = true,
+                            .renew = true,
+                            .pubsub_wakeup = true};
     }
 
     // Exclusive = the write lock, Shared = the read lock.

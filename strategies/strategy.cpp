@@ -38,6 +38,7 @@ std::string describe(const Capabilities& caps) {
     add(caps.multi_node, "multi-node");
     add(!caps.expires, "no-expiry");
     add(!caps.owner_bound_release, "unowned-release");
+    add(caps.pubsub_wakeup, "pubsub-wakeup");
     return out.empty() ? "-" : out;
 }
 

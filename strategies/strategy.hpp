@@ -64,6 +64,7 @@ struct Capabilities {
     bool multi_node = false;          // uses N independent masters
     bool expires = true;              // a crashed holder's lock is freed by a lease
     bool owner_bound_release = true;  // release() cannot free another client's lock
+    bool pubsub_wakeup = false;       // waiters subscribe: a second connection per client
 };
 // "reentrant,shared,fencing,..." for `lockbench strategies`.
 std::string describe(const Capabilities& caps);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "client.hpp"
 #include "client_faults.hpp"
@@ -346,9 +347,11 @@ void Nemesis::validate(const std::vector<std::unique_ptr<Fault>>& faults, const 
         const Fault& f = *faults[i];
         const std::string at = w.name + ": /faults/" + std::to_string(i) + ": ";
         if (f.at_s >= w.duration_s) {
-            throw WorkloadError(at + "at_s " + std::to_string(f.at_s) +
-                                " is not before the end of the run (duration_s " +
-                                std::to_string(w.duration_s) + "): it could never fire");
+            char text[96];
+            std::snprintf(text, sizeof text,
+                          "at_s %g is not before the end of the run (duration_s %g)", f.at_s,
+                          w.duration_s);
+            throw WorkloadError(at + text + ": it could never fire");
         }
         const auto& t = f.target();
         if (t.kind == FaultTarget::Kind::Holder) {
