@@ -399,10 +399,27 @@ void RedisConnection::dispatch_reply(Reply reply) {
     loop_.schedule(p.awaiter->waiter_);
 }
 
+EventLoop::TimePoint RedisConnection::earliest_deadline() const {
+    // Commands may carry their own timeouts (Redlock's 50 ms beside a connect-phase PING's
+    // seconds), so the queue's deadlines are not in order; it holds a few commands at most.
+    auto earliest = EventLoop::TimePoint::max();
+    for (const auto& p : pending_)
+        earliest = std::min(earliest, p.deadline);
+    return earliest;
+}
+
 void RedisConnection::arm_deadline_timer() {
-    if (deadline_timer_ || pending_.empty())
+    if (pending_.empty())
         return;
-    deadline_timer_ = loop_.add_timer(pending_.front().deadline, [this] {
+    const auto due = earliest_deadline();
+    // Lazy: one timer per connection, for the earliest deadline in flight; a timer armed for a
+    // later one (a command that has completed since) is moved up, never left to decide.
+    if (deadline_timer_ && deadline_armed_for_ <= due)
+        return;
+    if (deadline_timer_)
+        loop_.cancel_timer(deadline_timer_);
+    deadline_armed_for_ = due;
+    deadline_timer_ = loop_.add_timer(due, [this] {
         deadline_timer_ = 0;
         on_deadline_timer();
     });
@@ -423,23 +440,23 @@ bool RedisConnection::catch_up() {
 }
 
 void RedisConnection::on_deadline_timer() {
-    // Lazy: one timer per connection, re-armed for the oldest command still in flight.
     if (pending_.empty())
         return;
-    if (pending_.front().deadline <= EventLoop::now()) {
+    if (earliest_deadline() <= EventLoop::now()) {
         // With thousands of clients on one loop, a reply can be waiting in the socket while the
         // loop is still busy with others: what already arrived is no timeout.
-        if (catch_up() && (pending_.empty() || pending_.front().deadline > EventLoop::now())) {
-            if (!pending_.empty())
-                arm_deadline_timer();
-            return;
-        }
+        catch_up();
         if (pending_.empty())
             return;
-        fail_all(make_error<TimeoutError>("no reply from " + endpoint_.to_string() + " within " +
-                                          std::to_string(pending_.front().timeout.count()) +
-                                          " ms"));
-        return;
+        const auto late = std::find_if(pending_.begin(), pending_.end(), [](const Pending& p) {
+            return p.deadline <= EventLoop::now();
+        });
+        if (late != pending_.end()) {
+            fail_all(make_error<TimeoutError>("no reply from " + endpoint_.to_string() +
+                                              " within " + std::to_string(late->timeout.count()) +
+                                              " ms"));
+            return;
+        }
     }
     arm_deadline_timer();
 }

@@ -214,6 +214,7 @@ class RedisConnection final : private EventLoop::IoHandler {
     void dispatch_reply(Reply reply);
     void update_interest();
     void arm_deadline_timer();
+    EventLoop::TimePoint earliest_deadline() const;
     void on_deadline_timer();
     // Processes what the socket already has (a finished connect, replies) without waiting for
     // the loop to get to it; true if there was anything.
@@ -232,6 +233,7 @@ class RedisConnection final : private EventLoop::IoHandler {
     std::size_t out_sent_ = 0;
     std::deque<Pending> pending_;
     EventLoop::TimerId deadline_timer_ = 0;
+    EventLoop::TimePoint deadline_armed_for_{};
     EventLoop::TimerId connect_timer_ = 0;
     std::uint32_t registered_events_ = 0;
     bool subscribed_ = false;

@@ -84,6 +84,21 @@ TEST_F(RedisConnectionTest, PausedServerTimesOutAndTheCommandStillRunsLater) {
     EXPECT_GT(c.generation(), gen);
 }
 
+TEST_F(RedisConnectionTest, ACommandsOwnTimeoutHoldsBehindALongerOne) {
+    // Redlock's 50 ms per node beside the connection's 10 s: the first command (connecting,
+    // with the long deadline) has completed, but its deadline must not decide the second's.
+    RedisConnection c(loop_, server().endpoint(), {.command_timeout = 10'000ms});
+    run([](RedisConnection& conn) -> Task<void> { co_await conn.command("PING"); }(c));
+    server().pause();
+    auto start = EventLoop::now();
+    EXPECT_THROW(run([](RedisConnection& conn) -> Task<void> {
+                     co_await conn.command_argv(strings("PING"), 50ms);
+                 }(c)),
+                 TimeoutError);
+    EXPECT_LT(EventLoop::now() - start, 5'000ms);
+    server().resume();
+}
+
 TEST_F(RedisConnectionTest, DeadServerFailsFastWithAnIoError) {
     RedisConnection c(loop_, server().endpoint(),
                       {.connect_timeout = 300ms, .command_timeout = 300ms});

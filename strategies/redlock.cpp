@@ -29,15 +29,25 @@ void rethrow_if_all_failed(const std::vector<Settled<Reply>>& results) {
 
 }  // namespace
 
-Task<std::size_t> Redlock::unlock_all(Session& session, const std::string& key,
-                                      const std::string& token) {
+Task<Redlock::Unlocked> Redlock::unlock_all(Session& session, const std::string& key,
+                                            const std::string& token) {
     std::vector<Task<Reply>> calls;
     for (std::size_t i = 0; i < session.node_count(); ++i) {
         calls.push_back(run_script(session.redis(i), compare_and_delete_, strings(key),
                                    strings(token), options_.node_timeout));
     }
     auto results = co_await when_all_settled(std::move(calls));
-    co_return count_yes(results, [](const Reply& r) { return r.is_integer() && r.integer == 1; });
+    Unlocked out;
+    out.released =
+        count_yes(results, [](const Reply& r) { return r.is_integer() && r.integer == 1; });
+    for (const auto& r : results) {
+        if (!r.ok()) {
+            ++out.silent;
+            if (!out.first_error)
+                out.first_error = r.error;
+        }
+    }
+    co_return out;
 }
 
 Task<AcquireResult> Redlock::acquire(Session& session, const AcquireRequest& request) {
@@ -70,8 +80,11 @@ Task<AcquireResult> Redlock::acquire(Session& session, const AcquireRequest& req
                 .key = request.key, .token = token, .lease = request.lease, .validity = validity};
         }
         co_await unlock_all(session, request.key, token);
+        // Never "held" (HISTORY.md: someone held the lock): even every node refusing proves no
+        // quorum holder - a competing attempt that failed itself leaves its keys for a moment,
+        // and a key whose release missed a partitioned node lingers there until it expires.
         if (budget.expired())
-            co_return Denied{locked > 0 ? "no-quorum" : "held"};
+            co_return Denied{"no-quorum"};
         // A random delay desynchronises contenders that split the votes (redis.io).
         auto delay = std::chrono::milliseconds(
             options_.retry_delay.count() +
@@ -83,9 +96,13 @@ Task<AcquireResult> Redlock::acquire(Session& session, const AcquireRequest& req
 
 Task<ReleaseOutcome> Redlock::release(Session& session, const Grant& grant) {
     co_await session.checkpoint(kBeforeReleaseDelete);
-    std::size_t released = co_await unlock_all(session, grant.key, grant.token);
-    co_return released >= quorum(session.node_count()) ? ReleaseOutcome::Released
-                                                       : ReleaseOutcome::NotHeld;
+    const Unlocked unlocked = co_await unlock_all(session, grant.key, grant.token);
+    const std::size_t needed = quorum(session.node_count());
+    if (unlocked.released >= needed)
+        co_return ReleaseOutcome::Released;
+    if (unlocked.released + unlocked.silent >= needed)
+        std::rethrow_exception(unlocked.first_error);  // the silent nodes may have held it
+    co_return ReleaseOutcome::NotHeld;
 }
 
 Task<bool> Redlock::renew(Session& session, const Grant& grant) {

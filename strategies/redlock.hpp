@@ -22,7 +22,9 @@ class Redlock final : public Strategy {
     }
 
     Task<AcquireResult> acquire(Session& session, const AcquireRequest& request) override;
-    // Released if a majority still held our token, NotHeld otherwise.
+    // Released if a majority still held our token, NotHeld if the nodes that answered show it
+    // cannot have; when too many did not answer to tell, the outcome is unknown (IoError, an
+    // `info`): "not-held" would claim what nobody saw.
     Task<ReleaseOutcome> release(Session& session, const Grant& grant) override;
     // Extends on every node; true only if a majority extended within the validity.
     Task<bool> renew(Session& session, const Grant& grant) override;
@@ -30,8 +32,12 @@ class Redlock final : public Strategy {
     static std::size_t quorum(std::size_t nodes) { return nodes / 2 + 1; }
 
   private:
-    Task<std::size_t> unlock_all(Session& session, const std::string& key,
-                                 const std::string& token);
+    struct Unlocked {
+        std::size_t released = 0;  // nodes that deleted our token
+        std::size_t silent = 0;    // nodes that did not answer (down, paused, cut off)
+        std::exception_ptr first_error;
+    };
+    Task<Unlocked> unlock_all(Session& session, const std::string& key, const std::string& token);
     StrategyOptions options_;
     Script compare_and_delete_{"compare_and_delete"};
     Script compare_and_pexpire_{"compare_and_pexpire"};
