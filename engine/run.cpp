@@ -462,6 +462,14 @@ RunOutcome run_workload(const RunOptions& options) {
     env.history = &*history;
     env.nemesis = &nemesis;
     env.start = start;
+    // Faults due at 0 s act before any client does: a server or network fault at once, a client
+    // fault posted to its loop ahead of the gate's opening.
+    try {
+        nemesis.tick(start);
+    } catch (const std::exception& e) {
+        stop_clients();
+        throw EnvironmentError(std::string("fault injection failed: ") + e.what());
+    }
     open_gates();
 
     bool interrupted = false;

@@ -70,7 +70,7 @@ std::string utc_stamp();
 // EnvironmentError naming the file, and leaves no temp file behind.
 void write_atomically(const std::filesystem::path& path, const std::string& text);
 
-// The exit code a finished run reports (DESIGN.md): 0 as expected / valid, 1 violation or
+// The exit code a finished run reports (README.md): 0 as expected / valid, 1 violation or
 // unexpected outcome, 3 unknown, 130 interrupted.
 int run_exit_code(const RunOutcome& outcome);
 

@@ -1,6 +1,6 @@
 #pragma once
 
-// summary.json (DESIGN.md's fields) and report.txt of one run.
+// summary.json (the fields README.md lists) and report.txt of one run.
 
 #include <filesystem>
 #include <string>
