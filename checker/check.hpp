@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "linearizability.hpp"
+#include "report.hpp"
 
 namespace lockbench::checker {
 
@@ -33,30 +34,14 @@ struct CheckOptions {
 // The checks `only` may name, in report order.
 const std::vector<std::string>& check_names();
 
-// The report:
-// {"valid": true|false|"unknown", "events": N, "violation_count": N (exact, every check),
-//  "unknown_reasons": [...] (when no check applies),
-//  "checks": {"mutual_exclusion": {"valid": bool, "violations": n, "holds": n, ...},
-//             "fencing": {"valid": bool, "violations": n, "saves": n, ...},
-//             "resource": {"valid": bool, "violations": n, ...},
-//             "liveness": {"valid": bool, "deadlocks": n, "starved": n, "max_wait_ms": x,
-//                          "handoff_ms": {"count", "p50", "p99", "max"}, ...},
-//             "linearizability": {...}   (only when a model was asked for)},
-//  where a check that has nothing to judge in this history (no lock operations, no fencing
-//  numbers, no write under a lock) says {"valid": "not-applicable", "reason": "..."} and takes
-//  no part in the verdict; every check lists "processes" that took part in its violations,
-//  "violations": [{"kind": "mutual_exclusion"|"fencing"|"resource"|"deadlock"|"starvation"|
-//                  "linearizability", "key": "...", "message": "one readable line",
-//                  "witness": {...}}, ...]}
+// Runs every selected check over the history and composes one Report (report.hpp). A check
+// that has nothing to judge in this history (no lock operations, no fencing numbers, no write
+// under a lock, no op of the model) says "not-applicable" with its reason and takes no part; a
+// history on which nothing applies is unknown, with the reason. Every check reports its exact
+// violation count and the processes its violations involve; at most max_violations witnesses
+// each are listed.
 // Throws HistoryError for a malformed history, std::runtime_error when it cannot be read.
-nlohmann::json check_history(std::istream& in, const CheckOptions& options);
-nlohmann::json check_history(const std::filesystem::path& path, const CheckOptions& options);
-
-// The exact number of violations a report found: the sum of its checks' counts (its witness
-// list keeps at most max_violations per check), or the list's length for a report without them.
-std::uint64_t violation_count(const nlohmann::json& report);
-
-// The readable form of a report, for `lockbench check` without --json and for report.txt.
-std::string format_report(const nlohmann::json& report);
+Report check_history(std::istream& in, const CheckOptions& options);
+Report check_history(const std::filesystem::path& path, const CheckOptions& options);
 
 }  // namespace lockbench::checker

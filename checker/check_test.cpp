@@ -17,9 +17,14 @@ namespace {
 using nlohmann::json;
 using testing::numbered;
 
-json check_text(const std::string& text, const CheckOptions& options = {}) {
+Report report_of(const std::string& text, const CheckOptions& options = {}) {
     std::istringstream in(numbered(text));
     return check_history(in, options);
+}
+
+// The report as summary.json and `lockbench check --json` carry it.
+json check_text(const std::string& text, const CheckOptions& options = {}) {
+    return report_of(text, options).to_json();
 }
 
 const char* kOverlap = R"(
@@ -32,7 +37,7 @@ const char* kOverlap = R"(
 
 TEST(CheckHistory, AnEmptyHistoryIsUnknownNotValid) {
     std::istringstream in("");
-    const json report = check_history(in, {});
+    const json report = check_history(in, {}).to_json();
     EXPECT_EQ(report["valid"], "unknown");
     EXPECT_EQ(report["events"], 0);
     EXPECT_TRUE(report["violations"].empty());
@@ -79,7 +84,7 @@ TEST(CheckHistory, AGeneratedRegisterHistoryIsJudgedByLinearizabilityAlone) {
         std::istringstream history(testing::RegisterHistoryGenerator(seed).generate(3000));
         CheckOptions options;
         options.model = Model::Register;
-        const json report = check_history(history, options);
+        const json report = check_history(history, options).to_json();
         EXPECT_EQ(report["valid"], true) << report.dump(2).substr(0, 2000);
         EXPECT_EQ(report["checks"]["linearizability"]["valid"], true);
         EXPECT_GT(report["checks"]["linearizability"]["ops"].get<int>(), 1000);
@@ -105,7 +110,7 @@ TEST(CheckHistory, AGeneratedTenThousandEventHistoryIsValid) {
     std::istringstream in(generator.generate(10'000));
     CheckOptions options;
     options.starvation_bound_ms = 60'000;
-    const json report = check_history(in, options);
+    const json report = check_history(in, options).to_json();
     EXPECT_EQ(report["valid"], true) << report.dump(2);
     EXPECT_EQ(report["events"], 10'000);
     EXPECT_GT(report["checks"]["mutual_exclusion"]["holds"].get<int>(), 200);
@@ -175,7 +180,7 @@ TEST(CheckHistory, ReadsFilesAndPropagatesHistoryErrors) {
         std::ofstream out(path);
         out << numbered(kOverlap);
     }
-    EXPECT_EQ(check_history(path, {})["valid"], false);
+    EXPECT_EQ(check_history(path, {}).verdict, Verdict::Invalid);
     {
         std::ofstream out(path);
         out << numbered(kOverlap) << R"({"index":9,"type":"ok"})"
@@ -243,7 +248,7 @@ TEST(FormatReport, InvalidReportListsTheFirstViolationsAndHowManyMore) {
                    R"("},"time":2}
 )";
     }
-    const std::string text = format_report(check_text(history));
+    const std::string text = format_report(report_of(history));
     std::istringstream lines(text);
     std::string line;
     std::getline(lines, line);
@@ -259,13 +264,51 @@ TEST(FormatReport, InvalidReportListsTheFirstViolationsAndHowManyMore) {
     EXPECT_NE(text.find("  ... and 5 more\n"), std::string::npos) << text;
 }
 
+TEST(Report, RoundTripsThroughJsonAndDecodesVerdictsInOnePlace) {
+    CheckOptions options;
+    options.model = Model::Mutex;
+    const Report report = report_of(kOverlap, options);
+    const Report back = Report::from_json(report.to_json());
+    EXPECT_EQ(back.to_json(), report.to_json());
+    EXPECT_EQ(back.verdict, Verdict::Invalid);
+    EXPECT_EQ(back.violation_count(), report.violation_count());
+    ASSERT_NE(back.check("mutual_exclusion"), nullptr);
+    EXPECT_EQ(back.check("mutual_exclusion")->processes(), (std::vector<std::int64_t>{1, 3}));
+    EXPECT_EQ(back.check("fencing")->verdict(), Verdict::NotApplicable);
+
+    EXPECT_EQ(verdict_of(true), Verdict::Valid);
+    EXPECT_EQ(verdict_of(false), Verdict::Invalid);
+    EXPECT_EQ(verdict_of("not-applicable"), Verdict::NotApplicable);
+    EXPECT_EQ(verdict_of("unknown"), Verdict::Unknown);
+    EXPECT_EQ(verdict_of(nullptr), Verdict::Unknown);
+    for (Verdict v : {Verdict::Valid, Verdict::Invalid, Verdict::Unknown, Verdict::NotApplicable})
+        EXPECT_EQ(verdict_of(to_json(v)), v);
+    EXPECT_EQ(exit_code(Verdict::Valid), 0);
+    EXPECT_EQ(exit_code(Verdict::Invalid), 1);
+    EXPECT_EQ(exit_code(Verdict::Unknown), 3);
+}
+
+TEST(Report, AReasonNotToTrustMakesValidUnknownButNotInvalid) {
+    Report valid = report_of(R"(
+{"type":"invoke","process":1,"f":"acquire","key":"k0","value":null,"time":1}
+{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"a"},"time":2}
+)");
+    ASSERT_EQ(valid.verdict, Verdict::Valid);
+    valid.add_unknown_reason("a fault never fired");
+    EXPECT_EQ(valid.verdict, Verdict::Unknown);
+    EXPECT_EQ(valid.to_json()["unknown_reasons"], (json{"a fault never fired"}));
+    Report invalid = report_of(kOverlap);
+    invalid.add_unknown_reason("a fault never fired");
+    EXPECT_EQ(invalid.verdict, Verdict::Invalid);
+}
+
 TEST(FormatReport, UnknownVerdict) {
     const json report = {
         {"valid", "unknown"},
         {"events", 1},
         {"checks", {{"linearizability", {{"valid", "unknown"}, {"reason", "time limit"}}}}},
         {"violations", json::array()}};
-    const std::string text = format_report(report);
+    const std::string text = format_report(Report::from_json(report));
     EXPECT_EQ(text.substr(0, text.find('\n')), "history: 1 events \u2014 UNKNOWN");
     EXPECT_NE(text.find("linearizability   UNKNOWN"), std::string::npos) << text;
     EXPECT_NE(text.find("(time limit)"), std::string::npos) << text;

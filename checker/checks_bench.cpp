@@ -47,7 +47,7 @@ void BM_CheckHistory(benchmark::State& state) {
         StringViewBuf buf(text);
         std::istream in(&buf);
         auto report = lockbench::checker::check_history(in, options);
-        if (report["events"].get<std::uint64_t>() != events || report["valid"] != true)
+        if (report.events != events || report.verdict != lockbench::checker::Verdict::Valid)
             state.SkipWithError("the generated history should be valid");
         benchmark::DoNotOptimize(report);
     }

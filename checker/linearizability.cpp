@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "models.hpp"
+#include "report.hpp"
 
 namespace lockbench::checker {
 namespace {
@@ -22,7 +23,6 @@ using Clock = std::chrono::steady_clock;
 constexpr std::uint64_t kNeverReturned = std::numeric_limits<std::uint64_t>::max();
 constexpr std::size_t kPrefixShown = 50;
 constexpr std::size_t kConcurrentShown = 10;
-constexpr const char* kNotApplicableVerdict = "not-applicable";  // as checks 1-4 say it
 
 enum class Status : std::uint8_t { Ok, Fail, Info };
 
@@ -167,7 +167,7 @@ struct SearchBudget {
     std::atomic<bool> stop{false};
 };
 
-enum class Verdict : std::uint8_t {
+enum class SearchOutcome : std::uint8_t {
     Linearizable,
     NotLinearizable,
     TimeLimit,
@@ -184,7 +184,7 @@ struct SearchOp {
 };
 
 struct SearchResult {
-    Verdict verdict = Verdict::Linearizable;
+    SearchOutcome verdict = SearchOutcome::Linearizable;
     std::vector<std::uint32_t> longest_prefix;  // SearchOp indices, in linearization order
     std::optional<std::uint32_t> unplaceable;
     // The ops concurrent with `unplaceable` (their intervals overlap), placed or not: what it
@@ -389,7 +389,7 @@ class WglSearch {
     SearchResult run() {
         SearchResult result;
         result.verdict = search();
-        if (result.verdict == Verdict::NotLinearizable) {
+        if (result.verdict == SearchOutcome::NotLinearizable) {
             result.longest_prefix = deepest_;
             result.unplaceable = first_unplaceable();
             if (result.unplaceable) {
@@ -592,7 +592,7 @@ class WglSearch {
         entries_[entries_[call].next].prev = call;
     }
 
-    Verdict search() {
+    SearchOutcome search() {
         State state = M::initial();
         std::uint32_t entry = entries_[kHead].next;
         std::uint32_t until_budget_check = kBudgetCheckEvery;
@@ -604,7 +604,7 @@ class WglSearch {
                 }
             }
             if (entry == kHead) {
-                return Verdict::Linearizable;
+                return SearchOutcome::Linearizable;
             }
             const Entry& current = entries_[entry];
             if (current.is_call) {
@@ -628,7 +628,7 @@ class WglSearch {
                     }
                     linearized_.clear(bit);
                     if (preserves_state && !backtrack(state, entry)) {
-                        return Verdict::NotLinearizable;
+                        return SearchOutcome::NotLinearizable;
                     }
                     if (preserves_state) {
                         continue;
@@ -638,10 +638,10 @@ class WglSearch {
                 continue;
             }
             if (ops_[current.op].info) {
-                return Verdict::Linearizable;
+                return SearchOutcome::Linearizable;
             }
             if (!backtrack(state, entry)) {
-                return Verdict::NotLinearizable;
+                return SearchOutcome::NotLinearizable;
             }
         }
     }
@@ -712,12 +712,12 @@ class WglSearch {
         return out;
     }
 
-    std::optional<Verdict> check_budget() {
+    std::optional<SearchOutcome> check_budget() {
         if (budget_.stop.load(std::memory_order_relaxed)) {
-            return Verdict::Stopped;
+            return SearchOutcome::Stopped;
         }
         if (Clock::now() >= budget_.deadline) {
-            return Verdict::TimeLimit;
+            return SearchOutcome::TimeLimit;
         }
         const std::size_t bytes = cache_.memory_bytes() + stack_.capacity() * sizeof(Frame) +
                                   deepest_.capacity() * sizeof(std::uint32_t);
@@ -728,7 +728,7 @@ class WglSearch {
         }
         reported_bytes_ = bytes;
         if (budget_.memory_used_bytes.load() > budget_.memory_limit_bytes) {
-            return Verdict::MemoryLimit;
+            return SearchOutcome::MemoryLimit;
         }
         return std::nullopt;
     }
@@ -998,11 +998,11 @@ struct LinearizabilityChecker::Impl {
             for (std::size_t i; (i = next.fetch_add(1)) < order.size();) {
                 Partition& partition = partitions[order[i]];
                 if (budget.stop.load()) {
-                    partition.result.verdict = Verdict::Stopped;
+                    partition.result.verdict = SearchOutcome::Stopped;
                     continue;
                 }
                 partition.result = search_partition(model, partition, budget);
-                if (partition.result.verdict == Verdict::NotLinearizable) {
+                if (partition.result.verdict == SearchOutcome::NotLinearizable) {
                     budget.stop.store(true);  // the answer is false whatever the others say
                 }
             }
@@ -1025,7 +1025,7 @@ struct LinearizabilityChecker::Impl {
         bool memory_limit = false;
         for (const Partition& partition : partitions) {
             switch (partition.result.verdict) {
-                case Verdict::NotLinearizable:
+                case SearchOutcome::NotLinearizable:
                     violations.push_back(violation_json(model, partition));
                     if (partition.result.unplaceable) {
                         processes.push_back(process_of(partition, *partition.result.unplaceable));
@@ -1034,14 +1034,14 @@ struct LinearizabilityChecker::Impl {
                         processes.push_back(process_of(partition, op));
                     }
                     break;
-                case Verdict::TimeLimit:
+                case SearchOutcome::TimeLimit:
                     time_limit = true;
                     break;
-                case Verdict::MemoryLimit:
+                case SearchOutcome::MemoryLimit:
                     memory_limit = true;
                     break;
-                case Verdict::Linearizable:
-                case Verdict::Stopped:
+                case SearchOutcome::Linearizable:
+                case SearchOutcome::Stopped:
                     break;
             }
         }
@@ -1055,14 +1055,14 @@ struct LinearizabilityChecker::Impl {
             {"processes", processes},
         };
         if (ops == 0) {
-            report["valid"] = kNotApplicableVerdict;
+            report["valid"] = to_json(Verdict::NotApplicable);
             report["reason"] = model == Model::Register
                                    ? "the history has no read, write or cas operations"
                                    : "the history has no acquire or release operations";
         } else if (!violations.empty()) {
-            report["valid"] = false;
+            report["valid"] = to_json(Verdict::Invalid);
         } else if (time_limit || memory_limit) {
-            report["valid"] = "unknown";
+            report["valid"] = to_json(Verdict::Unknown);
             report["reason"] = memory_limit ? "memory limit" : "time limit";
         }
         report["elapsed_s"] = std::chrono::duration<double>(Clock::now() - started).count();

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "history.hpp"
+#include "report.hpp"
 
 namespace lockbench::checker {
 
@@ -66,9 +67,9 @@ inline double ns_to_ms(std::int64_t ns) {
 
 // The result of a check that has nothing to judge in this history: it says so and why, and
 // takes no part in the verdict (a check cannot pass on a history it does not fit).
-inline constexpr const char* kNotApplicable = "not-applicable";
 inline nlohmann::json not_applicable(const std::string& why) {
-    return nlohmann::json{{"valid", kNotApplicable}, {"violations", 0}, {"reason", why}};
+    return nlohmann::json{
+        {"valid", to_json(Verdict::NotApplicable)}, {"violations", 0}, {"reason", why}};
 }
 
 // Who holds which key. Re-entrant strategies grant a key its holder already holds: that is the

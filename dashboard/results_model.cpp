@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "report.hpp"
+
 namespace lockbench::dashboard {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
@@ -155,12 +157,10 @@ std::string RunSummary::outcome() const {
         case Validity::valid:
             return "safe";
         case Validity::invalid: {
-            std::string kinds;
-            for (const auto& v : violations) {
-                if (!v.kind.empty() && kinds.find(v.kind) == std::string::npos)
-                    kinds += (kinds.empty() ? "" : ",") + v.kind;
-            }
-            return "violates" + (kinds.empty() ? std::string() : ":" + kinds);
+            std::string checks;
+            for (const auto& name : violated_checks)
+                checks += (checks.empty() ? "" : ",") + name;
+            return "violates" + (checks.empty() ? std::string() : ":" + checks);
         }
         case Validity::unknown:
             break;
@@ -169,23 +169,9 @@ std::string RunSummary::outcome() const {
 }
 
 std::optional<bool> RunSummary::met_expectation() const {
-    if (as_expected)
-        return as_expected;
-    if (!expected || validity == Validity::unknown)
-        return std::nullopt;
-    if (*expected == "safe")
-        return validity == Validity::valid;
-    if (expected->starts_with("violates")) {
-        if (validity != Validity::invalid)
-            return false;
-        auto colon = expected->find(':');
-        if (colon == std::string::npos)
-            return true;
-        std::string kind = expected->substr(colon + 1);
-        return std::any_of(violations.begin(), violations.end(),
-                           [&](const Violation& v) { return v.kind == kind; });
-    }
-    return std::nullopt;  // "deadlocks" needs the liveness check's own verdict
+    // The engine judged the expectation with the checker's report and the faults' evidence;
+    // a second judgement here could only disagree with it.
+    return as_expected;
 }
 
 RunSummary parse_summary(const json& j) {
@@ -236,12 +222,23 @@ RunSummary parse_summary(const json& j) {
     }
 
     const json& verdict = object(j, "verdict", "");
-    if (const json* v = field(verdict, "valid")) {
-        if (v->is_boolean())
-            s.validity = v->get<bool>() ? Validity::valid : Validity::invalid;
+    array(verdict, "violations", "/verdict");  // must be a list, as the checker writes it
+    // Read with the checker's own report type: the verdict, the exact count and the checks
+    // that found something are the checker's, decoded in one place.
+    const auto report = checker::Report::from_json(verdict);
+    switch (report.verdict) {
+        case checker::Verdict::Valid:
+            s.validity = Validity::valid;
+            break;
+        case checker::Verdict::Invalid:
+            s.validity = Validity::invalid;
+            break;
+        case checker::Verdict::Unknown:
+        case checker::Verdict::NotApplicable:
+            s.validity = Validity::unknown;
+            break;
     }
-    const json& violations = array(verdict, "violations", "/verdict");
-    for (const auto& v : violations) {
+    for (const auto& v : report.witnesses) {
         Violation out;
         if (v.is_object()) {
             out.kind = text(v, "kind", "/verdict/violations");
@@ -251,28 +248,12 @@ RunSummary parse_summary(const json& j) {
         }
         s.violations.push_back(std::move(out));
     }
-    s.violation_count = s.violations.size();
-    if (const json* exact = field(verdict, "violation_count");
-        exact && exact->is_number_integer() && exact->get<std::int64_t>() >= 0) {
-        // The checker's exact count (its witness list is capped): read, not added up again.
-        s.violation_count = exact->get<std::size_t>();
-    } else if (const json* checks = field(verdict, "checks"); checks && checks->is_object()) {
-        // An older summary without the count: the sum the checker would have given.
-        std::size_t total = 0;
-        bool counted = false;
-        for (const auto& [name, check] : checks->items()) {
-            if (const json* n = field(check, "violations"); n && n->is_number_integer()) {
-                total +=
-                    static_cast<std::size_t>(std::max<std::int64_t>(0, n->get<std::int64_t>()));
-                counted = true;
-            }
-        }
-        if (counted)
-            s.violation_count = total;
+    s.violation_count = report.violation_count();
+    for (const auto& check : report.checks) {
+        if (check.verdict() == checker::Verdict::Invalid)
+            s.violated_checks.push_back(check.name);
     }
-    // A checker that lists violations but forgets `valid` still means invalid.
-    if (!s.violations.empty() && s.validity == Validity::unknown && !field(verdict, "valid"))
-        s.validity = Validity::invalid;
+    s.unknown_reasons = report.unknown_reasons;
 
     if (const json* e = field(j, "expected"); e && e->is_string())
         s.expected = e->get<std::string>();

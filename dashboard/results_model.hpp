@@ -64,9 +64,11 @@ struct RunSummary {
     std::vector<FaultWindow> faults;
     Validity validity = Validity::unknown;
     std::vector<Violation> violations;  // the witnesses the checker kept (capped per check)
-    // The checker's exact count (the sum of checks.<name>.violations); the number of witnesses
-    // when a summary has no per-check counts.
+    // The checker's exact count (checker::Report::violation_count): never the witness list's
+    // length.
     std::size_t violation_count = 0;
+    std::vector<std::string> violated_checks;  // the checks that found something
+    std::vector<std::string> unknown_reasons;  // why the verdict is unknown
     std::optional<std::string> expected;
     std::optional<bool> as_expected;
 
@@ -75,11 +77,11 @@ struct RunSummary {
     // from dropping to zero at the end of every run.
     std::vector<TimePoint> rate_series() const;
 
-    // What the run showed, in the vocabulary of `expected`: "safe", "violates:<kind>", "unknown".
+    // What the run showed, in the vocabulary of `expected`: "safe", "violates:<check>,…",
+    // "unknown".
     std::string outcome() const;
 
-    // summary.json's `as_expected` when present; otherwise derived from expected vs outcome
-    // (null when either side is unknown).
+    // summary.json's `as_expected`: judged by the engine, never again here (null: unknown).
     std::optional<bool> met_expectation() const;
 };
 

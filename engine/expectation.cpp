@@ -16,58 +16,60 @@ const std::vector<std::string>& check_names() {
     return names;
 }
 
-const json* check_of(const json& report, const std::string& check) {
-    const std::string name = check == "starvation" ? "liveness" : check;
-    if (!report.contains("checks") || !report["checks"].contains(name))
-        return nullptr;
-    return &report["checks"][name];
+using checker::CheckResult;
+using checker::Report;
+using checker::Verdict;
+
+const CheckResult* check_of(const Report& report, const std::string& check) {
+    return report.check(check == "starvation" ? "liveness" : check);
 }
 
 // The verdict of one check: true valid, false violated, nullopt unknown, not run or not
 // applicable. Starvation is the liveness check's count of starved processes.
-std::optional<bool> check_valid(const json& report, const std::string& check) {
-    const json* c = check_of(report, check);
+std::optional<bool> check_valid(const Report& report, const std::string& check) {
+    const CheckResult* c = check_of(report, check);
     if (!c)
         return std::nullopt;
     if (check == "starvation") {
-        if (c->value("starved", 0) > 0)
+        if (c->count("starved") > 0)
             return false;
-        if (!c->contains("starvation_bound_ms") || (*c)["starvation_bound_ms"].is_null())
-            return std::nullopt;  // not judged
-        return c->contains("valid") && (*c)["valid"].is_boolean() ? std::optional(true)
-                                                                  : std::nullopt;
+        const bool judged = c->fields.contains("starvation_bound_ms") &&
+                            !c->fields["starvation_bound_ms"].is_null();
+        return judged && c->verdict() != Verdict::Unknown && c->verdict() != Verdict::NotApplicable
+                   ? std::optional(true)
+                   : std::nullopt;
     }
-    const json valid = c->value("valid", json());
-    if (!valid.is_boolean())
-        return std::nullopt;
-    return valid.get<bool>();
+    switch (c->verdict()) {
+        case Verdict::Valid:
+            return true;
+        case Verdict::Invalid:
+            return false;
+        case Verdict::Unknown:
+        case Verdict::NotApplicable:
+            break;
+    }
+    return std::nullopt;
 }
 
-bool involves(const json& processes, const FaultEvidence& evidence) {
+bool involves(const std::vector<std::int64_t>& processes, const FaultEvidence& evidence) {
     if (!evidence.aimed_at_holders)
         return true;
-    if (!processes.is_array())
-        return false;
-    for (const auto& p : processes) {
-        if (p.is_number_integer() &&
-            std::find(evidence.holder_processes.begin(), evidence.holder_processes.end(),
-                      p.get<std::int64_t>()) != evidence.holder_processes.end()) {
-            return true;
-        }
-    }
-    return false;
+    return std::any_of(processes.begin(), processes.end(), [&](std::int64_t p) {
+        return std::find(evidence.holder_processes.begin(), evidence.holder_processes.end(), p) !=
+               evidence.holder_processes.end();
+    });
 }
 
 // A check found a violation, and (for a fault aimed at a holder) one that involves it.
-std::optional<bool> violated_by_fault(const json& report, const std::string& check,
+std::optional<bool> violated_by_fault(const Report& report, const std::string& check,
                                       const FaultEvidence& evidence) {
     const auto valid = check_valid(report, check);
     if (!valid)
         return std::nullopt;
     if (*valid)
         return false;
-    const json* c = check_of(report, check);
-    return involves(c->value(check == "starvation" ? "starved_processes" : "processes", json()),
+    return involves(check_of(report, check)
+                        ->processes(check == "starvation" ? "starved_processes" : "processes"),
                     evidence);
 }
 
@@ -121,18 +123,16 @@ Expectation Expectation::parse(const std::string& text) {
     return e;
 }
 
-std::optional<bool> Expectation::met_by(const json& report, const FaultEvidence& evidence) const {
+std::optional<bool> Expectation::met_by(const Report& report, const FaultEvidence& evidence) const {
     bool all = true;
     bool unknown = false;
     for (const auto& t : terms) {
         std::optional<bool> ok;
         switch (t.kind) {
-            case Kind::Safe: {
-                const auto& valid = report.contains("valid") ? report["valid"] : json();
-                if (valid.is_boolean())
-                    ok = valid.get<bool>();
+            case Kind::Safe:
+                if (report.verdict == Verdict::Valid || report.verdict == Verdict::Invalid)
+                    ok = report.verdict == Verdict::Valid;
                 break;
-            }
             case Kind::SafeCheck:
                 ok = check_valid(report, t.check);
                 break;
@@ -140,17 +140,17 @@ std::optional<bool> Expectation::met_by(const json& report, const FaultEvidence&
                 ok = violated_by_fault(report, t.check, evidence);
                 break;
             case Kind::Saves: {
-                const json* c = check_of(report, "fencing");
+                const CheckResult* c = check_of(report, "fencing");
                 if (c && check_valid(report, "fencing").has_value())
-                    ok = c->value("saves", 0) > 0 &&
-                         involves(c->value("saved_processes", json()), evidence);
+                    ok = c->count("saves") > 0 &&
+                         involves(c->processes("saved_processes"), evidence);
                 break;
             }
             case Kind::Deadlocks: {
-                const json* c = check_of(report, "liveness");
+                const CheckResult* c = check_of(report, "liveness");
                 if (c && check_valid(report, "liveness").has_value())
-                    ok = c->value("deadlocks", 0) > 0 &&
-                         involves(c->value("deadlock_processes", json()), evidence);
+                    ok = c->count("deadlocks") > 0 &&
+                         involves(c->processes("deadlock_processes"), evidence);
                 break;
             }
         }

@@ -17,6 +17,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "report.hpp"
+
 namespace lockbench {
 
 // What the engine knows beside the history: did the run exercise what it scheduled (every fault
@@ -42,7 +44,7 @@ struct Expectation {
     static Expectation parse(const std::string& text);
     // True/false when the report decides every term; nullopt when some term depends on a check
     // that answered `unknown`, did not run or does not apply, or on a fault that never fired.
-    std::optional<bool> met_by(const nlohmann::json& report,
+    std::optional<bool> met_by(const checker::Report& report,
                                const FaultEvidence& evidence = {}) const;
 };
 

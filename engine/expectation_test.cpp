@@ -12,16 +12,16 @@ json check(bool valid, json processes = json::array()) {
     return {{"valid", valid}, {"violations", valid ? 0 : 1}, {"processes", processes}};
 }
 
-json report(json me, json fencing, json resource, json liveness) {
+checker::Report report(json me, json fencing, json resource, json liveness) {
     const bool all = me["valid"] == true && fencing["valid"] == true && resource["valid"] == true &&
                      liveness["valid"] == true;
-    return {{"valid", all},
-            {"checks",
-             {{"mutual_exclusion", me},
-              {"fencing", fencing},
-              {"resource", resource},
-              {"liveness", liveness}}},
-            {"violations", json::array()}};
+    return checker::Report::from_json({{"valid", all},
+                                       {"checks",
+                                        {{"mutual_exclusion", me},
+                                         {"fencing", fencing},
+                                         {"resource", resource},
+                                         {"liveness", liveness}}},
+                                       {"violations", json::array()}});
 }
 
 json liveness(int deadlocks, json holders = json::array()) {
@@ -57,7 +57,8 @@ TEST(ExpectationTest, JudgesAReportExactly) {
 }
 
 TEST(ExpectationTest, UnknownWhenAJudgeIsMissingButAMissStillDecides) {
-    json unknown = {{"valid", "unknown"}, {"violations", json::array()}};
+    const auto unknown =
+        checker::Report::from_json({{"valid", "unknown"}, {"violations", json::array()}});
     const auto clean = report(check(true), check(true), check(true), liveness(0));
     EXPECT_EQ(Expectation::parse("safe").met_by(unknown), std::nullopt);
     EXPECT_EQ(Expectation::parse("violates:linearizability").met_by(clean), std::nullopt);

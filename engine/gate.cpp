@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "json_reader.hpp"
+#include "report.hpp"
 
 namespace lockbench {
 
@@ -170,10 +171,9 @@ struct CurrentSuite {
 
 std::string outcome_words(const Fields& f) {
     const json* valid = f.find("valid");
-    if (!valid || !valid->is_boolean())
-        return "unknown";
-    if (valid->get<bool>())
-        return "valid";
+    const checker::Verdict verdict = checker::verdict_of(valid ? *valid : json());
+    if (verdict != checker::Verdict::Invalid)
+        return verdict == checker::Verdict::Valid ? "valid" : "unknown";
     std::string kinds;
     if (const json* k = f.find("violation_kinds"); k && k->is_array()) {
         for (const auto& kind : *k)

@@ -136,7 +136,7 @@ int check_command(const CheckFlags& f) {
                 "--checks linearizability needs a model: --model mutex|rwlock|register");
         }
     }
-    nlohmann::json report;
+    checker::Report report;
     try {
         report = checker::check_history(std::filesystem::path(f.history_file), options);
     } catch (const checker::HistoryError& e) {
@@ -144,13 +144,10 @@ int check_command(const CheckFlags& f) {
         return kExitUsage;
     }
     if (f.json)
-        std::cout << report.dump(2) << "\n";
+        std::cout << report.to_json().dump(2) << "\n";
     else
         std::cout << checker::format_report(report);
-    const auto& valid = report["valid"];
-    if (valid.is_boolean())
-        return valid.get<bool>() ? 0 : 1;
-    return 3;
+    return checker::exit_code(report.verdict);
 }
 
 struct GateFlags {

@@ -18,6 +18,7 @@
 #include "history_recorder.hpp"
 #include "nemesis/nemesis.hpp"
 #include "registry.hpp"
+#include "report.hpp"
 #include "summary.hpp"
 
 namespace lockbench {
@@ -569,10 +570,7 @@ int run_exit_code(const RunOutcome& outcome) {
     const auto& s = outcome.summary;
     if (s.contains("as_expected") && s["as_expected"].is_boolean())
         return s["as_expected"].get<bool>() ? 0 : 1;
-    const auto& valid = s["verdict"]["valid"];
-    if (valid.is_boolean())
-        return valid.get<bool>() ? 0 : 1;
-    return 3;
+    return checker::exit_code(checker::Report::from_json(s["verdict"]).verdict);
 }
 
 }  // namespace lockbench

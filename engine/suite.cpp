@@ -5,9 +5,9 @@
 #include <sstream>
 #include <unistd.h>
 
-#include "check.hpp"
 #include "redis_server.hpp"
 #include "registry.hpp"
+#include "report.hpp"
 #include "run.hpp"
 #include "workload.hpp"
 
@@ -144,37 +144,36 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
         const auto& s = r.summary;
         bool as_expected = s["as_expected"].is_boolean() && s["as_expected"].get<bool>();
         all_ok = all_ok && as_expected;
+        const auto verdict = checker::Report::from_json(s["verdict"]);
+        // What broke, named by the checks that found it (every one counts, listed or not).
         json kinds = json::array();
-        for (const auto& v : s["verdict"]["violations"]) {
-            if (v.contains("kind") &&
-                std::find(kinds.begin(), kinds.end(), v["kind"]) == kinds.end()) {
-                kinds.push_back(v["kind"]);
-            }
+        for (const auto& check : verdict.checks) {
+            if (check.verdict() == checker::Verdict::Invalid)
+                kinds.push_back(check.name);
         }
         json per_second = json::array();
         for (const auto& point : s["timeseries"])
             per_second.push_back(point["cycles"]);
-        const json& checks = s["verdict"].value("checks", json::object());
-        const json linearizability = checks.contains("linearizability")
-                                         ? checks["linearizability"].value("valid", json())
-                                         : json("not-run");
-        runs.push_back({{"scenario", p.workload.name},
-                        {"strategy", p.workload.strategy},
-                        {"dir", fs::relative(r.dir, tmp).string()},
-                        {"cycles_per_s", s["throughput"]["cycles_per_s"]},
-                        {"cycles_per_second", per_second},
-                        {"duration_s", s["duration_s"]},
-                        {"faults", !p.workload.faults.empty()},
-                        {"acquire_p50_ms", s["latency_ms"]["acquire"]["p50"]},
-                        {"acquire_p99_ms", s["latency_ms"]["acquire"]["p99"]},
-                        {"valid", s["verdict"]["valid"]},
-                        {"violations", checker::violation_count(s["verdict"])},
-                        {"violation_kinds", kinds},
-                        {"linearizability", linearizability},
-                        {"unknown_reasons", s["verdict"].value("unknown_reasons", json::array())},
-                        {"expected", s["expected"]},
-                        {"as_expected", s["as_expected"]},
-                        {"attempts", attempts}});
+        const auto* linearizability = verdict.check("linearizability");
+        runs.push_back(
+            {{"scenario", p.workload.name},
+             {"strategy", p.workload.strategy},
+             {"dir", fs::relative(r.dir, tmp).string()},
+             {"cycles_per_s", s["throughput"]["cycles_per_s"]},
+             {"cycles_per_second", per_second},
+             {"duration_s", s["duration_s"]},
+             {"faults", !p.workload.faults.empty()},
+             {"acquire_p50_ms", s["latency_ms"]["acquire"]["p50"]},
+             {"acquire_p99_ms", s["latency_ms"]["acquire"]["p99"]},
+             {"valid", checker::to_json(verdict.verdict)},
+             {"violations", verdict.violation_count()},
+             {"violation_kinds", kinds},
+             {"linearizability",
+              linearizability ? checker::to_json(linearizability->verdict()) : json("not-run")},
+             {"unknown_reasons", verdict.unknown_reasons},
+             {"expected", s["expected"]},
+             {"as_expected", s["as_expected"]},
+             {"attempts", attempts}});
     }
     if (options.progress)
         std::fprintf(stderr, "\r\x1b[K");
@@ -199,11 +198,19 @@ namespace {
 // The linearizability column: what the search said about the lock service.
 std::string linearizability_word(const json& run) {
     const json v = run.value("linearizability", json("not-run"));
-    if (v.is_boolean())
-        return v.get<bool>() ? "ok" : "VIOL";
-    if (v == "unknown")
-        return "?";
-    return "-";  // not run, or nothing for the model to judge
+    if (v == "not-run")
+        return "-";
+    switch (checker::verdict_of(v)) {
+        case checker::Verdict::Valid:
+            return "ok";
+        case checker::Verdict::Invalid:
+            return "VIOL";
+        case checker::Verdict::Unknown:
+            return "?";
+        case checker::Verdict::NotApplicable:
+            break;
+    }
+    return "-";  // nothing for the model to judge
 }
 
 }  // namespace
@@ -254,15 +261,20 @@ std::string junit_xml(const json& table) {
             std::string expected =
                 r["expected"].is_string() ? r["expected"].get<std::string>() : "-";
             std::string got;
-            if (!r["valid"].is_boolean()) {
-                got = "unknown";
-                for (const auto& reason : r.value("unknown_reasons", json::array()))
-                    got += "; " + reason.get<std::string>();
-            } else if (r["valid"].get<bool>()) {
-                got = "valid";
-            } else {
-                got = std::to_string(r["violations"].get<std::uint64_t>()) +
-                      " violations: " + r["violation_kinds"].dump();
+            switch (checker::verdict_of(r["valid"])) {
+                case checker::Verdict::Valid:
+                    got = "valid";
+                    break;
+                case checker::Verdict::Invalid:
+                    got = std::to_string(r["violations"].get<std::uint64_t>()) +
+                          " violations: " + r["violation_kinds"].dump();
+                    break;
+                case checker::Verdict::Unknown:
+                case checker::Verdict::NotApplicable:
+                    got = "unknown";
+                    for (const auto& reason : r.value("unknown_reasons", json::array()))
+                        got += "; " + reason.get<std::string>();
+                    break;
             }
             out << "    <failure message=\"" << xml_escape("expected " + expected + ", got " + got)
                 << "\">" << xml_escape(r["dir"].get<std::string>()) << "</failure>\n";

@@ -24,7 +24,7 @@ json latency_json(const LatencyHistogram& h) {
                 {"max", ms(h.max())}};
 }
 
-json verdict_of(const std::filesystem::path& history_path, const CheckSettings& settings) {
+checker::Report judge(const std::filesystem::path& history_path, const CheckSettings& settings) {
     checker::CheckOptions options;
     options.model = checker::parse_model(settings.model).value_or(checker::Model::None);
     options.linearizability.time_limit = std::chrono::duration<double>(settings.time_limit_s);
@@ -34,9 +34,10 @@ json verdict_of(const std::filesystem::path& history_path, const CheckSettings& 
         return checker::check_history(history_path, options);
     } catch (const checker::HistoryError& e) {
         // The engine wrote this history; a malformed line is our bug, reported rather than hidden.
-        return json{{"valid", "unknown"},
-                    {"violations", json::array()},
-                    {"error", std::string("history.jsonl is malformed: ") + e.what()}};
+        checker::Report report;
+        report.error = std::string("history.jsonl is malformed: ") + e.what();
+        report.add_unknown_reason(*report.error);
+        return report;
     }
 }
 
@@ -82,33 +83,28 @@ json make_summary(const SummaryInputs& in, const std::filesystem::path& history_
     for (const auto& e : in.endpoints)
         endpoints.push_back(e.to_string());
 
-    json verdict = verdict_of(history_path, w.checks);
-    // What the history alone cannot show: whether the run exercised what it was meant to.
-    json reasons = json::array();
+    checker::Report verdict = judge(history_path, w.checks);
+    // What the history alone cannot show: whether the run exercised what it was meant to. A
+    // violation found is real whatever else happened (false beats unknown); a "valid" from a
+    // run that did not do what it was asked is not.
+    const std::size_t reasons_before = verdict.unknown_reasons.size();
     for (const auto& f : in.nemesis) {
         if (!f["missed"].is_null()) {
-            reasons.push_back("fault " + f["fault"].get<std::string>() + " (" +
-                              describe_target(f["target"]) + ", at " +
-                              seconds_text(f["at_s"].get<double>()) +
-                              "): " + f["missed"].get<std::string>());
+            verdict.add_unknown_reason("fault " + f["fault"].get<std::string>() + " (" +
+                                       describe_target(f["target"]) + ", at " +
+                                       seconds_text(f["at_s"].get<double>()) +
+                                       "): " + f["missed"].get<std::string>());
         }
     }
     if (st.cycles == 0)
-        reasons.push_back("no cycle completed: no lock was both granted and released");
+        verdict.add_unknown_reason("no cycle completed: no lock was both granted and released");
     if (st.clients_answered * 2 < static_cast<std::uint64_t>(w.clients)) {
-        reasons.push_back(
+        verdict.add_unknown_reason(
             std::to_string(static_cast<std::uint64_t>(w.clients) - st.clients_answered) + " of " +
             std::to_string(w.clients) + " clients never got an answer from Redis");
     }
-    if (!reasons.empty()) {
-        // A violation found is real whatever else happened (false beats unknown); a "valid"
-        // from a run that did not do what it was asked is not.
-        if (verdict["valid"].is_boolean() && verdict["valid"].get<bool>())
-            verdict["valid"] = "unknown";
-        verdict["unknown_reasons"] = reasons;
-    }
     FaultEvidence evidence = FaultEvidence::from_nemesis_report(in.nemesis);
-    evidence.conclusive = evidence.conclusive && reasons.empty();
+    evidence.conclusive = evidence.conclusive && verdict.unknown_reasons.size() == reasons_before;
 
     json summary{
         {"strategy", w.strategy},
@@ -127,7 +123,7 @@ json make_summary(const SummaryInputs& in, const std::filesystem::path& history_
         {"timeseries", series},
         {"faults", in.faults},
         {"nemesis", in.nemesis},
-        {"verdict", verdict},
+        {"verdict", verdict.to_json()},
         {"history", {{"file", "history.jsonl"}, {"events", in.history_events}}},
         {"redis",
          {{"mode", in.deployment_embedded ? "embedded" : "external"},
@@ -187,21 +183,12 @@ std::string make_report(const json& s) {
                       f["due"].get<int>(), f["missed"].is_null() ? "" : "  <- NOT ALL FIRED");
         out << line;
     }
-    const auto& v = s["verdict"];
-    const std::uint64_t count = checker::violation_count(v);
-    const std::size_t listed = v.contains("violations") ? v["violations"].size() : 0;
-    out << "verdict     "
-        << (v["valid"].is_boolean() ? (v["valid"].get<bool>() ? "valid" : "VIOLATION") : "UNKNOWN")
-        << ", " << count << " violation(s)";
-    if (listed < count)
-        out << " (" << listed << " listed)";
-    out << "\n";
-    for (const auto& reason : v.value("unknown_reasons", json::array()))
-        out << "unknown     " << reason.get<std::string>() << "\n";
-    if (v.contains("checks"))
-        out << checker::format_report(v);
-    else if (v.contains("error"))
-        out << "checker     " << v["error"].get<std::string>() << "\n";
+    const auto v = checker::Report::from_json(s["verdict"]);
+    const std::uint64_t count = v.violation_count();
+    out << "verdict     " << checker::verdict_word(v.verdict) << ", " << count << " violation(s)";
+    if (v.witnesses.size() < count)
+        out << " (" << v.witnesses.size() << " listed)";
+    out << "\n" << checker::format_report(v);
     if (!s["expected"].is_null()) {
         out << "expected    " << s["expected"].get<std::string>() << " -> "
             << (s["as_expected"].is_null()     ? "unknown"

@@ -1,0 +1,82 @@
+#pragma once
+
+// The checker's report: one type that the engine, the suite, the gate and the dashboard share,
+// serialised to JSON in one place (Report::to_json) and read back in one place
+// (Report::from_json). google/benchmark builds one Run and hands it to its reporters; Porcupine
+// returns one CheckResult: so here.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace lockbench::checker {
+
+// Jepsen's composition: Invalid beats Unknown beats Valid; a check that does not apply takes no
+// part (and a report of nothing but those is Unknown: nothing was judged).
+enum class Verdict : std::uint8_t { NotApplicable, Valid, Unknown, Invalid };
+
+Verdict combine(Verdict a, Verdict b);
+// The one decoding of a `valid` field: true, false, "unknown", "not-applicable"; anything else
+// (missing, malformed) is Unknown.
+Verdict verdict_of(const nlohmann::json& valid);
+// The encoding: true, false, "unknown", "not-applicable".
+nlohmann::json to_json(Verdict verdict);
+// For people: "VALID", "INVALID", "UNKNOWN", "N/A".
+std::string_view verdict_word(Verdict verdict);
+// What `lockbench check` and a run without an expectation exit with: 0 valid, 1 invalid,
+// 3 unknown (or nothing judged).
+int exit_code(Verdict verdict);
+
+// One check's result: its verdict and counts, typed where every reader needs them; the rest of
+// what the check reported stays in `fields` (as the check wrote it).
+struct CheckResult {
+    std::string name;
+    nlohmann::json fields = nlohmann::json::object();
+
+    Verdict verdict() const { return verdict_of(fields.value("valid", nlohmann::json())); }
+    // The exact number of violations the check found (its witnesses may be fewer).
+    std::uint64_t violations() const { return count("violations"); }
+    // A non-negative integer field, 0 when absent or not one.
+    std::uint64_t count(std::string_view field) const;
+    double number(std::string_view field) const;
+    // The processes its violations involve (or another list of process ids it reports).
+    std::vector<std::int64_t> processes(std::string_view field = "processes") const;
+    // Why it does not apply, or why it is unknown; empty when neither.
+    std::string reason() const { return fields.value("reason", std::string()); }
+};
+
+struct Report {
+    Verdict verdict = Verdict::Unknown;
+    std::uint64_t events = 0;
+    std::vector<CheckResult> checks;                     // in the order checks are described
+    nlohmann::json witnesses = nlohmann::json::array();  // listed violations, capped per check
+    std::vector<std::string> unknown_reasons;            // why a verdict could not be given
+    std::optional<std::string> error;                    // the history could not be read
+
+    // The checks in the order the reports describe them.
+    static const std::vector<std::string>& check_order();
+
+    const CheckResult* check(std::string_view name) const;
+    // Exact: the sum of every check's count (never the length of the capped witness list).
+    std::uint64_t violation_count() const;
+    // A reason the run cannot support a verdict: a valid verdict becomes unknown; a violation
+    // stays a violation (false beats unknown).
+    void add_unknown_reason(std::string why);
+    // Recomputes `verdict` from the checks (and the reasons).
+    void compose();
+
+    // {"valid", "events", "violation_count", "checks": {name: fields}, "violations": [...],
+    //  "unknown_reasons": [...] (when any), "error": "..." (when any)}
+    nlohmann::json to_json() const;
+    // Reads what to_json wrote (summary.json's `verdict`); lenient about what it does not know.
+    static Report from_json(const nlohmann::json& j);
+};
+
+// The readable form, for `lockbench check` and report.txt.
+std::string format_report(const Report& report);
+
+}  // namespace lockbench::checker
