@@ -1,5 +1,7 @@
 #include "fencing.hpp"
 
+#include "history_words.hpp"
+
 namespace lockbench::checker {
 
 using nlohmann::json;
@@ -100,7 +102,7 @@ void FencingCheck::on_write(const Event& event) {
     const WriteInFlight w = *in_flight;
     writes_.erase(event.process);
     if (event.type == EventType::Fail) {
-        if (event.error == "stale-fence") {
+        if (event.error == history::kStaleFence) {
             ++saves_;
             saved_processes_.add(event.process);
         }

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "history_words.hpp"
 #include "models.hpp"
 #include "report.hpp"
 
@@ -111,9 +112,9 @@ std::optional<ModelOp> to_model_op(const RecordedOp& recorded, std::int32_t dens
             // A fail is an observation only when its error names the model's failure condition;
             // any other fail did not happen and constrains nothing (Jepsen's meaning).
             const bool observation =
-                (recorded.kind == OpKind::Cas && recorded.error == "mismatch") ||
-                (recorded.kind == OpKind::Acquire && recorded.error == "held") ||
-                (recorded.kind == OpKind::Release && recorded.error == "not-held");
+                (recorded.kind == OpKind::Cas && recorded.error == history::kMismatch) ||
+                (recorded.kind == OpKind::Acquire && recorded.error == history::kHeld) ||
+                (recorded.kind == OpKind::Release && recorded.error == history::kNotHeld);
             if (!observation) {
                 return std::nullopt;
             }

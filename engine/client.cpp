@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "history_words.hpp"
 #include "nemesis/fault.hpp"
 #include "nemesis/nemesis.hpp"
 #include "registry.hpp"
@@ -25,6 +26,14 @@ std::string_view to_string(Op op) {
             break;
     }
     return "?";
+}
+
+Failure failure_of(const RedisError& e) {
+    // A connection that was never made sent nothing; any other I/O failure may have come after
+    // the server ran the command.
+    const bool maybe_ran =
+        dynamic_cast<const IoError*>(&e) && !dynamic_cast<const ConnectError*>(&e);
+    return {maybe_ran ? EventType::Info : EventType::Fail, e.what()};
 }
 
 void ClientStats::count(Op op, EventType outcome) {
@@ -174,6 +183,15 @@ std::size_t SimulatedClient::second() const {
         std::chrono::duration_cast<std::chrono::seconds>(EventLoop::now() - env_.start).count());
 }
 
+void SimulatedClient::record_failure(Op op, std::string_view f, const std::string& key,
+                                     std::string value, const Failure& failure,
+                                     std::optional<std::int64_t> fence) {
+    record(failure.type, f, key, std::move(value), failure.error, fence);
+    stats_.count(op, failure.type);
+    if (failure.type == EventType::Fail)
+        note_error();  // an info notes its own (record)
+}
+
 void SimulatedClient::note_answer() {
     if (!std::exchange(answered_, true))
         ++stats_.clients_answered;
@@ -289,27 +307,20 @@ Task<void> SimulatedClient::cycle() {
         record(EventType::Invoke, "acquire", key, invoke_value);
         const std::int64_t acquiring = process_;
         std::optional<AcquireResult> result;
-        std::string io_error, reply_error;
+        std::optional<Failure> failure;
         try {
             result = co_await strategy_->acquire(*session_, request);
-        } catch (const IoError& e) {
-            io_error = e.what();
         } catch (const RedisError& e) {
-            reply_error = e.what();
+            failure = failure_of(e);
         }
-        if (!io_error.empty()) {
-            record(EventType::Info, "acquire", key, "null", io_error);
-            stats_.count(Op::Acquire, EventType::Info);
-            break;
-        }
-        if (!reply_error.empty()) {
-            record(EventType::Fail, "acquire", key, "null", reply_error);
-            stats_.count(Op::Acquire, EventType::Fail);
-            note_error();
+        if (failure) {
+            record_failure(Op::Acquire, "acquire", key, "null", *failure);
             break;
         }
         if (auto* denied = std::get_if<Denied>(&*result)) {
-            record(EventType::Fail, "acquire", key, "null", denied->reason);
+            record(EventType::Fail, "acquire", key, "null",
+                   std::string(denied->why == Denied::Why::Held ? history::kHeld
+                                                                : to_string(denied->why)));
             stats_.count(Op::Acquire, EventType::Fail);
             break;
         }
@@ -361,15 +372,14 @@ Task<void> SimulatedClient::critical_section(const Held& held) {
     std::optional<std::int64_t> value;
     if (w.resource != ResourceKind::None) {
         record(EventType::Invoke, "read", held.key, "null");
-        std::string error;
+        std::optional<Failure> failure;
         try {
             value = co_await resource_.read(*session_, held.grant.key);
         } catch (const RedisError& e) {
-            error = e.what();
+            failure = failure_of(e);
         }
-        if (!error.empty()) {
-            record(EventType::Info, "read", held.key, "null", error);
-            stats_.count(Op::Read, EventType::Info);
+        if (failure) {
+            record_failure(Op::Read, "read", held.key, "null", *failure);
             co_return;
         }
         record(EventType::Ok, "read", held.key, value ? std::to_string(*value) : "null");
@@ -388,20 +398,19 @@ Task<void> SimulatedClient::critical_section(const Held& held) {
     const std::string v = std::to_string(next);
     record(EventType::Invoke, "write", held.key, v, {}, fence);
     bool accepted = false;
-    std::string error;
+    std::optional<Failure> failure;
     try {
         accepted = co_await resource_.write(*session_, held.grant.key, next, fence);
     } catch (const RedisError& e) {
-        error = e.what();
+        failure = failure_of(e);
     }
-    if (!error.empty()) {
-        record(EventType::Info, "write", held.key, v, error, fence);
-        stats_.count(Op::Write, EventType::Info);
+    if (failure) {
+        record_failure(Op::Write, "write", held.key, v, *failure, fence);
     } else if (accepted) {
         record(EventType::Ok, "write", held.key, v, {}, fence);
         stats_.count(Op::Write, EventType::Ok);
     } else {
-        record(EventType::Fail, "write", held.key, v, "stale-fence", fence);
+        record(EventType::Fail, "write", held.key, v, std::string(history::kStaleFence), fence);
         stats_.count(Op::Write, EventType::Fail);
     }
 }
@@ -416,7 +425,7 @@ Task<void> SimulatedClient::release(const Held& held, bool retried) {
     auto started = EventLoop::now();
     record(EventType::Invoke, "release", held.key, value);
     std::optional<ReleaseOutcome> outcome;
-    std::string io_error, reply_error;
+    std::optional<Failure> failure;
     try {
         outcome = co_await strategy_->release(*session_, held.grant);
         co_await session_->checkpoint(kReleaseReply);
@@ -424,28 +433,22 @@ Task<void> SimulatedClient::release(const Held& held, bool retried) {
             // The server ran the release; the client only learns that nothing came back in time.
             co_await session_->loop().sleep_for(
                 std::chrono::milliseconds(env_.workload.command_timeout_ms));
-            io_error = "reply lost (nemesis): no reply within the command timeout";
+            failure = Failure{EventType::Info,
+                              "reply lost (nemesis): no reply within the command timeout"};
         }
-    } catch (const IoError& e) {
-        io_error = e.what();
     } catch (const RedisError& e) {
-        reply_error = e.what();
+        failure = failure_of(e);
     }
     stats_.release_latency.record(EventLoop::now() - started);
-    if (!io_error.empty()) {
-        record(EventType::Info, "release", held.key, "null", io_error);
-        stats_.count(Op::Release, EventType::Info);
-        if (env_.workload.retry_ambiguous_release && !retried) {
+    if (failure) {
+        record_failure(Op::Release, "release", held.key, "null", *failure);
+        if (failure->type == EventType::Info && env_.workload.retry_ambiguous_release && !retried) {
             // T7: the first release may have run; a retry that is not idempotent runs it twice.
             // It is a new op of a new process id (the first one ended in `info`).
             co_await release(held, true);
         }
-    } else if (!reply_error.empty()) {
-        record(EventType::Fail, "release", held.key, "null", reply_error);
-        stats_.count(Op::Release, EventType::Fail);
-        note_error();
     } else if (*outcome == ReleaseOutcome::NotHeld) {
-        record(EventType::Fail, "release", held.key, "null", "not-held");
+        record(EventType::Fail, "release", held.key, "null", std::string(history::kNotHeld));
         stats_.count(Op::Release, EventType::Fail);
     } else {
         record(EventType::Ok, "release", held.key, "null");

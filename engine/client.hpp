@@ -46,6 +46,16 @@ inline constexpr std::string_view kAnyPoint = "any";
 enum class Op { Acquire, Release, Read, Write, Count };
 std::string_view to_string(Op op);
 
+// How an error from Redis goes into the history - one mapping for every operation, in Jepsen's
+// terms: `info` when the command may have run (a timeout, a reset: a paused server runs it
+// later), `fail` when it certainly did not (the server refused it, or it was never sent because
+// the connection was never made).
+struct Failure {
+    EventType type;
+    std::string error;
+};
+Failure failure_of(const RedisError& e);
+
 struct OpCounts {
     std::uint64_t ok = 0, fail = 0, info = 0;
 };
@@ -177,6 +187,8 @@ class SimulatedClient {
     Task<void> release(const Held& held, bool retried = false);
     void record(EventType type, std::string_view f, const std::string& key, std::string value,
                 std::string error = {}, std::optional<std::int64_t> fence = std::nullopt);
+    void record_failure(Op op, std::string_view f, const std::string& key, std::string value,
+                        const Failure& failure, std::optional<std::int64_t> fence = std::nullopt);
     void note_answer();
     void note_error();
     std::size_t second() const;

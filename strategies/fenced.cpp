@@ -18,7 +18,7 @@ Task<AcquireResult> Fenced::acquire(Session& session, const AcquireRequest& requ
                             .validity = request.lease};
         }
         if (budget.expired())
-            co_return Denied{"held"};
+            co_return Denied{Denied::Why::Held};
         co_await budget.backoff(options_.retry_delay);
     }
 }

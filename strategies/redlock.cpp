@@ -84,7 +84,7 @@ Task<AcquireResult> Redlock::acquire(Session& session, const AcquireRequest& req
         // quorum holder - a competing attempt that failed itself leaves its keys for a moment,
         // and a key whose release missed a partitioned node lingers there until it expires.
         if (budget.expired())
-            co_return Denied{"no-quorum"};
+            co_return Denied{Denied::Why::NoQuorum};
         // A random delay desynchronises contenders that split the votes (redis.io).
         auto delay = std::chrono::milliseconds(
             options_.retry_delay.count() +

@@ -20,7 +20,7 @@ Task<AcquireResult> RwlockSeed::acquire(Session& session, const AcquireRequest& 
                 .key = request.key, .mode = request.mode, .token = session.next_token()};
         }
         if (budget.expired())
-            co_return Denied{"held"};
+            co_return Denied{Denied::Why::Held};
         co_await budget.backoff(std::chrono::milliseconds(100));
     }
 }

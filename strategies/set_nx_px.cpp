@@ -16,7 +16,7 @@ Task<AcquireResult> SetNxPx::acquire(Session& session, const AcquireRequest& req
                             .validity = request.lease};
         }
         if (budget.expired())
-            co_return Denied{"held"};
+            co_return Denied{Denied::Why::Held};
         co_await budget.backoff(options_.retry_delay);
     }
 }

@@ -47,7 +47,7 @@ Task<AcquireResult> SetnxGetset::acquire(Session& session, const AcquireRequest&
                             .validity = request.lease};
         }
         if (budget.expired())
-            co_return Denied{"held"};
+            co_return Denied{Denied::Why::Held};
         co_await budget.backoff(options_.retry_delay);
     }
 }

@@ -63,7 +63,8 @@ TEST_P(StrategyContractTest, ExcludesASecondClientUntilTheOwnerReleases) {
     auto second = run(b_.acquire("orders", 5000ms));
     ASSERT_TRUE(std::holds_alternative<Denied>(second));
     // Redlock cannot tell a holder's keys from a failed attempt's: it never claims "held".
-    EXPECT_EQ(std::get<Denied>(second).reason, GetParam() == "redlock" ? "no-quorum" : "held");
+    EXPECT_EQ(std::get<Denied>(second).why,
+              GetParam() == "redlock" ? Denied::Why::NoQuorum : Denied::Why::Held);
 
     EXPECT_EQ(run(a_.release(*as_grant(first))), ReleaseOutcome::Released);
     auto third = run(b_.acquire("orders", 5000ms));
@@ -92,7 +93,7 @@ TEST_P(StrategyContractTest, AWaiterGetsTheLockOnceItIsReleased) {
     // drive the loop until the release is done so no coroutine frame outlives the test.
     while (!released)
         loop_.run_once(10ms);
-    ASSERT_NE(as_grant(second), nullptr) << std::get<Denied>(second).reason;
+    ASSERT_NE(as_grant(second), nullptr) << to_string(std::get<Denied>(second).why);
     EXPECT_GE(EventLoop::now() - start, 140ms);
 }
 
@@ -257,7 +258,7 @@ TEST(RedlockTest, GrantsWithThreeOfFiveMastersUpAndRefusesWithTwo) {
     masters[2]->kill();
     auto two_up = run_sync(loop, redlock->acquire(session, req));
     ASSERT_TRUE(std::holds_alternative<Denied>(two_up));
-    EXPECT_EQ(std::get<Denied>(two_up).reason, "no-quorum");
+    EXPECT_EQ(std::get<Denied>(two_up).why, Denied::Why::NoQuorum);
     // A refused attempt unlocks the nodes it did get.
     EXPECT_TRUE(masters[3]->command({"GET", "orders"}).is_nil());
     EXPECT_TRUE(masters[4]->command({"GET", "orders"}).is_nil());

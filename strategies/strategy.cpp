@@ -8,6 +8,10 @@ std::string_view to_string(LockMode mode) {
     return mode == LockMode::Exclusive ? "exclusive" : "shared";
 }
 
+std::string_view to_string(Denied::Why why) {
+    return why == Denied::Why::Held ? "held" : "no-quorum";
+}
+
 std::string_view to_string(ReleaseOutcome outcome) {
     switch (outcome) {
         case ReleaseOutcome::Released:

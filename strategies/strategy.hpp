@@ -41,9 +41,14 @@ struct Grant {
     bool reentry = false;  // true if the client already held this lock (count went up)
 };
 
+// A refused acquire, and why: the engine turns Held into the history's observation that someone
+// held the lock; NoQuorum (Redlock) observes nothing - it cannot tell a holder from a failed
+// competing attempt.
 struct Denied {
-    std::string reason;  // "held" when someone else holds the lock (HISTORY.md's fail "held")
+    enum class Why { Held, NoQuorum };
+    Why why = Why::Held;
 };
+std::string_view to_string(Denied::Why why);
 
 using AcquireResult = std::variant<Grant, Denied>;
 

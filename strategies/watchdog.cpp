@@ -242,7 +242,7 @@ Task<AcquireResult> wait_loop(Session& session, WaitBudget& budget, UnlockListen
         if (tried.grant)
             co_return std::move(*tried.grant);
         if (budget.expired())
-            co_return Denied{"held"};
+            co_return Denied{Denied::Why::Held};
         auto wait = std::chrono::duration_cast<EventLoop::SteadyClock::duration>(
             session.clock().to_real(budget.remaining()));
         const bool subscribed = listener.subscribed();
@@ -274,7 +274,7 @@ Task<AcquireResult> acquire_with_wake_up(Session& session, const AcquireRequest&
     if (first.grant)
         co_return std::move(*first.grant);
     if (budget.expired())
-        co_return Denied{"held"};
+        co_return Denied{Denied::Why::Held};
 
     UnlockListener listener(session, std::move(channel), subscriber_in_use);
     std::optional<AcquireResult> result;
