@@ -1,55 +1,10 @@
 #include "liveness.hpp"
 
 #include <algorithm>
-#include <bit>
-#include <cmath>
 
 namespace lockbench::checker {
 
 using nlohmann::json;
-
-std::size_t DurationHistogram::bucket_of(std::uint64_t ns) {
-    // Below 2 * kSubBuckets every value has its own bucket; above, each power of two is split
-    // into kSubBuckets equal parts.
-    if (ns < 2 * kSubBuckets)
-        return static_cast<std::size_t>(ns);
-    const int exponent = std::bit_width(ns) - 1;
-    const int shift = exponent - (std::bit_width(static_cast<unsigned>(kSubBuckets)) - 1);
-    return static_cast<std::size_t>(shift) * kSubBuckets + static_cast<std::size_t>(ns >> shift);
-}
-
-std::int64_t DurationHistogram::bucket_value(std::size_t bucket) {
-    if (bucket < 2 * kSubBuckets)
-        return static_cast<std::int64_t>(bucket);
-    const std::size_t shift = bucket / kSubBuckets - 1;
-    const std::uint64_t lower = static_cast<std::uint64_t>(bucket % kSubBuckets + kSubBuckets)
-                                << shift;
-    return static_cast<std::int64_t>(lower + ((std::uint64_t{1} << shift) >> 1));
-}
-
-void DurationHistogram::record(std::int64_t ns) {
-    ns = std::max<std::int64_t>(ns, 0);
-    const std::size_t bucket = bucket_of(static_cast<std::uint64_t>(ns));
-    if (bucket >= buckets_.size())
-        buckets_.resize(bucket + 1);
-    ++buckets_[bucket];
-    ++count_;
-    max_ = std::max(max_, ns);
-}
-
-std::int64_t DurationHistogram::quantile(double q) const {
-    if (count_ == 0)
-        return 0;
-    const auto rank = std::max<std::uint64_t>(
-        1, static_cast<std::uint64_t>(std::ceil(q * static_cast<double>(count_))));
-    std::uint64_t seen = 0;
-    for (std::size_t b = 0; b < buckets_.size(); ++b) {
-        seen += buckets_[b];
-        if (seen >= rank)
-            return std::min(bucket_value(b), max_);
-    }
-    return max_;
-}
 
 LivenessCheck::LivenessCheck(LivenessOptions options) : options_(options) {}
 
@@ -137,7 +92,7 @@ void LivenessCheck::on_acquire(const Event& event) {
         key.orphan.reset();
     }
     if (key.handoff_from_ns) {
-        handoffs_.record(event.time - *key.handoff_from_ns);
+        handoffs_.record(std::chrono::nanoseconds(event.time - *key.handoff_from_ns));
         key.handoff_from_ns.reset();
     }
 }
@@ -299,9 +254,9 @@ json LivenessCheck::result() const {
         {"max_wait_ms", ns_to_ms(max_wait_ns_)},
         {"handoff_ms",
          {{"count", handoffs_.count()},
-          {"p50", ns_to_ms(handoffs_.quantile(0.5))},
-          {"p99", ns_to_ms(handoffs_.quantile(0.99))},
-          {"max", ns_to_ms(handoffs_.max())}}},
+          {"p50", ns_to_ms(handoffs_.quantile(0.5).count())},
+          {"p99", ns_to_ms(handoffs_.quantile(0.99).count())},
+          {"max", ns_to_ms(handoffs_.max().count())}}},
         {"liveness_bound_ms", options_.liveness_bound_ms},
         {"starvation_bound_ms",
          options_.starvation_bound_ms ? json(*options_.starvation_bound_ms) : json(nullptr)}};

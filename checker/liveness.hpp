@@ -23,29 +23,10 @@
 #include <nlohmann/json.hpp>
 
 #include "history.hpp"
+#include "latency_histogram.hpp"
 #include "streaming.hpp"
 
 namespace lockbench::checker {
-
-// Durations in ns, kept as counts in log-linear buckets (under 0.4% error) so that memory stays
-// fixed however long the history is. The maximum is exact.
-class DurationHistogram {
-  public:
-    void record(std::int64_t ns);
-    std::uint64_t count() const { return count_; }
-    std::int64_t max() const { return max_; }
-    // Nearest rank: the smallest recorded value (to bucket precision) with at least q of all
-    // values at or below it; 0 when empty.
-    std::int64_t quantile(double q) const;
-
-  private:
-    static constexpr int kSubBuckets = 128;  // per power of two
-    static std::size_t bucket_of(std::uint64_t ns);
-    static std::int64_t bucket_value(std::size_t bucket);
-    std::vector<std::uint64_t> buckets_;
-    std::uint64_t count_ = 0;
-    std::int64_t max_ = 0;
-};
 
 struct LivenessOptions {
     std::int64_t liveness_bound_ms = 10000;
@@ -116,7 +97,7 @@ class LivenessCheck {
     PerProcess<Acquiring> acquiring_;  // process -> its acquire in flight
     PerProcess<Wait> waits_;
     std::unordered_set<std::int64_t> starved_processes_;
-    DurationHistogram handoffs_;
+    LatencyHistogram handoffs_;
     nlohmann::json deadlock_violations_ = nlohmann::json::array();
     nlohmann::json starvation_violations_ = nlohmann::json::array();
     std::uint64_t deadlocks_ = 0;

@@ -26,6 +26,8 @@
 
 namespace lockbench {
 
+using checker::LatencyHistogram;
+
 class Fault;
 class Nemesis;
 

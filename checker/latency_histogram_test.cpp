@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-namespace lockbench {
+namespace lockbench::checker {
 namespace {
 
 using std::chrono::nanoseconds;
@@ -23,8 +23,24 @@ TEST(LatencyHistogramTest, BucketsAreContiguousAndNarrowRelativeToTheirValue) {
         EXPECT_LE(LatencyHistogram::bucket_low(b), v);
         EXPECT_LT(v, LatencyHistogram::bucket_low(b) + LatencyHistogram::bucket_width(b));
         EXPECT_LE(static_cast<double>(LatencyHistogram::bucket_width(b)),
-                  std::max(1.0, static_cast<double>(v) / 64.0));
+                  std::max(1.0, static_cast<double>(v) / 128.0));
     }
+}
+
+TEST(LatencyHistogramTest, SmallValuesAreExactAndLargeOnesWithinAFewPerMille) {
+    LatencyHistogram h;
+    for (std::int64_t v : {3, 1, 2, 200})
+        h.record(nanoseconds(v));
+    EXPECT_EQ(h.quantile(0.25), nanoseconds(1));
+    EXPECT_EQ(h.quantile(0.5), nanoseconds(2));
+    EXPECT_EQ(h.quantile(0.75), nanoseconds(3));
+    EXPECT_EQ(h.quantile(1.0), nanoseconds(200));
+    LatencyHistogram big;
+    for (std::int64_t v = 1; v <= 1000; ++v)
+        big.record(nanoseconds(v * 1'234'567));
+    EXPECT_NEAR(static_cast<double>(big.quantile(0.5).count()), 500 * 1'234'567.0,
+                500 * 1'234'567.0 * 0.004);
+    EXPECT_EQ(big.max(), nanoseconds(1000 * 1'234'567));
 }
 
 TEST(LatencyHistogramTest, EmptyHistogramReportsZero) {
@@ -78,4 +94,4 @@ TEST(LatencyHistogramTest, MergeEqualsRecordingEverythingInOne) {
 }
 
 }  // namespace
-}  // namespace lockbench
+}  // namespace lockbench::checker

@@ -4,7 +4,7 @@
 #include <bit>
 #include <cmath>
 
-namespace lockbench {
+namespace lockbench::checker {
 
 namespace {
 constexpr std::uint64_t kHalf = 1ULL << (LatencyHistogram::kSubBits - 1);  // buckets per octave
@@ -67,4 +67,4 @@ std::chrono::nanoseconds LatencyHistogram::quantile(double q) const {
     return std::chrono::nanoseconds(max_);
 }
 
-}  // namespace lockbench
+}  // namespace lockbench::checker
