@@ -10,6 +10,7 @@
 
 #include "history_generator.hpp"
 #include "history_testing.hpp"
+#include "temp_dir.hpp"
 
 namespace lockbench::checker {
 namespace {
@@ -174,8 +175,8 @@ TEST(CheckHistory, MaxViolationsCapsWitnessesNotCounts) {
 }
 
 TEST(CheckHistory, ReadsFilesAndPropagatesHistoryErrors) {
-    const auto path = std::filesystem::temp_directory_path() /
-                      ("lockbench-check-test-" + std::to_string(::getpid()) + ".jsonl");
+    lockbench::testing::TempDir scratch;
+    const auto path = scratch.path() / "history.jsonl";
     {
         std::ofstream out(path);
         out << numbered(kOverlap);

@@ -34,6 +34,7 @@
 #include "dashboard_test_results.hpp"
 #include "latency_view.hpp"
 #include "main_window.hpp"
+#include "temp_dir.hpp"
 #include "throughput_view.hpp"
 #include "timeline_view.hpp"
 #include "verdict_matrix_view.hpp"
@@ -93,23 +94,10 @@ class DashboardViewTest : public ::testing::Test {
     }
 
     // A scratch folder per test, removed afterwards.
-    fs::path scratch() {
-        fs::path p = fs::temp_directory_path() /
-                     (std::string("dash-view-") +
-                      ::testing::UnitTest::GetInstance()->current_test_info()->name() + "-" +
-                      std::to_string(::getpid()));
-        fs::remove_all(p);
-        fs::create_directories(p);
-        scratch_ = p;
-        return p;
-    }
-    void TearDown() override {
-        if (!scratch_.empty())
-            fs::remove_all(scratch_);
-    }
+    fs::path scratch() { return scratch_.path(); }
 
     static inline fs::path results_;
-    fs::path scratch_;
+    lockbench::testing::TempDir scratch_;
 };
 
 TEST_F(DashboardViewTest, VerdictMatrixHasACellPerStrategyAndScenarioThatOpensItsRun) {

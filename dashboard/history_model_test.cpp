@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include "temp_dir.hpp"
+
 namespace lockbench::dashboard {
 namespace {
 
@@ -131,7 +133,8 @@ TEST(HistoryModelTest, MalformedLinesNameTheirLineNumber) {
 }
 
 TEST(HistoryFollowerTest, FeedsOnlyCompleteLinesUntilTheEnd) {
-    fs::path p = fs::temp_directory_path() / ("dash-follow-" + std::to_string(::getpid()));
+    lockbench::testing::TempDir scratch;
+    const fs::path p = scratch.path() / "history.jsonl";
     const std::string a =
         R"({"type":"ok","process":0,"f":"acquire","key":"k","value":{"token":"a"},"time":10})";
     const std::string b =

@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include "temp_dir.hpp"
+
 namespace lockbench::dashboard {
 namespace {
 
@@ -111,19 +113,12 @@ TEST(ResultsModelTest, WitnessWindowAndProcessesFromAnyShape) {
 
 class ResultsFolderTest : public ::testing::Test {
   protected:
-    void SetUp() override {
-        dir_ = fs::temp_directory_path() /
-               ("dash-model-" + std::to_string(::getpid()) + "-" +
-                ::testing::UnitTest::GetInstance()->current_test_info()->name());
-        fs::remove_all(dir_);
-        fs::create_directories(dir_);
-    }
-    void TearDown() override { fs::remove_all(dir_); }
     void write(const fs::path& rel, const std::string& text) {
         fs::create_directories((dir_ / rel).parent_path());
         std::ofstream(dir_ / rel) << text;
     }
-    fs::path dir_;
+    lockbench::testing::TempDir scratch_;
+    const fs::path& dir_ = scratch_.path();
 };
 
 TEST_F(ResultsFolderTest, ScansRunsInStartOrderWithInProgressLast) {

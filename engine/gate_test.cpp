@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include "temp_dir.hpp"
+
 namespace lockbench {
 namespace {
 
@@ -418,13 +420,8 @@ TEST(GateTest, MalformedBaselineNamesFileAndPath) {
 
 class LatestSuiteDirTest : public ::testing::Test {
   protected:
-    void SetUp() override {
-        std::random_device rd;
-        dir_ = fs::temp_directory_path() / ("lockbench-gate-test-" + std::to_string(rd()));
-        fs::create_directories(dir_);
-    }
-    void TearDown() override { fs::remove_all(dir_); }
-    fs::path dir_;
+    testing::TempDir scratch_;
+    const fs::path& dir_ = scratch_.path();
 };
 
 TEST_F(LatestSuiteDirTest, PicksTheNewestSuiteFolderAndIgnoresOthers) {

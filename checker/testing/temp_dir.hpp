@@ -1,6 +1,8 @@
 #pragma once
 
-// A scratch folder under /tmp for one test, removed with everything in it when the test ends.
+// The one scratch folder of every test that writes files (checker, engine, dashboard): a fresh
+// folder under /tmp, removed with everything in it when the test ends. Tests may reach across
+// folders; this lives at the bottom so every test can.
 
 #include <cstdlib>
 #include <filesystem>
