@@ -19,42 +19,13 @@
 #include "nemesis/nemesis.hpp"
 #include "registry.hpp"
 #include "report.hpp"
+#include "result_folder.hpp"
 #include "summary.hpp"
 
 namespace lockbench {
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
-
-std::string utc_stamp() {
-    std::time_t t = std::time(nullptr);
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
-    return buf;
-}
-
-void write_atomically(const fs::path& path, const std::string& text) {
-    fs::path tmp = path;
-    tmp += ".tmp";
-    std::error_code ec;
-    {
-        std::ofstream out(tmp, std::ios::binary);
-        out << text;
-        out.flush();
-        if (!out) {
-            fs::remove(tmp, ec);
-            throw EnvironmentError("cannot write " + path.string() + ": " + std::strerror(errno));
-        }
-    }
-    fs::rename(tmp, path, ec);
-    if (ec) {
-        std::error_code ignored;
-        fs::remove(tmp, ignored);
-        throw EnvironmentError("cannot write " + path.string() + ": " + ec.message());
-    }
-}
 
 namespace {
 
@@ -65,65 +36,6 @@ std::string random_hex(std::size_t n) {
     for (std::size_t i = 0; i < n; ++i)
         out.push_back(hex[rd() % 16]);
     return out;
-}
-
-std::string safe_name(const std::string& name) {
-    std::string out;
-    for (char c : name)
-        out.push_back(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' ? c
-                                                                                          : '_');
-    return out.empty() ? "run" : out;
-}
-
-// A result folder that appears whole or not at all: everything is written into a hidden temp
-// folder beside the final one, which is renamed into place only when complete.
-class ResultDirectory {
-  public:
-    ResultDirectory(const fs::path& out_dir, const std::string& name)
-        : out_dir_(out_dir), name_(safe_name(name)) {
-        std::error_code ec;
-        fs::create_directories(out_dir_, ec);
-        if (ec)
-            throw EnvironmentError("cannot create " + out_dir_.string() + ": " + ec.message());
-        tmp_ = out_dir_ / (".tmp-" + utc_stamp() + "-" + name_ + "-" + std::to_string(::getpid()));
-        fs::create_directory(tmp_, ec);
-        if (ec)
-            throw EnvironmentError("cannot write in " + out_dir_.string() + ": " + ec.message());
-    }
-    ~ResultDirectory() {
-        if (!committed_) {
-            std::error_code ec;
-            fs::remove_all(tmp_, ec);
-        }
-    }
-    const fs::path& tmp() const { return tmp_; }
-
-    fs::path commit() {
-        std::string base = utc_stamp() + "-" + name_;
-        fs::path final_dir = out_dir_ / base;
-        for (int i = 2; fs::exists(final_dir); ++i)
-            final_dir = out_dir_ / (base + "-" + std::to_string(i));
-        std::error_code ec;
-        fs::rename(tmp_, final_dir, ec);
-        if (ec)
-            throw EnvironmentError("cannot finish " + final_dir.string() + ": " + ec.message());
-        committed_ = true;
-        return final_dir;
-    }
-
-  private:
-    fs::path out_dir_;
-    std::string name_;
-    fs::path tmp_;
-    bool committed_ = false;
-};
-
-void write_file(const fs::path& path, const std::string& text) {
-    std::ofstream out(path, std::ios::binary);
-    out << text;
-    out.flush();
-    if (!out)
-        throw EnvironmentError("cannot write " + path.string() + ": " + std::strerror(errno));
 }
 
 double cpu_seconds() {
@@ -281,7 +193,8 @@ RunOutcome run_workload(const RunOptions& options) {
                                                                                 : 1)
             : options.redis.size();
     reserve_file_descriptors(w, nodes, proxied);
-    ResultDirectory dir(options.out_dir, options.label.empty() ? w.name : options.label);
+    ResultFolder dir(options.out_dir,
+                     utc_stamp() + "-" + safe_name(options.label.empty() ? w.name : options.label));
     Deployment deployment = Deployment::start(w, options.redis);
     if (proxied)
         deployment.add_proxies();
@@ -557,9 +470,9 @@ RunOutcome run_workload(const RunOptions& options) {
     RunOutcome outcome;
     outcome.summary = make_summary(in, dir.tmp() / "history.jsonl");
     outcome.interrupted = interrupted;
-    write_file(dir.tmp() / "workload.json", w.to_json().dump(2) + "\n");
-    write_file(dir.tmp() / "summary.json", outcome.summary.dump(2) + "\n");
-    write_file(dir.tmp() / "report.txt", make_report(outcome.summary));
+    write_atomically(dir.tmp() / "workload.json", w.to_json().dump(2) + "\n");
+    write_atomically(dir.tmp() / "summary.json", outcome.summary.dump(2) + "\n");
+    write_atomically(dir.tmp() / "report.txt", make_report(outcome.summary));
     outcome.dir = dir.commit();
     return outcome;
 }

@@ -16,6 +16,7 @@
 #include "fault_proxy.hpp"
 #include "redis_connection.hpp"
 #include "redis_server.hpp"
+#include "result_folder.hpp"
 #include "workload.hpp"
 
 namespace lockbench {
@@ -62,13 +63,6 @@ void reserve_file_descriptors(const Workload& w, std::size_t nodes, bool proxied
 
 // Throws WorkloadError (exit 2), EnvironmentError (exit 4) or std::runtime_error.
 RunOutcome run_workload(const RunOptions& options);
-
-// Now in UTC as YYYYMMDDTHHMMSSZ: result folder names sort by time.
-std::string utc_stamp();
-
-// Writes `path` whole or not at all (a temp file beside it, then a rename); throws
-// EnvironmentError naming the file, and leaves no temp file behind.
-void write_atomically(const std::filesystem::path& path, const std::string& text);
 
 // The exit code a finished run reports (README.md): 0 as expected / valid, 1 violation or
 // unexpected outcome, 3 unknown, 130 interrupted.

@@ -91,26 +91,9 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
         throw WorkloadError("no scenario matches the given --strategy/--scenario");
 
     SuiteOutcome outcome;
-    const std::string stamp = utc_stamp();
-    outcome.dir = options.out_dir / ("suite-" + stamp);
-    for (int i = 2; fs::exists(outcome.dir); ++i)
-        outcome.dir = options.out_dir / ("suite-" + stamp + "-" + std::to_string(i));
-    // Like a run, a suite appears whole or not at all: it is built in a hidden folder and renamed
-    // into place only once suite.json is written (an interrupted suite says so inside).
-    const fs::path tmp =
-        options.out_dir / (".tmp-suite-" + stamp + "-" + std::to_string(::getpid()));
-    fs::create_directories(tmp, ec);
-    if (ec)
-        throw EnvironmentError("cannot create " + tmp.string() + ": " + ec.message());
-    struct RemoveUnlessKept {
-        fs::path dir;
-        bool keep = false;
-        ~RemoveUnlessKept() {
-            std::error_code ignored;
-            if (!keep)
-                fs::remove_all(dir, ignored);
-        }
-    } guard{tmp};
+    // Like a run, a suite appears whole or not at all (an interrupted suite says so inside).
+    ResultFolder folder(options.out_dir, "suite-" + utc_stamp());
+    const fs::path& tmp = folder.tmp();
 
     json runs = json::array();
     bool all_ok = true;
@@ -184,10 +167,7 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
                      {"runs", runs}};
     write_atomically(tmp / "suite.json", outcome.table.dump(2) + "\n");
     write_atomically(tmp / "report.txt", format_table(outcome.table));
-    fs::rename(tmp, outcome.dir, ec);
-    if (ec)
-        throw EnvironmentError("cannot finish " + outcome.dir.string() + ": " + ec.message());
-    guard.keep = true;
+    outcome.dir = folder.commit();
     if (options.junit)
         write_atomically(*options.junit, junit_xml(outcome.table));
     return outcome;
