@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "fault_proxy.hpp"
+#include "deployment.hpp"
 #include "redis_connection.hpp"
 #include "redis_server.hpp"
 #include "result_folder.hpp"
@@ -35,31 +35,6 @@ struct RunOutcome {
     nlohmann::json summary;
     bool interrupted = false;
 };
-
-// The servers a run talks to: started here (embedded) or given (--redis).
-struct Deployment {
-    std::vector<std::unique_ptr<RedisServer>> servers;  // embedded only; [0] is the master
-    std::vector<Endpoint> endpoints;                    // what clients connect to
-    // With network faults, one proxy per node in front of it; endpoints then name the proxies.
-    std::vector<std::unique_ptr<FaultProxy>> proxies;
-    bool embedded = true;
-
-    // Puts a FaultProxy in front of every node and points the clients at them.
-    void add_proxies();
-
-    static Deployment start(const Workload& w, const std::vector<Endpoint>& external);
-    // Throws EnvironmentError naming the endpoint if one does not answer PING, or if a server
-    // that is not ours admits fewer clients than the run needs connections.
-    void check_reachable(int connections_needed = 0) const;
-    // Throws EnvironmentError if an embedded server died without the nemesis killing it.
-    void check_alive();
-};
-
-// The connections a run may open to one node: what an embedded server's maxclients is set to.
-int max_connections_per_node(const Workload& w);
-// Raises this process's open-file limit for `w`'s clients on `nodes` nodes, or throws
-// EnvironmentError naming the limit.
-void reserve_file_descriptors(const Workload& w, std::size_t nodes, bool proxied);
 
 // Throws WorkloadError (exit 2), EnvironmentError (exit 4) or std::runtime_error.
 RunOutcome run_workload(const RunOptions& options);

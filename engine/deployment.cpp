@@ -1,0 +1,137 @@
+#include "deployment.hpp"
+
+#include <sys/resource.h>
+
+#include "registry.hpp"
+
+namespace lockbench {
+
+using namespace std::chrono_literals;
+
+namespace {
+
+Persistence persistence_of(const std::string& name) {
+    if (name == "aof-everysec")
+        return Persistence::AofEverysec;
+    if (name == "aof-always")
+        return Persistence::AofAlways;
+    return Persistence::None;
+}
+
+}  // namespace
+
+Deployment Deployment::start(const Workload& w, const std::vector<Endpoint>& external) {
+    Deployment d;
+    if (!external.empty()) {
+        d.embedded = false;
+        d.endpoints = external;
+        if (w.topology.kind == TopologyKind::Masters &&
+            static_cast<int>(external.size()) != w.topology.masters) {
+            throw WorkloadError("topology: " + std::to_string(w.topology.masters) +
+                                " masters wanted but --redis names " +
+                                std::to_string(external.size()));
+        }
+        return d;
+    }
+    const Persistence persistence = persistence_of(w.topology.persistence);
+    const int masters = w.topology.kind == TopologyKind::Masters ? w.topology.masters : 1;
+    const int maxclients = max_connections_per_node(w);
+    for (int i = 0; i < masters; ++i) {
+        d.servers.push_back(std::make_unique<RedisServer>(
+            RedisServerOptions{.persistence = persistence, .maxclients = maxclients}));
+        d.endpoints.push_back(d.servers.back()->endpoint());
+    }
+    if (w.topology.kind == TopologyKind::Replicated) {
+        // The replica is for failover faults; clients talk to the master.
+        d.servers.push_back(std::make_unique<RedisServer>(RedisServerOptions{
+            .persistence = persistence,
+            .maxclients = maxclients,
+            .extra_args = {"--replicaof", "127.0.0.1", std::to_string(d.servers[0]->port())}}));
+    }
+    return d;
+}
+
+namespace {
+// A command connection per client, and a pub/sub one where waiters are woken by messages.
+std::uint64_t connections_per_client(const Workload& w) {
+    const StrategyInfo* info = find_strategy(w.strategy);
+    return info && info->capabilities.pubsub_wakeup ? 2 : 1;
+}
+}  // namespace
+
+int max_connections_per_node(const Workload& w) {
+    // Plus the nemesis, a replica and a redis-cli at hand.
+    return static_cast<int>(connections_per_client(w)) * w.clients + 32;
+}
+
+void reserve_file_descriptors(const Workload& w, std::size_t nodes, bool proxied) {
+    // Through the fault proxy each connection costs three descriptors here (ours, and both
+    // ends of the proxy). Plus the history, logs, epoll, pipes.
+    const std::uint64_t wanted = static_cast<std::uint64_t>(w.clients) * connections_per_client(w) *
+                                     nodes * (proxied ? 3 : 1) +
+                                 256;
+    rlimit limit{};
+    if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= wanted)
+        return;
+    rlimit raised = limit;
+    raised.rlim_cur = wanted;
+    if (limit.rlim_max < wanted)
+        raised.rlim_max = wanted;  // allowed for root (CAP_SYS_RESOURCE), refused otherwise
+    if (::setrlimit(RLIMIT_NOFILE, &raised) == 0)
+        return;
+    throw EnvironmentError(
+        "--clients " + std::to_string(w.clients) + " needs about " + std::to_string(wanted) +
+        " file descriptors, but this process may open at most " + std::to_string(limit.rlim_max) +
+        " (ulimit -Hn); raise the limit or run fewer clients");
+}
+
+void Deployment::add_proxies() {
+    for (auto& ep : endpoints) {
+        proxies.push_back(std::make_unique<FaultProxy>(ep));
+        ep = proxies.back()->endpoint();
+    }
+}
+
+void Deployment::check_reachable(int connections_needed) const {
+    for (const auto& ep : endpoints) {
+        EventLoop loop;
+        RedisConnection c(loop, ep, {.connect_timeout = 2000ms, .command_timeout = 2000ms});
+        try {
+            run_sync(loop,
+                     [](RedisConnection& conn) -> Task<void> { co_await conn.command("PING"); }(c));
+        } catch (const RedisError& e) {
+            throw EnvironmentError("cannot reach Redis at " + ep.to_string() + ": " + e.what());
+        }
+        // A server refuses connections beyond its maxclients (ours too, when it could not get the
+        // file descriptors for what it was asked): every client past it would only record
+        // errors. Where CONFIG is disabled, the run's own check of how many clients got answers
+        // still catches it.
+        std::optional<long long> maxclients;
+        try {
+            Reply r = run_sync(loop, [](RedisConnection& conn) -> Task<Reply> {
+                co_return co_await conn.command("CONFIG", "GET", "maxclients");
+            }(c));
+            if (r.is_array() && r.elements.size() == 2 && r.elements[1].is_string())
+                maxclients = std::stoll(r.elements[1].as_string());
+        } catch (const std::exception&) {
+        }
+        if (maxclients && *maxclients < connections_needed) {
+            throw EnvironmentError("Redis at " + ep.to_string() + " accepts at most " +
+                                   std::to_string(*maxclients) +
+                                   " clients (maxclients), but this run opens up to " +
+                                   std::to_string(connections_needed) +
+                                   " connections to it; raise maxclients or run fewer clients");
+        }
+    }
+}
+
+void Deployment::check_alive() {
+    for (auto& s : servers) {
+        if (s->running() && !s->alive()) {
+            throw EnvironmentError("redis-server on port " + std::to_string(s->port()) +
+                                   " died during the run: " + s->log_tail(1));
+        }
+    }
+}
+
+}  // namespace lockbench
