@@ -39,6 +39,7 @@ void MutualExclusionCheck::on_event(const Event& event) {
                 ReleaseInFlight& r = releasing_.set(event.process);
                 r.holds = &keys_[event.key];
                 r.token = event.token;
+                r.invoked_ns = event.time;
             } else if (ReleaseInFlight* r = releasing_.find(event.process)) {
                 if (event.type == EventType::Ok) {
                     // Assigned field by field: the strings keep their buffers.
@@ -49,6 +50,7 @@ void MutualExclusionCheck::on_event(const Event& event) {
                     last->token = r->token;
                     last->time_ns = event.time;
                     last->index = event.index;
+                    last->invoked_ns = r->invoked_ns;
                     blame_suspect(*last);
                 }
                 if (!suspects_.empty())
@@ -116,7 +118,8 @@ std::optional<MutualExclusionCheck::Released> MutualExclusionCheck::freed_under(
     const KeyHolds& holds, const Hold& earlier) {
     const auto& r = holds.last_release;
     if (!r || earlier.mode != LockMode::Exclusive || r->time_ns < earlier.start_ns ||
-        r->process == earlier.process || (!r->token.empty() && r->token == earlier.token)) {
+        r->invoked_ns >= earlier.start_ns || r->process == earlier.process ||
+        (!r->token.empty() && r->token == earlier.token)) {
         return std::nullopt;
     }
     return r;
@@ -133,11 +136,11 @@ void MutualExclusionCheck::add_violation(const std::string& key, const KeyHolds&
     const bool listed = witnesses_.size() < max_violations_;
     const std::size_t index = witnesses_.size();
     if (!released_by && earlier.mode == LockMode::Exclusive) {
-        // A release of another grant still in flight may already have run (its reply can come
-        // after the grant it made possible): if it turns out to have deleted something, it is
-        // the suspect.
+        // A late release still in flight may already have run (its reply can come after the
+        // grant it made possible): if it turns out to have deleted something, it is the suspect.
         for (const auto& [process, release] : releasing_) {
-            if (release.holds == &holds && process != earlier.process &&
+            if (release.holds == &holds && release.invoked_ns < earlier.start_ns &&
+                process != earlier.process &&
                 (release.token.empty() || release.token != earlier.token)) {
                 auto& suspect = suspects_[process];
                 if (listed)

@@ -54,8 +54,9 @@ class MutualExclusionCheck {
     struct Released {
         std::int64_t process = 0;
         std::string token;
-        std::int64_t time_ns = 0;
+        std::int64_t time_ns = 0;  // completed
         std::uint64_t index = 0;
+        std::int64_t invoked_ns = 0;
     };
     struct KeyHolds {
         std::vector<Hold> open;
@@ -76,6 +77,7 @@ class MutualExclusionCheck {
     struct ReleaseInFlight {
         KeyHolds* holds = nullptr;  // keys_ is node-based: the pointer stays valid
         std::string token;
+        std::int64_t invoked_ns = 0;
     };
 
     void on_grant(const Event& event);
@@ -83,8 +85,9 @@ class MutualExclusionCheck {
     // Counts the pair (earlier, later) and spells it out while witnesses are wanted.
     void add_violation(const std::string& key, const KeyHolds& holds, const Hold& earlier,
                        const Hold& later);
-    // A release of another grant that completed while `earlier` was held: it may have freed
-    // `earlier`'s lock under its holder (a late or unowned unlock), which is how `later` got it.
+    // A late release: asked for before `earlier` began, completed `ok` while it was held. It can
+    // only have deleted someone else's lock - `earlier`'s, under its holder (T8) - which is how
+    // `later` got it. (A release asked for during the hold is its own grant's, or a victim's.)
     static std::optional<Released> freed_under(const KeyHolds& holds, const Hold& earlier);
     void blame_suspect(const Released& release);
     static std::string message_of(const Witness& w);
