@@ -56,6 +56,29 @@ class HistoryError : public std::runtime_error {
     std::uint64_t line_;
 };
 
+// Decodes a history line by line and validates the sequence: `index` increasing by 1 from 0, a
+// completion only for the op its process has in flight, no second invoke while one is. For callers
+// that get lines one at a time (the dashboard follows a file as it grows); HistoryReader adds the
+// reading of a whole file or stream.
+class HistoryParser {
+  public:
+    HistoryParser();
+    ~HistoryParser();
+    HistoryParser(const HistoryParser&) = delete;
+    HistoryParser& operator=(const HistoryParser&) = delete;
+
+    // Takes the next line, [begin, end) without its newline; *end must be writable (a NUL is
+    // written there). Returns false for a blank line, which is allowed only at the end: an event
+    // after one throws. Throws HistoryError for a line that is not a valid next event.
+    bool parse(char* begin, char* end, Event& event);
+
+    std::uint64_t lines() const;  // lines taken so far
+
+  private:
+    struct Sequence;
+    std::unique_ptr<Sequence> sequence_;
+};
+
 class HistoryReader {
   public:
     // Throws std::runtime_error when the file cannot be opened.

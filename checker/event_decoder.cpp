@@ -1,0 +1,519 @@
+#include "event_decoder.hpp"
+
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "json_cursor.hpp"
+#include "streaming.hpp"
+
+namespace lockbench::checker {
+
+namespace {
+
+using json_cursor::Cursor;
+using json_cursor::decoded;
+using json_cursor::is_digit;
+using json_cursor::kMaxDepth;
+using json_cursor::Number;
+
+// Which known field a name is; Unknown fields are validated and skipped.
+enum class Field : std::uint8_t {
+    Index,
+    Type,
+    Process,
+    F,
+    Key,
+    Value,
+    Time,
+    Clock,
+    Error,
+    Fence,
+    Unknown
+};
+
+Field field_of(std::string_view name) {
+    switch (name.size()) {
+        case 1:
+            return name[0] == 'f' ? Field::F : Field::Unknown;
+        case 3:
+            return equals(name, "key") ? Field::Key : Field::Unknown;
+        case 4:
+            if (equals(name, "type"))
+                return Field::Type;
+            if (equals(name, "time"))
+                return Field::Time;
+            return Field::Unknown;
+        case 5:
+            switch (name[0]) {
+                case 'i':
+                    return equals(name, "index") ? Field::Index : Field::Unknown;
+                case 'v':
+                    return equals(name, "value") ? Field::Value : Field::Unknown;
+                case 'c':
+                    return equals(name, "clock") ? Field::Clock : Field::Unknown;
+                case 'e':
+                    return equals(name, "error") ? Field::Error : Field::Unknown;
+                case 'f':
+                    return equals(name, "fence") ? Field::Fence : Field::Unknown;
+                default:
+                    return Field::Unknown;
+            }
+        case 7:
+            return equals(name, "process") ? Field::Process : Field::Unknown;
+        default:
+            return Field::Unknown;
+    }
+}
+
+// `"<known field>":` as the engine writes it (no escapes, no space before the colon), matched
+// with fixed-size compares; Unknown sends the caller to the general path.
+Field quick_field(const char* p, std::size_t available, std::size_t& length) {
+    const auto match = [&](const auto& literal, Field field) {
+        constexpr std::size_t n = sizeof literal - 1;
+        if (available >= n && std::memcmp(p, literal, n) == 0) {
+            length = n;
+            return field;
+        }
+        return Field::Unknown;
+    };
+    switch (available >= 2 ? p[1] : '\0') {
+        case 'i':
+            return match("\"index\":", Field::Index);
+        case 't':
+            return p[2] == 'y' ? match("\"type\":", Field::Type) : match("\"time\":", Field::Time);
+        case 'p':
+            return match("\"process\":", Field::Process);
+        case 'f':
+            return p[2] == '"' ? match("\"f\":", Field::F) : match("\"fence\":", Field::Fence);
+        case 'k':
+            return match("\"key\":", Field::Key);
+        case 'v':
+            return match("\"value\":", Field::Value);
+        case 'c':
+            return match("\"clock\":", Field::Clock);
+        case 'e':
+            return match("\"error\":", Field::Error);
+        default:
+            return Field::Unknown;
+    }
+}
+
+constexpr const char* kFieldNames[] = {"index", "type", "process", "f",     "key",
+                                       "value", "time", "clock",   "error", "fence"};
+
+void reset(Event& e, std::uint64_t line) {
+    e.line = line;
+    e.index = 0;
+    e.type = EventType::Invoke;
+    e.process = 0;
+    e.f.clear();
+    e.key.clear();
+    e.time = 0;
+    e.clock_ms.reset();
+    e.error.clear();
+    e.value_json.assign("null");
+    e.number.reset();
+    e.cas.reset();
+    e.token.clear();
+    e.fence.reset();
+    e.mode = LockMode::Exclusive;
+    e.lease_ms.reset();
+    e.target.reset();
+}
+
+[[noreturn]] void field_error(std::uint64_t line, Field field, std::string_view requirement) {
+    throw HistoryError(line, "field `" + std::string(kFieldNames[static_cast<int>(field)]) + "` " +
+                                 std::string(requirement));
+}
+
+}  // namespace
+
+void EventDecoder::decode(const char* line_begin, const char* line_end, std::uint64_t line,
+                          Event& e) {
+    bool parsed = false;
+    try {
+        parsed = decode_canonical(line_begin, line_end, line, e);
+    } catch (const HistoryError&) {
+        // The general decoder below finds the same fault and describes it.
+    }
+    if (!parsed)
+        decode_general(line_begin, line_end, line, e);
+}
+
+void EventDecoder::decode_general(const char* line_begin, const char* line_end, std::uint64_t line,
+                                  Event& e) {
+    start(line, e);
+    Cursor c(line_begin, line_end, line_);
+    std::uint16_t seen = 0;
+    std::string_view raw_value;
+    bool fence_seen_top = false;
+    std::optional<std::int64_t> top_fence;
+
+    c.skip_space();
+    c.expect('{', "expected '{' at the start of an event");
+    c.skip_space();
+    if (c.peek() == '}') {
+        c.seek(c.pos() + 1);
+    } else {
+        for (;;) {
+            c.skip_space();
+            if (c.peek() != '"')
+                c.invalid("expected a field name");
+            std::size_t quick_length = 0;
+            Field field = quick_field(c.pos(), c.remaining(), quick_length);
+            if (field != Field::Unknown) {
+                c.seek(c.pos() + quick_length);
+            } else {
+                bool escaped = false;
+                const std::string_view name =
+                    decoded(c.skip_string(escaped), escaped, name_scratch_, line_);
+                c.skip_space();
+                c.expect(':', "expected ':' after a field name");
+                field = field_of(name);
+            }
+            c.skip_space();
+            if (field != Field::Unknown) {
+                const auto bit = static_cast<std::uint16_t>(1u << static_cast<int>(field));
+                if (seen & bit)
+                    throw HistoryError(
+                        line_, "field `" + std::string(kFieldNames[static_cast<int>(field)]) +
+                                   "` appears twice");
+                seen = static_cast<std::uint16_t>(seen | bit);
+            }
+            switch (field) {
+                case Field::Index: {
+                    if (c.peek() != '-' && !is_digit(c.peek()))
+                        field_error(line_, field, "must be an integer >= 0");
+                    const Number n = c.read_number();
+                    if (!n.integer || n.value < 0)
+                        field_error(line_, field, "must be an integer >= 0");
+                    e.index = static_cast<std::uint64_t>(n.value);
+                    break;
+                }
+                case Field::Type: {
+                    if (c.peek() != '"')
+                        field_error(line_, field, "must be one of invoke, ok, fail, info");
+                    bool type_escaped = false;
+                    const std::string_view type =
+                        decoded(c.skip_string(type_escaped), type_escaped, name_scratch_, line_);
+                    if (equals(type, "invoke"))
+                        e.type = EventType::Invoke;
+                    else if (equals(type, "ok"))
+                        e.type = EventType::Ok;
+                    else if (equals(type, "fail"))
+                        e.type = EventType::Fail;
+                    else if (equals(type, "info"))
+                        e.type = EventType::Info;
+                    else
+                        field_error(line_, field, "must be one of invoke, ok, fail, info");
+                    break;
+                }
+                case Field::Process: {
+                    if (c.peek() == '"') {
+                        bool process_escaped = false;
+                        const std::string_view raw = c.skip_string(process_escaped);
+                        if (!equals(decoded(raw, process_escaped, name_scratch_, line_), "nemesis"))
+                            field_error(line_, field, "must be an integer >= 0 or \"nemesis\"");
+                        e.process = kNemesisProcess;
+                    } else {
+                        if (c.peek() != '-' && !is_digit(c.peek()))
+                            field_error(line_, field, "must be an integer >= 0 or \"nemesis\"");
+                        const Number n = c.read_number();
+                        if (!n.integer || n.value < 0)
+                            field_error(line_, field, "must be an integer >= 0 or \"nemesis\"");
+                        e.process = n.value;
+                    }
+                    break;
+                }
+                case Field::F:
+                    if (c.peek() != '"')
+                        field_error(line_, field, "must be a string");
+                    c.read_string(e.f);
+                    break;
+                case Field::Key:
+                    if (c.peek() == '"')
+                        c.read_string(e.key);
+                    else if (!c.consume_literal("null"))
+                        field_error(line_, field, "must be a string");
+                    break;
+                case Field::Error:
+                    if (c.peek() == '"')
+                        c.read_string(e.error);
+                    else if (!c.consume_literal("null"))
+                        field_error(line_, field, "must be a string");
+                    break;
+                case Field::Value: {
+                    const char* start = c.pos();
+                    c.skip_value();
+                    raw_value = std::string_view(start, static_cast<std::size_t>(c.pos() - start));
+                    break;
+                }
+                case Field::Time:
+                case Field::Clock:
+                case Field::Fence: {
+                    const bool nullable = field != Field::Time;
+                    if (nullable && c.consume_literal("null"))
+                        break;
+                    if (c.peek() != '-' && !is_digit(c.peek()))
+                        field_error(line_, field, "must be an integer");
+                    const Number n = c.read_number();
+                    if (!n.integer)
+                        field_error(line_, field, "must be an integer");
+                    if (field == Field::Time) {
+                        e.time = n.value;
+                    } else if (field == Field::Clock) {
+                        e.clock_ms = n.value;
+                    } else {
+                        fence_seen_top = true;
+                        top_fence = n.value;
+                    }
+                    break;
+                }
+                case Field::Unknown:
+                    c.skip_value();
+                    break;
+            }
+            c.skip_space();
+            if (c.peek() == ',') {
+                c.seek(c.pos() + 1);
+                continue;
+            }
+            c.expect('}', "expected ',' or '}' after a field");
+            break;
+        }
+    }
+    c.skip_space();
+    if (!c.at_end())
+        c.invalid("unexpected text after the event object");
+
+    for (Field required : {Field::Index, Field::Type, Field::Process, Field::F, Field::Time}) {
+        if (!(seen & (1u << static_cast<int>(required))))
+            throw HistoryError(
+                line_,
+                "missing field `" + std::string(kFieldNames[static_cast<int>(required)]) + "`");
+    }
+    if (!raw_value.empty())
+        e.value_json.assign(raw_value.data(), raw_value.size());
+    if (fence_seen_top)
+        e.fence = top_fence;
+    decode_value(e, raw_value);
+}
+
+// The engine writes every event in one layout (engine/history_recorder.cpp):
+// {"index":N,"type":"T","process":P,"f":"F","key":"K","value":V,"time":N[,"clock":N]
+// [,"error":"E"][,"fence":N]}. Matching that layout in a straight line avoids the general
+// parser's per-field dispatch, whose branches a CPU cannot predict. Any other line (another
+// order, spaces, extra fields, a mistyped field) returns false and takes the general path,
+// which also produces the error messages.
+bool EventDecoder::decode_canonical(const char* line_begin, const char* line_end,
+                                    std::uint64_t line, Event& e) {
+    start(line, e);
+    Cursor c(line_begin, line_end, line_);
+    const auto literal = [&](const auto& text) {
+        constexpr std::size_t n = sizeof text - 1;
+        if (c.remaining() < n || std::memcmp(c.pos(), text, n) != 0)
+            return false;
+        c.seek(c.pos() + n);
+        return true;
+    };
+    const auto integer = [&](std::int64_t& out) {
+        if (c.peek() != '-' && !is_digit(c.peek()))
+            return false;
+        const Number n = c.read_number();
+        out = n.value;
+        return n.integer;
+    };
+    std::int64_t number = 0;
+    if (!literal("{\"index\":") || !integer(number) || number < 0)
+        return false;
+    e.index = static_cast<std::uint64_t>(number);
+    if (!literal(",\"type\":\""))
+        return false;
+    if (literal("invoke\""))
+        e.type = EventType::Invoke;
+    else if (literal("ok\""))
+        e.type = EventType::Ok;
+    else if (literal("fail\""))
+        e.type = EventType::Fail;
+    else if (literal("info\""))
+        e.type = EventType::Info;
+    else
+        return false;
+    if (!literal(",\"process\":"))
+        return false;
+    if (literal("\"nemesis\"")) {
+        e.process = kNemesisProcess;
+    } else {
+        if (!integer(number) || number < 0)
+            return false;
+        e.process = number;
+    }
+    if (!literal(",\"f\":\""))
+        return false;
+    c.seek(c.pos() - 1);
+    c.read_string(e.f);
+    if (literal(",\"key\":\"")) {
+        c.seek(c.pos() - 1);
+        c.read_string(e.key);
+    }
+    std::string_view raw_value;
+    if (literal(",\"value\":")) {
+        const char* start = c.pos();
+        c.skip_value();
+        raw_value = std::string_view(start, static_cast<std::size_t>(c.pos() - start));
+    }
+    if (!literal(",\"time\":") || !integer(number))
+        return false;
+    e.time = number;
+    if (literal(",\"clock\":")) {
+        if (!integer(number))
+            return false;
+        e.clock_ms = number;
+    }
+    if (literal(",\"error\":\"")) {
+        c.seek(c.pos() - 1);
+        c.read_string(e.error);
+    }
+    if (literal(",\"fence\":")) {
+        if (!integer(number))
+            return false;
+        e.fence = number;
+    }
+    if (!literal("}") || !c.at_end())
+        return false;
+    if (!raw_value.empty())
+        e.value_json.assign(raw_value.data(), raw_value.size());
+    decode_value(e, raw_value);
+    return true;
+}
+
+void EventDecoder::start(std::uint64_t line, Event& e) {
+    line_ = line;
+    mode_given_ = false;
+    reset(e, line);
+}
+
+void EventDecoder::decode_value(Event& e, std::string_view raw) {
+    if (raw.empty() || raw == "null")
+        return;
+    Cursor c(raw.data(), raw.data() + raw.size(), line_);
+    const std::string& f = e.f;
+    const auto value_error = [&](std::string_view requirement) {
+        throw HistoryError(line_, "field `value` of `" + f + "` " + std::string(requirement));
+    };
+    const auto read_integer = [&](std::string_view requirement) -> std::int64_t {
+        if (c.peek() != '-' && !is_digit(c.peek()))
+            value_error(requirement);
+        const Number n = c.read_number();
+        if (!n.integer)
+            value_error(requirement);
+        return n.value;
+    };
+
+    if (e.is_nemesis()) {
+        if (c.peek() != '{')
+            return;
+        c.seek(c.pos() + 1);
+        c.skip_space();
+        if (c.peek() == '}')
+            return;
+        for (;;) {
+            c.skip_space();
+            bool escaped = false;
+            const std::string_view raw_name = c.skip_string(escaped);
+            const std::string_view name = decoded(raw_name, escaped, name_scratch_, line_);
+            c.skip_space();
+            c.seek(c.pos() + 1);  // ':' (already validated)
+            c.skip_space();
+            if (equals(name, "target") && (c.peek() == '-' || is_digit(c.peek()))) {
+                const Number n = c.read_number();
+                if (n.integer)
+                    e.target = n.value;
+            } else {
+                c.skip_value();
+            }
+            c.skip_space();
+            if (c.peek() != ',')
+                return;
+            c.seek(c.pos() + 1);
+        }
+    }
+
+    if (equals(f, "read") || equals(f, "write")) {
+        e.number = read_integer("must be an integer or null");
+        return;
+    }
+    if (equals(f, "cas")) {
+        const char* requirement = "must be [from, to] with integers";
+        if (c.peek() != '[')
+            value_error(requirement);
+        c.seek(c.pos() + 1);
+        c.skip_space();
+        const std::int64_t from = read_integer(requirement);
+        c.skip_space();
+        if (c.peek() != ',')
+            value_error(requirement);
+        c.seek(c.pos() + 1);
+        c.skip_space();
+        const std::int64_t to = read_integer(requirement);
+        c.skip_space();
+        if (c.peek() != ']')
+            value_error(requirement);
+        e.cas.emplace(from, to);
+        return;
+    }
+    const bool is_acquire = equals(f, "acquire");
+    if (!is_acquire && !equals(f, "release") && !equals(f, "renew"))
+        return;  // an operation HISTORY.md does not define: kept raw in value_json only
+    if (c.peek() != '{')
+        value_error("must be an object or null");
+    c.seek(c.pos() + 1);
+    c.skip_space();
+    if (c.peek() == '}')
+        return;
+    for (;;) {
+        c.skip_space();
+        bool escaped = false;
+        const std::string_view raw_name = c.skip_string(escaped);
+        const std::string_view name = decoded(raw_name, escaped, name_scratch_, line_);
+        c.skip_space();
+        c.seek(c.pos() + 1);  // ':' (already validated)
+        c.skip_space();
+        if (equals(name, "token")) {
+            if (c.peek() == '"')
+                c.read_string(e.token);
+            else if (!c.consume_literal("null"))
+                value_error("has a `token` that is not a string");
+        } else if (is_acquire && equals(name, "mode")) {
+            if (c.peek() != '"')
+                value_error("has a `mode` that is not \"exclusive\" or \"shared\"");
+            bool mode_escaped = false;
+            const std::string_view raw_mode = c.skip_string(mode_escaped);
+            const std::string_view mode = decoded(raw_mode, mode_escaped, name_scratch_, line_);
+            if (equals(mode, "exclusive"))
+                e.mode = LockMode::Exclusive;
+            else if (equals(mode, "shared"))
+                e.mode = LockMode::Shared;
+            else
+                value_error("has a `mode` that is not \"exclusive\" or \"shared\"");
+            mode_given_ = true;
+        } else if (is_acquire && equals(name, "fence")) {
+            if (!c.consume_literal("null"))
+                e.fence = read_integer("has a `fence` that is not an integer");
+        } else if (is_acquire && equals(name, "lease_ms")) {
+            if (!c.consume_literal("null"))
+                e.lease_ms = read_integer("has a `lease_ms` that is not an integer");
+        } else {
+            c.skip_value();
+        }
+        c.skip_space();
+        if (c.peek() != ',')
+            return;
+        c.seek(c.pos() + 1);
+    }
+}
+
+}  // namespace lockbench::checker
