@@ -35,7 +35,7 @@ void MutualExclusionCheck::on_event(const Event& event) {
             if (event.type == EventType::Invoke) {
                 const auto released = nesting_.release(event.process, event.key, event.token);
                 if (released.kind == HoldNesting::Release::Ended)
-                    end_hold(event.key, released.owner, event.time);
+                    end_hold(event.key, released.owner, event.time, false);
                 ReleaseInFlight& r = releasing_.set(event.process);
                 r.holds = &keys_[event.key];
                 r.token = event.token;
@@ -60,7 +60,7 @@ void MutualExclusionCheck::on_event(const Event& event) {
             return;
         case Op::Crash:
             for (const auto& key : nesting_.drop(*event.target)) {
-                end_hold(key, *event.target, event.time);
+                end_hold(key, *event.target, event.time, true);
                 ++ended_by_crash_;
             }
             return;
@@ -128,6 +128,8 @@ std::optional<MutualExclusionCheck::Released> MutualExclusionCheck::freed_under(
 void MutualExclusionCheck::add_violation(const std::string& key, const KeyHolds& holds,
                                          const Hold& earlier, const Hold& later) {
     ++violation_count_;
+    if (observer_)
+        observer_->overlap_found(earlier.id, later.id, later.start_ns);
     processes_.add(earlier.process);
     processes_.add(later.process);
     const auto released_by = freed_under(holds, earlier);
@@ -187,7 +189,7 @@ std::string MutualExclusionCheck::message_of(const Witness& w) {
 }
 
 void MutualExclusionCheck::end_hold(const std::string& key_name, std::int64_t process,
-                                    std::int64_t time_ns) {
+                                    std::int64_t time_ns, bool crashed) {
     auto key_it = keys_.find(key_name);
     if (key_it == keys_.end())
         return;
@@ -196,6 +198,15 @@ void MutualExclusionCheck::end_hold(const std::string& key_name, std::int64_t pr
                              [&](const Hold& h) { return h.process == process; });
     if (hold == key.open.end())
         return;
+    if (observer_) {
+        observer_->hold_ended({.id = hold->id,
+                               .key = &key_it->first,
+                               .process = hold->process,
+                               .mode = hold->mode,
+                               .start_ns = hold->start_ns,
+                               .end_ns = std::max(time_ns, hold->start_ns),
+                               .crashed = crashed});
+    }
     if (!witnesses_of_hold_.empty()) {
         auto refs = witnesses_of_hold_.find(hold->id);
         if (refs != witnesses_of_hold_.end()) {
@@ -212,6 +223,21 @@ void MutualExclusionCheck::end_hold(const std::string& key_name, std::int64_t pr
     if (hold != key.open.end() - 1)
         *hold = std::move(key.open.back());
     key.open.pop_back();
+}
+
+std::vector<HoldSpan> MutualExclusionCheck::open_holds(std::int64_t now_ns) const {
+    std::vector<HoldSpan> spans;
+    for (const auto& [name, key] : keys_) {
+        for (const Hold& h : key.open) {
+            spans.push_back({.id = h.id,
+                             .key = &name,
+                             .process = h.process,
+                             .mode = h.mode,
+                             .start_ns = h.start_ns,
+                             .end_ns = std::max(now_ns, h.start_ns)});
+        }
+    }
+    return spans;
 }
 
 void MutualExclusionCheck::finish(std::int64_t end_time_ns) {

@@ -20,6 +20,27 @@
 
 namespace lockbench::checker {
 
+// One hold as the check sees it, for a caller that draws them (the dashboard's timeline).
+struct HoldSpan {
+    std::uint64_t id = 0;              // unique within one check
+    const std::string* key = nullptr;  // valid as long as the check lives
+    std::int64_t process = 0;
+    LockMode mode = LockMode::Exclusive;  // exclusive once a shared hold was upgraded
+    std::int64_t start_ns = 0;
+    std::int64_t end_ns = 0;
+    bool crashed = false;  // ended by its holder's crash, not by a release
+};
+
+// Told of every hold as it ends and of every conflicting pair as it is found, counted or not.
+class HoldObserver {
+  public:
+    virtual ~HoldObserver() = default;
+    virtual void hold_ended(const HoldSpan& hold) = 0;
+    // `later` began (or was upgraded to exclusive) at `at_ns` while `earlier` was held.
+    virtual void overlap_found(std::uint64_t earlier_id, std::uint64_t later_id,
+                               std::int64_t at_ns) = 0;
+};
+
 class MutualExclusionCheck {
   public:
     explicit MutualExclusionCheck(std::size_t max_violations = 100);
@@ -39,6 +60,11 @@ class MutualExclusionCheck {
     // late or unowned unlock that may have freed it (T8).
     nlohmann::json violations() const;
     std::uint64_t violation_count() const { return violation_count_; }
+
+    // The observer (not owned; nullptr for none) is told of holds and overlaps from now on.
+    void observe(HoldObserver* observer) { observer_ = observer; }
+    // The holds open now, as if they ended at `now_ns`.
+    std::vector<HoldSpan> open_holds(std::int64_t now_ns) const;
 
   private:
     struct Hold {
@@ -81,7 +107,7 @@ class MutualExclusionCheck {
     };
 
     void on_grant(const Event& event);
-    void end_hold(const std::string& key, std::int64_t process, std::int64_t time_ns);
+    void end_hold(const std::string& key, std::int64_t process, std::int64_t time_ns, bool crashed);
     // Counts the pair (earlier, later) and spells it out while witnesses are wanted.
     void add_violation(const std::string& key, const KeyHolds& holds, const Hold& earlier,
                        const Hold& later);
@@ -93,6 +119,7 @@ class MutualExclusionCheck {
     static std::string message_of(const Witness& w);
 
     std::size_t max_violations_;
+    HoldObserver* observer_ = nullptr;
     HoldNesting nesting_;
     std::unordered_map<std::string, KeyHolds> keys_;
     PerProcess<ReleaseInFlight> releasing_;

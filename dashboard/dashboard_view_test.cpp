@@ -212,6 +212,12 @@ TEST_F(DashboardViewTest, TimelineDrawsTheKnownViolationInRedAndZoomsToIt) {
     ASSERT_NE(v->timeline(), nullptr);
     ASSERT_GE(v->timeline()->overlap_count, 1u)
         << "a 2 ms lease under a 5 ms hold overlapped nothing";
+    // The overlaps drawn are the checker's: the same count as the run's verdict.
+    const auto summary = nlohmann::json::parse(read(
+        w->scan().runs[static_cast<std::size_t>(run_index(*w, "set_nx_px", "short-lease"))].dir /
+        "summary.json"));
+    EXPECT_EQ(v->timeline()->overlap_count,
+              summary["verdict"]["checks"]["mutual_exclusion"]["violations"].get<std::size_t>());
     EXPECT_GE(v->redBarCount(), 1);
     EXPECT_GE(red_items(v), 1);
     const auto [full0, full1] = v->timeWindow();
@@ -260,18 +266,22 @@ TEST_F(DashboardViewTest, FaultWindowsNemesisMarksAndCheckerWitnessesAreDrawn) {
                               {{"a", {{"process", 1}, {"start", w0}, {"end", w1 - 100'000}}},
                                {"b", {{"process", 2}, {"start", w0 + 100'000}, {"end", w1}}}}}}}}};
     std::ofstream(run / "summary.json") << summary.dump();
-    // Nemesis events go where their time puts them: the history is in time order.
+    // Nemesis events go where their time puts them (the history is in time order), and every
+    // event after it is renumbered.
     std::istringstream in(read(run / "history.jsonl"));
     std::ofstream out(run / "history.jsonl");
     bool paused = false;
+    std::int64_t index = 0;
     for (std::string line; std::getline(in, line);) {
-        auto e = nlohmann::json::parse(line);
+        auto e = nlohmann::ordered_json::parse(line);
         if (!paused && e["time"].get<std::int64_t>() > 200'000'000) {
-            out << R"({"type":"info","process":"nemesis","f":"pause","value":{"target":3},"time":200000000})"
+            out << R"({"index":)" << index++
+                << R"(,"type":"info","process":"nemesis","f":"pause","value":{"target":3},"time":200000000})"
                 << "\n";
             paused = true;
         }
-        out << line << "\n";
+        e["index"] = index++;
+        out << e.dump() << "\n";
     }
     out.close();
 

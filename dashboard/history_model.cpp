@@ -8,54 +8,26 @@
 namespace lockbench::dashboard {
 namespace {
 
-using json = nlohmann::json;
-
-[[noreturn]] void bad_line(std::size_t line_no, const std::string& what) {
-    throw HistoryError("history.jsonl:" + std::to_string(line_no) + ": " + what);
+// The checker says "line N: what"; the window names the file.
+[[noreturn]] void rethrow_with_file(const checker::HistoryError& e) {
+    std::string what = e.what();
+    const std::string prefix = "line " + std::to_string(e.line()) + ": ";
+    if (what.rfind(prefix, 0) == 0)
+        what.erase(0, prefix.size());
+    throw HistoryError("history.jsonl:" + std::to_string(e.line()) + ": " + what);
 }
 
-std::string as_text(const json& v) {
-    return v.is_string() ? v.get<std::string>() : v.dump();
-}
-
-// Marks conflicting holds and records the shared intervals, one sweep per key in start order.
-// `active` holds the earlier holds still running; in a correct history it has at most one
-// exclusive member, so the sweep stays linear except for many concurrent shared holders.
-void find_overlaps(Timeline& t) {
-    std::vector<std::vector<std::size_t>> by_key(t.keys.size());
-    for (std::size_t i = 0; i < t.holds.size(); ++i)
-        by_key[static_cast<std::size_t>(t.holds[i].key)].push_back(i);
-    std::vector<std::size_t> active;
-    for (auto& idx : by_key) {
-        std::sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) {
-            return t.holds[a].start_ns < t.holds[b].start_ns;
-        });
-        active.clear();
-        for (std::size_t i : idx) {
-            Hold& h = t.holds[i];
-            // Touching is not overlapping: the next holder may acquire in the nanosecond the
-            // previous one released.
-            std::erase_if(active, [&](std::size_t a) { return t.holds[a].end_ns <= h.start_ns; });
-            for (std::size_t a : active) {
-                Hold& other = t.holds[a];
-                if (h.mode == HoldMode::shared && other.mode == HoldMode::shared)
-                    continue;
-                if (other.process == h.process)
-                    continue;  // one client's own holds never exclude each other
-                h.overlapped = true;
-                other.overlapped = true;
-                ++t.overlap_count;
-                if (t.overlaps.size() < Timeline::kMaxOverlaps)
-                    t.overlaps.push_back(
-                        {a, i, h.start_ns, std::min(h.end_ns, other.end_ns), h.key});
-            }
-            active.push_back(i);
-        }
-    }
-    t.overlapped_holds = static_cast<std::size_t>(
-        std::count_if(t.holds.begin(), t.holds.end(), [](const Hold& h) { return h.overlapped; }));
-    std::sort(t.overlaps.begin(), t.overlaps.end(),
-              [](const Overlap& a, const Overlap& b) { return a.start_ns < b.start_ns; });
+std::string target_text(const checker::Event& e) {
+    if (e.target)
+        return std::to_string(*e.target);
+    // A nemesis event's value is small and rare: a DOM is fine here.
+    const auto value = nlohmann::json::parse(e.value_json, nullptr, false);
+    if (!value.is_object())
+        return {};
+    const auto it = value.find("target");
+    if (it == value.end() || it->is_null())
+        return {};
+    return it->is_string() ? it->get<std::string>() : it->dump();
 }
 
 }  // namespace
@@ -67,6 +39,17 @@ std::size_t Timeline::row_of(std::int64_t process) const {
     return static_cast<std::size_t>(it - processes.begin());
 }
 
+// Witnesses are not wanted: the observer sees every overlap, counted or listed.
+HistoryModel::HistoryModel() : holds_check_(0) {
+    holds_check_.observe(this);
+}
+
+HistoryModel::~HistoryModel() = default;
+
+std::size_t HistoryModel::lines() const {
+    return static_cast<std::size_t>(parser_.lines());
+}
+
 std::int32_t HistoryModel::key_id(const std::string& key) {
     auto [it, inserted] = key_ids_.try_emplace(key, static_cast<std::int32_t>(keys_.size()));
     if (inserted)
@@ -74,105 +57,54 @@ std::int32_t HistoryModel::key_id(const std::string& key) {
     return it->second;
 }
 
-void HistoryModel::close(std::int64_t process, std::int32_t key, std::int64_t end_ns,
-                         bool crashed) {
-    auto it = open_.find({process, key});
-    if (it == open_.end())
-        return;
-    closed_.push_back({.start_ns = it->second.start_ns,
-                       .end_ns = std::max(end_ns, it->second.start_ns),
-                       .process = process,
-                       .key = key,
-                       .mode = it->second.mode,
-                       .crashed = crashed});
-    open_.erase(it);
+Hold HistoryModel::hold_of(const checker::HoldSpan& span) {
+    return {.start_ns = span.start_ns,
+            .end_ns = span.end_ns,
+            .process = span.process,
+            .key = key_id(*span.key),
+            .mode = span.mode == checker::LockMode::Shared ? HoldMode::shared : HoldMode::exclusive,
+            .crashed = span.crashed};
 }
 
-void HistoryModel::add_line(std::string_view line, std::size_t line_no) {
-    if (line.find_first_not_of(" \t\r") == std::string_view::npos)
-        return;  // a blank line carries no event
-    json e;
-    try {
-        e = json::parse(line);
-    } catch (const json::parse_error& err) {
-        std::string what = err.what();
-        // nlohmann prefixes "[json.exception.parse_error.101] parse error at line 1, column N:";
-        // the column is what a reader needs.
-        if (auto p = what.find("column"); p != std::string::npos)
-            what = what.substr(p);
-        bad_line(line_no, "not JSON (" + what + ")");
-    }
-    if (!e.is_object())
-        bad_line(line_no, "an event must be a JSON object");
-    auto str = [&](const char* name) -> std::string {
-        auto it = e.find(name);
-        if (it == e.end() || it->is_null())
-            return {};
-        if (!it->is_string())
-            bad_line(line_no, std::string("\"") + name + "\" must be a string");
-        return it->get<std::string>();
-    };
-    std::string type = str("type");
-    std::string f = str("f");
-    if (type.empty() || f.empty())
-        bad_line(line_no, "missing \"type\" or \"f\"");
-    auto time_it = e.find("time");
-    if (time_it == e.end() || !time_it->is_number_integer())
-        bad_line(line_no, "\"time\" must be an integer (ns since run start)");
-    std::int64_t time = time_it->get<std::int64_t>();
-    auto proc_it = e.find("process");
-    if (proc_it == e.end())
-        bad_line(line_no, "missing \"process\"");
-    const json value = e.contains("value") ? e["value"] : json();
-    ++events_;
-    end_ns_ = std::max(end_ns_, time);
+void HistoryModel::hold_ended(const checker::HoldSpan& span) {
+    closed_.push_back(hold_of(span));
+    closed_ids_.push_back(span.id);
+}
 
-    if (proc_it->is_string()) {
-        if (proc_it->get<std::string>() != "nemesis")
-            bad_line(line_no, "\"process\" must be an integer or \"nemesis\"");
-        NemesisEvent n{time, f, {}};
-        if (value.is_object() && value.contains("target"))
-            n.target = as_text(value["target"]);
-        if (f == "crash" && value.is_object() && value.contains("target") &&
-            value["target"].is_number_integer()) {
-            std::int64_t victim = value["target"].get<std::int64_t>();
-            std::vector<std::int32_t> held;
-            for (auto it = open_.lower_bound({victim, INT32_MIN});
-                 it != open_.end() && it->first.first == victim; ++it)
-                held.push_back(it->first.second);
-            for (std::int32_t k : held)
-                close(victim, k, time, true);
-        }
-        nemesis_.push_back(std::move(n));
+void HistoryModel::overlap_found(std::uint64_t earlier_id, std::uint64_t later_id,
+                                 std::int64_t at_ns) {
+    overlapped_ids_.insert(earlier_id);
+    overlapped_ids_.insert(later_id);
+    if (overlaps_.size() < Timeline::kMaxOverlaps)
+        overlaps_.push_back({earlier_id, later_id, at_ns});
+}
+
+void HistoryModel::add_line(std::string_view line) {
+    line_.assign(line);
+    line_.push_back('\0');
+    try {
+        if (!parser_.parse(line_.data(), line_.data() + line.size(), event_))
+            return;  // a blank line carries no event
+    } catch (const checker::HistoryError& e) {
+        rethrow_with_file(e);
+    }
+    const checker::Event& e = event_;
+    ++events_;
+    end_ns_ = std::max(end_ns_, e.time);
+    holds_check_.on_event(e);
+    if (e.is_nemesis()) {
+        nemesis_.push_back({e.time, e.f, target_text(e)});
         return;
     }
-    if (!proc_it->is_number_integer())
-        bad_line(line_no, "\"process\" must be an integer or \"nemesis\"");
-    std::int64_t process = proc_it->get<std::int64_t>();
-    if (seen_.insert(process).second)
-        processes_.push_back(process);
-
-    if (f == "acquire" && type == "ok") {
-        std::int32_t key = key_id(str("key"));
-        HoldMode mode = HoldMode::exclusive;
-        if (value.is_object() && value.contains("mode") && value["mode"] == "shared")
-            mode = HoldMode::shared;
-        Open& o = open_[{process, key}];
-        if (o.depth++ == 0) {
-            o.start_ns = time;
-            o.mode = mode;
-        }
-    } else if (f == "release" && type != "invoke") {
-        // summary.json counts a cycle when its release completes, whatever Redis answered.
-        auto second = static_cast<std::size_t>(std::max<std::int64_t>(time, 0) / 1'000'000'000);
+    if (seen_.insert(e.process).second)
+        processes_.push_back(e.process);
+    if (e.f == "release" && e.type != checker::EventType::Invoke) {
+        // As the engine counts throughput: a cycle ends when its release completes, whatever
+        // Redis answered.
+        auto second = static_cast<std::size_t>(std::max<std::int64_t>(e.time, 0) / 1'000'000'000);
         if (second >= cycles_per_s_.size())
             cycles_per_s_.resize(second + 1, 0.0);
         ++cycles_per_s_[second];
-    } else if (f == "release" && type == "invoke") {
-        std::int32_t key = key_id(str("key"));
-        auto it = open_.find({process, key});
-        if (it != open_.end() && --it->second.depth <= 0)
-            close(process, key, time, false);
     }
 }
 
@@ -185,19 +117,53 @@ std::shared_ptr<const Timeline> HistoryModel::snapshot() const {
     t->end_ns = end_ns_;
     t->events = events_;
     t->cycles_per_s = cycles_per_s_;
-    t->holds.reserve(closed_.size() + open_.size());
+
+    // Open holds are the check's too; their keys may not have been interned yet.
+    std::vector<std::uint64_t> ids = closed_ids_;
     t->holds = closed_;
-    for (const auto& [pk, o] : open_) {
-        t->holds.push_back({.start_ns = o.start_ns,
-                            .end_ns = std::max(end_ns_, o.start_ns),
-                            .process = pk.first,
-                            .key = pk.second,
-                            .mode = o.mode,
+    const auto open = holds_check_.open_holds(end_ns_);
+    t->keys.reserve(t->keys.size() + open.size());
+    std::unordered_map<std::string, std::int32_t> new_keys;
+    for (const checker::HoldSpan& span : open) {
+        std::int32_t key = 0;
+        if (auto it = key_ids_.find(*span.key); it != key_ids_.end()) {
+            key = it->second;
+        } else {
+            auto [nk, inserted] =
+                new_keys.try_emplace(*span.key, static_cast<std::int32_t>(t->keys.size()));
+            if (inserted)
+                t->keys.push_back(*span.key);
+            key = nk->second;
+        }
+        t->holds.push_back({.start_ns = span.start_ns,
+                            .end_ns = span.end_ns,
+                            .process = span.process,
+                            .key = key,
+                            .mode = span.mode == checker::LockMode::Shared ? HoldMode::shared
+                                                                           : HoldMode::exclusive,
                             .open_ended = true});
+        ids.push_back(span.id);
     }
-    std::sort(t->holds.begin(), t->holds.end(), [](const Hold& a, const Hold& b) {
-        return a.process != b.process ? a.process < b.process : a.start_ns < b.start_ns;
+    for (std::size_t i = 0; i < t->holds.size(); ++i)
+        t->holds[i].overlapped = overlapped_ids_.count(ids[i]) > 0;
+
+    std::vector<std::size_t> order(t->holds.size());
+    for (std::size_t i = 0; i < order.size(); ++i)
+        order[i] = i;
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        const Hold& x = t->holds[a];
+        const Hold& y = t->holds[b];
+        return x.process != y.process ? x.process < y.process : x.start_ns < y.start_ns;
     });
+    std::vector<Hold> sorted(t->holds.size());
+    std::unordered_map<std::uint64_t, std::size_t> index_of_id;
+    index_of_id.reserve(order.size());
+    for (std::size_t i = 0; i < order.size(); ++i) {
+        sorted[i] = t->holds[order[i]];
+        index_of_id.emplace(ids[order[i]], i);
+    }
+    t->holds = std::move(sorted);
+
     const std::size_t rows = t->processes.size();
     t->row_begin.assign(rows + 1, 0);
     t->row_max_len.assign(rows, 0);
@@ -209,7 +175,23 @@ std::shared_ptr<const Timeline> HistoryModel::snapshot() const {
                 std::max(t->row_max_len[r], t->holds[i].end_ns - t->holds[i].start_ns);
     }
     t->row_begin[rows] = i;
-    find_overlaps(*t);
+
+    t->overlap_count = static_cast<std::size_t>(holds_check_.violation_count());
+    t->overlaps.reserve(overlaps_.size());
+    for (const FoundOverlap& o : overlaps_) {
+        const auto a = index_of_id.find(o.earlier);
+        const auto b = index_of_id.find(o.later);
+        if (a == index_of_id.end() || b == index_of_id.end())
+            continue;  // cannot happen: every hold the check found is closed or open
+        const Hold& ha = t->holds[a->second];
+        const Hold& hb = t->holds[b->second];
+        t->overlaps.push_back({a->second, b->second, o.at_ns,
+                               std::max(o.at_ns, std::min(ha.end_ns, hb.end_ns)), hb.key});
+    }
+    std::sort(t->overlaps.begin(), t->overlaps.end(),
+              [](const Overlap& a, const Overlap& b) { return a.start_ns < b.start_ns; });
+    t->overlapped_holds = static_cast<std::size_t>(std::count_if(
+        t->holds.begin(), t->holds.end(), [](const Hold& h) { return h.overlapped; }));
     return t;
 }
 
@@ -232,7 +214,7 @@ std::size_t HistoryFollower::poll(HistoryModel& model, bool at_end) {
         std::size_t begin = 0;
         for (std::size_t nl; (nl = partial_.find('\n', begin)) != std::string::npos;
              begin = nl + 1) {
-            model.add_line(std::string_view(partial_).substr(begin, nl - begin), ++line_no_);
+            model.add_line(std::string_view(partial_).substr(begin, nl - begin));
             ++fed;
         }
         partial_.erase(0, begin);
@@ -241,7 +223,7 @@ std::size_t HistoryFollower::poll(HistoryModel& model, bool at_end) {
         std::string last = std::move(partial_);
         partial_.clear();
         try {
-            model.add_line(last, ++line_no_);
+            model.add_line(last);
         } catch (const HistoryError& e) {
             // The usual cause: the engine was killed mid-write.
             throw HistoryError(std::string(e.what()) + " (truncated last line?)");

@@ -1,18 +1,17 @@
 #pragma once
 
 // history.jsonl (checker/HISTORY.md) turned into what the timeline draws: lock holds per process,
-// nemesis events, and the holds that overlap on one key. The reading lives only here so that the
-// checker's fast parser can replace it later.
+// nemesis events, and the holds that overlap on one key. Nothing here decides what a hold or an
+// overlap is: the history is read by the checker's parser and the holds and overlaps are the
+// checker's mutual-exclusion check's own, so the timeline and the verdict cannot disagree.
 //
-// A hold runs from an `ok` acquire to the same process's `release` invoke (the moment the client
-// gives the lock up, whatever Redis then answers), or to the process's crash, or to the end of the
-// history. Re-entrant acquires of a key by its holder nest inside one hold. Shared holds may
-// overlap each other; an exclusive hold overlapping any other hold on its key is a violation.
+// (The check's rule: a hold runs from an `ok` acquire to its holder's release invoke, the last
+// one of a re-entrant hold, or to its crash, or to the end of the history; shared holds may
+// overlap each other, an exclusive hold - or a shared one upgraded - overlaps nothing.)
 
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
-#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -20,6 +19,9 @@
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
+
+#include "history.hpp"
+#include "mutual_exclusion.hpp"
 
 namespace lockbench::dashboard {
 
@@ -65,8 +67,8 @@ struct Timeline {
     std::vector<std::size_t> row_begin;     // holds of row r: [row_begin[r], row_begin[r + 1])
     std::vector<std::int64_t> row_max_len;  // longest hold per row, to search by start time
     std::vector<NemesisEvent> nemesis;
-    std::vector<Overlap> overlaps;     // the first kMaxOverlaps found
-    std::size_t overlap_count = 0;     // all of them
+    std::vector<Overlap> overlaps;     // the first kMaxOverlaps found, by start time
+    std::size_t overlap_count = 0;     // all of them: the checker's violation count
     std::size_t overlapped_holds = 0;  // holds drawn red
     std::vector<double> cycles_per_s;  // completed releases per second of run, for live mode
     std::int64_t end_ns = 0;           // time of the last event
@@ -80,29 +82,45 @@ struct Timeline {
 
 // Reads a history incrementally: feed it lines as they arrive (live mode) and take a snapshot
 // whenever the view wants one.
-class HistoryModel {
+class HistoryModel : private checker::HoldObserver {
   public:
-    // Feeds one line; line_no is 1-based. Throws HistoryError naming the line.
-    void add_line(std::string_view line, std::size_t line_no);
+    HistoryModel();
+    ~HistoryModel() override;
+    HistoryModel(const HistoryModel&) = delete;
+    HistoryModel& operator=(const HistoryModel&) = delete;
+
+    // Feeds the next line (without its newline). Throws HistoryError naming the line.
+    void add_line(std::string_view line);
 
     // Holds still open are cut at the last event and marked open_ended.
     std::shared_ptr<const Timeline> snapshot() const;
 
     std::size_t events() const { return events_; }
+    std::size_t lines() const;
 
   private:
-    struct Open {
-        std::int64_t start_ns = 0;
-        int depth = 0;
-        HoldMode mode = HoldMode::exclusive;
-    };
+    void hold_ended(const checker::HoldSpan& hold) override;
+    void overlap_found(std::uint64_t earlier_id, std::uint64_t later_id,
+                       std::int64_t at_ns) override;
     std::int32_t key_id(const std::string& key);
-    void close(std::int64_t process, std::int32_t key, std::int64_t end_ns, bool crashed);
+    Hold hold_of(const checker::HoldSpan& span);
 
+    checker::HistoryParser parser_;
+    checker::MutualExclusionCheck holds_check_;
+    checker::Event event_;
+    std::string line_;  // the parser writes a NUL behind the line
+
+    struct FoundOverlap {
+        std::uint64_t earlier = 0;
+        std::uint64_t later = 0;
+        std::int64_t at_ns = 0;
+    };
     std::vector<std::string> keys_;
     std::unordered_map<std::string, std::int32_t> key_ids_;
-    std::map<std::pair<std::int64_t, std::int32_t>, Open> open_;  // (process, key) → hold
     std::vector<Hold> closed_;
+    std::vector<std::uint64_t> closed_ids_;  // the check's id of each closed hold
+    std::vector<FoundOverlap> overlaps_;     // the first Timeline::kMaxOverlaps
+    std::unordered_set<std::uint64_t> overlapped_ids_;
     std::vector<NemesisEvent> nemesis_;
     std::vector<std::int64_t> processes_;
     std::vector<double> cycles_per_s_;
@@ -126,7 +144,6 @@ class HistoryFollower {
   private:
     std::filesystem::path path_;
     std::uint64_t offset_ = 0;
-    std::size_t line_no_ = 0;
     std::string partial_;
 };
 

@@ -3,8 +3,10 @@
 
 #include "level_of_detail.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -14,16 +16,19 @@ namespace {
 // 16 processes, process p always on key p % 4, 4 events per hold (acquire invoke/ok, release
 // invoke/ok): 250 k holds. One pair of holds on k0 overlaps in the middle.
 std::shared_ptr<const Timeline> million_events(std::int64_t& overlap_at) {
-    HistoryModel m;
-    std::size_t line = 0;
     const int processes = 16;
     const std::int64_t slot = 10'000;  // 10 µs per hold
-    std::string buf;
+    struct Pending {
+        std::int64_t time;
+        const char* type;
+        int p;
+        const char* f;
+        int key;
+    };
+    std::vector<Pending> events;
+    events.reserve(1'000'000);
     auto add = [&](const char* type, int p, const char* f, int key, std::int64_t time) {
-        buf = std::string(R"({"type":")") + type + R"(","process":)" + std::to_string(p) +
-              R"(,"f":")" + f + R"(","key":"k)" + std::to_string(key) +
-              R"(","value":{"token":"t","mode":"exclusive"},"time":)" + std::to_string(time) + "}";
-        m.add_line(buf, ++line);
+        events.push_back({time, type, p, f, key});
     };
     const int holds = 250'000;
     overlap_at = 0;
@@ -40,6 +45,20 @@ std::shared_ptr<const Timeline> million_events(std::int64_t& overlap_at) {
         add("ok", p, "acquire", key, start);
         add("invoke", p, "release", key, end);
         add("ok", p, "release", key, end + 1);
+    }
+    // A history is in time order: the overlap only shows if the late release comes after the
+    // next grant.
+    std::stable_sort(events.begin(), events.end(),
+                     [](const Pending& a, const Pending& b) { return a.time < b.time; });
+    HistoryModel m;
+    std::string buf;
+    for (std::size_t i = 0; i < events.size(); ++i) {
+        const Pending& e = events[i];
+        buf = R"({"index":)" + std::to_string(i) + R"(,"type":")" + e.type + R"(","process":)" +
+              std::to_string(e.p) + R"(,"f":")" + e.f + R"(","key":"k)" + std::to_string(e.key) +
+              R"(","value":{"token":"t","mode":"exclusive"},"time":)" + std::to_string(e.time) +
+              "}";
+        m.add_line(buf);
     }
     return m.snapshot();
 }
@@ -83,12 +102,13 @@ TEST(LevelOfDetailTest, AMillionEventsStayBoundedAndKeepTheViolation) {
 
 TEST(LevelOfDetailTest, HoldsStartingBeforeTheWindowStillShow) {
     HistoryModel m;
-    m.add_line(R"({"type":"ok","process":0,"f":"acquire","key":"k","value":{},"time":0})", 1);
-    m.add_line(R"({"type":"invoke","process":0,"f":"release","key":"k","value":null,"time":1000})",
-               2);
-    m.add_line(R"({"type":"ok","process":0,"f":"acquire","key":"k","value":{},"time":1001})", 3);
-    m.add_line(R"({"type":"invoke","process":0,"f":"release","key":"k","value":null,"time":1002})",
-               4);
+    m.add_line(R"({"index":0,"type":"invoke","process":0,"f":"acquire","key":"k","time":0})");
+    m.add_line(R"({"index":1,"type":"ok","process":0,"f":"acquire","key":"k","time":0})");
+    m.add_line(R"({"index":2,"type":"invoke","process":0,"f":"release","key":"k","time":1000})");
+    m.add_line(R"({"index":3,"type":"ok","process":0,"f":"release","key":"k","time":1000})");
+    m.add_line(R"({"index":4,"type":"invoke","process":0,"f":"acquire","key":"k","time":1001})");
+    m.add_line(R"({"index":5,"type":"ok","process":0,"f":"acquire","key":"k","time":1001})");
+    m.add_line(R"({"index":6,"type":"invoke","process":0,"f":"release","key":"k","time":1002})");
     auto t = m.snapshot();
     auto bars = visible_bars(*t, 0, 500, 600, 100);
     ASSERT_EQ(bars.size(), 1u);
