@@ -100,27 +100,41 @@ class DashboardViewTest : public ::testing::Test {
     lockbench::testing::TempDir scratch_;
 };
 
-TEST_F(DashboardViewTest, VerdictMatrixHasACellPerStrategyAndScenarioThatOpensItsRun) {
+TEST_F(DashboardViewTest, VerdictMatrixHasACellPerScenarioAndStrategyThatOpensItsRun) {
     auto w = open(results_);
     EXPECT_TRUE(w->messages().isEmpty()) << w->messages().join('\n').toStdString();
     VerdictMatrixView* m = w->verdictMatrix();
     ASSERT_EQ(m->rowCount(), 2);
     ASSERT_EQ(m->columnCount(), 2);
-    const int px = m->rowOf("set_nx_px");
-    const int del = m->rowOf("set_nx_px_del");
-    const int calm = m->columnOf("calm");
-    const int short_lease = m->columnOf("short-lease");
+    const int calm = m->rowOf("calm");
+    const int short_lease = m->rowOf("short-lease");
+    const int px = m->columnOf("set_nx_px");
+    const int del = m->columnOf("set_nx_px_del");
     ASSERT_TRUE(px >= 0 && del >= 0 && calm >= 0 && short_lease >= 0);
-    EXPECT_EQ(m->runAt(del, short_lease), -1);
-    EXPECT_EQ(m->cellState(del, short_lease), VerdictMatrixView::Cell::empty);
-    const int run = m->runAt(px, short_lease);
+    EXPECT_EQ(m->runAt(short_lease, del), -1);
+    EXPECT_EQ(m->cellState(short_lease, del), VerdictMatrixView::Cell::empty);
+    const int run = m->runAt(short_lease, px);
     ASSERT_EQ(run, run_index(*w, "set_nx_px", "short-lease"));
-    EXPECT_NE(m->cellState(px, short_lease), VerdictMatrixView::Cell::empty);
-    EXPECT_EQ(m->item(px, short_lease)->background().color(),
-              VerdictMatrixView::colorOf(m->cellState(px, short_lease)));
+
+    // short-lease expects set_nx_px to break mutual exclusion and it did: red (a violation) with
+    // a ✓ (as expected), never the green of "safe".
+    EXPECT_EQ(m->cellState(short_lease, px), VerdictMatrixView::Cell::violated);
+    EXPECT_EQ(m->cellMark(short_lease, px), VerdictMatrixView::Mark::expected);
+    EXPECT_EQ(m->item(short_lease, px)->background().color(),
+              VerdictMatrixView::colorOf(VerdictMatrixView::Cell::violated));
+    const QString text = m->item(short_lease, px)->text();
+    EXPECT_TRUE(text.startsWith("✓ mutual exclusion")) << text.toStdString();
+    const auto& summary = *w->scan().runs[static_cast<std::size_t>(run)].summary;
+    EXPECT_TRUE(text.contains(QString("%1 violation").arg(summary.violation_count)))
+        << text.toStdString();
+    EXPECT_TRUE(
+        m->item(short_lease, px)->toolTip().contains("expected: violates:mutual_exclusion"));
+    EXPECT_EQ(m->cellState(calm, del), VerdictMatrixView::Cell::safe);
+    EXPECT_EQ(m->cellMark(calm, del), VerdictMatrixView::Mark::expected);
+    EXPECT_EQ(m->item(calm, del)->text(), "✓ safe");
 
     w->openRun(run_index(*w, "set_nx_px", "calm"));
-    emit m->cellClicked(px, short_lease);
+    emit m->cellClicked(short_lease, px);
     EXPECT_EQ(w->currentRun(), run);
     EXPECT_EQ(w->tabs()->currentIndex(), MainWindow::timeline_tab);
 }
@@ -222,8 +236,25 @@ TEST_F(DashboardViewTest, TimelineDrawsTheKnownViolationInRedAndZoomsToIt) {
     EXPECT_GE(red_items(v), 1);
     const auto [full0, full1] = v->timeWindow();
 
-    // The violation list names the overlaps; selecting one zooms to its two holds.
+    // The violation list says what the checker said, with its exact count.
     QListWidget* list = w->violationList();
+    ASSERT_GE(list->count(), 1);
+    EXPECT_TRUE(list->item(0)->text().startsWith("[mutual exclusion] k0: process "))
+        << list->item(0)->text().toStdString();
+    const auto listed = summary["verdict"]["violations"].size();
+    std::size_t all = 0;  // every check's exact count
+    for (const auto& [name, check] : summary["verdict"]["checks"].items()) {
+        if (check.contains("violations"))
+            all += check["violations"].get<std::size_t>();
+    }
+    ASSERT_GT(all, listed) << "the run should have more violations than the checker lists";
+    EXPECT_EQ(list->findItems(
+                      QString("… %1 violations in all (the checker lists %2)").arg(all).arg(listed),
+                      Qt::MatchExactly)
+                  .size(),
+              1);
+
+    // The overlaps are listed too; selecting one zooms to its two holds.
     int first_overlap = -1;
     for (int i = 0; i < list->count() && first_overlap < 0; ++i) {
         if (list->item(i)->text().startsWith("overlap on k0"))
@@ -312,7 +343,8 @@ TEST_F(DashboardViewTest, FaultWindowsNemesisMarksAndCheckerWitnessesAreDrawn) {
 
     // The checker's violation comes first in the list; selecting it zooms to its witness.
     QListWidget* list = w->violationList();
-    ASSERT_TRUE(list->item(0)->text().startsWith("checker: mutual_exclusion on k0"));
+    ASSERT_TRUE(list->item(0)->text().startsWith("[mutual exclusion] on k0"))
+        << list->item(0)->text().toStdString();
     list->setCurrentRow(0);
     const auto [t0, t1] = v->timeWindow();
     EXPECT_LE(t0, w0);

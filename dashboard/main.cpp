@@ -2,6 +2,8 @@
 // A RUN_DIR (a folder holding history.jsonl) opens its parent results folder at that run.
 
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -10,7 +12,38 @@
 
 #include "main_window.hpp"
 
+namespace {
+
+bool wants_no_window(int argc, char** argv) {
+    for (int i = 1; i < argc; ++i) {
+        for (const char* flag : {"-h", "--help", "--help-all", "-v", "--version", "--screenshot"}) {
+            const std::size_t n = std::strlen(flag);
+            if (std::strncmp(argv[i], flag, n) == 0 && (argv[i][n] == '\0' || argv[i][n] == '='))
+                return true;
+        }
+    }
+    return false;
+}
+
+bool is_set(const char* name) {
+    const char* v = std::getenv(name);
+    return v && *v;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+    // --help and --screenshot need no display: without one, Qt would abort before printing a word.
+    if (!is_set("QT_QPA_PLATFORM")) {
+        if (wants_no_window(argc, argv)) {
+            setenv("QT_QPA_PLATFORM", "offscreen", 1);
+        } else if (!is_set("DISPLAY") && !is_set("WAYLAND_DISPLAY")) {
+            std::fprintf(stderr,
+                         "lockbench-dashboard: no display (DISPLAY and WAYLAND_DISPLAY are unset); "
+                         "--screenshot DIR renders the views without one\n");
+            return 2;
+        }
+    }
     QApplication app(argc, argv);
     QApplication::setApplicationName("lockbench-dashboard");
     QCommandLineParser cli;
@@ -20,8 +53,8 @@ int main(int argc, char** argv) {
     cli.addPositionalArgument("results", "Results folder (default: results) or one run's folder.",
                               "[RESULTS_DIR]");
     QCommandLineOption screenshot("screenshot",
-                                  "Render every view to DIR/<view>.png offscreen and exit "
-                                  "(run with QT_QPA_PLATFORM=offscreen).",
+                                  "Render every view to DIR/<view>.png and exit; needs no "
+                                  "display.",
                                   "DIR");
     QCommandLineOption run("run", "Open this run (folder name) in the timeline.", "NAME");
     cli.addOption(screenshot);

@@ -386,9 +386,19 @@ void MainWindow::fillViolations() {
         item->setData(kViolationIndexRole, static_cast<qulonglong>(index));
     };
     if (run.summary) {
+        // The checker's own sentences (time, key, processes, tokens), then its exact count.
         const auto& vs = run.summary->violations;
-        for (std::size_t i = 0; i < vs.size(); ++i)
-            add(tr("checker: %1 on %2").arg(qs(vs[i].kind), qs(vs[i].key)), from_checker, i);
+        for (std::size_t i = 0; i < vs.size(); ++i) {
+            QString kind = qs(vs[i].kind).replace('_', ' ');
+            QString what =
+                vs[i].message.empty() ? tr("on %1").arg(qs(vs[i].key)) : qs(vs[i].message);
+            add(QString("[%1] %2").arg(kind, what), from_checker, i);
+        }
+        if (run.summary->violation_count > vs.size())
+            add(tr("… %1 violations in all (the checker lists %2)")
+                    .arg(run.summary->violation_count)
+                    .arg(vs.size()),
+                none, 0);
     }
     if (t) {
         for (std::size_t i = 0; i < t->overlaps.size() && i < kMaxListedOverlaps; ++i) {

@@ -168,6 +168,23 @@ std::string RunSummary::outcome() const {
     return "unknown";
 }
 
+std::string RunSummary::short_outcome() const {
+    if (validity != Validity::invalid)
+        return outcome();
+    std::string out;
+    for (std::string name : violated_checks) {
+        std::replace(name.begin(), name.end(), '_', ' ');
+        out += (out.empty() ? "" : ", ") + name;
+    }
+    return out.empty() ? "violates" : out;
+}
+
+bool RunSummary::only_liveness_violated() const {
+    return validity == Validity::invalid && !violated_checks.empty() &&
+           std::all_of(violated_checks.begin(), violated_checks.end(),
+                       [](const std::string& c) { return c == "liveness"; });
+}
+
 std::optional<bool> RunSummary::met_expectation() const {
     // The engine judged the expectation with the checker's report and the faults' evidence;
     // a second judgement here could only disagree with it.
@@ -243,6 +260,7 @@ RunSummary parse_summary(const json& j) {
         if (v.is_object()) {
             out.kind = text(v, "kind", "/verdict/violations");
             out.key = text(v, "key", "/verdict/violations");
+            out.message = text(v, "message", "/verdict/violations");
             if (const json* w = field(v, "witness"))
                 out.witness = *w;
         }

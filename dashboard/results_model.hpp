@@ -46,6 +46,7 @@ enum class Validity { valid, invalid, unknown };
 struct Violation {
     std::string kind;
     std::string key;
+    std::string message;     // the checker's sentence: time, key, processes, tokens
     nlohmann::json witness;  // shape owned by the checker; read with witness_window()
 };
 
@@ -80,6 +81,10 @@ struct RunSummary {
     // What the run showed, in the vocabulary of `expected`: "safe", "violates:<check>,…",
     // "unknown".
     std::string outcome() const;
+    // The same for a person: "safe", "mutual exclusion, resource", "unknown".
+    std::string short_outcome() const;
+    // Only liveness broke (deadlock or starvation): no data was at risk, the lock stopped.
+    bool only_liveness_violated() const;
 
     // summary.json's `as_expected`: judged by the engine, never again here (null: unknown).
     std::optional<bool> met_expectation() const;

@@ -1,8 +1,10 @@
 #pragma once
 
-// Strategy × scenario: did each run show what its scenario expects (a "safe" strategy stayed
-// safe, a demonstration did demonstrate)? A demonstration that fails to demonstrate is as red as
-// an unexpected violation. Selecting a cell opens its run.
+// Scenario × strategy, one row per scenario so that its full name reads. The colour says what
+// happened - red: a safety check broke; amber: only liveness did (deadlock, starvation); green:
+// safe; grey: unknown or not finished - and the mark whether the scenario expected it: ✓ as
+// expected, ✗ not, ? cannot tell. An expected violation is red with a ✓: a demonstration that
+// worked, never "safe". Selecting a cell opens its run.
 
 #include <vector>
 
@@ -16,7 +18,10 @@ class VerdictMatrixView : public QTableWidget {
     Q_OBJECT
 
   public:
-    enum class Cell { expected, unexpected, unknown, empty };
+    // What happened, which decides the colour.
+    enum class Cell { safe, violated, liveness_only, unknown, empty };
+    // Whether it was what the scenario expects, which decides the mark.
+    enum class Mark { expected, unexpected, unknown, none };
 
     explicit VerdictMatrixView(QWidget* parent = nullptr);
 
@@ -25,10 +30,12 @@ class VerdictMatrixView : public QTableWidget {
 
     int runAt(int row, int column) const;  // index into the runs given, -1 for an empty cell
     Cell cellState(int row, int column) const;
-    int rowOf(const QString& strategy) const;
-    int columnOf(const QString& scenario) const;
+    Mark cellMark(int row, int column) const;
+    int rowOf(const QString& scenario) const;
+    int columnOf(const QString& strategy) const;
 
     static QColor colorOf(Cell c);
+    static QString markOf(Mark m);  // "✓", "✗", "?", ""
 
   signals:
     void runActivated(int run_index);
