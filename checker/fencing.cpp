@@ -6,17 +6,6 @@ namespace lockbench::checker {
 
 using nlohmann::json;
 
-namespace {
-
-std::string who(const std::int64_t process, const std::string& token) {
-    std::string s = "process " + std::to_string(process);
-    if (!token.empty())
-        s += " (token " + token + ")";
-    return s;
-}
-
-}  // namespace
-
 FencingCheck::FencingCheck(std::size_t max_violations) : max_violations_(max_violations) {}
 
 void FencingCheck::on_event(const Event& event) {

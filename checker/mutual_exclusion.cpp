@@ -12,13 +12,6 @@ const char* mode_name(LockMode mode) {
     return mode == LockMode::Shared ? "shared" : "exclusive";
 }
 
-std::string who(const std::int64_t process, const std::string& token) {
-    std::string s = "process " + std::to_string(process);
-    if (!token.empty())
-        s += " (token " + token + ")";
-    return s;
-}
-
 }  // namespace
 
 MutualExclusionCheck::MutualExclusionCheck(std::size_t max_violations)

@@ -61,6 +61,14 @@ inline std::string format_seconds(std::int64_t ns) {
     return buf;
 }
 
+// "process 5 (token c5-12)": how messages name a holder.
+inline std::string who(std::int64_t process, const std::string& token) {
+    std::string s = "process " + std::to_string(process);
+    if (!token.empty())
+        s += " (token " + token + ")";
+    return s;
+}
+
 inline double ns_to_ms(std::int64_t ns) {
     return static_cast<double>(ns) / 1e6;
 }

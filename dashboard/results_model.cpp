@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "json_object.hpp"
 #include "report.hpp"
 
 namespace lockbench::dashboard {
@@ -14,63 +15,24 @@ using json = nlohmann::json;
 
 namespace {
 
-[[noreturn]] void fail(const std::string& path, const std::string& what) {
-    throw std::runtime_error(path + ": " + what);
+// Lenient: summaries gain fields (ignored here) and older ones lack some, or say null for "not
+// reported" (read as absent); a field that is there must have its type.
+using Reader = json_input::JsonObject<std::runtime_error>;
+
+Reader reader_of(const json& j, const std::string& path) {
+    return Reader(j, "", path, /*null_is_absent=*/true);
 }
 
-// Missing and null both mean "not reported yet": older summaries lack fields newer ones have.
-const json* field(const json& obj, const char* name) {
-    if (!obj.is_object())
-        return nullptr;
-    auto it = obj.find(name);
-    if (it == obj.end() || it->is_null())
-        return nullptr;
-    return &*it;
-}
-
-double number(const json& obj, const char* name, const std::string& path, double fallback = 0) {
-    const json* v = field(obj, name);
-    if (!v)
-        return fallback;
-    if (!v->is_number())
-        fail(path + "/" + name, "must be a number, not " + std::string(v->type_name()));
-    return v->get<double>();
-}
-
-std::string text(const json& obj, const char* name, const std::string& path) {
-    const json* v = field(obj, name);
-    if (!v)
-        return {};
-    if (v->is_string())
-        return v->get<std::string>();
-    if (v->is_number())
-        return v->dump();
-    fail(path + "/" + name, "must be a string, not " + std::string(v->type_name()));
-}
-
-const json& object(const json& obj, const char* name, const std::string& path) {
+// An object field as a reader; an absent one reads as empty.
+Reader nested(Reader& parent, const char* name) {
     static const json empty = json::object();
-    const json* v = field(obj, name);
-    if (!v)
-        return empty;
-    if (!v->is_object())
-        fail(path + "/" + name, "must be an object, not " + std::string(v->type_name()));
-    return *v;
+    const json* v = parent.optional_object(name);
+    return reader_of(v ? *v : empty, parent.at(name));
 }
 
-const json& array(const json& obj, const char* name, const std::string& path) {
-    static const json empty = json::array();
-    const json* v = field(obj, name);
-    if (!v)
-        return empty;
-    if (!v->is_array())
-        fail(path + "/" + name, "must be an array, not " + std::string(v->type_name()));
-    return *v;
-}
-
-LatencyStats parse_latency(const json& j, const std::string& path) {
-    return {number(j, "count", path), number(j, "p50", path), number(j, "p99", path),
-            number(j, "p999", path), number(j, "max", path)};
+LatencyStats parse_latency(Reader r) {
+    return {r.number("count", 0), r.number("p50", 0), r.number("p99", 0), r.number("p999", 0),
+            r.number("max", 0)};
 }
 
 std::string read_file(const fs::path& p) {
@@ -192,54 +154,57 @@ std::optional<bool> RunSummary::met_expectation() const {
 }
 
 RunSummary parse_summary(const json& j) {
-    if (!j.is_object())
-        fail("", "must be an object, not " + std::string(j.type_name()));
+    Reader top = reader_of(j, "");
     RunSummary s;
-    s.strategy = text(j, "strategy", "");
-    s.scenario = text(j, "scenario", "");
-    s.seed = static_cast<std::uint64_t>(number(j, "seed", ""));
-    s.clients = static_cast<int>(number(j, "clients", ""));
-    s.duration_s = number(j, "duration_s", "");
-    if (const json* v = field(j, "interrupted"); v && v->is_boolean())
-        s.interrupted = v->get<bool>();
+    s.strategy = top.string("strategy", "");
+    s.scenario = top.string("scenario", "");
+    s.seed = static_cast<std::uint64_t>(top.number("seed", 0));
+    s.clients = static_cast<int>(top.number("clients", 0));
+    s.duration_s = top.number("duration_s", 0);
+    s.interrupted = top.boolean("interrupted", false);
 
-    const json& tp = object(j, "throughput", "");
-    s.cycles = number(tp, "cycles", "/throughput");
-    s.cycles_per_s = number(tp, "cycles_per_s", "/throughput");
+    Reader tp = nested(top, "throughput");
+    s.cycles = tp.number("cycles", 0);
+    s.cycles_per_s = tp.number("cycles_per_s", 0);
 
-    const json& lat = object(j, "latency_ms", "");
-    s.acquire = parse_latency(object(lat, "acquire", "/latency_ms"), "/latency_ms/acquire");
-    s.release = parse_latency(object(lat, "release", "/latency_ms"), "/latency_ms/release");
+    Reader lat = nested(top, "latency_ms");
+    s.acquire = parse_latency(nested(lat, "acquire"));
+    s.release = parse_latency(nested(lat, "release"));
 
-    const json& ts = array(j, "timeseries", "");
-    for (std::size_t i = 0; i < ts.size(); ++i) {
-        std::string path = "/timeseries/" + std::to_string(i);
-        s.timeseries.push_back({number(ts[i], "t", path, static_cast<double>(i)),
-                                number(ts[i], "cycles", path), number(ts[i], "errors", path)});
-    }
-
-    const json& faults = array(j, "faults", "");
-    for (std::size_t i = 0; i < faults.size(); ++i) {
-        std::string path = "/faults/" + std::to_string(i);
-        const json& f = faults[i];
-        FaultWindow w;
-        w.raw = f;
-        if (f.is_object()) {
-            w.fault = text(f, "fault", path);
-            if (w.fault.empty())
-                w.fault = text(f, "f", path);
-            w.start_s = number(f, "start_s", path);
-            w.end_s = number(f, "end_s", path, w.start_s);
-            if (const json* t = field(f, "target"))
-                w.target = t->is_string() ? t->get<std::string>() : t->dump();
-        } else {
-            w.fault = f.dump();
+    if (const json* ts = top.optional_array("timeseries")) {
+        for (std::size_t i = 0; i < ts->size(); ++i) {
+            Reader point = reader_of((*ts)[i], "/timeseries/" + std::to_string(i));
+            s.timeseries.push_back({point.number("t", static_cast<double>(i)),
+                                    point.number("cycles", 0), point.number("errors", 0)});
         }
-        s.faults.push_back(std::move(w));
     }
 
-    const json& verdict = object(j, "verdict", "");
-    array(verdict, "violations", "/verdict");  // must be a list, as the checker writes it
+    if (const json* faults = top.optional_array("faults")) {
+        for (std::size_t i = 0; i < faults->size(); ++i) {
+            const json& f = (*faults)[i];
+            FaultWindow w;
+            w.raw = f;
+            if (f.is_object()) {
+                Reader fr = reader_of(f, "/faults/" + std::to_string(i));
+                w.fault = fr.string("fault", "");
+                if (w.fault.empty())
+                    w.fault = fr.string("f", "");
+                w.start_s = fr.number("start_s", 0);
+                w.end_s = fr.number("end_s", w.start_s);
+                if (const json* t = fr.find("target"))
+                    w.target = t->is_string() ? t->get<std::string>() : t->dump();
+            } else {
+                w.fault = f.dump();
+            }
+            s.faults.push_back(std::move(w));
+        }
+    }
+
+    static const json no_verdict = json::object();
+    const json* verdict_json = top.optional_object("verdict");
+    const json& verdict = verdict_json ? *verdict_json : no_verdict;
+    // The witnesses must be a list, as the checker writes them.
+    reader_of(verdict, "/verdict").optional_array("violations");
     // Read with the checker's own report type: the verdict, the exact count and the checks
     // that found something are the checker's, decoded in one place.
     const auto report = checker::Report::from_json(verdict);
@@ -255,13 +220,15 @@ RunSummary parse_summary(const json& j) {
             s.validity = Validity::unknown;
             break;
     }
-    for (const auto& v : report.witnesses) {
+    for (std::size_t i = 0; i < report.witnesses.size(); ++i) {
+        const json& v = report.witnesses[i];
         Violation out;
         if (v.is_object()) {
-            out.kind = text(v, "kind", "/verdict/violations");
-            out.key = text(v, "key", "/verdict/violations");
-            out.message = text(v, "message", "/verdict/violations");
-            if (const json* w = field(v, "witness"))
+            Reader vr = reader_of(v, "/verdict/violations/" + std::to_string(i));
+            out.kind = vr.string("kind", "");
+            out.key = vr.string("key", "");
+            out.message = vr.string("message", "");
+            if (const json* w = vr.find("witness"))
                 out.witness = *w;
         }
         s.violations.push_back(std::move(out));
@@ -273,9 +240,9 @@ RunSummary parse_summary(const json& j) {
     }
     s.unknown_reasons = report.unknown_reasons;
 
-    if (const json* e = field(j, "expected"); e && e->is_string())
+    if (const json* e = top.find("expected"); e && e->is_string())
         s.expected = e->get<std::string>();
-    if (const json* a = field(j, "as_expected"); a && a->is_boolean())
+    if (const json* a = top.find("as_expected"); a && a->is_boolean())
         s.as_expected = a->get<bool>();
     return s;
 }

@@ -97,7 +97,7 @@ TEST(ResultsModelTest, WrongTypesNameTheirPath) {
         parse_summary(json::parse(R"({"latency_ms": {"acquire": {"p50": "fast"}}})"));
         FAIL() << "no error";
     } catch (const std::runtime_error& e) {
-        EXPECT_STREQ(e.what(), "/latency_ms/acquire/p50: must be a number, not string");
+        EXPECT_STREQ(e.what(), "/latency_ms/acquire/p50: must be a number, not a string");
     }
 }
 

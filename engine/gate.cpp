@@ -30,86 +30,7 @@ constexpr const char* kMedianReference = "median";
 
 // --- Reading: lenient about fields we do not use (suite.json grows), strict about those we do. ---
 
-class Fields {
-  public:
-    Fields(const json& j, const std::string& origin, std::string path)
-        : j_(j), origin_(origin), path_(std::move(path)) {
-        if (!j_.is_object())
-            fail(path_.empty() ? "/" : path_, "must be an object, not " + type_name(j_));
-    }
-
-    [[noreturn]] void fail(const std::string& path, const std::string& what) const {
-        throw GateInputError(origin_ + ": " + path + ": " + what);
-    }
-    std::string at(const std::string& field) const { return path_ + "/" + field; }
-
-    const json& require(const std::string& field) const {
-        auto it = j_.find(field);
-        if (it == j_.end())
-            fail(at(field), "missing");
-        return *it;
-    }
-    const json* find(const std::string& field) const {
-        auto it = j_.find(field);
-        return it == j_.end() ? nullptr : &*it;
-    }
-    std::string string(const std::string& field) const {
-        const json& v = require(field);
-        if (!v.is_string())
-            fail(at(field), "must be a string, not " + type_name(v));
-        return v.get<std::string>();
-    }
-    std::optional<std::string> string_or_null(const std::string& field) const {
-        const json& v = require(field);
-        if (v.is_null())
-            return std::nullopt;
-        if (!v.is_string())
-            fail(at(field), "must be a string or null, not " + type_name(v));
-        return v.get<std::string>();
-    }
-    bool boolean(const std::string& field) const {
-        const json& v = require(field);
-        if (!v.is_boolean())
-            fail(at(field), "must be true or false, not " + type_name(v));
-        return v.get<bool>();
-    }
-    std::optional<bool> boolean_or_null(const std::string& field) const {
-        const json& v = require(field);
-        if (v.is_null())
-            return std::nullopt;
-        if (!v.is_boolean())
-            fail(at(field), "must be true, false or null, not " + type_name(v));
-        return v.get<bool>();
-    }
-    double non_negative(const json& v, const std::string& path) const {
-        if (!v.is_number())
-            fail(path, "must be a number, not " + type_name(v));
-        double d = v.get<double>();
-        if (!(d >= 0))
-            fail(path, "must not be negative");
-        return d;
-    }
-    double number(const std::string& field) const {
-        return non_negative(require(field), at(field));
-    }
-    std::optional<double> number_or_null(const std::string& field) const {
-        const json* v = find(field);
-        if (!v || v->is_null())
-            return std::nullopt;
-        return non_negative(*v, at(field));
-    }
-    const json& array(const std::string& field) const {
-        const json& v = require(field);
-        if (!v.is_array())
-            fail(at(field), "must be an array, not " + type_name(v));
-        return v;
-    }
-
-  private:
-    const json& j_;
-    const std::string& origin_;
-    std::string path_;
-};
+using Fields = json_input::JsonObject<GateInputError>;
 
 double median_of(std::vector<double> v) {
     if (v.empty())
@@ -169,7 +90,7 @@ struct CurrentSuite {
     std::map<Key, std::size_t> index;
 };
 
-std::string outcome_words(const Fields& f) {
+std::string outcome_words(Fields& f) {
     const json* valid = f.find("valid");
     const checker::Verdict verdict = checker::verdict_of(valid ? *valid : json());
     if (verdict != checker::Verdict::Invalid)
@@ -186,26 +107,26 @@ std::string outcome_words(const Fields& f) {
 CurrentSuite parse_current(const json& j, const std::string& origin) {
     Fields top(j, origin, "");
     CurrentSuite suite;
-    suite.quick = top.boolean("quick");
-    suite.interrupted = top.boolean("interrupted");
-    const json& runs = top.array("runs");
+    suite.quick = top.required_boolean("quick");
+    suite.interrupted = top.required_boolean("interrupted");
+    const json& runs = top.required_array("runs");
     for (std::size_t i = 0; i < runs.size(); ++i) {
         std::string path = "/runs/" + std::to_string(i);
         Fields f(runs[i], origin, path);
         CurrentRun r;
-        r.scenario = f.string("scenario");
-        r.strategy = f.string("strategy");
-        r.faults = f.boolean("faults");
+        r.scenario = f.required_string("scenario");
+        r.strategy = f.required_string("strategy");
+        r.faults = f.required_boolean("faults");
         r.expected = f.string_or_null("expected");
         r.as_expected = f.boolean_or_null("as_expected");
         r.got = outcome_words(f);
-        r.cycles_per_s = f.number("cycles_per_s");
-        double duration = f.number("duration_s");
-        const json& series = f.array("cycles_per_second");
+        r.cycles_per_s = f.required_number("cycles_per_s", 0);
+        double duration = f.required_number("duration_s", 0);
+        const json& series = f.required_array("cycles_per_second");
         std::vector<double> per_second;
         for (std::size_t s = 0; s < series.size(); ++s) {
             per_second.push_back(
-                f.non_negative(series[s], f.at("cycles_per_second") + "/" + std::to_string(s)));
+                f.number_of(series[s], f.at("cycles_per_second") + "/" + std::to_string(s), 0));
         }
         r.throughput = throughput_of(per_second, duration, r.cycles_per_s);
         Key key{r.scenario, r.strategy};
@@ -243,24 +164,24 @@ Baseline parse_baseline(const json& j, const std::string& origin) {
                                  version.dump() + " (refresh it: " + kRefreshCommand + ")");
     }
     Baseline b;
-    b.created = top.string("created");
-    b.quick = top.boolean("quick");
-    const json& runs = top.array("runs");
+    b.created = top.required_string("created");
+    b.quick = top.required_boolean("quick");
+    const json& runs = top.required_array("runs");
     if (runs.empty())
         top.fail("/runs", "is empty: a gate against nothing would pass anything");
     for (std::size_t i = 0; i < runs.size(); ++i) {
         std::string path = "/runs/" + std::to_string(i);
         Fields f(runs[i], origin, path);
         BaselineRun r;
-        r.scenario = f.string("scenario");
-        r.strategy = f.string("strategy");
-        r.faults = f.boolean("faults");
+        r.scenario = f.required_string("scenario");
+        r.strategy = f.required_string("strategy");
+        r.faults = f.required_boolean("faults");
         r.expected = f.string_or_null("expected");
-        r.cycles_per_s = f.number("cycles_per_s");
-        r.median = f.number("median_cycles_per_s");
-        r.noise = f.number("noise");
+        r.cycles_per_s = f.required_number("cycles_per_s", 0);
+        r.median = f.required_number("median_cycles_per_s", 0);
+        r.noise = f.required_number("noise", 0);
         // Informational, written by make_baseline; checked so a hand edit fails loudly.
-        f.number_or_null("normalised");
+        f.optional_number("normalised", 0);
         if (const json* ref = f.find("reference"); ref && !ref->is_null() && !ref->is_string())
             f.fail(f.at("reference"), "must be a string or null, not " + type_name(*ref));
         Key key{r.scenario, r.strategy};

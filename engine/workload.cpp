@@ -30,13 +30,13 @@ Distribution parse_distribution(const json* v, Distribution fallback, const Obje
     ObjectReader r(*v, parent.origin(), path);
     Distribution d;
     int kinds = 0;
-    if (const json* c = r.get("constant")) {
+    if (const json* c = r.find("constant")) {
         ++kinds;
         if (!c->is_number() || c->get<double>() < 0)
             r.fail(path + "/constant", "must be a number >= 0");
         d = Distribution::constant(c->get<double>());
     }
-    if (const json* u = r.get("uniform")) {
+    if (const json* u = r.find("uniform")) {
         ++kinds;
         if (!u->is_array() || u->size() != 2 || !(*u)[0].is_number() || !(*u)[1].is_number() ||
             (*u)[0].get<double>() < 0 || (*u)[1].get<double>() < (*u)[0].get<double>()) {
@@ -44,7 +44,7 @@ Distribution parse_distribution(const json* v, Distribution fallback, const Obje
         }
         d = {Distribution::Kind::Uniform, (*u)[0].get<double>(), (*u)[1].get<double>()};
     }
-    if (const json* e = r.get("exponential")) {
+    if (const json* e = r.find("exponential")) {
         ++kinds;
         if (!e->is_number() || e->get<double>() < 0)
             r.fail(path + "/exponential", "must be a mean >= 0");
@@ -118,7 +118,7 @@ Workload Workload::from_json(const json& j, const std::string& origin) {
     w.clients = static_cast<int>(r.integer("clients", w.clients, 1, 100'000));
     w.threads = static_cast<int>(r.integer("threads", w.threads, 1, 64));
     w.keys = static_cast<int>(r.integer("keys", w.keys, 1, 10'000'000));
-    if (const json* kd = r.get("key_distribution")) {
+    if (const json* kd = r.find("key_distribution")) {
         if (kd->is_string() && kd->get<std::string>() == "uniform") {
             w.key_distribution.kind = KeyDistribution::Kind::Uniform;
         } else {
@@ -128,8 +128,8 @@ Workload Workload::from_json(const json& j, const std::string& origin) {
             z.finish();
         }
     }
-    w.hold_ms = parse_distribution(r.get("hold_ms"), w.hold_ms, r, "/hold_ms");
-    w.think_ms = parse_distribution(r.get("think_ms"), w.think_ms, r, "/think_ms");
+    w.hold_ms = parse_distribution(r.find("hold_ms"), w.hold_ms, r, "/hold_ms");
+    w.think_ms = parse_distribution(r.find("think_ms"), w.think_ms, r, "/think_ms");
     w.lease_ms = r.integer("lease_ms", w.lease_ms, 1, 86'400'000);
     w.wait_ms = r.integer("wait_ms", w.wait_ms, 0, 86'400'000);
     w.shared_ratio = r.number("shared_ratio", w.shared_ratio, 0, 1);
@@ -146,7 +146,7 @@ Workload Workload::from_json(const json& j, const std::string& origin) {
     w.duration_s = r.number("duration_s", w.duration_s, 0.01, 86'400);
     w.connect_timeout_ms = r.integer("connect_timeout_ms", w.connect_timeout_ms, 1, 600'000);
     w.command_timeout_ms = r.integer("command_timeout_ms", w.command_timeout_ms, 1, 600'000);
-    if (const json* t = r.get("topology")) {
+    if (const json* t = r.find("topology")) {
         ObjectReader tr(*t, origin, "/topology");
         w.topology.kind = tr.choice<TopologyKind>("kind", w.topology.kind,
                                                   {{"single", TopologyKind::Single},
@@ -158,11 +158,11 @@ Workload Workload::from_json(const json& j, const std::string& origin) {
             {{"none", "none"}, {"aof-everysec", "aof-everysec"}, {"aof-always", "aof-always"}});
         tr.finish();
     }
-    if (const json* c = r.get("checks")) {
+    if (const json* c = r.find("checks")) {
         ObjectReader cr(*c, origin, "/checks");
         w.checks.liveness_bound_ms =
             cr.integer("liveness_bound_ms", w.checks.liveness_bound_ms, 1, 86'400'000);
-        const json* starvation = cr.get("starvation_bound_ms");
+        const json* starvation = cr.find("starvation_bound_ms");
         if (starvation && !starvation->is_null()) {
             w.checks.starvation_bound_ms = cr.integer("starvation_bound_ms", 0, 1, 86'400'000);
         }
@@ -175,16 +175,16 @@ Workload Workload::from_json(const json& j, const std::string& origin) {
         w.checks.time_limit_s = cr.number("time_limit_s", w.checks.time_limit_s, 0.01, 86'400);
         cr.finish();
     }
-    if (const json* f = r.get("faults")) {
+    if (const json* f = r.find("faults")) {
         if (!f->is_array())
             r.fail("/faults", "must be an array, not " + type_name(*f));
         Nemesis::parse(*f, origin);  // a mistake in a fault fails here, before any server starts
         w.faults = *f;
     }
-    if (const json* e = r.get("expect")) {
+    if (const json* e = r.find("expect")) {
         ObjectReader er(*e, origin, "/expect");
         for (const auto& [strategy, outcome] : e->items()) {
-            er.get(strategy);
+            er.find(strategy);
             if (!find_strategy(strategy))
                 er.fail("/expect/" + strategy, "unknown strategy");
             if (!outcome.is_string())

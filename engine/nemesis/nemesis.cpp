@@ -204,7 +204,7 @@ std::unique_ptr<Fault> make_fault(const json& spec, const std::string& origin,
     }
     f->kind_ = kind;
     f->at_s = r.number("at_s", 0, 0, 86'400);
-    if (r.get("every_s"))
+    if (r.find("every_s"))
         f->every_s = r.number("every_s", 1, 0.001, 86'400);
     f->times = static_cast<int>(r.integer("times", f->every_s ? 1'000'000 : 1, 1, 1'000'000));
 

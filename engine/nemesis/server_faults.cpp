@@ -34,7 +34,7 @@ void PauseServer::apply(NemesisContext& ctx) {
 }
 
 KillServer::KillServer(ObjectReader& r) {
-    const nlohmann::json* v = r.get("restart_after_ms");
+    const nlohmann::json* v = r.find("restart_after_ms");
     if (!v) {
         restart_after_ = std::chrono::milliseconds(0);
     } else if (!v->is_null()) {
