@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "json_reader.hpp"
-#include "report.hpp"
+#include "gate_input.hpp"
+#include "throughput_stats.hpp"
 
 namespace lockbench {
 
@@ -22,186 +22,17 @@ using nlohmann::json;
 
 namespace {
 
-constexpr int kBaselineVersion = 1;
-constexpr const char* kRefreshCommand =
-    "build/release/engine/lockbench suite --quick --out results && "
-    "build/release/engine/lockbench gate --write-baseline results/baseline.json";
-constexpr const char* kMedianReference = "median";
-
-// --- Reading: lenient about fields we do not use (suite.json grows), strict about those we do. ---
-
-using Fields = json_input::JsonObject<GateInputError>;
-
-double median_of(std::vector<double> v) {
-    if (v.empty())
-        return 0;
-    std::sort(v.begin(), v.end());
-    std::size_t n = v.size();
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-// Throughput as the median of the per-second samples (robust to one stalled or bursty second on
-// a shared host), and its relative median absolute deviation as the run's noise.
-struct Throughput {
-    double median = 0;
-    double noise = 0;  // relative MAD: 0.05 is 5%
-    std::size_t samples = 0;
-};
-
-Throughput throughput_of(const std::vector<double>& per_second, double duration_s,
-                         double cycles_per_s) {
-    // The last entry covers a partial second (a 2.5 s run has 3): it would read as a drop.
-    auto full = static_cast<std::size_t>(std::floor(duration_s));
-    std::vector<double> samples(
-        per_second.begin(),
-        per_second.begin() + static_cast<std::ptrdiff_t>(std::min(full, per_second.size())));
-    Throughput t;
-    t.samples = samples.size();
-    if (samples.empty()) {
-        // Under one full second there is nothing to take a median of, nor any noise to measure.
-        t.median = cycles_per_s;
-        return t;
-    }
-    t.median = median_of(samples);
-    std::vector<double> deviations;
-    for (double s : samples)
-        deviations.push_back(std::fabs(s - t.median));
-    t.noise = t.median > 0 ? median_of(deviations) / t.median : 0;
-    return t;
-}
-
-using Key = std::pair<std::string, std::string>;  // (scenario, strategy)
-
-struct CurrentRun {
-    std::string scenario;
-    std::string strategy;
-    bool faults = false;
-    std::optional<std::string> expected;
-    std::optional<bool> as_expected;
-    std::string got;  // the outcome in words, for UNEXPECTED OUTCOME and UNKNOWN
-    double cycles_per_s = 0;
-    Throughput throughput;
-};
-
-struct CurrentSuite {
-    bool quick = false;
-    bool interrupted = false;
-    std::vector<CurrentRun> runs;
-    std::map<Key, std::size_t> index;
-};
-
-std::string outcome_words(Fields& f) {
-    const json* valid = f.find("valid");
-    const checker::Verdict verdict = checker::verdict_of(valid ? *valid : json());
-    if (verdict != checker::Verdict::Invalid)
-        return verdict == checker::Verdict::Valid ? "valid" : "unknown";
-    std::string kinds;
-    if (const json* k = f.find("violation_kinds"); k && k->is_array()) {
-        for (const auto& kind : *k)
-            kinds +=
-                (kinds.empty() ? "" : ",") + (kind.is_string() ? kind.get<std::string>() : "?");
-    }
-    return kinds.empty() ? "violations" : "violations: " + kinds;
-}
-
-CurrentSuite parse_current(const json& j, const std::string& origin) {
-    Fields top(j, origin, "");
-    CurrentSuite suite;
-    suite.quick = top.required_boolean("quick");
-    suite.interrupted = top.required_boolean("interrupted");
-    const json& runs = top.required_array("runs");
-    for (std::size_t i = 0; i < runs.size(); ++i) {
-        std::string path = "/runs/" + std::to_string(i);
-        Fields f(runs[i], origin, path);
-        CurrentRun r;
-        r.scenario = f.required_string("scenario");
-        r.strategy = f.required_string("strategy");
-        r.faults = f.required_boolean("faults");
-        r.expected = f.string_or_null("expected");
-        r.as_expected = f.boolean_or_null("as_expected");
-        r.got = outcome_words(f);
-        r.cycles_per_s = f.required_number("cycles_per_s", 0);
-        double duration = f.required_number("duration_s", 0);
-        const json& series = f.required_array("cycles_per_second");
-        std::vector<double> per_second;
-        for (std::size_t s = 0; s < series.size(); ++s) {
-            per_second.push_back(
-                f.number_of(series[s], f.at("cycles_per_second") + "/" + std::to_string(s), 0));
-        }
-        r.throughput = throughput_of(per_second, duration, r.cycles_per_s);
-        Key key{r.scenario, r.strategy};
-        if (auto [it, fresh] = suite.index.emplace(key, suite.runs.size()); !fresh) {
-            f.fail(path, "a second run of " + r.scenario + " x " + r.strategy +
-                             " (first at /runs/" + std::to_string(it->second) + ")");
-        }
-        suite.runs.push_back(std::move(r));
-    }
-    return suite;
-}
-
-struct BaselineRun {
-    std::string scenario;
-    std::string strategy;
-    bool faults = false;
-    std::optional<std::string> expected;
-    double cycles_per_s = 0;
-    double median = 0;
-    double noise = 0;
-};
-
-struct Baseline {
-    std::string created;
-    bool quick = false;
-    std::vector<BaselineRun> runs;
-    std::map<Key, std::size_t> index;
-};
-
-Baseline parse_baseline(const json& j, const std::string& origin) {
-    Fields top(j, origin, "");
-    const json& version = top.require("version");
-    if (version != json(kBaselineVersion)) {
-        top.fail("/version", "must be " + std::to_string(kBaselineVersion) + ", not " +
-                                 version.dump() + " (refresh it: " + kRefreshCommand + ")");
-    }
-    Baseline b;
-    b.created = top.required_string("created");
-    b.quick = top.required_boolean("quick");
-    const json& runs = top.required_array("runs");
-    if (runs.empty())
-        top.fail("/runs", "is empty: a gate against nothing would pass anything");
-    for (std::size_t i = 0; i < runs.size(); ++i) {
-        std::string path = "/runs/" + std::to_string(i);
-        Fields f(runs[i], origin, path);
-        BaselineRun r;
-        r.scenario = f.required_string("scenario");
-        r.strategy = f.required_string("strategy");
-        r.faults = f.required_boolean("faults");
-        r.expected = f.string_or_null("expected");
-        r.cycles_per_s = f.required_number("cycles_per_s", 0);
-        r.median = f.required_number("median_cycles_per_s", 0);
-        r.noise = f.required_number("noise", 0);
-        // Informational, written by make_baseline; checked so a hand edit fails loudly.
-        f.optional_number("normalised", 0);
-        if (const json* ref = f.find("reference"); ref && !ref->is_null() && !ref->is_string())
-            f.fail(f.at("reference"), "must be a string or null, not " + type_name(*ref));
-        Key key{r.scenario, r.strategy};
-        if (auto [it, fresh] = b.index.emplace(key, b.runs.size()); !fresh) {
-            f.fail(path, "a second entry for " + r.scenario + " x " + r.strategy +
-                             " (first at /runs/" + std::to_string(it->second) + ")");
-        }
-        b.runs.push_back(std::move(r));
-    }
-    return b;
-}
+using gate_input::Baseline;
+using gate_input::BaselineRun;
+using gate_input::CurrentRun;
+using gate_input::CurrentSuite;
+using gate_input::kBaselineVersion;
+using gate_input::Key;
+using gate_input::kRefreshCommand;
+using gate_input::parse_baseline;
+using gate_input::parse_current;
 
 // --- Comparing ---
-
-// The reference one side of a scenario is normalised by.
-struct Reference {
-    std::string name;  // the reference strategy, or kMedianReference
-    double median = 0;
-    double noise = 0;
-};
 
 struct Row {
     Key key;
@@ -245,37 +76,18 @@ void compare_scenario(const std::vector<Row*>& rows, const GateOptions& options)
     }
     if (common.empty())
         return;
-    auto named = std::find_if(common.begin(), common.end(), [&](const Row* r) {
-        return r->key.second == options.reference_strategy;
-    });
-    // Baseline and current references for `judged`: the named strategy, or else the median of
-    // the other strategies both sides ran - never one that includes `judged` itself, which would
-    // halve a drop in a two-strategy scenario. A strategy added or dropped since the baseline
-    // does not move it. The median of several runs is less noisy than one; taking the median of
-    // their noises overstates its noise, which errs towards passing.
-    auto references_for = [&](const Row* judged) -> std::optional<std::pair<Reference, Reference>> {
-        if (named != common.end()) {
-            return std::pair{Reference{options.reference_strategy, (*named)->base->median,
-                                       (*named)->base->noise},
-                             Reference{options.reference_strategy, (*named)->cur->throughput.median,
-                                       (*named)->cur->throughput.noise}};
-        }
-        std::vector<double> mb, nb, mc, nc;
-        for (const Row* r : common) {
-            if (r == judged)
-                continue;
-            mb.push_back(r->base->median);
-            nb.push_back(r->base->noise);
-            mc.push_back(r->cur->throughput.median);
-            nc.push_back(r->cur->throughput.noise);
-        }
-        if (mb.empty())
-            return std::nullopt;
-        return std::pair{Reference{kMedianReference, median_of(mb), median_of(nb)},
-                         Reference{kMedianReference, median_of(mc), median_of(nc)}};
-    };
-    for (Row* r : common) {
-        const auto refs = references_for(r);
+    // Both sides are normalised by the same rule over the same set of strategies: a strategy
+    // added or dropped since the baseline does not move the reference.
+    std::vector<ScenarioRun> base_runs;
+    std::vector<ScenarioRun> cur_runs;
+    for (const Row* r : common) {
+        base_runs.push_back({r->key.second, {r->base->median, r->base->noise, 0}});
+        cur_runs.push_back({r->key.second, r->cur->throughput});
+    }
+    for (std::size_t i = 0; i < common.size(); ++i) {
+        Row* r = common[i];
+        const auto ref_base = reference_for(base_runs, i, options.reference_strategy);
+        const auto ref_cur = reference_for(cur_runs, i, options.reference_strategy);
         double base_median = r->base->median, cur_median = r->cur->throughput.median;
         if (cur_median <= 0 && base_median > 0) {
             // Normalisation would hide this if every strategy stopped at once.
@@ -284,11 +96,12 @@ void compare_scenario(const std::vector<Row*>& rows, const GateOptions& options)
             r->reasons.push_back("completed no cycles (baseline " + num(base_median) + "/s)");
             continue;
         }
-        if (!refs) {
+        if (!ref_base || !ref_cur) {
             r->reasons.push_back("throughput not compared: no other strategy in this scenario");
             continue;
         }
-        const auto& [ref_b, ref_c] = *refs;
+        const Reference& ref_b = *ref_base;
+        const Reference& ref_c = *ref_cur;
         r->reference = ref_b.name;
         if (ref_b.median <= 0 || ref_c.median <= 0) {
             r->reasons.push_back("throughput not compared: the reference completed no cycles");
@@ -523,35 +336,29 @@ json make_baseline(const json& suite_table, const GateOptions& options) {
     if (suite.runs.empty())
         throw GateInputError(options.current_name + ": /runs: is empty");
 
-    // The same choice of reference run_gate makes, within this one suite.
-    std::map<std::string, std::vector<const CurrentRun*>> by_scenario;
-    for (const auto& r : suite.runs) {
-        if (!r.faults)
-            by_scenario[r.scenario].push_back(&r);
+    // The reference run_gate would take, by the same rule, within this one suite.
+    std::map<std::string, std::vector<std::size_t>> by_scenario;  // fault-free runs
+    for (std::size_t i = 0; i < suite.runs.size(); ++i) {
+        if (!suite.runs[i].faults)
+            by_scenario[suite.runs[i].scenario].push_back(i);
     }
-    std::map<std::string, Reference> references;
-    for (const auto& [scenario, runs] : by_scenario) {
-        auto named = std::find_if(runs.begin(), runs.end(), [&](const CurrentRun* r) {
-            return r->strategy == options.reference_strategy;
-        });
-        if (named != runs.end()) {
-            references[scenario] = {options.reference_strategy, (*named)->throughput.median, 0};
-        } else {
-            std::vector<double> medians;
-            for (const CurrentRun* r : runs)
-                medians.push_back(r->throughput.median);
-            references[scenario] = {kMedianReference, median_of(medians), 0};
-        }
+    std::vector<std::optional<Reference>> references(suite.runs.size());
+    for (const auto& [scenario, indices] : by_scenario) {
+        std::vector<ScenarioRun> runs;
+        for (std::size_t i : indices)
+            runs.push_back({suite.runs[i].strategy, suite.runs[i].throughput});
+        for (std::size_t j = 0; j < indices.size(); ++j)
+            references[indices[j]] = reference_for(runs, j, options.reference_strategy);
     }
 
     json runs = json::array();
-    for (const auto& r : suite.runs) {
+    for (std::size_t i = 0; i < suite.runs.size(); ++i) {
+        const CurrentRun& r = suite.runs[i];
         json normalised = nullptr, reference = nullptr;
-        if (!r.faults) {
-            const Reference& ref = references.at(r.scenario);
-            reference = ref.name;
-            if (ref.median > 0)
-                normalised = r.throughput.median / ref.median;
+        if (const auto& ref = references[i]) {
+            reference = ref->name;
+            if (ref->median > 0)
+                normalised = r.throughput.median / ref->median;
         }
         runs.push_back({{"scenario", r.scenario},
                         {"strategy", r.strategy},

@@ -311,9 +311,14 @@ TEST(GateTest, MakeBaselineStoresWhatTheGateNeeds) {
     EXPECT_EQ(redlock["samples"], 1);
     EXPECT_EQ(redlock["median_cycles_per_s"], 300.0);
     EXPECT_EQ(redlock["noise"], 0.0);
+    // Without set_nx_px, the gate's own rule: the median of the *other* strategies (a median
+    // that included the run itself would halve its drops).
     const json& rwlock = b["runs"][3];
     EXPECT_EQ(rwlock["reference"], "median");
-    EXPECT_NEAR(rwlock["normalised"].get<double>(), 1.2, 1e-12);
+    EXPECT_NEAR(rwlock["normalised"].get<double>(), 600.0 / 400.0, 1e-12);
+    const json& rwlock_seed = b["runs"][4];
+    EXPECT_EQ(rwlock_seed["reference"], "median");
+    EXPECT_NEAR(rwlock_seed["normalised"].get<double>(), 400.0 / 600.0, 1e-12);
     const json& t1 = b["runs"][5];
     EXPECT_EQ(t1["faults"], true);
     EXPECT_EQ(t1["normalised"], nullptr);

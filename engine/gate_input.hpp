@@ -1,0 +1,65 @@
+#pragma once
+
+// What the gate reads: a suite's suite.json and a baseline written by make_baseline. Lenient about
+// fields it does not use (suite.json grows), strict about those it does; every error is a
+// GateInputError naming the file and the JSON path.
+
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gate.hpp"
+#include "throughput_stats.hpp"
+
+namespace lockbench::gate_input {
+
+inline constexpr int kBaselineVersion = 1;
+inline constexpr const char* kRefreshCommand =
+    "build/release/engine/lockbench suite --quick --out results && "
+    "build/release/engine/lockbench gate --write-baseline results/baseline.json";
+
+using Key = std::pair<std::string, std::string>;  // (scenario, strategy)
+
+struct CurrentRun {
+    std::string scenario;
+    std::string strategy;
+    bool faults = false;
+    std::optional<std::string> expected;
+    std::optional<bool> as_expected;
+    std::string got;  // the outcome in words, for UNEXPECTED OUTCOME and UNKNOWN
+    double cycles_per_s = 0;
+    Throughput throughput;
+};
+
+struct CurrentSuite {
+    bool quick = false;
+    bool interrupted = false;
+    std::vector<CurrentRun> runs;
+    std::map<Key, std::size_t> index;
+};
+
+struct BaselineRun {
+    std::string scenario;
+    std::string strategy;
+    bool faults = false;
+    std::optional<std::string> expected;
+    double cycles_per_s = 0;
+    double median = 0;
+    double noise = 0;
+};
+
+struct Baseline {
+    std::string created;
+    bool quick = false;
+    std::vector<BaselineRun> runs;
+    std::map<Key, std::size_t> index;
+};
+
+CurrentSuite parse_current(const nlohmann::json& j, const std::string& origin);
+Baseline parse_baseline(const nlohmann::json& j, const std::string& origin);
+
+}  // namespace lockbench::gate_input
