@@ -9,6 +9,7 @@
 #include <QChart>
 #include <QChartView>
 #include <QHBoxLayout>
+#include <QLegend>
 #include <QLogValueAxis>
 
 #include "chart_style.hpp"
@@ -65,6 +66,9 @@ void fill(QChart* chart, const std::vector<const Run*>& runs, const QString& tit
 QChart* make_chart(QWidget* parent, QLayout* layout) {
     auto* chart = new QChart;
     chart->setAnimationOptions(QChart::NoAnimation);
+    // Eight strategy names do not fit across half the window: one per line beside the chart.
+    chart->legend()->setAlignment(Qt::AlignRight);
+    chart->legend()->setShowToolTips(true);
     auto* view = new QChartView(chart, parent);
     view->setRenderHint(QPainter::Antialiasing);
     layout->addWidget(view);

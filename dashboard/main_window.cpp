@@ -101,10 +101,15 @@ MainWindow::MainWindow(const QString& results_dir, QWidget* parent)
     tl->addLayout(tl_top);
     auto* split = new QSplitter;
     violations_->setMinimumWidth(220);
+    // The checker's sentences are long (tokens, times): wrap them rather than cut them.
+    violations_->setWordWrap(true);
+    violations_->setTextElideMode(Qt::ElideNone);
+    violations_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    violations_->setUniformItemSizes(false);
     split->addWidget(violations_);
     split->addWidget(timeline_);
     split->setStretchFactor(1, 1);
-    split->setSizes({340, 940});
+    split->setSizes({420, 860});
     tl->addWidget(split, 1);
     tabs_->addTab(timeline_page, tr("Timeline"));
     layout->addWidget(tabs_, 1);
@@ -382,6 +387,7 @@ void MainWindow::fillViolations() {
     }
     auto add = [&](const QString& text, int source, std::size_t index) {
         auto* item = new QListWidgetItem(text, violations_);
+        item->setToolTip(text);
         item->setData(kViolationKindRole, source);
         item->setData(kViolationIndexRole, static_cast<qulonglong>(index));
     };
