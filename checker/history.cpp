@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string_view>
+#include <system_error>
 #include <unordered_map>
 #include <vector>
 
@@ -150,7 +151,7 @@ struct HistoryReader::Impl {
         if (file) {
             const std::size_t n = std::fread(into, 1, capacity, file);
             if (n < capacity && std::ferror(file))
-                throw std::runtime_error("cannot read " + path + ": " + std::strerror(errno));
+                throw std::system_error(errno, std::generic_category(), "cannot read " + path);
             return n;
         }
         stream->read(into, static_cast<std::streamsize>(capacity));
@@ -201,7 +202,7 @@ HistoryReader::HistoryReader(const std::filesystem::path& path) : impl_(std::mak
     impl_->path = path.string();
     impl_->file = std::fopen(impl_->path.c_str(), "rb");
     if (!impl_->file)
-        throw std::runtime_error("cannot open " + impl_->path + ": " + std::strerror(errno));
+        throw std::system_error(errno, std::generic_category(), "cannot open " + impl_->path);
 }
 
 HistoryReader::HistoryReader(std::istream& in) : impl_(std::make_unique<Impl>()) {

@@ -81,7 +81,7 @@ class HistoryParser {
 
 class HistoryReader {
   public:
-    // Throws std::runtime_error when the file cannot be opened.
+    // Throws std::system_error when the file cannot be opened (or, from next(), read).
     explicit HistoryReader(const std::filesystem::path& path);
     explicit HistoryReader(std::istream& in);
     ~HistoryReader();

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "redis_server.hpp"  // EnvironmentError
+
 namespace lockbench {
 
 using namespace std::chrono_literals;
@@ -95,7 +97,7 @@ HistoryRecorder::HistoryRecorder(const std::filesystem::path& path, EventLoop::T
     : run_start_(run_start) {
     file_ = std::fopen(path.c_str(), "w");
     if (!file_) {
-        throw std::runtime_error("cannot write " + path.string() + ": " + std::strerror(errno));
+        throw EnvironmentError("cannot write " + path.string() + ": " + std::strerror(errno));
     }
     writer_ = std::thread([this] { writer_loop(); });
 }
@@ -166,7 +168,7 @@ void HistoryRecorder::finish() {
     if (!writer_.joinable()) {
         std::lock_guard lock(mutex_);
         if (!write_error_.empty())
-            throw std::runtime_error("writing the history failed: " + write_error_);
+            throw EnvironmentError("writing the history failed: " + write_error_);
         return;
     }
     {
@@ -188,7 +190,7 @@ void HistoryRecorder::finish() {
     file_ = nullptr;
     std::lock_guard lock(mutex_);
     if (!write_error_.empty())
-        throw std::runtime_error("writing the history failed: " + write_error_);
+        throw EnvironmentError("writing the history failed: " + write_error_);
 }
 
 }  // namespace lockbench

@@ -1,7 +1,8 @@
 // The `lockbench` command line (a contract: CI scripts depend on it; see README.md).
 // Every error ends here as one line on stderr and a documented exit code:
 // 0 success/valid, 1 violation or unexpected outcome, 2 bad input or usage, 3 unknown,
-// 4 environment (no redis-server, port busy, Redis down).
+// 4 environment (no redis-server, port busy, Redis down, a system call or the disk failing),
+// 5 internal error (a bug in lockbench, reported with its message).
 
 #include <algorithm>
 #include <atomic>
@@ -10,9 +11,11 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <new>
 #include <optional>
 #include <signal.h>
 #include <sstream>
+#include <system_error>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -29,6 +32,7 @@ namespace {
 
 constexpr int kExitUsage = 2;
 constexpr int kExitEnvironment = 4;
+constexpr int kExitInternal = 5;
 
 // Set by SIGINT/SIGTERM; the run notices, stops its clients and still writes a valid result.
 std::atomic<bool> g_interrupted{false};
@@ -141,6 +145,9 @@ int check_command(const CheckFlags& f) {
         report = checker::check_history(std::filesystem::path(f.history_file), options);
     } catch (const checker::HistoryError& e) {
         std::cerr << "lockbench: " << f.history_file << ": " << e.what() << "\n";
+        return kExitUsage;
+    } catch (const std::system_error& e) {  // the history file is missing or unreadable
+        std::cerr << "lockbench: " << e.what() << "\n";
         return kExitUsage;
     }
     if (f.json)
@@ -390,9 +397,16 @@ int main(int argc, char** argv) {
     } catch (const lockbench::EnvironmentError& e) {
         std::cerr << "lockbench: " << e.what() << "\n";
         return kExitEnvironment;
-    } catch (const std::exception& e) {
+    } catch (const std::system_error& e) {  // a system call, the file system
         std::cerr << "lockbench: " << e.what() << "\n";
         return kExitEnvironment;
+    } catch (const std::bad_alloc&) {
+        std::cerr << "lockbench: out of memory\n";
+        return kExitEnvironment;
+    } catch (const std::exception& e) {
+        std::cerr << "lockbench: internal error (a bug in lockbench; please report it): "
+                  << e.what() << "\n";
+        return kExitInternal;
     }
     return kExitUsage;
 }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "client.hpp"
+#include "client_threads.hpp"
 #include "history_recorder.hpp"
 #include "nemesis/nemesis.hpp"
 #include "registry.hpp"
@@ -107,11 +108,6 @@ RunOutcome run_workload(const RunOptions& options) {
     std::mutex connect_error_mutex;
     std::string connect_error;
     ClientDirectory directory;
-
-    // Each thread's loop and start gate, published while the loop lives.
-    std::mutex loops_mutex;
-    std::vector<EventLoop*> loops(static_cast<std::size_t>(w.threads), nullptr);
-    std::vector<StartGate*> gates(static_cast<std::size_t>(w.threads), nullptr);
     const std::vector<Endpoint> endpoints = deployment.endpoints;
     ClientEnvironment env{w,
                           keys,
@@ -124,109 +120,22 @@ RunOutcome run_workload(const RunOptions& options) {
                           connect_error};
     env.key_prefix = key_prefix;
     env.record_lease = strategy.capabilities.expires;
-    env.make_session = [&](int index, int incarnation, Clock clock) {
-        // A successor after a crash is a new process with a new identity.
-        std::string id = "c" + std::to_string(index) +
-                         (incarnation ? "." + std::to_string(incarnation) : "") + "-" + nonce;
-        return std::make_unique<Session>(*loops[static_cast<std::size_t>(index % w.threads)],
-                                         endpoints, connection, id, std::move(clock));
-    };
 
-    std::mutex failure_mutex;
-    std::string failure;  // the first unexpected exception in a client thread
-    auto fail = [&](const std::string& what) {
-        std::lock_guard lock(failure_mutex);
-        if (failure.empty())
-            failure = what;
-        stop = true;
-    };
-
-    std::atomic<int> registered_threads{0};
-    std::vector<ClientStats> stats(static_cast<std::size_t>(w.threads));
-    std::vector<std::thread> threads;
-    for (int t = 0; t < w.threads; ++t) {
-        threads.emplace_back([&, t] {
-            try {
-                EventLoop loop;
-                StartGate gate(loop);
-                {
-                    std::lock_guard lock(loops_mutex);
-                    loops[static_cast<std::size_t>(t)] = &loop;
-                    gates[static_cast<std::size_t>(t)] = &gate;
-                }
-                // Nothing may be posted to this loop once it is gone, whichever way it goes.
-                struct Unpublish {
-                    std::function<void()> undo;
-                    ~Unpublish() { undo(); }
-                } unpublish{[&] {
-                    std::lock_guard lock(loops_mutex);
-                    loops[static_cast<std::size_t>(t)] = nullptr;
-                    gates[static_cast<std::size_t>(t)] = nullptr;
-                    directory.remove_loop(&loop);
-                }};
-                std::vector<std::unique_ptr<SimulatedClient>> clients;
-                try {
-                    for (int i = t; i < w.clients; i += w.threads) {
-                        clients.push_back(std::make_unique<SimulatedClient>(
-                            env, i, stats[static_cast<std::size_t>(t)],
-                            w.seed * 0x9E3779B97F4A7C15ULL + static_cast<std::uint64_t>(i)));
-                        directory.add(clients.back().get(), &loop);
-                    }
-                } catch (...) {
-                    registered_threads.fetch_add(1);
-                    throw;
-                }
-                registered_threads.fetch_add(1);
-                std::size_t remaining = clients.size();
-                for (auto& c : clients) {
-                    spawn_detached(c->run(gate), [&](std::exception_ptr e) {
-                        if (e) {
-                            try {
-                                std::rethrow_exception(e);
-                            } catch (const std::exception& ex) {
-                                fail(std::string("client failed: ") + ex.what());
-                            }
-                        }
-                        if (--remaining == 0)
-                            loop.stop();
-                    });
-                }
-                if (remaining > 0)
-                    loop.run();
-                // Faults posted to this loop after the clients ended must not run on dead clients.
-                unpublish.undo();
-                clients.clear();
-                loop.run_once(0ms);
-            } catch (const std::exception& e) {
-                fail(e.what());
-            }
+    ClientThreads clients(
+        env, directory, [&](EventLoop& loop, int index, int incarnation, Clock clock) {
+            // A successor after a crash is a new process with a new identity.
+            std::string id = "c" + std::to_string(index) +
+                             (incarnation ? "." + std::to_string(incarnation) : "") + "-" + nonce;
+            return std::make_unique<Session>(loop, endpoints, connection, id, std::move(clock));
         });
-    }
     // The nemesis starts once every client is registered (a fault for client N at 0 s must find
     // client N there), and the run once every client is connected.
-    while (registered_threads.load() < w.threads)
-        std::this_thread::sleep_for(1ms);
-    const auto open_gates = [&] {
-        std::lock_guard lock(loops_mutex);
-        for (std::size_t t = 0; t < gates.size(); ++t) {
-            if (gates[t])
-                loops[t]->post([gate = gates[t]] { gate->open(); });
-        }
-    };
-    // Every way out of here joins the client threads first.
-    const auto stop_clients = [&] {
-        stop = true;
-        open_gates();
-        for (auto& th : threads) {
-            if (th.joinable())
-                th.join();
-        }
-    };
+    clients.wait_registered();
     const auto connect_deadline = EventLoop::now() + 10s + std::chrono::milliseconds(w.clients);
     while (connected.load() < w.clients && !stop &&
            !(options.interrupt && options.interrupt->load())) {
         if (EventLoop::now() >= connect_deadline) {
-            stop_clients();
+            clients.stop_and_join();
             std::lock_guard lock(connect_error_mutex);
             throw EnvironmentError("only " + std::to_string(connected.load()) + " of " +
                                    std::to_string(w.clients) +
@@ -246,7 +155,7 @@ RunOutcome run_workload(const RunOptions& options) {
     try {
         history.emplace(dir.tmp() / "history.jsonl", start);
     } catch (...) {
-        stop_clients();
+        clients.stop_and_join();
         throw;
     }
     NemesisContext nemesis_context(*history, deployment, directory, w.seed ^ 0x6e656d657369ULL);
@@ -259,10 +168,10 @@ RunOutcome run_workload(const RunOptions& options) {
     try {
         nemesis.tick(start);
     } catch (const std::exception& e) {
-        stop_clients();
+        clients.stop_and_join();
         throw EnvironmentError(std::string("fault injection failed: ") + e.what());
     }
-    open_gates();
+    clients.open_gates();
 
     bool interrupted = false;
     std::string environment_failure;
@@ -308,7 +217,7 @@ RunOutcome run_workload(const RunOptions& options) {
         if (environment_failure.empty())
             environment_failure = std::string("healing faults failed: ") + e.what();
     }
-    stop_clients();
+    clients.stop_and_join();
     if (options.progress)
         std::fprintf(stderr, "\r\x1b[K");
     const auto end = EventLoop::now();
@@ -317,8 +226,8 @@ RunOutcome run_workload(const RunOptions& options) {
     history->finish();
     if (!environment_failure.empty())
         throw EnvironmentError(environment_failure);
-    if (!failure.empty())
-        throw std::runtime_error(failure);
+    if (const std::string failure = clients.failure(); !failure.empty())
+        throw InternalError(failure);
 
     nlohmann::json fault_windows = nlohmann::json::array();
     for (const auto& fw : nemesis_context.windows()) {
@@ -329,9 +238,7 @@ RunOutcome run_workload(const RunOptions& options) {
             {"end_s", fw.end_s ? nlohmann::json(*fw.end_s) : nlohmann::json(nullptr)}});
     }
 
-    ClientStats total;
-    for (const auto& s : stats)
-        total.merge(s);
+    const ClientStats total = clients.total_stats();
 
     SummaryInputs in{
         .workload = w,

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,13 @@ struct RunOptions {
     bool progress = false;                         // a live line on stderr
     const std::atomic<bool>* interrupt = nullptr;  // set by SIGINT/SIGTERM
     std::string label;  // result folder name after the time stamp; default: the scenario name
+};
+
+// Something lockbench itself got wrong (an exception no layer expected, in a client or anywhere):
+// reported as a bug with its message, never as a problem with the user's input or machine.
+class InternalError : public std::logic_error {
+  public:
+    using std::logic_error::logic_error;
 };
 
 struct RunOutcome {

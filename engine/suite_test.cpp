@@ -132,6 +132,20 @@ TEST(CheckCliTest, ARegisterHistoryIsJudgedByLinearizabilityAlone) {
     EXPECT_EQ(lines(bad_check.err), 1u) << bad_check.err;
 }
 
+// A history that is not there is bad input (exit 2), in one line naming the file and why.
+TEST(CheckCliTest, AMissingHistoryFileIsBadInputInOneLine) {
+    TempDir scratch;
+    const fs::path missing = scratch.path() / "no-such-history.jsonl";
+    Cli r = lockbench(scratch.path(), "check '" + missing.string() + "'");
+    EXPECT_EQ(r.code, 2) << r.out << r.err;
+    EXPECT_EQ(r.err, "lockbench: history: File does not exist: " + missing.string() +
+                         " (see lockbench --help)\n");
+    // A folder where a file should be passes that check and fails on reading: still bad input.
+    Cli folder = lockbench(scratch.path(), "check '" + scratch.path().string() + "'");
+    EXPECT_EQ(folder.code, 2) << folder.out << folder.err;
+    EXPECT_EQ(lines(folder.err), 1u) << folder.err;
+}
+
 // The command line a user runs against their own server: a fault that cannot fire there is
 // unknown (exit 3), named in the report, never "safe".
 TEST(RunCliTest, AFaultThatNeverFiredIsExitThreeOnTheUsersServer) {

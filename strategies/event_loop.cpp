@@ -6,13 +6,16 @@
 #include <string>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <system_error>
 #include <unistd.h>
 
 namespace lockbench {
 
 namespace {
+// A system call the loop needs failed: the machine's limits, not a bug (std::system_error is
+// what the command line reports as an environment error).
 [[noreturn]] void throw_errno(const char* what) {
-    throw std::runtime_error(std::string(what) + ": " + std::strerror(errno));
+    throw std::system_error(errno, std::generic_category(), what);
 }
 }  // namespace
 

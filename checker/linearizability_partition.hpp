@@ -1,0 +1,79 @@
+#pragma once
+
+// What the linearizability check keeps of a history, per key: each op as it was recorded, and the
+// partition the WGL search runs on. Shared by the recording and parallel driver
+// (linearizability.cpp) and the report writer (linearizability_report.cpp).
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "history.hpp"
+#include "linearizability.hpp"
+#include "models.hpp"
+#include "wgl_search.hpp"
+
+namespace lockbench::checker::lin {
+
+using wgl::kNeverReturned;
+using wgl::SearchBudget;
+using wgl::SearchOp;
+using wgl::SearchResult;
+
+enum class Status : std::uint8_t { Ok, Fail, Info };
+
+// One op as the history showed it, kept for the witness; `call_seq`/`return_seq` are positions in
+// the stream, which orders events exactly as they happened (times may tie, positions never do).
+struct RecordedOp {
+    std::int64_t process = 0;
+    OpKind kind = OpKind::Read;
+    LockMode mode = LockMode::Exclusive;
+    std::optional<std::int64_t> input;
+    std::optional<std::pair<std::int64_t, std::int64_t>> cas;
+    std::optional<std::int64_t> output;
+    std::uint64_t invoke_index = 0;
+    std::optional<std::uint64_t> complete_index;
+    std::uint64_t call_seq = 0;
+    std::uint64_t return_seq = kNeverReturned;
+    Status status = Status::Info;
+    std::string error;
+    std::int64_t invoke_ns = 0;
+    std::int64_t return_ns = kNever;
+    std::optional<std::int64_t> lease_ms;  // acquire: the lease its invoke asked for
+    bool repeat = false;                   // release: its token was released before
+};
+
+struct KeyHistory {
+    std::vector<RecordedOp> ops;  // in invoke order
+    // Who was granted each token: a release names its grant by token.
+    std::unordered_map<std::string, std::int64_t> owner_of_token;
+    std::unordered_set<std::string> released_tokens;
+};
+
+struct Partition {
+    const std::string* key = nullptr;
+    const KeyHistory* history = nullptr;
+    std::vector<SearchOp> ops;  // required ops first (call order), then infos (call order)
+    std::size_t required_ops = 0;
+    SearchResult result;
+};
+
+// The op a model takes from an event's `f`, nullopt for one it ignores.
+std::optional<OpKind> op_kind(Model model, std::string_view f);
+std::string_view op_name(OpKind kind);
+Partition make_partition(const std::string& key, const KeyHistory& history);
+SearchResult search_partition(Model model, const Partition& partition, SearchBudget& budget);
+
+// The report writer: one violation as the check's JSON, and who took part in it.
+nlohmann::json violation_json(Model model, const Partition& partition);
+std::int64_t process_of(const Partition& partition, std::uint32_t op);
+
+}  // namespace lockbench::checker::lin
