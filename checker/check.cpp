@@ -14,9 +14,9 @@ using nlohmann::json;
 
 namespace {
 
-void append_all(json& into, const json& violations) {
+void append_all(std::vector<Witness>& into, const json& violations) {
     for (const auto& v : violations)
-        into.push_back(v);
+        into.push_back(Witness::from_json(v));
 }
 
 Report run_checks(HistoryReader& reader, const CheckOptions& options) {

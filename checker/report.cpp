@@ -131,7 +131,7 @@ std::uint64_t Report::violation_count() const {
     for (const auto& c : checks)
         total += c.violations();
     // A report from a checker that listed violations without counting them still has them.
-    return std::max<std::uint64_t>(total, witnesses.is_array() ? witnesses.size() : 0);
+    return std::max<std::uint64_t>(total, witnesses.size());
 }
 
 void Report::compose() {
@@ -153,15 +153,36 @@ void Report::add_unknown_reason(std::string why) {
         verdict = Verdict::Unknown;
 }
 
+json Witness::to_json() const {
+    return json{{"kind", kind}, {"key", key}, {"message", message}, {"witness", evidence}};
+}
+
+Witness Witness::from_json(const json& j) {
+    Witness w;
+    const auto text = [&](std::string_view name) {
+        const json* v = field_of(j, name);
+        return v && v->is_string() ? v->get<std::string>() : std::string();
+    };
+    w.kind = text("kind");
+    w.key = text("key");
+    w.message = text("message");
+    if (const json* e = field_of(j, "witness"))
+        w.evidence = *e;
+    return w;
+}
+
 json Report::to_json() const {
     json checks_json = json::object();
     for (const auto& c : checks)
         checks_json[c.name] = c.fields;
+    json witnesses_json = json::array();
+    for (const auto& w : witnesses)
+        witnesses_json.push_back(w.to_json());
     json out{{"valid", checker::to_json(verdict)},
              {"events", events},
              {"violation_count", violation_count()},
              {"checks", std::move(checks_json)},
-             {"violations", witnesses}};
+             {"violations", std::move(witnesses_json)}};
     if (!unknown_reasons.empty())
         out["unknown_reasons"] = unknown_reasons;
     if (error)
@@ -188,8 +209,10 @@ Report Report::from_json(const json& j) {
                 r.checks.push_back(CheckResult{name, c});
         }
     }
-    if (const json* w = field_of(j, "violations"); w && w->is_array())
-        r.witnesses = *w;
+    if (const json* w = field_of(j, "violations"); w && w->is_array()) {
+        for (const auto& v : *w)
+            r.witnesses.push_back(Witness::from_json(v));
+    }
     if (const json* reasons = field_of(j, "unknown_reasons"); reasons && reasons->is_array()) {
         for (const auto& reason : *reasons) {
             if (reason.is_string())
@@ -305,8 +328,7 @@ std::string format_report(const Report& report) {
         for (const auto& v : report.witnesses) {
             if (shown == kShownViolations)
                 break;
-            out << "  [" << v.value("kind", std::string("?")) << "] "
-                << v.value("message", std::string()) << "\n";
+            out << "  [" << (v.kind.empty() ? "?" : v.kind) << "] " << v.message << "\n";
             ++shown;
         }
         if (total > shown)

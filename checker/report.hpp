@@ -49,13 +49,27 @@ struct CheckResult {
     std::string reason() const { return fields.value("reason", std::string()); }
 };
 
+// One listed violation: which check found it, on which key, in one sentence with times, processes
+// and tokens, and the check's own evidence (its shape is the check's, documented in its header).
+struct Witness {
+    std::string kind;  // "mutual_exclusion", "fencing", "resource", "deadlock", …
+    std::string key;
+    std::string message;
+    nlohmann::json evidence = nullptr;  // "witness" in JSON
+
+    // {"kind", "key", "message", "witness"}
+    nlohmann::json to_json() const;
+    // Lenient: a field missing or of another type reads as empty.
+    static Witness from_json(const nlohmann::json& j);
+};
+
 struct Report {
     Verdict verdict = Verdict::Unknown;
     std::uint64_t events = 0;
-    std::vector<CheckResult> checks;                     // in the order checks are described
-    nlohmann::json witnesses = nlohmann::json::array();  // listed violations, capped per check
-    std::vector<std::string> unknown_reasons;            // why a verdict could not be given
-    std::optional<std::string> error;                    // the history could not be read
+    std::vector<CheckResult> checks;           // in the order checks are described
+    std::vector<Witness> witnesses;            // listed violations, capped per check
+    std::vector<std::string> unknown_reasons;  // why a verdict could not be given
+    std::optional<std::string> error;          // the history could not be read
 
     // The checks in the order the reports describe them.
     static const std::vector<std::string>& check_order();

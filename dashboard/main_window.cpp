@@ -436,8 +436,8 @@ void MainWindow::violationSelected(int row) {
         case from_checker: {
             const Violation& v =
                 scan_.runs[static_cast<std::size_t>(current_run_)].summary->violations[index];
-            if (auto w = witness_window(v.witness)) {
-                timeline_->zoomTo(w->first, w->second, witness_processes(v.witness));
+            if (auto w = witness_window(v.evidence)) {
+                timeline_->zoomTo(w->first, w->second, witness_processes(v.evidence));
                 break;
             }
             // A witness without times: show the first overlap the dashboard found on its key.

@@ -220,19 +220,7 @@ RunSummary parse_summary(const json& j) {
             s.validity = Validity::unknown;
             break;
     }
-    for (std::size_t i = 0; i < report.witnesses.size(); ++i) {
-        const json& v = report.witnesses[i];
-        Violation out;
-        if (v.is_object()) {
-            Reader vr = reader_of(v, "/verdict/violations/" + std::to_string(i));
-            out.kind = vr.string("kind", "");
-            out.key = vr.string("key", "");
-            out.message = vr.string("message", "");
-            if (const json* w = vr.find("witness"))
-                out.witness = *w;
-        }
-        s.violations.push_back(std::move(out));
-    }
+    s.violations = report.witnesses;
     s.violation_count = report.violation_count();
     for (const auto& check : report.checks) {
         if (check.verdict() == checker::Verdict::Invalid)

@@ -14,6 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "report.hpp"
+
 namespace lockbench::dashboard {
 
 struct LatencyStats {
@@ -43,12 +45,9 @@ struct TimePoint {
 
 enum class Validity { valid, invalid, unknown };
 
-struct Violation {
-    std::string kind;
-    std::string key;
-    std::string message;     // the checker's sentence: time, key, processes, tokens
-    nlohmann::json witness;  // shape owned by the checker; read with witness_window()
-};
+// The checker's own witness type: kind, key, its sentence (time, key, processes, tokens) and the
+// evidence, read with witness_window().
+using Violation = checker::Witness;
 
 struct RunSummary {
     std::string strategy;

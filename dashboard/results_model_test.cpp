@@ -103,11 +103,11 @@ TEST(ResultsModelTest, WrongTypesNameTheirPath) {
 
 TEST(ResultsModelTest, WitnessWindowAndProcessesFromAnyShape) {
     RunSummary s = parse_summary(sample_summary());
-    auto w = witness_window(s.violations[0].witness);
+    auto w = witness_window(s.violations[0].evidence);
     ASSERT_TRUE(w.has_value());
     EXPECT_EQ(w->first, 100);
     EXPECT_EQ(w->second, 1200);
-    EXPECT_EQ(witness_processes(s.violations[0].witness), (std::vector<std::int64_t>{1, 2}));
+    EXPECT_EQ(witness_processes(s.violations[0].evidence), (std::vector<std::int64_t>{1, 2}));
     EXPECT_FALSE(witness_window(json::object()).has_value());
 }
 
