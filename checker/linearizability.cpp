@@ -140,7 +140,7 @@ struct LinearizabilityChecker::Impl {
         std::vector<Partition> partitions;
         if (model != Model::None) {
             for (const auto& [key, history] : keys) {
-                partitions.push_back(make_partition(key, history));
+                partitions.push_back(make_partition(key, history, options.every_fail_observes));
             }
         }
         // Largest first, so one long key does not start last and set the wall time alone.

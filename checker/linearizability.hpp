@@ -29,6 +29,10 @@ struct LinearizabilityOptions {
     std::chrono::duration<double> time_limit{30.0};         // then the answer is "unknown"
     std::size_t memory_limit_bytes = std::size_t{2} << 30;  // then the answer is "unknown"
     unsigned threads = 0;                                   // 0: std::thread::hardware_concurrency
+    // Every failed conditional op (cas, acquire, release) observed its condition, whatever its
+    // error says - as a checker written for a store whose conditional ops fail only on a
+    // mismatch reads that store's failures. Default: only a fail whose error names the condition.
+    bool every_fail_observes = false;
 };
 
 // Fed every event of a history (nemesis events included; it ignores what its model does not

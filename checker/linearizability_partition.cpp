@@ -49,7 +49,8 @@ namespace {
 // The op the model sees, or nullopt for one that cannot constrain any linearization: a fail the
 // model gives no meaning to did not happen (HISTORY.md), and a read of unknown outcome observes
 // nothing.
-std::optional<ModelOp> to_model_op(const RecordedOp& recorded, std::int32_t dense_process) {
+std::optional<ModelOp> to_model_op(const RecordedOp& recorded, std::int32_t dense_process,
+                                   bool every_fail_observes) {
     ModelOp op;
     op.kind = recorded.kind;
     op.process = dense_process;
@@ -64,7 +65,11 @@ std::optional<ModelOp> to_model_op(const RecordedOp& recorded, std::int32_t dens
         case Status::Fail: {
             // A fail is an observation only when its error names the model's failure condition;
             // any other fail did not happen and constrains nothing (Jepsen's meaning).
+            const bool conditional = recorded.kind == OpKind::Cas ||
+                                     recorded.kind == OpKind::Acquire ||
+                                     recorded.kind == OpKind::Release;
             const bool observation =
+                (every_fail_observes && conditional) ||
                 (recorded.kind == OpKind::Cas && recorded.error == history::kMismatch) ||
                 (recorded.kind == OpKind::Acquire && recorded.error == history::kHeld) ||
                 (recorded.kind == OpKind::Release && recorded.error == history::kNotHeld);
@@ -120,7 +125,8 @@ SearchResult search_with(const Partition& partition, SearchBudget& budget) {
 
 }  // namespace
 
-Partition make_partition(const std::string& key, const KeyHistory& history) {
+Partition make_partition(const std::string& key, const KeyHistory& history,
+                         bool every_fail_observes) {
     Partition partition;
     partition.key = &key;
     partition.history = &history;
@@ -131,7 +137,7 @@ Partition make_partition(const std::string& key, const KeyHistory& history) {
         const std::int32_t process =
             dense.try_emplace(recorded.process, static_cast<std::int32_t>(dense.size()))
                 .first->second;
-        auto op = to_model_op(recorded, process);
+        auto op = to_model_op(recorded, process, every_fail_observes);
         if (!op) {
             continue;
         }

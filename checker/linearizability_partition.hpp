@@ -69,7 +69,9 @@ struct Partition {
 // The op a model takes from an event's `f`, nullopt for one it ignores.
 std::optional<OpKind> op_kind(Model model, std::string_view f);
 std::string_view op_name(OpKind kind);
-Partition make_partition(const std::string& key, const KeyHistory& history);
+// every_fail_observes: LinearizabilityOptions::every_fail_observes.
+Partition make_partition(const std::string& key, const KeyHistory& history,
+                         bool every_fail_observes);
 SearchResult search_partition(Model model, const Partition& partition, SearchBudget& budget);
 
 // The report writer: one violation as the check's JSON, and who took part in it.

@@ -59,16 +59,18 @@ nlohmann::json violation_json(Model model, const Partition& partition) {
     for (std::size_t i = omitted; i < prefix.size(); ++i) {
         shown.push_back(op_json(recorded[partition.ops[prefix[i]].source]));
     }
-    std::string message =
-        *partition.key + ": not linearizable against " + std::string(to_string(model));
+    std::string message = (partition.key->empty() ? "" : *partition.key + ": ") +
+                          "not linearizable against " + std::string(to_string(model));
     nlohmann::json unplaceable = nullptr;
     if (partition.result.unplaceable) {
         const RecordedOp& op = recorded[partition.ops[*partition.result.unplaceable].source];
         unplaceable = op_json(op);
         message += ": process " + std::to_string(op.process) + "'s " +
                    std::string(op_name(op.kind)) +
-                   (op.status == Status::Fail ? " (failed, " + op.error + ")" : "") + " (index " +
-                   std::to_string(op.invoke_index) + ") cannot be placed after " +
+                   (op.status != Status::Fail ? ""
+                    : op.error.empty()        ? " (failed)"
+                                              : " (failed, " + op.error + ")") +
+                   " (index " + std::to_string(op.invoke_index) + ") cannot be placed after " +
                    std::to_string(prefix.size()) + " ops";
     }
     nlohmann::json concurrent = nlohmann::json::array();

@@ -16,7 +16,9 @@ std::optional<Model> parse_model(std::string_view name) {
     if (name == "rwlock") {
         return Model::RwLock;
     }
-    if (name == "register") {
+    // Knossos's two register models: ours is the cas register, which on a history of reads and
+    // writes only is Knossos's plain register.
+    if (name == "register" || name == "cas-register") {
         return Model::Register;
     }
     return std::nullopt;

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <new>
 #include <optional>
 #include <signal.h>
@@ -21,7 +22,9 @@
 #include <CLI/CLI.hpp>
 
 #include "check.hpp"
+#include "edn.hpp"
 #include "gate.hpp"
+#include "jepsen_history.hpp"
 #include "redis_server.hpp"
 #include "registry.hpp"
 #include "run.hpp"
@@ -115,6 +118,8 @@ int run_command(const RunFlags& f) {
 
 struct CheckFlags {
     std::string history_file;
+    std::string format = "auto";
+    std::string fail_means = "error";
     std::string model = "none";
     std::vector<std::string> checks;
     double time_limit_s = 30;
@@ -122,6 +127,16 @@ struct CheckFlags {
     std::int64_t liveness_bound_ms = 10'000;
     std::optional<std::int64_t> starvation_bound_ms;
 };
+
+std::string read_whole_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        throw std::system_error(errno, std::generic_category(), "cannot read " + path);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (in.bad())
+        throw std::system_error(errno, std::generic_category(), "cannot read " + path);
+    return text;
+}
 
 // `lockbench check`: judges a history without Redis. 0 valid, 1 violation, 2 bad input, 3 unknown.
 int check_command(const CheckFlags& f) {
@@ -140,11 +155,27 @@ int check_command(const CheckFlags& f) {
                 "--checks linearizability needs a model: --model mutex|rwlock|register");
         }
     }
+    options.linearizability.every_fail_observes = f.fail_means == "observation";
+    const bool edn =
+        f.format == "edn" ||
+        (f.format == "auto" && std::filesystem::path(f.history_file).extension() == ".edn");
     checker::Report report;
+    checker::ConvertedHistory converted;
     try {
-        report = checker::check_history(std::filesystem::path(f.history_file), options);
-    } catch (const checker::HistoryError& e) {
+        if (edn) {
+            // Jepsen's EDN goes through the same reader and checks as history.jsonl.
+            converted = checker::jepsen_to_jsonl(read_whole_file(f.history_file));
+            std::istringstream in(converted.jsonl);
+            report = checker::check_history(in, options);
+        } else {
+            report = checker::check_history(std::filesystem::path(f.history_file), options);
+        }
+    } catch (const checker::edn::EdnError& e) {
         std::cerr << "lockbench: " << f.history_file << ": " << e.what() << "\n";
+        return kExitUsage;
+    } catch (const checker::HistoryError& e) {
+        std::cerr << "lockbench: " << f.history_file << ": "
+                  << (edn ? converted.locate(e) : std::string(e.what())) << "\n";
         return kExitUsage;
     } catch (const std::system_error& e) {  // the history file is missing or unreadable
         std::cerr << "lockbench: " << e.what() << "\n";
@@ -292,20 +323,34 @@ int main(int argc, char** argv) {
     baseline_opt->excludes(write_opt);
 
     CheckFlags cf;
-    auto* check =
-        app.add_subcommand("check",
-                           "Judge a history.jsonl: mutual exclusion, fencing, resource, liveness, "
-                           "linearizability (0 valid, 1 violation, 2 bad input, 3 unknown)");
+    auto* check = app.add_subcommand(
+        "check",
+        "Judge a history (history.jsonl, or Jepsen's history.edn): mutual exclusion, fencing, "
+        "resource, liveness, "
+        "linearizability (0 valid, 1 violation, 2 bad input, 3 unknown)");
     check
         ->add_option("history", cf.history_file,
-                     "history.jsonl, in the format of checker/HISTORY.md")
+                     "history.jsonl (checker/HISTORY.md), or a Jepsen history.edn")
         ->required()
         ->check(CLI::ExistingFile);
     check
+        ->add_option("--format", cf.format,
+                     "jsonl or edn (Jepsen's history.edn); auto: edn for a .edn file")
+        ->check(CLI::IsMember({"auto", "jsonl", "edn"}))
+        ->capture_default_str();
+    check
+        ->add_option("--fail-means", cf.fail_means,
+                     "error: a failed cas/acquire/release observed its condition only when its "
+                     "error says so (mismatch, held, not-held), otherwise it did not happen, as "
+                     "in Jepsen; observation: every failed one observed its condition")
+        ->check(CLI::IsMember({"error", "observation"}))
+        ->capture_default_str();
+    check
         ->add_option("--model", cf.model,
                      "Linearizability model: mutex and rwlock are lease locks (a grant may end "
-                     "when the lease its acquire asked for runs out), register a cas register")
-        ->check(CLI::IsMember({"none", "mutex", "rwlock", "register"}))
+                     "when the lease its acquire asked for runs out), register (or Knossos's "
+                     "name cas-register) a cas register that starts nil")
+        ->check(CLI::IsMember({"none", "mutex", "rwlock", "register", "cas-register"}))
         ->capture_default_str();
     check
         ->add_option("--checks", cf.checks,

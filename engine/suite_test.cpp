@@ -132,6 +132,41 @@ TEST(CheckCliTest, ARegisterHistoryIsJudgedByLinearizabilityAlone) {
     EXPECT_EQ(lines(bad_check.err), 1u) << bad_check.err;
 }
 
+// A Jepsen user's history.edn, checked in one command; EDN that is not EDN is bad input, located.
+TEST(CheckCliTest, AJepsenEdnHistoryIsCheckedAsItIs) {
+    TempDir scratch;
+    const fs::path history = scratch.path() / "history.edn";
+    write(history, R"({:index 0, :type :invoke, :f :write, :value [k1 3], :process 0, :time 10}
+{:index 1, :type :ok, :f :write, :value [k1 3], :process 0, :time 20}
+{:index 2, :type :invoke, :f :cas, :value [k1 [3 4]], :process 1, :time 30}
+{:index 3, :type :fail, :f :cas, :value [k1 [3 4]], :process 1, :time 40} ; no :error
+{:index 4, :type :invoke, :f :read, :value [k1 nil], :process 0, :time 50}
+{:index 5, :type :ok, :f :read, :value [k1 3], :process 0, :time 60})");
+    Cli jepsen = lockbench(scratch.path(), "check '" + history.string() + "' --model cas-register");
+    EXPECT_EQ(jepsen.code, 0) << jepsen.out << jepsen.err;
+    EXPECT_NE(jepsen.out.find("linearizability   VALID    register, 3 ops on 1 key"),
+              std::string::npos)
+        << jepsen.out;
+    Cli observed = lockbench(scratch.path(), "check '" + history.string() +
+                                                 "' --model cas-register --fail-means observation");
+    EXPECT_EQ(observed.code, 1) << observed.out << observed.err;
+
+    const fs::path broken = scratch.path() / "broken.edn";
+    write(broken, "[{:type :invoke, :f :read, :process 0}\n {:type :ok :f}]");
+    Cli bad = lockbench(scratch.path(), "check '" + broken.string() + "'");
+    EXPECT_EQ(bad.code, 2) << bad.out << bad.err;
+    EXPECT_EQ(bad.err, "lockbench: " + broken.string() +
+                           ": line 2, column 15: the map key f has no value\n");
+    // --format says how to read a file whatever its name.
+    const fs::path renamed = scratch.path() / "history.txt";
+    fs::copy(history, renamed);
+    EXPECT_EQ(lockbench(scratch.path(), "check '" + renamed.string() + "' --model register").code,
+              2);
+    Cli as_edn =
+        lockbench(scratch.path(), "check '" + renamed.string() + "' --model register --format edn");
+    EXPECT_EQ(as_edn.code, 0) << as_edn.out << as_edn.err;
+}
+
 // A history that is not there is bad input (exit 2), in one line naming the file and why.
 TEST(CheckCliTest, AMissingHistoryFileIsBadInputInOneLine) {
     TempDir scratch;

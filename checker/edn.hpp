@@ -1,0 +1,70 @@
+#pragma once
+
+// A small, strict reader of EDN (https://github.com/edn-format/edn) for what Jepsen histories use:
+// maps, vectors, lists, sets, keywords, symbols, strings, characters, integers, floats, nil,
+// booleans, comments (`;`), discards (`#_`) and tagged elements (`#inst "…"`, a record's
+// `#jepsen.history.Op{…}`: the tag is dropped, the element kept). Values come out as JSON:
+// keywords and symbols become their name without the colon (`:invoke` → "invoke"), nil → null,
+// vectors, lists and sets → arrays, maps → objects (their keys must be keywords, symbols or
+// strings). An error names the line and column of the offending character.
+
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace lockbench::checker::edn {
+
+class EdnError : public std::runtime_error {
+  public:
+    EdnError(std::size_t line, std::size_t column, const std::string& what)
+        : std::runtime_error("line " + std::to_string(line) + ", column " + std::to_string(column) +
+                             ": " + what),
+          line_(line),
+          column_(column) {}
+    std::size_t line() const { return line_; }
+    std::size_t column() const { return column_; }
+
+  private:
+    std::size_t line_;
+    std::size_t column_;
+};
+
+// Reads the top-level forms of a text one at a time. The text must outlive the reader.
+class Reader {
+  public:
+    explicit Reader(std::string_view text) : text_(text) {}
+
+    // The next top-level form; false at the end of the text. Throws EdnError.
+    bool next(nlohmann::json& out);
+    // Where the last form returned by next() began (1-based), and, when it is a vector, list or
+    // set, where each of its elements began.
+    std::size_t form_line() const { return form_line_; }
+    const std::vector<std::size_t>& element_lines() const { return element_lines_; }
+
+  private:
+    nlohmann::json read_form(int depth);
+    nlohmann::json read_collection(char close, int depth);
+    nlohmann::json read_map(int depth);
+    nlohmann::json read_string();
+    nlohmann::json read_atom();
+    void skip_space();
+    [[noreturn]] void fail(const std::string& what) const;
+    [[noreturn]] void fail_at(std::size_t line, std::size_t column, const std::string& what) const;
+    char peek() const { return pos_ < text_.size() ? text_[pos_] : '\0'; }
+    bool at_end() const { return pos_ >= text_.size(); }
+    char take();
+
+    std::string_view text_;
+    std::size_t pos_ = 0;
+    std::size_t line_ = 1;
+    std::size_t column_ = 1;
+    std::size_t form_line_ = 0;
+    std::vector<std::size_t> element_lines_;
+};
+
+}  // namespace lockbench::checker::edn

@@ -1,0 +1,123 @@
+#include "jepsen_history.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "edn.hpp"
+
+namespace lockbench::checker {
+
+using nlohmann::json;
+
+namespace {
+
+struct Op {
+    json map;
+    std::size_t line = 0;
+};
+
+bool is_client(const json& op) {
+    const auto it = op.find("process");
+    return it != op.end() && it->is_number_integer();
+}
+
+std::string text_of(const json& v) {
+    return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+}  // namespace
+
+std::string ConvertedHistory::locate(const HistoryError& e) const {
+    std::string what = e.what();
+    const std::string prefix = "line " + std::to_string(e.line()) + ": ";
+    if (what.rfind(prefix, 0) == 0)
+        what.erase(0, prefix.size());
+    if (e.line() >= 1 && e.line() <= edn_lines.size())
+        return "line " + std::to_string(edn_lines[e.line() - 1]) + ": " + what;
+    return what;
+}
+
+ConvertedHistory jepsen_to_jsonl(std::string_view edn_text) {
+    edn::Reader reader(edn_text);
+    std::vector<Op> ops;
+    json form;
+    bool one_collection = false;
+    while (reader.next(form)) {
+        const bool collection = form.is_array();
+        if (one_collection || (collection && !ops.empty())) {
+            throw HistoryError(reader.form_line(),
+                               "a history is one vector (or list) of ops, or a sequence of op "
+                               "maps, not both");
+        }
+        if (collection) {
+            one_collection = true;
+            const auto& lines = reader.element_lines();
+            for (std::size_t i = 0; i < form.size(); ++i)
+                ops.push_back({std::move(form[i]), i < lines.size() ? lines[i] : 0});
+        } else {
+            ops.push_back({std::move(form), reader.form_line()});
+        }
+    }
+
+    ConvertedHistory out;
+    bool any_client = false;
+    bool all_pairs = true;
+    for (const Op& op : ops) {
+        if (!op.map.is_object())
+            throw HistoryError(op.line, "an op must be a map, not " + op.map.dump());
+        if (!is_client(op.map))
+            continue;
+        any_client = true;
+        const auto v = op.map.find("value");
+        all_pairs = all_pairs && v != op.map.end() && v->is_array() && v->size() == 2;
+    }
+    out.independent = any_client && all_pairs;
+
+    std::int64_t last_time = 0;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+        const json& op = ops[i].map;
+        const std::size_t line = ops[i].line;
+        const auto field = [&](const char* name) -> const json* {
+            const auto it = op.find(name);
+            return it == op.end() || it->is_null() ? nullptr : &*it;
+        };
+        const json* type = field("type");
+        if (!type || !type->is_string())
+            throw HistoryError(line, "an op needs :type (:invoke, :ok, :fail or :info)");
+        const json* f = field("f");
+        if (!f || !(f->is_string() || f->is_number()))
+            throw HistoryError(line, "an op needs :f");
+        const json* process = field("process");
+        if (!process)
+            throw HistoryError(line, "an op needs :process");
+        json value = op.contains("value") ? op.at("value") : json();
+        std::string key;
+        if (out.independent && process->is_number_integer()) {
+            key = text_of(value[0]);
+            value = json(value[1]);
+        }
+        std::int64_t time = static_cast<std::int64_t>(i);
+        if (const json* t = field("time"); t && t->is_number_integer())
+            time = t->get<std::int64_t>();
+        else
+            time = std::max(last_time, time);
+        last_time = time;
+
+        std::string& s = out.jsonl;
+        s += "{\"index\":" + std::to_string(i) +
+             ",\"type\":" + json(type->get<std::string>()).dump();
+        s += ",\"process\":";
+        s += process->is_number_integer() ? process->dump() : std::string("\"nemesis\"");
+        s += ",\"f\":" + json(text_of(*f)).dump();
+        if (!key.empty())
+            s += ",\"key\":" + json(key).dump();
+        s += ",\"value\":" + value.dump();
+        s += ",\"time\":" + std::to_string(time);
+        if (const json* error = field("error"))
+            s += ",\"error\":" + json(text_of(*error)).dump();
+        s += "}\n";
+        out.edn_lines.push_back(line);
+    }
+    return out;
+}
+
+}  // namespace lockbench::checker

@@ -1,0 +1,233 @@
+// Jepsen's EDN histories: the EDN reader on its own, and whole histories checked through EDN
+// agreeing with the same histories checked as JSONL.
+
+#include "jepsen_history.hpp"
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "check.hpp"
+#include "edn.hpp"
+#include "history_generator.hpp"
+
+namespace lockbench::checker {
+namespace {
+
+using nlohmann::json;
+
+json read_one(const std::string& text) {
+    edn::Reader reader(text);
+    json out;
+    EXPECT_TRUE(reader.next(out)) << text;
+    json extra;
+    EXPECT_FALSE(reader.next(extra)) << "more than one form in " << text;
+    return out;
+}
+
+std::string error_of(const std::string& text) {
+    try {
+        edn::Reader reader(text);
+        json out;
+        while (reader.next(out)) {
+        }
+    } catch (const edn::EdnError& e) {
+        return e.what();
+    }
+    return "no error";
+}
+
+TEST(EdnReader, ReadsWhatHistoriesUse) {
+    EXPECT_EQ(
+        read_one(R"({:type :invoke, :f :cas, :value [1 4], :process 101, :time 99286665244})"),
+        json::parse(R"({"type":"invoke","f":"cas","value":[1,4],"process":101,
+                              "time":99286665244})"));
+    EXPECT_EQ(read_one("(1 -2 +3 4N 2.5 -1e3 1.5M nil true false)"),
+              json::parse("[1,-2,3,4,2.5,-1000.0,1.5,null,true,false]"));
+    EXPECT_EQ(read_one(R"(#{:a "b\"c\n\u00e9" sym \x \newline})"),
+              json::parse(R"(["a","b\"c\né","sym","x","\n"])"));
+    EXPECT_EQ(read_one("[1 #_ 2 3 ; a comment\n #_{:x 1} 4]"), json::parse("[1,3,4]"));
+    EXPECT_EQ(read_one(R"(#jepsen.history.Op{:index 0 :f :read} )"),
+              json::parse(R"({"index":0,"f":"read"})"));
+    EXPECT_EQ(read_one(R"({:error [:timeout "no reply"], :ns/kw :x})"),
+              json::parse(R"({"error":["timeout","no reply"],"ns/kw":"x"})"));
+}
+
+TEST(EdnReader, ErrorsNameLineAndColumn) {
+    EXPECT_EQ(error_of("[{:a 1}\n {:b }]"), "line 2, column 6: the map key b has no value");
+    EXPECT_EQ(error_of("{:a 1\n"), "line 2, column 1: the text ends inside a map (missing '}')");
+    EXPECT_EQ(error_of("[1 2)"), "line 1, column 5: unexpected ')'");
+    EXPECT_EQ(error_of("{:a 1 :a 2}"), "line 1, column 7: the map key a appears twice");
+    EXPECT_EQ(error_of("\"abc"), "line 1, column 5: the text ends inside a string");
+    EXPECT_EQ(error_of("{1 2}"),
+              "line 1, column 2: a map key must be a keyword, a symbol or a string");
+    EXPECT_EQ(error_of("1/2"), "line 1, column 1: ratios are not supported: 1/2");
+    EXPECT_EQ(error_of("99999999999999999999"),
+              "line 1, column 1: integer out of the 64-bit range: 99999999999999999999");
+    std::string deep(100, '[');
+    EXPECT_EQ(error_of(deep).rfind("line 1, column 66: nested deeper than 64 levels", 0), 0u)
+        << error_of(deep);
+}
+
+// A JSON value as EDN: null is nil, arrays are vectors.
+std::string edn_of(const json& v) {
+    if (v.is_null())
+        return "nil";
+    if (!v.is_array())
+        return v.dump();
+    std::string out = "[";
+    for (std::size_t i = 0; i < v.size(); ++i)
+        out += (i ? " " : "") + edn_of(v[i]);
+    return out + "]";
+}
+
+// The same history as Jepsen would write it: keys as jepsen.independent tuples, keywords for
+// types and functions, every third map over two lines, a comment now and then.
+std::string as_edn(const std::string& jsonl, bool vector_of_ops) {
+    std::istringstream in(jsonl);
+    std::string out = vector_of_ops ? "[" : "";
+    int n = 0;
+    for (std::string line; std::getline(in, line); ++n) {
+        const json e = json::parse(line);
+        const json value = e.contains("value") ? e["value"] : json();
+        out += "{:index " + e["index"].dump() + ", :type :" + e["type"].get<std::string>() +
+               ", :process " + (e["process"].is_string() ? ":nemesis" : e["process"].dump()) +
+               ", :f :" + e["f"].get<std::string>() + (n % 3 == 0 ? ",\n  " : ", ") + ":value " +
+               (e.contains("key") ? edn_of(json::array({e["key"], value})) : edn_of(value)) +
+               ", :time " + e["time"].dump();
+        if (e.contains("error"))
+            out += ", :error :" + e["error"].get<std::string>();
+        out += "}";
+        out += n % 7 == 0 ? " ; op " + std::to_string(n) + "\n" : "\n";
+    }
+    return out + (vector_of_ops ? "]\n" : "");
+}
+
+Report check_jsonl(const std::string& jsonl, const CheckOptions& options) {
+    std::istringstream in(jsonl);
+    return check_history(in, options);
+}
+
+Report check_edn(const std::string& edn_text, const CheckOptions& options) {
+    const ConvertedHistory converted = jepsen_to_jsonl(edn_text);
+    std::istringstream in(converted.jsonl);
+    return check_history(in, options);
+}
+
+void expect_same_judgement(const Report& a, const Report& b) {
+    EXPECT_EQ(a.verdict, b.verdict);
+    EXPECT_EQ(a.events, b.events);
+    ASSERT_NE(a.check("linearizability"), nullptr);
+    ASSERT_NE(b.check("linearizability"), nullptr);
+    for (const char* field : {"keys", "ops", "violations"}) {
+        EXPECT_EQ(a.check("linearizability")->count(field),
+                  b.check("linearizability")->count(field))
+            << field;
+    }
+    ASSERT_EQ(a.witnesses.size(), b.witnesses.size());
+    for (std::size_t i = 0; i < a.witnesses.size(); ++i)
+        EXPECT_EQ(a.witnesses[i].message, b.witnesses[i].message);
+}
+
+TEST(JepsenHistory, AnEdnHistoryIsJudgedAsTheSameJsonlHistory) {
+    CheckOptions options;
+    options.model = Model::Register;
+    for (std::uint64_t seed : {1, 2, 3}) {
+        // Reads, writes and cas on two keys, with lost replies (info) and failed cas.
+        const std::string jsonl = testing::RegisterHistoryGenerator(seed, 5, 2).generate(600);
+        for (bool vector_of_ops : {true, false}) {
+            SCOPED_TRACE("seed " + std::to_string(seed) + (vector_of_ops ? " vector" : " maps"));
+            const std::string edn_text = as_edn(jsonl, vector_of_ops);
+            const ConvertedHistory converted = jepsen_to_jsonl(edn_text);
+            EXPECT_TRUE(converted.independent);
+            const Report from_jsonl = check_jsonl(jsonl, options);
+            const Report from_edn = check_edn(edn_text, options);
+            EXPECT_EQ(from_jsonl.verdict, Verdict::Valid);
+            EXPECT_EQ(from_edn.check("linearizability")->count("keys"), 2u);
+            expect_same_judgement(from_jsonl, from_edn);
+        }
+    }
+}
+
+TEST(JepsenHistory, ANonLinearizableEdnHistoryFailsWithTheSameWitness) {
+    CheckOptions options;
+    options.model = Model::Register;
+    std::string jsonl = testing::RegisterHistoryGenerator(7, 5, 2).generate(400);
+    // One read sees a value nobody wrote.
+    std::istringstream in(jsonl);
+    std::string corrupted;
+    bool done = false;
+    for (std::string line; std::getline(in, line);) {
+        json e = json::parse(line);
+        if (!done && e["type"] == "ok" && e["f"] == "read") {
+            e["value"] = 987654;
+            line = e.dump();
+            done = true;
+        }
+        corrupted += line + "\n";
+    }
+    jsonl = corrupted;
+    ASSERT_NE(jsonl.find("987654"), std::string::npos);
+    const Report from_jsonl = check_jsonl(jsonl, options);
+    const Report from_edn = check_edn(as_edn(jsonl, true), options);
+    EXPECT_EQ(from_jsonl.verdict, Verdict::Invalid);
+    expect_same_judgement(from_jsonl, from_edn);
+}
+
+// Knossos's data: no :time, no :index, one key, nemesis ops among the client's.
+constexpr const char* kFailedCasWithoutError = R"(
+[{:process 0, :type :invoke, :f :write, :value 1}
+ {:process 0, :type :ok, :f :write, :value 1}
+ {:process :nemesis, :type :info, :f :start, :value nil}
+ {:process 1, :type :invoke, :f :cas, :value [1 4]}
+ {:process 1, :type :fail, :f :cas, :value [1 4]}
+ {:process 2, :type :invoke, :f :read, :value nil}
+ {:process 2, :type :ok, :f :read, :value 1}
+ {:process :nemesis, :type :info, :f :stop, :value nil}])";
+
+TEST(JepsenHistory, AFailedCasWithoutAnErrorDidNotHappenUnlessEveryFailObserves) {
+    CheckOptions options;
+    options.model = Model::Register;
+    const ConvertedHistory converted = jepsen_to_jsonl(kFailedCasWithoutError);
+    EXPECT_FALSE(converted.independent);
+    // As Jepsen means it: the failed cas did not happen, and the read of 1 is fine.
+    EXPECT_EQ(check_edn(kFailedCasWithoutError, options).verdict, Verdict::Valid);
+    // Read as an observation, it says the register did not hold 1 - but it did.
+    options.linearizability.every_fail_observes = true;
+    const Report observed = check_edn(kFailedCasWithoutError, options);
+    EXPECT_EQ(observed.verdict, Verdict::Invalid);
+    ASSERT_EQ(observed.witnesses.size(), 1u);
+    EXPECT_EQ(observed.witnesses[0].message,
+              "not linearizable against register: process 1's cas (failed) (index 3) cannot be "
+              "placed after 1 ops");
+}
+
+TEST(JepsenHistory, AMalformedOpNamesItsEdnLine) {
+    const std::string text = "{:process 0, :type :invoke, :f :read}\n\n{:process 0, :type :ok}\n";
+    try {
+        jepsen_to_jsonl(text);
+        FAIL() << "no error";
+    } catch (const HistoryError& e) {
+        EXPECT_STREQ(e.what(), "line 3: an op needs :f");
+    }
+    // A fault the JSONL reader finds is located on the EDN line too.
+    const std::string unpaired =
+        "{:process 0, :type :invoke, :f :read}\n"
+        "{:process 0, :type :invoke, :f :write, :value 3}\n";
+    const ConvertedHistory converted = jepsen_to_jsonl(unpaired);
+    try {
+        std::istringstream in(converted.jsonl);
+        check_history(in, {});
+        FAIL() << "no error";
+    } catch (const HistoryError& e) {
+        EXPECT_EQ(converted.locate(e),
+                  "line 2: process 0 invokes `write` while its `read` from line 1 is still in "
+                  "flight");
+    }
+}
+
+}  // namespace
+}  // namespace lockbench::checker
