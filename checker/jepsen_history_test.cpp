@@ -205,6 +205,39 @@ TEST(JepsenHistory, AFailedCasWithoutAnErrorDidNotHappenUnlessEveryFailObserves)
               "placed after 1 ops");
 }
 
+// A register that held 0 before the history began, as `--initial 0` says.
+TEST(JepsenHistory, TheRegisterStartsNilUnlessTheInitialValueIsGiven) {
+    const std::string cas_from_zero = R"([
+ {:process 0, :type :invoke, :f :cas, :value [0 1]}  {:process 0, :type :ok, :f :cas, :value [0 1]}
+ {:process 1, :type :invoke, :f :read}  {:process 1, :type :ok, :f :read, :value 1}])";
+    CheckOptions options;
+    options.model = Model::Register;
+    EXPECT_EQ(check_edn(cas_from_zero, options).verdict, Verdict::Invalid);
+    options.linearizability.initial_value = 0;
+    EXPECT_EQ(check_edn(cas_from_zero, options).verdict, Verdict::Valid);
+    options.linearizability.initial_value = 5;
+    EXPECT_EQ(check_edn(cas_from_zero, options).verdict, Verdict::Invalid);
+}
+
+// Process 1 releases the lock process 0 took: Knossos's mutex allows it, an owner-aware one does
+// not. A release of a free lock is impossible in both.
+TEST(JepsenHistory, UnownedMutexIsKnossossMutex) {
+    const std::string someone_elses_release = R"([
+ {:process 0, :type :invoke, :f :acquire}  {:process 0, :type :ok, :f :acquire}
+ {:process 1, :type :invoke, :f :release}  {:process 1, :type :ok, :f :release}
+ {:process 2, :type :invoke, :f :acquire}  {:process 2, :type :ok, :f :acquire}])";
+    const std::string free_release = R"([
+ {:process 0, :type :invoke, :f :release}  {:process 0, :type :ok, :f :release}])";
+    CheckOptions options;
+    options.only = std::vector<std::string>{"linearizability"};
+    options.model = Model::UnownedMutex;
+    EXPECT_EQ(check_edn(someone_elses_release, options).verdict, Verdict::Valid);
+    EXPECT_EQ(check_edn(free_release, options).verdict, Verdict::Invalid);
+    options.model = Model::Mutex;
+    EXPECT_EQ(check_edn(someone_elses_release, options).verdict, Verdict::Invalid);
+    EXPECT_EQ(check_edn(free_release, options).verdict, Verdict::Invalid);
+}
+
 TEST(JepsenHistory, AMalformedOpNamesItsEdnLine) {
     const std::string text = "{:process 0, :type :invoke, :f :read}\n\n{:process 0, :type :ok}\n";
     try {

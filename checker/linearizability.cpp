@@ -159,7 +159,8 @@ struct LinearizabilityChecker::Impl {
                     partition.result.verdict = SearchOutcome::Stopped;
                     continue;
                 }
-                partition.result = search_partition(model, partition, budget);
+                partition.result =
+                    search_partition(model, partition, budget, options.initial_value);
                 if (partition.result.verdict == SearchOutcome::NotLinearizable) {
                     budget.stop.store(true);  // the answer is false whatever the others say
                 }

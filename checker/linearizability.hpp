@@ -21,8 +21,9 @@
 
 namespace lockbench::checker {
 
-enum class Model { None, Mutex, RwLock, Register };
-std::optional<Model> parse_model(std::string_view name);  // "none", "mutex", "rwlock", "register"
+enum class Model { None, Mutex, RwLock, Register, UnownedMutex };
+// "none", "mutex", "rwlock", "register" (also "cas-register"), "unowned-mutex"
+std::optional<Model> parse_model(std::string_view name);
 std::string_view to_string(Model model);
 
 struct LinearizabilityOptions {
@@ -33,6 +34,8 @@ struct LinearizabilityOptions {
     // error says - as a checker written for a store whose conditional ops fail only on a
     // mismatch reads that store's failures. Default: only a fail whose error names the condition.
     bool every_fail_observes = false;
+    // The register's value before the first op (nullopt: nil, as Knossos's (cas-register)).
+    std::optional<std::int64_t> initial_value;
 };
 
 // Fed every event of a history (nemesis events included; it ignores what its model does not

@@ -7,7 +7,7 @@ namespace lockbench::checker::lin {
 using wgl::WglSearch;
 
 std::optional<OpKind> op_kind(Model model, std::string_view f) {
-    if (model == Model::Mutex || model == Model::RwLock) {
+    if (model == Model::Mutex || model == Model::RwLock || model == Model::UnownedMutex) {
         if (f == "acquire") {
             return OpKind::Acquire;
         }
@@ -118,8 +118,9 @@ std::optional<ModelOp> to_model_op(const RecordedOp& recorded, std::int32_t dens
 }
 
 template <class M>
-SearchResult search_with(const Partition& partition, SearchBudget& budget) {
-    WglSearch<M> search(partition.ops, partition.required_ops, budget);
+SearchResult search_with(const Partition& partition, SearchBudget& budget,
+                         typename M::State initial = M::initial()) {
+    WglSearch<M> search(partition.ops, partition.required_ops, budget, std::move(initial));
     return search.run();
 }
 
@@ -150,14 +151,20 @@ Partition make_partition(const std::string& key, const KeyHistory& history,
     return partition;
 }
 
-SearchResult search_partition(Model model, const Partition& partition, SearchBudget& budget) {
+SearchResult search_partition(Model model, const Partition& partition, SearchBudget& budget,
+                              std::optional<std::int64_t> initial_value) {
     switch (model) {
         case Model::Mutex:
             return search_with<MutexModel>(partition, budget);
         case Model::RwLock:
             return search_with<RwLockModel>(partition, budget);
+        case Model::UnownedMutex:
+            return search_with<UnownedMutexModel>(partition, budget);
         case Model::Register:
-            return search_with<RegisterModel>(partition, budget);
+            return search_with<RegisterModel>(partition, budget,
+                                              initial_value
+                                                  ? RegisterModel::State{*initial_value, false}
+                                                  : RegisterModel::initial());
         case Model::None:
             break;
     }

@@ -72,7 +72,9 @@ std::string_view op_name(OpKind kind);
 // every_fail_observes: LinearizabilityOptions::every_fail_observes.
 Partition make_partition(const std::string& key, const KeyHistory& history,
                          bool every_fail_observes);
-SearchResult search_partition(Model model, const Partition& partition, SearchBudget& budget);
+// initial_value: LinearizabilityOptions::initial_value (the register model only).
+SearchResult search_partition(Model model, const Partition& partition, SearchBudget& budget,
+                              std::optional<std::int64_t> initial_value);
 
 // The report writer: one violation as the check's JSON, and who took part in it.
 nlohmann::json violation_json(Model model, const Partition& partition);

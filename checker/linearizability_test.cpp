@@ -105,7 +105,8 @@ std::vector<std::uint64_t> prefix_invokes(const json& result) {
 }
 
 TEST(ModelNames, RoundTrip) {
-    for (Model m : {Model::None, Model::Mutex, Model::RwLock, Model::Register}) {
+    for (Model m :
+         {Model::None, Model::Mutex, Model::RwLock, Model::Register, Model::UnownedMutex}) {
         EXPECT_EQ(parse_model(to_string(m)), m);
     }
     EXPECT_EQ(to_string(Model::RwLock), "rwlock");

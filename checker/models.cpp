@@ -16,6 +16,9 @@ std::optional<Model> parse_model(std::string_view name) {
     if (name == "rwlock") {
         return Model::RwLock;
     }
+    if (name == "unowned-mutex") {
+        return Model::UnownedMutex;
+    }
     // Knossos's two register models: ours is the cas register, which on a history of reads and
     // writes only is Knossos's plain register.
     if (name == "register" || name == "cas-register") {
@@ -32,6 +35,8 @@ std::string_view to_string(Model model) {
             return "mutex";
         case Model::RwLock:
             return "rwlock";
+        case Model::UnownedMutex:
+            return "unowned-mutex";
         case Model::Register:
             return "register";
     }
@@ -88,6 +93,22 @@ std::optional<MutexModel::State> MutexModel::step(const State& state, const Mode
             return next;
         }
         return freed();
+    }
+    return std::nullopt;
+}
+
+std::optional<UnownedMutexModel::State> UnownedMutexModel::step(const State& state,
+                                                                const ModelOp& op) {
+    const bool observation = op.outcome == OpOutcome::Observation;
+    if (op.kind == OpKind::Acquire) {
+        if (observation)
+            return state.held ? std::optional{state} : std::nullopt;
+        return state.held ? std::nullopt : std::optional{State{true}};
+    }
+    if (op.kind == OpKind::Release) {
+        if (observation)
+            return state.held ? std::nullopt : std::optional{state};
+        return state.held ? std::optional{State{false}} : std::nullopt;
     }
     return std::nullopt;
 }

@@ -138,6 +138,24 @@ struct RwLockModel {
     }
 };
 
+// Knossos's mutex: one lock, no owner and no lease. An acquire takes it when free; a release frees
+// it whoever calls it, and a release of a free lock cannot happen. (An acquire refused as "held"
+// observed it held; a release refused as "not-held" observed it free.)
+struct UnownedMutexModel {
+    static constexpr bool kProcessMatters = false;
+    struct State {
+        bool held = false;
+        friend bool operator==(const State&, const State&) = default;
+    };
+
+    static State initial() { return {}; }
+    static std::optional<State> step(const State& state, const ModelOp& op);
+    static std::uint64_t hash(const State& state) {
+        return state.held ? 0x68656c64ULL : 0x66726565ULL;
+    }
+    static std::size_t heap_bytes(const State&) { return 0; }
+};
+
 // A compare-and-set register; it starts absent ("nil"), which a read reports as null.
 struct RegisterModel {
     static constexpr bool kProcessMatters = false;

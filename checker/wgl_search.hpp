@@ -70,10 +70,12 @@ class WglSearch {
   public:
     using State = typename M::State;
 
-    WglSearch(const std::vector<SearchOp>& ops, std::size_t required_ops, SearchBudget& budget)
+    WglSearch(const std::vector<SearchOp>& ops, std::size_t required_ops, SearchBudget& budget,
+              State initial = M::initial())
         : ops_(ops),
           required_ops_(required_ops),
           budget_(budget),
+          initial_(std::move(initial)),
           linearized_(required_ops, ops.size() - required_ops, 0x5eed ^ ops.size()) {
         build_list();
         find_dominators();
@@ -290,7 +292,7 @@ class WglSearch {
     }
 
     SearchOutcome search() {
-        State state = M::initial();
+        State state = initial_;
         std::uint32_t entry = entries_[kHead].next;
         std::uint32_t until_budget_check = kBudgetCheckEvery;
         while (true) {
@@ -433,6 +435,7 @@ class WglSearch {
     const std::vector<SearchOp>& ops_;
     std::size_t required_ops_;
     SearchBudget& budget_;
+    State initial_;
     LinearizedSet linearized_;
     std::vector<Entry> entries_;
     std::vector<std::size_t> dominator_begin_;  // op i's dominators: [begin[i], begin[i + 1])

@@ -120,6 +120,7 @@ struct CheckFlags {
     std::string history_file;
     std::string format = "auto";
     std::string fail_means = "error";
+    std::string initial = "nil";
     std::string model = "none";
     std::vector<std::string> checks;
     double time_limit_s = 30;
@@ -156,6 +157,20 @@ int check_command(const CheckFlags& f) {
         }
     }
     options.linearizability.every_fail_observes = f.fail_means == "observation";
+    if (f.initial != "nil") {
+        if (options.model != checker::Model::Register)
+            throw lockbench::WorkloadError(
+                "--initial is the register's first value: it needs "
+                "--model register or cas-register");
+        std::size_t used = 0;
+        try {
+            options.linearizability.initial_value = std::stoll(f.initial, &used);
+        } catch (const std::exception&) {
+            used = 0;
+        }
+        if (used != f.initial.size() || f.initial.empty())
+            throw lockbench::WorkloadError("--initial must be an integer or nil, not " + f.initial);
+    }
     const bool edn =
         f.format == "edn" ||
         (f.format == "auto" && std::filesystem::path(f.history_file).extension() == ".edn");
@@ -348,9 +363,15 @@ int main(int argc, char** argv) {
     check
         ->add_option("--model", cf.model,
                      "Linearizability model: mutex and rwlock are lease locks (a grant may end "
-                     "when the lease its acquire asked for runs out), register (or Knossos's "
-                     "name cas-register) a cas register that starts nil")
-        ->check(CLI::IsMember({"none", "mutex", "rwlock", "register", "cas-register"}))
+                     "when the lease its acquire asked for runs out) and owner-aware; "
+                     "unowned-mutex is Knossos's mutex (any release frees it); register (or "
+                     "Knossos's name cas-register) a cas register that starts nil")
+        ->check(
+            CLI::IsMember({"none", "mutex", "unowned-mutex", "rwlock", "register", "cas-register"}))
+        ->capture_default_str();
+    check
+        ->add_option("--initial", cf.initial,
+                     "The register's value before the first op: an integer, or nil")
         ->capture_default_str();
     check
         ->add_option("--checks", cf.checks,
