@@ -203,6 +203,17 @@ TEST(JepsenHistory, AFailedCasWithoutAnErrorDidNotHappenUnlessEveryFailObserves)
     EXPECT_EQ(observed.witnesses[0].message,
               "not linearizable against register: process 1's cas (failed) (index 3) cannot be "
               "placed after 1 ops");
+    // Knossos's report: the op that could not be placed, the last that was, and the path of
+    // model states that led there.
+    const json& lin = observed.check("linearizability")->fields;
+    EXPECT_EQ(lin["valid?"], false);
+    EXPECT_EQ(lin["op"]["f"], "cas");
+    EXPECT_EQ(lin["op"]["process"], 1);
+    EXPECT_EQ(lin["previous-ok"]["f"], "write");
+    EXPECT_EQ(lin["final-paths"],
+              json::parse(R"([[{"op": )" + lin["previous-ok"].dump() +
+                          R"(, "model": {"value": 1}}, {"op": )" + lin["op"].dump() +
+                          R"(, "model": "inconsistent"}]])"));
 }
 
 // A register that held 0 before the history began, as `--initial 0` says.
@@ -236,6 +247,17 @@ TEST(JepsenHistory, UnownedMutexIsKnossossMutex) {
     options.model = Model::Mutex;
     EXPECT_EQ(check_edn(someone_elses_release, options).verdict, Verdict::Invalid);
     EXPECT_EQ(check_edn(free_release, options).verdict, Verdict::Invalid);
+
+    // The final path names real processes (the search numbers them densely per key).
+    const std::string high_ids = R"([
+ {:process 10, :type :invoke, :f :acquire}  {:process 10, :type :ok, :f :acquire}
+ {:process 11, :type :invoke, :f :release}  {:process 11, :type :ok, :f :release}])";
+    const Report r = check_edn(high_ids, options);
+    const json& path = r.check("linearizability")->fields["final-paths"][0];
+    ASSERT_EQ(path.size(), 2u) << path.dump();
+    EXPECT_EQ(path[0]["model"], json::parse(R"({"holder": 10, "depth": 1})"));
+    EXPECT_EQ(path[1]["op"]["process"], 11);
+    EXPECT_EQ(path[1]["model"], "inconsistent");
 }
 
 TEST(JepsenHistory, AMalformedOpNamesItsEdnLine) {

@@ -159,8 +159,7 @@ struct LinearizabilityChecker::Impl {
                     partition.result.verdict = SearchOutcome::Stopped;
                     continue;
                 }
-                partition.result =
-                    search_partition(model, partition, budget, options.initial_value);
+                partition.result = search_partition(model, partition, budget, options);
                 if (partition.result.verdict == SearchOutcome::NotLinearizable) {
                     budget.stop.store(true);  // the answer is false whatever the others say
                 }
@@ -185,7 +184,7 @@ struct LinearizabilityChecker::Impl {
         for (const Partition& partition : partitions) {
             switch (partition.result.verdict) {
                 case SearchOutcome::NotLinearizable:
-                    violations.push_back(violation_json(model, partition));
+                    violations.push_back(violation_json(model, partition, options.initial_value));
                     if (partition.result.unplaceable) {
                         processes.push_back(process_of(partition, *partition.result.unplaceable));
                     }
@@ -225,6 +224,15 @@ struct LinearizabilityChecker::Impl {
             report["reason"] = memory_limit ? "memory limit" : "time limit";
         }
         report["elapsed_s"] = std::chrono::duration<double>(Clock::now() - started).count();
+        // Knossos's own fields, for a Jepsen user's tools: the first key's failure.
+        report["valid?"] = report["valid"];
+        if (!violations.empty()) {
+            const auto& w = violations.front()["witness"];
+            const auto& prefix = w["longest_prefix"];
+            report["op"] = w["unplaceable"];
+            report["previous-ok"] = prefix.empty() ? nlohmann::json(nullptr) : prefix.back();
+            report["final-paths"] = nlohmann::json::array({w["final_path"]});
+        }
         report["violations"] = std::move(violations);
         return report;
     }

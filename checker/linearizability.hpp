@@ -36,6 +36,8 @@ struct LinearizabilityOptions {
     bool every_fail_observes = false;
     // The register's value before the first op (nullopt: nil, as Knossos's (cas-register)).
     std::optional<std::int64_t> initial_value;
+    // Off: Lowe's WGL search with memoisation alone, without our prunings (benchmarks only).
+    bool prune = true;
 };
 
 // Fed every event of a history (nemesis events included; it ignores what its model does not

@@ -118,9 +118,9 @@ std::optional<ModelOp> to_model_op(const RecordedOp& recorded, std::int32_t dens
 }
 
 template <class M>
-SearchResult search_with(const Partition& partition, SearchBudget& budget,
+SearchResult search_with(const Partition& partition, SearchBudget& budget, bool prune,
                          typename M::State initial = M::initial()) {
-    WglSearch<M> search(partition.ops, partition.required_ops, budget, std::move(initial));
+    WglSearch<M> search(partition.ops, partition.required_ops, budget, std::move(initial), prune);
     return search.run();
 }
 
@@ -152,16 +152,18 @@ Partition make_partition(const std::string& key, const KeyHistory& history,
 }
 
 SearchResult search_partition(Model model, const Partition& partition, SearchBudget& budget,
-                              std::optional<std::int64_t> initial_value) {
+                              const LinearizabilityOptions& options) {
+    const bool prune = options.prune;
+    const auto& initial_value = options.initial_value;
     switch (model) {
         case Model::Mutex:
-            return search_with<MutexModel>(partition, budget);
+            return search_with<MutexModel>(partition, budget, prune);
         case Model::RwLock:
-            return search_with<RwLockModel>(partition, budget);
+            return search_with<RwLockModel>(partition, budget, prune);
         case Model::UnownedMutex:
-            return search_with<UnownedMutexModel>(partition, budget);
+            return search_with<UnownedMutexModel>(partition, budget, prune);
         case Model::Register:
-            return search_with<RegisterModel>(partition, budget,
+            return search_with<RegisterModel>(partition, budget, prune,
                                               initial_value
                                                   ? RegisterModel::State{*initial_value, false}
                                                   : RegisterModel::initial());

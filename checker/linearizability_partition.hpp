@@ -72,12 +72,16 @@ std::string_view op_name(OpKind kind);
 // every_fail_observes: LinearizabilityOptions::every_fail_observes.
 Partition make_partition(const std::string& key, const KeyHistory& history,
                          bool every_fail_observes);
-// initial_value: LinearizabilityOptions::initial_value (the register model only).
+// With LinearizabilityOptions' initial register value and prunings.
 SearchResult search_partition(Model model, const Partition& partition, SearchBudget& budget,
-                              std::optional<std::int64_t> initial_value);
+                              const LinearizabilityOptions& options);
 
 // The report writer: one violation as the check's JSON, and who took part in it.
-nlohmann::json violation_json(Model model, const Partition& partition);
+// Its witness: the longest linearizable prefix (the last kPrefixShown ops), the op that could not
+// be placed, the ops concurrent with it, and Knossos's final path - the last ops of the prefix with
+// the model state each left, then the unplaceable op ("model": "inconsistent").
+nlohmann::json violation_json(Model model, const Partition& partition,
+                              std::optional<std::int64_t> initial_value);
 std::int64_t process_of(const Partition& partition, std::uint32_t op);
 
 }  // namespace lockbench::checker::lin

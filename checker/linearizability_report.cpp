@@ -6,6 +6,7 @@ namespace {
 
 constexpr std::size_t kPrefixShown = 50;
 constexpr std::size_t kConcurrentShown = 10;
+constexpr std::size_t kPathShown = 10;
 
 nlohmann::json op_json(const RecordedOp& op) {
     nlohmann::json value = nullptr;
@@ -45,13 +46,100 @@ nlohmann::json op_json(const RecordedOp& op) {
             {"status", status}};
 }
 
+// The real process of each dense id the search used.
+std::vector<std::int64_t> processes_by_dense_id(const Partition& partition) {
+    std::vector<std::int64_t> real;
+    for (const SearchOp& op : partition.ops) {
+        const auto dense = static_cast<std::size_t>(op.op.process);
+        if (dense >= real.size())
+            real.resize(dense + 1, -1);
+        real[dense] = partition.history->ops[op.source].process;
+    }
+    return real;
+}
+
+using Processes = std::vector<std::int64_t>;
+
+nlohmann::json process_json(std::int32_t dense, const Processes& real) {
+    return dense >= 0 && static_cast<std::size_t>(dense) < real.size()
+               ? nlohmann::json(real[static_cast<std::size_t>(dense)])
+               : nlohmann::json(nullptr);
+}
+
+// What each model's state looks like to a person reading a witness.
+nlohmann::json describe(const MutexModel::State& s, const Processes& real) {
+    if (s.holder == MutexModel::kFree)
+        return {{"holder", nullptr}};
+    return {{"holder", process_json(s.holder, real)}, {"depth", s.depth}};
+}
+nlohmann::json describe(const RwLockModel::State& s, const Processes& real) {
+    nlohmann::json readers = nlohmann::json::array();
+    for (const auto& r : s.readers)
+        readers.push_back(process_json(r.process, real));
+    return {{"writer", s.writer == RwLockModel::kNoWriter ? nlohmann::json(nullptr)
+                                                          : process_json(s.writer, real)},
+            {"readers", std::move(readers)}};
+}
+nlohmann::json describe(const UnownedMutexModel::State& s, const Processes&) {
+    return {{"locked", s.held}};
+}
+nlohmann::json describe(const RegisterModel::State& s, const Processes&) {
+    return {{"value", s.nil ? nlohmann::json(nullptr) : nlohmann::json(s.value)}};
+}
+
+// Knossos's final path: the last ops of the longest linearizable prefix, each with the model
+// state it left, then the op no state could take.
+template <class M>
+nlohmann::json final_path(const Partition& partition, typename M::State state) {
+    const auto& recorded = partition.history->ops;
+    const auto& prefix = partition.result.longest_prefix;
+    const Processes real = processes_by_dense_id(partition);
+    nlohmann::json path = nlohmann::json::array();
+    for (std::size_t i = 0; i < prefix.size(); ++i) {
+        const auto next = M::step(state, partition.ops[prefix[i]].op);
+        if (!next)
+            break;  // cannot happen: the prefix is a linearization
+        state = *next;
+        if (i + kPathShown >= prefix.size()) {
+            path.push_back({{"op", op_json(recorded[partition.ops[prefix[i]].source])},
+                            {"model", describe(state, real)}});
+        }
+    }
+    if (partition.result.unplaceable) {
+        path.push_back(
+            {{"op", op_json(recorded[partition.ops[*partition.result.unplaceable].source])},
+             {"model", "inconsistent"}});
+    }
+    return path;
+}
+
+nlohmann::json final_path(Model model, const Partition& partition,
+                          std::optional<std::int64_t> initial_value) {
+    switch (model) {
+        case Model::Mutex:
+            return final_path<MutexModel>(partition, MutexModel::initial());
+        case Model::RwLock:
+            return final_path<RwLockModel>(partition, RwLockModel::initial());
+        case Model::UnownedMutex:
+            return final_path<UnownedMutexModel>(partition, UnownedMutexModel::initial());
+        case Model::Register:
+            return final_path<RegisterModel>(
+                partition, initial_value ? RegisterModel::State{*initial_value, false}
+                                         : RegisterModel::initial());
+        case Model::None:
+            break;
+    }
+    return nlohmann::json::array();
+}
+
 }  // namespace
 
 std::int64_t process_of(const Partition& partition, std::uint32_t op) {
     return partition.history->ops[partition.ops[op].source].process;
 }
 
-nlohmann::json violation_json(Model model, const Partition& partition) {
+nlohmann::json violation_json(Model model, const Partition& partition,
+                              std::optional<std::int64_t> initial_value) {
     const auto& recorded = partition.history->ops;
     const auto& prefix = partition.result.longest_prefix;
     const std::size_t omitted = prefix.size() > kPrefixShown ? prefix.size() - kPrefixShown : 0;
@@ -87,7 +175,8 @@ nlohmann::json violation_json(Model model, const Partition& partition) {
              {{"longest_prefix", std::move(shown)},
               {"longest_prefix_omitted", omitted},
               {"unplaceable", std::move(unplaceable)},
-              {"concurrent", std::move(concurrent)}}}};
+              {"concurrent", std::move(concurrent)},
+              {"final_path", final_path(model, partition, initial_value)}}}};
 }
 
 }  // namespace lockbench::checker::lin

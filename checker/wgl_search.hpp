@@ -70,15 +70,22 @@ class WglSearch {
   public:
     using State = typename M::State;
 
+    // prune: our two prunings (symmetry breaking among equivalent ops, and no alternatives after
+    // an op that changes no state); off, the search is Lowe's WGL with memoisation alone, for
+    // the benchmark that measures what they buy.
     WglSearch(const std::vector<SearchOp>& ops, std::size_t required_ops, SearchBudget& budget,
-              State initial = M::initial())
+              State initial = M::initial(), bool prune = true)
         : ops_(ops),
           required_ops_(required_ops),
           budget_(budget),
           initial_(std::move(initial)),
+          prune_(prune),
           linearized_(required_ops, ops.size() - required_ops, 0x5eed ^ ops.size()) {
         build_list();
-        find_dominators();
+        if (prune_)
+            find_dominators();
+        else
+            dominator_begin_.assign(ops_.size() + 1, 0);
     }
 
     ~WglSearch() { budget_.memory_used_bytes.fetch_sub(reported_bytes_); }
@@ -313,7 +320,7 @@ class WglSearch {
                     continue;
                 }
                 if (auto next = M::step(state, op.op)) {
-                    const bool preserves_state = never_changes_state(op.op);
+                    const bool preserves_state = prune_ && never_changes_state(op.op);
                     const std::size_t bit = bit_of(current.op);
                     linearized_.set(bit);
                     if (cache_.insert(linearized_.hash() ^ M::hash(*next), linearized_, *next)) {
@@ -436,6 +443,7 @@ class WglSearch {
     std::size_t required_ops_;
     SearchBudget& budget_;
     State initial_;
+    bool prune_;
     LinearizedSet linearized_;
     std::vector<Entry> entries_;
     std::vector<std::size_t> dominator_begin_;  // op i's dominators: [begin[i], begin[i + 1])

