@@ -68,7 +68,11 @@ ConvertedHistory jepsen_to_jsonl(std::string_view edn_text) {
             continue;
         any_client = true;
         const auto v = op.map.find("value");
-        all_pairs = all_pairs && v != op.map.end() && v->is_array() && v->size() == 2;
+        const bool pair = v != op.map.end() && v->is_array() && v->size() == 2;
+        // A cas's own value is a pair too: in an independent history it sits inside one.
+        const auto f = op.map.find("f");
+        const bool bare_cas = pair && f != op.map.end() && *f == "cas" && !(*v)[1].is_array();
+        all_pairs = all_pairs && pair && !bare_cas;
     }
     out.independent = any_client && all_pairs;
 

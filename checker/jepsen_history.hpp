@@ -8,9 +8,9 @@
 //
 // - `:type` invoke|ok|fail|info, `:f` any name, `:process` an integer, or :nemesis (any other
 //   non-integer process is the nemesis too).
-// - `:value` as it is; a history where every client op's value is a pair `[k v]` is a
-//   jepsen.independent history: `k` becomes the key, `v` the value, and each key is checked on its
-//   own (in parallel).
+// - `:value` as it is; a history where every client op's value is a pair `[k v]` (a cas's being
+//   `[k [from to]]`) is a jepsen.independent history: `k` becomes the key, `v` the value, and each
+//   key is checked on its own (in parallel).
 // - `:time` (ns) when present, else the op's position; `:index` is renumbered from 0.
 // - `:error` as text: a keyword or string as it is, anything else in its JSON form.
 

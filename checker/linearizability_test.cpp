@@ -7,10 +7,14 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
+
+#include "check.hpp"
+#include "jepsen_history.hpp"
 
 namespace lockbench::checker {
 namespace {
@@ -920,6 +924,48 @@ void cross_check(Model model, std::uint64_t seed, int histories,
     EXPECT_LT(valid, histories - histories / 20);
 }
 
+// The same random history as Jepsen would write it (EDN), read back through jepsen_to_jsonl and
+// judged by `lockbench check`'s path: it must agree with the brute-force oracle too.
+std::string as_edn(const std::vector<Event>& history) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < history.size(); ++i) {
+        const Event& e = history[i];
+        static const char* const types[] = {"invoke", "ok", "fail", "info"};
+        std::string value = "nil";
+        if (e.cas)
+            value = "[" + std::to_string(e.cas->first) + " " + std::to_string(e.cas->second) + "]";
+        else if (e.number)
+            value = std::to_string(*e.number);
+        else if (e.f == "acquire" && e.type == EventType::Invoke)
+            value = std::string("{:mode :") +
+                    (e.mode == LockMode::Shared ? "shared" : "exclusive") +
+                    (e.lease_ms ? ", :lease_ms " + std::to_string(*e.lease_ms) : "") + "}";
+        out += "{:type :" + std::string(types[static_cast<int>(e.type)]) + ", :process " +
+               std::to_string(e.process) + ", :f :" + e.f + ", :value " + value + ", :time " +
+               std::to_string(static_cast<std::int64_t>(i) * kEventSpacingNs) +
+               (e.error.empty() ? "" : ", :error :" + e.error) + "}\n";
+    }
+    return out + "]";
+}
+
+void cross_check_edn(Model model, std::uint64_t seed, int histories) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    std::mt19937_64 rng(seed);
+    CheckOptions options;
+    options.model = model;
+    options.only = std::vector<std::string>{"linearizability"};
+    for (int i = 0; i < histories; ++i) {
+        std::vector<Event> history = random_history(model, rng, 2 + static_cast<int>(rng() % 6));
+        SCOPED_TRACE("history " + std::to_string(i));
+        const std::string edn_text = as_edn(history);
+        const ConvertedHistory converted = jepsen_to_jsonl(edn_text);
+        std::istringstream in(converted.jsonl);
+        const Report report = check_history(in, options);
+        const bool expected = brute_force_linearizable(model, history);
+        ASSERT_EQ(report.verdict, expected ? Verdict::Valid : Verdict::Invalid) << edn_text;
+    }
+}
+
 std::uint64_t test_seed() {
     return std::random_device{}();
 }
@@ -943,6 +989,10 @@ TEST(CrossCheck, PlainWglMatchesBruteForce) {
     plain.prune = false;
     for (Model model : {Model::Register, Model::Mutex, Model::RwLock, Model::UnownedMutex})
         cross_check(model, 4, 500, plain);
+}
+TEST(CrossCheck, EdnHistoriesMatchBruteForce) {
+    for (Model model : {Model::Register, Model::Mutex, Model::RwLock, Model::UnownedMutex})
+        cross_check_edn(model, 5, 500);
 }
 TEST(CrossCheck, FixedSeedsMatchBruteForce) {
     for (std::uint64_t seed : {1ULL, 2ULL, 3ULL}) {
