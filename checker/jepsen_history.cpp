@@ -69,9 +69,10 @@ ConvertedHistory jepsen_to_jsonl(std::string_view edn_text) {
         any_client = true;
         const auto v = op.map.find("value");
         const bool pair = v != op.map.end() && v->is_array() && v->size() == 2;
-        // A cas's own value is a pair too: in an independent history it sits inside one.
+        // A cas's own value [from to] is a pair too; in an independent history it sits inside one
+        // ([k [from to]], or [k nil] when a lost reply left it unknown).
         const auto f = op.map.find("f");
-        const bool bare_cas = pair && f != op.map.end() && *f == "cas" && !(*v)[1].is_array();
+        const bool bare_cas = pair && f != op.map.end() && *f == "cas" && (*v)[1].is_number();
         all_pairs = all_pairs && pair && !bare_cas;
     }
     out.independent = any_client && all_pairs;

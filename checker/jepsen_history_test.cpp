@@ -260,6 +260,19 @@ TEST(JepsenHistory, UnownedMutexIsKnossossMutex) {
     EXPECT_EQ(path[1]["model"], "inconsistent");
 }
 
+// Every value a pair: independent only when a cas's value sits inside the pair.
+TEST(JepsenHistory, ACasOnlyHistoryIsNotMistakenForAnIndependentOne) {
+    EXPECT_FALSE(jepsen_to_jsonl(R"([{:process 0, :type :invoke, :f :cas, :value [1 2]}
+                                      {:process 0, :type :fail, :f :cas, :value [1 2]}])")
+                     .independent);
+    const ConvertedHistory independent =
+        jepsen_to_jsonl(R"([{:process 0, :type :invoke, :f :cas, :value [7 [1 2]]}
+                            {:process 0, :type :info, :f :cas, :value [7 nil]}])");
+    EXPECT_TRUE(independent.independent);
+    EXPECT_NE(independent.jsonl.find(R"("key":"7","value":[1,2])"), std::string::npos)
+        << independent.jsonl;
+}
+
 TEST(JepsenHistory, AMalformedOpNamesItsEdnLine) {
     const std::string text = "{:process 0, :type :invoke, :f :read}\n\n{:process 0, :type :ok}\n";
     try {
