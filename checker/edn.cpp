@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <limits>
 
+#include "json_cursor.hpp"
+
 namespace lockbench::checker::edn {
 
 using nlohmann::json;
@@ -23,19 +25,6 @@ bool is_delimiter(char c) {
 
 bool is_digit(char c) {
     return c >= '0' && c <= '9';
-}
-
-void append_utf8(std::string& out, std::uint32_t cp) {
-    if (cp < 0x80) {
-        out.push_back(static_cast<char>(cp));
-    } else if (cp < 0x800) {
-        out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else {
-        out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-        out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    }
 }
 
 }  // namespace
@@ -191,26 +180,11 @@ json Reader::read_string() {
         if (at_end())
             fail("the text ends inside a string");
         const char e = take();
+        if (const char plain = json_cursor::unescaped(e)) {
+            out.push_back(plain);
+            continue;
+        }
         switch (e) {
-            case '"':
-            case '\\':
-                out.push_back(e);
-                break;
-            case 'n':
-                out.push_back('\n');
-                break;
-            case 't':
-                out.push_back('\t');
-                break;
-            case 'r':
-                out.push_back('\r');
-                break;
-            case 'b':
-                out.push_back('\b');
-                break;
-            case 'f':
-                out.push_back('\f');
-                break;
             case 'u': {
                 std::uint32_t cp = 0;
                 for (int i = 0; i < 4; ++i) {
@@ -225,7 +199,7 @@ json Reader::read_string() {
                     else
                         fail("\\u needs four hex digits");
                 }
-                append_utf8(out, cp);
+                json_cursor::append_utf8(out, cp);
                 break;
             }
             default:

@@ -31,6 +31,28 @@ struct Number {
     std::int64_t value = 0;
 };
 
+// The character a one-letter escape stands for (\" \\ \b \f \n \r \t, shared by JSON and EDN), or
+// '\0' for any other letter.
+inline char unescaped(char e) {
+    switch (e) {
+        case '"':
+        case '\\':
+            return e;
+        case 'b':
+            return '\b';
+        case 'f':
+            return '\f';
+        case 'n':
+            return '\n';
+        case 'r':
+            return '\r';
+        case 't':
+            return '\t';
+        default:
+            return '\0';
+    }
+}
+
 inline void append_utf8(std::string& out, std::uint32_t cp) {
     if (cp < 0x80) {
         out.push_back(static_cast<char>(cp));
@@ -355,27 +377,11 @@ class Cursor {
             if (p_ >= end_)
                 break;
             const char e = *p_++;
+            if (const char plain = e == '/' ? '/' : unescaped(e)) {
+                out.push_back(plain);
+                continue;
+            }
             switch (e) {
-                case '"':
-                case '\\':
-                case '/':
-                    out.push_back(e);
-                    break;
-                case 'b':
-                    out.push_back('\b');
-                    break;
-                case 'f':
-                    out.push_back('\f');
-                    break;
-                case 'n':
-                    out.push_back('\n');
-                    break;
-                case 'r':
-                    out.push_back('\r');
-                    break;
-                case 't':
-                    out.push_back('\t');
-                    break;
                 case 'u': {
                     std::uint32_t cp = read_hex4();
                     if (cp >= 0xD800 && cp <= 0xDBFF) {
