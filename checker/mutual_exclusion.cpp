@@ -123,6 +123,7 @@ void MutualExclusionCheck::add_violation(const std::string& key, const KeyHolds&
     ++violation_count_;
     if (observer_)
         observer_->overlap_found(earlier.id, later.id, later.start_ns);
+    count_incident(key, earlier, later);
     processes_.add(earlier.process);
     processes_.add(later.process);
     const auto released_by = freed_under(holds, earlier);
@@ -148,6 +149,52 @@ void MutualExclusionCheck::add_violation(const std::string& key, const KeyHolds&
     witnesses_.push_back(Witness{key, earlier, later, released_by});
     witnesses_of_hold_[earlier.id].push_back(index);
     witnesses_of_hold_[later.id].push_back(index);
+}
+
+void MutualExclusionCheck::count_incident(const std::string& key, const Hold& earlier,
+                                          const Hold& later) {
+    auto [it, fresh] = open_incidents_.try_emplace(earlier.id, kUnlisted);
+    if (fresh) {
+        ++incident_count_;
+        if (incidents_.size() < max_violations_) {
+            it->second = incidents_.size();
+            incidents_.push_back({key, earlier, 0, {}, later.start_ns, later.start_ns});
+        }
+    }
+    if (it->second == kUnlisted)
+        return;
+    Incident& incident = incidents_[it->second];
+    ++incident.grants;
+    incident.first_overlap_ns = std::min(incident.first_overlap_ns, later.start_ns);
+    incident.last_overlap_ns = std::max(incident.last_overlap_ns, later.start_ns);
+    auto& ps = incident.processes;
+    if (auto pos = std::lower_bound(ps.begin(), ps.end(), later.process);
+        pos == ps.end() || *pos != later.process)
+        ps.insert(pos, later.process);
+}
+
+std::string MutualExclusionCheck::message_of(const Incident& incident) {
+    const Hold& h = incident.hold;
+    std::string message = incident.key + ": " + who(h.process, h.token) + " held it from " +
+                          format_seconds(h.start_ns) +
+                          (h.end_ns ? " to " + format_seconds(*h.end_ns) : " to the end");
+    std::string processes;
+    for (std::size_t i = 0; i < incident.processes.size(); ++i) {
+        if (i == 8) {
+            processes += ", …";
+            break;
+        }
+        processes += (i ? ", " : "") + std::to_string(incident.processes[i]);
+    }
+    message += "; " + std::to_string(incident.grants) +
+               (incident.grants == 1 ? " grant" : " grants") + " to " +
+               (incident.processes.size() == 1 ? "process " : "processes ") + processes +
+               " overlapped it";
+    message += incident.first_overlap_ns == incident.last_overlap_ns
+                   ? " at " + format_seconds(incident.first_overlap_ns)
+                   : " from " + format_seconds(incident.first_overlap_ns) + " to " +
+                         format_seconds(incident.last_overlap_ns);
+    return message;
 }
 
 void MutualExclusionCheck::blame_suspect(const Released& release) {
@@ -200,6 +247,11 @@ void MutualExclusionCheck::end_hold(const std::string& key_name, std::int64_t pr
                                .end_ns = std::max(time_ns, hold->start_ns),
                                .crashed = crashed});
     }
+    if (auto incident = open_incidents_.find(hold->id); incident != open_incidents_.end()) {
+        if (incident->second != kUnlisted)
+            incidents_[incident->second].hold.end_ns = time_ns;
+        open_incidents_.erase(incident);
+    }
     if (!witnesses_of_hold_.empty()) {
         auto refs = witnesses_of_hold_.find(hold->id);
         if (refs != witnesses_of_hold_.end()) {
@@ -243,10 +295,26 @@ void MutualExclusionCheck::finish(std::int64_t end_time_ns) {
 json MutualExclusionCheck::result() const {
     if (!lock_ops_seen_)
         return not_applicable("the history has no lock operations");
-    return json{{"valid", violation_count_ == 0},   {"violations", violation_count_},
-                {"processes", processes_.sorted()}, {"holds", holds_},
-                {"nested_grants", nested_grants_},  {"ended_by_crash", ended_by_crash_},
-                {"open_at_end", open_at_end_}};
+    json incidents = json::array();
+    for (const Incident& incident : incidents_) {
+        const Hold& h = incident.hold;
+        incidents.push_back({{"key", incident.key},
+                             {"process", h.process},
+                             {"token", h.token},
+                             {"mode", mode_name(h.mode)},
+                             {"start_ns", h.start_ns},
+                             {"end_ns", h.end_ns ? json(*h.end_ns) : json(nullptr)},
+                             {"grants", incident.grants},
+                             {"processes", incident.processes},
+                             {"first_overlap_ns", incident.first_overlap_ns},
+                             {"last_overlap_ns", incident.last_overlap_ns},
+                             {"message", message_of(incident)}});
+    }
+    return json{{"valid", violation_count_ == 0},       {"violations", violation_count_},
+                {"processes", processes_.sorted()},     {"holds", holds_},
+                {"nested_grants", nested_grants_},      {"ended_by_crash", ended_by_crash_},
+                {"open_at_end", open_at_end_},          {"incidents", incident_count_},
+                {"incident_list", std::move(incidents)}};
 }
 
 json MutualExclusionCheck::violations() const {

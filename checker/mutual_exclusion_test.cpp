@@ -50,6 +50,60 @@ TEST(MutualExclusion, OverlappingExclusiveHoldsAreOneViolationNamingBoth) {
     EXPECT_EQ(w["overlap_ns"], 1500000000 - 1204000000);
 }
 
+// A paused holder and the grants made under it: three pairs, one incident (T1's story); a second
+// key's overlap is a second incident. The count stays exact when only one is listed.
+TEST(MutualExclusion, OverlapsUnderOneHoldAreOneIncident) {
+    const std::string history = R"(
+{"type":"invoke","process":0,"f":"acquire","key":"k0","value":null,"time":100000000}
+{"type":"ok","process":0,"f":"acquire","key":"k0","value":{"token":"long"},"time":100000000}
+{"type":"invoke","process":1,"f":"acquire","key":"k0","value":null,"time":200000000}
+{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"a"},"time":300000000}
+{"type":"invoke","process":1,"f":"release","key":"k0","value":{"token":"a"},"time":310000000}
+{"type":"ok","process":1,"f":"release","key":"k0","value":null,"time":310000000}
+{"type":"invoke","process":2,"f":"acquire","key":"k0","value":null,"time":320000000}
+{"type":"ok","process":2,"f":"acquire","key":"k0","value":{"token":"b"},"time":400000000}
+{"type":"invoke","process":2,"f":"release","key":"k0","value":{"token":"b"},"time":410000000}
+{"type":"ok","process":2,"f":"release","key":"k0","value":null,"time":410000000}
+{"type":"invoke","process":1,"f":"acquire","key":"k0","value":null,"time":420000000}
+{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"c"},"time":500000000}
+{"type":"invoke","process":1,"f":"release","key":"k0","value":{"token":"c"},"time":510000000}
+{"type":"ok","process":1,"f":"release","key":"k0","value":null,"time":510000000}
+{"type":"invoke","process":0,"f":"release","key":"k0","value":{"token":"long"},"time":900000000}
+{"type":"fail","process":0,"f":"release","key":"k0","value":null,"time":900000000,"error":"not-held"}
+{"type":"invoke","process":3,"f":"acquire","key":"k1","value":null,"time":950000000}
+{"type":"ok","process":3,"f":"acquire","key":"k1","value":{"token":"x"},"time":950000000}
+{"type":"invoke","process":4,"f":"acquire","key":"k1","value":null,"time":960000000}
+{"type":"ok","process":4,"f":"acquire","key":"k1","value":{"token":"y"},"time":970000000}
+)";
+    MutualExclusionCheck check;
+    run_check(check, history);
+    EXPECT_EQ(check.violation_count(), 4u);
+    const json result = check.result();
+    EXPECT_EQ(result["incidents"], 2);
+    ASSERT_EQ(result["incident_list"].size(), 2u);
+    const json& first = result["incident_list"][0];
+    EXPECT_EQ(first["key"], "k0");
+    EXPECT_EQ(first["process"], 0);
+    EXPECT_EQ(first["token"], "long");
+    EXPECT_EQ(first["start_ns"], 100000000);
+    EXPECT_EQ(first["end_ns"], 900000000);
+    EXPECT_EQ(first["grants"], 3);
+    EXPECT_EQ(first["processes"], json::parse("[1, 2]"));
+    EXPECT_EQ(first["first_overlap_ns"], 300000000);
+    EXPECT_EQ(first["last_overlap_ns"], 500000000);
+    EXPECT_EQ(first["message"],
+              "k0: process 0 (token long) held it from 0.100 s to 0.900 s; 3 grants to processes "
+              "1, 2 overlapped it from 0.300 s to 0.500 s");
+    EXPECT_EQ(result["incident_list"][1]["message"],
+              "k1: process 3 (token x) held it from 0.950 s to the end; 1 grant to process 4 "
+              "overlapped it at 0.970 s");
+
+    MutualExclusionCheck capped(1);
+    run_check(capped, history);
+    EXPECT_EQ(capped.result()["incidents"], 2);
+    EXPECT_EQ(capped.result()["incident_list"].size(), 1u);
+}
+
 TEST(MutualExclusion, ConsecutiveHoldsAreValid) {
     MutualExclusionCheck check;
     // The second grant comes after the first release's invoke, before its reply: still fine.

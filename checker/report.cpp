@@ -260,8 +260,11 @@ std::string summary_of(const CheckResult& check) {
     }
     const std::string& name = check.name;
     if (name == "mutual_exclusion") {
-        return count_text(check.count("holds"), "hold") + ", " +
-               count_text(check.violations(), "overlapping pair");
+        std::string s = count_text(check.count("holds"), "hold") + ", " +
+                        count_text(check.violations(), "overlapping pair");
+        if (check.violations() > 0)
+            s += " in " + count_text(check.count("incidents"), "incident");
+        return s;
     }
     if (name == "fencing") {
         return count_text(check.count("grants_with_fence"), "fenced grant") + ", " +
@@ -316,6 +319,26 @@ std::string format_report(const Report& report) {
         out << "  error: " << *report.error << "\n";
     for (const auto& reason : report.unknown_reasons)
         out << "  unknown: " << reason << "\n";
+    // Incidents first: one hold and everything that overlapped it reads as one story, where the
+    // pairs would repeat it a hundred times.
+    if (const CheckResult* me = report.check("mutual_exclusion")) {
+        const json list = me->fields.value("incident_list", json::array());
+        const std::uint64_t incidents = me->count("incidents");
+        if (incidents > 0 && list.is_array()) {
+            out << "incidents (" << with_commas(incidents);
+            if (list.size() < incidents)
+                out << "; the first " << with_commas(list.size()) << " listed";
+            out << "):\n";
+            std::size_t shown = 0;
+            for (const auto& incident : list) {
+                if (shown++ == kShownViolations)
+                    break;
+                out << "  " << incident.value("message", std::string()) << "\n";
+            }
+            if (incidents > kShownViolations)
+                out << "  ... and " << with_commas(incidents - kShownViolations) << " more\n";
+        }
+    }
     const std::uint64_t total = report.violation_count();
     if (total > 0) {
         const std::size_t listed = report.witnesses.size();
