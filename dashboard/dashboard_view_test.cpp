@@ -234,13 +234,35 @@ TEST_F(DashboardViewTest, TimelineDrawsTheKnownViolationInRedAndZoomsToIt) {
               summary["verdict"]["checks"]["mutual_exclusion"]["violations"].get<std::size_t>());
     EXPECT_GE(v->redBarCount(), 1);
     EXPECT_GE(red_items(v), 1);
+
+    // The run opens at its story: the first incident is selected and the timeline shows it.
+    const RunSummary& opened =
+        *w->scan()
+             .runs[static_cast<std::size_t>(run_index(*w, "set_nx_px", "short-lease"))]
+             .summary;
+    ASSERT_FALSE(opened.incidents.empty());
+    ASSERT_NE(w->violationList()->currentItem(), nullptr);
+    EXPECT_TRUE(w->violationList()->currentItem()->text().startsWith("[incident] k0: process "))
+        << w->violationList()->currentItem()->text().toStdString();
+    {
+        const auto [i0, i1] = opened.incidents.front().window();
+        const auto [z0, z1] = v->timeWindow();
+        EXPECT_LE(z0, i0);
+        EXPECT_GE(z1, i1);
+        EXPECT_LT(z1 - z0, v->timeline()->end_ns);  // zoomed in, not the whole run
+        EXPECT_TRUE(v->highlighted().count(opened.incidents.front().process));
+    }
+    v->showAll();
     const auto [full0, full1] = v->timeWindow();
 
     // The violation list says what the checker said, with its exact count.
     QListWidget* list = w->violationList();
     ASSERT_GE(list->count(), 1);
-    EXPECT_TRUE(list->item(0)->text().startsWith("[mutual exclusion] k0: process "))
-        << list->item(0)->text().toStdString();
+    const int first_witness = static_cast<int>(
+        opened.incidents.size() + (opened.incident_count > opened.incidents.size() ? 1 : 0));
+    ASSERT_GT(list->count(), first_witness);
+    EXPECT_TRUE(list->item(first_witness)->text().startsWith("[mutual exclusion] k0: process "))
+        << list->item(first_witness)->text().toStdString();
     const auto listed = summary["verdict"]["violations"].size();
     std::size_t all = 0;  // every check's exact count
     for (const auto& [name, check] : summary["verdict"]["checks"].items()) {

@@ -27,7 +27,7 @@ namespace {
 
 constexpr int kViolationKindRole = Qt::UserRole;
 constexpr int kViolationIndexRole = Qt::UserRole + 1;
-enum ViolationSource { from_checker, from_overlap, none };
+enum ViolationSource { from_checker, from_overlap, from_incident, none };
 // More rows than anyone reads; the timeline still shows every overlap in red.
 constexpr std::size_t kMaxListedOverlaps = 1000;
 constexpr int kMaxMessageLines = 8;
@@ -354,6 +354,9 @@ void MainWindow::showLoaded(int index, const Loaded& loaded) {
         live_timer_->stop();
     }
     fillViolations();
+    // A run opens at its story: the first incident, selected in the list beside the timeline.
+    if (loaded.timeline && run.summary && !run.summary->incidents.empty())
+        violations_->setCurrentRow(0);
     refreshMessages();
     emit historyLoaded(index);
 }
@@ -392,6 +395,12 @@ void MainWindow::fillViolations() {
         item->setData(kViolationIndexRole, static_cast<qulonglong>(index));
     };
     if (run.summary) {
+        // The story first: each hold and everything that overlapped it.
+        const auto& incidents = run.summary->incidents;
+        for (std::size_t i = 0; i < incidents.size(); ++i)
+            add(tr("[incident] %1").arg(qs(incidents[i].message)), from_incident, i);
+        if (run.summary->incident_count > incidents.size())
+            add(tr("… %1 incidents in all").arg(run.summary->incident_count), none, 0);
         // The checker's own sentences (time, key, processes, tokens), then its exact count.
         const auto& vs = run.summary->violations;
         for (std::size_t i = 0; i < vs.size(); ++i) {
@@ -423,6 +432,19 @@ void MainWindow::fillViolations() {
         add(t ? tr("no violations") : tr("history not read"), none, 0);
 }
 
+void MainWindow::zoomToIncident(std::size_t index) {
+    if (current_run_ < 0)
+        return;
+    const Run& run = scan_.runs[static_cast<std::size_t>(current_run_)];
+    if (!run.summary || index >= run.summary->incidents.size() || !timeline_->timeline())
+        return;
+    const Incident& incident = run.summary->incidents[index];
+    std::vector<std::int64_t> processes = incident.processes;
+    processes.push_back(incident.process);
+    const auto [t0, t1] = incident.window();
+    timeline_->zoomTo(t0, t1, processes);
+}
+
 void MainWindow::violationSelected(int row) {
     QListWidgetItem* item = violations_->item(row);
     const Timeline* t = timeline_->timeline();
@@ -432,6 +454,9 @@ void MainWindow::violationSelected(int row) {
     switch (item->data(kViolationKindRole).toInt()) {
         case from_overlap:
             timeline_->zoomToOverlap(index);
+            break;
+        case from_incident:
+            zoomToIncident(index);
             break;
         case from_checker: {
             const Violation& v =

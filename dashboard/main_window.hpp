@@ -87,6 +87,7 @@ class MainWindow : public QMainWindow {
     void refreshMessages();
     void fillViolations();
     void violationSelected(int row);
+    void zoomToIncident(std::size_t index);
     void finishLiveRun();
 
     QString results_dir_;

@@ -49,6 +49,22 @@ enum class Validity { valid, invalid, unknown };
 // evidence, read with witness_window().
 using Violation = checker::Witness;
 
+// One hold and every grant that overlapped it, as the checker's mutual-exclusion check tells it.
+struct Incident {
+    std::string key;
+    std::int64_t process = 0;
+    std::int64_t start_ns = 0;
+    std::optional<std::int64_t> end_ns;  // nullopt: still held at the end
+    std::int64_t first_overlap_ns = 0;
+    std::int64_t last_overlap_ns = 0;
+    std::uint64_t grants = 0;
+    std::vector<std::int64_t> processes;  // of the overlapping grants
+    std::string message;
+
+    // What the timeline shows of it: from the hold's start to its last overlap (or its end).
+    std::pair<std::int64_t, std::int64_t> window() const;
+};
+
 struct RunSummary {
     std::string strategy;
     std::string scenario;
@@ -67,6 +83,8 @@ struct RunSummary {
     // The checker's exact count (checker::Report::violation_count): never the witness list's
     // length.
     std::size_t violation_count = 0;
+    std::vector<Incident> incidents;           // the checker's, first ones first
+    std::size_t incident_count = 0;            // all of them
     std::vector<std::string> violated_checks;  // the checks that found something
     std::vector<std::string> unknown_reasons;  // why the verdict is unknown
     std::optional<std::string> expected;
