@@ -16,7 +16,7 @@ void write(const fs::path& p, const std::string& text) {
 }
 
 void run_suite(const fs::path& dir) {
-    std::string cmd = std::string("'") + LOCKBENCH_BINARY + "' suite --dir '" +
+    std::string cmd = std::string("'") + LOCKBENCH_BINARY + "' suite --no-yardstick --dir '" +
                       (dir / "workloads").string() + "' --out '" + (dir / "results").string() +
                       "' >> '" + (dir / "lockbench.log").string() + "' 2>&1";
     int status = std::system(cmd.c_str());

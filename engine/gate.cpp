@@ -42,6 +42,7 @@ struct Row {
     std::vector<std::string> reasons;
     std::optional<std::string> reference;
     std::optional<double> base_norm, cur_norm, change_pct, combined_noise;
+    std::optional<double> yardstick_change_pct, yardstick_noise;
     bool compared = false;
 };
 
@@ -57,6 +58,34 @@ std::string num(double d) {
     return os.str();
 }
 
+// The machine yardstick on both sides, when both have one.
+struct Yardsticks {
+    YardstickPoint base;
+    YardstickPoint cur;
+};
+
+// One comparison of normalised throughput: a drop is a problem only beyond both the limit and the
+// noise. `against` names the reference in the reasons.
+void judge_drop(Row& r, double base_norm, double cur_norm, double combined_noise,
+                const std::string& against, const GateOptions& options) {
+    if (base_norm <= 0)
+        return;
+    const double drop = 1 - cur_norm / base_norm;
+    const bool beyond_limit = cur_norm < base_norm * (1 - options.max_drop_pct / 100);
+    const bool beyond_noise = drop > options.noise_factor * combined_noise;
+    const std::string noise_words = pct(options.noise_factor * combined_noise) + " (" +
+                                    num(options.noise_factor) + "x noise " + pct(combined_noise) +
+                                    ")";
+    if (beyond_limit && beyond_noise) {
+        r.problems.push_back("SLOWER");
+        r.reasons.push_back("drop " + pct(drop) + " vs " + against + " > " +
+                            num(options.max_drop_pct) + "% limit and > " + noise_words);
+    } else if (beyond_limit) {
+        r.reasons.push_back("drop " + pct(drop) + " vs " + against + " > " +
+                            num(options.max_drop_pct) + "% limit but within " + noise_words);
+    }
+}
+
 std::string utc_iso_now() {
     std::time_t t = std::time(nullptr);
     std::tm tm{};
@@ -68,7 +97,8 @@ std::string utc_iso_now() {
 
 // Normalises the fault-free runs of one scenario that both sides have, by the same reference on
 // both sides, and judges each drop.
-void compare_scenario(const std::vector<Row*>& rows, const GateOptions& options) {
+void compare_scenario(const std::vector<Row*>& rows, const std::optional<Yardsticks>& yardsticks,
+                      const GateOptions& options) {
     std::vector<Row*> common;
     for (Row* r : rows) {
         if (r->base && r->cur && !r->base->faults && !r->cur->faults)
@@ -96,8 +126,24 @@ void compare_scenario(const std::vector<Row*>& rows, const GateOptions& options)
             r->reasons.push_back("completed no cycles (baseline " + num(base_median) + "/s)");
             continue;
         }
+        // Against the machine: every strategy slower by the same factor shows here, and only
+        // here.
+        if (yardsticks) {
+            const double base_y = r->base->median / yardsticks->base.cycles_per_s;
+            const double cur_y = r->cur->throughput.median / yardsticks->cur.cycles_per_s;
+            const double combined = std::sqrt(r->base->noise * r->base->noise +
+                                              r->cur->throughput.noise * r->cur->throughput.noise +
+                                              yardsticks->base.noise * yardsticks->base.noise +
+                                              yardsticks->cur.noise * yardsticks->cur.noise);
+            r->compared = true;
+            r->yardstick_change_pct = (cur_y / base_y - 1) * 100;
+            r->yardstick_noise = combined;
+            judge_drop(*r, base_y, cur_y, combined, "the machine (redis-benchmark)", options);
+        }
         if (!ref_base || !ref_cur) {
-            r->reasons.push_back("throughput not compared: no other strategy in this scenario");
+            r->reasons.push_back(
+                "throughput not compared to other strategies: none in this "
+                "scenario");
             continue;
         }
         const Reference& ref_b = *ref_base;
@@ -122,20 +168,11 @@ void compare_scenario(const std::vector<Row*>& rows, const GateOptions& options)
         r->combined_noise = combined;
         if (base_norm <= 0)
             continue;
-        double change = cur_norm / base_norm - 1;
-        r->change_pct = change * 100;
-        double drop = -change;
-        bool beyond_limit = cur_norm < base_norm * (1 - options.max_drop_pct / 100);
-        bool beyond_noise = drop > options.noise_factor * combined;
-        std::string noise_words = pct(options.noise_factor * combined) + " (" +
-                                  num(options.noise_factor) + "x noise " + pct(combined) + ")";
-        if (beyond_limit && beyond_noise) {
-            r->problems.push_back("SLOWER");
-            r->reasons.push_back("drop " + pct(drop) + " > " + num(options.max_drop_pct) +
-                                 "% limit and > " + noise_words);
-        } else if (beyond_limit) {
-            r->reasons.push_back("drop " + pct(drop) + " > " + num(options.max_drop_pct) +
-                                 "% limit but within " + noise_words);
+        r->change_pct = (cur_norm / base_norm - 1) * 100;
+        if (!is_reference) {
+            judge_drop(*r, base_norm, cur_norm, combined,
+                       ref_b.name == kMedianReference ? "the other strategies' median" : ref_b.name,
+                       options);
         }
     }
 }
@@ -179,7 +216,9 @@ json row_json(const Row& r) {
            {"compared", r.compared},
            {"reference", r.reference ? json(*r.reference) : json(nullptr)},
            {"change_pct", optional_number(r.change_pct)},
-           {"combined_noise", optional_number(r.combined_noise)}};
+           {"combined_noise", optional_number(r.combined_noise)},
+           {"yardstick_change_pct", optional_number(r.yardstick_change_pct)},
+           {"yardstick_noise", optional_number(r.yardstick_noise)}};
     j["baseline"] = r.base ? json{{"expected", r.base->expected ? json(*r.base->expected) : json()},
                                   {"normalised", optional_number(r.base_norm)},
                                   {"median_cycles_per_s", r.base->median},
@@ -256,13 +295,30 @@ GateResult run_gate(const json& baseline, const json& current, const GateOptions
     }
     for (auto& [key, r] : rows)
         judge_outcome(r);
+    std::vector<std::string> notes;
+    std::optional<Yardsticks> yardsticks;
+    if (!base.yardstick) {
+        notes.push_back(
+            "the baseline has no machine yardstick: throughput is compared to other "
+            "strategies only, so a slowdown of every strategy cannot be seen (refresh "
+            "the baseline)");
+    } else if (!cur.yardstick) {
+        notes.push_back(
+            "this suite measured no machine yardstick (--no-yardstick): throughput is "
+            "compared to other strategies only");
+    } else if (base.yardstick->reference().connections != cur.yardstick->reference().connections) {
+        notes.push_back(
+            "the yardsticks were measured at different connection counts: not "
+            "compared");
+    } else {
+        yardsticks = Yardsticks{base.yardstick->reference(), cur.yardstick->reference()};
+    }
     std::map<std::string, std::vector<Row*>> by_scenario;
     for (auto& [key, r] : rows)
         by_scenario[key.first].push_back(&r);
     for (const auto& [scenario, scenario_rows] : by_scenario)
-        compare_scenario(scenario_rows, options);
+        compare_scenario(scenario_rows, yardsticks, options);
 
-    std::vector<std::string> notes;
     std::size_t problems = 0;
     if (cur.interrupted) {
         ++problems;
@@ -284,8 +340,14 @@ GateResult run_gate(const json& baseline, const json& current, const GateOptions
     out << "current:  " << options.current_name << " (" << (cur.quick ? "quick" : "full")
         << " suite)\n";
     out << "throughput: fault-free runs, median per-second cycles / " << options.reference_strategy
-        << "'s in the same scenario (median of strategies where absent); SLOWER = drop > "
-        << num(options.max_drop_pct) << "% and > " << num(options.noise_factor) << "x noise\n";
+        << "'s in the same scenario (median of strategies where absent)";
+    if (yardsticks) {
+        out << " and / the machine yardstick (redis-benchmark, " << yardsticks->base.connections
+            << " connections: baseline " << num(std::round(yardsticks->base.cycles_per_s))
+            << ", current " << num(std::round(yardsticks->cur.cycles_per_s)) << " cycles/s)";
+    }
+    out << "; SLOWER = drop > " << num(options.max_drop_pct) << "% and > "
+        << num(options.noise_factor) << "x noise\n";
     for (const auto& n : notes)
         out << "note: " << n << "\n";
     char header[256];
@@ -313,6 +375,10 @@ GateResult run_gate(const json& baseline, const json& current, const GateOptions
         {"baseline",
          {{"file", options.baseline_name}, {"created", base.created}, {"quick", base.quick}}},
         {"current", {{"file", options.current_name}, {"quick", cur.quick}}},
+        {"yardstick", yardsticks ? json{{"connections", yardsticks->base.connections},
+                                        {"baseline_cycles_per_s", yardsticks->base.cycles_per_s},
+                                        {"current_cycles_per_s", yardsticks->cur.cycles_per_s}}
+                                 : json(nullptr)},
         {"notes", notes},
         {"rows", rows_json}};
     return result;
@@ -371,9 +437,13 @@ json make_baseline(const json& suite_table, const GateOptions& options) {
                         {"noise", r.throughput.noise},
                         {"samples", r.throughput.samples}});
     }
-    return {{"version", kBaselineVersion}, {"created", utc_iso_now()},
-            {"quick", suite.quick},        {"reference_strategy", options.reference_strategy},
-            {"refresh", kRefreshCommand},  {"runs", runs}};
+    return {{"version", kBaselineVersion},
+            {"created", utc_iso_now()},
+            {"quick", suite.quick},
+            {"reference_strategy", options.reference_strategy},
+            {"yardstick", suite.yardstick ? suite.yardstick->to_json() : json(nullptr)},
+            {"refresh", kRefreshCommand},
+            {"runs", runs}};
 }
 
 fs::path latest_suite_dir(const fs::path& results_dir) {

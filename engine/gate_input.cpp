@@ -25,12 +25,25 @@ std::string outcome_words(Fields& f) {
     return kinds.empty() ? "violations" : "violations: " + kinds;
 }
 
+// Optional; when present it must be whole, or the gate would divide by nothing.
+std::optional<Yardstick> yardstick_of(Fields& top) {
+    const json* y = top.find("yardstick");
+    if (!y || y->is_null())
+        return std::nullopt;
+    auto yardstick = Yardstick::from_json(*y);
+    if (!yardstick || !(yardstick->reference().cycles_per_s > 0))
+        top.fail(top.at("yardstick"), "must be a measured yardstick ({\"tool\", \"points\": "
+                                      "[{\"connections\", \"cycles_per_s\" > 0, …}]}) or null");
+    return yardstick;
+}
+
 }  // namespace
 
 CurrentSuite parse_current(const json& j, const std::string& origin) {
     Fields top(j, origin, "");
     CurrentSuite suite;
     suite.quick = top.required_boolean("quick");
+    suite.yardstick = yardstick_of(top);
     suite.interrupted = top.required_boolean("interrupted");
     const json& runs = top.required_array("runs");
     for (std::size_t i = 0; i < runs.size(); ++i) {
@@ -72,6 +85,7 @@ Baseline parse_baseline(const json& j, const std::string& origin) {
     Baseline b;
     b.created = top.required_string("created");
     b.quick = top.required_boolean("quick");
+    b.yardstick = yardstick_of(top);
     const json& runs = top.required_array("runs");
     if (runs.empty())
         top.fail("/runs", "is empty: a gate against nothing would pass anything");

@@ -14,6 +14,7 @@
 
 #include "gate.hpp"
 #include "throughput_stats.hpp"
+#include "yardstick.hpp"
 
 namespace lockbench::gate_input {
 
@@ -38,6 +39,7 @@ struct CurrentRun {
 struct CurrentSuite {
     bool quick = false;
     bool interrupted = false;
+    std::optional<Yardstick> yardstick;  // absent: a suite run with --no-yardstick, or older
     std::vector<CurrentRun> runs;
     std::map<Key, std::size_t> index;
 };
@@ -55,6 +57,7 @@ struct BaselineRun {
 struct Baseline {
     std::string created;
     bool quick = false;
+    std::optional<Yardstick> yardstick;  // absent: an older baseline
     std::vector<BaselineRun> runs;
     std::map<Key, std::size_t> index;
 };

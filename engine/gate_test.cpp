@@ -206,8 +206,8 @@ TEST(GateTest, RealDropWithLowNoiseFails) {
     EXPECT_NEAR(r["combined_noise"].get<double>(), 0.01, 1e-12);
     EXPECT_EQ(line_of(g.report, "baseline                             fenced"),
               "baseline                             fenced              0.800     0.480   -40.0%"
-              "     0.5%/0.5%        480  SLOWER: drop 40.0% > 20% limit and > 3.0% (3x noise "
-              "1.0%)");
+              "     0.5%/0.5%        480  SLOWER: drop 40.0% vs set_nx_px > 20% limit and > 3.0% "
+              "(3x noise 1.0%)");
     EXPECT_EQ(last_line(g.report), "gate: FAIL (1 problem)");
     // The others kept their ratio to set_nx_px.
     EXPECT_EQ(row(g, "baseline", "redlock")["verdict"], "ok");
@@ -240,7 +240,8 @@ TEST(GateTest, DropWithinThreeTimesTheNoisePasses) {
     EXPECT_NEAR(r["change_pct"].get<double>(), -40.0, 1e-9);
     double combined = std::sqrt(3 * 0.005 * 0.005 + 0.5 * 0.5);
     EXPECT_NEAR(r["combined_noise"].get<double>(), combined, 1e-12);
-    EXPECT_EQ(r["reasons"][0], "drop 40.0% > 20% limit but within 150.0% (3x noise 50.0%)");
+    EXPECT_EQ(r["reasons"][0],
+              "drop 40.0% vs set_nx_px > 20% limit but within 150.0% (3x noise 50.0%)");
 }
 
 TEST(GateTest, WholeMachineTwiceAsSlowPasses) {
@@ -253,6 +254,60 @@ TEST(GateTest, WholeMachineTwiceAsSlowPasses) {
         }
     }
     EXPECT_EQ(row(g, "baseline", "fenced")["current"]["median_cycles_per_s"], 400.0);
+}
+
+// A suite as measured on a machine whose yardstick (redis-benchmark's cycle bound at 8
+// connections) is `cycles_per_s`, with 0.5% noise.
+json with_yardstick(json suite, double cycles_per_s) {
+    suite["yardstick"] = {
+        {"tool", "redis-benchmark"},
+        {"points",
+         {{{"connections", 1}, {"cycles_per_s", cycles_per_s / 3}, {"noise", 0.005}},
+          {{"connections", 8}, {"cycles_per_s", cycles_per_s}, {"noise", 0.005}}}}};
+    return suite;
+}
+
+// The gate's blind spot closed: every strategy twice as slow on the same machine keeps every
+// ratio to set_nx_px, but halves every ratio to the machine.
+TEST(GateTest, EveryStrategyTwiceAsSlowOnTheSameMachineFailsAgainstTheYardstick) {
+    const json baseline = make_baseline(with_yardstick(typical_suite(), 20000));
+    GateResult g = run_gate(baseline, with_yardstick(typical_suite({{"*", 0.5}}), 20000));
+    EXPECT_FALSE(g.pass) << g.report;
+    const json& fenced = row(g, "baseline", "fenced");
+    EXPECT_EQ(fenced["verdict"], "SLOWER");
+    EXPECT_NEAR(fenced["change_pct"].get<double>(), 0.0, 1e-9);  // set_nx_px saw nothing
+    EXPECT_NEAR(fenced["yardstick_change_pct"].get<double>(), -50.0, 1e-9);
+    EXPECT_EQ(fenced["reasons"].back(),
+              "drop 50.0% vs the machine (redis-benchmark) > 20% limit and > 3.0% (3x noise 1.0%)");
+    // set_nx_px itself, and the scenario without it, are caught too.
+    EXPECT_EQ(row(g, "baseline", "set_nx_px")["verdict"], "SLOWER");
+    EXPECT_EQ(row(g, "t12-writer-starvation", "rwlock")["verdict"], "SLOWER");
+    EXPECT_EQ(g.json["yardstick"]["connections"], 8);
+    EXPECT_NE(g.report.find("/ the machine yardstick (redis-benchmark, 8 connections: baseline "
+                            "20000, current 20000 cycles/s)"),
+              std::string::npos)
+        << g.report;
+}
+
+TEST(GateTest, AMachineTwiceAsSlowPassesAgainstTheYardstick) {
+    const json baseline = make_baseline(with_yardstick(typical_suite(), 20000));
+    GateResult g = run_gate(baseline, with_yardstick(typical_suite({{"*", 0.5}}), 10000));
+    EXPECT_TRUE(g.pass) << g.report;
+    EXPECT_NEAR(row(g, "baseline", "fenced")["yardstick_change_pct"].get<double>(), 0.0, 1e-9);
+}
+
+TEST(GateTest, ABaselineWithoutAYardstickIsReadAndSaysWhatItCannotSee) {
+    // An older baseline: ratios to set_nx_px only, said so; the uniform slowdown passes unseen.
+    GateResult g = run_gate(make_baseline(typical_suite()),
+                            with_yardstick(typical_suite({{"*", 0.5}}), 20000));
+    EXPECT_TRUE(g.pass) << g.report;
+    EXPECT_NE(g.report.find("note: the baseline has no machine yardstick"), std::string::npos)
+        << g.report;
+    EXPECT_EQ(row(g, "baseline", "fenced")["yardstick_change_pct"], nullptr);
+    // A yardstick of the wrong shape is bad input, named.
+    json bad = make_baseline(with_yardstick(typical_suite(), 20000));
+    bad["yardstick"]["points"][1]["cycles_per_s"] = "fast";
+    EXPECT_THROW(run_gate(bad, typical_suite()), GateInputError);
 }
 
 TEST(GateTest, ScenarioWithoutTheReferenceUsesTheMedianOfItsOtherStrategies) {

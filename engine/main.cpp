@@ -316,6 +316,10 @@ int main(int argc, char** argv) {
     suite->add_option("--junit", junit,
                       "Write a JUnit XML file: one test case per (scenario, strategy)");
     suite->add_option("--out", so.out_dir, "Results folder")->capture_default_str();
+    bool no_yardstick = false;
+    suite->add_flag("--no-yardstick", no_yardstick,
+                    "Skip measuring the machine with redis-benchmark first (the gate then "
+                    "compares throughput to set_nx_px only)");
     suite->add_option("--dir", so.scenarios_dir, "Folder of scenario files")->capture_default_str();
 
     GateFlags gf;
@@ -446,6 +450,7 @@ int main(int argc, char** argv) {
                 so.junit = junit;
             so.progress = ::isatty(STDERR_FILENO) != 0;
             so.interrupt = &g_interrupted;
+            so.yardstick = !no_yardstick;
             auto outcome = lockbench::run_suite(so);
             std::cout << lockbench::format_table(outcome.table) << "results     "
                       << outcome.dir.string() << "\n";

@@ -10,6 +10,7 @@
 #include "report.hpp"
 #include "run.hpp"
 #include "workload.hpp"
+#include "yardstick.hpp"
 
 namespace lockbench {
 
@@ -95,6 +96,13 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
     ResultFolder folder(options.out_dir, "suite-" + utc_stamp());
     const fs::path& tmp = folder.tmp();
 
+    json yardstick = nullptr;
+    if (options.yardstick) {
+        if (options.progress)
+            std::fprintf(stderr, "\r\x1b[Kmeasuring the machine (redis-benchmark)");
+        yardstick = measure_yardstick().to_json();
+    }
+
     json runs = json::array();
     bool all_ok = true;
     for (std::size_t i = 0; i < plan.size(); ++i) {
@@ -164,6 +172,7 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
     outcome.table = {{"quick", options.quick},
                      {"interrupted", outcome.interrupted},
                      {"all_as_expected", outcome.all_as_expected},
+                     {"yardstick", yardstick},
                      {"runs", runs}};
     write_atomically(tmp / "suite.json", outcome.table.dump(2) + "\n");
     write_atomically(tmp / "report.txt", format_table(outcome.table));

@@ -23,6 +23,9 @@ struct SuiteOptions {
     std::optional<std::filesystem::path> junit;
     bool progress = false;
     const std::atomic<bool>* interrupt = nullptr;
+    // Measure the machine yardstick (yardstick.hpp) first and store it in suite.json, so the gate
+    // can see a slowdown that hits every strategy. Off: the gate compares to set_nx_px only.
+    bool yardstick = true;
 };
 
 struct SuiteOutcome {

@@ -225,6 +225,12 @@ TEST(SuiteCliTest, RunsEveryPairWritesTheTableJunitAndAWholeSuiteFolder) {
     }
     std::string junit = read(t.path() / "junit.xml");
     EXPECT_NE(junit.find("tests=\"2\" failures=\"0\""), std::string::npos) << junit;
+    // The machine was measured first, by redis-benchmark, at 1 and 8 connections.
+    ASSERT_TRUE(table["yardstick"].is_object()) << table.dump();
+    EXPECT_EQ(table["yardstick"]["tool"], "redis-benchmark");
+    ASSERT_EQ(table["yardstick"]["points"].size(), 2u);
+    EXPECT_EQ(table["yardstick"]["points"][1]["connections"], 8);
+    EXPECT_GT(table["yardstick"]["points"][1]["cycles_per_s"].get<double>(), 0);
 
     // The gate against a baseline made from this very suite passes, and says so.
     auto wb = lockbench(t.path(), "gate --current '" + suites[0].string() + "' --write-baseline '" +
@@ -234,14 +240,18 @@ TEST(SuiteCliTest, RunsEveryPairWritesTheTableJunitAndAWholeSuiteFolder) {
                                      "' --current '" + (t.path() / "results").string() + "'");
     EXPECT_EQ(g.code, 0) << g.out << g.err;
     EXPECT_NE(g.out.find("gate: PASS"), std::string::npos) << g.out;
+    EXPECT_NE(g.out.find("/ the machine yardstick (redis-benchmark, 8 connections"),
+              std::string::npos)
+        << g.out;
 }
 
 TEST(SuiteCliTest, AMalformedScenarioIsBadInputBeforeAnyServerStarts) {
     TempDir t;
     write_tiny_scenarios(t.path() / "scenarios");
     write(t.path() / "scenarios/broken.json", R"({"name": "broken", "clients": "many"})");
-    auto r = lockbench(t.path(), "suite --dir '" + (t.path() / "scenarios").string() + "' --out '" +
-                                     (t.path() / "results").string() + "'");
+    auto r =
+        lockbench(t.path(), "suite --no-yardstick --dir '" + (t.path() / "scenarios").string() +
+                                "' --out '" + (t.path() / "results").string() + "'");
     EXPECT_EQ(r.code, 2);
     EXPECT_EQ(lines(r.err), 1u) << r.err;
     EXPECT_NE(r.err.find("broken.json: /clients"), std::string::npos) << r.err;
@@ -280,8 +290,8 @@ TEST(SuiteCliTest, AFullDiskFailsTheRunWithoutAHalfWrittenResult) {
     write_tiny_scenarios(t.path() / "scenarios");
     // `ulimit -f` makes every write past 64 KiB fail with EFBIG, as a full disk fails with ENOSPC.
     auto r = lockbench(t.path(),
-                       "suite --dir '" + (t.path() / "scenarios").string() + "' --out '" +
-                           (t.path() / "results").string() + "'",
+                       "suite --no-yardstick --dir '" + (t.path() / "scenarios").string() +
+                           "' --out '" + (t.path() / "results").string() + "'",
                        "ulimit -f 64;");
     EXPECT_EQ(r.code, 4) << r.out << r.err;
     EXPECT_EQ(lines(r.err), 1u) << r.err;
@@ -350,8 +360,8 @@ TEST_P(SuiteSignalTest, StopsMidSuiteWritesAnInterruptedSuiteAndLeavesNoServer) 
     if (pid == 0) {
         std::string scenarios = (t.path() / "scenarios").string();
         std::string results = (t.path() / "results").string();
-        ::execl(LOCKBENCH_BINARY, LOCKBENCH_BINARY, "suite", "--dir", scenarios.c_str(), "--out",
-                results.c_str(), static_cast<char*>(nullptr));
+        ::execl(LOCKBENCH_BINARY, LOCKBENCH_BINARY, "suite", "--no-yardstick", "--dir",
+                scenarios.c_str(), "--out", results.c_str(), static_cast<char*>(nullptr));
         ::_exit(127);
     }
     std::this_thread::sleep_for(1500ms);

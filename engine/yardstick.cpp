@@ -1,0 +1,154 @@
+#include "yardstick.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "redis_server.hpp"
+#include "throughput_stats.hpp"
+
+extern char** environ;
+
+namespace lockbench {
+
+using nlohmann::json;
+
+namespace {
+
+// The release a set_nx_px cycle sends, as a script redis-benchmark can send with EVAL.
+constexpr const char* kReleaseScript =
+    "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) "
+    "else return 0 end";
+
+// Runs argv, returns its standard output; throws EnvironmentError naming the tool.
+std::string output_of(const std::vector<std::string>& argv) {
+    int out[2];
+    if (::pipe(out) != 0)
+        throw EnvironmentError(std::string("pipe: ") + std::strerror(errno));
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+    posix_spawn_file_actions_addclose(&actions, out[0]);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+    std::vector<char*> args;
+    for (const auto& a : argv)
+        args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    pid_t pid = 0;
+    const int spawned = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    ::close(out[1]);
+    if (spawned != 0) {
+        ::close(out[0]);
+        throw EnvironmentError(argv[0] +
+                               " not found (Debian: redis-tools): " + std::strerror(spawned));
+    }
+    std::string text;
+    char buf[4096];
+    for (ssize_t n; (n = ::read(out[0], buf, sizeof buf)) != 0;) {
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            break;
+        text.append(buf, static_cast<std::size_t>(n));
+    }
+    ::close(out[0]);
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        throw EnvironmentError(argv[0] + " failed (exit status " + std::to_string(status) + ")");
+    return text;
+}
+
+// requests/s from redis-benchmark --csv: the last line's second field, quoted.
+double rps_of(const std::string& csv, const std::string& tool) {
+    std::size_t end = csv.find_last_not_of("\r\n");
+    if (end == std::string::npos)
+        throw EnvironmentError(tool + " printed nothing");
+    const std::size_t begin = csv.rfind('\n', end);
+    const std::string line = csv.substr(begin == std::string::npos ? 0 : begin + 1, end + 1);
+    // The first field is the command, quoted, and may hold commas itself.
+    const std::size_t first_end = line.starts_with('"') ? line.find('"', 1) : line.find(',') - 1;
+    const std::size_t comma =
+        first_end == std::string::npos ? first_end : line.find(',', first_end);
+    if (comma == std::string::npos)
+        throw EnvironmentError(tool + " printed no CSV: " + line);
+    std::string field = line.substr(comma + 1, line.find(',', comma + 1) - comma - 1);
+    std::erase(field, '"');
+    char* rest = nullptr;
+    const double rps = std::strtod(field.c_str(), &rest);
+    if (rest == field.c_str() || !(rps > 0))
+        throw EnvironmentError(tool + " printed no rate: " + line);
+    return rps;
+}
+
+}  // namespace
+
+json Yardstick::to_json() const {
+    json ps = json::array();
+    for (const auto& p : points) {
+        ps.push_back({{"connections", p.connections},
+                      {"set_rps", p.set_rps},
+                      {"release_rps", p.release_rps},
+                      {"cycles_per_s", p.cycles_per_s},
+                      {"noise", p.noise}});
+    }
+    return {{"tool", tool}, {"points", ps}};
+}
+
+std::optional<Yardstick> Yardstick::from_json(const json& j) {
+    if (!j.is_object() || !j.contains("points") || !j["points"].is_array() || j["points"].empty())
+        return std::nullopt;
+    Yardstick y;
+    y.tool = j.value("tool", std::string("redis-benchmark"));
+    for (const auto& p : j["points"]) {
+        if (!p.is_object() || !p.contains("cycles_per_s") || !p["cycles_per_s"].is_number())
+            return std::nullopt;
+        y.points.push_back({p.value("connections", 1), p.value("set_rps", 0.0),
+                            p.value("release_rps", 0.0), p["cycles_per_s"].get<double>(),
+                            p.value("noise", 0.0)});
+    }
+    return y;
+}
+
+Yardstick measure_yardstick(int connections, int repeats, const std::string& redis_benchmark) {
+    RedisServer server;
+    const std::string port = std::to_string(server.port());
+    Yardstick y;
+    for (int c : {1, connections}) {
+        const std::string requests = std::to_string(c == 1 ? 10'000 : 30'000);
+        const auto bench = [&](std::vector<std::string> command) {
+            std::vector<std::string> argv{
+                redis_benchmark,   "-h", "127.0.0.1", "-p", port,     "-c",
+                std::to_string(c), "-n", requests,    "-r", "100000", "--csv"};
+            argv.insert(argv.end(), command.begin(), command.end());
+            return rps_of(output_of(argv), redis_benchmark);
+        };
+        std::vector<double> sets, releases, cycles;
+        for (int i = 0; i < repeats; ++i) {
+            const double set = bench({"set", "lock:__rand_int__", "tok", "NX", "PX", "30000"});
+            const double release = bench({"eval", kReleaseScript, "1", "lock:__rand_int__", "tok"});
+            sets.push_back(set);
+            releases.push_back(release);
+            cycles.push_back(1 / (1 / set + 1 / release));
+        }
+        YardstickPoint p;
+        p.connections = c;
+        p.set_rps = median_of(sets);
+        p.release_rps = median_of(releases);
+        p.cycles_per_s = median_of(cycles);
+        std::vector<double> deviations;
+        for (double x : cycles)
+            deviations.push_back(std::fabs(x - p.cycles_per_s));
+        p.noise = p.cycles_per_s > 0 ? median_of(deviations) / p.cycles_per_s : 0;
+        y.points.push_back(p);
+    }
+    return y;
+}
+
+}  // namespace lockbench
