@@ -273,7 +273,7 @@ Task<void> SimulatedClient::run(StartGate& gate) {
         } else {
             consecutive_errors_ = 0;
         }
-        auto think = w.think_ms.sample(rng_);
+        const auto think = w.think_ms.sample(rng_) + env_.test_cycle_delay;
         if (think.count() > 0)
             co_await session_->loop().sleep_for(think);
     }

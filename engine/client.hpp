@@ -131,6 +131,10 @@ struct ClientEnvironment {
     // Recorded on acquire invokes only where the strategy's lock really expires (HISTORY.md:
     // a lease bounds the grant); a lock without expiry has none to record.
     bool record_lease = true;
+    // Test-only, never documented to users: every cycle takes this much longer, so that a test
+    // can make "the engine" uniformly slower and show the gate catching it
+    // (LOCKBENCH_TEST_CYCLE_DELAY_MS, read in run.cpp).
+    std::chrono::microseconds test_cycle_delay{0};
 };
 
 class SimulatedClient {

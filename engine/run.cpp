@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <fstream>
@@ -120,6 +121,9 @@ RunOutcome run_workload(const RunOptions& options) {
                           connect_error};
     env.key_prefix = key_prefix;
     env.record_lease = strategy.capabilities.expires;
+    if (const char* delay = std::getenv("LOCKBENCH_TEST_CYCLE_DELAY_MS"))
+        env.test_cycle_delay = std::chrono::microseconds(
+            static_cast<std::int64_t>(std::max(0.0, std::atof(delay)) * 1000));
 
     ClientThreads clients(
         env, directory, [&](EventLoop& loop, int index, int incarnation, Clock clock) {

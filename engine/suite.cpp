@@ -96,11 +96,11 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
     ResultFolder folder(options.out_dir, "suite-" + utc_stamp());
     const fs::path& tmp = folder.tmp();
 
-    json yardstick = nullptr;
+    std::optional<Yardstick> yardstick;
     if (options.yardstick) {
         if (options.progress)
             std::fprintf(stderr, "\r\x1b[Kmeasuring the machine (redis-benchmark)");
-        yardstick = measure_yardstick().to_json();
+        yardstick = measure_yardstick();
     }
 
     json runs = json::array();
@@ -166,13 +166,19 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
              {"as_expected", s["as_expected"]},
              {"attempts", attempts}});
     }
+    // Measured again after the runs: a machine whose load changed meanwhile shows it as noise.
+    if (yardstick && !outcome.interrupted) {
+        if (options.progress)
+            std::fprintf(stderr, "\r\x1b[Kmeasuring the machine again (redis-benchmark)");
+        yardstick->absorb(measure_yardstick());
+    }
     if (options.progress)
         std::fprintf(stderr, "\r\x1b[K");
     outcome.all_as_expected = all_ok && !outcome.interrupted;
     outcome.table = {{"quick", options.quick},
                      {"interrupted", outcome.interrupted},
                      {"all_as_expected", outcome.all_as_expected},
-                     {"yardstick", yardstick},
+                     {"yardstick", yardstick ? yardstick->to_json() : json(nullptr)},
                      {"runs", runs}};
     write_atomically(tmp / "suite.json", outcome.table.dump(2) + "\n");
     write_atomically(tmp / "report.txt", format_table(outcome.table));

@@ -245,6 +245,33 @@ TEST(SuiteCliTest, RunsEveryPairWritesTheTableJunitAndAWholeSuiteFolder) {
         << g.out;
 }
 
+// The engine made slower for every strategy alike (a test-only delay per cycle): every ratio to
+// set_nx_px stays put, so only the machine yardstick can catch it - and the gate must. It measures
+// the machine, so it must have the machine to itself: DISABLED_ keeps it out of the parallel
+// list, and engine/CMakeLists.txt runs it alone (RUN_SERIAL).
+TEST(SuiteCliTest, DISABLED_TheGateCatchesAnEngineSlowedForEveryStrategy) {
+    TempDir t;
+    write_tiny_scenarios(t.path() / "scenarios");
+    const std::string suite_args =
+        "suite --dir '" + (t.path() / "scenarios").string() + "' --out '";
+    auto before = lockbench(t.path(), suite_args + (t.path() / "before").string() + "'");
+    ASSERT_EQ(before.code, 0) << before.out << before.err;
+    auto wb = lockbench(t.path(), "gate --current '" + (t.path() / "before").string() +
+                                      "' --write-baseline '" +
+                                      (t.path() / "baseline.json").string() + "'");
+    ASSERT_EQ(wb.code, 0) << wb.out << wb.err;
+    auto slowed = lockbench(t.path(), suite_args + (t.path() / "after").string() + "'",
+                            "LOCKBENCH_TEST_CYCLE_DELAY_MS=9");
+    ASSERT_EQ(slowed.code, 0) << slowed.out << slowed.err;
+    auto g = lockbench(t.path(), "gate --baseline '" + (t.path() / "baseline.json").string() +
+                                     "' --current '" + (t.path() / "after").string() + "'");
+    EXPECT_EQ(g.code, 1) << g.out << g.err;
+    EXPECT_NE(g.out.find("SLOWER: drop"), std::string::npos) << g.out;
+    EXPECT_NE(g.out.find("vs the machine (redis-benchmark)"), std::string::npos) << g.out;
+    EXPECT_EQ(g.out.find("vs set_nx_px >"), std::string::npos) << g.out;  // it saw nothing
+    EXPECT_NE(g.out.find("gate: FAIL (2 problems)"), std::string::npos) << g.out;
+}
+
 TEST(SuiteCliTest, AMalformedScenarioIsBadInputBeforeAnyServerStarts) {
     TempDir t;
     write_tiny_scenarios(t.path() / "scenarios");

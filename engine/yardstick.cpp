@@ -89,6 +89,31 @@ double rps_of(const std::string& csv, const std::string& tool) {
 
 }  // namespace
 
+namespace {
+
+void summarise(YardstickPoint& p) {
+    p.cycles_per_s = median_of(p.samples);
+    std::vector<double> deviations;
+    for (double x : p.samples)
+        deviations.push_back(std::fabs(x - p.cycles_per_s));
+    p.noise = p.cycles_per_s > 0 ? median_of(deviations) / p.cycles_per_s : 0;
+}
+
+}  // namespace
+
+void Yardstick::absorb(const Yardstick& later) {
+    for (auto& p : points) {
+        for (const auto& q : later.points) {
+            if (q.connections != p.connections)
+                continue;
+            p.samples.insert(p.samples.end(), q.samples.begin(), q.samples.end());
+            p.set_rps = (p.set_rps + q.set_rps) / 2;
+            p.release_rps = (p.release_rps + q.release_rps) / 2;
+            summarise(p);
+        }
+    }
+}
+
 json Yardstick::to_json() const {
     json ps = json::array();
     for (const auto& p : points) {
@@ -96,7 +121,8 @@ json Yardstick::to_json() const {
                       {"set_rps", p.set_rps},
                       {"release_rps", p.release_rps},
                       {"cycles_per_s", p.cycles_per_s},
-                      {"noise", p.noise}});
+                      {"noise", p.noise},
+                      {"samples", p.samples}});
     }
     return {{"tool", tool}, {"points", ps}};
 }
@@ -111,7 +137,7 @@ std::optional<Yardstick> Yardstick::from_json(const json& j) {
             return std::nullopt;
         y.points.push_back({p.value("connections", 1), p.value("set_rps", 0.0),
                             p.value("release_rps", 0.0), p["cycles_per_s"].get<double>(),
-                            p.value("noise", 0.0)});
+                            p.value("noise", 0.0), p.value("samples", std::vector<double>{})});
     }
     return y;
 }
@@ -141,11 +167,8 @@ Yardstick measure_yardstick(int connections, int repeats, const std::string& red
         p.connections = c;
         p.set_rps = median_of(sets);
         p.release_rps = median_of(releases);
-        p.cycles_per_s = median_of(cycles);
-        std::vector<double> deviations;
-        for (double x : cycles)
-            deviations.push_back(std::fabs(x - p.cycles_per_s));
-        p.noise = p.cycles_per_s > 0 ? median_of(deviations) / p.cycles_per_s : 0;
+        p.samples = cycles;
+        summarise(p);
         y.points.push_back(p);
     }
     return y;

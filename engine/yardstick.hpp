@@ -17,10 +17,11 @@ namespace lockbench {
 
 struct YardstickPoint {
     int connections = 1;
-    double set_rps = 0;       // SET NX PX, requests/s (median of the repeats)
-    double release_rps = 0;   // EVAL compare-and-delete, requests/s
-    double cycles_per_s = 0;  // the round-trip bound of one cycle: 1 / (1/set + 1/release)
-    double noise = 0;         // relative MAD of cycles_per_s over the repeats
+    double set_rps = 0;           // SET NX PX, requests/s (median of the repeats)
+    double release_rps = 0;       // EVAL compare-and-delete, requests/s
+    double cycles_per_s = 0;      // the round-trip bound of one cycle: 1 / (1/set + 1/release)
+    double noise = 0;             // relative MAD of cycles_per_s over the repeats
+    std::vector<double> samples;  // cycles_per_s of each repeat
 };
 
 struct Yardstick {
@@ -31,13 +32,18 @@ struct Yardstick {
     // clients).
     const YardstickPoint& reference() const { return points.back(); }
 
+    // Adds a later measurement of the same machine: medians and noise over all repeats, so a
+    // machine whose load changed during a suite shows it as noise (and the gate is lenient).
+    void absorb(const Yardstick& later);
+
     nlohmann::json to_json() const;
     // nullopt for null or a shape it does not know (an older file: no yardstick).
     static std::optional<Yardstick> from_json(const nlohmann::json& j);
 };
 
 // Starts a redis-server, runs redis-benchmark `repeats` times per command at 1 and `connections`
-// connections, stops the server. Throws EnvironmentError when redis-benchmark is missing or fails.
+// connections, stops the server. A suite measures before its runs and after them. Throws
+// EnvironmentError when redis-benchmark is missing or fails.
 Yardstick measure_yardstick(int connections = 8, int repeats = 3,
                             const std::string& redis_benchmark = "redis-benchmark");
 
