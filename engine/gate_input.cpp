@@ -32,8 +32,9 @@ std::optional<Yardstick> yardstick_of(Fields& top) {
         return std::nullopt;
     auto yardstick = Yardstick::from_json(*y);
     if (!yardstick || !(yardstick->reference().cycles_per_s > 0))
-        top.fail(top.at("yardstick"), "must be a measured yardstick ({\"tool\", \"points\": "
-                                      "[{\"connections\", \"cycles_per_s\" > 0, …}]}) or null");
+        top.fail(top.at("yardstick"),
+                 "must be a measured yardstick ({\"tool\", \"points\": "
+                 "[{\"connections\", \"cycles_per_s\" > 0, …}]}) or null");
     return yardstick;
 }
 
