@@ -62,7 +62,9 @@ void Reader::skip_space() {
             skip_space();
             if (at_end())
                 fail("#_ discards nothing: the text ends");
-            read_form(0);  // discarded
+            const std::size_t recorded = element_lines_.size();
+            read_form(0);  // discarded, and so are the element lines it may have recorded
+            element_lines_.resize(recorded);
         } else {
             return;
         }

@@ -273,6 +273,13 @@ TEST(JepsenHistory, ACasOnlyHistoryIsNotMistakenForAnIndependentOne) {
         << independent.jsonl;
 }
 
+TEST(JepsenHistory, ADiscardedFormLeavesTheOpLinesAlone) {
+    const ConvertedHistory converted =
+        jepsen_to_jsonl("[#_ [1\n 2]\n {:process 0, :type :invoke, :f :read}\n]");
+    ASSERT_EQ(converted.edn_lines.size(), 1u);
+    EXPECT_EQ(converted.edn_lines[0], 3u);
+}
+
 TEST(JepsenHistory, AMalformedOpNamesItsEdnLine) {
     const std::string text = "{:process 0, :type :invoke, :f :read}\n\n{:process 0, :type :ok}\n";
     try {
