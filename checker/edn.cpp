@@ -190,16 +190,10 @@ json Reader::read_string() {
             case 'u': {
                 std::uint32_t cp = 0;
                 for (int i = 0; i < 4; ++i) {
-                    const char h = at_end() ? '\0' : take();
-                    cp <<= 4;
-                    if (h >= '0' && h <= '9')
-                        cp |= static_cast<std::uint32_t>(h - '0');
-                    else if (h >= 'a' && h <= 'f')
-                        cp |= static_cast<std::uint32_t>(h - 'a' + 10);
-                    else if (h >= 'A' && h <= 'F')
-                        cp |= static_cast<std::uint32_t>(h - 'A' + 10);
-                    else
+                    const int digit = json_cursor::hex_digit(at_end() ? '\0' : take());
+                    if (digit < 0)
                         fail("\\u needs four hex digits");
+                    cp = (cp << 4) | static_cast<std::uint32_t>(digit);
                 }
                 json_cursor::append_utf8(out, cp);
                 break;

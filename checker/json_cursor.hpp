@@ -53,6 +53,17 @@ inline char unescaped(char e) {
     }
 }
 
+// The value of a hex digit, or -1 for any other character (\uXXXX in JSON and EDN).
+inline int hex_digit(char c) {
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
 inline void append_utf8(std::string& out, std::uint32_t cp) {
     if (cp < 0x80) {
         out.push_back(static_cast<char>(cp));
@@ -345,16 +356,10 @@ class Cursor {
             invalid("truncated \\u escape");
         std::uint32_t v = 0;
         for (int i = 0; i < 4; ++i) {
-            const char c = *p_++;
-            v <<= 4;
-            if (c >= '0' && c <= '9')
-                v |= static_cast<std::uint32_t>(c - '0');
-            else if (c >= 'a' && c <= 'f')
-                v |= static_cast<std::uint32_t>(c - 'a' + 10);
-            else if (c >= 'A' && c <= 'F')
-                v |= static_cast<std::uint32_t>(c - 'A' + 10);
-            else
+            const int digit = hex_digit(*p_++);
+            if (digit < 0)
                 invalid("bad hex digit in a \\u escape");
+            v = (v << 4) | static_cast<std::uint32_t>(digit);
         }
         return v;
     }
