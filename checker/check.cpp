@@ -42,6 +42,21 @@ Report run_checks(HistoryReader& reader, const CheckOptions& options) {
     if (options.model != Model::None && selected("linearizability"))
         linearizability.emplace(options.model);
 
+    if (mutual_exclusion) {
+        // An incident says what it led to: the lost updates and fencing saves of its holders.
+        using Aftermath = MutualExclusionCheck::Aftermath;
+        if (resource) {
+            resource->on_lost_update([&](const Event& e) {
+                mutual_exclusion->attribute(Aftermath::LostUpdate, e.key, e.process);
+            });
+        }
+        if (fencing) {
+            fencing->on_save([&](const Event& e) {
+                mutual_exclusion->attribute(Aftermath::FencingSave, e.key, e.process);
+            });
+        }
+    }
+
     Event event;
     Report report;
     std::int64_t end_time_ns = 0;

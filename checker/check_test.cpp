@@ -137,6 +137,49 @@ TEST(CheckHistory, AViolationMakesTheReportInvalidAndIsListed) {
     EXPECT_TRUE(v.contains("witness"));
 }
 
+// T1 twice: on k0 the paused holder's stale write lands (a lost update), on k1 the fence rejects
+// it (a save). Each incident counts what followed it; the lost update and the save stay where
+// the resource and fencing checks count them.
+TEST(CheckHistory, AnIncidentCountsTheLostUpdatesAndFencingSavesThatFollowed) {
+    const json report = check_text(R"(
+{"type":"invoke","process":1,"f":"acquire","key":"k0","value":null,"time":100}
+{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"a"},"time":110}
+{"type":"invoke","process":1,"f":"read","key":"k0","value":null,"time":120}
+{"type":"ok","process":1,"f":"read","key":"k0","value":0,"time":130}
+{"type":"invoke","process":2,"f":"acquire","key":"k0","value":null,"time":200}
+{"type":"ok","process":2,"f":"acquire","key":"k0","value":{"token":"b"},"time":210}
+{"type":"invoke","process":2,"f":"write","key":"k0","value":1,"time":220}
+{"type":"ok","process":2,"f":"write","key":"k0","value":1,"time":230}
+{"type":"invoke","process":1,"f":"write","key":"k0","value":1,"time":300}
+{"type":"ok","process":1,"f":"write","key":"k0","value":1,"time":310}
+{"type":"invoke","process":3,"f":"acquire","key":"k1","value":null,"time":400}
+{"type":"ok","process":3,"f":"acquire","key":"k1","value":{"token":"c","fence":7},"time":410}
+{"type":"invoke","process":4,"f":"acquire","key":"k1","value":null,"time":500}
+{"type":"ok","process":4,"f":"acquire","key":"k1","value":{"token":"d","fence":8},"time":510}
+{"type":"invoke","process":4,"f":"write","key":"k1","value":1,"fence":8,"time":520}
+{"type":"ok","process":4,"f":"write","key":"k1","value":1,"fence":8,"time":530}
+{"type":"invoke","process":3,"f":"write","key":"k1","value":1,"fence":7,"time":600}
+{"type":"fail","process":3,"f":"write","key":"k1","value":1,"fence":7,"time":610,"error":"stale-fence"}
+)");
+    const json& me = report["checks"]["mutual_exclusion"];
+    EXPECT_EQ(me["incidents"], 2);
+    ASSERT_EQ(me["incident_list"].size(), 2u);
+    EXPECT_EQ(me["incident_list"][0]["key"], "k0");
+    EXPECT_EQ(me["incident_list"][0]["lost_updates"], 1);
+    EXPECT_EQ(me["incident_list"][0]["fencing_saves"], 0);
+    EXPECT_EQ(me["incident_list"][0]["message"],
+              "k0: process 1 (token a) held it from 0.000 s to the end; 1 grant to process 2 "
+              "overlapped it at 0.000 s; then 1 lost update");
+    EXPECT_EQ(me["incident_list"][1]["key"], "k1");
+    EXPECT_EQ(me["incident_list"][1]["lost_updates"], 0);
+    EXPECT_EQ(me["incident_list"][1]["fencing_saves"], 1);
+    EXPECT_EQ(me["incident_list"][1]["message"],
+              "k1: process 3 (token c) held it from 0.000 s to the end; 1 grant to process 4 "
+              "overlapped it at 0.000 s; then the fence rejected 1 stale write");
+    EXPECT_EQ(report["checks"]["resource"]["violations"], 1);
+    EXPECT_EQ(report["checks"]["fencing"]["saves"], 1);
+}
+
 TEST(CheckHistory, OptionsReachTheChecks) {
     const std::string crash = R"(
 {"type":"invoke","process":1,"f":"acquire","key":"k0","value":null,"time":0}

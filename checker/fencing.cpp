@@ -94,6 +94,8 @@ void FencingCheck::on_write(const Event& event) {
         if (event.error == history::kStaleFence) {
             ++saves_;
             saved_processes_.add(event.process);
+            if (on_save_)
+                on_save_(event);
         }
         return;
     }

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -35,6 +36,8 @@ class FencingCheck {
     // {"key", "what": "grant"|"write", "earlier": {...}, "later": {...}}.
     nlohmann::json violations() const { return violations_; }
     std::uint64_t violation_count() const { return repeated_fences_ + stale_writes_accepted_; }
+    // Called with each stale write the resource rejected (its `fail` event), as it is seen.
+    void on_save(std::function<void(const Event&)> callback) { on_save_ = std::move(callback); }
 
   private:
     // One fenced event as a witness shows it.
@@ -69,6 +72,7 @@ class FencingCheck {
     PerProcess<Stamp> granted_before_;
     ProcessSet processes_;
     ProcessSet saved_processes_;
+    std::function<void(const Event&)> on_save_;
     nlohmann::json violations_ = nlohmann::json::array();
     std::uint64_t grants_with_fence_ = 0;
     std::uint64_t grants_without_fence_ = 0;

@@ -9,6 +9,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <string>
 
 namespace lockbench::checker {
 
@@ -22,6 +23,17 @@ class LatencyHistogram {
     std::chrono::nanoseconds max() const { return std::chrono::nanoseconds(max_); }
     // The value at quantile q in [0, 1] (0.5 = median); 0 when empty.
     std::chrono::nanoseconds quantile(double q) const;
+
+    // The whole distribution in HdrHistogram's percentile-distribution text format (`.hgrm`,
+    // what Java's outputPercentileDistribution and HistogramLogProcessor print), values divided
+    // by `unit_ns` (1e6: milliseconds) with `decimals` digits. The layout is HdrHistogram's with
+    // 2 significant digits and a unit of 1 ns - 256 sub-buckets, the same bucket boundaries - and
+    // so are the rows (percentile ticks halving towards 100 %, `ticks_per_half` per half; each
+    // value the highest equivalent value of its bucket) and the footer (mean and standard
+    // deviation over bucket midpoints; the max is the exact one, as hdr-histogram-js prints it),
+    // so the file plots and merges with HdrHistogram's own tools.
+    std::string percentile_distribution(double unit_ns = 1e6, int decimals = 6,
+                                        int ticks_per_half = 5) const;
 
     // Bucket arithmetic, public for tests.
     static constexpr int kSubBits = 8;

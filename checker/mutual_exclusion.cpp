@@ -163,6 +163,7 @@ void MutualExclusionCheck::count_incident(const std::string& key, const Hold& ea
     }
     if (it->second == kUnlisted)
         return;
+    incident_of_later_.try_emplace(later.id, it->second);
     Incident& incident = incidents_[it->second];
     ++incident.grants;
     incident.first_overlap_ns = std::min(incident.first_overlap_ns, later.start_ns);
@@ -171,6 +172,26 @@ void MutualExclusionCheck::count_incident(const std::string& key, const Hold& ea
     if (auto pos = std::lower_bound(ps.begin(), ps.end(), later.process);
         pos == ps.end() || *pos != later.process)
         ps.insert(pos, later.process);
+}
+
+void MutualExclusionCheck::attribute(Aftermath what, const std::string& key_name,
+                                     std::int64_t process) {
+    auto key = keys_.find(key_name);
+    if (key == keys_.end())
+        return;
+    auto hold = std::find_if(key->second.open.begin(), key->second.open.end(),
+                             [&](const Hold& h) { return h.process == process; });
+    if (hold == key->second.open.end())
+        return;
+    std::size_t index = kUnlisted;
+    if (auto it = open_incidents_.find(hold->id); it != open_incidents_.end())
+        index = it->second;
+    else if (auto later = incident_of_later_.find(hold->id); later != incident_of_later_.end())
+        index = later->second;
+    if (index == kUnlisted)
+        return;
+    ++(what == Aftermath::LostUpdate ? incidents_[index].lost_updates
+                                     : incidents_[index].fencing_saves);
 }
 
 std::string MutualExclusionCheck::message_of(const Incident& incident) {
@@ -194,6 +215,15 @@ std::string MutualExclusionCheck::message_of(const Incident& incident) {
                    ? " at " + format_seconds(incident.first_overlap_ns)
                    : " from " + format_seconds(incident.first_overlap_ns) + " to " +
                          format_seconds(incident.last_overlap_ns);
+    const auto count = [](std::uint64_t n, const char* one, const char* many) {
+        return std::to_string(n) + " " + (n == 1 ? one : many);
+    };
+    if (incident.lost_updates > 0)
+        message += "; then " + count(incident.lost_updates, "lost update", "lost updates");
+    if (incident.fencing_saves > 0) {
+        message += std::string(incident.lost_updates > 0 ? " and " : "; then ") + "the fence " +
+                   "rejected " + count(incident.fencing_saves, "stale write", "stale writes");
+    }
     return message;
 }
 
@@ -247,6 +277,7 @@ void MutualExclusionCheck::end_hold(const std::string& key_name, std::int64_t pr
                                .end_ns = std::max(time_ns, hold->start_ns),
                                .crashed = crashed});
     }
+    incident_of_later_.erase(hold->id);
     if (auto incident = open_incidents_.find(hold->id); incident != open_incidents_.end()) {
         if (incident->second != kUnlisted)
             incidents_[incident->second].hold.end_ns = time_ns;
@@ -308,6 +339,8 @@ json MutualExclusionCheck::result() const {
                              {"processes", incident.processes},
                              {"first_overlap_ns", incident.first_overlap_ns},
                              {"last_overlap_ns", incident.last_overlap_ns},
+                             {"lost_updates", incident.lost_updates},
+                             {"fencing_saves", incident.fencing_saves},
                              {"message", message_of(incident)}});
     }
     return json{{"valid", violation_count_ == 0},       {"violations", violation_count_},

@@ -56,7 +56,8 @@ class MutualExclusionCheck {
     // made under it are one incident. "incidents" counts them exactly; "incident_list" spells out
     // the first max_violations: {"key", "process", "token", "mode", "start_ns", "end_ns" (null:
     // open at the end), "grants", "processes" (of the overlapping grants), "first_overlap_ns",
-    // "last_overlap_ns", "message"}.
+    // "last_overlap_ns", "lost_updates", "fencing_saves", "message"}: the last two count what
+    // followed, as attributed by attribute().
     nlohmann::json result() const;
     // Up to max_violations entries {"kind": "mutual_exclusion", "key", "message", "witness"},
     // witness {"key", "first": hold, "second": hold, "overlap_ns", "released_by"} with a hold
@@ -66,6 +67,13 @@ class MutualExclusionCheck {
     // late or unowned unlock that may have freed it (T8).
     nlohmann::json violations() const;
     std::uint64_t violation_count() const { return violation_count_; }
+
+    // What an incident led to: a write by one of its holders that overwrote an update (the
+    // resource check's lost update) or that the fence rejected (the fencing check's save).
+    enum class Aftermath : std::uint8_t { LostUpdate, FencingSave };
+    // Counts `what`, done by `process` on `key` now, for the incident its open hold is part of
+    // (as the overlapped hold or as a grant that overlapped it); nothing if it is in none.
+    void attribute(Aftermath what, const std::string& key, std::int64_t process);
 
     // The observer (not owned; nullptr for none) is told of holds and overlaps from now on.
     void observe(HoldObserver* observer) { observer_ = observer; }
@@ -108,6 +116,8 @@ class MutualExclusionCheck {
         std::vector<std::int64_t> processes;  // sorted, unique
         std::int64_t first_overlap_ns = 0;
         std::int64_t last_overlap_ns = 0;
+        std::uint64_t lost_updates = 0;
+        std::uint64_t fencing_saves = 0;
     };
     static constexpr std::size_t kUnlisted = static_cast<std::size_t>(-1);
     // A release in flight when a violation was found: if it completes ok, it may be what freed
@@ -148,6 +158,8 @@ class MutualExclusionCheck {
     // The incident of each open hold that has one (kUnlisted: counted, not listed); a hold that
     // ended can be overlapped no more.
     std::unordered_map<std::uint64_t, std::size_t> open_incidents_;
+    // The listed incident each open hold that overlapped one belongs to.
+    std::unordered_map<std::uint64_t, std::size_t> incident_of_later_;
     std::uint64_t incident_count_ = 0;
     std::uint64_t next_hold_id_ = 0;
     std::uint64_t violation_count_ = 0;

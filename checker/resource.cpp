@@ -60,6 +60,8 @@ void ResourceCheck::on_write(const Event& event) {
         return;
     const Write& overwritten = *sent.written_before;
     ++lost_updates_;
+    if (on_lost_update_)
+        on_lost_update_(event);
     processes_.add(write.process);
     processes_.add(overwritten.process);
     if (violations_.size() >= max_violations_)

@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -39,6 +40,10 @@ class ResourceCheck {
     // "index"}.
     nlohmann::json violations() const { return violations_; }
     std::uint64_t violation_count() const { return lost_updates_; }
+    // Called with each write found to have lost an update (its `ok` event), as it is found.
+    void on_lost_update(std::function<void(const Event&)> callback) {
+        on_lost_update_ = std::move(callback);
+    }
 
   private:
     struct Write {
@@ -55,6 +60,7 @@ class ResourceCheck {
     void on_write(const Event& event);
 
     std::size_t max_violations_;
+    std::function<void(const Event&)> on_lost_update_;
     HoldNesting nesting_;
     std::unordered_map<std::string, Write> highest_;  // per key: the highest ok write so far
     PerProcess<WriteInFlight> in_flight_;             // judged writes, by process
