@@ -113,19 +113,28 @@ void EventLoop::run() {
 
 void EventLoop::run_once(std::chrono::milliseconds max_wait) {
     run_ready();
-    auto wait = max_wait;
+    // To the nanosecond, not epoll_wait's millisecond: a timer (an open-loop arrival, a 1 ms
+    // hold) fires when due, not up to a millisecond later.
+    std::chrono::nanoseconds wait = max_wait;
     if (!timers_.empty()) {
-        auto until_next =
-            std::chrono::ceil<std::chrono::milliseconds>(timers_.begin()->first.first - now());
-        wait = std::max(std::chrono::milliseconds(0), std::min(wait, until_next));
+        auto until_next = timers_.begin()->first.first - now();
+        wait = std::max(std::chrono::nanoseconds(0), std::min(wait, until_next));
     }
     {
         std::lock_guard lock(posted_mutex_);
         if (!posted_.empty() || stop_requested_)
-            wait = std::chrono::milliseconds(0);
+            wait = std::chrono::nanoseconds(0);
     }
     epoll_event events[256];
-    int n = epoll_wait(epoll_fd_, events, 256, static_cast<int>(wait.count()));
+    const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(wait);
+    const timespec timeout{.tv_sec = static_cast<time_t>(seconds.count()),
+                           .tv_nsec = static_cast<long>((wait - seconds).count())};
+    int n = epoll_pwait2(epoll_fd_, events, 256, &timeout, nullptr);
+    if (n < 0 && errno == ENOSYS) {  // a kernel before 5.11
+        n = epoll_wait(
+            epoll_fd_, events, 256,
+            static_cast<int>(std::chrono::ceil<std::chrono::milliseconds>(wait).count()));
+    }
     if (n < 0 && errno != EINTR)
         throw_errno("epoll_wait");
     for (int i = 0; i < n; ++i) {
