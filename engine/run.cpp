@@ -262,6 +262,11 @@ RunOutcome run_workload(const RunOptions& options) {
     write_atomically(dir.tmp() / "workload.json", w.to_json().dump(2) + "\n");
     write_atomically(dir.tmp() / "summary.json", outcome.summary.dump(2) + "\n");
     write_atomically(dir.tmp() / "report.txt", make_report(outcome.summary));
+    // The full distributions, in HdrHistogram's text format (milliseconds): README.md, results.
+    write_atomically(dir.tmp() / "latency-acquire.hgrm",
+                     total.acquire_latency.percentile_distribution());
+    write_atomically(dir.tmp() / "latency-release.hgrm",
+                     total.release_latency.percentile_distribution());
     outcome.dir = dir.commit();
     return outcome;
 }

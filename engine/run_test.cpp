@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 #include <signal.h>
+#include <sstream>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -86,6 +87,33 @@ std::size_t lost_updates(const std::vector<json>& events) {
     return lost;
 }
 
+// An HdrHistogram percentile-distribution file (checker/latency_histogram.hpp): its last row is
+// at percentile 1 with every sample, its footer names the same total and maximum.
+void expect_hgrm_holds(const fs::path& file, std::uint64_t count, double max_ms) {
+    std::ifstream in(file);
+    std::string line, last_row;
+    std::getline(in, line);
+    EXPECT_EQ(line, "       Value     Percentile TotalCount 1/(1-Percentile)") << file;
+    std::string footer;
+    while (std::getline(in, line)) {
+        if (line.rfind("#[Max", 0) == 0)
+            footer = line;
+        else if (!line.empty() && line[0] != '#')
+            last_row = line;
+    }
+    std::istringstream row(last_row);
+    double value = 0, percentile = 0;
+    std::uint64_t total = 0;
+    ASSERT_TRUE(row >> value >> percentile >> total) << file << ": " << last_row;
+    EXPECT_EQ(percentile, 1.0) << file;
+    EXPECT_EQ(total, count) << file;
+    EXPECT_GE(value, max_ms) << file;
+    char max_text[64];
+    std::snprintf(max_text, sizeof max_text, "#[Max     = %12.6f, Total count    = %12llu]", max_ms,
+                  static_cast<unsigned long long>(count));
+    EXPECT_EQ(footer, max_text) << file;
+}
+
 class RunEveryStrategyTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(RunEveryStrategyTest, SixteenClientsProduceAWellFormedHistoryWithoutLostUpdates) {
@@ -107,8 +135,15 @@ TEST_P(RunEveryStrategyTest, SixteenClientsProduceAWellFormedHistoryWithoutLostU
         w.resource = ResourceKind::Fenced;
     RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
 
-    for (const char* f : {"workload.json", "history.jsonl", "summary.json", "report.txt"}) {
+    for (const char* f : {"workload.json", "history.jsonl", "summary.json", "report.txt",
+                          "latency-acquire.hgrm", "latency-release.hgrm"}) {
         EXPECT_TRUE(fs::exists(r.dir / f)) << f;
+    }
+    // The .hgrm files hold every latency the summary counted, up to the same maximum.
+    for (const char* op : {"acquire", "release"}) {
+        const auto& l = r.summary["latency_ms"][op];
+        expect_hgrm_holds(r.dir / ("latency-" + std::string(op) + ".hgrm"),
+                          l["count"].get<std::uint64_t>(), l["max"].get<double>());
     }
     auto events = read_history(r.dir / "history.jsonl");
     expect_well_formed(events);
