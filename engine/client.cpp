@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "arrivals.hpp"
 #include "history_words.hpp"
 #include "nemesis/fault.hpp"
 #include "nemesis/nemesis.hpp"
@@ -62,6 +63,9 @@ void ClientStats::add_error(std::size_t second) {
 void ClientStats::merge(const ClientStats& other) {
     acquire_latency.merge(other.acquire_latency);
     release_latency.merge(other.release_latency);
+    acquire_latency_corrected.merge(other.acquire_latency_corrected);
+    arrivals_due += other.arrivals_due;
+    arrivals_started += other.arrivals_started;
     for (std::size_t i = 0; i < ops.size(); ++i) {
         ops[i].ok += other.ops[i].ok;
         ops[i].fail += other.ops[i].fail;
@@ -255,9 +259,28 @@ Task<void> SimulatedClient::run(StartGate& gate) {
     const auto& w = env_.workload;
     co_await connect();
     co_await gate.wait();
+    std::optional<ArrivalSchedule> arrivals;
+    if (w.rate) {
+        arrivals.emplace(
+            *w.rate, w.clients, index_, env_.start,
+            w.seed * 0x9E3779B97F4A7C15ULL + 0x72617465ULL + static_cast<std::uint64_t>(index_));
+    }
     while (!env_.stop.load(std::memory_order_relaxed)) {
+        std::optional<EventLoop::TimePoint> due;
+        if (arrivals) {
+            // Open loop: wait for the next arrival, or start at once when behind schedule.
+            due = arrivals->next();
+            if (*due >= env_.deadline)
+                break;
+            co_await session_->loop().sleep_until(*due);
+            if (env_.stop.load(std::memory_order_relaxed))
+                break;
+            arrivals->advance();
+            ++stats_.arrivals_due;
+            ++stats_.arrivals_started;
+        }
         try {
-            co_await cycle();
+            co_await cycle(due);
         } catch (const ClientCrashed&) {
             // Ends the cycle where it stood: no write, no release.
         }
@@ -277,6 +300,13 @@ Task<void> SimulatedClient::run(StartGate& gate) {
         if (think.count() > 0)
             co_await session_->loop().sleep_for(think);
     }
+    if (arrivals) {
+        // Arrivals that fell due before the end (or the interruption) but never started: the
+        // clients could not keep the rate.
+        const auto end = std::min(env_.deadline, EventLoop::now());
+        for (; arrivals->next() < end; arrivals->advance())
+            ++stats_.arrivals_due;
+    }
     for (auto& a : armed_) {
         a.fault->missed("client " + std::to_string(index_) + " never reached " + a.point +
                         " before the run ended");
@@ -285,7 +315,7 @@ Task<void> SimulatedClient::run(StartGate& gate) {
     co_await strategy_->shutdown(*session_);
 }
 
-Task<void> SimulatedClient::cycle() {
+Task<void> SimulatedClient::cycle(std::optional<EventLoop::TimePoint> due) {
     const auto& w = env_.workload;
     const std::string key = "k" + std::to_string(env_.keys.pick(rng_));
     AcquireRequest request{
@@ -325,7 +355,10 @@ Task<void> SimulatedClient::cycle() {
             break;
         }
         const Grant& g = std::get<Grant>(*result);
-        stats_.acquire_latency.record(EventLoop::now() - started);
+        const auto granted = EventLoop::now();
+        stats_.acquire_latency.record(granted - started);
+        if (due && depth == 0)
+            stats_.acquire_latency_corrected.record(granted - *due);
         std::string ok_value = "{\"token\":";
         append_json_string(ok_value, g.token);
         if (g.fence)

@@ -66,6 +66,11 @@ struct OpCounts {
 struct ClientStats {
     LatencyHistogram acquire_latency;  // granted acquires, invoke -> ok
     LatencyHistogram release_latency;  // every completed release
+    // Open loop (a workload rate): granted first acquires, from when the arrival was due to ok
+    // (coordinated omission corrected); acquire_latency still runs from the invoke.
+    LatencyHistogram acquire_latency_corrected;
+    std::uint64_t arrivals_due = 0;      // arrivals scheduled before the run ended
+    std::uint64_t arrivals_started = 0;  // of them, cycles the clients started
     std::array<OpCounts, static_cast<std::size_t>(Op::Count)> ops{};
     std::uint64_t cycles = 0;  // acquire granted and released
     std::vector<std::uint64_t> cycles_per_second;
@@ -125,6 +130,8 @@ struct ClientEnvironment {
     HistoryRecorder* history = nullptr;
     Nemesis* nemesis = nullptr;
     EventLoop::TimePoint start{};
+    // When the run ends: a client at a rate takes no arrival due at or after it.
+    EventLoop::TimePoint deadline = EventLoop::TimePoint::max();
     // On a shared server every Redis key carries a per-run prefix (run.cpp); the history, the
     // workload and the faults name keys without it.
     std::string key_prefix;
@@ -183,7 +190,8 @@ class SimulatedClient {
     // The connect phase: PING every node until it answers (or the run is stopped). Not in the
     // history: the run has not started.
     Task<void> connect();
-    Task<void> cycle();
+    // `due`: when the cycle's arrival was due (open loop), or nothing (closed loop).
+    Task<void> cycle(std::optional<EventLoop::TimePoint> due);
     Task<void> reincarnate();
     void start_incarnation(Clock clock);
     std::chrono::milliseconds on_checkpoint(std::string_view point);

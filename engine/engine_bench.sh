@@ -5,7 +5,9 @@
 # One lockbench cycle is two round trips: SET key token NX PX, then the EVALSHA compare-and-delete
 # release. redis-benchmark measures each command alone at the same connection count; the bound is
 # 1 / (1/rps_set + 1/rps_evalsha) cycles/s. Target: lockbench >= 0.9 x bound at 1 and 50 clients.
-# Also reports the engine's CPU share with 1,000 clients holding 10 ms each.
+# Then open loop (--rate) at 20, 50 and 80 % of the closed-loop maximum at 50 clients: target,
+# achieved rate within 1 % of it, acquire p99 from the send and from when due. Also reports the
+# engine's CPU share with 1,000 clients holding 10 ms each.
 #
 #   engine/engine_bench.sh [path/to/lockbench] [seconds per run, default 5]
 set -euo pipefail
@@ -53,6 +55,24 @@ for clients in 1 50; do
   awk -v c="$clients" -v s="$set_rps" -v e="$eval_rps" -v g="$got" 'BEGIN {
     bound = 1 / (1 / s + 1 / e)
     printf "%-8s %14.0f %14.0f %14.0f %14.0f %8.2f\n", c, s, e, bound, g, g / bound }'
+done
+
+closed_max=$got  # the closed-loop maximum at 50 clients, just measured
+
+# Open loop (--rate, fixed arrivals) at 50 clients, at shares of that maximum. Target: the
+# achieved rate within 1 % of the target up to 80 % of the closed-loop maximum.
+echo "open loop, 50 clients, fixed arrivals (closed-loop maximum $closed_max cycles/s):"
+printf '%-8s %12s %12s %8s %18s %18s\n' share target/s achieved/s ratio 'p99 ms (sent)' 'p99 ms (due)'
+for pct in 20 50 80; do
+  target=$(awk -v m="$closed_max" -v p="$pct" 'BEGIN { printf "%.0f", m * p / 100 }')
+  cycles 50 0 --rate "$target" --arrivals fixed > /dev/null
+  awk -v p="$pct" -v t="$target" '
+    /^acquire     p50/ { sent = $6 }
+    /^acquire from when due/ { due_next = 1; next }
+    due_next { due = $5; due_next = 0 }
+    /^rate / { achieved = $6; sub(/\/s:?$/, "", achieved) }
+    END { printf "%-8s %12.0f %12.1f %8.3f %18s %18s\n", p "%", t, achieved, achieved / t, sent, due }
+  ' "$work/run.txt"
 done
 
 cycles 1000 10 > /dev/null

@@ -28,6 +28,7 @@
 #include "redis_server.hpp"
 #include "registry.hpp"
 #include "run.hpp"
+#include "story.hpp"
 #include "suite.hpp"
 #include "workload.hpp"
 
@@ -57,7 +58,8 @@ struct RunFlags {
     std::string workload_file;
     std::optional<std::string> strategy;
     std::optional<int> clients, keys, threads;
-    std::optional<double> duration, hold_ms, think_ms;
+    std::optional<double> duration, hold_ms, think_ms, rate;
+    std::optional<std::string> arrivals;
     std::optional<std::int64_t> lease_ms, wait_ms;
     std::optional<std::uint64_t> seed;
     std::optional<std::string> resource;
@@ -65,6 +67,25 @@ struct RunFlags {
     std::string password;
     std::string out = "results";
 };
+
+// --redis HOST:PORT[,HOST:PORT...] with --password: the user's own servers ("" for none).
+std::vector<lockbench::Endpoint> parse_redis_list(const std::string& list_text,
+                                                  const std::string& password) {
+    std::vector<lockbench::Endpoint> endpoints;
+    if (list_text.empty())
+        return endpoints;
+    std::stringstream list(list_text);
+    for (std::string item; std::getline(list, item, ',');) {
+        try {
+            lockbench::Endpoint ep = lockbench::Endpoint::parse(item);
+            ep.password = password;
+            endpoints.push_back(ep);
+        } catch (const std::invalid_argument& e) {
+            throw lockbench::WorkloadError(std::string("--redis: ") + e.what());
+        }
+    }
+    return endpoints;
+}
 
 int run_command(const RunFlags& f) {
     using namespace lockbench;
@@ -93,24 +114,96 @@ int run_command(const RunFlags& f) {
         j["seed"] = *f.seed;
     if (f.resource)
         j["resource"] = *f.resource;
-    RunOptions options{.workload = Workload::from_json(j, "command line"), .out_dir = f.out};
-    if (!f.redis.empty()) {
-        std::stringstream list(f.redis);
-        for (std::string item; std::getline(list, item, ',');) {
-            try {
-                Endpoint ep = Endpoint::parse(item);
-                ep.password = f.password;
-                options.redis.push_back(ep);
-            } catch (const std::invalid_argument& e) {
-                throw WorkloadError(std::string("--redis: ") + e.what());
-            }
-        }
+    if (f.rate) {
+        j["rate"] = nlohmann::json{{"per_s", *f.rate}, {"arrivals", "fixed"}};
+        if (w.rate)
+            j["rate"]["arrivals"] = to_string(w.rate->arrivals);
     }
+    if (f.arrivals) {
+        if (!j["rate"].is_object())
+            throw WorkloadError("--arrivals needs a rate: --rate R, or a rate in the workload");
+        j["rate"]["arrivals"] = *f.arrivals;
+    }
+    RunOptions options{.workload = Workload::from_json(j, "command line"), .out_dir = f.out};
+    options.redis = parse_redis_list(f.redis, f.password);
     options.progress = ::isatty(STDERR_FILENO) != 0;
     options.interrupt = &g_interrupted;
     RunOutcome outcome = run_workload(options);
     std::ifstream report(outcome.dir / "report.txt");
     std::cout << report.rdbuf() << "result      " << outcome.dir.string() << "\n";
+    if (outcome.interrupted)
+        std::cerr << "lockbench: interrupted; the partial result is marked so\n";
+    return run_exit_code(outcome);
+}
+
+struct DemoFlags {
+    std::string scenario;
+    std::optional<std::string> strategy;
+    std::string dir = LOCKBENCH_WORKLOADS_DIR;
+    std::string redis;
+    std::string password;
+    std::string out = "results";
+};
+
+// The strategy a demonstration shows by default: the first the scenario breaks (set_nx_px when
+// it is one of them, the lock most people write).
+std::string demo_strategy(const lockbench::Workload& w) {
+    const auto breaks = [](const std::string& outcome) {
+        return outcome.find("violates") != std::string::npos ||
+               outcome.find("deadlocks") != std::string::npos;
+    };
+    if (auto it = w.expect.find("set_nx_px"); it != w.expect.end() && breaks(it->second))
+        return it->first;
+    for (const auto& [strategy, outcome] : w.expect) {
+        if (breaks(outcome))
+            return strategy;
+    }
+    return w.expect.begin()->first;
+}
+
+// `lockbench demo SCENARIO`: runs a shipped scenario and tells its story (story.txt), then
+// where the timeline is. The exit code is run's: 0 when the scenario did what it claims.
+int demo_command(const DemoFlags& f) {
+    namespace fs = std::filesystem;
+    using namespace lockbench;
+    fs::path file = f.scenario;
+    if (file.extension() != ".json" || !fs::exists(file))
+        file = fs::path(f.dir) / (f.scenario + ".json");
+    if (!fs::exists(file))
+        throw WorkloadError("demo: no scenario named " + f.scenario + " in " + f.dir +
+                            " (see lockbench scenarios)");
+    Workload w = Workload::load(file);
+    if (w.expect.empty())
+        throw WorkloadError("demo: " + file.string() +
+                            " has no expectations, so it demonstrates nothing; use lockbench run");
+    const std::string strategy = f.strategy.value_or(demo_strategy(w));
+    if (!w.expect.count(strategy)) {
+        std::string names;
+        for (const auto& [s, outcome] : w.expect)
+            names += (names.empty() ? "" : ", ") + s;
+        throw WorkloadError("demo: " + w.name + " says nothing about " + strategy + "; it names " +
+                            names);
+    }
+    nlohmann::json j = w.to_json();
+    j["strategy"] = strategy;
+    RunOptions options{.workload = Workload::from_json(j, file.string()), .out_dir = f.out};
+    options.redis = parse_redis_list(f.redis, f.password);
+    options.progress = ::isatty(STDERR_FILENO) != 0;
+    options.interrupt = &g_interrupted;
+    std::cout << "lockbench demo: " << w.name << " / " << strategy << "\n";
+    if (!w.description.empty())
+        std::cout << w.description << "\n";
+    std::cout << "\n" << std::flush;
+    RunOutcome outcome = run_workload(options);
+    std::ifstream story(outcome.dir / "story.txt");
+    std::cout << story.rdbuf() << "\n";
+    std::ifstream report(outcome.dir / "report.txt");
+    for (std::string line; std::getline(report, line);) {
+        if (line.rfind("expected", 0) == 0 || line.rfind("verdict", 0) == 0)
+            std::cout << line << "\n";
+    }
+    std::cout << "timeline    " << (outcome.dir / "timeline.html").string() << "\n"
+              << "result      " << outcome.dir.string() << "\n";
     if (outcome.interrupted)
         std::cerr << "lockbench: interrupted; the partial result is marked so\n";
     return run_exit_code(outcome);
@@ -125,6 +218,7 @@ struct CheckFlags {
     std::vector<std::string> checks;
     double time_limit_s = 30;
     bool json = false;
+    bool story = false;
     std::int64_t liveness_bound_ms = 10'000;
     std::optional<std::int64_t> starvation_bound_ms;
 };
@@ -200,6 +294,14 @@ int check_command(const CheckFlags& f) {
         std::cout << report.to_json().dump(2) << "\n";
     else
         std::cout << checker::format_report(report);
+    if (f.story) {
+        // The story reads the history again, in the form the checks read.
+        std::istringstream jsonl(converted.jsonl);
+        const checker::Story story =
+            edn ? checker::tell_story(jsonl, report, {})
+                : checker::tell_story(std::filesystem::path(f.history_file), report, {});
+        std::cout << "\n" << checker::format_story(story);
+    }
     return checker::exit_code(report.verdict);
 }
 
@@ -389,6 +491,11 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     check->add_flag("--json", cf.json, "Print the report as JSON");
     check
+        ->add_flag("--story", cf.story,
+                   "Also tell the first violation's story: sentences citing event indices and "
+                   "a per-process swimlane")
+        ->excludes("--json");
+    check
         ->add_option("--liveness-bound-ms", cf.liveness_bound_ms,
                      "A lock orphaned longer than this while others wait is a deadlock")
         ->check(CLI::PositiveNumber)
@@ -414,9 +521,27 @@ int main(int argc, char** argv) {
     run->add_option("--wait-ms", rf.wait_ms, "How long an acquire may wait for a held lock");
     run->add_option("--seed", rf.seed, "Seed of every random choice");
     run->add_option("--resource", rf.resource, "Protected resource: counter | fenced | none");
+    run->add_option("--rate", rf.rate,
+                    "Open loop: start this many cycles per second over all clients, and report "
+                    "acquire latency from when each was due as well as from its send");
+    run->add_option("--arrivals", rf.arrivals, "With --rate: fixed (evenly spaced) or poisson")
+        ->check(CLI::IsMember({"fixed", "poisson"}));
     run->add_option("--redis", rf.redis, "Use existing Redis server(s) HOST:PORT[,HOST:PORT...]");
     run->add_option("--password", rf.password, "AUTH password for --redis");
     run->add_option("--out", rf.out, "Results folder")->capture_default_str();
+
+    DemoFlags df;
+    auto* demo = app.add_subcommand(
+        "demo", "Run a shipped scenario and tell its story: what happened, event by event");
+    demo->add_option("scenario", df.scenario, "Scenario name (see lockbench scenarios) or file")
+        ->required();
+    demo->add_option("--strategy", df.strategy,
+                     "Strategy to show (default: the first the scenario breaks, set_nx_px "
+                     "when it is one)");
+    demo->add_option("--dir", df.dir, "Folder of scenario files")->capture_default_str();
+    demo->add_option("--redis", df.redis, "Use existing Redis server(s) HOST:PORT[,HOST:PORT...]");
+    demo->add_option("--password", df.password, "AUTH password for --redis");
+    demo->add_option("--out", df.out, "Results folder")->capture_default_str();
 
     try {
         app.parse(argc, argv);
@@ -461,6 +586,10 @@ int main(int argc, char** argv) {
         if (run->parsed()) {
             install_interrupt_handlers();
             return run_command(rf);
+        }
+        if (demo->parsed()) {
+            install_interrupt_handlers();
+            return demo_command(df);
         }
     } catch (const lockbench::WorkloadError& e) {
         std::cerr << "lockbench: " << e.what() << "\n";

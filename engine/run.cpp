@@ -22,6 +22,7 @@
 #include "registry.hpp"
 #include "report.hpp"
 #include "result_folder.hpp"
+#include "story_files.hpp"
 #include "summary.hpp"
 
 namespace lockbench {
@@ -167,6 +168,8 @@ RunOutcome run_workload(const RunOptions& options) {
     env.history = &*history;
     env.nemesis = &nemesis;
     env.start = start;
+    env.deadline = start + std::chrono::duration_cast<std::chrono::nanoseconds>(
+                               std::chrono::duration<double>(w.duration_s));
     // Faults due at 0 s act before any client does: a server or network fault at once, a client
     // fault posted to its loop ahead of the gate's opening.
     try {
@@ -179,8 +182,7 @@ RunOutcome run_workload(const RunOptions& options) {
 
     bool interrupted = false;
     std::string environment_failure;
-    const auto deadline = start + std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                      std::chrono::duration<double>(w.duration_s));
+    const auto deadline = env.deadline;
     auto last_progress = start;
     auto nemesis_until = deadline;  // the faults due before this were all fired
     while (!stop) {
@@ -262,11 +264,16 @@ RunOutcome run_workload(const RunOptions& options) {
     write_atomically(dir.tmp() / "workload.json", w.to_json().dump(2) + "\n");
     write_atomically(dir.tmp() / "summary.json", outcome.summary.dump(2) + "\n");
     write_atomically(dir.tmp() / "report.txt", make_report(outcome.summary));
+    write_story_files(dir.tmp(), outcome.summary, w);
     // The full distributions, in HdrHistogram's text format (milliseconds): README.md, results.
     write_atomically(dir.tmp() / "latency-acquire.hgrm",
                      total.acquire_latency.percentile_distribution());
     write_atomically(dir.tmp() / "latency-release.hgrm",
                      total.release_latency.percentile_distribution());
+    if (w.rate) {
+        write_atomically(dir.tmp() / "latency-acquire-corrected.hgrm",
+                         total.acquire_latency_corrected.percentile_distribution());
+    }
     outcome.dir = dir.commit();
     return outcome;
 }

@@ -242,6 +242,75 @@ TEST(RunTest, AFaultThatNeverFiresMakesTheVerdictUnknownAndSaysWhich) {
     EXPECT_NE(text.find("NOT ALL FIRED"), std::string::npos) << text;
 }
 
+// Open loop against a server paused for 600 ms: every arrival due during the pause waits for it,
+// so acquire latency measured from when each was due has a p99 near the pause; measured from
+// the send - and in a closed loop, where only the 4 acquires in flight saw the pause - p99 hides
+// it (coordinated omission). Ratios to the pause, not timings: the 10 % of arrivals delayed by
+// at least half the pause cannot be fewer on a slow machine, nor the 4 stuck sends more.
+TEST(RunTest, AtARateCorrectedLatencyShowsAServerPauseThatClosedLoopHides) {
+    constexpr double kPauseMs = 600;
+    auto workload = [](bool open_loop) {
+        json j = json::parse(R"({
+            "name": "open-loop-pause", "clients": 4, "keys": 1000, "duration_s": 3,
+            "hold_ms": 0, "resource": "none", "wait_ms": 0, "command_timeout_ms": 5000,
+            "faults": [{"fault": "pause-server", "target": "master", "at_s": 1,
+                        "duration_ms": 600}]})");
+        if (open_loop)
+            j["rate"] = {{"per_s", 500}, {"arrivals", "fixed"}};
+        return Workload::from_json(j);
+    };
+    TempDir out;
+    RunOutcome open = run_workload({.workload = workload(true), .out_dir = out.path()});
+    RunOutcome closed = run_workload({.workload = workload(false), .out_dir = out.path()});
+    ASSERT_EQ(open.summary["nemesis"][0]["took_effect"], 1);
+    ASSERT_EQ(closed.summary["nemesis"][0]["took_effect"], 1);
+    const json& o = open.summary["latency_ms"];
+    const json& c = closed.summary["latency_ms"];
+    EXPECT_GE(o["acquire_corrected"]["p99"].get<double>(), kPauseMs / 2) << o.dump(2);
+    EXPECT_LT(o["acquire"]["p99"].get<double>(), kPauseMs / 4) << o.dump(2);
+    EXPECT_LT(c["acquire"]["p99"].get<double>(), kPauseMs / 4) << c.dump(2);
+    // The pause shows in the closed loop's max only: the acquires stuck in it.
+    EXPECT_GE(c["acquire"]["max"].get<double>(), kPauseMs / 2) << c.dump(2);
+    EXPECT_FALSE(c.contains("acquire_corrected"));
+    EXPECT_TRUE(closed.summary["open_loop"].is_null());
+
+    // 500/s evenly spaced for 3 s: exactly 1500 arrivals were due.
+    const json& rate = open.summary["open_loop"];
+    EXPECT_EQ(rate["target_per_s"], 500.0);
+    EXPECT_EQ(rate["arrivals"], "fixed");
+    EXPECT_EQ(rate["due"], 1500);
+    EXPECT_LE(rate["started"].get<std::uint64_t>(), 1500u);
+    EXPECT_NEAR(rate["achieved_per_s"].get<double>(), rate["started"].get<double>() / 3, 1e-9);
+    EXPECT_EQ(json::parse(std::ifstream(open.dir / "workload.json"))["rate"],
+              json::parse(R"({"per_s": 500.0, "arrivals": "fixed"})"));
+    expect_hgrm_holds(open.dir / "latency-acquire-corrected.hgrm",
+                      o["acquire_corrected"]["count"].get<std::uint64_t>(),
+                      o["acquire_corrected"]["max"].get<double>());
+    EXPECT_FALSE(fs::exists(closed.dir / "latency-acquire-corrected.hgrm"));
+    std::ifstream report(open.dir / "report.txt");
+    std::string text((std::istreambuf_iterator<char>(report)), {});
+    EXPECT_NE(text.find("acquire from when due (coordinated omission corrected):"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("rate        target 500.0/s fixed, achieved "), std::string::npos) << text;
+}
+
+// A rate no client could keep is reported as such, with how far it fell behind.
+TEST(RunTest, ARateTheClientsCannotKeepSaysSo) {
+    TempDir out;
+    Workload w = Workload::from_json(json::parse(R"({
+        "name": "too-fast", "clients": 1, "keys": 100, "duration_s": 0.5, "hold_ms": 0,
+        "resource": "none", "rate": {"per_s": 1000000}})"));
+    RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
+    const json& rate = r.summary["open_loop"];
+    EXPECT_EQ(rate["due"], 500'000);
+    EXPECT_FALSE(rate["kept"].get<bool>()) << rate.dump();
+    EXPECT_LT(rate["achieved_per_s"].get<double>(), 500'000.0);
+    std::ifstream report(r.dir / "report.txt");
+    std::string text((std::istreambuf_iterator<char>(report)), {});
+    EXPECT_NE(text.find("RATE NOT KEPT: only "), std::string::npos) << text;
+}
+
 TEST(RunTest, ARunThatMeasuredNothingIsUnknown) {
     // Cut off from the start: every command times out, nobody is answered, nothing completes.
     TempDir out;

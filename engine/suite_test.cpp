@@ -181,6 +181,35 @@ TEST(CheckCliTest, AMissingHistoryFileIsBadInputInOneLine) {
     EXPECT_EQ(lines(folder.err), 1u) << folder.err;
 }
 
+// A bad rate is bad input (exit 2) in one line, before any server starts.
+TEST(RunCliTest, ABadRateIsBadInputInOneLine) {
+    TempDir scratch;
+    const std::string out = " --out '" + (scratch.path() / "results").string() + "'";
+    const std::string per_s =
+        "lockbench: command line: /rate/per_s: must be arrivals per second, "
+        "more than 0 and at most 10000000, not ";
+    for (const auto& [args, message] : std::vector<std::pair<std::string, std::string>>{
+             {"run --rate 0", per_s + "0\n"},
+             {"run --rate=-5", per_s + "-5\n"},
+             {"run --rate 2e7", per_s + "2e+07\n"},
+             {"run --arrivals poisson",
+              "lockbench: --arrivals needs a rate: --rate R, or a rate in the workload\n"},
+             {"run --rate 100 --think-ms 1",
+              "lockbench: think_ms: a run at a rate starts each cycle when its arrival is due, so "
+              "think_ms must be 0 (--think-ms 0)\n"},
+         }) {
+        Cli r = lockbench(scratch.path(), args + out);
+        EXPECT_EQ(r.code, 2) << args << ": " << r.out << r.err;
+        EXPECT_EQ(r.err, message) << args;
+        EXPECT_FALSE(fs::exists(scratch.path() / "results")) << args;
+    }
+    for (const std::string args : {"run --rate fast", "run --rate 100 --arrivals bursty"}) {
+        Cli r = lockbench(scratch.path(), args + out);
+        EXPECT_EQ(r.code, 2) << args << ": " << r.out << r.err;
+        EXPECT_EQ(lines(r.err), 1u) << args << ": " << r.err;
+    }
+}
+
 // The command line a user runs against their own server: a fault that cannot fire there is
 // unknown (exit 3), named in the report, never "safe".
 TEST(RunCliTest, AFaultThatNeverFiredIsExitThreeOnTheUsersServer) {

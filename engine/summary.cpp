@@ -1,5 +1,6 @@
 #include "summary.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -11,6 +12,9 @@ namespace lockbench {
 using nlohmann::json;
 
 namespace {
+
+// An open-loop run kept its rate when at least this share of the due arrivals started.
+constexpr double kRateKept = 0.99;
 
 double ms(std::chrono::nanoseconds ns) {
     return static_cast<double>(ns.count()) / 1e6;
@@ -135,6 +139,23 @@ json make_summary(const SummaryInputs& in, const std::filesystem::path& history_
           {"cpu_s", in.engine_cpu_s},
           {"cpu_share", in.elapsed_s > 0 ? in.engine_cpu_s / in.elapsed_s : 0}}},
     };
+    if (w.rate) {
+        // What the rate asked for and what the clients managed: a run that fell behind says so
+        // instead of silently measuring less load (README.md, --rate).
+        summary["latency_ms"]["acquire_corrected"] = latency_json(st.acquire_latency_corrected);
+        const double window = std::min(in.elapsed_s, w.duration_s);
+        summary["open_loop"] = {
+            {"target_per_s", w.rate->per_s},
+            {"arrivals", to_string(w.rate->arrivals)},
+            {"due", st.arrivals_due},
+            {"started", st.arrivals_started},
+            {"achieved_per_s",
+             window > 0 ? static_cast<double>(st.arrivals_started) / window : 0.0},
+            {"kept", static_cast<double>(st.arrivals_started) >=
+                         kRateKept * static_cast<double>(st.arrivals_due)}};
+    } else {
+        summary["open_loop"] = nullptr;
+    }
     auto expected = w.expect.find(w.strategy);
     if (expected == w.expect.end()) {
         summary["expected"] = nullptr;
@@ -168,6 +189,33 @@ std::string make_report(const json& s) {
                       l["p50"].get<double>(), l["p99"].get<double>(), l["p999"].get<double>(),
                       l["max"].get<double>());
         out << line;
+    }
+    if (const auto& open = s["open_loop"]; open.is_object()) {
+        const auto& l = s["latency_ms"]["acquire_corrected"];
+        std::snprintf(line, sizeof line,
+                      "acquire from when due (coordinated omission corrected):\n"
+                      "            p50 %.3f ms  p99 %.3f ms  p99.9 %.3f ms  max %.3f ms\n",
+                      l["p50"].get<double>(), l["p99"].get<double>(), l["p999"].get<double>(),
+                      l["max"].get<double>());
+        out << line;
+        const auto due = open["due"].get<std::uint64_t>();
+        const auto started = open["started"].get<std::uint64_t>();
+        std::snprintf(
+            line, sizeof line,
+            "rate        target %.1f/s %s, achieved %.1f/s: %llu of %llu due arrivals "
+            "started\n",
+            open["target_per_s"].get<double>(), open["arrivals"].get<std::string>().c_str(),
+            open["achieved_per_s"].get<double>(), static_cast<unsigned long long>(started),
+            static_cast<unsigned long long>(due));
+        out << line;
+        if (!open["kept"].get<bool>()) {
+            std::snprintf(
+                line, sizeof line,
+                "RATE NOT KEPT: only %.1f %% of the due arrivals started - the clients "
+                "fell behind, so Redis saw less load than asked (try more --clients)\n",
+                due ? 100.0 * static_cast<double>(started) / static_cast<double>(due) : 100.0);
+            out << line;
+        }
     }
     for (const auto& [op, c] : s["ops"].items()) {
         std::snprintf(line, sizeof line, "%-8s    ok %llu  fail %llu  info %llu\n", op.c_str(),

@@ -79,6 +79,14 @@ json Distribution::to_json() const {
     return nullptr;
 }
 
+std::string_view to_string(Rate::Arrivals a) {
+    return a == Rate::Arrivals::Fixed ? "fixed" : "poisson";
+}
+
+json Rate::to_json() const {
+    return json{{"per_s", per_s}, {"arrivals", to_string(arrivals)}};
+}
+
 json KeyDistribution::to_json() const {
     if (kind == Kind::Uniform)
         return "uniform";
@@ -130,6 +138,26 @@ Workload Workload::from_json(const json& j, const std::string& origin) {
     }
     w.hold_ms = parse_distribution(r.find("hold_ms"), w.hold_ms, r, "/hold_ms");
     w.think_ms = parse_distribution(r.find("think_ms"), w.think_ms, r, "/think_ms");
+    if (const json* rate = r.find("rate"); rate && !rate->is_null()) {
+        if (!rate->is_object())
+            r.fail("/rate",
+                   "must be {\"per_s\": N, \"arrivals\": \"fixed\"|\"poisson\"} or null, not " +
+                       type_name(*rate));
+        ObjectReader rr(*rate, origin, "/rate");
+        Rate parsed;
+        parsed.per_s = rr.required_number("per_s");
+        if (!(parsed.per_s > 0) || parsed.per_s > 10'000'000) {
+            std::ostringstream why;
+            why << "must be arrivals per second, more than 0 and at most 10000000, not "
+                << parsed.per_s;
+            rr.fail("/rate/per_s", why.str());
+        }
+        parsed.arrivals = rr.choice<Rate::Arrivals>(
+            "arrivals", parsed.arrivals,
+            {{"fixed", Rate::Arrivals::Fixed}, {"poisson", Rate::Arrivals::Poisson}});
+        rr.finish();
+        w.rate = parsed;
+    }
     w.lease_ms = r.integer("lease_ms", w.lease_ms, 1, 86'400'000);
     w.wait_ms = r.integer("wait_ms", w.wait_ms, 0, 86'400'000);
     w.shared_ratio = r.number("shared_ratio", w.shared_ratio, 0, 1);
@@ -236,6 +264,7 @@ json Workload::to_json() const {
         {"key_distribution", key_distribution.to_json()},
         {"hold_ms", hold_ms.to_json()},
         {"think_ms", think_ms.to_json()},
+        {"rate", rate ? rate->to_json() : json(nullptr)},
         {"lease_ms", lease_ms},
         {"wait_ms", wait_ms},
         {"shared_ratio", shared_ratio},
@@ -296,6 +325,11 @@ void Workload::validate() const {
                             " is a quorum over independent masters and "
                             "needs at least " +
                             n + " (topology kind 'masters', or " + n + " --redis endpoints)");
+    }
+    if (rate && !(think_ms.kind == Distribution::Kind::Constant && think_ms.a == 0)) {
+        throw WorkloadError(
+            "think_ms: a run at a rate starts each cycle when its arrival is due, so think_ms "
+            "must be 0 (--think-ms 0)");
     }
     if (resource == ResourceKind::Fenced && !info->capabilities.fencing) {
         throw WorkloadError("resource: 'fenced' needs a strategy with fencing numbers, not " +

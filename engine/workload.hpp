@@ -57,6 +57,16 @@ struct Topology {
 // A quorum strategy (Redlock) needs this many independent masters to mean what it says.
 inline constexpr int kMinRedlockMasters = 3;
 
+// Open-loop load: arrivals per second over all clients, evenly spaced or a Poisson stream
+// (engine/arrivals.hpp). Without one, each client starts its next cycle when the last one ends.
+struct Rate {
+    enum class Arrivals { Fixed, Poisson };
+    double per_s = 0;
+    Arrivals arrivals = Arrivals::Fixed;
+    nlohmann::json to_json() const;
+};
+std::string_view to_string(Rate::Arrivals a);
+
 // How the run's history is judged (the checker's options).
 struct CheckSettings {
     std::int64_t liveness_bound_ms = 10'000;          // an orphaned lock longer than this: deadlock
@@ -77,6 +87,7 @@ struct Workload {
     KeyDistribution key_distribution;
     Distribution hold_ms = Distribution::constant(1);
     Distribution think_ms = Distribution::constant(0);
+    std::optional<Rate> rate;  // open loop; none: closed loop
     std::int64_t lease_ms = 1000;
     std::int64_t wait_ms = 200;  // wait budget of each acquire
     double shared_ratio = 0.0;   // fraction of acquires in shared mode (RW strategies)

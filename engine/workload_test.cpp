@@ -100,10 +100,42 @@ TEST(WorkloadTest, EveryErrorNamesItsJsonPath) {
         {R"({"reentry_depth": 2})", "reentry_depth: set_nx_px is not re-entrant"},
         {R"({"resource": "fenced"})",
          "resource: 'fenced' needs a strategy with fencing numbers, not set_nx_px"},
+        {R"({"rate": 5000})",
+         "w.json: /rate: must be {\"per_s\": N, \"arrivals\": \"fixed\"|\"poisson\"} or null, "
+         "not a number"},
+        {R"({"rate": {}})", "w.json: /rate/per_s: missing"},
+        {R"({"rate": {"per_s": "fast"}})", "w.json: /rate/per_s: must be a number, not a string"},
+        {R"({"rate": {"per_s": 0}})",
+         "w.json: /rate/per_s: must be arrivals per second, more than 0 and at most 10000000, "
+         "not 0"},
+        {R"({"rate": {"per_s": -5}})",
+         "w.json: /rate/per_s: must be arrivals per second, more than 0 and at most 10000000, "
+         "not -5"},
+        {R"({"rate": {"per_s": 100, "arrivals": "bursty"}})",
+         "w.json: /rate/arrivals: must be one of fixed|poisson, not \"bursty\""},
+        {R"({"rate": {"per_s": 100, "burst": 3}})", "w.json: /rate/burst: unknown field"},
+        {R"({"rate": {"per_s": 100}, "think_ms": 2})",
+         "think_ms: a run at a rate starts each cycle when its arrival is due, so think_ms must be "
+         "0 (--think-ms 0)"},
     };
     for (const auto& [text, expected] : cases) {
         EXPECT_EQ(error_of(json::parse(text)), expected) << text;
     }
+}
+
+TEST(WorkloadTest, RateIsClosedLoopUnlessGivenAndRoundTrips) {
+    EXPECT_FALSE(Workload::from_json(json::object()).rate);
+    EXPECT_EQ(Workload::from_json(json::object()).to_json()["rate"], nullptr);
+    EXPECT_FALSE(Workload::from_json(json::parse(R"({"rate": null})")).rate);
+    Workload w = Workload::from_json(json::parse(R"({"rate": {"per_s": 2500.5}})"));
+    ASSERT_TRUE(w.rate);
+    EXPECT_EQ(w.rate->per_s, 2500.5);
+    EXPECT_EQ(w.rate->arrivals, Rate::Arrivals::Fixed);
+    EXPECT_EQ(w.to_json()["rate"], json::parse(R"({"per_s": 2500.5, "arrivals": "fixed"})"));
+    Workload p =
+        Workload::from_json(json::parse(R"({"rate": {"per_s": 10, "arrivals": "poisson"}})"));
+    EXPECT_EQ(p.rate->arrivals, Rate::Arrivals::Poisson);
+    EXPECT_EQ(Workload::from_json(p.to_json()).to_json(), p.to_json());
 }
 
 TEST(WorkloadTest, ResolvingFillsWhatTheStrategyNeeds) {

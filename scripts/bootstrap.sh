@@ -9,6 +9,7 @@ packages=(
   googletest libgtest-dev libbenchmark-dev
   qt6-base-dev qt6-charts-dev libqt6opengl6-dev libgl-dev
   faketime iptables iproute2 procps
+  chromium fonts-dejavu-core
 )
 
 missing=()

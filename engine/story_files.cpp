@@ -1,0 +1,28 @@
+#include "story_files.hpp"
+
+#include "result_folder.hpp"
+#include "timeline_html.hpp"
+
+namespace lockbench {
+
+checker::Story story_of_run(const std::filesystem::path& dir, const nlohmann::json& summary,
+                            const Workload& workload) {
+    checker::StoryContext context{.scenario = workload.name, .strategy = workload.strategy};
+    for (const auto& [strategy, outcome] : workload.expect)
+        context.expectations.emplace_back(strategy, outcome);
+    const auto report = checker::Report::from_json(summary.value("verdict", nlohmann::json()));
+    return checker::tell_story(dir / "history.jsonl", report, context);
+}
+
+void write_story_files(const std::filesystem::path& dir, const nlohmann::json& summary,
+                       const Workload& workload) {
+    const checker::Story story = story_of_run(dir, summary, workload);
+    write_atomically(dir / "story.txt", checker::format_story(story));
+    const auto report = checker::Report::from_json(summary.value("verdict", nlohmann::json()));
+    const std::string title =
+        (workload.name.empty() ? std::string("run") : workload.name) + " / " + workload.strategy;
+    write_atomically(dir / "timeline.html", checker::timeline_html(dir / "history.jsonl", report,
+                                                                   story, {.title = title}));
+}
+
+}  // namespace lockbench
