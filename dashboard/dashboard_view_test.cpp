@@ -23,6 +23,7 @@
 #include <QLabel>
 #include <QLineSeries>
 #include <QListWidget>
+#include <QPlainTextEdit>
 #include <QLogValueAxis>
 #include <QTabWidget>
 #include <QTimer>
@@ -252,6 +253,20 @@ TEST_F(DashboardViewTest, TimelineDrawsTheKnownViolationInRedAndZoomsToIt) {
         EXPECT_LT(z1 - z0, v->timeline()->end_ns);  // zoomed in, not the whole run
         EXPECT_TRUE(v->highlighted().count(opened.incidents.front().process));
     }
+    // Beside it, the run's story: story.txt as lockbench wrote it, starting with the incident.
+    const std::string story = read(
+        w->scan().runs[static_cast<std::size_t>(run_index(*w, "set_nx_px", "short-lease"))].dir /
+        "story.txt");
+    EXPECT_EQ(w->storyPanel()->toPlainText().toStdString(), story);
+    EXPECT_EQ(story.rfind("k0: process " + std::to_string(opened.incidents.front().process) +
+                              "'s lock was granted",
+                          0),
+              0u)
+        << story;
+    ASSERT_TRUE(w->openRun(run_index(*w, "set_nx_px", "calm")));
+    EXPECT_TRUE(w->storyPanel()->toPlainText().startsWith("No violation"));
+    ASSERT_TRUE(w->openRun(run_index(*w, "set_nx_px", "short-lease")));
+
     v->showAll();
     const auto [full0, full1] = v->timeWindow();
 

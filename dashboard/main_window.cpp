@@ -6,10 +6,13 @@
 #include <QApplication>
 #include <QComboBox>
 #include <QDir>
+#include <QFile>
 #include <QFileSystemWatcher>
+#include <QFontDatabase>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QListWidget>
+#include <QPlainTextEdit>
 #include <QSplitter>
 #include <QTabWidget>
 #include <QTimer>
@@ -53,6 +56,7 @@ MainWindow::MainWindow(const QString& results_dir, QWidget* parent)
       color_box_(new QComboBox),
       run_label_(new QLabel),
       violations_(new QListWidget),
+      story_(new QPlainTextEdit),
       watcher_(new QFileSystemWatcher(this)),
       rescan_timer_(new QTimer(this)),
       live_timer_(new QTimer(this)) {
@@ -106,7 +110,16 @@ MainWindow::MainWindow(const QString& results_dir, QWidget* parent)
     violations_->setTextElideMode(Qt::ElideNone);
     violations_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     violations_->setUniformItemSizes(false);
-    split->addWidget(violations_);
+    // The story above the list: sentences that cite the history, and its text swimlane.
+    auto* side = new QSplitter(Qt::Vertical);
+    story_->setReadOnly(true);
+    story_->setLineWrapMode(QPlainTextEdit::NoWrap);
+    story_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    story_->setPlaceholderText(tr("No story.txt in this run (made by an older lockbench)."));
+    side->addWidget(story_);
+    side->addWidget(violations_);
+    side->setSizes({360, 360});
+    split->addWidget(side);
     split->addWidget(timeline_);
     split->setStretchFactor(1, 1);
     split->setSizes({420, 860});
@@ -230,6 +243,7 @@ void MainWindow::reload() {
         history_error_.clear();
         timeline_->clearTimeline(tr("no runs in %1").arg(results_dir_));
         violations_->clear();
+        story_->clear();
         run_label_->clear();
     }
     refreshMessages();
@@ -354,11 +368,18 @@ void MainWindow::showLoaded(int index, const Loaded& loaded) {
         live_timer_->stop();
     }
     fillViolations();
+    showStory(run);
     // A run opens at its story: the first incident, selected in the list beside the timeline.
     if (loaded.timeline && run.summary && !run.summary->incidents.empty())
         violations_->setCurrentRow(0);
     refreshMessages();
     emit historyLoaded(index);
+}
+
+void MainWindow::showStory(const Run& run) {
+    QFile file(qs((run.dir / "story.txt").string()));
+    story_->setPlainText(file.open(QIODevice::ReadOnly) ? QString::fromUtf8(file.readAll())
+                                                        : QString());
 }
 
 void MainWindow::fillViolations() {

@@ -19,6 +19,7 @@ class QComboBox;
 class QFileSystemWatcher;
 class QLabel;
 class QListWidget;
+class QPlainTextEdit;
 class QTabWidget;
 class QTimer;
 
@@ -72,6 +73,8 @@ class MainWindow : public QMainWindow {
     LatencyView* latencyView() const { return latency_; }
     TimelineView* timelineView() const { return timeline_; }
     QListWidget* violationList() const { return violations_; }
+    // The open run's story.txt (lockbench's narrative of its first violation), beside the list.
+    QPlainTextEdit* storyPanel() const { return story_; }
 
   signals:
     void historyLoaded(int run_index);
@@ -86,6 +89,7 @@ class MainWindow : public QMainWindow {
     void refreshCharts();
     void refreshMessages();
     void fillViolations();
+    void showStory(const Run& run);
     void violationSelected(int row);
     void zoomToIncident(std::size_t index);
     void finishLiveRun();
@@ -115,6 +119,7 @@ class MainWindow : public QMainWindow {
     QComboBox* color_box_;
     QLabel* run_label_;
     QListWidget* violations_;
+    QPlainTextEdit* story_;
     QFileSystemWatcher* watcher_;
     QTimer* rescan_timer_;
     QTimer* live_timer_;
