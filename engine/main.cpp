@@ -191,8 +191,22 @@ int demo_command(const DemoFlags& f) {
     options.progress = ::isatty(STDERR_FILENO) != 0;
     options.interrupt = &g_interrupted;
     std::cout << "lockbench demo: " << w.name << " / " << strategy << "\n";
-    if (!w.description.empty())
-        std::cout << w.description << "\n";
+    // The description, in lines that fit a terminal as the story's do.
+    std::size_t column = 0;
+    std::istringstream words(w.description);
+    for (std::string word; words >> word;) {
+        if (column > 0 && column + 1 + word.size() > 100) {
+            std::cout << "\n";
+            column = 0;
+        } else if (column > 0) {
+            std::cout << ' ';
+            ++column;
+        }
+        std::cout << word;
+        column += word.size();
+    }
+    if (column > 0)
+        std::cout << "\n";
     std::cout << "\n" << std::flush;
     RunOutcome outcome = run_workload(options);
     std::ifstream story(outcome.dir / "story.txt");
