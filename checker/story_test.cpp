@@ -100,6 +100,18 @@ TEST(Story, TellsT1FromTheEventsCitingEach) {
     EXPECT_NE(html.find("class=\"mark lost\""), std::string::npos);
     EXPECT_NE(html.find("process 1, resumed at 1.110 s [#13]"), std::string::npos);
     EXPECT_EQ(html.find("src="), std::string::npos);
+
+    // A run too long to draw whole: the holds around the story, and a note saying so.
+    std::istringstream for_capped(history);
+    const std::string capped =
+        timeline_html(for_capped, report, story, {.title = "t1", .max_holds = 1});
+    EXPECT_NE(capped.find("This run has 2 holds; the 1 drawn are those around the story"),
+              std::string::npos);
+    std::size_t drawn = 0;
+    for (auto at = capped.find("<rect class=\"hold"); at != std::string::npos;
+         at = capped.find("<rect class=\"hold", at + 1))
+        ++drawn;
+    EXPECT_EQ(drawn, 1u);
 }
 
 TEST(Story, AValidHistoryHasNothingToTell) {

@@ -83,11 +83,24 @@ struct Mark {
 // Everything the page draws, collected in one pass with the checker's own hold rule.
 class Collector : public HoldObserver {
   public:
+    // Keeps the first `max_holds` holds, and up to as many in [window_from, window_to]: memory
+    // stays bounded however long the run, and the story's window can always be drawn.
+    Collector(std::size_t max_holds, std::int64_t window_from, std::int64_t window_to)
+        : max_holds_(max_holds), window_from_(window_from), window_to_(window_to) {}
+
     void hold_ended(const HoldSpan& h) override {
+        ++seen_holds;
+        const bool in_window = h.end_ns >= window_from_ && h.start_ns <= window_to_;
+        if (holds.size() >= max_holds_ && (!in_window || window_holds.size() >= max_holds_))
+            return;
         DrawnHold d{h.id, *h.key, h.process, h.mode, h.start_ns, h.end_ns, h.crashed, {}};
-        if (auto it = lease_end_.find({h.process, h.start_ns}); it != lease_end_.end())
-            d.lease_end_ns = it->second;
-        holds.push_back(std::move(d));
+        if (auto it = lease_end_.find(h.process);
+            it != lease_end_.end() && it->second.first == h.start_ns)
+            d.lease_end_ns = it->second.second;
+        if (in_window && window_holds.size() < max_holds_)
+            window_holds.push_back(d);
+        if (holds.size() < max_holds_)
+            holds.push_back(std::move(d));
     }
     void overlap_found(std::uint64_t earlier, std::uint64_t later, std::int64_t) override {
         overlapped.insert(earlier);
@@ -116,7 +129,7 @@ class Collector : public HoldObserver {
             lease_ms_[e.process] = e.lease_ms;
         } else if (e.f == "acquire" && e.type == EventType::Ok) {
             if (auto it = lease_ms_.find(e.process); it != lease_ms_.end() && it->second)
-                lease_end_[{e.process, e.time}] = e.time + *it->second * 1'000'000;
+                lease_end_[e.process] = {e.time, e.time + *it->second * 1'000'000};
         } else if (e.f == "write" && e.type == EventType::Fail && e.error == history::kStaleFence) {
             marks.push_back({e.process, e.time, "rejected", e.index});
         }
@@ -127,7 +140,9 @@ class Collector : public HoldObserver {
             pauses.push_back({p, since, end_ns});
     }
 
-    std::vector<DrawnHold> holds;
+    std::vector<DrawnHold> holds;         // the first max_holds
+    std::vector<DrawnHold> window_holds;  // those in the story's window
+    std::uint64_t seen_holds = 0;
     std::unordered_set<std::uint64_t> overlapped;
     std::vector<Event> faults;
     std::vector<Band> pauses;
@@ -137,7 +152,10 @@ class Collector : public HoldObserver {
 
   private:
     std::map<std::int64_t, std::optional<std::int64_t>> lease_ms_;
-    std::map<std::pair<std::int64_t, std::int64_t>, std::int64_t> lease_end_;
+    std::size_t max_holds_;
+    std::int64_t window_from_, window_to_;
+    // Each process's last grant: (start, when its lease runs out).
+    std::map<std::int64_t, std::pair<std::int64_t, std::int64_t>> lease_end_;
     std::map<std::int64_t, std::int64_t> paused_since_;
 };
 
@@ -296,24 +314,19 @@ std::string render(Collector& c, const Report& report, const Story& story,
         lane_of[lanes[i]] = static_cast<int>(i);
     const auto lane_y = [&](int lane) { return kTopMargin + 20 + lane * (kLaneHeight + kLaneGap); };
 
-    // Too many holds: keep those in the story's window (the incident), say so.
+    // Too many holds: those in the story's window (the incident), and the page says so.
     std::string note;
+    const bool all = c.seen_holds <= options.max_holds;
     std::vector<const DrawnHold*> drawn;
-    for (const DrawnHold& h : c.holds) {
+    for (const DrawnHold& h : all ? c.holds : c.window_holds) {
         if (lane_of.count(h.process))
             drawn.push_back(&h);
     }
-    if (drawn.size() > options.max_holds) {
-        const std::int64_t a = story.window_start_ns, b = story.window_end_ns;
-        std::vector<const DrawnHold*> kept;
-        for (const DrawnHold* h : drawn) {
-            if (h->end_ns >= a && h->start_ns <= b && kept.size() < options.max_holds)
-                kept.push_back(h);
-        }
-        note = "This run has " + std::to_string(drawn.size()) + " holds; the " +
-               std::to_string(kept.size()) + " drawn are those around the story (" +
-               format_seconds(a) + " to " + format_seconds(b) + ").";
-        drawn = std::move(kept);
+    if (!all) {
+        note = "This run has " + std::to_string(c.seen_holds) + " holds; the " +
+               std::to_string(drawn.size()) + " drawn are those around the story (" +
+               format_seconds(story.window_start_ns) + " to " +
+               format_seconds(story.window_end_ns) + ").";
     }
     if (lanes.size() < c.processes.size()) {
         note += (note.empty() ? "" : " ") + std::to_string(lanes.size()) + " of " +
@@ -456,7 +469,7 @@ std::string render(Collector& c, const Report& report, const Story& story,
 
 std::string build(HistoryReader& reader, const Report& report, const Story& story,
                   const TimelineOptions& options) {
-    Collector collector;
+    Collector collector(options.max_holds, story.window_start_ns, story.window_end_ns);
     MutualExclusionCheck holds;
     holds.observe(&collector);
     Event e;

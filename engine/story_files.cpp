@@ -16,7 +16,18 @@ checker::Story story_of_run(const std::filesystem::path& dir, const nlohmann::js
 
 void write_story_files(const std::filesystem::path& dir, const nlohmann::json& summary,
                        const Workload& workload) {
-    const checker::Story story = story_of_run(dir, summary, workload);
+    checker::Story story;
+    try {
+        story = story_of_run(dir, summary, workload);
+    } catch (const std::exception& e) {
+        // A story that cannot be told must not cost the run its result: say so where the story
+        // would be, and draw no timeline.
+        write_atomically(dir / "story.txt",
+                         std::string("lockbench could not tell this run's story (a bug in "
+                                     "lockbench; please report it): ") +
+                             e.what() + "\n");
+        return;
+    }
     write_atomically(dir / "story.txt", checker::format_story(story));
     const auto report = checker::Report::from_json(summary.value("verdict", nlohmann::json()));
     const std::string title =
