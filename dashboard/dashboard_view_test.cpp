@@ -23,8 +23,8 @@
 #include <QLabel>
 #include <QLineSeries>
 #include <QListWidget>
-#include <QPlainTextEdit>
 #include <QLogValueAxis>
+#include <QPlainTextEdit>
 #include <QTabWidget>
 #include <QTimer>
 #include <QValueAxis>
@@ -35,6 +35,7 @@
 #include "dashboard_test_results.hpp"
 #include "latency_view.hpp"
 #include "main_window.hpp"
+#include "percentile_distribution.hpp"
 #include "temp_dir.hpp"
 #include "throughput_view.hpp"
 #include "timeline_view.hpp"
@@ -206,6 +207,35 @@ TEST_F(DashboardViewTest, LatencyDrawsFourPercentilesPerStrategyForAcquireAndRel
             EXPECT_DOUBLE_EQ(set->at(3), std::max(run.summary->acquire.max, 0.001));
         }
     }
+}
+
+// The whole acquire distribution of each run, from the latency-acquire.hgrm the run wrote: one
+// line per strategy, its last point the file's last row below 100 %.
+TEST_F(DashboardViewTest, LatencyDrawsEachRunsWholeAcquireDistributionFromItsHgrmFile) {
+    auto w = open(results_);
+    w->setScenario("calm");
+    const dashboard::Run& run =
+        w->scan().runs[static_cast<std::size_t>(run_index(*w, "set_nx_px", "calm"))];
+    auto points = dashboard::load_percentile_distribution(run.dir / "latency-acquire.hgrm");
+    ASSERT_TRUE(points);
+    ASSERT_GT(points->size(), 2u);
+    const dashboard::PercentilePoint& last = (*points)[points->size() - 2];  // before 100 %
+    QChart* chart = w->latencyView()->distributionChart();
+    std::set<QString> names;
+    for (QAbstractSeries* s : chart->series()) {
+        auto* line = qobject_cast<QLineSeries*>(s);
+        ASSERT_NE(line, nullptr);
+        names.insert(line->name());
+        EXPECT_EQ(line->attachedAxes().size(), 2);
+        ASSERT_GT(line->count(), 1);
+        EXPECT_DOUBLE_EQ(line->at(0).x(), 1.0);  // percentile 0
+        if (line->name() == "set_nx_px") {
+            EXPECT_EQ(line->count(), static_cast<int>(points->size()) - 1);
+            EXPECT_DOUBLE_EQ(line->at(line->count() - 1).x(), 1 / (1 - last.percentile));
+            EXPECT_DOUBLE_EQ(line->at(line->count() - 1).y(), std::max(last.value_ms, 0.001));
+        }
+    }
+    EXPECT_EQ(names, (std::set<QString>{"set_nx_px", "set_nx_px_del"}));
 }
 
 TEST_F(DashboardViewTest, TimelineDrawsTheKnownViolationInRedAndZoomsToIt) {

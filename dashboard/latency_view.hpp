@@ -1,7 +1,10 @@
 #pragma once
 
 // Latency percentiles (p50, p99, p99.9, max) per strategy, acquire and release side by side, on a
-// log axis: a lock's p50 and its max differ by three orders of magnitude.
+// log axis: a lock's p50 and its max differ by three orders of magnitude. Below them, the whole
+// acquire distribution of each run from its latency-acquire.hgrm, as HdrHistogram's plotter
+// draws it: latency against 1/(1-percentile) (10 = p90, 100 = p99, 1000 = p99.9), and for a run
+// at a rate the same from when each arrival was due (dashed).
 
 #include <vector>
 
@@ -24,12 +27,14 @@ class LatencyView : public QWidget {
 
     QChart* acquireChart() const { return acquire_; }
     QChart* releaseChart() const { return release_; }
+    QChart* distributionChart() const { return distribution_; }
 
     static const QStringList& categories();
 
   private:
     QChart* acquire_;
     QChart* release_;
+    QChart* distribution_;
 };
 
 }  // namespace lockbench::dashboard
