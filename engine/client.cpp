@@ -47,11 +47,14 @@ void ClientStats::count(Op op, EventType outcome) {
         ++c.info;
 }
 
-void ClientStats::add_cycle(std::size_t second) {
+void ClientStats::add_cycle(std::size_t second, std::size_t client) {
     ++cycles;
     if (cycles_per_second.size() <= second)
         cycles_per_second.resize(second + 1, 0);
     ++cycles_per_second[second];
+    if (cycles_per_client.size() <= client)
+        cycles_per_client.resize(client + 1, 0);
+    ++cycles_per_client[client];
 }
 
 void ClientStats::add_error(std::size_t second) {
@@ -81,6 +84,7 @@ void ClientStats::merge(const ClientStats& other) {
     };
     add(cycles_per_second, other.cycles_per_second);
     add(errors_per_second, other.errors_per_second);
+    add(cycles_per_client, other.cycles_per_client);
 }
 
 SimulatedClient::SimulatedClient(ClientEnvironment& env, int index, ClientStats& stats,
@@ -393,7 +397,7 @@ Task<void> SimulatedClient::cycle(std::optional<EventLoop::TimePoint> due) {
     // A fault aimed at this hold whose point never came (a read that timed out ends the critical
     // section early) is the next holder's.
     disarm_hold_faults("the holder of " + key + " released it without reaching the fault's point");
-    stats_.add_cycle(second());
+    stats_.add_cycle(second(), static_cast<std::size_t>(index_));
     env_.live_cycles.fetch_add(1, std::memory_order_relaxed);
 }
 

@@ -75,12 +75,13 @@ struct ClientStats {
     std::uint64_t cycles = 0;  // acquire granted and released
     std::vector<std::uint64_t> cycles_per_second;
     std::vector<std::uint64_t> errors_per_second;
+    std::vector<std::uint64_t> cycles_per_client;  // by client index: fairness
     // Clients (not process ids) that got at least one definite answer (ok or fail) from Redis:
     // a run in which most clients never did measured nothing.
     std::uint64_t clients_answered = 0;
 
     void count(Op op, EventType outcome);
-    void add_cycle(std::size_t second);
+    void add_cycle(std::size_t second, std::size_t client);
     void add_error(std::size_t second);
     void merge(const ClientStats& other);
 };

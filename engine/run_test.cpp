@@ -135,8 +135,9 @@ TEST_P(RunEveryStrategyTest, SixteenClientsProduceAWellFormedHistoryWithoutLostU
         w.resource = ResourceKind::Fenced;
     RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
 
-    for (const char* f : {"workload.json", "history.jsonl", "summary.json", "report.txt",
-                          "latency-acquire.hgrm", "latency-release.hgrm"}) {
+    for (const char* f :
+         {"workload.json", "history.jsonl", "summary.json", "report.txt", "latency-acquire.hgrm",
+          "latency-release.hgrm", "story.txt", "timeline.html"}) {
         EXPECT_TRUE(fs::exists(r.dir / f)) << f;
     }
     // The .hgrm files hold every latency the summary counted, up to the same maximum.
@@ -151,6 +152,16 @@ TEST_P(RunEveryStrategyTest, SixteenClientsProduceAWellFormedHistoryWithoutLostU
     EXPECT_GT(r.summary["throughput"]["cycles"].get<std::uint64_t>(), 100u);
     EXPECT_EQ(r.summary["ops"]["acquire"]["info"].get<std::uint64_t>(), 0u);
     EXPECT_EQ(lost_updates(events), 0u);
+    // Fairness counts every client, and its bounds hold the run's cycles.
+    const auto& fair = r.summary["fairness"];
+    const auto cycles = r.summary["throughput"]["cycles"].get<std::uint64_t>();
+    EXPECT_EQ(fair["clients"], 16);
+    EXPECT_LE(fair["cycles_min"].get<std::uint64_t>() * 16, cycles);
+    EXPECT_GE(fair["cycles_max"].get<std::uint64_t>() * 16, cycles);
+    EXPECT_LE(fair["cycles_min"].get<double>(), fair["cycles_median"].get<double>());
+    EXPECT_LE(fair["cycles_median"].get<double>(), fair["cycles_max"].get<double>());
+    EXPECT_GT(fair["jain_index"].get<double>(), 0.0);
+    EXPECT_LE(fair["jain_index"].get<double>(), 1.0);
     EXPECT_EQ(json::parse(std::ifstream(r.dir / "workload.json"))["strategy"], GetParam());
     // Nothing but the result folder is left behind.
     EXPECT_EQ(std::distance(fs::directory_iterator(out.path()), fs::directory_iterator()), 1);
@@ -309,6 +320,21 @@ TEST(RunTest, ARateTheClientsCannotKeepSaysSo) {
     std::ifstream report(r.dir / "report.txt");
     std::string text((std::istreambuf_iterator<char>(report)), {});
     EXPECT_NE(text.find("RATE NOT KEPT: only "), std::string::npos) << text;
+}
+
+// A rate under one arrival per client leaves most clients idle: that is what was asked, not a
+// run in which clients got no answer.
+TEST(RunTest, ClientsWithoutAnArrivalDueDoNotMakeARunUnknown) {
+    TempDir out;
+    Workload w = Workload::from_json(json::parse(R"({
+        "name": "slow-rate", "clients": 8, "keys": 4, "duration_s": 1, "hold_ms": 0,
+        "rate": {"per_s": 2}})"));
+    RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
+    EXPECT_EQ(r.summary["open_loop"]["due"], 2);  // at 0 and 0.5 s, clients 0 and 1
+    EXPECT_EQ(r.summary["open_loop"]["started"], 2);
+    EXPECT_EQ(r.summary["clients_answered"], 2);
+    EXPECT_EQ(r.summary["verdict"]["valid"], true) << r.summary["verdict"].dump(2);
+    EXPECT_EQ(run_exit_code(r), 0);
 }
 
 TEST(RunTest, ARunThatMeasuredNothingIsUnknown) {

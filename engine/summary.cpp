@@ -6,6 +6,7 @@
 
 #include "check.hpp"
 #include "expectation.hpp"
+#include "throughput_stats.hpp"
 
 namespace lockbench {
 
@@ -26,6 +27,17 @@ json latency_json(const LatencyHistogram& h) {
                 {"p99", ms(h.quantile(0.99))},
                 {"p999", ms(h.quantile(0.999))},
                 {"max", ms(h.max())}};
+}
+
+// How evenly the lock went round: cycles per client, every client counted.
+json fairness_json(std::vector<std::uint64_t> cycles_per_client, int clients) {
+    cycles_per_client.resize(static_cast<std::size_t>(std::max(clients, 0)), 0);
+    const Fairness f = fairness_of(cycles_per_client);
+    return json{{"clients", f.clients},
+                {"cycles_min", f.min},
+                {"cycles_median", f.median},
+                {"cycles_max", f.max},
+                {"jain_index", f.jain ? json(*f.jain) : json(nullptr)}};
 }
 
 checker::Report judge(const std::filesystem::path& history_path, const CheckSettings& settings) {
@@ -137,6 +149,7 @@ json make_summary(const SummaryInputs& in, const std::filesystem::path& history_
         {"engine",
          {{"threads", w.threads},
           {"cpu_s", in.engine_cpu_s},
+        {"fairness", fairness_json(st.cycles_per_client, w.clients)},
           {"cpu_share", in.elapsed_s > 0 ? in.engine_cpu_s / in.elapsed_s : 0}}},
     };
     if (w.rate) {
@@ -185,6 +198,16 @@ std::string make_report(const json& s) {
     for (const char* op : {"acquire", "release"}) {
         const auto& l = s["latency_ms"][op];
         std::snprintf(line, sizeof line,
+    if (const auto& f = s.value("fairness", json()); f.is_object() && f["jain_index"].is_number()) {
+        std::snprintf(line, sizeof line,
+                      "fairness    cycles per client: min %llu, median %.1f, max %llu; Jain's "
+                      "index %.3f\n",
+                      static_cast<unsigned long long>(f["cycles_min"].get<std::uint64_t>()),
+                      f["cycles_median"].get<double>(),
+                      static_cast<unsigned long long>(f["cycles_max"].get<std::uint64_t>()),
+                      f["jain_index"].get<double>());
+        out << line;
+    }
                       "%-8s    p50 %.3f ms  p99 %.3f ms  p99.9 %.3f ms  max %.3f ms\n", op,
                       l["p50"].get<double>(), l["p99"].get<double>(), l["p999"].get<double>(),
                       l["max"].get<double>());

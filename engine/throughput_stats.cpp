@@ -52,4 +52,22 @@ std::optional<Reference> reference_for(const std::vector<ScenarioRun>& runs, std
     return Reference{kMedianReference, median_of(medians), median_of(noises)};
 }
 
+Fairness fairness_of(const std::vector<std::uint64_t>& cycles_per_client) {
+    Fairness f;
+    f.clients = cycles_per_client.size();
+    if (cycles_per_client.empty())
+        return f;
+    f.min = *std::min_element(cycles_per_client.begin(), cycles_per_client.end());
+    f.max = *std::max_element(cycles_per_client.begin(), cycles_per_client.end());
+    f.median = median_of(std::vector<double>(cycles_per_client.begin(), cycles_per_client.end()));
+    double sum = 0, squares = 0;
+    for (std::uint64_t x : cycles_per_client) {
+        sum += static_cast<double>(x);
+        squares += static_cast<double>(x) * static_cast<double>(x);
+    }
+    if (squares > 0)
+        f.jain = sum * sum / (static_cast<double>(f.clients) * squares);
+    return f;
+}
+
 }  // namespace lockbench

@@ -5,6 +5,7 @@
 // or bursty second on a shared host), and the reference a run is normalised by.
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,5 +48,18 @@ struct ScenarioRun {
 // nothing else ran.
 std::optional<Reference> reference_for(const std::vector<ScenarioRun>& runs, std::size_t judged,
                                        const std::string& reference_strategy);
+
+// How evenly the clients shared the lock: cycles per client (every client, those that completed
+// none included). Jain's index is (sum x)^2 / (n * sum x^2): 1 when all got the same, 1/n when
+// one got everything; nullopt when nobody completed a cycle.
+struct Fairness {
+    std::size_t clients = 0;
+    std::uint64_t min = 0;
+    double median = 0;
+    std::uint64_t max = 0;
+    std::optional<double> jain;
+};
+
+Fairness fairness_of(const std::vector<std::uint64_t>& cycles_per_client);
 
 }  // namespace lockbench
