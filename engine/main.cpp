@@ -25,6 +25,7 @@
 #include "edn.hpp"
 #include "gate.hpp"
 #include "jepsen_history.hpp"
+#include "ramp.hpp"
 #include "redis_server.hpp"
 #include "registry.hpp"
 #include "run.hpp"
@@ -67,6 +68,7 @@ struct RunFlags {
     std::string password;
     std::string out = "results";
 };
+    std::string clients_ramp;
 
 // --redis HOST:PORT[,HOST:PORT...] with --password: the user's own servers ("" for none).
 std::vector<lockbench::Endpoint> parse_redis_list(const std::string& list_text,
@@ -93,7 +95,9 @@ int run_command(const RunFlags& f) {
     // Flags override the file (the run's workload.json records the result).
     nlohmann::json j = w.to_json();
     if (f.strategy)
-        j["strategy"] = *f.strategy;
+        // A ramp may name several strategies, one curve each: the first stands for the rest here.
+        j["strategy"] =
+            f.clients_ramp.empty() ? *f.strategy : f.strategy->substr(0, f.strategy->find(','));
     if (f.clients)
         j["clients"] = *f.clients;
     if (f.keys)
@@ -146,6 +150,24 @@ struct DemoFlags {
 };
 
 // The strategy a demonstration shows by default: the first the scenario breaks (set_nx_px when
+    if (!f.clients_ramp.empty()) {
+        if (f.clients)
+            throw WorkloadError("--clients-ramp sets the client counts; drop --clients");
+        RampOptions ramp{.workload = options.workload,
+                         .clients = parse_clients_ramp(f.clients_ramp),
+                         .redis = options.redis,
+                         .out_dir = options.out_dir,
+                         .progress = options.progress,
+                         .interrupt = options.interrupt};
+        std::stringstream names(f.strategy.value_or(options.workload.strategy));
+        for (std::string name; std::getline(names, name, ',');)
+            ramp.strategies.push_back(name);
+        RampOutcome outcome = run_ramp(ramp);
+        std::cout << format_ramp(outcome.curves) << "results     " << outcome.dir.string() << "\n";
+        if (outcome.interrupted)
+            return 130;
+        return checker::exit_code(outcome.verdict);
+    }
 // it is one of them, the lock most people write).
 std::string demo_strategy(const lockbench::Workload& w) {
     const auto breaks = [](const std::string& outcome) {
@@ -524,7 +546,12 @@ int main(int argc, char** argv) {
         app.add_subcommand("run", "Run a workload against real Redis and judge its history");
     run->add_option("workload", rf.workload_file, "Workload JSON file (workloads/README.md)")
         ->check(CLI::ExistingFile);
-    run->add_option("--strategy", rf.strategy, "Lock strategy (see `lockbench strategies`)");
+    run->add_option("--strategy", rf.strategy,
+                    "Lock strategy (see `lockbench strategies`); with --clients-ramp, a "
+                    "comma-separated list: one curve each");
+    run->add_option("--clients-ramp", rf.clients_ramp,
+                    "Run at each client count, START:STEP:END or N,N,...: one curve per strategy "
+                    "(throughput, acquire p50/p99, fairness) in results/ramp-*/ramp.json");
     run->add_option("--clients", rf.clients, "Concurrent simulated clients");
     run->add_option("--keys", rf.keys, "Number of lock keys");
     run->add_option("--threads", rf.threads, "Event-loop threads the clients are spread over");
