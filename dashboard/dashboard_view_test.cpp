@@ -25,6 +25,7 @@
 #include <QListWidget>
 #include <QLogValueAxis>
 #include <QPlainTextEdit>
+#include <QScatterSeries>
 #include <QTabWidget>
 #include <QTimer>
 #include <QValueAxis>
@@ -36,6 +37,7 @@
 #include "latency_view.hpp"
 #include "main_window.hpp"
 #include "percentile_distribution.hpp"
+#include "scalability_view.hpp"
 #include "temp_dir.hpp"
 #include "throughput_view.hpp"
 #include "timeline_view.hpp"
@@ -442,12 +444,49 @@ TEST_F(DashboardViewTest, BigHistoriesAreReadOffTheGuiThread) {
     EXPECT_GE(w->timelineView()->redBarCount(), 1);
 }
 
+// A real ramp (lockbench run --clients-ramp): one line per strategy on each of the three charts,
+// one point per client count, the numbers ramp.json holds.
+TEST_F(DashboardViewTest, ScalabilityDrawsTheNewestRampsCurves) {
+    const fs::path results = scratch() / "results";
+    const std::string cmd = std::string("'") + LOCKBENCH_BINARY +
+                            "' run --clients-ramp 1,4 --strategy set_nx_px,fenced --keys 2 "
+                            "--lease-ms 5000 --duration 0.5 --out '" +
+                            results.string() + "' > /dev/null 2>&1";
+    ASSERT_EQ(std::system(cmd.c_str()), 0);
+    auto w = open(results);
+    ScalabilityView* v = w->scalabilityView();
+    ASSERT_EQ(w->scan().ramps.size(), 1u);
+    EXPECT_TRUE(w->scan().runs.empty());  // a ramp's runs are its points, not matrix cells
+    EXPECT_EQ(v->lineCount(), 6);
+    const Ramp& ramp = w->scan().ramps.front();
+    for (QChart* chart : {v->throughputChart(), v->latencyChart(), v->fairnessChart()}) {
+        int lines = 0;
+        for (QAbstractSeries* s : chart->series()) {
+            auto* line = qobject_cast<QLineSeries*>(s);
+            if (!line || qobject_cast<QScatterSeries*>(s))
+                continue;
+            ++lines;
+            ASSERT_EQ(line->count(), 2) << line->name().toStdString();
+            EXPECT_EQ(line->at(0).x(), 1);
+            EXPECT_EQ(line->at(1).x(), 4);
+            if (chart == v->throughputChart()) {
+                const auto& points = ramp.curves.at(line->name().toStdString());
+                EXPECT_DOUBLE_EQ(line->at(1).y(), points[1].cycles_per_s);
+            }
+        }
+        EXPECT_EQ(lines, 2);
+    }
+    // No ramp: the view says how to make one instead of drawing nothing.
+    auto empty = open(results_);
+    EXPECT_EQ(empty->scalabilityView()->lineCount(), 0);
+}
+
 TEST_F(DashboardViewTest, ScreenshotsOfEveryViewAreWrittenAndNotBlank) {
     auto w = open(results_);
     fs::path out = scratch() / "png";
     QString error;
     QStringList files = w->renderScreenshots(QString::fromStdString(out.string()), &error);
-    ASSERT_EQ(files.size(), 4) << error.toStdString();
+    ASSERT_EQ(files.size(), 5) << error.toStdString();
     for (const QString& f : files) {
         QImage img(f);
         ASSERT_FALSE(img.isNull()) << f.toStdString();

@@ -21,6 +21,7 @@
 
 #include "chart_style.hpp"
 #include "latency_view.hpp"
+#include "scalability_view.hpp"
 #include "throughput_view.hpp"
 #include "timeline_view.hpp"
 #include "verdict_matrix_view.hpp"
@@ -51,6 +52,7 @@ MainWindow::MainWindow(const QString& results_dir, QWidget* parent)
       matrix_(new VerdictMatrixView),
       throughput_(new ThroughputView),
       latency_(new LatencyView),
+      scalability_(new ScalabilityView),
       timeline_(new TimelineView),
       run_box_(new QComboBox),
       color_box_(new QComboBox),
@@ -125,6 +127,7 @@ MainWindow::MainWindow(const QString& results_dir, QWidget* parent)
     split->setSizes({420, 860});
     tl->addWidget(split, 1);
     tabs_->addTab(timeline_page, tr("Timeline"));
+    tabs_->addTab(scalability_, tr("Scalability"));
     layout->addWidget(tabs_, 1);
     setCentralWidget(central);
 
@@ -274,6 +277,8 @@ void MainWindow::refreshCharts() {
     }
     throughput_->setRuns(runs, tr("throughput — %1").arg(scenario()));
     latency_->setRuns(finished, scenario());
+    // The newest ramp (folder names sort by time).
+    scalability_->setRamp(scan_.ramps.empty() ? nullptr : &scan_.ramps.back());
 }
 
 void MainWindow::refreshMessages() {
@@ -555,7 +560,7 @@ QStringList MainWindow::renderScreenshots(const QString& dir, QString* error) {
         QApplication::processEvents();
     }
     const int before = tabs_->currentIndex();
-    const QStringList names = {"verdicts", "throughput", "latency", "timeline"};
+    const QStringList names = {"verdicts", "throughput", "latency", "timeline", "scalability"};
     QStringList written;
     for (int i = 0; i < names.size(); ++i) {
         tabs_->setCurrentIndex(i);

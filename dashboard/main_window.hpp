@@ -26,6 +26,7 @@ class QTimer;
 namespace lockbench::dashboard {
 
 class LatencyView;
+class ScalabilityView;
 class ThroughputView;
 class TimelineView;
 class VerdictMatrixView;
@@ -34,7 +35,7 @@ class MainWindow : public QMainWindow {
     Q_OBJECT
 
   public:
-    enum Tab { verdicts_tab, throughput_tab, latency_tab, timeline_tab };
+    enum Tab { verdicts_tab, throughput_tab, latency_tab, timeline_tab, scalability_tab };
 
     explicit MainWindow(const QString& results_dir, QWidget* parent = nullptr);
     ~MainWindow() override;
@@ -71,6 +72,7 @@ class MainWindow : public QMainWindow {
     VerdictMatrixView* verdictMatrix() const { return matrix_; }
     ThroughputView* throughputView() const { return throughput_; }
     LatencyView* latencyView() const { return latency_; }
+    ScalabilityView* scalabilityView() const { return scalability_; }
     TimelineView* timelineView() const { return timeline_; }
     QListWidget* violationList() const { return violations_; }
     // The open run's story.txt (lockbench's narrative of its first violation), beside the list.
@@ -114,6 +116,7 @@ class MainWindow : public QMainWindow {
     VerdictMatrixView* matrix_;
     ThroughputView* throughput_;
     LatencyView* latency_;
+    ScalabilityView* scalability_;
     TimelineView* timeline_;
     QComboBox* run_box_;
     QComboBox* color_box_;

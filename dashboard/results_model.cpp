@@ -328,6 +328,35 @@ Run load_run(const fs::path& dir) {
     return run;
 }
 
+Ramp parse_ramp(const json& j) {
+    Reader top = reader_of(j, "");
+    Ramp ramp;
+    ramp.scenario = top.string("scenario", "");
+    Reader curves = nested(top, "curves");
+    static const json none = json::object();
+    const json* all = j.contains("curves") && j["curves"].is_object() ? &j["curves"] : &none;
+    for (const auto& [strategy, points] : all->items()) {
+        const std::string path = "/curves/" + strategy;
+        const json& list = *curves.find(strategy);
+        (void)points;
+        if (!list.is_array())
+            throw std::runtime_error(path + ": must be an array");
+        auto& out = ramp.curves[strategy];
+        for (std::size_t i = 0; i < list.size(); ++i) {
+            Reader r = reader_of(list[i], path + "/" + std::to_string(i));
+            RampPoint p;
+            p.clients = static_cast<int>(r.required_number("clients", 1));
+            p.cycles_per_s = r.required_number("cycles_per_s", 0);
+            p.acquire_p50_ms = r.required_number("acquire_p50_ms", 0);
+            p.acquire_p99_ms = r.required_number("acquire_p99_ms", 0);
+            Reader fairness = nested(r, "fairness");
+            p.jain_index = fairness.optional_number("jain_index", 0, 1);
+            out.push_back(p);
+        }
+    }
+    return ramp;
+}
+
 ResultsScan scan_results(const fs::path& dir) {
     ResultsScan scan;
     scan.dir = dir;
@@ -357,6 +386,23 @@ ResultsScan scan_results(const fs::path& dir) {
         // folder is `.tmp-suite-…` and holds runs, not run files.
         if (name.starts_with(".") && !name.starts_with(".tmp-"))
             continue;
+        if (name.starts_with(".tmp-ramp-"))
+            continue;  // a ramp still running: its curves appear when it is done
+        if (name.starts_with("ramp-")) {
+            // A ramp's runs are its points, seen on its curves, not in the verdict matrix.
+            try {
+                std::ifstream in(f / "ramp.json");
+                if (!in)
+                    throw std::runtime_error("cannot read ramp.json");
+                Ramp ramp = parse_ramp(json::parse(in));
+                ramp.dir = f;
+                ramp.name = name;
+                scan.ramps.push_back(std::move(ramp));
+            } catch (const std::exception& e) {
+                scan.errors.push_back(name + "/ramp.json: " + e.what());
+            }
+            continue;
+        }
         if (name.starts_with("suite-") || name.starts_with(".tmp-suite-")) {
             // `lockbench suite` writes its runs one level down: results/suite-<time>/<run>/.
             ResultsScan inner = scan_results(f);
@@ -369,7 +415,7 @@ ResultsScan scan_results(const fs::path& dir) {
         scan.errors.insert(scan.errors.end(), run.errors.begin(), run.errors.end());
         scan.runs.push_back(std::move(run));
     }
-    if (scan.runs.empty() && scan.errors.empty())
+    if (scan.runs.empty() && scan.ramps.empty() && scan.errors.empty())
         scan.errors.push_back(dir.string() + ": no runs yet (run `lockbench run --out " +
                               dir.string() + "`)");
     return scan;

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -123,9 +124,29 @@ struct Run {
     std::filesystem::path history_path() const { return dir / "history.jsonl"; }
 };
 
+// One point of a `lockbench run --clients-ramp` curve (ramp.json).
+struct RampPoint {
+    int clients = 0;
+    double cycles_per_s = 0;
+    double acquire_p50_ms = 0;
+    double acquire_p99_ms = 0;
+    std::optional<double> jain_index;  // none when no cycle completed
+};
+
+struct Ramp {
+    std::filesystem::path dir;
+    std::string name;  // folder name
+    std::string scenario;
+    std::map<std::string, std::vector<RampPoint>> curves;  // strategy -> points, by clients
+};
+
+// Throws std::runtime_error naming the JSON path, as parse_summary does.
+Ramp parse_ramp(const nlohmann::json& j);
+
 struct ResultsScan {
     std::filesystem::path dir;
     std::vector<Run> runs;            // sorted by folder name, i.e. by start time
+    std::vector<Ramp> ramps;          // finished ramps (their runs are not in `runs`), by time
     std::vector<std::string> errors;  // problems with the folder itself or with any run
 };
 

@@ -92,6 +92,27 @@ TEST(ResultsModelTest, MissingFieldsAreNotErrors) {
     EXPECT_FALSE(s.met_expectation().has_value());
 }
 
+TEST(ResultsModelTest, ARampsCurvesAreReadAndItsFaultsNamed) {
+    const Ramp ramp = parse_ramp(json::parse(R"({"scenario": "baseline", "curves": {
+        "fenced": [{"clients": 1, "cycles_per_s": 600, "acquire_p50_ms": 0.03,
+                    "acquire_p99_ms": 0.08, "fairness": {"jain_index": 1.0}},
+                   {"clients": 4, "cycles_per_s": 1000, "acquire_p50_ms": 0.05,
+                    "acquire_p99_ms": 20, "fairness": {"jain_index": null}}]}})"));
+    EXPECT_EQ(ramp.scenario, "baseline");
+    ASSERT_EQ(ramp.curves.at("fenced").size(), 2u);
+    EXPECT_EQ(ramp.curves.at("fenced")[1].clients, 4);
+    EXPECT_DOUBLE_EQ(ramp.curves.at("fenced")[1].acquire_p99_ms, 20);
+    EXPECT_EQ(ramp.curves.at("fenced")[0].jain_index, 1.0);
+    EXPECT_FALSE(ramp.curves.at("fenced")[1].jain_index);
+    try {
+        parse_ramp(json::parse(R"({"curves": {"fenced": [{"clients": 1}]}})"));
+        ADD_FAILURE() << "a point without throughput was accepted";
+    } catch (const std::runtime_error& e) {
+        EXPECT_NE(std::string(e.what()).find("/curves/fenced/0/cycles_per_s"), std::string::npos)
+            << e.what();
+    }
+}
+
 TEST(ResultsModelTest, WrongTypesNameTheirPath) {
     try {
         parse_summary(json::parse(R"({"latency_ms": {"acquire": {"p50": "fast"}}})"));
