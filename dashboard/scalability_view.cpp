@@ -124,13 +124,16 @@ void ScalabilityView::setRamp(const Ramp* ramp) {
         }
         y_axis->setRange(0, max_y > 0 ? max_y * 1.1 : 1);
         y_axis->applyNiceNumbers();
+        return y_axis;
     };
     plot(throughput_, tr("throughput"), tr("cycles/s"),
          [](const RampPoint& p) { return std::optional<double>(p.cycles_per_s); });
     plot(latency_, tr("acquire p99"), tr("ms"),
          [](const RampPoint& p) { return std::optional<double>(p.acquire_p99_ms); });
+    // Jain's index lives in (0, 1]: a fixed scale keeps 0.9 looking like 0.9.
     plot(fairness_, tr("fairness: Jain's index of cycles per client (1 = equal shares)"),
-         tr("Jain's index"), [](const RampPoint& p) { return p.jain_index; });
+         tr("Jain's index"), [](const RampPoint& p) { return p.jain_index; })
+        ->setRange(0, 1);
 }
 
 }  // namespace lockbench::dashboard
