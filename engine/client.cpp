@@ -69,6 +69,7 @@ void ClientStats::merge(const ClientStats& other) {
     acquire_latency_corrected.merge(other.acquire_latency_corrected);
     arrivals_due += other.arrivals_due;
     arrivals_started += other.arrivals_started;
+    clients_due += other.clients_due;
     for (std::size_t i = 0; i < ops.size(); ++i) {
         ops[i].ok += other.ops[i].ok;
         ops[i].fail += other.ops[i].fail;
@@ -83,8 +84,8 @@ void ClientStats::merge(const ClientStats& other) {
             into[i] += from[i];
     };
     add(cycles_per_second, other.cycles_per_second);
-    add(errors_per_second, other.errors_per_second);
     add(cycles_per_client, other.cycles_per_client);
+    add(errors_per_second, other.errors_per_second);
 }
 
 SimulatedClient::SimulatedClient(ClientEnvironment& env, int index, ClientStats& stats,
@@ -264,6 +265,7 @@ Task<void> SimulatedClient::run(StartGate& gate) {
     co_await connect();
     co_await gate.wait();
     std::optional<ArrivalSchedule> arrivals;
+    std::uint64_t my_arrivals = 0;
     if (w.rate) {
         arrivals.emplace(
             *w.rate, w.clients, index_, env_.start,
@@ -282,6 +284,7 @@ Task<void> SimulatedClient::run(StartGate& gate) {
             arrivals->advance();
             ++stats_.arrivals_due;
             ++stats_.arrivals_started;
+            ++my_arrivals;
         }
         try {
             co_await cycle(due);
@@ -308,8 +311,13 @@ Task<void> SimulatedClient::run(StartGate& gate) {
         // Arrivals that fell due before the end (or the interruption) but never started: the
         // clients could not keep the rate.
         const auto end = std::min(env_.deadline, EventLoop::now());
-        for (; arrivals->next() < end; arrivals->advance())
+        for (; arrivals->next() < end; arrivals->advance()) {
             ++stats_.arrivals_due;
+            ++my_arrivals;
+        }
+        // A rate under one arrival per client in the run leaves some clients nothing to do.
+        if (my_arrivals > 0)
+            ++stats_.clients_due;
     }
     for (auto& a : armed_) {
         a.fault->missed("client " + std::to_string(index_) + " never reached " + a.point +

@@ -71,11 +71,12 @@ struct ClientStats {
     LatencyHistogram acquire_latency_corrected;
     std::uint64_t arrivals_due = 0;      // arrivals scheduled before the run ended
     std::uint64_t arrivals_started = 0;  // of them, cycles the clients started
+    std::uint64_t clients_due = 0;       // clients that had at least one arrival due
     std::array<OpCounts, static_cast<std::size_t>(Op::Count)> ops{};
     std::uint64_t cycles = 0;  // acquire granted and released
     std::vector<std::uint64_t> cycles_per_second;
-    std::vector<std::uint64_t> errors_per_second;
     std::vector<std::uint64_t> cycles_per_client;  // by client index: fairness
+    std::vector<std::uint64_t> errors_per_second;
     // Clients (not process ids) that got at least one definite answer (ok or fail) from Redis:
     // a run in which most clients never did measured nothing.
     std::uint64_t clients_answered = 0;

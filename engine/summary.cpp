@@ -114,10 +114,13 @@ json make_summary(const SummaryInputs& in, const std::filesystem::path& history_
     }
     if (st.cycles == 0)
         verdict.add_unknown_reason("no cycle completed: no lock was both granted and released");
-    if (st.clients_answered * 2 < static_cast<std::uint64_t>(w.clients)) {
-        verdict.add_unknown_reason(
-            std::to_string(static_cast<std::uint64_t>(w.clients) - st.clients_answered) + " of " +
-            std::to_string(w.clients) + " clients never got an answer from Redis");
+    // At a rate, a client none of whose arrivals fell due was never asked to do anything.
+    const std::uint64_t asked = w.rate ? st.clients_due : static_cast<std::uint64_t>(w.clients);
+    if (st.clients_answered * 2 < asked) {
+        verdict.add_unknown_reason(std::to_string(asked - st.clients_answered) + " of " +
+                                   std::to_string(asked) + " clients " +
+                                   (w.rate ? "with an arrival due " : "") +
+                                   "never got an answer from Redis");
     }
     FaultEvidence evidence = FaultEvidence::from_nemesis_report(in.nemesis);
     evidence.conclusive = evidence.conclusive && verdict.unknown_reasons.size() == reasons_before;
@@ -146,10 +149,10 @@ json make_summary(const SummaryInputs& in, const std::filesystem::path& history_
           {"endpoints", endpoints},
           {"key_prefix", in.key_prefix}}},
         {"clients_answered", st.clients_answered},
+        {"fairness", fairness_json(st.cycles_per_client, w.clients)},
         {"engine",
          {{"threads", w.threads},
           {"cpu_s", in.engine_cpu_s},
-        {"fairness", fairness_json(st.cycles_per_client, w.clients)},
           {"cpu_share", in.elapsed_s > 0 ? in.engine_cpu_s / in.elapsed_s : 0}}},
     };
     if (w.rate) {
@@ -195,9 +198,6 @@ std::string make_report(const json& s) {
                   s["throughput"]["cycles_per_s"].get<double>(),
                   static_cast<unsigned long long>(s["throughput"]["cycles"].get<std::uint64_t>()));
     out << line;
-    for (const char* op : {"acquire", "release"}) {
-        const auto& l = s["latency_ms"][op];
-        std::snprintf(line, sizeof line,
     if (const auto& f = s.value("fairness", json()); f.is_object() && f["jain_index"].is_number()) {
         std::snprintf(line, sizeof line,
                       "fairness    cycles per client: min %llu, median %.1f, max %llu; Jain's "
@@ -208,6 +208,9 @@ std::string make_report(const json& s) {
                       f["jain_index"].get<double>());
         out << line;
     }
+    for (const char* op : {"acquire", "release"}) {
+        const auto& l = s["latency_ms"][op];
+        std::snprintf(line, sizeof line,
                       "%-8s    p50 %.3f ms  p99 %.3f ms  p99.9 %.3f ms  max %.3f ms\n", op,
                       l["p50"].get<double>(), l["p99"].get<double>(), l["p999"].get<double>(),
                       l["max"].get<double>());
