@@ -215,6 +215,9 @@ RunOutcome run_workload(const RunOptions& options) {
                          static_cast<unsigned long long>(live_errors.load()));
         }
     }
+    // The engine's CPU over the measured window: closing thousands of connections afterwards is
+    // not a cost of the cycles (engine_bench.sh divides this by them).
+    const double cpu_used = cpu_seconds() - cpu_start;
     // Heal first (resume paused servers, restart killed ones) so the clients' last cycles finish
     // promptly instead of timing out against a stopped server.
     try {
@@ -227,9 +230,6 @@ RunOutcome run_workload(const RunOptions& options) {
     if (options.progress)
         std::fprintf(stderr, "\r\x1b[K");
     const auto end = EventLoop::now();
-    // The engine's CPU over the measured window: closing thousands of connections afterwards is
-    // not a cost of the cycles (engine_bench.sh divides this by them).
-    const double cpu_used = cpu_seconds() - cpu_start;
 
     history->finish();
     if (!environment_failure.empty())
