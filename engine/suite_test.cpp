@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <netinet/in.h>
+#include <sched.h>
 #include <sstream>
 #include <string>
 #include <sys/socket.h>
@@ -299,6 +300,77 @@ TEST(SuiteCliTest, DISABLED_TheGateCatchesAnEngineSlowedForEveryStrategy) {
     EXPECT_NE(g.out.find("vs the machine (redis-benchmark)"), std::string::npos) << g.out;
     EXPECT_EQ(g.out.find("vs set_nx_px >"), std::string::npos) << g.out;  // it saw nothing
     EXPECT_NE(g.out.find("gate: FAIL (2 problems)"), std::string::npos) << g.out;
+}
+
+// A machine made slower: one busy loop pinned to each core for the whole second suite, so
+// lockbench, redis-server and redis-benchmark all get about half a core where they had one.
+class CpuContention {
+  public:
+    CpuContention() {
+        const long cores = std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN));
+        for (long core = 0; core < cores; ++core) {
+            const pid_t pid = ::fork();
+            if (pid == 0) {
+                cpu_set_t set;
+                CPU_ZERO(&set);
+                CPU_SET(static_cast<int>(core), &set);
+                ::sched_setaffinity(0, sizeof set, &set);
+                ::execl("/bin/sh", "sh", "-c", "while :; do :; done", static_cast<char*>(nullptr));
+                ::_exit(127);
+            }
+            if (pid > 0)
+                loops_.push_back(pid);
+        }
+    }
+    ~CpuContention() {
+        for (pid_t pid : loops_) {
+            ::kill(pid, SIGKILL);
+            ::waitpid(pid, nullptr, 0);
+        }
+    }
+    CpuContention(const CpuContention&) = delete;
+    CpuContention& operator=(const CpuContention&) = delete;
+    std::size_t loops() const { return loops_.size(); }
+
+  private:
+    std::vector<pid_t> loops_;
+};
+
+// The twin of the test above: the same build on a machine made slower by CPU contention. Every
+// strategy slows, and so does the yardstick measured on the same machine in the same suite: the
+// gate must pass. (Absolute throughput does drop; the test checks that it did, or it proved
+// nothing.) Alone, as the test above, for the same reason.
+TEST(SuiteCliTest, DISABLED_TheGatePassesTheSameBuildOnAMachineSlowedByCpuContention) {
+    TempDir t;
+    write_tiny_scenarios(t.path() / "scenarios");
+    const std::string suite_args =
+        "suite --dir '" + (t.path() / "scenarios").string() + "' --out '";
+    auto before = lockbench(t.path(), suite_args + (t.path() / "before").string() + "'");
+    ASSERT_EQ(before.code, 0) << before.out << before.err;
+    auto wb = lockbench(t.path(), "gate --current '" + (t.path() / "before").string() +
+                                      "' --write-baseline '" +
+                                      (t.path() / "baseline.json").string() + "'");
+    ASSERT_EQ(wb.code, 0) << wb.out << wb.err;
+    {
+        CpuContention busy;
+        ASSERT_GE(busy.loops(), 1u);
+        auto loaded = lockbench(t.path(), suite_args + (t.path() / "after").string() + "'");
+        ASSERT_EQ(loaded.code, 0) << loaded.out << loaded.err;
+    }
+    auto g = lockbench(t.path(), "gate --baseline '" + (t.path() / "baseline.json").string() +
+                                     "' --current '" + (t.path() / "after").string() + "'");
+    EXPECT_EQ(g.code, 0) << g.out << g.err;
+    EXPECT_NE(g.out.find("gate: PASS"), std::string::npos) << g.out;
+    // The machine really was slower: the yardstick says so.
+    const auto yardstick = [&](const char* folder) {
+        for (const auto& e : fs::directory_iterator(t.path() / folder)) {
+            const auto suite = nlohmann::json::parse(std::ifstream(e.path() / "suite.json"));
+            return suite["yardstick"]["points"].back()["cycles_per_s"].get<double>();
+        }
+        return 0.0;
+    };
+    EXPECT_LT(yardstick("after"), 0.8 * yardstick("before"))
+        << "the busy loops did not slow the machine: this run proves nothing";
 }
 
 TEST(SuiteCliTest, AMalformedScenarioIsBadInputBeforeAnyServerStarts) {
