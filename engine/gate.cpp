@@ -86,6 +86,23 @@ void judge_drop(Row& r, double base_norm, double cur_norm, double combined_noise
     }
 }
 
+// A p99 under a millisecond on a shared machine moves with the scheduler, not with lockbench.
+constexpr double kP99FloorMs = 1.0;
+
+// Acquire p99, as `base` and `cur` ratios to one reference: a rise beyond the limit fails.
+void judge_p99(Row& r, double base, double cur, const std::string& against,
+               const GateOptions& options) {
+    if (!(base > 0) || !(cur > 0) || !r.cur || !r.cur->acquire_p99_ms ||
+        *r.cur->acquire_p99_ms < kP99FloorMs)
+        return;
+    const double rise = cur / base - 1;
+    if (rise * 100 > options.max_p99_rise_pct) {
+        r.problems.push_back("LATENCY");
+        r.reasons.push_back("acquire p99 rose " + pct(rise) + " vs " + against + " > " +
+                            num(options.max_p99_rise_pct) + "% limit");
+    }
+}
+
 std::string utc_iso_now() {
     std::time_t t = std::time(nullptr);
     std::tm tm{};
@@ -139,6 +156,27 @@ void compare_scenario(const std::vector<Row*>& rows, const std::optional<Yardsti
             r->yardstick_change_pct = (cur_y / base_y - 1) * 100;
             r->yardstick_noise = combined;
             judge_drop(*r, base_y, cur_y, combined, "the machine (redis-benchmark)", options);
+        }
+        // The acquire tail, against the same two references.
+        const auto base_p99 = r->base->acquire_p99_ms, cur_p99 = r->cur->acquire_p99_ms;
+        if (base_p99 && cur_p99) {
+            if (yardsticks) {
+                judge_p99(*r, *base_p99 * yardsticks->base.cycles_per_s,
+                          *cur_p99 * yardsticks->cur.cycles_per_s, "the machine (redis-benchmark)",
+                          options);
+            }
+            const auto reference_p99 = [&](bool baseline) -> std::optional<double> {
+                for (const Row* other : common) {
+                    if (other != r && other->key.second == options.reference_strategy)
+                        return baseline ? other->base->acquire_p99_ms : other->cur->acquire_p99_ms;
+                }
+                return std::nullopt;
+            };
+            const auto ref_b = reference_p99(true), ref_c = reference_p99(false);
+            if (ref_b && ref_c && *ref_b > 0 && *ref_c > 0) {
+                judge_p99(*r, *base_p99 / *ref_b, *cur_p99 / *ref_c,
+                          options.reference_strategy + "'s p99", options);
+            }
         }
         if (!ref_base || !ref_cur) {
             r->reasons.push_back(
@@ -223,7 +261,8 @@ json row_json(const Row& r) {
                                   {"normalised", optional_number(r.base_norm)},
                                   {"median_cycles_per_s", r.base->median},
                                   {"cycles_per_s", r.base->cycles_per_s},
-                                  {"noise", r.base->noise}}
+                                  {"noise", r.base->noise},
+                                  {"acquire_p99_ms", optional_number(r.base->acquire_p99_ms)}}
                            : json(nullptr);
     j["current"] =
         r.cur
@@ -234,7 +273,8 @@ json row_json(const Row& r) {
                    {"median_cycles_per_s", r.cur->throughput.median},
                    {"cycles_per_s", r.cur->cycles_per_s},
                    {"noise", r.cur->throughput.noise},
-                   {"samples", r.cur->throughput.samples}}
+                   {"samples", r.cur->throughput.samples},
+                   {"acquire_p99_ms", optional_number(r.cur->acquire_p99_ms)}}
             : json(nullptr);
     return j;
 }
@@ -435,7 +475,8 @@ json make_baseline(const json& suite_table, const GateOptions& options) {
                         {"median_cycles_per_s", r.throughput.median},
                         {"cycles_per_s", r.cycles_per_s},
                         {"noise", r.throughput.noise},
-                        {"samples", r.throughput.samples}});
+                        {"samples", r.throughput.samples},
+                        {"acquire_p99_ms", optional_number(r.acquire_p99_ms)}});
     }
     return {{"version", kBaselineVersion},
             {"created", utc_iso_now()},

@@ -34,6 +34,10 @@ struct GateOptions {
     // ...and the drop is also larger than this many times the combined measured noise (the noise
     // of baseline and current, each including its reference's, added in quadrature).
     double noise_factor = 3;
+    // A fault-free run also fails when its acquire p99 - in machine time (p99 x the yardstick's
+    // cycles/s) or as a ratio to the reference strategy's - rose by more than this: a tail has no
+    // noise estimate, so only a gross rise counts, and never one of a p99 under kP99FloorMs.
+    double max_p99_rise_pct = 200;
     // The strategy each scenario's throughput is normalised by; where a scenario lacks it (in the
     // baseline or the current run), the median over the fault-free strategies both runs share.
     std::string reference_strategy = "set_nx_px";

@@ -66,6 +66,7 @@ CurrentSuite parse_current(const json& j, const std::string& origin) {
                 f.number_of(series[s], f.at("cycles_per_second") + "/" + std::to_string(s), 0));
         }
         r.throughput = throughput_of(per_second, duration, r.cycles_per_s);
+        r.acquire_p99_ms = f.optional_number("acquire_p99_ms", 0);
         Key key{r.scenario, r.strategy};
         if (auto [it, fresh] = suite.index.emplace(key, suite.runs.size()); !fresh) {
             f.fail(path, "a second run of " + r.scenario + " x " + r.strategy +
@@ -101,6 +102,7 @@ Baseline parse_baseline(const json& j, const std::string& origin) {
         r.cycles_per_s = f.required_number("cycles_per_s", 0);
         r.median = f.required_number("median_cycles_per_s", 0);
         r.noise = f.required_number("noise", 0);
+        r.acquire_p99_ms = f.optional_number("acquire_p99_ms", 0);
         // Informational, written by make_baseline; checked so a hand edit fails loudly.
         f.optional_number("normalised", 0);
         if (const json* ref = f.find("reference"); ref && !ref->is_null() && !ref->is_string())

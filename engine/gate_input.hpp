@@ -34,6 +34,7 @@ struct CurrentRun {
     std::string got;  // the outcome in words, for UNEXPECTED OUTCOME and UNKNOWN
     double cycles_per_s = 0;
     Throughput throughput;
+    std::optional<double> acquire_p99_ms;  // absent in older suites
 };
 
 struct CurrentSuite {
@@ -52,6 +53,7 @@ struct BaselineRun {
     double cycles_per_s = 0;
     double median = 0;
     double noise = 0;
+    std::optional<double> acquire_p99_ms;  // absent in older baselines: not compared
 };
 
 struct Baseline {

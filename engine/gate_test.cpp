@@ -296,6 +296,59 @@ TEST(GateTest, AMachineTwiceAsSlowPassesAgainstTheYardstick) {
     EXPECT_NEAR(row(g, "baseline", "fenced")["yardstick_change_pct"].get<double>(), 0.0, 1e-9);
 }
 
+// Acquire p99 against the same two references: `p99` sets a run's p99 (ms) in a suite.
+json with_p99(json suite, const std::string& strategy, double p99) {
+    for (auto& r : suite["runs"]) {
+        if (strategy == "*" || r["strategy"] == strategy)
+            r["acquire_p99_ms"] = p99;
+    }
+    return suite;
+}
+
+TEST(GateTest, OneStrategysAcquireTailTripledFailsAgainstTheReferencesTail) {
+    const json baseline = make_baseline(with_yardstick(typical_suite(), 20000));
+    EXPECT_EQ(baseline["runs"][0]["acquire_p99_ms"], 1.5);
+    GateResult g =
+        run_gate(baseline, with_yardstick(with_p99(typical_suite(), "fenced", 1.5 * 3.5), 20000));
+    EXPECT_FALSE(g.pass) << g.report;
+    const json& fenced = row(g, "baseline", "fenced");
+    EXPECT_EQ(fenced["problems"], json::parse(R"(["LATENCY", "LATENCY"])"));
+    EXPECT_EQ(fenced["reasons"][0],
+              "acquire p99 rose 250.0% vs the machine (redis-benchmark) > "
+              "200% limit");
+    EXPECT_EQ(fenced["reasons"][1], "acquire p99 rose 250.0% vs set_nx_px's p99 > 200% limit");
+    EXPECT_EQ(fenced["current"]["acquire_p99_ms"], 5.25);
+    EXPECT_EQ(row(g, "baseline", "set_nx_px")["verdict"], "ok");
+    // Twice the tail is within the limit: tails are noisy.
+    EXPECT_TRUE(
+        run_gate(baseline, with_yardstick(with_p99(typical_suite(), "fenced", 3.0), 20000)).pass);
+}
+
+TEST(GateTest, EveryTailTripledFailsAgainstTheMachineButNotOnAMachineThatSlow) {
+    const json baseline = make_baseline(with_yardstick(typical_suite(), 20000));
+    // The same machine: only the yardstick sees it (the ratios to set_nx_px stay).
+    GateResult same = run_gate(baseline, with_yardstick(with_p99(typical_suite(), "*", 6), 20000));
+    EXPECT_FALSE(same.pass) << same.report;
+    EXPECT_EQ(row(same, "baseline", "fenced")["reasons"],
+              json{"acquire p99 rose 300.0% vs the machine (redis-benchmark) > 200% limit"});
+    // A machine four times slower: every tail four times longer is what it should be.
+    GateResult slower =
+        run_gate(baseline, with_yardstick(with_p99(typical_suite({{"*", 0.25}}), "*", 6), 5000));
+    EXPECT_TRUE(slower.pass) << slower.report;
+}
+
+TEST(GateTest, TailsUnderAMillisecondAndBaselinesWithoutThemAreNotJudged) {
+    json baseline = make_baseline(with_yardstick(with_p99(typical_suite(), "*", 0.05), 20000));
+    EXPECT_TRUE(run_gate(baseline,
+                         with_yardstick(
+                             with_p99(with_p99(typical_suite(), "*", 0.05), "fenced", 0.9), 20000))
+                    .pass);
+    for (auto& r : baseline["runs"])
+        r.erase("acquire_p99_ms");
+    EXPECT_TRUE(
+        run_gate(baseline, with_yardstick(with_p99(typical_suite(), "fenced", 50), 20000)).pass);
+}
+
 TEST(GateTest, ABaselineWithoutAYardstickIsReadAndSaysWhatItCannotSee) {
     // An older baseline: ratios to set_nx_px only, said so; the uniform slowdown passes unseen.
     GateResult g = run_gate(make_baseline(typical_suite()),

@@ -364,6 +364,7 @@ int gate_command(const GateFlags& f) {
     lockbench::GateOptions options;
     options.max_drop_pct = f.max_drop_pct;
     const fs::path suite = suite_json_of(f.current);
+    double max_p99_rise_pct = 200;
     options.current_name = suite.string();
     const nlohmann::json current = lockbench::load_gate_json(suite);
     if (!f.write_baseline.empty()) {
@@ -381,6 +382,7 @@ int gate_command(const GateFlags& f) {
 // The shipped scenarios: every workloads/*.json with expectations, in name order.
 int list_scenarios(const std::string& dir) {
     namespace fs = std::filesystem;
+    options.max_p99_rise_pct = f.max_p99_rise_pct;
     std::vector<fs::path> files;
     std::error_code ec;
     for (const auto& entry : fs::directory_iterator(dir, ec)) {
@@ -463,8 +465,8 @@ int main(int argc, char** argv) {
     GateFlags gf;
     auto* gate = app.add_subcommand(
         "gate",
-        "Compare a suite result with a baseline: unexpected outcomes and throughput drops "
-        "beyond the noise fail (0 pass, 1 fail, 2 bad input)");
+        "Compare a suite result with a baseline: unexpected outcomes, throughput drops "
+        "beyond the noise and gross acquire-p99 rises fail (0 pass, 1 fail, 2 bad input)");
     auto* baseline_opt =
         gate->add_option("--baseline", gf.baseline, "Baseline file (results/baseline.json)");
     gate->add_option("--current", gf.current,
@@ -492,6 +494,11 @@ int main(int argc, char** argv) {
         ->check(CLI::ExistingFile);
     check
         ->add_option("--format", cf.format,
+    gate->add_option("--max-p99-rise", gf.max_p99_rise_pct,
+                     "Largest tolerated rise of a fault-free run's acquire p99 (at least 1 ms), "
+                     "in percent, vs the machine and vs set_nx_px's p99")
+        ->check(CLI::Range(0.0, 10000.0))
+        ->capture_default_str();
                      "jsonl or edn (Jepsen's history.edn); auto: edn for a .edn file")
         ->check(CLI::IsMember({"auto", "jsonl", "edn"}))
         ->capture_default_str();
