@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 
 #include "registry.hpp"
+#include "zk_client.hpp"
 
 namespace lockbench {
 
@@ -20,8 +21,18 @@ Persistence persistence_of(const std::string& name) {
 
 }  // namespace
 
-Deployment Deployment::start(const Workload& w, const std::vector<Endpoint>& external) {
+Deployment Deployment::start(const Workload& w, const std::vector<Endpoint>& external,
+                             const std::string& zookeeper) {
     Deployment d;
+    const StrategyInfo* info = find_strategy(w.strategy);
+    if (info && info->capabilities.zookeeper) {
+        if (zookeeper.empty()) {
+            d.zookeeper_server = std::make_unique<ZooKeeperServer>();
+            d.zookeeper_hosts = d.zookeeper_server->hosts();
+        } else {
+            d.zookeeper_hosts = zookeeper;
+        }
+    }
     if (!external.empty()) {
         d.embedded = false;
         d.endpoints = external;
@@ -125,7 +136,23 @@ void Deployment::check_reachable(int connections_needed) const {
     }
 }
 
+void Deployment::check_zookeeper_reachable() const {
+    if (zookeeper_hosts.empty())
+        return;
+    EventLoop loop;
+    try {
+        ZkClient zk(loop, zookeeper_hosts, 10'000ms, 5'000ms);
+        run_sync(loop, zk.connected());
+    } catch (const RedisError& e) {
+        throw EnvironmentError("cannot reach ZooKeeper at " + zookeeper_hosts + ": " + e.what());
+    }
+}
+
 void Deployment::check_alive() {
+    if (zookeeper_server && zookeeper_server->running() && !zookeeper_server->alive()) {
+        throw EnvironmentError("ZooKeeper on port " + std::to_string(zookeeper_server->port()) +
+                               " died during the run: " + zookeeper_server->log_tail(1));
+    }
     for (auto& s : servers) {
         if (s->running() && !s->alive()) {
             throw EnvironmentError("redis-server on port " + std::to_string(s->port()) +

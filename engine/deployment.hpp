@@ -12,6 +12,7 @@
 #include "redis_connection.hpp"
 #include "redis_server.hpp"
 #include "workload.hpp"
+#include "zookeeper_server.hpp"
 
 namespace lockbench {
 
@@ -22,14 +23,23 @@ struct Deployment {
     // With network faults, one proxy per node in front of it; endpoints then name the proxies.
     std::vector<std::unique_ptr<FaultProxy>> proxies;
     bool embedded = true;
+    // ZooKeeper strategies only: the server started here, or none with --zookeeper; the hosts
+    // every client's session connects to ("" when the strategy needs no ZooKeeper).
+    std::unique_ptr<ZooKeeperServer> zookeeper_server;
+    std::string zookeeper_hosts;
 
     // Puts a FaultProxy in front of every node and points the clients at them.
     void add_proxies();
 
-    static Deployment start(const Workload& w, const std::vector<Endpoint>& external);
+    // `zookeeper`: the user's ensemble ("HOST:PORT,…"), or "" to start one when the workload's
+    // strategy needs it.
+    static Deployment start(const Workload& w, const std::vector<Endpoint>& external,
+                            const std::string& zookeeper = "");
     // Throws EnvironmentError naming the endpoint if one does not answer PING, or if a server
     // that is not ours admits fewer clients than the run needs connections.
     void check_reachable(int connections_needed = 0) const;
+    // Throws EnvironmentError naming the hosts if ZooKeeper (when used) does not answer.
+    void check_zookeeper_reachable() const;
     // Throws EnvironmentError if an embedded server died without the nemesis killing it.
     void check_alive();
 };

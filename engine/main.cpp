@@ -66,9 +66,26 @@ struct RunFlags {
     std::optional<std::string> resource;
     std::string redis;
     std::string password;
+    std::string zookeeper;
     std::string out = "results";
-};
     std::string clients_ramp;
+};
+
+// --zookeeper HOST:PORT[,HOST:PORT...]: the user's own ensemble ("" for none), as the C client
+// takes it.
+std::string parse_zookeeper_list(const std::string& list_text) {
+    std::stringstream list(list_text);
+    for (std::string item; std::getline(list, item, ',');) {
+        try {
+            lockbench::Endpoint::parse(item);
+        } catch (const std::invalid_argument& e) {
+            throw lockbench::WorkloadError(std::string("--zookeeper: ") + e.what());
+        }
+    }
+    if (!list_text.empty() && (list_text.back() == ',' || list_text.front() == ','))
+        throw lockbench::WorkloadError("--zookeeper: an empty HOST:PORT in '" + list_text + "'");
+    return list_text;
+}
 
 // --redis HOST:PORT[,HOST:PORT...] with --password: the user's own servers ("" for none).
 std::vector<lockbench::Endpoint> parse_redis_list(const std::string& list_text,
@@ -130,26 +147,9 @@ int run_command(const RunFlags& f) {
     }
     RunOptions options{.workload = Workload::from_json(j, "command line"), .out_dir = f.out};
     options.redis = parse_redis_list(f.redis, f.password);
+    options.zookeeper = parse_zookeeper_list(f.zookeeper);
     options.progress = ::isatty(STDERR_FILENO) != 0;
     options.interrupt = &g_interrupted;
-    RunOutcome outcome = run_workload(options);
-    std::ifstream report(outcome.dir / "report.txt");
-    std::cout << report.rdbuf() << "result      " << outcome.dir.string() << "\n";
-    if (outcome.interrupted)
-        std::cerr << "lockbench: interrupted; the partial result is marked so\n";
-    return run_exit_code(outcome);
-}
-
-struct DemoFlags {
-    std::string scenario;
-    std::optional<std::string> strategy;
-    std::string dir = LOCKBENCH_WORKLOADS_DIR;
-    std::string redis;
-    std::string password;
-    std::string out = "results";
-};
-
-// The strategy a demonstration shows by default: the first the scenario breaks (set_nx_px when
     if (!f.clients_ramp.empty()) {
         if (f.clients)
             throw WorkloadError("--clients-ramp sets the client counts; drop --clients");
@@ -168,6 +168,24 @@ struct DemoFlags {
             return 130;
         return checker::exit_code(outcome.verdict);
     }
+    RunOutcome outcome = run_workload(options);
+    std::ifstream report(outcome.dir / "report.txt");
+    std::cout << report.rdbuf() << "result      " << outcome.dir.string() << "\n";
+    if (outcome.interrupted)
+        std::cerr << "lockbench: interrupted; the partial result is marked so\n";
+    return run_exit_code(outcome);
+}
+
+struct DemoFlags {
+    std::string scenario;
+    std::optional<std::string> strategy;
+    std::string dir = LOCKBENCH_WORKLOADS_DIR;
+    std::string redis;
+    std::string password;
+    std::string out = "results";
+};
+
+// The strategy a demonstration shows by default: the first the scenario breaks (set_nx_px when
 // it is one of them, the lock most people write).
 std::string demo_strategy(const lockbench::Workload& w) {
     const auto breaks = [](const std::string& outcome) {
@@ -346,6 +364,7 @@ struct GateFlags {
     std::string current = "results";
     std::string write_baseline;
     double max_drop_pct = 20;
+    double max_p99_rise_pct = 200;
 };
 
 // The suite a gate judges: a suite folder (holding suite.json) or a results folder, whose newest
@@ -363,8 +382,8 @@ int gate_command(const GateFlags& f) {
     namespace fs = std::filesystem;
     lockbench::GateOptions options;
     options.max_drop_pct = f.max_drop_pct;
+    options.max_p99_rise_pct = f.max_p99_rise_pct;
     const fs::path suite = suite_json_of(f.current);
-    double max_p99_rise_pct = 200;
     options.current_name = suite.string();
     const nlohmann::json current = lockbench::load_gate_json(suite);
     if (!f.write_baseline.empty()) {
@@ -382,7 +401,6 @@ int gate_command(const GateFlags& f) {
 // The shipped scenarios: every workloads/*.json with expectations, in name order.
 int list_scenarios(const std::string& dir) {
     namespace fs = std::filesystem;
-    options.max_p99_rise_pct = f.max_p99_rise_pct;
     std::vector<fs::path> files;
     std::error_code ec;
     for (const auto& entry : fs::directory_iterator(dir, ec)) {
@@ -476,6 +494,11 @@ int main(int argc, char** argv) {
                      "Largest tolerated drop of normalised throughput, in percent")
         ->check(CLI::Range(0.0, 100.0))
         ->capture_default_str();
+    gate->add_option("--max-p99-rise", gf.max_p99_rise_pct,
+                     "Largest tolerated rise of a fault-free run's acquire p99 (at least 1 ms), "
+                     "in percent, vs the machine and vs set_nx_px's p99")
+        ->check(CLI::Range(0.0, 10000.0))
+        ->capture_default_str();
     auto* write_opt = gate->add_option(
         "--write-baseline", gf.write_baseline,
         "Instead of gating, write the current suite as the new baseline to this file");
@@ -494,11 +517,6 @@ int main(int argc, char** argv) {
         ->check(CLI::ExistingFile);
     check
         ->add_option("--format", cf.format,
-    gate->add_option("--max-p99-rise", gf.max_p99_rise_pct,
-                     "Largest tolerated rise of a fault-free run's acquire p99 (at least 1 ms), "
-                     "in percent, vs the machine and vs set_nx_px's p99")
-        ->check(CLI::Range(0.0, 10000.0))
-        ->capture_default_str();
                      "jsonl or edn (Jepsen's history.edn); auto: edn for a .edn file")
         ->check(CLI::IsMember({"auto", "jsonl", "edn"}))
         ->capture_default_str();
@@ -576,6 +594,9 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({"fixed", "poisson"}));
     run->add_option("--redis", rf.redis, "Use existing Redis server(s) HOST:PORT[,HOST:PORT...]");
     run->add_option("--password", rf.password, "AUTH password for --redis");
+    run->add_option("--zookeeper", rf.zookeeper,
+                    "ZooKeeper strategies (zk_mutex): use an existing ensemble "
+                    "HOST:PORT[,HOST:PORT...] instead of starting one");
     run->add_option("--out", rf.out, "Results folder")->capture_default_str();
 
     DemoFlags df;

@@ -76,10 +76,11 @@ RunOutcome run_workload(const RunOptions& options) {
     reserve_file_descriptors(w, nodes, proxied);
     ResultFolder dir(options.out_dir,
                      utc_stamp() + "-" + safe_name(options.label.empty() ? w.name : options.label));
-    Deployment deployment = Deployment::start(w, options.redis);
+    Deployment deployment = Deployment::start(w, options.redis, options.zookeeper);
     if (proxied)
         deployment.add_proxies();
     deployment.check_reachable(max_connections_per_node(w) - 32);
+    deployment.check_zookeeper_reachable();
     for (const auto& f : faults) {
         if (f->needs_proxy() &&
             static_cast<std::size_t>(f->target().index) >= deployment.proxies.size()) {
@@ -95,9 +96,12 @@ RunOutcome run_workload(const RunOptions& options) {
         }
     }
 
-    // On someone else's server, keys carry a per-run prefix so runs never meet old state.
+    // On someone else's server (Redis or ZooKeeper), keys carry a per-run prefix so runs never
+    // meet old state.
     const std::string nonce = random_hex(6);
-    const std::string key_prefix = deployment.embedded ? "" : "lockbench:" + nonce + ":";
+    const bool all_embedded =
+        deployment.embedded && (deployment.zookeeper_hosts.empty() || deployment.zookeeper_server);
+    const std::string key_prefix = all_embedded ? "" : "lockbench:" + nonce + ":";
     const ConnectionOptions connection{
         .connect_timeout = std::chrono::milliseconds(w.connect_timeout_ms),
         .command_timeout = std::chrono::milliseconds(w.command_timeout_ms)};
@@ -111,6 +115,7 @@ RunOutcome run_workload(const RunOptions& options) {
     std::string connect_error;
     ClientDirectory directory;
     const std::vector<Endpoint> endpoints = deployment.endpoints;
+    const std::string zookeeper_hosts = deployment.zookeeper_hosts;
     ClientEnvironment env{w,
                           keys,
                           stop,
@@ -131,7 +136,15 @@ RunOutcome run_workload(const RunOptions& options) {
             // A successor after a crash is a new process with a new identity.
             std::string id = "c" + std::to_string(index) +
                              (incarnation ? "." + std::to_string(incarnation) : "") + "-" + nonce;
-            return std::make_unique<Session>(loop, endpoints, connection, id, std::move(clock));
+            auto session =
+                std::make_unique<Session>(loop, endpoints, connection, id, std::move(clock));
+            if (!zookeeper_hosts.empty()) {
+                // Connects now, while the clients connect to Redis: the session timeout is the
+                // lease every acquire records (HISTORY.md).
+                session->set_zookeeper_hosts(zookeeper_hosts);
+                session->zookeeper(std::chrono::milliseconds(w.lease_ms));
+            }
+            return session;
         });
     // The nemesis starts once every client is registered (a fault for client N at 0 s must find
     // client N there), and the run once every client is connected.

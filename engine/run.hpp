@@ -25,6 +25,8 @@ namespace lockbench {
 struct RunOptions {
     Workload workload;
     std::vector<Endpoint> redis;  // empty: start embedded redis-server(s)
+    // ZooKeeper strategies: the user's ensemble "HOST:PORT[,HOST:PORT…]"; empty: start one.
+    std::string zookeeper;
     std::filesystem::path out_dir = "results";
     bool progress = false;                         // a live line on stderr
     const std::atomic<bool>* interrupt = nullptr;  // set by SIGINT/SIGTERM

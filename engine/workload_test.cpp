@@ -95,7 +95,8 @@ TEST(WorkloadTest, EveryErrorNamesItsJsonPath) {
         {R"([1, 2])", "w.json: /: must be an object, not an array"},
         {R"({"strategy": "nope"})",
          "strategy: unknown 'nope' (one of "
-         "setnx_getset|set_nx_px|set_nx_px_del|reentrant_hash|rwlock_seed|rwlock|fenced|redlock)"},
+         "setnx_getset|set_nx_px|set_nx_px_del|reentrant_hash|rwlock_seed|rwlock|fenced|redlock|zk_"
+         "mutex)"},
         {R"({"shared_ratio": 0.5})", "shared_ratio: set_nx_px has no shared mode"},
         {R"({"reentry_depth": 2})", "reentry_depth: set_nx_px is not re-entrant"},
         {R"({"resource": "fenced"})",

@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   g++ cmake ninja-build pkg-config clang-format
   redis-server redis-tools libhiredis-dev nlohmann-json3-dev libcli11-dev
+  zookeeper libzookeeper-mt-dev default-jre-headless
   googletest libgtest-dev libbenchmark-dev
   qt6-base-dev qt6-charts-dev libqt6opengl6-dev libgl-dev
   faketime iptables iproute2 procps
@@ -29,4 +30,5 @@ export DEBIAN_FRONTEND=noninteractive
 "${sudo[@]}" apt-get update -qq
 "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 # Debian's package starts a redis-server service where an init system runs; lockbench starts its
-# own servers on free ports and never uses that one.
+# own servers on free ports and never uses that one. Debian's zookeeper package starts no service:
+# lockbench runs its own server from /usr/share/java/zookeeper.jar (engine/zookeeper_server.hpp).

@@ -11,6 +11,7 @@
 #include "set_nx_px.hpp"
 #include "set_nx_px_del.hpp"
 #include "setnx_getset.hpp"
+#include "zk_mutex.hpp"
 
 namespace lockbench {
 
@@ -35,6 +36,8 @@ const std::vector<StrategyInfo>& all_strategies() {
         entry<Fenced>("fenced", "set_nx_px + fencing number INCRed in the same script"),
         entry<Redlock>("redlock",
                        "redis.io Redlock: quorum of N masters, validity = lease-elapsed-drift"),
+        entry<ZkMutex>("zk_mutex",
+                       "Curator InterProcessMutex on ZooKeeper: ephemeral sequential znodes"),
     };
     return strategies;
 }

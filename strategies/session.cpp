@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "zk_client.hpp"
+
 namespace lockbench {
 
 Session::Session(EventLoop& loop, std::vector<Endpoint> nodes, ConnectionOptions options,
@@ -39,6 +41,18 @@ RedisConnection& Session::subscriber(std::size_t node) {
     return *c;
 }
 
+ZkClient& Session::zookeeper(std::chrono::milliseconds session_timeout) {
+    if (zookeeper_hosts_.empty())
+        throw std::logic_error("this session has no ZooKeeper (set_zookeeper_hosts)");
+    if (!zookeeper_ || (zookeeper_->expired() && !killed_)) {
+        zookeeper_ = std::make_unique<ZkClient>(loop_, zookeeper_hosts_, session_timeout,
+                                                options_.connect_timeout);
+        if (killed_)
+            zookeeper_->kill(*killed_);
+    }
+    return *zookeeper_;
+}
+
 std::string Session::next_token() {
     return client_id_ + ":" + std::to_string(++token_sequence_);
 }
@@ -66,6 +80,8 @@ void Session::redirect(std::size_t node, const Endpoint& endpoint) {
 
 void Session::kill(const std::string& reason) {
     killed_ = reason;
+    if (zookeeper_)
+        zookeeper_->kill(reason);
     for (auto& c : connections_) {
         if (c)
             c->disable(reason);

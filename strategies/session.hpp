@@ -21,6 +21,8 @@
 
 namespace lockbench {
 
+class ZkClient;
+
 class Session {
   public:
     // `client_id` must be unique among all clients that may touch the same keys (the engine puts
@@ -40,6 +42,14 @@ class Session {
     RedisConnection& redis(std::size_t node = 0);
     // A separate connection for SUBSCRIBE: a subscribed RESP2 connection cannot run commands.
     RedisConnection& subscriber(std::size_t node = 0);
+
+    // Where ZooKeeper strategies connect ("HOST:PORT,…"); empty when the run has no ZooKeeper.
+    void set_zookeeper_hosts(std::string hosts) { zookeeper_hosts_ = std::move(hosts); }
+    const std::string& zookeeper_hosts() const { return zookeeper_hosts_; }
+    // This client's ZooKeeper session (zk_client.hpp), created on first use asking for
+    // `session_timeout`, and again after the server expired it (as Curator makes a new
+    // ZooKeeper instance). Throws std::logic_error when no hosts were set.
+    ZkClient& zookeeper(std::chrono::milliseconds session_timeout);
 
     // A token no other grant in this run has: "<client_id>:<sequence>".
     std::string next_token();
@@ -67,8 +77,9 @@ class Session {
     // objects, so strategies holding a reference keep working.
     void redirect(std::size_t node, const Endpoint& endpoint);
 
-    // A crash: every connection drops at once, commands in flight fail with ClosedError, and
-    // every later command too (a dead process sends nothing, not even from a waiting strategy).
+    // A crash: every connection drops at once (a ZooKeeper session is ended on the server:
+    // zk_client.hpp), commands in flight fail with ClosedError, and every later command too (a
+    // dead process sends nothing, not even from a waiting strategy).
     void kill(const std::string& reason);
 
   private:
@@ -79,6 +90,8 @@ class Session {
     Clock clock_;
     std::vector<std::unique_ptr<RedisConnection>> connections_;
     std::vector<std::unique_ptr<RedisConnection>> subscribers_;
+    std::string zookeeper_hosts_;
+    std::unique_ptr<ZkClient> zookeeper_;
     std::uint64_t token_sequence_ = 0;
     CheckpointHook checkpoint_hook_;
     EventLoop::TimePoint paused_until_{};

@@ -43,6 +43,7 @@ std::string describe(const Capabilities& caps) {
     add(!caps.expires, "no-expiry");
     add(!caps.owner_bound_release, "unowned-release");
     add(caps.pubsub_wakeup, "pubsub-wakeup");
+    add(caps.zookeeper, "zookeeper");
     return out.empty() ? "-" : out;
 }
 

@@ -70,6 +70,9 @@ struct Capabilities {
     bool expires = true;              // a crashed holder's lock is freed by a lease
     bool owner_bound_release = true;  // release() cannot free another client's lock
     bool pubsub_wakeup = false;       // waiters subscribe: a second connection per client
+    // The lock lives on ZooKeeper (the run starts one, or --zookeeper names it); Redis keeps only
+    // the protected resource. "Expires" then means the session does.
+    bool zookeeper = false;
 };
 // "reentrant,shared,fencing,..." for `lockbench strategies`.
 std::string describe(const Capabilities& caps);

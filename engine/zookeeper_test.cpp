@@ -1,0 +1,236 @@
+// The embedded ZooKeeper (a real server: Debian's zookeeper package), the C client's bridge to
+// the event loop, and `lockbench run --strategy zk_mutex` end to end. The JVM takes a second or
+// two to start: one server for the whole binary's tests where they can share it.
+
+#include <fstream>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sstream>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+#include <zookeeper/zookeeper.h>
+
+#include <gtest/gtest.h>
+
+#include "redis_server.hpp"
+#include "run.hpp"
+#include "temp_dir.hpp"
+#include "zk_client.hpp"
+#include "zookeeper_server.hpp"
+
+namespace lockbench {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using testing::TempDir;
+
+bool process_exists(pid_t pid) {
+    return ::kill(pid, 0) == 0;
+}
+
+std::string read(const fs::path& p) {
+    std::ifstream in(p);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+struct Cli {
+    int code = -1;
+    std::string out, err;
+};
+
+Cli lockbench(const fs::path& scratch, const std::string& args) {
+    const fs::path out = scratch / "stdout.txt";
+    const fs::path err = scratch / "stderr.txt";
+    std::string cmd = "'" + std::string(LOCKBENCH_BINARY) + "' " + args + " >'" + out.string() +
+                      "' 2>'" + err.string() + "'";
+    int status = std::system(("bash -c \"" + cmd + "\"").c_str());
+    Cli r;
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = read(out);
+    r.err = read(err);
+    return r;
+}
+
+std::size_t lines(const std::string& s) {
+    std::size_t n = 0;
+    for (char c : s)
+        n += c == '\n';
+    return n;
+}
+
+TEST(ZooKeeperServerTest, StartsAnswersTakesAZnodeAndStopsLeavingNoProcess) {
+    pid_t pid = -1;
+    fs::path dir;
+    {
+        ZooKeeperServer server;
+        pid = server.pid();
+        dir = server.dir();
+        ASSERT_TRUE(process_exists(pid));
+        EXPECT_EQ(server.four_letter_word("ruok"), "imok");
+        EventLoop loop;
+        ZkClient zk(loop, server.hosts(), 4000ms, 5000ms);
+        run_sync(loop, zk.connected());
+        EXPECT_EQ(zk.session_timeout(), 4000ms);  // granted as asked
+        auto created =
+            run_sync(loop, zk.create("/lockbench-probe", "hello", ZOO_EPHEMERAL_SEQUENTIAL));
+        ASSERT_EQ(created.rc, ZOK);
+        EXPECT_EQ(created.value, "/lockbench-probe0000000000");
+        auto data = run_sync(loop, zk.get_watched(created.value));
+        ASSERT_EQ(data.rc, ZOK);
+        EXPECT_EQ(data.value, "hello");
+        auto children = run_sync(loop, zk.get_children("/"));
+        ASSERT_EQ(children.rc, ZOK);
+        EXPECT_NE(std::find(children.children.begin(), children.children.end(),
+                            "lockbench-probe0000000000"),
+                  children.children.end());
+        // The watch set by get_watched fires on the deletion.
+        auto removed = run_sync(loop, zk.remove(created.value));
+        ASSERT_EQ(removed.rc, ZOK);
+        EXPECT_TRUE(run_sync(loop, zk.wait_deleted(created.value, EventLoop::now() + 2s)));
+        EXPECT_EQ(run_sync(loop, zk.remove(created.value)).rc, ZNONODE);
+    }
+    EXPECT_FALSE(process_exists(pid));
+    EXPECT_FALSE(fs::exists(dir));
+}
+
+TEST(ZooKeeperServerTest, MissingJavaIsAnEnvironmentErrorInOneLine) {
+    try {
+        ZooKeeperServer server({.java = "/nonexistent/java"});
+        FAIL() << "started without java";
+    } catch (const EnvironmentError& e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find("java not found"), std::string::npos) << what;
+        EXPECT_NE(what.find("scripts/bootstrap.sh"), std::string::npos) << what;
+        EXPECT_EQ(what.find('\n'), std::string::npos);
+    }
+}
+
+TEST(ZooKeeperServerTest, MissingPackageIsAnEnvironmentErrorInOneLine) {
+    try {
+        ZooKeeperServer server({.jar = "/nonexistent/zookeeper.jar"});
+        FAIL() << "started without the jar";
+    } catch (const EnvironmentError& e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find("/nonexistent/zookeeper.jar not found"), std::string::npos) << what;
+        EXPECT_NE(what.find("zookeeper package"), std::string::npos) << what;
+    }
+}
+
+TEST(ZooKeeperServerTest, ABusyPortIsAnEnvironmentError) {
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ASSERT_GE(fd, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    ASSERT_EQ(::listen(fd, 4), 0);
+    ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+    const int port = ntohs(addr.sin_port);
+    try {
+        ZooKeeperServer server({.port = port});
+        FAIL() << "started on a busy port";
+    } catch (const EnvironmentError& e) {
+        EXPECT_EQ(std::string(e.what()), "ZooKeeper: port " + std::to_string(port) + " is busy");
+    }
+    ::close(fd);
+}
+
+TEST(ZooKeeperServerTest, AClientThatCannotConnectIsAConnectErrorNotAHang) {
+    EventLoop loop;
+    ZkClient zk(loop, "127.0.0.1:" + std::to_string(pick_free_port()), 4000ms, 300ms);
+    const auto start = EventLoop::now();
+    EXPECT_THROW(run_sync(loop, zk.connected()), ConnectError);
+    EXPECT_LT(EventLoop::now() - start, 1500ms);
+}
+
+TEST(ZooKeeperRunTest, ZkMutexRunsEndToEndWithoutFaultsAndHoldsMutualExclusion) {
+    TempDir out;
+    Workload w;
+    w.strategy = "zk_mutex";
+    w.duration_s = 1.5;
+    w.clients = 4;
+    w.keys = 2;
+    RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
+    EXPECT_EQ(run_exit_code(r), 0) << r.summary.dump(2);
+    const auto& checks = r.summary["verdict"]["checks"];
+    EXPECT_EQ(r.summary["verdict"]["valid"], true) << r.summary["verdict"].dump(2);
+    EXPECT_EQ(checks["mutual_exclusion"]["valid"], true);
+    EXPECT_EQ(checks["mutual_exclusion"]["violations"], 0);
+    EXPECT_EQ(checks["resource"]["violations"], 0);
+    EXPECT_EQ(checks["fencing"]["grants_without_fence"], 0);
+    EXPECT_EQ(checks["fencing"]["repeated_fences"], 0);
+    EXPECT_EQ(r.summary["ops"]["acquire"]["info"].get<std::uint64_t>(), 0u);
+    EXPECT_EQ(r.summary["ops"]["release"]["fail"].get<std::uint64_t>(), 0u);
+    EXPECT_GT(r.summary["throughput"]["cycles"].get<std::uint64_t>(), 20u);
+    // Every grant's token is its znode and its fence the node's sequence number.
+    std::ifstream history(r.dir / "history.jsonl");
+    int grants = 0;
+    for (std::string line; std::getline(history, line);) {
+        auto e = nlohmann::json::parse(line);
+        if (e["f"] == "acquire" && e["type"] == "invoke") {
+            EXPECT_EQ(e["value"]["lease_ms"], w.lease_ms);
+        }
+        if (e["f"] != "acquire" || e["type"] != "ok")
+            continue;
+        ++grants;
+        const std::string token = e["value"]["token"];
+        const std::string prefix = "/lockbench/locks/" + e["key"].get<std::string>() + "/_c_";
+        EXPECT_EQ(token.rfind(prefix, 0), 0u) << token;
+        EXPECT_EQ(std::stoll(token.substr(token.size() - 10)),
+                  e["value"]["fence"].get<std::int64_t>());
+    }
+    EXPECT_GT(grants, 20);
+}
+
+TEST(ZooKeeperCliTest, StrategiesListsZkMutexAndAnUnreachableEnsembleIsExitFour) {
+    TempDir scratch;
+    Cli list = lockbench(scratch.path(), "strategies");
+    ASSERT_EQ(list.code, 0) << list.err;
+    EXPECT_NE(list.out.find("zk_mutex"), std::string::npos) << list.out;
+    EXPECT_NE(list.out.find("zookeeper"), std::string::npos) << list.out;
+
+    const int port = pick_free_port();  // nobody listens there
+    Cli run = lockbench(scratch.path(), "run --strategy zk_mutex --duration 0.5 --out '" +
+                                            (scratch.path() / "results").string() +
+                                            "' --zookeeper 127.0.0.1:" + std::to_string(port));
+    EXPECT_EQ(run.code, 4) << run.err;
+    EXPECT_EQ(lines(run.err), 1u) << run.err;
+    EXPECT_NE(run.err.find("cannot reach ZooKeeper at 127.0.0.1:" + std::to_string(port)),
+              std::string::npos)
+        << run.err;
+
+    Cli bad = lockbench(scratch.path(), "run --strategy zk_mutex --zookeeper nohostport");
+    EXPECT_EQ(bad.code, 2) << bad.err;
+    EXPECT_EQ(lines(bad.err), 1u) << bad.err;
+    EXPECT_NE(bad.err.find("--zookeeper"), std::string::npos) << bad.err;
+}
+
+// A crash (Session::kill): the session ends on the server, so its ephemeral nodes go and a
+// waiter gets the lock; the killed handle refuses every further call.
+TEST(ZooKeeperServerTest, AKilledClientsSessionEndsAndItsNodesGo) {
+    ZooKeeperServer server;
+    EventLoop loop;
+    ZkClient a(loop, server.hosts(), 4000ms, 5000ms);
+    ZkClient b(loop, server.hosts(), 4000ms, 5000ms);
+    run_sync(loop, a.connected());
+    run_sync(loop, b.connected());
+    const std::string node = "/held", none;
+    ASSERT_EQ(run_sync(loop, a.create(node, none, ZOO_EPHEMERAL)).rc, ZOK);
+    ASSERT_EQ(run_sync(loop, b.get_watched(node)).rc, ZOK);
+    const auto start = EventLoop::now();
+    a.kill("crashed");
+    EXPECT_TRUE(a.cut_off());
+    EXPECT_TRUE(run_sync(loop, b.wait_deleted(node, EventLoop::now() + 2s)));
+    EXPECT_LT(EventLoop::now() - start, 1s);  // not the 4 s session timeout
+    EXPECT_EQ(run_sync(loop, b.get_watched(node)).rc, ZNONODE);
+    EXPECT_THROW(run_sync(loop, a.get_children(node)), ClosedError);
+}
+
+}  // namespace
+}  // namespace lockbench

@@ -1,0 +1,102 @@
+#pragma once
+
+// One ZooKeeper session of one simulated client, through Debian's multi-threaded C client
+// (libzookeeper_mt), with its calls awaitable on the client's EventLoop.
+//
+// The bridge. zookeeper_mt runs two threads of its own per handle: an IO thread (the socket, the
+// heartbeats every session-timeout/3, reconnects) and a completion thread that runs every
+// completion and watcher callback. No callback touches a coroutine or the loop's state: each one
+// copies its result into a heap record and post()s it to the client's EventLoop (thread-safe);
+// the posted function, on the loop thread, stores the result and schedule()s the coroutine that
+// awaits it. So a strategy reads like the Redis ones (`co_await zk.create(...)`), runs on its
+// client's loop thread only, and needs no lock. Calls are issued from the loop thread; the C
+// client queues them for its IO thread.
+//
+// Lifetime. Everything the posted functions touch lives in a Core shared with them; the handle's
+// destructor marks it closed (posted functions then do nothing) and calls zookeeper_close, which
+// joins the client's threads - no callback runs after it. A coroutine must not be suspended on
+// this client when it is destroyed (the engine destroys sessions after their clients finished).
+//
+// Errors, as RedisConnection's (strategy.hpp): ZCONNECTIONLOSS and ZOPERATIONTIMEOUT are a
+// TimeoutError (the request may have been applied: `info`); a session that expired or a client
+// that was closed or killed is a ClosedError (also `info`); a session that never connected is a
+// ConnectError (nothing was sent: `fail`). Any other code is returned to the strategy, which knows
+// which ones it expects (ZNONODE, ZNODEEXISTS).
+//
+// Faults. kill() is a crash, as far as the C client allows: it has no way to stop its own
+// heartbeats (its IO thread reconnects at once to a connection cut under it), so the session is
+// ended on the server as Curator's tests kill one - its ephemeral nodes go at once, where a dead
+// process's go after the session timeout (zk_client.cpp). A worker pause (the
+// engine's pause fault) does not stop the IO thread: its heartbeats go on, so a paused holder keeps
+// its session.
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "event_loop.hpp"
+#include "task.hpp"
+
+typedef struct _zhandle zhandle_t;
+
+namespace lockbench {
+
+class ZkClient {
+  public:
+    // Starts connecting to `hosts` ("HOST:PORT,…") at once, asking for `session_timeout`.
+    ZkClient(EventLoop& loop, std::string hosts, std::chrono::milliseconds session_timeout,
+             std::chrono::milliseconds connect_timeout);
+    ~ZkClient();
+    ZkClient(const ZkClient&) = delete;
+    ZkClient& operator=(const ZkClient&) = delete;
+
+    const std::string& hosts() const { return hosts_; }
+    // Waits until the session is connected; throws ConnectError after the connect timeout, or
+    // ClosedError once the session expired or the client was killed.
+    Task<void> connected();
+    bool expired() const;
+    // The session timeout the server granted (0 before the first connect).
+    std::chrono::milliseconds session_timeout() const;
+    std::int64_t session_id() const;
+
+    struct Result {
+        int rc = 0;                         // ZOK or the C client's error code
+        std::string value;                  // create: the created path; get: the data
+        std::vector<std::string> children;  // get_children
+        std::int64_t czxid = 0;             // get
+    };
+    // Each throws as above for connection and session errors; other codes are in Result::rc.
+    // Pass named strings, not temporaries (zk_client.cpp says why).
+    Task<Result> create(std::string path, std::string data, int flags);
+    Task<Result> remove(std::string path);  // any version
+    Task<Result> get_children(std::string path);
+    // With a watch: wait_deleted() wakes when `path` is deleted (or the session is lost).
+    Task<Result> get_watched(std::string path);
+    // Waits until a watch set on `path` fires or the session changes state; false at `deadline`.
+    Task<bool> wait_deleted(std::string path, EventLoop::TimePoint deadline);
+
+    // A crash: see the header comment. Every call from now on throws ClosedError.
+    void kill(const std::string& reason);
+    // Whether kill() ended this session on the server (false if it could not reach it).
+    bool cut_off() const;
+
+    struct Core;
+
+  private:
+    Task<Result> call(int kind, const std::string& path, const std::string& data, int flags,
+                      bool watch);
+    void check_usable() const;
+
+    EventLoop& loop_;
+    std::string hosts_;
+    std::chrono::milliseconds connect_timeout_;
+    std::shared_ptr<Core> core_;
+    zhandle_t* zh_ = nullptr;
+    bool cut_off_ = false;
+};
+
+}  // namespace lockbench
