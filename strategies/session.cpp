@@ -44,7 +44,7 @@ RedisConnection& Session::subscriber(std::size_t node) {
 ZkClient& Session::zookeeper(std::chrono::milliseconds session_timeout) {
     if (zookeeper_hosts_.empty())
         throw std::logic_error("this session has no ZooKeeper (set_zookeeper_hosts)");
-    if (!zookeeper_ || (zookeeper_->expired() && !killed_)) {
+    if (!zookeeper_ || (!killed_ && zookeeper_->expired())) {
         zookeeper_ = std::make_unique<ZkClient>(loop_, zookeeper_hosts_, session_timeout,
                                                 options_.connect_timeout);
         if (killed_)

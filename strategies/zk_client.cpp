@@ -10,6 +10,7 @@
 #include <set>
 #include <stdexcept>
 #include <sys/socket.h>
+#include <thread>
 #include <unistd.h>
 #include <zookeeper/zookeeper.h>
 
@@ -19,8 +20,21 @@ namespace lockbench {
 
 // Loop-side state, shared with the functions the C client's threads post to the loop.
 struct ZkClient::Core : std::enable_shared_from_this<ZkClient::Core> {
-    explicit Core(EventLoop& l) : loop(l) {}
+    explicit Core(EventLoop& l) : loop(l), target(&l) {}
     EventLoop& loop;
+    // Where the C client's threads post; null once the ZkClient is gone (a crashed client's
+    // handle outlives it until its session is ended: kill()).
+    std::mutex target_mutex;
+    EventLoop* target;
+    void post(std::function<void()> fn) {
+        std::lock_guard lock(target_mutex);
+        if (target)
+            target->post(std::move(fn));
+    }
+    void detach() {
+        std::lock_guard lock(target_mutex);
+        target = nullptr;
+    }
     bool closed = false;                                  // loop thread only
     std::vector<WakeEvent*> state_waiters;                // connected()
     std::multimap<std::string, WakeEvent*> path_waiters;  // wait_deleted()
@@ -59,7 +73,7 @@ void finish(const void* data, int rc, const std::function<void(ZkClient::Result&
         fill(p->op->result);
     auto core = p->core;
     auto op = p->op;
-    core->loop.post([core, op] {
+    core->post([core, op] {
         if (core->closed || !op->waiter)
             return;
         core->loop.schedule(std::exchange(op->waiter, {}));
@@ -95,7 +109,7 @@ void on_watch(zhandle_t*, int type, int /*state*/, const char* path, void* ctx) 
     auto core = static_cast<ZkClient::Core*>(ctx)->shared_from_this();
     std::string p = path ? path : "";
     const bool session = type == ZOO_SESSION_EVENT;
-    core->loop.post([core, p = std::move(p), session] {
+    core->post([core, p = std::move(p), session] {
         if (core->closed)
             return;
         if (session) {
@@ -137,6 +151,13 @@ ZkClient::ZkClient(EventLoop& loop, std::string hosts, std::chrono::milliseconds
 
 ZkClient::~ZkClient() {
     core_->closed = true;
+    core_->detach();
+    if (undertaker_) {
+        // Killed: closing the handle would end the session at once. The undertaker ends it when
+        // the session timeout has passed, then closes the handle.
+        undertaker_->release();
+        return;
+    }
     // Joins the client's threads: no callback runs after this, and completions still pending
     // are called with ZCLOSING (their posted functions find the core closed).
     if (zh_)
@@ -235,8 +256,29 @@ Task<ZkClient::Result> ZkClient::call(int kind, const std::string& path, const s
     co_return r;
 }
 
-bool ZkClient::cut_off() const {
-    return cut_off_;
+bool ZkClient::session_ended() const {
+    return undertaker_ && undertaker_->ended;
+}
+
+void ZkClient::Undertaker::release() {
+    std::unique_lock lock(mutex);
+    owner_gone = true;
+    if (buried_wanted)
+        close_now(lock);
+}
+
+void ZkClient::Undertaker::bury() {
+    std::unique_lock lock(mutex);
+    buried_wanted = true;
+    if (owner_gone)
+        close_now(lock);
+}
+
+void ZkClient::Undertaker::close_now(std::unique_lock<std::mutex>& lock) {
+    zhandle_t* handle = std::exchange(zh, nullptr);
+    lock.unlock();
+    if (handle)
+        zookeeper_close(handle);  // the session is over: nothing is deleted by this
 }
 
 // Every argument of a co_await-ed call is a named object, never a temporary: GCC 12 destroys a
@@ -275,23 +317,30 @@ void ZkClient::kill(const std::string& reason) {
         return;
     core_->killed = reason;
     // The C client cannot stop its own heartbeats: its IO thread reconnects at once to a
-    // connection cut under it, even after zoo_set_servers. So the session is ended on the server
-    // as Curator's tests kill one (KillSession): a second handle joins the session with its id
-    // and password and closes it. The server deletes the session's ephemeral nodes at once - a
-    // crashed process's go after the session timeout - and this handle finds its session expired.
-    clientid_t id = *zoo_client_id(zh_);
-    if (id.client_id != 0) {
-        zhandle_t* killer =
-            zookeeper_init(hosts_.c_str(), nullptr, zoo_recv_timeout(zh_), &id, nullptr, 0);
-        if (killer) {
-            const auto deadline = std::chrono::steady_clock::now() + connect_timeout_;
-            while (zoo_state(killer) != ZOO_CONNECTED_STATE &&
-                   std::chrono::steady_clock::now() < deadline)
-                ::usleep(2000);
-            cut_off_ = zoo_state(killer) == ZOO_CONNECTED_STATE;
-            zookeeper_close(killer);
+    // connection cut under it, even after zoo_set_servers, so the handle lives on, unused. When
+    // the session timeout has passed - when the server would have expired a silent session - the
+    // session is ended on the server as Curator's tests kill one (KillSession): a second handle
+    // joins it with its id and password and closes it, and the server deletes its ephemeral
+    // nodes. Until then the lock stays held by the dead process, as it would be.
+    const clientid_t id = *zoo_client_id(zh_);
+    const auto at = std::chrono::steady_clock::now() + session_timeout();
+    undertaker_ = std::make_shared<Undertaker>(zh_, core_);
+    std::thread([u = undertaker_, hosts = hosts_, id, at, timeout = zoo_recv_timeout(zh_),
+                 connect_timeout = connect_timeout_] {
+        std::this_thread::sleep_until(at);
+        if (id.client_id != 0) {
+            zhandle_t* killer = zookeeper_init(hosts.c_str(), nullptr, timeout, &id, nullptr, 0);
+            if (killer) {
+                const auto deadline = std::chrono::steady_clock::now() + connect_timeout;
+                while (zoo_state(killer) != ZOO_CONNECTED_STATE &&
+                       std::chrono::steady_clock::now() < deadline)
+                    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+                u->ended = zoo_state(killer) == ZOO_CONNECTED_STATE;
+                zookeeper_close(killer);
+            }
         }
-    }
+        u->bury();
+    }).detach();
     core_->wake_all();
 }
 

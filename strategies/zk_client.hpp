@@ -23,17 +23,20 @@
 // ConnectError (nothing was sent: `fail`). Any other code is returned to the strategy, which knows
 // which ones it expects (ZNONODE, ZNODEEXISTS).
 //
-// Faults. kill() is a crash, as far as the C client allows: it has no way to stop its own
-// heartbeats (its IO thread reconnects at once to a connection cut under it), so the session is
-// ended on the server as Curator's tests kill one - its ephemeral nodes go at once, where a dead
-// process's go after the session timeout (zk_client.cpp). A worker pause (the
+// Faults. kill() is a crash: every call fails from then on, and the session ends on the server
+// when its timeout has passed, as a dead process's would. The C client has no way to stop its
+// own heartbeats (its IO thread reconnects at once to a connection cut under it), so the session
+// is ended then as Curator's tests kill one (KillSession, zk_client.cpp); until then the handle
+// lives on unused, beyond this object's destruction if need be. A worker pause (the
 // engine's pause fault) does not stop the IO thread: its heartbeats go on, so a paused holder keeps
 // its session.
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -81,8 +84,9 @@ class ZkClient {
 
     // A crash: see the header comment. Every call from now on throws ClosedError.
     void kill(const std::string& reason);
-    // Whether kill() ended this session on the server (false if it could not reach it).
-    bool cut_off() const;
+    // After kill(): whether the session was ended on the server yet (false until its timeout has
+    // passed, or if the server could not be reached).
+    bool session_ended() const;
 
     struct Core;
 
@@ -96,7 +100,21 @@ class ZkClient {
     std::chrono::milliseconds connect_timeout_;
     std::shared_ptr<Core> core_;
     zhandle_t* zh_ = nullptr;
-    bool cut_off_ = false;
+
+    // Ends a killed client's session after its timeout, then closes the handle - once both that
+    // is done and the ZkClient is gone, whichever comes last.
+    struct Undertaker {
+        Undertaker(zhandle_t* h, std::shared_ptr<Core> c) : zh(h), core(std::move(c)) {}
+        void release();  // the ZkClient is gone
+        void bury();     // the session was ended
+        void close_now(std::unique_lock<std::mutex>& lock);
+        std::mutex mutex;
+        zhandle_t* zh;
+        std::shared_ptr<Core> core;  // the handle's watcher context must outlive it
+        bool owner_gone = false, buried_wanted = false;
+        std::atomic<bool> ended{false};
+    };
+    std::shared_ptr<Undertaker> undertaker_;
 };
 
 }  // namespace lockbench
