@@ -188,6 +188,44 @@ TEST(ZooKeeperRunTest, ZkMutexRunsEndToEndWithoutFaultsAndHoldsMutualExclusion) 
     EXPECT_GT(grants, 20);
 }
 
+// --zookeeper: the user's ensemble, where lock paths carry the run's key prefix (the history
+// names keys as the workload does).
+TEST(ZooKeeperRunTest, ZkMutexRunsOnAnEnsembleItDidNotStartWithPerRunPrefixes) {
+    ZooKeeperServer ensemble;
+    TempDir out;
+    Workload w;
+    w.strategy = "zk_mutex";
+    w.duration_s = 0.5;
+    w.clients = 2;
+    w.keys = 2;
+    RunOutcome r =
+        run_workload({.workload = w, .zookeeper = ensemble.hosts(), .out_dir = out.path()});
+    EXPECT_EQ(run_exit_code(r), 0) << r.summary["verdict"].dump(2);
+    const std::string prefix = r.summary["redis"]["key_prefix"];
+    ASSERT_EQ(prefix.rfind("lockbench:", 0), 0u) << prefix;
+    std::ifstream history(r.dir / "history.jsonl");
+    int grants = 0;
+    for (std::string line; std::getline(history, line);) {
+        auto e = nlohmann::json::parse(line);
+        if (e["f"] != "acquire" || e["type"] != "ok")
+            continue;
+        ++grants;
+        const std::string key = e["key"];
+        EXPECT_TRUE(key == "k0" || key == "k1") << key;
+        const std::string token = e["value"]["token"];
+        EXPECT_EQ(token.rfind("/lockbench/locks/" + prefix + key + "/_c_", 0), 0u) << token;
+    }
+    EXPECT_GT(grants, 5);
+    EventLoop loop;
+    ZkClient zk(loop, ensemble.hosts(), 4000ms, 5000ms);
+    const std::string locks = "/lockbench/locks";
+    auto children = run_sync(loop, zk.get_children(locks));
+    ASSERT_EQ(children.rc, ZOK);
+    ASSERT_FALSE(children.children.empty());
+    for (const auto& c : children.children)
+        EXPECT_EQ(c.rfind(prefix, 0), 0u) << c;
+}
+
 TEST(ZooKeeperCliTest, StrategiesListsZkMutexAndAnUnreachableEnsembleIsExitFour) {
     TempDir scratch;
     Cli list = lockbench(scratch.path(), "strategies");

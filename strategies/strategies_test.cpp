@@ -14,6 +14,7 @@
 #include "registry.hpp"
 #include "rwlock.hpp"
 #include "setnx_getset.hpp"
+#include "zk_mutex.hpp"
 #include "zookeeper_server.hpp"
 
 namespace lockbench {
@@ -38,6 +39,9 @@ struct Client {
         co_return co_await strategy->acquire(*session, req);
     }
     Task<ReleaseOutcome> release(Grant g) { co_return co_await strategy->release(*session, g); }
+    EventLoop::SleepAwaiter loop_sleep(std::chrono::milliseconds d) {
+        return session->loop().sleep_for(d);
+    }
 };
 
 class StrategyContractTest : public RedisTest, public ::testing::WithParamInterface<std::string> {
@@ -704,6 +708,93 @@ TEST_F(RedissonLockTest, RwlockWatchdogRenewsReadHoldsAndStopsAfterRelease) {
     auto wb = run(b.acquire("orders", 300ms));
     ASSERT_NE(as_grant(wb), nullptr);
     EXPECT_EQ(run(b.release(*as_grant(wb))), ReleaseOutcome::Released);
+}
+
+// ---- zk_mutex: Curator's recipe on a real ZooKeeper
+// ------------------------------------------------------
+
+TEST(ZkMutexNamesTest, LockNodesAreNamedAsCuratorNamesThem) {
+    EXPECT_EQ(ZkMutex::lock_path("orders"), "/lockbench/locks/orders");
+    EXPECT_EQ(ZkMutex::lock_path("a/b%c"), "/lockbench/locks/a%2Fb%25c");
+    EXPECT_EQ(ZkMutex::sequence_of("_c_c1-x:3-lock-0000000042"), 42);
+    EXPECT_EQ(ZkMutex::sequence_of("lock-"), -1);
+    EXPECT_EQ(ZkMutex::sequence_of("_c_c1-x:3-lock-00000000x2"), -1);
+}
+
+class ZkMutexTest : public RedisTest {
+  protected:
+    static void SetUpTestSuite() {
+        RedisTest::SetUpTestSuite();
+        zookeeper_ = std::make_unique<ZooKeeperServer>();
+    }
+    static void TearDownTestSuite() {
+        zookeeper_.reset();
+        RedisTest::TearDownTestSuite();
+    }
+    Client client(const std::string& name) {
+        auto session = make_session(name);
+        session->set_zookeeper_hosts(zookeeper_->hosts());
+        return Client{std::move(session), make_strategy("zk_mutex")};
+    }
+    static inline std::unique_ptr<ZooKeeperServer> zookeeper_;
+};
+
+// Reentrant per client, as one InterProcessMutex shared by a process's threads: a re-entry only
+// counts (its own token, the same node and fence), and the lock is free after the last release.
+TEST_F(ZkMutexTest, ReentersPerClientAndFreesOnTheLastRelease) {
+    Client a = client("a");
+    Client b = client("b");
+    auto first = run(a.acquire("orders", 5000ms));
+    auto again = run(a.acquire("orders", 5000ms));
+    ASSERT_NE(as_grant(first), nullptr);
+    ASSERT_NE(as_grant(again), nullptr);
+    EXPECT_FALSE(as_grant(first)->reentry);
+    EXPECT_TRUE(as_grant(again)->reentry);
+    EXPECT_NE(as_grant(again)->token, as_grant(first)->token);
+    EXPECT_EQ(as_grant(again)->fence, as_grant(first)->fence);
+    EXPECT_EQ(run(a.release(*as_grant(again))), ReleaseOutcome::StillHeld);
+    EXPECT_TRUE(std::holds_alternative<Denied>(run(b.acquire("orders", 5000ms))));
+    EXPECT_EQ(run(a.release(*as_grant(first))), ReleaseOutcome::Released);
+    auto third = run(b.acquire("orders", 5000ms));
+    ASSERT_NE(as_grant(third), nullptr);
+    // The fence is the node's sequence number: it grows with every node of the lock (b's denied
+    // attempt took one too).
+    EXPECT_GT(*as_grant(third)->fence, *as_grant(first)->fence);
+    EXPECT_EQ(run(a.release(*as_grant(first))), ReleaseOutcome::NotHeld);
+    EXPECT_EQ(run(b.release(*as_grant(third))), ReleaseOutcome::Released);
+}
+
+// A fair queue: waiters are granted in the order they asked, each woken by its predecessor's
+// deletion alone.
+TEST_F(ZkMutexTest, WaitersAreGrantedInTheOrderTheyAsked) {
+    Client holder = client("holder");
+    auto held = run(holder.acquire("orders", 5000ms));
+    ASSERT_NE(as_grant(held), nullptr);
+    std::vector<Client> waiters;
+    for (int i = 0; i < 3; ++i)
+        waiters.push_back(client("w" + std::to_string(i)));
+    std::vector<int> order;
+    int done = 0;
+    for (int i = 0; i < 3; ++i) {
+        spawn_detached(
+            [](Client& c, int index, std::vector<int>& granted) -> Task<void> {
+                auto r = co_await c.acquire("orders", 5000ms, LockMode::Exclusive, 3000ms);
+                if (const Grant* g = std::get_if<Grant>(&r)) {
+                    granted.push_back(index);
+                    co_await c.loop_sleep(20ms);
+                    co_await c.release(*g);
+                }
+            }(waiters[static_cast<std::size_t>(i)], i, order),
+            [&done](std::exception_ptr) { ++done; });
+        // Each waiter's node is in the queue before the next one asks.
+        for (auto until = EventLoop::now() + 100ms; EventLoop::now() < until;)
+            loop_.run_once(5ms);
+    }
+    EXPECT_EQ(run(holder.release(*as_grant(held))), ReleaseOutcome::Released);
+    for (auto until = EventLoop::now() + 5s; done < 3 && EventLoop::now() < until;)
+        loop_.run_once(10ms);
+    ASSERT_EQ(done, 3);
+    EXPECT_EQ(order, (std::vector<int>{0, 1, 2}));
 }
 
 }  // namespace
