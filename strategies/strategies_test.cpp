@@ -4,9 +4,11 @@
 
 #include <deque>
 #include <thread>
+#include <zookeeper/zookeeper.h>
 
 #include <gtest/gtest.h>
 
+#include "fault_proxy.hpp"
 #include "fenced.hpp"
 #include "redis_fixture.hpp"
 #include "redlock.hpp"
@@ -14,6 +16,7 @@
 #include "registry.hpp"
 #include "rwlock.hpp"
 #include "setnx_getset.hpp"
+#include "zk_client.hpp"
 #include "zk_mutex.hpp"
 #include "zookeeper_server.hpp"
 
@@ -795,6 +798,54 @@ TEST_F(ZkMutexTest, WaitersAreGrantedInTheOrderTheyAsked) {
         loop_.run_once(10ms);
     ASSERT_EQ(done, 3);
     EXPECT_EQ(order, (std::vector<int>{0, 1, 2}));
+}
+
+// Curator's protection mode: the create ran on the server but its reply was lost with the
+// connection. The guid in the node's name finds it again after the reconnect, so the client is
+// granted its own node and leaves no orphan in the queue (an orphan would block the lock for as
+// long as the session lives).
+TEST_F(ZkMutexTest, ACreateWhoseReplyWasLostFindsItsNodeByItsGuid) {
+    FaultProxy proxy(Endpoint{"127.0.0.1", zookeeper_->port()});
+    auto session = make_session("a");
+    session->set_zookeeper_hosts(proxy.endpoint().to_string());
+    Client a{std::move(session), make_strategy("zk_mutex")};
+    auto warm = run(a.acquire("orders", 4000ms));  // the lock's parents exist from here on
+    ASSERT_NE(as_grant(warm), nullptr);
+    ASSERT_EQ(run(a.release(*as_grant(warm))), ReleaseOutcome::Released);
+    const auto connections = proxy.accepted();
+
+    proxy.set_drop_replies(true);
+    std::optional<AcquireResult> result;
+    bool done = false;
+    spawn_detached(
+        [](Client& c, std::optional<AcquireResult>& out) -> Task<void> {
+            out = co_await c.acquire("orders", 4000ms);
+        }(a, result),
+        [&done](std::exception_ptr e) {
+            done = true;
+            EXPECT_FALSE(e) << "the acquire failed";
+        });
+    for (auto until = EventLoop::now() + 150ms; EventLoop::now() < until;)
+        loop_.run_once(5ms);  // the create reaches the server; its reply does not come back
+    ASSERT_FALSE(done);
+    proxy.set_drop_replies(false);
+    proxy.reset_connections();
+    for (auto until = EventLoop::now() + 5s; !done && EventLoop::now() < until;)
+        loop_.run_once(10ms);
+    ASSERT_TRUE(done);
+    EXPECT_GT(proxy.accepted(), connections);  // it did reconnect
+    ASSERT_TRUE(result.has_value());
+    const Grant* g = as_grant(*result);
+    ASSERT_NE(g, nullptr);
+
+    EventLoop loop;
+    ZkClient zk(loop, zookeeper_->hosts(), 4000ms, 5000ms);
+    const std::string dir = ZkMutex::lock_path("orders");
+    auto children = run_sync(loop, zk.get_children(dir));
+    ASSERT_EQ(children.rc, ZOK);
+    ASSERT_EQ(children.children.size(), 1u);  // one create ran, and it is the grant's
+    EXPECT_EQ(g->token, dir + "/" + children.children[0]);
+    EXPECT_EQ(run(a.release(*g)), ReleaseOutcome::Released);
 }
 
 }  // namespace
