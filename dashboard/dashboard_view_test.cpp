@@ -527,7 +527,7 @@ TEST_F(DashboardViewTest, MalformedResultsShowMessagesNamingTheFilesAndDoNotCras
     EXPECT_EQ(w->throughputView()->lineCount(), 0);
     QString error;
     EXPECT_EQ(w->renderScreenshots(QString::fromStdString((dir / "png").string()), &error).size(),
-              4);
+              5);
 }
 
 TEST_F(DashboardViewTest, EmptyFolderSaysThereAreNoRuns) {

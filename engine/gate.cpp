@@ -353,6 +353,17 @@ GateResult run_gate(const json& baseline, const json& current, const GateOptions
     } else {
         yardsticks = Yardsticks{base.yardstick->reference(), cur.yardstick->reference()};
     }
+    // For a person reading a failure: did our own connection layer change, or the machine?
+    if (base.yardstick && cur.yardstick && base.yardstick->lockbench_cycles_per_s &&
+        cur.yardstick->lockbench_cycles_per_s) {
+        const double b = *base.yardstick->lockbench_cycles_per_s;
+        const double c = *cur.yardstick->lockbench_cycles_per_s;
+        notes.push_back(
+            "lockbench's own connection, one connection, the yardstick's two commands: "
+            "baseline " +
+            num(std::round(b)) + ", current " + num(std::round(c)) + " cycles/s (" +
+            (b > 0 ? pct(c / b - 1) : std::string("-")) + "; for diagnosis, not judged)");
+    }
     std::map<std::string, std::vector<Row*>> by_scenario;
     for (auto& [key, r] : rows)
         by_scenario[key.first].push_back(&r);

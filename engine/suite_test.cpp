@@ -261,6 +261,8 @@ TEST(SuiteCliTest, RunsEveryPairWritesTheTableJunitAndAWholeSuiteFolder) {
     ASSERT_EQ(table["yardstick"]["points"].size(), 2u);
     EXPECT_EQ(table["yardstick"]["points"][1]["connections"], 8);
     EXPECT_GT(table["yardstick"]["points"][1]["cycles_per_s"].get<double>(), 0);
+    // Beside it, for diagnosis, lockbench's own connection doing the same cycle.
+    EXPECT_GT(table["yardstick"]["lockbench_cycles_per_s"].get<double>(), 0);
 
     // The gate against a baseline made from this very suite passes, and says so.
     auto wb = lockbench(t.path(), "gate --current '" + suites[0].string() + "' --write-baseline '" +

@@ -1,6 +1,7 @@
 #include "yardstick.hpp"
 
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <fcntl.h>
@@ -8,7 +9,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "event_loop.hpp"
+#include "redis_connection.hpp"
 #include "redis_server.hpp"
+#include "task.hpp"
 #include "throughput_stats.hpp"
 
 extern char** environ;
@@ -112,6 +116,8 @@ void Yardstick::absorb(const Yardstick& later) {
             summarise(p);
         }
     }
+    if (lockbench_cycles_per_s && later.lockbench_cycles_per_s)
+        lockbench_cycles_per_s = (*lockbench_cycles_per_s + *later.lockbench_cycles_per_s) / 2;
 }
 
 json Yardstick::to_json() const {
@@ -124,7 +130,10 @@ json Yardstick::to_json() const {
                       {"noise", p.noise},
                       {"samples", p.samples}});
     }
-    return {{"tool", tool}, {"points", ps}};
+    return {{"tool", tool},
+            {"points", ps},
+            {"lockbench_cycles_per_s",
+             lockbench_cycles_per_s ? json(*lockbench_cycles_per_s) : json(nullptr)}};
 }
 
 std::optional<Yardstick> Yardstick::from_json(const json& j) {
@@ -139,8 +148,32 @@ std::optional<Yardstick> Yardstick::from_json(const json& j) {
                             p.value("release_rps", 0.0), p["cycles_per_s"].get<double>(),
                             p.value("noise", 0.0), p.value("samples", std::vector<double>{})});
     }
+    if (const auto own = j.find("lockbench_cycles_per_s"); own != j.end() && own->is_number())
+        y.lockbench_cycles_per_s = own->get<double>();
     return y;
 }
+
+namespace {
+
+// The same cycle through lockbench's RedisConnection: SET key token NX PX, then the release.
+double own_cycles_per_s(const Endpoint& endpoint, int cycles) {
+    EventLoop loop;
+    RedisConnection connection(loop, endpoint);
+    const auto body = [&]() -> Task<double> {
+        co_await connection.command("PING");  // connected before the clock starts
+        const auto start = std::chrono::steady_clock::now();
+        for (int i = 0; i < cycles; ++i) {
+            const std::string key = "lock:" + std::to_string(i % 100'000);
+            co_await connection.command("SET", key, "tok", "NX", "PX", "30000");
+            co_await connection.command("EVAL", kReleaseScript, "1", key, "tok");
+        }
+        const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+        co_return took.count() > 0 ? cycles / took.count() : 0;
+    };
+    return run_sync(loop, body());
+}
+
+}  // namespace
 
 Yardstick measure_yardstick(int connections, int repeats, const std::string& redis_benchmark) {
     RedisServer server;
@@ -171,6 +204,7 @@ Yardstick measure_yardstick(int connections, int repeats, const std::string& red
         summarise(p);
         y.points.push_back(p);
     }
+    y.lockbench_cycles_per_s = own_cycles_per_s(server.endpoint(), 5'000);
     return y;
 }
 

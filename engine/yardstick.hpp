@@ -27,6 +27,10 @@ struct YardstickPoint {
 struct Yardstick {
     std::string tool = "redis-benchmark";
     std::vector<YardstickPoint> points;  // 1 connection, then more
+    // lockbench's own connection layer sending the same two commands on one connection, cycles/s:
+    // recorded beside the yardstick for diagnosis (a regression in our connection code shows here
+    // and in every strategy at once), never divided by - it would slow with the code it judges.
+    std::optional<double> lockbench_cycles_per_s;
 
     // The point the gate divides by: the one with the most connections (suite runs use several
     // clients).
