@@ -312,6 +312,26 @@ TEST(GateTest, AMachineTwiceAsSlowPassesAgainstTheYardstick) {
     EXPECT_NEAR(row(g, "baseline", "fenced")["yardstick_change_pct"].get<double>(), 0.0, 1e-9);
 }
 
+// seed001 in CI: rwlock got 46% faster, rwlock_seed did not change, and the ratio of each to
+// the other moved. With the machine measured on both sides the gate can tell which one moved.
+TEST(GateTest, AReferenceThatGotFasterIsNotASlowdownOfTheRunsBesideIt) {
+    const json baseline = make_baseline(with_yardstick(typical_suite(), 20000));
+    GateResult g = run_gate(baseline, with_yardstick(typical_suite({{"rwlock", 1.5}}), 20000));
+    EXPECT_TRUE(g.pass) << g.report;
+    const json& seed = row(g, "t12-writer-starvation", "rwlock_seed");
+    EXPECT_EQ(seed["verdict"], "ok");
+    EXPECT_EQ(seed["reasons"].back(),
+              "drop 33.3% vs the other strategies' median, which rose 50.0% vs the machine while "
+              "this run held (0.0%): not a slowdown");
+    // Without the machine on both sides the gate cannot tell, and fails as it always did.
+    EXPECT_FALSE(run_gate(make_baseline(typical_suite()), typical_suite({{"rwlock", 1.5}})).pass);
+    // A run that dropped against the machine as well is a slowdown, whatever its peers did.
+    GateResult both = run_gate(
+        baseline, with_yardstick(typical_suite({{"rwlock", 1.5}, {"rwlock_seed", 0.7}}), 20000));
+    EXPECT_FALSE(both.pass) << both.report;
+    EXPECT_EQ(row(both, "t12-writer-starvation", "rwlock_seed")["verdict"], "SLOWER");
+}
+
 // Acquire p99 against the same two references: `p99` sets a run's p99 (ms) in a suite.
 json with_p99(json suite, const std::string& strategy, double p99) {
     for (auto& r : suite["runs"]) {
