@@ -69,6 +69,7 @@ struct RunFlags {
     std::string zookeeper;
     std::string out = "results";
     std::string clients_ramp;
+    bool no_yardstick = false;
 };
 
 // --zookeeper HOST:PORT[,HOST:PORT...]: the user's own ensemble ("" for none), as the C client
@@ -150,6 +151,23 @@ int run_command(const RunFlags& f) {
     options.zookeeper = parse_zookeeper_list(f.zookeeper);
     options.progress = ::isatty(STDERR_FILENO) != 0;
     options.interrupt = &g_interrupted;
+    if (!f.no_yardstick && f.clients_ramp.empty()) {
+        // The machine first, as a suite measures it (once here: a run is one measurement, and
+        // seconds count when it is a demonstration): its throughput beside redis-benchmark's.
+        if (options.progress)
+            std::fprintf(stderr, "\r\x1b[Kmeasuring the machine (redis-benchmark)");
+        try {
+            options.machine = measure_yardstick(8, 1);
+        } catch (const EnvironmentError& e) {
+            options.machine_not_measured = e.what();
+        }
+        if (options.progress)
+            std::fprintf(stderr, "\r\x1b[K");
+        if (g_interrupted) {
+            std::cerr << "lockbench: interrupted while measuring the machine; nothing written\n";
+            return 130;
+        }
+    }
     if (!f.clients_ramp.empty()) {
         if (f.clients)
             throw WorkloadError("--clients-ramp sets the client counts; drop --clients");
@@ -598,6 +616,8 @@ int main(int argc, char** argv) {
                     "ZooKeeper strategies (zk_mutex): use an existing ensemble "
                     "HOST:PORT[,HOST:PORT...] instead of starting one");
     run->add_option("--out", rf.out, "Results folder")->capture_default_str();
+    run->add_flag("--no-yardstick", rf.no_yardstick,
+                  "Do not measure the machine with redis-benchmark first (about 2 s)");
 
     DemoFlags df;
     auto* demo = app.add_subcommand(

@@ -275,6 +275,11 @@ RunOutcome run_workload(const RunOptions& options) {
         .nemesis = nemesis.report(std::chrono::duration<double>(nemesis_until - start).count())};
     RunOutcome outcome;
     outcome.summary = make_summary(in, dir.tmp() / "history.jsonl");
+    if (options.machine) {
+        outcome.summary["yardstick"] = options.machine->to_json();
+    } else if (!options.machine_not_measured.empty()) {
+        outcome.summary["yardstick"] = {{"not_measured", options.machine_not_measured}};
+    }
     outcome.interrupted = interrupted;
     write_atomically(dir.tmp() / "workload.json", w.to_json().dump(2) + "\n");
     write_atomically(dir.tmp() / "summary.json", outcome.summary.dump(2) + "\n");

@@ -19,6 +19,7 @@
 #include "redis_server.hpp"
 #include "result_folder.hpp"
 #include "workload.hpp"
+#include "yardstick.hpp"
 
 namespace lockbench {
 
@@ -31,6 +32,10 @@ struct RunOptions {
     bool progress = false;                         // a live line on stderr
     const std::atomic<bool>* interrupt = nullptr;  // set by SIGINT/SIGTERM
     std::string label;  // result folder name after the time stamp; default: the scenario name
+    // The machine, measured before the run (README: the gate's yardstick): written into
+    // summary.json and report.txt beside the run's throughput. Or why it was not measured.
+    std::optional<Yardstick> machine;
+    std::string machine_not_measured;
 };
 
 // Something lockbench itself got wrong (an exception no layer expected, in a client or anywhere):

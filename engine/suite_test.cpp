@@ -233,6 +233,47 @@ TEST(RunCliTest, AFaultThatNeverFiredIsExitThreeOnTheUsersServer) {
     EXPECT_NE(r.out.find("expected    safe -> unknown"), std::string::npos) << r.out;
 }
 
+// A run measures the machine first, as a suite does, and says when it could not.
+TEST(RunCliTest, ARunMeasuresTheMachineFirstOrSaysWhyNot) {
+    TempDir scratch;
+    const auto run_in = [&](const std::string& name, const std::string& flags,
+                            const std::string& prefix = "") {
+        const fs::path out = scratch.path() / name;
+        Cli r = lockbench(scratch.path(),
+                          "run --strategy set_nx_px --clients 2 --duration 0.5 --out '" +
+                              out.string() + "'" + flags,
+                          prefix);
+        EXPECT_EQ(r.code, 0) << name << ": " << r.out << r.err;
+        json summary;
+        for (const auto& e : fs::directory_iterator(out))
+            summary = json::parse(read(e.path() / "summary.json"));
+        return std::pair{r, summary};
+    };
+    const auto [measured, with] = run_in("measured", "");
+    ASSERT_TRUE(with["yardstick"].is_object()) << with.dump();
+    ASSERT_EQ(with["yardstick"]["points"].size(), 2u);
+    EXPECT_EQ(with["yardstick"]["points"][0]["connections"], 1);
+    EXPECT_EQ(with["yardstick"]["points"][1]["connections"], 8);
+    EXPECT_GT(with["yardstick"]["points"][1]["cycles_per_s"].get<double>(), 0);
+    EXPECT_NE(measured.out.find("machine     redis-benchmark's cycle bound: "), std::string::npos)
+        << measured.out;
+
+    // Without redis-benchmark (redis-server alone on the PATH) the run goes on and says why.
+    const fs::path bin = scratch.path() / "bin";
+    fs::create_directories(bin);
+    fs::create_symlink("/usr/bin/redis-server", bin / "redis-server");
+    const auto [unmeasured, without] = run_in("unmeasured", "", "PATH='" + bin.string() + "'");
+    EXPECT_EQ(without["yardstick"]["not_measured"],
+              "redis-benchmark not found (Debian: redis-tools): No such file or directory");
+    EXPECT_NE(unmeasured.out.find("machine     not measured: redis-benchmark not found"),
+              std::string::npos)
+        << unmeasured.out;
+
+    const auto [skipped, none] = run_in("skipped", " --no-yardstick");
+    EXPECT_FALSE(none.contains("yardstick")) << none.dump();
+    EXPECT_EQ(skipped.out.find("machine "), std::string::npos) << skipped.out;
+}
+
 TEST(SuiteCliTest, RunsEveryPairWritesTheTableJunitAndAWholeSuiteFolder) {
     TempDir t;
     write_tiny_scenarios(t.path() / "scenarios");

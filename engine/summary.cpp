@@ -7,6 +7,7 @@
 #include "check.hpp"
 #include "expectation.hpp"
 #include "throughput_stats.hpp"
+#include "yardstick.hpp"
 
 namespace lockbench {
 
@@ -198,6 +199,21 @@ std::string make_report(const json& s) {
                   s["throughput"]["cycles_per_s"].get<double>(),
                   static_cast<unsigned long long>(s["throughput"]["cycles"].get<std::uint64_t>()));
     out << line;
+    if (const auto& y = s.value("yardstick", json()); y.is_object()) {
+        if (const auto machine = Yardstick::from_json(y)) {
+            const YardstickPoint& one = machine->points.front();
+            const YardstickPoint& many = machine->reference();
+            std::snprintf(line, sizeof line,
+                          "machine     redis-benchmark's cycle bound: %.0f/s on %d connection%s, "
+                          "%.0f/s on %d (this run: %.3fx)\n",
+                          one.cycles_per_s, one.connections, one.connections == 1 ? "" : "s",
+                          many.cycles_per_s, many.connections,
+                          s["throughput"]["cycles_per_s"].get<double>() / many.cycles_per_s);
+            out << line;
+        } else if (y.contains("not_measured")) {
+            out << "machine     not measured: " << y["not_measured"].get<std::string>() << "\n";
+        }
+    }
     if (const auto& f = s.value("fairness", json()); f.is_object() && f["jain_index"].is_number()) {
         std::snprintf(line, sizeof line,
                       "fairness    cycles per client: min %llu, median %.1f, max %llu; Jain's "
