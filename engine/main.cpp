@@ -613,7 +613,7 @@ int main(int argc, char** argv) {
     run->add_option("--redis", rf.redis, "Use existing Redis server(s) HOST:PORT[,HOST:PORT...]");
     run->add_option("--password", rf.password, "AUTH password for --redis");
     run->add_option("--zookeeper", rf.zookeeper,
-                    "ZooKeeper strategies (zk_mutex): use an existing ensemble "
+                    "ZooKeeper strategies (zk_mutex, zk_rwlock): use an existing ensemble "
                     "HOST:PORT[,HOST:PORT...] instead of starting one");
     run->add_option("--out", rf.out, "Results folder")->capture_default_str();
     run->add_flag("--no-yardstick", rf.no_yardstick,

@@ -12,6 +12,7 @@
 #include "set_nx_px_del.hpp"
 #include "setnx_getset.hpp"
 #include "zk_mutex.hpp"
+#include "zk_rwlock.hpp"
 
 namespace lockbench {
 
@@ -38,6 +39,8 @@ const std::vector<StrategyInfo>& all_strategies() {
                        "redis.io Redlock: quorum of N masters, validity = lease-elapsed-drift"),
         entry<ZkMutex>("zk_mutex",
                        "Curator InterProcessMutex on ZooKeeper: ephemeral sequential znodes"),
+        entry<ZkRwlock>("zk_rwlock",
+                        "Curator InterProcessReadWriteLock: readers wait only for earlier writers"),
     };
     return strategies;
 }

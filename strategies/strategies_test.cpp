@@ -164,7 +164,7 @@ TEST_P(StrategyContractTest, ADeadServerIsAnErrorNotAHang) {
 INSTANTIATE_TEST_SUITE_P(Strategies, StrategyContractTest,
                          ::testing::Values("setnx_getset", "set_nx_px", "set_nx_px_del",
                                            "reentrant_hash", "rwlock_seed", "rwlock", "fenced",
-                                           "redlock", "zk_mutex"),
+                                           "redlock", "zk_mutex", "zk_rwlock"),
                          [](const auto& param_info) { return param_info.param; });
 
 // ---- what distinguishes them
@@ -717,11 +717,11 @@ TEST_F(RedissonLockTest, RwlockWatchdogRenewsReadHoldsAndStopsAfterRelease) {
 // ------------------------------------------------------
 
 TEST(ZkMutexNamesTest, LockNodesAreNamedAsCuratorNamesThem) {
-    EXPECT_EQ(ZkMutex::lock_path("orders"), "/lockbench/locks/orders");
-    EXPECT_EQ(ZkMutex::lock_path("a/b%c"), "/lockbench/locks/a%2Fb%25c");
-    EXPECT_EQ(ZkMutex::sequence_of("_c_c1-x:3-lock-0000000042"), 42);
-    EXPECT_EQ(ZkMutex::sequence_of("lock-"), -1);
-    EXPECT_EQ(ZkMutex::sequence_of("_c_c1-x:3-lock-00000000x2"), -1);
+    EXPECT_EQ(ZkLockInternals::lock_path("orders"), "/lockbench/locks/orders");
+    EXPECT_EQ(ZkLockInternals::lock_path("a/b%c"), "/lockbench/locks/a%2Fb%25c");
+    EXPECT_EQ(ZkLockInternals::sequence_of("_c_c1-x:3-lock-0000000042"), 42);
+    EXPECT_EQ(ZkLockInternals::sequence_of("lock-"), -1);
+    EXPECT_EQ(ZkLockInternals::sequence_of("_c_c1-x:3-lock-00000000x2"), -1);
 }
 
 class ZkMutexTest : public RedisTest {
@@ -734,10 +734,10 @@ class ZkMutexTest : public RedisTest {
         zookeeper_.reset();
         RedisTest::TearDownTestSuite();
     }
-    Client client(const std::string& name) {
+    Client client(const std::string& name, const std::string& strategy = "zk_mutex") {
         auto session = make_session(name);
         session->set_zookeeper_hosts(zookeeper_->hosts());
-        return Client{std::move(session), make_strategy("zk_mutex")};
+        return Client{std::move(session), make_strategy(strategy)};
     }
     static inline std::unique_ptr<ZooKeeperServer> zookeeper_;
 };
@@ -840,12 +840,92 @@ TEST_F(ZkMutexTest, ACreateWhoseReplyWasLostFindsItsNodeByItsGuid) {
 
     EventLoop loop;
     ZkClient zk(loop, zookeeper_->hosts(), 4000ms, 5000ms);
-    const std::string dir = ZkMutex::lock_path("orders");
+    const std::string dir = ZkLockInternals::lock_path("orders");
     auto children = run_sync(loop, zk.get_children(dir));
     ASSERT_EQ(children.rc, ZOK);
     ASSERT_EQ(children.children.size(), 1u);  // one create ran, and it is the grant's
     EXPECT_EQ(g->token, dir + "/" + children.children[0]);
     EXPECT_EQ(run(a.release(*g)), ReleaseOutcome::Released);
+}
+
+// ---- zk_rwlock: Curator's read-write recipe, on the same server
+
+TEST_F(ZkMutexTest, ZkRwlockReadersShareAndAWriterExcludesBoth) {
+    Client a = client("a", "zk_rwlock"), b = client("b", "zk_rwlock");
+    Client c = client("c", "zk_rwlock"), d = client("d", "zk_rwlock");
+    auto ra = run(a.acquire("orders", 5000ms, LockMode::Shared));
+    auto rb = run(b.acquire("orders", 5000ms, LockMode::Shared));
+    ASSERT_NE(as_grant(ra), nullptr);
+    ASSERT_NE(as_grant(rb), nullptr);
+    EXPECT_EQ(as_grant(ra)->mode, LockMode::Shared);
+    EXPECT_NE(as_grant(ra)->token.find("/lockbench/locks/orders/_c_"), std::string::npos);
+    EXPECT_NE(as_grant(ra)->token.find("-__READ__"), std::string::npos) << as_grant(ra)->token;
+    EXPECT_LT(as_grant(ra)->fence, as_grant(rb)->fence);
+    EXPECT_TRUE(std::holds_alternative<Denied>(
+        run(c.acquire("orders", 5000ms, LockMode::Exclusive, 300ms))));
+    EXPECT_EQ(run(a.release(*as_grant(ra))), ReleaseOutcome::Released);
+    EXPECT_EQ(run(b.release(*as_grant(rb))), ReleaseOutcome::Released);
+    auto wc = run(c.acquire("orders", 5000ms, LockMode::Exclusive));
+    ASSERT_NE(as_grant(wc), nullptr);
+    EXPECT_NE(as_grant(wc)->token.find("-__WRIT__"), std::string::npos) << as_grant(wc)->token;
+    EXPECT_TRUE(
+        std::holds_alternative<Denied>(run(d.acquire("orders", 5000ms, LockMode::Shared, 300ms))));
+    // Nobody but the holder releases it, in either mode.
+    EXPECT_EQ(run(d.release(Grant{.key = "orders", .mode = LockMode::Shared})),
+              ReleaseOutcome::NotHeld);
+    EXPECT_EQ(run(c.release(*as_grant(wc))), ReleaseOutcome::Released);
+    EXPECT_NE(as_grant(run(d.acquire("orders", 5000ms, LockMode::Shared))), nullptr);
+}
+
+// What Redis's read-write locks get wrong in t12: a writer that asked while readers held the
+// lock is not overtaken by readers that ask after it - they queue behind it.
+TEST_F(ZkMutexTest, ZkRwlockAReaderAskingAfterAWaitingWriterQueuesBehindIt) {
+    Client first = client("first", "zk_rwlock"), writer = client("writer", "zk_rwlock");
+    Client later = client("later", "zk_rwlock");
+    auto r1 = run(first.acquire("orders", 5000ms, LockMode::Shared));
+    ASSERT_NE(as_grant(r1), nullptr);
+    std::optional<AcquireResult> written;
+    bool done = false;
+    spawn_detached(
+        [](Client& c, std::optional<AcquireResult>& out) -> Task<void> {
+            out = co_await c.acquire("orders", 5000ms, LockMode::Exclusive, 4000ms);
+        }(writer, written),
+        [&done](std::exception_ptr) { done = true; });
+    for (auto until = EventLoop::now() + 150ms; EventLoop::now() < until;)
+        loop_.run_once(5ms);  // the writer's node is in the queue
+    ASSERT_FALSE(done);
+    EXPECT_TRUE(std::holds_alternative<Denied>(
+        run(later.acquire("orders", 5000ms, LockMode::Shared, 300ms))));
+    EXPECT_EQ(run(first.release(*as_grant(r1))), ReleaseOutcome::Released);
+    for (auto until = EventLoop::now() + 3s; !done && EventLoop::now() < until;)
+        loop_.run_once(10ms);
+    ASSERT_TRUE(done);
+    ASSERT_TRUE(written.has_value());
+    ASSERT_NE(as_grant(*written), nullptr);
+    EXPECT_EQ(run(writer.release(*as_grant(*written))), ReleaseOutcome::Released);
+    EXPECT_NE(as_grant(run(later.acquire("orders", 5000ms, LockMode::Shared))), nullptr);
+}
+
+// Curator's downgrade: the write holder takes the read lock at once and keeps it after the write
+// release; readers may join then, writers may not. No upgrade: a reader asking to write waits.
+TEST_F(ZkMutexTest, ZkRwlockTheWriterDowngradesToAReadAndAReaderCannotUpgrade) {
+    Client a = client("a", "zk_rwlock"), b = client("b", "zk_rwlock");
+    auto w = run(a.acquire("orders", 5000ms, LockMode::Exclusive));
+    ASSERT_NE(as_grant(w), nullptr);
+    auto r = run(a.acquire("orders", 5000ms, LockMode::Shared, 0ms));
+    ASSERT_NE(as_grant(r), nullptr);
+    EXPECT_FALSE(as_grant(r)->reentry);  // a node of its own
+    EXPECT_TRUE(
+        std::holds_alternative<Denied>(run(b.acquire("orders", 5000ms, LockMode::Shared, 300ms))));
+    EXPECT_EQ(run(a.release(*as_grant(w))), ReleaseOutcome::Released);
+    EXPECT_TRUE(std::holds_alternative<Denied>(
+        run(b.acquire("orders", 5000ms, LockMode::Exclusive, 300ms))));
+    auto rb = run(b.acquire("orders", 5000ms, LockMode::Shared));
+    ASSERT_NE(as_grant(rb), nullptr);
+    EXPECT_TRUE(std::holds_alternative<Denied>(
+        run(b.acquire("orders", 5000ms, LockMode::Exclusive, 300ms))));
+    EXPECT_EQ(run(a.release(*as_grant(r))), ReleaseOutcome::Released);
+    EXPECT_EQ(run(b.release(*as_grant(rb))), ReleaseOutcome::Released);
 }
 
 }  // namespace

@@ -1,10 +1,9 @@
 #pragma once
 
-#include <map>
 #include <string>
-#include <vector>
 
 #include "strategy.hpp"
+#include "zk_lock_internals.hpp"
 
 namespace lockbench {
 
@@ -12,11 +11,12 @@ namespace lockbench {
 // the C client (zk_client.hpp: the session's calls are bridged to the client's event loop).
 //
 // Acquire creates an ephemeral sequential node /lockbench/locks/<key>/_c_<guid>-lock-<seq> (the
-// lock's parents are created on demand, as persistent nodes). The node with the lowest sequence
-// holds the lock; every other waits for its predecessor's deletion (a watch on that one node: a
-// fair FIFO queue, no thundering herd), then looks again. A wait budget that runs out deletes the
-// waiter's node and the acquire is denied. Release deletes the node. Reentrant per client (one
-// client is one Curator InterProcessMutex shared by its threads): a re-entry only counts.
+// lock's parents are created on demand, as persistent nodes; zk_lock_internals.hpp). The node with
+// the lowest sequence holds the lock; every other waits for its predecessor's deletion (a watch on
+// that one node: a fair FIFO queue, no thundering herd), then looks again. A wait budget that runs
+// out deletes the waiter's node and the acquire is denied. Release deletes the node. Reentrant per
+// client (one client is one Curator InterProcessMutex shared by its threads): a re-entry only
+// counts.
 //
 // Protection mode: a create whose reply is lost (connection loss) may have created the node. The
 // guid in its name finds it again in the lock's children before the create is retried, so no
@@ -38,26 +38,9 @@ class ZkMutex final : public Strategy {
     Task<AcquireResult> acquire(Session& session, const AcquireRequest& request) override;
     Task<ReleaseOutcome> release(Session& session, const Grant& grant) override;
 
-    // Where the lock on `key` keeps its queue.
-    static std::string lock_path(std::string_view key);
-    // The sequence number at the end of a sequential node's name; -1 if it has none.
-    static std::int64_t sequence_of(std::string_view node);
-
   private:
-    struct Held {
-        std::string path;
-        std::int64_t fence = 0;
-        std::int64_t session_id = 0;
-        int count = 0;
-    };
-    Task<std::string> create_protected(Session& session, ZkClient& zk, const std::string& dir);
-    Task<void> delete_orphans(ZkClient& zk);
-
     StrategyOptions options_;
-    std::map<std::string, Held> held_;  // by key
-    // Nodes of abandoned attempts a delete could not remove (the connection was lost): deleted
-    // before the next acquire, or they would block the queue for as long as the session lives.
-    std::vector<std::string> orphans_;
+    ZkLockInternals internals_;
 };
 
 }  // namespace lockbench

@@ -1,0 +1,222 @@
+#include "zk_lock_internals.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <exception>
+#include <zookeeper/zookeeper.h>
+
+#include "zk_client.hpp"
+
+namespace lockbench {
+
+namespace {
+
+constexpr std::string_view kRoot = "/lockbench/locks";
+
+// The lock's node and its parents, persistent; an existing one is fine.
+Task<void> create_parents(ZkClient& zk, const std::string& dir) {
+    for (std::size_t slash = dir.find('/', 1);; slash = dir.find('/', slash + 1)) {
+        const std::string path = slash == std::string::npos ? dir : dir.substr(0, slash);
+        const std::string empty;
+        auto r = co_await zk.create(path, empty, 0);
+        if (r.rc != ZOK && r.rc != ZNODEEXISTS)
+            throw ReplyError("ZooKeeper: cannot create " + path + ": " + zerror(r.rc));
+        if (slash == std::string::npos)
+            co_return;
+    }
+}
+
+}  // namespace
+
+std::string ZkLockInternals::lock_path(std::string_view key) {
+    std::string out(kRoot);
+    out += '/';
+    for (char c : key) {
+        if (c == '/' || c == '%')
+            out += c == '/' ? "%2F" : "%25";
+        else
+            out += c;
+    }
+    return out;
+}
+
+std::int64_t ZkLockInternals::sequence_of(std::string_view node) {
+    // The server appends 10 digits to a sequential node's name.
+    if (node.size() < 10)
+        return -1;
+    std::int64_t seq = -1;
+    const char* first = node.data() + node.size() - 10;
+    auto [end, ec] = std::from_chars(first, node.data() + node.size(), seq);
+    return ec == std::errc() && end == node.data() + node.size() ? seq : -1;
+}
+
+Task<void> ZkLockInternals::delete_orphans(ZkClient& zk) {
+    while (!orphans_.empty()) {
+        const std::string orphan = orphans_.back();
+        auto r = co_await zk.remove(orphan);
+        if (r.rc != ZOK && r.rc != ZNONODE)
+            throw ReplyError("ZooKeeper: cannot delete " + orphan + ": " + zerror(r.rc));
+        orphans_.pop_back();
+    }
+}
+
+Task<std::string> ZkLockInternals::create_protected(Session& session, ZkClient& zk,
+                                                    const std::string& dir, std::string_view name) {
+    // Curator's protected name: _c_<guid>-<name><seq>. The token is unique in the run.
+    const std::string prefix = "_c_" + session.next_token() + "-";
+    const std::string path = dir + "/" + prefix + std::string(name);
+    const std::string empty;
+    for (int attempt = 1;; ++attempt) {
+        bool lost = false;
+        try {
+            auto r = co_await zk.create(path, empty, ZOO_EPHEMERAL_SEQUENTIAL);
+            if (r.rc == ZOK)
+                co_return r.value;
+            if (r.rc != ZNONODE)
+                throw ReplyError("ZooKeeper: cannot create a node under " + dir + ": " +
+                                 zerror(r.rc));
+        } catch (const TimeoutError&) {
+            if (attempt >= 3)
+                throw;
+            lost = true;
+        }
+        if (!lost) {
+            co_await create_parents(zk, dir);
+            continue;
+        }
+        // The create may have run: find our node by its guid before creating another.
+        auto children = co_await zk.get_children(dir);
+        if (children.rc == ZOK) {
+            for (const auto& child : children.children) {
+                if (child.starts_with(prefix))
+                    co_return dir + "/" + child;
+            }
+        }
+    }
+}
+
+Task<std::optional<std::string>> ZkLockInternals::attempt(Session& session, ZkClient& zk,
+                                                          const std::string& dir,
+                                                          std::string_view name,
+                                                          Predicate predicate,
+                                                          std::chrono::milliseconds wait_budget) {
+    co_await delete_orphans(zk);
+    const std::string ours = co_await create_protected(session, zk, dir, name);
+    const std::string our_name = ours.substr(dir.size() + 1);
+    WaitBudget budget(session, wait_budget);
+    std::exception_ptr error;
+    bool granted = false;
+    try {
+        for (;;) {
+            auto r = co_await zk.get_children(dir);
+            if (r.rc != ZOK)
+                throw ReplyError("ZooKeeper: cannot list " + dir + ": " + zerror(r.rc));
+            auto& children = r.children;
+            std::sort(children.begin(), children.end(),
+                      [](const std::string& a, const std::string& b) {
+                          return sequence_of(a) < sequence_of(b);
+                      });
+            auto it = std::find(children.begin(), children.end(), our_name);
+            if (it == children.end())
+                throw ClosedError("ZooKeeper: our lock node " + ours +
+                                  " is gone (the session expired?)");
+            const Verdict verdict =
+                predicate(children, static_cast<std::size_t>(it - children.begin()));
+            if (verdict.granted) {
+                granted = true;
+                break;
+            }
+            if (budget.expired())
+                break;
+            const std::string earlier = dir + "/" + verdict.wait_for;
+            auto watched = co_await zk.get_watched(earlier);
+            if (watched.rc == ZNONODE)
+                continue;  // gone already: look again
+            if (watched.rc != ZOK)
+                throw ReplyError("ZooKeeper: cannot watch " + earlier + ": " + zerror(watched.rc));
+            // Wakes on the deletion; a slice bounds the wait should a watch event ever be missed.
+            const auto slice =
+                std::min<Clock::Duration>(budget.remaining(), std::chrono::milliseconds(500));
+            const auto until = EventLoop::now() + session.clock().to_real(slice);
+            co_await zk.wait_deleted(earlier, until);
+        }
+    } catch (...) {
+        error = std::current_exception();
+    }
+    if (granted)
+        co_return ours;
+    bool removed = false;
+    try {
+        auto r = co_await zk.remove(ours);
+        removed = r.rc == ZOK || r.rc == ZNONODE;
+    } catch (const RedisError&) {
+    }
+    if (!removed)
+        orphans_.push_back(ours);
+    if (error)
+        std::rethrow_exception(error);
+    co_return std::nullopt;
+}
+
+std::optional<Grant> ZkLockInternals::reenter(const std::string& slot,
+                                              const AcquireRequest& request,
+                                              std::int64_t session_id,
+                                              std::chrono::milliseconds lease) {
+    if (!holds(slot, session_id))
+        return std::nullopt;
+    Held& h = held_[slot];
+    ++h.count;
+    return Grant{.key = request.key,
+                 .mode = request.mode,
+                 .token = h.path + "#" + std::to_string(h.count),
+                 .fence = h.fence,
+                 .lease = lease,
+                 .validity = lease,
+                 .reentry = true};
+}
+
+bool ZkLockInternals::holds(const std::string& slot, std::int64_t session_id) {
+    auto it = held_.find(slot);
+    if (it == held_.end())
+        return false;
+    if (it->second.session_id != session_id) {
+        held_.erase(it);  // its session expired: the node went with it
+        return false;
+    }
+    return true;
+}
+
+Grant ZkLockInternals::granted(const std::string& slot, const AcquireRequest& request,
+                               const std::string& path, std::int64_t session_id,
+                               std::chrono::milliseconds lease) {
+    const std::int64_t fence = sequence_of(path);
+    held_[slot] = Held{.path = path, .fence = fence, .session_id = session_id, .count = 1};
+    return Grant{.key = request.key,
+                 .mode = request.mode,
+                 .token = path,
+                 .fence = fence,
+                 .lease = lease,
+                 .validity = lease};
+}
+
+Task<ReleaseOutcome> ZkLockInternals::release(Session& session, std::string slot,
+                                              const Grant& grant) {
+    co_await session.checkpoint(kBeforeReleaseDelete);
+    auto it = held_.find(slot);
+    if (grant.token.empty() || it == held_.end() ||
+        (grant.token != it->second.path && !grant.token.starts_with(it->second.path + "#")))
+        co_return ReleaseOutcome::NotHeld;
+    if (--it->second.count > 0)
+        co_return ReleaseOutcome::StillHeld;
+    const std::string path = it->second.path;
+    held_.erase(it);
+    ZkClient& zk = session.zookeeper(grant.lease);
+    auto r = co_await zk.remove(path);
+    if (r.rc == ZOK)
+        co_return ReleaseOutcome::Released;
+    if (r.rc == ZNONODE)
+        co_return ReleaseOutcome::NotHeld;  // the session expired and took the node with it
+    throw ReplyError("ZooKeeper: cannot delete " + path + ": " + zerror(r.rc));
+}
+
+}  // namespace lockbench
