@@ -174,6 +174,7 @@ int run_command(const RunFlags& f) {
         RampOptions ramp{.workload = options.workload,
                          .clients = parse_clients_ramp(f.clients_ramp),
                          .redis = options.redis,
+                         .zookeeper = options.zookeeper,
                          .out_dir = options.out_dir,
                          .progress = options.progress,
                          .interrupt = options.interrupt};
@@ -200,6 +201,7 @@ struct DemoFlags {
     std::string dir = LOCKBENCH_WORKLOADS_DIR;
     std::string redis;
     std::string password;
+    std::string zookeeper;
     std::string out = "results";
 };
 
@@ -246,6 +248,7 @@ int demo_command(const DemoFlags& f) {
     j["strategy"] = strategy;
     RunOptions options{.workload = Workload::from_json(j, file.string()), .out_dir = f.out};
     options.redis = parse_redis_list(f.redis, f.password);
+    options.zookeeper = parse_zookeeper_list(f.zookeeper);
     options.progress = ::isatty(STDERR_FILENO) != 0;
     options.interrupt = &g_interrupted;
     std::cout << "lockbench demo: " << w.name << " / " << strategy << "\n";
@@ -492,6 +495,8 @@ int main(int argc, char** argv) {
     suite->add_option("--junit", junit,
                       "Write a JUnit XML file: one test case per (scenario, strategy)");
     suite->add_option("--out", so.out_dir, "Results folder")->capture_default_str();
+    suite->add_option("--zookeeper", so.zookeeper,
+                      "ZooKeeper strategies: use an existing ensemble HOST:PORT[,HOST:PORT...]");
     bool no_yardstick = false;
     suite->add_flag("--no-yardstick", no_yardstick,
                     "Skip measuring the machine with redis-benchmark first (the gate then "
@@ -630,6 +635,8 @@ int main(int argc, char** argv) {
     demo->add_option("--dir", df.dir, "Folder of scenario files")->capture_default_str();
     demo->add_option("--redis", df.redis, "Use existing Redis server(s) HOST:PORT[,HOST:PORT...]");
     demo->add_option("--password", df.password, "AUTH password for --redis");
+    demo->add_option("--zookeeper", df.zookeeper,
+                     "ZooKeeper strategies: use an existing ensemble HOST:PORT[,HOST:PORT...]");
     demo->add_option("--out", df.out, "Results folder")->capture_default_str();
 
     try {
@@ -665,6 +672,7 @@ int main(int argc, char** argv) {
             so.progress = ::isatty(STDERR_FILENO) != 0;
             so.interrupt = &g_interrupted;
             so.yardstick = !no_yardstick;
+            so.zookeeper = parse_zookeeper_list(so.zookeeper);
             auto outcome = lockbench::run_suite(so);
             std::cout << lockbench::format_table(outcome.table) << "results     "
                       << outcome.dir.string() << "\n";

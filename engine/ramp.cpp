@@ -97,6 +97,7 @@ RampOutcome run_ramp(const RampOptions& options) {
         }
         RunOutcome r = run_workload({.workload = w,
                                      .redis = options.redis,
+                                     .zookeeper = options.zookeeper,
                                      .out_dir = folder.tmp(),
                                      .interrupt = options.interrupt,
                                      .label = w.strategy + "-c" + std::to_string(w.clients)});

@@ -27,6 +27,7 @@ struct RampOptions {
     std::vector<std::string> strategies;  // one curve each
     std::vector<int> clients;             // the points of every curve
     std::vector<Endpoint> redis;          // empty: embedded servers, as for a run
+    std::string zookeeper;                // empty: an embedded ZooKeeper, as for a run
     std::filesystem::path out_dir = "results";
     bool progress = false;
     const std::atomic<bool>* interrupt = nullptr;

@@ -275,6 +275,11 @@ RunOutcome run_workload(const RunOptions& options) {
         .nemesis = nemesis.report(std::chrono::duration<double>(nemesis_until - start).count())};
     RunOutcome outcome;
     outcome.summary = make_summary(in, dir.tmp() / "history.jsonl");
+    if (!zookeeper_hosts.empty()) {
+        outcome.summary["zookeeper"] = {
+            {"mode", deployment.zookeeper_server ? "embedded" : "external"},
+            {"hosts", zookeeper_hosts}};
+    }
     if (options.machine) {
         outcome.summary["yardstick"] = options.machine->to_json();
     } else if (!options.machine_not_measured.empty()) {

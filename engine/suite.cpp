@@ -116,6 +116,7 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
                          p.workload.name.c_str(), p.workload.strategy.c_str());
         }
         RunOptions ro{.workload = p.workload,
+                      .zookeeper = options.zookeeper,
                       .out_dir = tmp,
                       .interrupt = options.interrupt,
                       .label = p.workload.name + "." + p.workload.strategy};

@@ -26,6 +26,9 @@ struct SuiteOptions {
     // Measure the machine yardstick (yardstick.hpp) first and store it in suite.json, so the gate
     // can see a slowdown that hits every strategy. Off: the gate compares to set_nx_px only.
     bool yardstick = true;
+    // ZooKeeper strategies: the user's ensemble "HOST:PORT[,HOST:PORT…]"; empty: each run starts
+    // one (as `run --zookeeper`).
+    std::string zookeeper;
 };
 
 struct SuiteOutcome {

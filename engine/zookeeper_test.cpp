@@ -2,6 +2,7 @@
 // the event loop, and `lockbench run --strategy zk_mutex` end to end. The JVM takes a second or
 // two to start: one server for the whole binary's tests where they can share it.
 
+#include <algorithm>
 #include <fstream>
 #include <netinet/in.h>
 #include <signal.h>
@@ -247,6 +248,54 @@ TEST(ZooKeeperCliTest, StrategiesListsZkMutexAndAnUnreachableEnsembleIsExitFour)
     EXPECT_EQ(bad.code, 2) << bad.err;
     EXPECT_EQ(lines(bad.err), 1u) << bad.err;
     EXPECT_NE(bad.err.find("--zookeeper"), std::string::npos) << bad.err;
+}
+
+// The suite and a demonstration take the user's ensemble as a run does: the lock nodes are
+// there, under the run's prefix, and the summary names the ensemble.
+TEST(ZooKeeperCliTest, SuiteAndDemoRunZooKeepersLocksOnTheUsersEnsemble) {
+    ZooKeeperServer ensemble;
+    TempDir scratch;
+    const fs::path suite_out = scratch.path() / "suite", demo_out = scratch.path() / "demo";
+    Cli suite = lockbench(scratch.path(),
+                          "suite --scenario holder-crash --strategy zk_rwlock "
+                          "--no-yardstick --zookeeper " +
+                              ensemble.hosts() + " --out '" + suite_out.string() + "'");
+    EXPECT_EQ(suite.code, 0) << suite.out << suite.err;
+    EXPECT_NE(suite.out.find("1 of 1 runs as expected"), std::string::npos) << suite.out;
+    Cli demo =
+        lockbench(scratch.path(), "demo holder-crash --strategy zk_mutex --zookeeper " +
+                                      ensemble.hosts() + " --out '" + demo_out.string() + "'");
+    EXPECT_EQ(demo.code, 0) << demo.out << demo.err;
+
+    std::vector<std::string> prefixes;
+    for (const fs::path& summary : {suite_out, demo_out}) {
+        for (const auto& e : fs::recursive_directory_iterator(summary)) {
+            if (e.path().filename() != "summary.json")
+                continue;
+            const auto s = nlohmann::json::parse(std::ifstream(e.path()));
+            EXPECT_EQ(s["zookeeper"]["mode"], "external") << e.path();
+            EXPECT_EQ(s["zookeeper"]["hosts"], ensemble.hosts()) << e.path();
+            prefixes.push_back(s["redis"]["key_prefix"]);
+        }
+    }
+    ASSERT_EQ(prefixes.size(), 2u);
+    EventLoop loop;
+    ZkClient zk(loop, ensemble.hosts(), 4000ms, 5000ms);
+    auto children = run_sync(loop, zk.get_children("/lockbench/locks"));
+    ASSERT_EQ(children.rc, ZOK);
+    for (const std::string& prefix : prefixes) {
+        EXPECT_NE(std::find(children.children.begin(), children.children.end(), prefix + "k0"),
+                  children.children.end())
+            << prefix;
+    }
+
+    Cli unreachable =
+        lockbench(scratch.path(),
+                  "suite --scenario holder-crash --strategy "
+                  "zk_mutex --no-yardstick --zookeeper 127.0.0.1:" +
+                      std::to_string(pick_free_port()) + " --out '" + suite_out.string() + "'");
+    EXPECT_EQ(unreachable.code, 4) << unreachable.out << unreachable.err;
+    EXPECT_EQ(lines(unreachable.err), 1u) << unreachable.err;
 }
 
 // A crash (Session::kill): the dead client's session ends on the server when its timeout has
