@@ -15,7 +15,10 @@
 
 #include <gtest/gtest.h>
 
+#include "redis_fixture.hpp"
 #include "redis_server.hpp"
+#include "registry.hpp"
+#include "resource.hpp"
 #include "run.hpp"
 #include "temp_dir.hpp"
 #include "zk_client.hpp"
@@ -296,6 +299,62 @@ TEST(ZooKeeperCliTest, SuiteAndDemoRunZooKeepersLocksOnTheUsersEnsemble) {
                       std::to_string(pick_free_port()) + " --out '" + suite_out.string() + "'");
     EXPECT_EQ(unreachable.code, 4) << unreachable.out << unreachable.err;
     EXPECT_EQ(lines(unreachable.err), 1u) << unreachable.err;
+}
+
+// The fence of a ZooKeeper lock is its node's sequence number, and the protected resource checks
+// it as it checks fenced's number. Here the holder's node goes as the server deletes it when the
+// holder's session expires (a second handle deletes it, so the holder itself keeps running and
+// still believes it holds); the next holder gets a higher fence and writes; the first holder's
+// late write is then refused by the fenced register and accepted by the plain counter.
+class ZooKeeperFenceTest : public testing::RedisTest {
+  protected:
+    static void SetUpTestSuite() {
+        RedisTest::SetUpTestSuite();
+        zookeeper_ = std::make_unique<ZooKeeperServer>();
+    }
+    static void TearDownTestSuite() {
+        zookeeper_.reset();
+        RedisTest::TearDownTestSuite();
+    }
+    std::unique_ptr<Session> zk_session(const std::string& name) {
+        auto session = make_session(name);
+        session->set_zookeeper_hosts(zookeeper_->hosts());
+        return session;
+    }
+    static inline std::unique_ptr<ZooKeeperServer> zookeeper_;
+};
+
+TEST_F(ZooKeeperFenceTest, AStaleHoldersWriteIsRefusedByItsNodesSequenceNumber) {
+    for (const std::string strategy : {"zk_mutex", "zk_rwlock"}) {
+        SCOPED_TRACE(strategy);
+        server().command({"FLUSHALL"});
+        auto a = zk_session("a-" + strategy), b = zk_session("b-" + strategy);
+        auto lock_a = make_strategy(strategy), lock_b = make_strategy(strategy);
+        const std::string key = "orders-" + strategy;
+        const AcquireRequest request{.key = key, .lease = 4000ms, .wait_budget = 3000ms};
+        auto first = run(lock_a->acquire(*a, request));
+        const Grant* stale = std::get_if<Grant>(&first);
+        ASSERT_NE(stale, nullptr);
+        ASSERT_TRUE(stale->fence.has_value());
+
+        // The server takes the node away (the session expired); the holder is not told.
+        EventLoop loop;
+        ZkClient undertaker(loop, zookeeper_->hosts(), 4000ms, 5000ms);
+        ASSERT_EQ(run_sync(loop, undertaker.remove(stale->token)).rc, ZOK);
+        auto second = run(lock_b->acquire(*b, request));
+        const Grant* current = std::get_if<Grant>(&second);
+        ASSERT_NE(current, nullptr);
+        ASSERT_TRUE(current->fence.has_value());
+        EXPECT_GT(*current->fence, *stale->fence);
+
+        ProtectedResource fenced(true), counter(false);
+        EXPECT_TRUE(run(fenced.write(*b, key, 1, current->fence)));
+        EXPECT_FALSE(run(fenced.write(*a, key, 1, stale->fence)));  // the fence saves it
+        EXPECT_TRUE(run(counter.write(*b, key, 1, std::nullopt)));
+        EXPECT_TRUE(run(counter.write(*a, key, 1, std::nullopt)));  // a lost update, unfenced
+        EXPECT_EQ(run(lock_a->release(*a, *stale)), ReleaseOutcome::NotHeld);
+        EXPECT_EQ(run(lock_b->release(*b, *current)), ReleaseOutcome::Released);
+    }
 }
 
 // A crash (Session::kill): the dead client's session ends on the server when its timeout has
