@@ -328,16 +328,29 @@ void ZkClient::kill(const std::string& reason) {
     std::thread([u = undertaker_, hosts = hosts_, id, at, timeout = zoo_recv_timeout(zh_),
                  connect_timeout = connect_timeout_] {
         std::this_thread::sleep_until(at);
-        if (id.client_id != 0) {
+        // The dead handle's IO thread reconnects as soon as the killer takes the session over,
+        // and may take it back before the killer's close arrives (the close then fails as
+        // SESSIONMOVED and the session lives on: a crashed holder's lock held forever). So the
+        // killer joins again after each close, until the server says the session is gone.
+        const auto deadline = std::chrono::steady_clock::now() + 4 * connect_timeout;
+        while (id.client_id != 0 && std::chrono::steady_clock::now() < deadline) {
             zhandle_t* killer = zookeeper_init(hosts.c_str(), nullptr, timeout, &id, nullptr, 0);
-            if (killer) {
-                const auto deadline = std::chrono::steady_clock::now() + connect_timeout;
-                while (zoo_state(killer) != ZOO_CONNECTED_STATE &&
-                       std::chrono::steady_clock::now() < deadline)
-                    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-                u->ended = zoo_state(killer) == ZOO_CONNECTED_STATE;
-                zookeeper_close(killer);
+            if (!killer)
+                break;
+            const auto joined_by = std::chrono::steady_clock::now() + connect_timeout;
+            int state = zoo_state(killer);
+            while (state != ZOO_CONNECTED_STATE && state != ZOO_EXPIRED_SESSION_STATE &&
+                   std::chrono::steady_clock::now() < joined_by) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(2));
+                state = zoo_state(killer);
             }
+            zookeeper_close(killer);  // connected: ends the session, unless it was taken back
+            if (state == ZOO_EXPIRED_SESSION_STATE) {
+                u->ended = true;
+                break;
+            }
+            if (state != ZOO_CONNECTED_STATE)
+                break;  // the server cannot be reached: it will expire the session itself
         }
         u->bury();
     }).detach();
