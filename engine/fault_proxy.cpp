@@ -1,5 +1,6 @@
 #include "fault_proxy.hpp"
 
+#include <algorithm>
 #include <arpa/inet.h>
 #include <cerrno>
 #include <cstring>
@@ -149,6 +150,12 @@ void FaultProxy::set_drop_replies(bool on) {
 void FaultProxy::set_blackhole(bool on) {
     blackhole_ = on;
 }
+void FaultProxy::freeze_until(std::chrono::steady_clock::time_point until) {
+    frozen_until_ns_ =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(until.time_since_epoch()).count();
+    std::uint64_t one = 1;
+    [[maybe_unused]] auto ignored = ::write(wake_fd_, &one, sizeof one);
+}
 void FaultProxy::reset_connections() {
     reset_requested_ = true;
     std::uint64_t one = 1;
@@ -167,6 +174,17 @@ void FaultProxy::serve() {
                 l->client = l->upstream = -1;
             }
             links.clear();
+        }
+        const auto frozen_until = Clock::time_point(std::chrono::nanoseconds(frozen_until_ns_));
+        if (const auto now = Clock::now(); now < frozen_until) {
+            pollfd wake{wake_fd_, POLLIN, 0};
+            const auto left =
+                std::chrono::ceil<std::chrono::milliseconds>(frozen_until - now).count();
+            if (::poll(&wake, 1, static_cast<int>(std::clamp<long>(left, 1, 50))) > 0) {
+                std::uint64_t drained;
+                [[maybe_unused]] auto ignored = ::read(wake_fd_, &drained, sizeof drained);
+            }
+            continue;
         }
         // Wake in time for the earliest delayed reply.
         int timeout_ms = 50;

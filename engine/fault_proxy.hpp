@@ -36,6 +36,10 @@ class FaultProxy {
     void set_blackhole(bool on);
     // Resets (RST) every open connection; new connections are accepted as before.
     void reset_connections();
+    // Nothing is read, written or accepted until `until`: what either side sends waits in the
+    // kernel's buffers and crosses afterwards - the network view of a process that was stopped
+    // (a whole-client pause of a client whose library runs threads of its own, as ZooKeeper's).
+    void freeze_until(std::chrono::steady_clock::time_point until);
 
     // For tests: connections accepted so far.
     std::uint64_t accepted() const { return accepted_.load(); }
@@ -51,6 +55,7 @@ class FaultProxy {
     std::atomic<bool> drop_replies_{false};
     std::atomic<bool> blackhole_{false};
     std::atomic<bool> reset_requested_{false};
+    std::atomic<std::int64_t> frozen_until_ns_{0};  // steady clock, since its epoch
     std::atomic<bool> stopping_{false};
     std::atomic<std::uint64_t> accepted_{0};
     std::thread thread_;

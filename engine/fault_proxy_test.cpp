@@ -4,6 +4,8 @@
 
 #include "fault_proxy.hpp"
 
+#include <thread>
+
 #include <gtest/gtest.h>
 
 #include "event_loop.hpp"
@@ -89,6 +91,23 @@ TEST_F(FaultProxyTest, ResetClosesOpenConnectionsAndNewOnesWork) {
     proxy_.set_reply_delay(0ms);
     EXPECT_EQ(send({"PING"}).str, "PONG");
     EXPECT_EQ(proxy_.accepted(), 2u);
+}
+
+// A frozen proxy is a stopped process on the wire: nothing crosses until the freeze ends, and
+// then everything does - held, never lost (unlike a partition's blackhole).
+TEST_F(FaultProxyTest, AFreezeHoldsWhatCrossesUntilItEndsAndLosesNothing) {
+    send({"PING"});
+    proxy_.freeze_until(std::chrono::steady_clock::now() + 150ms);
+    auto start = EventLoop::now();
+    EXPECT_EQ(send({"SET", "lock", "c1"}).str, "OK");
+    EXPECT_GE(EventLoop::now() - start, 140ms);
+
+    proxy_.freeze_until(std::chrono::steady_clock::now() + 600ms);
+    EXPECT_THROW(send({"SET", "lock", "c2"}), TimeoutError);  // the client gave up at 300 ms
+    EXPECT_EQ(server_.command({"GET", "lock"}).str, "c1");    // nothing crossed yet
+    std::this_thread::sleep_for(500ms);
+    EXPECT_EQ(server_.command({"GET", "lock"}).str, "c2");  // and then it did
+    EXPECT_EQ(send({"GET", "lock"}).str, "c2");
 }
 
 TEST_F(FaultProxyTest, ADeadUpstreamRefusesNewConnections) {

@@ -17,6 +17,7 @@
 
 #include "client.hpp"
 #include "client_threads.hpp"
+#include "fault_proxy.hpp"
 #include "history_recorder.hpp"
 #include "nemesis/nemesis.hpp"
 #include "registry.hpp"
@@ -131,6 +132,16 @@ RunOutcome run_workload(const RunOptions& options) {
         env.test_cycle_delay = std::chrono::microseconds(
             static_cast<std::int64_t>(std::max(0.0, std::atof(delay)) * 1000));
 
+    // A whole-client pause stops a process, and a stopped process's ZooKeeper session hears
+    // nothing from it: the C client's own threads do not stop with ours, so each client's
+    // ZooKeeper connections pass a proxy of its own that the pause freezes (FaultProxy).
+    bool whole_client_pauses = false;
+    for (const auto& fault : w.faults) {
+        whole_client_pauses |= fault.value("fault", "") == "pause-client" &&
+                               fault.value("scope", "worker") == "client";
+    }
+    std::mutex zookeeper_proxies_mutex;
+    std::vector<std::unique_ptr<FaultProxy>> zookeeper_proxies;
     ClientThreads clients(
         env, directory, [&](EventLoop& loop, int index, int incarnation, Clock clock) {
             // A successor after a crash is a new process with a new identity.
@@ -139,9 +150,26 @@ RunOutcome run_workload(const RunOptions& options) {
             auto session =
                 std::make_unique<Session>(loop, endpoints, connection, id, std::move(clock));
             if (!zookeeper_hosts.empty()) {
+                std::string hosts = zookeeper_hosts;
+                if (whole_client_pauses) {
+                    hosts.clear();
+                    std::vector<FaultProxy*> mine;
+                    std::stringstream list(zookeeper_hosts);
+                    for (std::string host; std::getline(list, host, ',');) {
+                        auto proxy = std::make_unique<FaultProxy>(Endpoint::parse(host));
+                        hosts += (hosts.empty() ? "" : ",") + proxy->endpoint().to_string();
+                        mine.push_back(proxy.get());
+                        std::lock_guard lock(zookeeper_proxies_mutex);
+                        zookeeper_proxies.push_back(std::move(proxy));
+                    }
+                    session->set_on_whole_pause([mine](EventLoop::TimePoint until) {
+                        for (FaultProxy* proxy : mine)
+                            proxy->freeze_until(until);
+                    });
+                }
                 // Connects now, while the clients connect to Redis: the session timeout is the
                 // lease every acquire records (HISTORY.md).
-                session->set_zookeeper_hosts(zookeeper_hosts);
+                session->set_zookeeper_hosts(hosts);
                 session->zookeeper(std::chrono::milliseconds(w.lease_ms));
             }
             return session;

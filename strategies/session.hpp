@@ -66,7 +66,16 @@ class Session {
 
     // Whole-client pause (T1/T10: a GC pause stops the watchdog too). Background work such as a
     // watchdog calls wait_while_paused() before acting.
-    void pause_until(EventLoop::TimePoint until) { paused_until_ = until; }
+    void pause_until(EventLoop::TimePoint until) {
+        paused_until_ = until;
+        if (on_whole_pause_)
+            on_whole_pause_(until);
+    }
+    // Called by pause_until: what else must stop with the client (its ZooKeeper connections,
+    // whose library's own threads a pause of ours does not stop).
+    void set_on_whole_pause(std::function<void(EventLoop::TimePoint)> hook) {
+        on_whole_pause_ = std::move(hook);
+    }
     bool paused() const { return EventLoop::now() < paused_until_; }
     // When the current whole-client pause ends (in the past when not paused), so background work
     // can wait for it on an event it can also be stopped by.
@@ -95,6 +104,7 @@ class Session {
     std::uint64_t token_sequence_ = 0;
     CheckpointHook checkpoint_hook_;
     EventLoop::TimePoint paused_until_{};
+    std::function<void(EventLoop::TimePoint)> on_whole_pause_;
     std::optional<std::string> killed_;
 };
 
