@@ -151,9 +151,9 @@ int run_command(const RunFlags& f) {
     options.zookeeper = parse_zookeeper_list(f.zookeeper);
     options.progress = ::isatty(STDERR_FILENO) != 0;
     options.interrupt = &g_interrupted;
-    if (!f.no_yardstick && f.clients_ramp.empty()) {
-        // The machine first, as a suite measures it (once here: a run is one measurement, and
-        // seconds count when it is a demonstration): its throughput beside redis-benchmark's.
+    if (!f.no_yardstick) {
+        // The machine first, as a suite measures it (once here, for a run or a whole ramp): its
+        // throughput beside redis-benchmark's.
         if (options.progress)
             std::fprintf(stderr, "\r\x1b[Kmeasuring the machine (redis-benchmark)");
         try {
@@ -177,7 +177,9 @@ int run_command(const RunFlags& f) {
                          .zookeeper = options.zookeeper,
                          .out_dir = options.out_dir,
                          .progress = options.progress,
-                         .interrupt = options.interrupt};
+                         .interrupt = options.interrupt,
+                         .machine = options.machine,
+                         .machine_not_measured = options.machine_not_measured};
         std::stringstream names(f.strategy.value_or(options.workload.strategy));
         for (std::string name; std::getline(names, name, ',');)
             ramp.strategies.push_back(name);

@@ -85,6 +85,10 @@ RampOutcome run_ramp(const RampOptions& options) {
                 {"clients", options.clients},
                 {"duration_s", options.workload.duration_s},
                 {"curves", json::object()}};
+    if (options.machine)
+        curves["yardstick"] = options.machine->to_json();
+    else if (!options.machine_not_measured.empty())
+        curves["yardstick"] = {{"not_measured", options.machine_not_measured}};
     for (std::size_t i = 0; i < plan.size(); ++i) {
         if (options.interrupt && options.interrupt->load()) {
             outcome.interrupted = true;

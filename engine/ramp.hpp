@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "redis_connection.hpp"
 #include "report.hpp"
 #include "workload.hpp"
+#include "yardstick.hpp"
 
 namespace lockbench {
 
@@ -31,6 +33,9 @@ struct RampOptions {
     std::filesystem::path out_dir = "results";
     bool progress = false;
     const std::atomic<bool>* interrupt = nullptr;
+    // The machine, measured once before the ramp (as `run` measures it): in ramp.json.
+    std::optional<Yardstick> machine;
+    std::string machine_not_measured;
 };
 
 struct RampOutcome {

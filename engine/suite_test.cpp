@@ -272,6 +272,19 @@ TEST(RunCliTest, ARunMeasuresTheMachineFirstOrSaysWhyNot) {
     const auto [skipped, none] = run_in("skipped", " --no-yardstick");
     EXPECT_FALSE(none.contains("yardstick")) << none.dump();
     EXPECT_EQ(skipped.out.find("machine "), std::string::npos) << skipped.out;
+
+    // A ramp measures it once, for all its points.
+    const fs::path ramp_out = scratch.path() / "ramp";
+    Cli ramp = lockbench(scratch.path(),
+                         "run --strategy set_nx_px --clients-ramp 1,2 --duration "
+                         "0.3 --out '" +
+                             ramp_out.string() + "'");
+    ASSERT_EQ(ramp.code, 0) << ramp.out << ramp.err;
+    json curves;
+    for (const auto& e : fs::directory_iterator(ramp_out))
+        curves = json::parse(read(e.path() / "ramp.json"));
+    ASSERT_TRUE(curves["yardstick"].is_object()) << curves.dump();
+    EXPECT_EQ(curves["yardstick"]["points"].size(), 2u);
 }
 
 TEST(SuiteCliTest, RunsEveryPairWritesTheTableJunitAndAWholeSuiteFolder) {
