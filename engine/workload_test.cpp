@@ -96,7 +96,7 @@ TEST(WorkloadTest, EveryErrorNamesItsJsonPath) {
         {R"({"strategy": "nope"})",
          "strategy: unknown 'nope' (one of "
          "setnx_getset|set_nx_px|set_nx_px_del|reentrant_hash|rwlock_seed|rwlock|fenced|redlock|zk_"
-         "mutex)"},
+         "mutex|zk_rwlock)"},
         {R"({"shared_ratio": 0.5})", "shared_ratio: set_nx_px has no shared mode"},
         {R"({"reentry_depth": 2})", "reentry_depth: set_nx_px is not re-entrant"},
         {R"({"resource": "fenced"})",
