@@ -483,8 +483,8 @@ TEST(RunTest, CtrlCOnTheCommandLineWritesAnInterruptedResultAndLeavesNoServer) {
     TempDir out;
     pid_t pid = ::fork();
     if (pid == 0) {
-        ::execl(LOCKBENCH_BINARY, LOCKBENCH_BINARY, "run", "--duration", "60", "--out",
-                out.path().c_str(), static_cast<char*>(nullptr));
+        ::execl(LOCKBENCH_BINARY, LOCKBENCH_BINARY, "run", "--no-yardstick", "--duration", "60",
+                "--out", out.path().c_str(), static_cast<char*>(nullptr));
         ::_exit(127);
     }
     std::this_thread::sleep_for(1500ms);
@@ -507,6 +507,31 @@ TEST(RunTest, CtrlCOnTheCommandLineWritesAnInterruptedResultAndLeavesNoServer) {
                      }(c));
                  }()),
                  ConnectError);
+}
+
+// Ctrl-C while the machine is still being measured, before the run began: nothing is written and
+// the exit is 130, with one line saying so.
+TEST(RunTest, CtrlCWhileTheMachineIsMeasuredWritesNothing) {
+    TempDir out;
+    const std::string err = (out.path() / "stderr.txt").string();
+    const fs::path results = out.path() / "results";
+    pid_t pid = ::fork();
+    if (pid == 0) {
+        std::freopen(err.c_str(), "w", stderr);
+        ::execl(LOCKBENCH_BINARY, LOCKBENCH_BINARY, "run", "--duration", "60", "--out",
+                results.c_str(), static_cast<char*>(nullptr));
+        ::_exit(127);
+    }
+    std::this_thread::sleep_for(400ms);  // the measurement takes about 2 s
+    ::kill(pid, SIGINT);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 130);
+    std::ifstream in(err);
+    std::string message((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(message, "lockbench: interrupted while measuring the machine; nothing written\n");
+    EXPECT_TRUE(!fs::exists(results) || fs::is_empty(results));
 }
 
 }  // namespace
