@@ -39,9 +39,9 @@ void ResourceCheck::on_write(const Event& event) {
             ++unguarded_writes_;
             return;
         }
-        auto highest = highest_.find(event.key);
+        auto latest = latest_.find(event.key);
         in_flight_.set(event.process) = WriteInFlight{
-            highest == highest_.end() ? std::nullopt : std::optional<Write>(highest->second)};
+            latest == latest_.end() ? std::nullopt : std::optional<Write>(latest->second)};
         return;
     }
     WriteInFlight* in_flight = in_flight_.find(event.process);
@@ -53,9 +53,7 @@ void ResourceCheck::on_write(const Event& event) {
         return;
     ++writes_;
     const Write write{event.process, *event.number, event.time, event.index};
-    auto [highest, first] = highest_.try_emplace(event.key, write);
-    if (!first && write.value > highest->second.value)
-        highest->second = write;
+    latest_.insert_or_assign(event.key, write);
     if (!sent.written_before || write.value > sent.written_before->value)
         return;
     const Write& overwritten = *sent.written_before;
@@ -97,7 +95,7 @@ json ResourceCheck::result() const {
                 {"reads", reads_},
                 {"writes", writes_},
                 {"unguarded_writes", unguarded_writes_},
-                {"keys", highest_.size()}};
+                {"keys", latest_.size()}};
 }
 
 }  // namespace lockbench::checker

@@ -2,10 +2,13 @@
 
 // Check 3, resource integrity: no lost update on the lock-protected counter. Inside its critical
 // section a client reads the counter of the key it holds and writes read+1, so an `ok` write must
-// exceed every value written (`ok`) before the write was sent; one that does not overwrote
-// someone's update (T1: a holder paused past its lease writes what it read before). Writes that
-// overlap in real time are not ordered, `info` writes are unknown and `fail` writes did not
-// happen, so none of those count.
+// exceed the value the counter held when the write was sent - the last `ok` write completed
+// before it; one that does not overwrote someone's update (T1: a holder paused past its lease
+// writes what it read before). Each stale write counts once: the next holder reads what the stale
+// write left and increments that, which is no loss of its own (a check against the highest value
+// ever written would count every write until the counter climbed back). Writes that overlap in
+// real time are not ordered, `info` writes are unknown and `fail` writes did not happen, so none
+// of those count.
 //
 // Only writes made while the writer holds the key's lock are judged: a register that no lock
 // protects (a Jepsen register history) is linearizability's business, and on a history without
@@ -53,7 +56,7 @@ class ResourceCheck {
         std::uint64_t index = 0;
     };
     struct WriteInFlight {
-        // The highest value written before this write was sent: only that is certainly older.
+        // The last write completed before this write was sent: what the counter held then.
         std::optional<Write> written_before;
     };
 
@@ -62,8 +65,8 @@ class ResourceCheck {
     std::size_t max_violations_;
     std::function<void(const Event&)> on_lost_update_;
     HoldNesting nesting_;
-    std::unordered_map<std::string, Write> highest_;  // per key: the highest ok write so far
-    PerProcess<WriteInFlight> in_flight_;             // judged writes, by process
+    std::unordered_map<std::string, Write> latest_;  // per key: the last ok write completed
+    PerProcess<WriteInFlight> in_flight_;            // judged writes, by process
     nlohmann::json violations_ = nlohmann::json::array();
     ProcessSet processes_;
     bool lock_ops_seen_ = false;

@@ -84,6 +84,35 @@ TEST(Resource, ALostUpdateNamesBothWritesAndBothProcesses) {
     EXPECT_EQ(check.result()["processes"], (json{1, 2}));
 }
 
+// After the stale write set the counter back from 12 to 11, the next holder read 11 and wrote 12:
+// that increment lost nothing. One stale write is one lost update, not one per later write until
+// the counter climbs back past 12.
+TEST(Resource, AStaleWriteCountsOnceNotForEveryWriteAfterIt) {
+    ResourceCheck check;
+    run_check(check, R"(
+{"type":"invoke","process":1,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":90000000}
+{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"a"},"time":100000000}
+{"type":"invoke","process":1,"f":"read","key":"k0","value":null,"time":100000000}
+{"type":"ok","process":1,"f":"read","key":"k0","value":10,"time":110000000}
+{"type":"invoke","process":2,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":200000000}
+{"type":"ok","process":2,"f":"acquire","key":"k0","value":{"token":"b"},"time":690000000}
+{"type":"invoke","process":2,"f":"write","key":"k0","value":11,"time":720000000}
+{"type":"ok","process":2,"f":"write","key":"k0","value":11,"time":730000000}
+{"type":"invoke","process":2,"f":"write","key":"k0","value":12,"time":740000000}
+{"type":"ok","process":2,"f":"write","key":"k0","value":12,"time":750000000}
+{"type":"invoke","process":1,"f":"write","key":"k0","value":11,"time":1500000000}
+{"type":"ok","process":1,"f":"write","key":"k0","value":11,"time":1510000000}
+{"type":"invoke","process":2,"f":"write","key":"k0","value":12,"time":1600000000}
+{"type":"ok","process":2,"f":"write","key":"k0","value":12,"time":1610000000}
+{"type":"invoke","process":2,"f":"write","key":"k0","value":13,"time":1700000000}
+{"type":"ok","process":2,"f":"write","key":"k0","value":13,"time":1710000000}
+)");
+    EXPECT_EQ(check.violation_count(), 1u);
+    ASSERT_EQ(check.violations().size(), 1u);
+    EXPECT_EQ(check.violations()[0]["witness"]["write"]["value"], 11);
+    EXPECT_EQ(check.violations()[0]["witness"]["overwritten"]["value"], 12);
+}
+
 TEST(Resource, KeepsAtMostMaxViolationsWitnessesButCountsThemAll) {
     ResourceCheck check(1);
     run_check(check, kPausedHolder);
