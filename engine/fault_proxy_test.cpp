@@ -102,10 +102,16 @@ TEST_F(FaultProxyTest, AFreezeHoldsWhatCrossesUntilItEndsAndLosesNothing) {
     EXPECT_EQ(send({"SET", "lock", "c1"}).str, "OK");
     EXPECT_GE(EventLoop::now() - start, 140ms);
 
-    proxy_.freeze_until(std::chrono::steady_clock::now() + 600ms);
+    // A freeze far longer than the client's patience, ended by hand: on a loaded machine a
+    // freeze that ends on its own can run out before the test looks (a CI run saw exactly that).
+    proxy_.freeze_until(std::chrono::steady_clock::now() + 60s);
     EXPECT_THROW(send({"SET", "lock", "c2"}), TimeoutError);  // the client gave up at 300 ms
     EXPECT_EQ(server_.command({"GET", "lock"}).str, "c1");    // nothing crossed yet
-    std::this_thread::sleep_for(500ms);
+    proxy_.freeze_until(std::chrono::steady_clock::now());
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (server_.command({"GET", "lock"}).str != "c2" &&
+           std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(10ms);
     EXPECT_EQ(server_.command({"GET", "lock"}).str, "c2");  // and then it did
     EXPECT_EQ(send({"GET", "lock"}).str, "c2");
 }
