@@ -150,6 +150,10 @@ void FaultProxy::set_drop_replies(bool on) {
 void FaultProxy::set_blackhole(bool on) {
     blackhole_ = on;
 }
+void FaultProxy::blackhole_until(std::chrono::steady_clock::time_point until) {
+    blackhole_until_ns_ =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(until.time_since_epoch()).count();
+}
 void FaultProxy::freeze_until(std::chrono::steady_clock::time_point until) {
     frozen_until_ns_ =
         std::chrono::duration_cast<std::chrono::nanoseconds>(until.time_since_epoch()).count();
@@ -214,6 +218,11 @@ void FaultProxy::serve() {
             std::uint64_t drained;
             [[maybe_unused]] auto ignored = ::read(wake_fd_, &drained, sizeof drained);
         }
+        // A freeze that began while poll() waited holds what poll() found ready: it stays in the
+        // kernel's buffers until the freeze ends (without this, a command sent just after
+        // freeze_until() returned could still cross).
+        if (Clock::now() < Clock::time_point(std::chrono::nanoseconds(frozen_until_ns_.load())))
+            continue;
         if (fds[1].revents & POLLIN) {
             for (;;) {
                 int c = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -234,7 +243,9 @@ void FaultProxy::serve() {
                 ++accepted_;
             }
         }
-        const bool blackhole = blackhole_.load();
+        const bool blackhole =
+            blackhole_.load() ||
+            Clock::now() < Clock::time_point(std::chrono::nanoseconds(blackhole_until_ns_.load()));
         const bool drop = drop_replies_.load() || blackhole;
         const auto delay = std::chrono::milliseconds(reply_delay_ms_.load());
         // Links accepted in this round have no pollfd yet: only the first `polled` have one.
