@@ -928,5 +928,98 @@ TEST_F(ZkMutexTest, ZkRwlockTheWriterDowngradesToAReadAndAReaderCannotUpgrade) {
     EXPECT_EQ(run(b.release(*as_grant(rb))), ReleaseOutcome::Released);
 }
 
+// The nodes of a lock, as a second client sees them.
+std::vector<std::string> lock_nodes(ZooKeeperServer& server, const std::string& key) {
+    EventLoop loop;
+    ZkClient zk(loop, server.hosts(), 4000ms, 5000ms);
+    auto children = run_sync(loop, zk.get_children(ZkLockInternals::lock_path(key)));
+    EXPECT_EQ(children.rc, ZOK);
+    return children.children;
+}
+
+// Runs `task` on the test's loop until it ends or `limit` passes; its exception, if any.
+template <typename T>
+std::exception_ptr run_to_end(EventLoop& loop, Task<T> task, std::chrono::milliseconds limit,
+                              bool& done) {
+    std::exception_ptr error;
+    spawn_detached(std::move(task), [&](std::exception_ptr e) {
+        error = e;
+        done = true;
+    });
+    for (auto until = EventLoop::now() + limit; !done && EventLoop::now() < until;)
+        loop.run_once(10ms);
+    return error;
+}
+
+// A release whose delete never reached the server (the connection was cut) leaves the node of a
+// session that lives on: it would hold the lock for nobody, for as long as the session lives.
+// Curator's guaranteed delete retries it; ours is retried before the client's next attempt.
+TEST_F(ZkMutexTest, ADeleteThatNeverArrivedIsRetriedBeforeTheNextAttempt) {
+    FaultProxy proxy(Endpoint{"127.0.0.1", zookeeper_->port()});
+    auto session = make_session("a");
+    session->set_zookeeper_hosts(proxy.endpoint().to_string());
+    Client a{std::move(session), make_strategy("zk_mutex")};
+    auto held = run(a.acquire("ledger", 6000ms));
+    ASSERT_NE(as_grant(held), nullptr);
+
+    proxy.set_blackhole(true);  // nothing crosses: the delete is lost, the session is not
+    bool done = false;
+    auto error = run_to_end(
+        loop_,
+        [](Client& c, Grant g) -> Task<void> { co_await c.release(g); }(a, *as_grant(held)),
+        10s, done);
+    ASSERT_TRUE(done);
+    ASSERT_TRUE(error);
+    EXPECT_THROW(std::rethrow_exception(error), TimeoutError);
+    proxy.set_blackhole(false);
+    ASSERT_EQ(lock_nodes(*zookeeper_, "ledger").size(), 1u);  // still there, of a live session
+
+    auto again = run(a.acquire("ledger", 6000ms));
+    ASSERT_NE(as_grant(again), nullptr) << "the client queued behind its own orphan";
+    const auto nodes = lock_nodes(*zookeeper_, "ledger");
+    ASSERT_EQ(nodes.size(), 1u);
+    EXPECT_EQ(as_grant(again)->token, ZkLockInternals::lock_path("ledger") + "/" + nodes[0]);
+    EXPECT_EQ(run(a.release(*as_grant(again))), ReleaseOutcome::Released);
+}
+
+// A create that ran on the server while every reply was lost, the lookup by its guid too: the
+// acquire ends in doubt (`info`), and the node - if there is one - is found by its guid and
+// deleted before the client's next attempt, as Curator deletes a protected node in the background.
+TEST_F(ZkMutexTest, ACreateInDoubtIsFoundByItsGuidAndDeletedBeforeTheNextAttempt) {
+    FaultProxy proxy(Endpoint{"127.0.0.1", zookeeper_->port()});
+    auto session = make_session("a");
+    session->set_zookeeper_hosts(proxy.endpoint().to_string());
+    Client a{std::move(session), make_strategy("zk_mutex")};
+    auto warm = run(a.acquire("journal", 6000ms));  // the lock's parents exist from here on
+    ASSERT_NE(as_grant(warm), nullptr);
+    ASSERT_EQ(run(a.release(*as_grant(warm))), ReleaseOutcome::Released);
+
+    proxy.set_drop_replies(true);  // the server hears everything, the client nothing
+    bool done = false;
+    auto error = run_to_end(
+        loop_, [](Client& c) -> Task<void> { co_await c.acquire("journal", 6000ms); }(a), 20s,
+        done);
+    ASSERT_TRUE(done);
+    ASSERT_TRUE(error);
+    EXPECT_THROW(std::rethrow_exception(error), TimeoutError);
+    proxy.set_drop_replies(false);
+    ASSERT_EQ(lock_nodes(*zookeeper_, "journal").size(), 1u);  // the create in doubt did run
+    // The session lives on; its client reconnects once replies cross again.
+    for (auto until = EventLoop::now() + 10s; EventLoop::now() < until;) {
+        try {
+            run(a.session->zookeeper(6000ms).connected());
+            break;
+        } catch (const ConnectError&) {
+        }
+    }
+
+    auto again = run(a.acquire("journal", 6000ms));
+    ASSERT_NE(as_grant(again), nullptr) << "the client queued behind its own orphan";
+    const auto nodes = lock_nodes(*zookeeper_, "journal");
+    ASSERT_EQ(nodes.size(), 1u);
+    EXPECT_EQ(as_grant(again)->token, ZkLockInternals::lock_path("journal") + "/" + nodes[0]);
+    EXPECT_EQ(run(a.release(*as_grant(again))), ReleaseOutcome::Released);
+}
+
 }  // namespace
 }  // namespace lockbench

@@ -26,6 +26,19 @@ Task<void> create_parents(ZkClient& zk, const std::string& dir) {
     }
 }
 
+// After a create whose node may exist, any failure leaves the acquire in doubt: the node may
+// have held the lock meanwhile (first in the queue), so the history must say `info`, never `fail`
+// (which claims nothing changed - and a waiter denied as "held" would then be unexplainable).
+[[noreturn]] void rethrow_in_doubt(std::exception_ptr error) {
+    try {
+        std::rethrow_exception(error);
+    } catch (const ConnectError& e) {
+        throw TimeoutError(std::string(e.what()) + " (after a create whose node may exist)");
+    } catch (const ReplyError& e) {
+        throw TimeoutError(std::string(e.what()) + " (after a create whose node may exist)");
+    }
+}
+
 }  // namespace
 
 std::string ZkLockInternals::lock_path(std::string_view key) {
@@ -51,6 +64,17 @@ std::int64_t ZkLockInternals::sequence_of(std::string_view node) {
 }
 
 Task<void> ZkLockInternals::delete_orphans(ZkClient& zk) {
+    while (!maybe_created_.empty()) {
+        const MaybeCreated maybe = maybe_created_.back();
+        auto children = co_await zk.get_children(maybe.dir);
+        if (children.rc != ZOK && children.rc != ZNONODE)
+            throw ReplyError("ZooKeeper: cannot list " + maybe.dir + ": " + zerror(children.rc));
+        for (const auto& child : children.children) {
+            if (child.starts_with(maybe.prefix))
+                orphans_.push_back(maybe.dir + "/" + child);
+        }
+        maybe_created_.pop_back();
+    }
     while (!orphans_.empty()) {
         const std::string orphan = orphans_.back();
         auto r = co_await zk.remove(orphan);
@@ -66,32 +90,43 @@ Task<std::string> ZkLockInternals::create_protected(Session& session, ZkClient& 
     const std::string prefix = "_c_" + session.next_token() + "-";
     const std::string path = dir + "/" + prefix + std::string(name);
     const std::string empty;
-    for (int attempt = 1;; ++attempt) {
-        bool lost = false;
-        try {
-            auto r = co_await zk.create(path, empty, ZOO_EPHEMERAL_SEQUENTIAL);
-            if (r.rc == ZOK)
-                co_return r.value;
-            if (r.rc != ZNONODE)
-                throw ReplyError("ZooKeeper: cannot create a node under " + dir + ": " +
-                                 zerror(r.rc));
-        } catch (const TimeoutError&) {
-            if (attempt >= 3)
-                throw;
-            lost = true;
-        }
-        if (!lost) {
-            co_await create_parents(zk, dir);
-            continue;
-        }
-        // The create may have run: find our node by its guid before creating another.
-        auto children = co_await zk.get_children(dir);
-        if (children.rc == ZOK) {
-            for (const auto& child : children.children) {
-                if (child.starts_with(prefix))
-                    co_return dir + "/" + child;
+    bool sent = false;  // a create was sent whose outcome is unknown
+    try {
+        for (int attempt = 1;; ++attempt) {
+            bool lost = false;
+            try {
+                auto r = co_await zk.create(path, empty, ZOO_EPHEMERAL_SEQUENTIAL);
+                if (r.rc == ZOK)
+                    co_return r.value;
+                if (r.rc != ZNONODE)
+                    throw ReplyError("ZooKeeper: cannot create a node under " + dir + ": " +
+                                     zerror(r.rc));
+            } catch (const TimeoutError&) {
+                sent = true;
+                if (attempt >= 3)
+                    throw;
+                lost = true;
+            }
+            if (!lost) {
+                co_await create_parents(zk, dir);
+                continue;
+            }
+            // The create may have run: find our node by its guid before creating another.
+            auto children = co_await zk.get_children(dir);
+            if (children.rc == ZOK) {
+                for (const auto& child : children.children) {
+                    if (child.starts_with(prefix))
+                        co_return dir + "/" + child;
+                }
             }
         }
+    } catch (const RedisError&) {
+        // Given up with a create in doubt: its node, if it exists, lives as long as our session
+        // and would block everyone queued behind it.
+        if (!sent)
+            throw;
+        maybe_created_.push_back({dir, prefix});
+        rethrow_in_doubt(std::current_exception());
     }
 }
 
@@ -154,7 +189,7 @@ Task<std::optional<std::string>> ZkLockInternals::attempt(Session& session, ZkCl
     if (!removed)
         orphans_.push_back(ours);
     if (error)
-        std::rethrow_exception(error);
+        rethrow_in_doubt(error);
     co_return std::nullopt;
 }
 
@@ -209,9 +244,19 @@ Task<ReleaseOutcome> ZkLockInternals::release(Session& session, std::string slot
     if (--it->second.count > 0)
         co_return ReleaseOutcome::StillHeld;
     const std::string path = it->second.path;
+    const std::int64_t session_id = it->second.session_id;
     held_.erase(it);
     ZkClient& zk = session.zookeeper(grant.lease);
-    auto r = co_await zk.remove(path);
+    ZkClient::Result r;
+    try {
+        r = co_await zk.remove(path);
+    } catch (const TimeoutError&) {
+        // The delete may not have run, and our session lives on: the node would hold the lock
+        // for nobody. Curator's guaranteed delete retries it; so does our next attempt.
+        if (zk.session_id() == session_id)
+            orphans_.push_back(path);
+        throw;
+    }
     if (r.rc == ZOK)
         co_return ReleaseOutcome::Released;
     if (r.rc == ZNONODE)

@@ -74,6 +74,14 @@ class ZkLockInternals {
     // Nodes of abandoned attempts a delete could not remove (the connection was lost): deleted
     // before the next attempt, or they would block the queue for as long as the session lives.
     std::vector<std::string> orphans_;
+    // Creates whose reply never came and whose node could not be looked for (the connection was
+    // lost each time): the node may exist, known only by its protected prefix - found and deleted
+    // before the next attempt, as Curator deletes a protected node in the background.
+    struct MaybeCreated {
+        std::string dir;
+        std::string prefix;
+    };
+    std::vector<MaybeCreated> maybe_created_;
 };
 
 }  // namespace lockbench
