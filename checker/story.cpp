@@ -87,6 +87,24 @@ std::string describe_fault(const Event& e) {
         return "cut the network (" + e.value_json + ")";
     if (e.f == "heal")
         return "healed the network";
+    if (e.f == "partition-client")
+        return "cut " + target + " off from ZooKeeper" + for_ms + " (the client itself ran on)";
+    if (e.f == "heal-client")
+        return "ended the partition of " + target + " from ZooKeeper";
+    const auto node = int_field(v, "node");
+    const std::string member = "ZooKeeper server " + (node ? std::to_string(*node) : "?");
+    const std::string role =
+        v.contains("role") && v["role"].is_string() && !v["role"].get<std::string>().empty()
+            ? " (the " + v["role"].get<std::string>() + ")"
+            : "";
+    if (e.f == "kill-zookeeper")
+        return "killed " + member + role;
+    if (e.f == "restart-zookeeper")
+        return "restarted " + member + ", which rejoined" + role;
+    if (e.f == "pause-zookeeper")
+        return "paused " + member + role + for_ms;
+    if (e.f == "resume-zookeeper")
+        return "resumed " + member;
     return "recorded `" + e.f + "` " + e.value_json;
 }
 

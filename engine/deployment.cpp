@@ -27,8 +27,8 @@ Deployment Deployment::start(const Workload& w, const std::vector<Endpoint>& ext
     const StrategyInfo* info = find_strategy(w.strategy);
     if (info && info->capabilities.zookeeper) {
         if (zookeeper.empty()) {
-            d.zookeeper_server = std::make_unique<ZooKeeperServer>();
-            d.zookeeper_hosts = d.zookeeper_server->hosts();
+            d.zookeeper = std::make_unique<ZooKeeperEnsemble>(w.topology.zookeeper_servers);
+            d.zookeeper_hosts = d.zookeeper->hosts();
         } else {
             d.zookeeper_hosts = zookeeper;
         }
@@ -149,9 +149,12 @@ void Deployment::check_zookeeper_reachable() const {
 }
 
 void Deployment::check_alive() {
-    if (zookeeper_server && zookeeper_server->running() && !zookeeper_server->alive()) {
-        throw EnvironmentError("ZooKeeper on port " + std::to_string(zookeeper_server->port()) +
-                               " died during the run: " + zookeeper_server->log_tail(1));
+    for (std::size_t i = 0; zookeeper && i < zookeeper->size(); ++i) {
+        ZooKeeperServer& z = zookeeper->server(i);
+        if (z.running() && !z.alive()) {
+            throw EnvironmentError("ZooKeeper on port " + std::to_string(z.port()) +
+                                   " died during the run: " + z.log_tail(1));
+        }
     }
     for (auto& s : servers) {
         if (s->running() && !s->alive()) {

@@ -23,9 +23,10 @@ struct Deployment {
     // With network faults, one proxy per node in front of it; endpoints then name the proxies.
     std::vector<std::unique_ptr<FaultProxy>> proxies;
     bool embedded = true;
-    // ZooKeeper strategies only: the server started here, or none with --zookeeper; the hosts
-    // every client's session connects to ("" when the strategy needs no ZooKeeper).
-    std::unique_ptr<ZooKeeperServer> zookeeper_server;
+    // ZooKeeper strategies only: the server or ensemble started here (topology's
+    // zookeeper_servers), or none with --zookeeper; the hosts every client's session connects to
+    // ("" when the strategy needs no ZooKeeper).
+    std::unique_ptr<ZooKeeperEnsemble> zookeeper;
     std::string zookeeper_hosts;
 
     // Puts a FaultProxy in front of every node and points the clients at them.

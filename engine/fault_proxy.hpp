@@ -34,6 +34,8 @@ class FaultProxy {
     void set_drop_replies(bool on);
     // Nothing crosses in either direction: a partition of this node.
     void set_blackhole(bool on);
+    // The same until `until`, then everything crosses again (what was sent meanwhile is lost).
+    void blackhole_until(std::chrono::steady_clock::time_point until);
     // Resets (RST) every open connection; new connections are accepted as before.
     void reset_connections();
     // Nothing is read, written or accepted until `until`: what either side sends waits in the
@@ -55,7 +57,8 @@ class FaultProxy {
     std::atomic<bool> drop_replies_{false};
     std::atomic<bool> blackhole_{false};
     std::atomic<bool> reset_requested_{false};
-    std::atomic<std::int64_t> frozen_until_ns_{0};  // steady clock, since its epoch
+    std::atomic<std::int64_t> frozen_until_ns_{0};     // steady clock, since its epoch
+    std::atomic<std::int64_t> blackhole_until_ns_{0};  // the same
     std::atomic<bool> stopping_{false};
     std::atomic<std::uint64_t> accepted_{0};
     std::thread thread_;

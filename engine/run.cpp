@@ -66,6 +66,11 @@ RunOutcome run_workload(const RunOptions& options) {
                 "faults: '" + f->kind() +
                 "' acts on a server process and needs embedded servers, not --redis");
         }
+        if (f->needs_embedded_zookeeper() && !options.zookeeper.empty()) {
+            throw WorkloadError("faults: '" + f->kind() +
+                                "' acts on a ZooKeeper server process and needs the embedded "
+                                "ZooKeeper, not --zookeeper");
+        }
     }
     const bool proxied =
         std::any_of(faults.begin(), faults.end(), [](const auto& f) { return f->needs_proxy(); });
@@ -101,7 +106,7 @@ RunOutcome run_workload(const RunOptions& options) {
     // meet old state.
     const std::string nonce = random_hex(6);
     const bool all_embedded =
-        deployment.embedded && (deployment.zookeeper_hosts.empty() || deployment.zookeeper_server);
+        deployment.embedded && (deployment.zookeeper_hosts.empty() || deployment.zookeeper);
     const std::string key_prefix = all_embedded ? "" : "lockbench:" + nonce + ":";
     const ConnectionOptions connection{
         .connect_timeout = std::chrono::milliseconds(w.connect_timeout_ms),
@@ -134,11 +139,13 @@ RunOutcome run_workload(const RunOptions& options) {
 
     // A whole-client pause stops a process, and a stopped process's ZooKeeper session hears
     // nothing from it: the C client's own threads do not stop with ours, so each client's
-    // ZooKeeper connections pass a proxy of its own that the pause freezes (FaultProxy).
-    bool whole_client_pauses = false;
+    // ZooKeeper connections pass a proxy of its own that the pause freezes (FaultProxy). A
+    // partition of one client from ZooKeeper cuts the same proxies.
+    bool own_zookeeper_proxies = false;
     for (const auto& fault : w.faults) {
-        whole_client_pauses |= fault.value("fault", "") == "pause-client" &&
-                               fault.value("scope", "worker") == "client";
+        own_zookeeper_proxies |= (fault.value("fault", "") == "pause-client" &&
+                                  fault.value("scope", "worker") == "client") ||
+                                 fault.value("fault", "") == "partition-client";
     }
     std::mutex zookeeper_proxies_mutex;
     std::vector<std::unique_ptr<FaultProxy>> zookeeper_proxies;
@@ -151,7 +158,7 @@ RunOutcome run_workload(const RunOptions& options) {
                 std::make_unique<Session>(loop, endpoints, connection, id, std::move(clock));
             if (!zookeeper_hosts.empty()) {
                 std::string hosts = zookeeper_hosts;
-                if (whole_client_pauses) {
+                if (own_zookeeper_proxies) {
                     hosts.clear();
                     std::vector<FaultProxy*> mine;
                     std::stringstream list(zookeeper_hosts);
@@ -165,6 +172,10 @@ RunOutcome run_workload(const RunOptions& options) {
                     session->set_on_whole_pause([mine](EventLoop::TimePoint until) {
                         for (FaultProxy* proxy : mine)
                             proxy->freeze_until(until);
+                    });
+                    session->set_on_partition([mine](EventLoop::TimePoint until) {
+                        for (FaultProxy* proxy : mine)
+                            proxy->blackhole_until(until);
                     });
                 }
                 // Connects now, while the clients connect to Redis: the session timeout is the
@@ -305,7 +316,9 @@ RunOutcome run_workload(const RunOptions& options) {
     outcome.summary = make_summary(in, dir.tmp() / "history.jsonl");
     if (!zookeeper_hosts.empty()) {
         outcome.summary["zookeeper"] = {
-            {"mode", deployment.zookeeper_server ? "embedded" : "external"},
+            {"mode", deployment.zookeeper ? "embedded" : "external"},
+            {"servers", deployment.zookeeper ? nlohmann::json(deployment.zookeeper->size())
+                                             : nlohmann::json(nullptr)},
             {"hosts", zookeeper_hosts}};
     }
     if (options.machine) {

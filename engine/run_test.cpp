@@ -413,6 +413,37 @@ TEST(RunTest, AFaultThatCouldNeverFireIsRefusedUpFront) {
               "w: /faults/0: no client ever locks 'k7' (keys are k0 to k1): it could never fire");
     EXPECT_EQ(error_of(R"([{"fault": "crash-client", "target": "client:2"}])"),
               "w: /faults/0: client:2 does not exist (2 clients): it could never fire");
+    // ZooKeeper's faults need a ZooKeeper strategy, and a member the ensemble has.
+    EXPECT_EQ(error_of(R"([{"fault": "kill-zookeeper"}])"),
+              "w: /faults/0: 'kill-zookeeper' acts on ZooKeeper, and set_nx_px uses none: it "
+              "could never fire (a ZooKeeper strategy: zk_mutex, zk_rwlock)");
+    EXPECT_EQ(error_of(R"([{"fault": "partition-client", "target": "holder", "key": "k0"}])"),
+              "w: /faults/0: 'partition-client' acts on ZooKeeper, and set_nx_px uses none: it "
+              "could never fire (a ZooKeeper strategy: zk_mutex, zk_rwlock)");
+    EXPECT_TRUE(fs::is_empty(out.path()));
+}
+
+TEST(RunTest, ZooKeeperFaultsAreRefusedWhereTheyCouldNeverAct) {
+    TempDir out;
+    const auto error_of = [&](const char* faults, const std::string& zookeeper = "") {
+        Workload w = Workload::from_json(json::parse(
+            std::string(R"({"name": "w", "strategy": "zk_mutex", "clients": 2, "duration_s": 1, )"
+                        R"("topology": {"zookeeper_servers": 3}, "faults": )") +
+            faults + "}"));
+        try {
+            run_workload({.workload = w, .zookeeper = zookeeper, .out_dir = out.path()});
+        } catch (const WorkloadError& e) {
+            return std::string(e.what());
+        }
+        return std::string();
+    };
+    EXPECT_EQ(error_of(R"([{"fault": "pause-zookeeper", "target": "node:3"}])"),
+              "w: /faults/0: node:3 does not exist (3 ZooKeeper server(s), topology's "
+              "zookeeper_servers): it could never fire");
+    // On the user's own ensemble lockbench has no process to kill; nothing is started to find out.
+    EXPECT_EQ(error_of(R"([{"fault": "kill-zookeeper"}])", "127.0.0.1:1"),
+              "faults: 'kill-zookeeper' acts on a ZooKeeper server process and needs the embedded "
+              "ZooKeeper, not --zookeeper");
     EXPECT_TRUE(fs::is_empty(out.path()));
 }
 

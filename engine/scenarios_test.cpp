@@ -16,9 +16,11 @@
 #include "check.hpp"
 #include "nemesis/nemesis.hpp"
 #include "redis_server.hpp"
+#include "registry.hpp"
 #include "run.hpp"
 #include "temp_dir.hpp"
 #include "workload.hpp"
+#include "zookeeper_server.hpp"
 
 namespace lockbench {
 namespace {
@@ -102,10 +104,11 @@ TEST_P(ScenarioTest, VerdictEqualsTheExpectation) {
 }
 
 // A scenario whose faults act on clients or through the fault proxy works on servers lockbench
-// did not start (a user's own deployment, `--redis`): the same outcome, every fault fired.
+// did not start (a user's own deployment, `--redis`, and `--zookeeper` for ZooKeeper's locks):
+// the same outcome, every fault fired.
 bool runs_on_external_servers(const Workload& w) {
     for (const auto& f : Nemesis::parse(w.faults, w.name)) {
-        if (f->needs_embedded_servers())
+        if (f->needs_embedded_servers() || f->needs_embedded_zookeeper())
             return false;
     }
     return w.topology.kind != TopologyKind::Replicated;
@@ -127,9 +130,18 @@ TEST_P(ExternalScenarioTest, VerdictEqualsTheExpectationOnServersItDidNotStart) 
         servers.push_back(std::make_unique<RedisServer>());
         endpoints.push_back(servers.back()->endpoint());
     }
+    std::unique_ptr<ZooKeeperEnsemble> zookeeper;
+    if (find_strategy(w.strategy)->capabilities.zookeeper)
+        zookeeper = std::make_unique<ZooKeeperEnsemble>(w.topology.zookeeper_servers);
     TempDir out;
-    RunOutcome r = run_workload({.workload = w, .redis = endpoints, .out_dir = out.path()});
+    RunOutcome r = run_workload({.workload = w,
+                                 .redis = endpoints,
+                                 .zookeeper = zookeeper ? zookeeper->hosts() : "",
+                                 .out_dir = out.path()});
     EXPECT_EQ(r.summary["redis"]["mode"], "external");
+    if (zookeeper) {
+        EXPECT_EQ(r.summary["zookeeper"]["mode"], "external");
+    }
     expect_as_expected(c, r);
 }
 

@@ -184,6 +184,13 @@ Workload Workload::from_json(const json& j, const std::string& origin) {
         w.topology.persistence = tr.choice<std::string>(
             "persistence", w.topology.persistence,
             {{"none", "none"}, {"aof-everysec", "aof-everysec"}, {"aof-always", "aof-always"}});
+        w.topology.zookeeper_servers = static_cast<int>(
+            tr.integer("zookeeper_servers", w.topology.zookeeper_servers, 1, 7));
+        if (w.topology.zookeeper_servers % 2 == 0) {
+            tr.fail(tr.at("zookeeper_servers"),
+                    "must be 1 (standalone) or an odd ensemble of 3, 5 or 7, not " +
+                        std::to_string(w.topology.zookeeper_servers));
+        }
         tr.finish();
     }
     if (const json* c = r.find("checks")) {
@@ -279,7 +286,8 @@ json Workload::to_json() const {
         {"topology",
          {{"kind", to_string(topology.kind)},
           {"masters", topology.masters},
-          {"persistence", topology.persistence}}},
+          {"persistence", topology.persistence},
+          {"zookeeper_servers", topology.zookeeper_servers}}},
         {"checks",
          {{"liveness_bound_ms", checks.liveness_bound_ms},
           {"starvation_bound_ms",

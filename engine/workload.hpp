@@ -52,6 +52,9 @@ struct Topology {
     TopologyKind kind = TopologyKind::Single;
     int masters = 1;                   // Masters: how many independent masters (Redlock)
     std::string persistence = "none";  // none | aof-everysec | aof-always
+    // ZooKeeper strategies: the embedded ZooKeeper's servers, 1 (standalone) or an ensemble of
+    // 3, 5 or 7 (for faults of the leader or a follower).
+    int zookeeper_servers = 1;
 };
 
 // A quorum strategy (Redlock) needs this many independent masters to mean what it says.

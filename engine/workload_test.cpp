@@ -73,9 +73,16 @@ TEST(WorkloadTest, EveryErrorNamesItsJsonPath) {
          "mutual_exclusion|fencing|resource|liveness|linearizability|starvation)"},
         {R"({"faults": [{"fault": "meteor"}]})",
          "w.json: /faults/0/fault: must be one of "
-         "pause-client|crash-client|clock-skew|stall|lose-release-reply|pause-server|kill-server|"
-         "clock-jump|failover|drop-replies|delay-replies|reset-connections|partition, "
-         "not \"meteor\""},
+         "pause-client|crash-client|clock-skew|stall|lose-release-reply|partition-client|"
+         "pause-server|kill-server|clock-jump|failover|drop-replies|delay-replies|"
+         "reset-connections|partition|kill-zookeeper|pause-zookeeper, not \"meteor\""},
+        {R"({"faults": [{"fault": "kill-zookeeper", "target": "master"}]})",
+         "w.json: /faults/0/target: must be leader|node:N for a ZooKeeper fault, not \"master\""},
+        {R"({"faults": [{"fault": "kill-server", "target": "leader"}]})",
+         "w.json: /faults/0/target: must be master|node:N for a server fault, not \"leader\""},
+        {R"({"topology": {"zookeeper_servers": 2}})",
+         "w.json: /topology/zookeeper_servers: must be 1 (standalone) or an odd ensemble of 3, 5 "
+         "or 7, not 2"},
         {R"({"faults": [{"fault": "pause-client", "target": "master"}]})",
          "w.json: /faults/0/target: must be holder|random|client:N for a client fault, not "
          "\"master\""},

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <netinet/in.h>
 #include <poll.h>
+#include <stdexcept>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -70,6 +71,21 @@ ZooKeeperServer::ZooKeeperServer(ZooKeeperServerOptions options) : options_(std:
     if (!::mkdtemp(tmpl))
         throw EnvironmentError(std::string("mkdtemp: ") + std::strerror(errno));
     dir_ = tmpl;
+    if (!options_.ensemble.empty()) {
+        // A member: its ports were chosen by the ensemble, which retries on a busy one; it
+        // cannot serve before a quorum exists, so the ensemble waits once all are started.
+        if (options_.myid < 1 || options_.myid > static_cast<int>(options_.ensemble.size()))
+            throw std::invalid_argument("ZooKeeperServer: myid out of the ensemble");
+        port_ = options_.ensemble[static_cast<std::size_t>(options_.myid - 1)].client_port;
+        try {
+            spawn();
+        } catch (...) {
+            std::error_code ec;
+            fs::remove_all(dir_, ec);
+            throw;
+        }
+        return;
+    }
     const bool pick_port = options_.port == 0;
     for (int attempt = 0;; ++attempt) {
         port_ = pick_port ? pick_free_port() : options_.port;
@@ -119,6 +135,20 @@ void ZooKeeperServer::spawn() {
             // Every transaction is fsynced by default: on a shared machine's disk that is tens of
             // milliseconds per lock operation, and the server's data dies with the run anyway.
             << "forceSync=no\n";
+        if (!options_.ensemble.empty()) {
+            // Followers wait 5 s for a new leader's snapshot and give a silent leader 1 s.
+            cfg << "initLimit=100\n"
+                << "syncLimit=20\n";
+            for (std::size_t i = 0; i < options_.ensemble.size(); ++i) {
+                const ZooKeeperPeer& peer = options_.ensemble[i];
+                cfg << "server." << i + 1 << "=127.0.0.1:" << peer.quorum_port << ":"
+                    << peer.election_port << "\n";
+            }
+            std::ofstream myid(data / "myid", std::ios::trunc);
+            myid << options_.myid << "\n";
+            if (!myid)
+                throw EnvironmentError("cannot write " + (data / "myid").string());
+        }
         if (!cfg)
             throw EnvironmentError("cannot write " + (dir_ / "zoo.cfg").string());
     }
@@ -137,7 +167,8 @@ void ZooKeeperServer::spawn() {
         "-Dzookeeper.admin.enableServer=false",
         "-cp",
         classpath,
-        "org.apache.zookeeper.server.ZooKeeperServerMain",
+        options_.ensemble.empty() ? "org.apache.zookeeper.server.ZooKeeperServerMain"
+                                  : "org.apache.zookeeper.server.quorum.QuorumPeerMain",
         (dir_ / "zoo.cfg").string(),
     };
     std::vector<char*> argv;
@@ -191,6 +222,19 @@ std::string ZooKeeperServer::four_letter_word(const std::string& word) const {
     return answer;
 }
 
+std::string ZooKeeperServer::mode() const {
+    if (pid_ <= 0 || paused_)
+        return "";
+    // `srvr` says "Mode: standalone|leader|follower" once the server serves requests; before
+    // that, "This ZooKeeper instance is not currently serving requests".
+    const std::string answer = four_letter_word("srvr");
+    const auto at = answer.find("Mode: ");
+    if (at == std::string::npos)
+        return "";
+    const auto end = answer.find('\n', at);
+    return answer.substr(at + 6, end == std::string::npos ? std::string::npos : end - at - 6);
+}
+
 void ZooKeeperServer::wait_ready() {
     auto deadline = std::chrono::steady_clock::now() + options_.start_timeout;
     while (std::chrono::steady_clock::now() < deadline) {
@@ -199,15 +243,43 @@ void ZooKeeperServer::wait_ready() {
             pid_ = -1;
             throw EnvironmentError("ZooKeeper exited at start: " + log_tail(2));
         }
-        // `srvr` says "Mode: standalone" once the server serves requests; before that, "This
-        // ZooKeeper instance is not currently serving requests".
-        if (four_letter_word("srvr").find("Mode: standalone") != std::string::npos)
+        const std::string m = mode();
+        if (m == "standalone" || m == "leader" || m == "follower")
             return;
         std::this_thread::sleep_for(50ms);
     }
     throw EnvironmentError("ZooKeeper on port " + std::to_string(port_) +
                            " did not answer within " +
                            std::to_string(options_.start_timeout.count()) + " ms: " + log_tail(2));
+}
+
+void ZooKeeperServer::pause() {
+    if (pid_ > 0 && !paused_) {
+        ::kill(pid_, SIGSTOP);
+        paused_ = true;
+    }
+}
+
+void ZooKeeperServer::resume() {
+    if (pid_ > 0 && paused_) {
+        ::kill(pid_, SIGCONT);
+        paused_ = false;
+    }
+}
+
+void ZooKeeperServer::kill() {
+    if (pid_ <= 0)
+        return;
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+    paused_ = false;
+}
+
+void ZooKeeperServer::restart() {
+    kill();
+    spawn();
+    wait_ready();
 }
 
 bool ZooKeeperServer::alive() {
@@ -223,6 +295,7 @@ bool ZooKeeperServer::alive() {
 void ZooKeeperServer::stop() {
     if (pid_ <= 0)
         return;
+    resume();
     ::kill(pid_, SIGTERM);
     auto deadline = std::chrono::steady_clock::now() + 5s;
     while (std::chrono::steady_clock::now() < deadline) {
@@ -254,6 +327,68 @@ std::string ZooKeeperServer::log_tail(std::size_t lines) const {
         out += l;
     }
     return out.empty() ? "(no log)" : out;
+}
+
+ZooKeeperEnsemble::ZooKeeperEnsemble(int servers, ZooKeeperServerOptions base) {
+    if (servers == 1) {
+        servers_.push_back(std::make_unique<ZooKeeperServer>(std::move(base)));
+        return;
+    }
+    if (servers < 3 || servers % 2 == 0)
+        throw std::invalid_argument("a ZooKeeper ensemble has 1, 3, 5 or 7 servers");
+    // A port picked free may be taken before its member binds it: the whole ensemble starts again
+    // on new ports then (every member names every other's ports).
+    for (int attempt = 0;; ++attempt) {
+        std::vector<ZooKeeperPeer> peers;
+        for (int i = 0; i < servers; ++i)
+            peers.push_back({pick_free_port(), pick_free_port(), pick_free_port()});
+        try {
+            for (int i = 0; i < servers; ++i) {
+                ZooKeeperServerOptions options = base;
+                options.myid = i + 1;
+                options.ensemble = peers;
+                servers_.push_back(std::make_unique<ZooKeeperServer>(std::move(options)));
+            }
+            for (auto& s : servers_)
+                s->wait_ready();
+            return;
+        } catch (const EnvironmentError&) {
+            bool busy = false;
+            for (auto& s : servers_)
+                busy |= s->log_tail(50).find("Address already in use") != std::string::npos;
+            servers_.clear();  // stops every member
+            if (!busy || attempt >= 3)
+                throw;
+        }
+    }
+}
+
+std::string ZooKeeperEnsemble::hosts() const {
+    std::string out;
+    for (const auto& s : servers_)
+        out += (out.empty() ? "" : ",") + s->hosts();
+    return out;
+}
+
+std::optional<std::size_t> ZooKeeperEnsemble::leader() const {
+    for (std::size_t i = 0; i < servers_.size(); ++i) {
+        const std::string m = servers_[i]->mode();
+        if (m == "leader" || m == "standalone")
+            return i;
+    }
+    return std::nullopt;
+}
+
+std::optional<std::size_t> ZooKeeperEnsemble::wait_for_leader(
+    std::chrono::milliseconds timeout) const {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+        if (auto l = leader())
+            return l;
+        if (std::chrono::steady_clock::now() >= deadline)
+            return std::nullopt;
+        std::this_thread::sleep_for(20ms);
+    }
 }
 
 }  // namespace lockbench

@@ -381,5 +381,59 @@ TEST(ZooKeeperServerTest, AKilledClientsSessionEndsAfterItsTimeoutAndItsNodesGo)
     EXPECT_EQ(run_sync(loop, b.get_watched(node)).rc, ZNONODE);
 }
 
+// Three members elect one leader. Killed, the leader is replaced by one of the others, and a
+// node created before the kill is still there (it was written to a majority); restarted, it
+// rejoins as a follower. A paused member is no member while stopped. Nothing is left behind.
+TEST(ZooKeeperEnsembleTest, ElectsANewLeaderWhenItsLeaderIsKilledAndTheOldOneRejoins) {
+    std::vector<pid_t> pids;
+    std::vector<fs::path> dirs;
+    {
+        ZooKeeperEnsemble ensemble(3);
+        ASSERT_EQ(ensemble.size(), 3u);
+        int leaders = 0, followers = 0;
+        for (std::size_t i = 0; i < 3; ++i) {
+            pids.push_back(ensemble.server(i).pid());
+            dirs.push_back(ensemble.server(i).dir());
+            const std::string mode = ensemble.server(i).mode();
+            leaders += mode == "leader";
+            followers += mode == "follower";
+        }
+        EXPECT_EQ(leaders, 1);
+        EXPECT_EQ(followers, 2);
+        const std::string hosts = ensemble.hosts();
+        EXPECT_EQ(std::count(hosts.begin(), hosts.end(), ','), 2);
+
+        EventLoop loop;
+        ZkClient zk(loop, ensemble.hosts(), 4000ms, 5000ms);
+        run_sync(loop, zk.connected());
+        const std::string node = "/written-before", none;
+        ASSERT_EQ(run_sync(loop, zk.create(node, none, 0)).rc, ZOK);
+
+        const auto old_leader = ensemble.leader();
+        ASSERT_TRUE(old_leader.has_value());
+        ensemble.server(*old_leader).kill();
+        EXPECT_FALSE(process_exists(pids[*old_leader]));
+        const auto new_leader = ensemble.wait_for_leader(10s);
+        ASSERT_TRUE(new_leader.has_value()) << "no leader after the kill";
+        EXPECT_NE(*new_leader, *old_leader);
+        // The client's session moved to a live member and the node survived.
+        EXPECT_EQ(run_sync(loop, zk.get_watched(node)).rc, ZOK);
+
+        ensemble.server(*old_leader).restart();
+        EXPECT_EQ(ensemble.server(*old_leader).mode(), "follower");
+        EXPECT_EQ(ensemble.leader(), new_leader);
+
+        ensemble.server(*new_leader).pause();
+        EXPECT_EQ(ensemble.server(*new_leader).four_letter_word("srvr"), "");  // stopped: silent
+        ensemble.server(*new_leader).resume();
+        EXPECT_NE(ensemble.server(*new_leader).four_letter_word("srvr"), "");
+        pids[*old_leader] = ensemble.server(*old_leader).pid();
+    }
+    for (std::size_t i = 0; i < 3; ++i) {
+        EXPECT_FALSE(process_exists(pids[i])) << i;
+        EXPECT_FALSE(fs::exists(dirs[i])) << i;
+    }
+}
+
 }  // namespace
 }  // namespace lockbench

@@ -76,6 +76,17 @@ class Session {
     void set_on_whole_pause(std::function<void(EventLoop::TimePoint)> hook) {
         on_whole_pause_ = std::move(hook);
     }
+    // A partition between this client and ZooKeeper until `until` (the engine's fault): false
+    // when the client's ZooKeeper connections cannot be cut (no ZooKeeper, or no hook set).
+    bool partition_until(EventLoop::TimePoint until) {
+        if (!on_partition_)
+            return false;
+        on_partition_(until);
+        return true;
+    }
+    void set_on_partition(std::function<void(EventLoop::TimePoint)> hook) {
+        on_partition_ = std::move(hook);
+    }
     bool paused() const { return EventLoop::now() < paused_until_; }
     // When the current whole-client pause ends (in the past when not paused), so background work
     // can wait for it on an event it can also be stopped by.
@@ -105,6 +116,7 @@ class Session {
     CheckpointHook checkpoint_hook_;
     EventLoop::TimePoint paused_until_{};
     std::function<void(EventLoop::TimePoint)> on_whole_pause_;
+    std::function<void(EventLoop::TimePoint)> on_partition_;
     std::optional<std::string> killed_;
 };
 

@@ -91,6 +91,33 @@ void StallClient::apply_to_client(NemesisContext& ctx, SimulatedClient& client) 
     });
 }
 
+PartitionClient::PartitionClient(ObjectReader& r)
+    : duration_(r.integer("duration_ms", 2000, 1, 3'600'000)),
+      point_(read_point(r, std::string(kAfterAcquire))) {}
+
+void PartitionClient::apply_to_client(NemesisContext& ctx, SimulatedClient& client) {
+    client.arm(point_, *this, [this, &ctx](SimulatedClient& c) {
+        const auto until = EventLoop::now() + duration_;
+        const auto process = c.process();
+        if (!c.session().partition_until(until)) {
+            missed("client " + std::to_string(c.index()) + " has no ZooKeeper connection to cut");
+            return std::chrono::milliseconds(0);
+        }
+        const double t = ctx.log("partition-client", json{{"target", process},
+                                                          {"client", c.index()},
+                                                          {"from", "zookeeper"},
+                                                          {"ms", duration_.count()},
+                                                          {"point", point_}});
+        took_effect({process});
+        auto window = ctx.open_window("partition-client",
+                                      json{{"client", c.index()}, {"process", process}}, t);
+        c.session().loop().add_timer(until, [&ctx, window, process] {
+            ctx.close_window(window, ctx.log("heal-client", json{{"target", process}}));
+        });
+        return std::chrono::milliseconds(0);
+    });
+}
+
 void LoseReleaseReply::apply_to_client(NemesisContext& ctx, SimulatedClient& client) {
     client.arm(std::string(kReleaseReply), *this, [this, &ctx](SimulatedClient& c) {
         c.lose_release_reply();

@@ -68,6 +68,27 @@ class StallClient final : public Fault {
     std::chrono::milliseconds duration_;
 };
 
+// A network partition between one client and ZooKeeper for `duration_ms`, from when the client
+// reaches `point` (by default just after it was granted a lock): nothing crosses between its
+// session and any server, in either direction, while the client itself runs on - a holder cut off
+// past its session timeout is expired by the ensemble, which then grants its lock to the next
+// waiter while the cut-off holder still works under it. The client's ZooKeeper connections pass
+// proxies of its own (as for a whole-client pause), so the ensemble and the other clients are not
+// touched. ZooKeeper strategies only: a Redis client's protected resource shares its connection.
+class PartitionClient final : public Fault {
+  public:
+    explicit PartitionClient(ObjectReader& r);
+    std::string_view name() const override { return "partition-client"; }
+    bool targets_clients() const override { return true; }
+    bool needs_zookeeper() const override { return true; }
+    std::string point() const override { return point_; }
+    void apply_to_client(NemesisContext& ctx, SimulatedClient& client) override;
+
+  private:
+    std::chrono::milliseconds duration_;
+    std::string point_;
+};
+
 // The client's next release runs on the server but its reply never arrives (T7): the client
 // waits out its command timeout and records `info`. With `retry_ambiguous_release` it then sends
 // the release again - harmless for an idempotent unlock, a second decrement for a counter.

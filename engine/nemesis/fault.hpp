@@ -26,9 +26,10 @@ class SimulatedClient;
 struct Deployment;
 
 // Who a fault hits. Client faults: the next client granted `key` (holder), client N, or a random
-// one. Server faults: a node of the deployment (0 = the master).
+// one. Server faults: a node of the deployment (0 = the master); ZooKeeper faults: a member of
+// the ensemble, or whichever member leads when the fault fires.
 struct FaultTarget {
-    enum class Kind { Holder, Client, Random, Node };
+    enum class Kind { Holder, Client, Random, Node, Leader };
     Kind kind = Kind::Node;
     std::string key;  // Holder
     int index = 0;    // Client, Node
@@ -102,6 +103,11 @@ class Fault {
     virtual std::string_view name() const = 0;
     const std::string& kind() const { return kind_; }
     virtual bool needs_embedded_servers() const { return false; }
+    // Acts on a server of the embedded ZooKeeper (not on --zookeeper's), so it needs a ZooKeeper
+    // strategy; its target is a member of the ensemble, or the leader.
+    virtual bool needs_embedded_zookeeper() const { return false; }
+    // Acts on a client's ZooKeeper session, so it needs a ZooKeeper strategy.
+    virtual bool needs_zookeeper() const { return needs_embedded_zookeeper(); }
     // Network faults act through a FaultProxy the run puts in front of every node.
     virtual bool needs_proxy() const { return false; }
     // Client faults act on one client, on that client's loop thread.

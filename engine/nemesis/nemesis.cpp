@@ -7,8 +7,10 @@
 #include "client.hpp"
 #include "client_faults.hpp"
 #include "proxy_faults.hpp"
+#include "registry.hpp"
 #include "run.hpp"
 #include "server_faults.hpp"
+#include "zookeeper_faults.hpp"
 
 namespace lockbench {
 
@@ -24,6 +26,8 @@ json FaultTarget::to_json() const {
             return "random";
         case Kind::Node:
             return json{{"node", index}};
+        case Kind::Leader:
+            return "leader";
     }
     return nullptr;
 }
@@ -194,12 +198,18 @@ std::unique_ptr<Fault> make_fault(const json& spec, const std::string& origin,
         f = std::make_unique<ResetConnections>(r);
     else if (kind == "partition")
         f = std::make_unique<PartitionNode>(r);
+    else if (kind == "partition-client")
+        f = std::make_unique<PartitionClient>(r);
+    else if (kind == "kill-zookeeper")
+        f = std::make_unique<KillZooKeeper>(r);
+    else if (kind == "pause-zookeeper")
+        f = std::make_unique<PauseZooKeeper>(r);
     else {
         r.fail(r.at("fault"),
                "must be one of "
-               "pause-client|crash-client|clock-skew|stall|lose-release-reply|pause-server|"
-               "kill-server|clock-jump|failover|drop-replies|delay-replies|reset-connections|"
-               "partition, not \"" +
+               "pause-client|crash-client|clock-skew|stall|lose-release-reply|partition-client|"
+               "pause-server|kill-server|clock-jump|failover|drop-replies|delay-replies|"
+               "reset-connections|partition|kill-zookeeper|pause-zookeeper, not \"" +
                    kind + "\"");
     }
     f->kind_ = kind;
@@ -208,7 +218,10 @@ std::unique_ptr<Fault> make_fault(const json& spec, const std::string& origin,
         f->every_s = r.number("every_s", 1, 0.001, 86'400);
     f->times = static_cast<int>(r.integer("times", f->every_s ? 1'000'000 : 1, 1, 1'000'000));
 
-    const std::string target = r.string("target", f->targets_clients() ? "random" : "node:0");
+    const std::string target =
+        r.string("target", f->targets_clients()              ? "random"
+                           : f->needs_embedded_zookeeper() ? "leader"
+                                                           : "node:0");
     if (f->targets_clients()) {
         if (target == "holder") {
             f->target_.kind = FaultTarget::Kind::Holder;
@@ -227,19 +240,24 @@ std::unique_ptr<Fault> make_fault(const json& spec, const std::string& origin,
                    "must be holder|random|client:N for a client fault, not \"" + target + "\"");
         }
     } else {
-        if (target == "master") {
+        f->target_.kind = FaultTarget::Kind::Node;
+        if (target == "master" && !f->needs_embedded_zookeeper()) {
             f->target_.index = 0;
+        } else if (target == "leader" && f->needs_embedded_zookeeper()) {
+            f->target_.kind = FaultTarget::Kind::Leader;
         } else if (target.rfind("node:", 0) == 0) {
             try {
                 f->target_.index = std::stoi(target.substr(5));
             } catch (const std::exception&) {
                 r.fail(r.at("target"), "node:N needs a number");
             }
+        } else if (f->needs_embedded_zookeeper()) {
+            r.fail(r.at("target"),
+                   "must be leader|node:N for a ZooKeeper fault, not \"" + target + "\"");
         } else {
             r.fail(r.at("target"),
                    "must be master|node:N for a server fault, not \"" + target + "\"");
         }
-        f->target_.kind = FaultTarget::Kind::Node;
     }
     r.finish();
     return f;
@@ -309,6 +327,7 @@ void Nemesis::fire(Fault& fault) {
             break;
         }
         case FaultTarget::Kind::Node:
+        case FaultTarget::Kind::Leader:
             break;
     }
 }
@@ -362,6 +381,21 @@ void Nemesis::validate(const std::vector<std::unique_ptr<Fault>>& faults, const 
                 throw WorkloadError(at + "no client ever locks '" + t.key + "' (keys are k0 to k" +
                                     std::to_string(w.keys - 1) + "): it could never fire");
             }
+        }
+        if (f.needs_zookeeper()) {
+            const StrategyInfo* info = find_strategy(w.strategy);
+            if (info && !info->capabilities.zookeeper) {
+                throw WorkloadError(at + "'" + f.kind() + "' acts on ZooKeeper, and " + w.strategy +
+                                    " uses none: it could never fire (a ZooKeeper strategy: "
+                                    "zk_mutex, zk_rwlock)");
+            }
+        }
+        if (f.needs_embedded_zookeeper() && t.kind == FaultTarget::Kind::Node &&
+            t.index >= w.topology.zookeeper_servers) {
+            throw WorkloadError(at + "node:" + std::to_string(t.index) + " does not exist (" +
+                                std::to_string(w.topology.zookeeper_servers) +
+                                " ZooKeeper server(s), topology's zookeeper_servers): it could "
+                                "never fire");
         }
         if (t.kind == FaultTarget::Kind::Client && t.index >= w.clients) {
             throw WorkloadError(at + "client:" + std::to_string(t.index) + " does not exist (" +
