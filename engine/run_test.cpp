@@ -132,8 +132,8 @@ TEST_P(RunEveryStrategyTest, SixteenClientsProduceAWellFormedHistoryWithoutLostU
         w.topology.kind = TopologyKind::Masters;
         w.topology.masters = 3;
     }
-    if (GetParam() == "fenced")
-        w.resource = ResourceKind::Fenced;
+    if (GetParam() == "fenced" || GetParam() == "zk_mutex")
+        w.resource = ResourceKind::Fenced;  // zk_mutex: the node's sequence number fences
     RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
 
     for (const char* f :
@@ -171,7 +171,7 @@ TEST_P(RunEveryStrategyTest, SixteenClientsProduceAWellFormedHistoryWithoutLostU
 INSTANTIATE_TEST_SUITE_P(Strategies, RunEveryStrategyTest,
                          ::testing::Values("setnx_getset", "set_nx_px", "set_nx_px_del",
                                            "reentrant_hash", "rwlock_seed", "rwlock", "fenced",
-                                           "redlock"),
+                                           "redlock", "zk_mutex", "zk_rwlock"),
                          [](const auto& param_info) { return param_info.param; });
 
 TEST(RunTest, ResultsFolderThatCannotBeCreatedIsAnEnvironmentError) {
