@@ -136,6 +136,39 @@ void Deployment::check_reachable(int connections_needed) const {
     }
 }
 
+void Deployment::check_replicas(int needed) const {
+    const Endpoint& master = endpoints.at(0);
+    EventLoop loop;
+    RedisConnection c(loop, master, {.connect_timeout = 2000ms, .command_timeout = 2000ms});
+    // A replica that says it is online may not acknowledge yet (just after its full sync it took
+    // a second here): ask the way the strategy will. PUBLISH is replicated, writes no key (this
+    // may be the user's server), and WAIT then counts the replicas that acknowledged it.
+    // Ours may still be syncing; the user's gets a moment for a replica between two acks.
+    const auto deadline = EventLoop::now() + (embedded ? 10s : 2s);
+    long long acknowledged = 0;
+    for (;;) {
+        try {
+            acknowledged = run_sync(loop, [](RedisConnection& conn, int n) -> Task<long long> {
+                co_await conn.command("PUBLISH", "lockbench:replica-probe", "1");
+                Reply r = co_await conn.command("WAIT", std::to_string(n), "200");
+                co_return r.as_integer();
+            }(c, needed));
+        } catch (const RedisError& e) {
+            throw EnvironmentError("cannot ask Redis at " + master.to_string() +
+                                   " for its replicas: " + e.what());
+        }
+        if (acknowledged >= needed || EventLoop::now() >= deadline)
+            break;
+    }
+    if (acknowledged < needed) {
+        throw EnvironmentError(
+            "Redis at " + master.to_string() + " has " + std::to_string(acknowledged) +
+            " replica(s) acknowledging writes, and this strategy counts a grant "
+            "only once " +
+            std::to_string(needed) + " acknowledged it: point --redis at a master with replicas");
+    }
+}
+
 void Deployment::check_zookeeper_reachable() const {
     if (zookeeper_hosts.empty())
         return;

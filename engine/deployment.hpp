@@ -39,6 +39,9 @@ struct Deployment {
     // Throws EnvironmentError naming the endpoint if one does not answer PING, or if a server
     // that is not ours admits fewer clients than the run needs connections.
     void check_reachable(int connections_needed = 0) const;
+    // Waits until `needed` replicas acknowledge a write to the master (embedded: up to 10 s,
+    // while its replica syncs; --redis: 2 s); throws EnvironmentError naming the master otherwise.
+    void check_replicas(int needed) const;
     // Throws EnvironmentError naming the hosts if ZooKeeper (when used) does not answer.
     void check_zookeeper_reachable() const;
     // Throws EnvironmentError if an embedded server died without the nemesis killing it.

@@ -86,6 +86,8 @@ RunOutcome run_workload(const RunOptions& options) {
     if (proxied)
         deployment.add_proxies();
     deployment.check_reachable(max_connections_per_node(w) - 32);
+    if (strategy.capabilities.needs_replicas)
+        deployment.check_replicas(StrategyOptions{}.wait_replicas);
     deployment.check_zookeeper_reachable();
     for (const auto& f : faults) {
         if (f->needs_proxy() &&

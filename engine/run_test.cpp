@@ -170,8 +170,8 @@ TEST_P(RunEveryStrategyTest, SixteenClientsProduceAWellFormedHistoryWithoutLostU
 
 INSTANTIATE_TEST_SUITE_P(Strategies, RunEveryStrategyTest,
                          ::testing::Values("setnx_getset", "set_nx_px", "set_nx_px_del",
-                                           "reentrant_hash", "rwlock_seed", "rwlock", "fenced",
-                                           "redlock", "zk_mutex", "zk_rwlock"),
+                                           "set_nx_px_wait", "reentrant_hash", "rwlock_seed",
+                                           "rwlock", "fenced", "redlock", "zk_mutex", "zk_rwlock"),
                          [](const auto& param_info) { return param_info.param; });
 
 TEST(RunTest, ResultsFolderThatCannotBeCreatedIsAnEnvironmentError) {
@@ -420,6 +420,26 @@ TEST(RunTest, AFaultThatCouldNeverFireIsRefusedUpFront) {
     EXPECT_EQ(error_of(R"([{"fault": "partition-client", "target": "holder", "key": "k0"}])"),
               "w: /faults/0: 'partition-client' acts on ZooKeeper, and set_nx_px uses none: it "
               "could never fire (a ZooKeeper strategy: zk_mutex, zk_rwlock)");
+    EXPECT_TRUE(fs::is_empty(out.path()));
+}
+
+// set_nx_px_wait on a user's master without replicas would only ever refuse in doubt: the run is
+// refused up front, naming what is missing, and writes nothing.
+TEST(RunTest, AStrategyThatWaitsForReplicasIsRefusedOnAMasterWithoutThem) {
+    RedisServer lonely;
+    TempDir out;
+    Workload w;
+    w.strategy = "set_nx_px_wait";
+    w.duration_s = 1;
+    try {
+        run_workload({.workload = w, .redis = {lonely.endpoint()}, .out_dir = out.path()});
+        FAIL() << "ran on a master without replicas";
+    } catch (const EnvironmentError& e) {
+        EXPECT_EQ(std::string(e.what()),
+                  "Redis at " + lonely.endpoint().to_string() +
+                      " has 0 replica(s) acknowledging writes, and this strategy counts a grant "
+                      "only once 1 acknowledged it: point --redis at a master with replicas");
+    }
     EXPECT_TRUE(fs::is_empty(out.path()));
 }
 

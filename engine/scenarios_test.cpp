@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <ostream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -129,6 +130,19 @@ TEST_P(ExternalScenarioTest, VerdictEqualsTheExpectationOnServersItDidNotStart) 
     for (int i = 0; i < nodes; ++i) {
         servers.push_back(std::make_unique<RedisServer>());
         endpoints.push_back(servers.back()->endpoint());
+    }
+    // A strategy that waits for replicas: the user's master has one (lockbench sees only the
+    // master's address).
+    if (find_strategy(w.strategy)->capabilities.needs_replicas) {
+        servers.push_back(std::make_unique<RedisServer>(RedisServerOptions{
+            .extra_args = {"--replicaof", "127.0.0.1", std::to_string(servers[0]->port())}}));
+        // ... and it has synced, as a deployment in use has.
+        for (int i = 0;
+             i < 500 &&
+             servers.back()->command({"INFO", "replication"}).str.find("master_link_status:up") ==
+                 std::string::npos;
+             ++i)
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     std::unique_ptr<ZooKeeperEnsemble> zookeeper;
     if (find_strategy(w.strategy)->capabilities.zookeeper)

@@ -184,8 +184,8 @@ Workload Workload::from_json(const json& j, const std::string& origin) {
         w.topology.persistence = tr.choice<std::string>(
             "persistence", w.topology.persistence,
             {{"none", "none"}, {"aof-everysec", "aof-everysec"}, {"aof-always", "aof-always"}});
-        w.topology.zookeeper_servers = static_cast<int>(
-            tr.integer("zookeeper_servers", w.topology.zookeeper_servers, 1, 7));
+        w.topology.zookeeper_servers =
+            static_cast<int>(tr.integer("zookeeper_servers", w.topology.zookeeper_servers, 1, 7));
         if (w.topology.zookeeper_servers % 2 == 0) {
             tr.fail(tr.at("zookeeper_servers"),
                     "must be 1 (standalone) or an odd ensemble of 3, 5 or 7, not " +
@@ -306,6 +306,11 @@ void Workload::resolve(std::size_t external_nodes) {
         topology.masters =
             external_nodes > 0 ? static_cast<int>(external_nodes) : kMinRedlockMasters;
     }
+    // A strategy that waits for replicas gets one on the embedded servers; the user's --redis
+    // master must have its own (checked when the run starts).
+    if (info && info->capabilities.needs_replicas && topology.kind == TopologyKind::Single &&
+        external_nodes == 0)
+        topology.kind = TopologyKind::Replicated;
     if (checks.model == "auto")
         checks.model = shared_ratio > 0 ? "rwlock" : "mutex";
 }
@@ -333,6 +338,11 @@ void Workload::validate() const {
                             " is a quorum over independent masters and "
                             "needs at least " +
                             n + " (topology kind 'masters', or " + n + " --redis endpoints)");
+    }
+    if (info->capabilities.needs_replicas && topology.kind == TopologyKind::Masters) {
+        throw WorkloadError("topology: " + strategy +
+                            " counts a grant once a replica acknowledged it and needs a master "
+                            "with a replica (topology kind 'replicated'), not independent masters");
     }
     if (rate && !(think_ms.kind == Distribution::Kind::Constant && think_ms.a == 0)) {
         throw WorkloadError(

@@ -116,7 +116,8 @@ struct Workload {
     nlohmann::json to_json() const;
     // Fills what depends on the strategy, so that workload.json records what really ran: a
     // quorum strategy on the default single topology runs on kMinRedlockMasters masters (or on
-    // the `external_nodes` given with --redis), and the `auto` model becomes mutex or rwlock.
+    // the `external_nodes` given with --redis), a strategy that waits for replicas on a
+    // replicated one, and the `auto` model becomes mutex or rwlock.
     void resolve(std::size_t external_nodes = 0);
     // Cross-field checks (e.g. shared_ratio on a strategy without shared mode).
     void validate() const;

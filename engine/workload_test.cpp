@@ -94,6 +94,9 @@ TEST(WorkloadTest, EveryErrorNamesItsJsonPath) {
         {R"({"strategy": "redlock", "topology": {"kind": "masters", "masters": 2}})",
          "topology: redlock is a quorum over independent masters and needs at least 3 (topology "
          "kind 'masters', or 3 --redis endpoints)"},
+        {R"({"strategy": "set_nx_px_wait", "topology": {"kind": "masters", "masters": 3}})",
+         "topology: set_nx_px_wait counts a grant once a replica acknowledged it and needs a "
+         "master with a replica (topology kind 'replicated'), not independent masters"},
         {R"({"strategy": "redlock", "topology": {"kind": "replicated"}})",
          "topology: redlock is a quorum over independent masters and needs at least 3 (topology "
          "kind 'masters', or 3 --redis endpoints)"},
@@ -102,8 +105,8 @@ TEST(WorkloadTest, EveryErrorNamesItsJsonPath) {
         {R"([1, 2])", "w.json: /: must be an object, not an array"},
         {R"({"strategy": "nope"})",
          "strategy: unknown 'nope' (one of "
-         "setnx_getset|set_nx_px|set_nx_px_del|reentrant_hash|rwlock_seed|rwlock|fenced|redlock|zk_"
-         "mutex|zk_rwlock)"},
+         "setnx_getset|set_nx_px|set_nx_px_del|set_nx_px_wait|reentrant_hash|rwlock_seed|rwlock|"
+         "fenced|redlock|zk_mutex|zk_rwlock)"},
         {R"({"shared_ratio": 0.5})", "shared_ratio: set_nx_px has no shared mode"},
         {R"({"reentry_depth": 2})", "reentry_depth: set_nx_px is not re-entrant"},
         {R"({"resource": "fenced"})",
@@ -155,6 +158,14 @@ TEST(WorkloadTest, ResolvingFillsWhatTheStrategyNeeds) {
     Workload on_five = Workload::from_json(json::parse(R"({"strategy": "redlock"})"));
     on_five.resolve(5);  // --redis names five masters
     EXPECT_EQ(on_five.topology.masters, 5);
+    // A strategy that waits for replicas gets a replica on embedded servers; on --redis the
+    // user's master brings its own.
+    Workload wait = Workload::from_json(json::parse(R"({"strategy": "set_nx_px_wait"})"));
+    wait.resolve();
+    EXPECT_EQ(wait.topology.kind, TopologyKind::Replicated);
+    Workload wait_external = Workload::from_json(json::parse(R"({"strategy": "set_nx_px_wait"})"));
+    wait_external.resolve(1);
+    EXPECT_EQ(wait_external.topology.kind, TopologyKind::Single);
     Workload rw = Workload::from_json(
         json::parse(R"({"strategy": "rwlock", "shared_ratio": 0.5, "checks": {"model": "auto"}})"));
     rw.resolve();

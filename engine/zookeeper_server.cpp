@@ -8,8 +8,8 @@
 #include <fstream>
 #include <netinet/in.h>
 #include <poll.h>
-#include <stdexcept>
 #include <signal.h>
+#include <stdexcept>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>

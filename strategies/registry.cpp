@@ -10,6 +10,7 @@
 #include "rwlock_seed.hpp"
 #include "set_nx_px.hpp"
 #include "set_nx_px_del.hpp"
+#include "set_nx_px_wait.hpp"
 #include "setnx_getset.hpp"
 #include "zk_mutex.hpp"
 #include "zk_rwlock.hpp"
@@ -30,6 +31,8 @@ const std::vector<StrategyInfo>& all_strategies() {
                            "seeds 000/003: SETNX expiry-ts, GETSET steal, GET+DEL unlock"),
         entry<SetNxPx>("set_nx_px", "redis.io: SET NX PX, Lua compare-and-delete release"),
         entry<SetNxPxDel>("set_nx_px_del", "T8: SET NX PX with a plain DEL release"),
+        entry<SetNxPxWait>("set_nx_px_wait",
+                           "set_nx_px + WAIT: a grant counts once a replica acknowledged it"),
         entry<ReentrantHash>("reentrant_hash",
                              "Redisson RLock: owner->count hash, watchdog, pub/sub wake-up"),
         entry<RwlockSeed>("rwlock_seed", "seed 001: Lua reader counter + writer key, no expiry"),

@@ -20,9 +20,9 @@ class SetNxPx : public Strategy {
 
   protected:
     StrategyOptions options_;
+    Script compare_and_delete_{"compare_and_delete"};
 
   private:
-    Script compare_and_delete_{"compare_and_delete"};
     Script compare_and_pexpire_{"compare_and_pexpire"};
 };
 

@@ -59,13 +59,34 @@ class StrategyContractTest : public RedisTest, public ::testing::WithParamInterf
     }
     static void TearDownTestSuite() {
         zookeeper_.reset();
+        replica_.reset();
         RedisTest::TearDownTestSuite();
+    }
+    // Strategies that count a grant once a replica acknowledged it: a replica of the suite's
+    // server, waited for until it acknowledges (a killed and restarted server gets it back).
+    void ensure_replica() {
+        if (!replica_ || !replica_->alive()) {
+            replica_ = std::make_unique<RedisServer>(RedisServerOptions{
+                .extra_args = {"--replicaof", "127.0.0.1", std::to_string(server().port())}});
+        }
+        RedisConnection probe(loop_, server().endpoint());
+        for (auto until = EventLoop::now() + 10s; EventLoop::now() < until;) {
+            const long long acks = run([](RedisConnection& c) -> Task<long long> {
+                co_await c.command("PUBLISH", "probe", "1");
+                co_return (co_await c.command("WAIT", "1", "100")).as_integer();
+            }(probe));
+            if (acks >= 1)
+                return;
+        }
+        FAIL() << "the replica never acknowledged a write";
     }
     Client client(const std::string& name, Clock clock = Clock(), ConnectionOptions options = {},
                   StrategyOptions strategy_options = {}) {
         auto session = make_session(name, std::move(clock), options);
         if (uses_zookeeper())
             session->set_zookeeper_hosts(zookeeper().hosts());
+        if (find_strategy(GetParam())->capabilities.needs_replicas)
+            ensure_replica();
         return Client{std::move(session), make_strategy(GetParam(), strategy_options)};
     }
     void TearDown() override {
@@ -76,6 +97,7 @@ class StrategyContractTest : public RedisTest, public ::testing::WithParamInterf
     }
     Client a_, b_;
     static inline std::unique_ptr<ZooKeeperServer> zookeeper_;
+    static inline std::unique_ptr<RedisServer> replica_;
 };
 
 TEST_P(StrategyContractTest, ExcludesASecondClientUntilTheOwnerReleases) {
@@ -163,8 +185,8 @@ TEST_P(StrategyContractTest, ADeadServerIsAnErrorNotAHang) {
 
 INSTANTIATE_TEST_SUITE_P(Strategies, StrategyContractTest,
                          ::testing::Values("setnx_getset", "set_nx_px", "set_nx_px_del",
-                                           "reentrant_hash", "rwlock_seed", "rwlock", "fenced",
-                                           "redlock", "zk_mutex", "zk_rwlock"),
+                                           "set_nx_px_wait", "reentrant_hash", "rwlock_seed",
+                                           "rwlock", "fenced", "redlock", "zk_mutex", "zk_rwlock"),
                          [](const auto& param_info) { return param_info.param; });
 
 // ---- what distinguishes them
@@ -965,8 +987,7 @@ TEST_F(ZkMutexTest, ADeleteThatNeverArrivedIsRetriedBeforeTheNextAttempt) {
     proxy.set_blackhole(true);  // nothing crosses: the delete is lost, the session is not
     bool done = false;
     auto error = run_to_end(
-        loop_,
-        [](Client& c, Grant g) -> Task<void> { co_await c.release(g); }(a, *as_grant(held)),
+        loop_, [](Client& c, Grant g) -> Task<void> { co_await c.release(g); }(a, *as_grant(held)),
         10s, done);
     ASSERT_TRUE(done);
     ASSERT_TRUE(error);
@@ -1019,6 +1040,34 @@ TEST_F(ZkMutexTest, ACreateInDoubtIsFoundByItsGuidAndDeletedBeforeTheNextAttempt
     ASSERT_EQ(nodes.size(), 1u);
     EXPECT_EQ(as_grant(again)->token, ZkLockInternals::lock_path("journal") + "/" + nodes[0]);
     EXPECT_EQ(run(a.release(*as_grant(again))), ReleaseOutcome::Released);
+}
+
+// set_nx_px_wait counts a grant once a replica acknowledged it. A replica that stopped
+// replicating acknowledges nothing: the lock is given back, and the acquire is in doubt
+// (UnconfirmedError: recorded `info`, since the SET ran on the master).
+TEST_F(StrategyTest, SetNxPxWaitCountsAGrantOnlyOnceAReplicaAcknowledgedIt) {
+    RedisServer replica(RedisServerOptions{
+        .extra_args = {"--replicaof", "127.0.0.1", std::to_string(server().port())}});
+    auto session = make_session("a");
+    Client a{std::move(session), make_strategy("set_nx_px_wait", {.wait_timeout = 100ms})};
+    std::optional<AcquireResult> first;
+    for (auto until = EventLoop::now() + 10s; !first && EventLoop::now() < until;) {
+        try {  // until the replica's first acknowledgement after its full sync
+            first = run(a.acquire("orders", 5000ms));
+        } catch (const UnconfirmedError&) {
+        }
+    }
+    ASSERT_TRUE(first.has_value());
+    ASSERT_NE(as_grant(*first), nullptr);
+    EXPECT_EQ(replica.command({"GET", "orders"}).str, as_grant(*first)->token);  // on the replica
+    EXPECT_EQ(run(a.release(*as_grant(*first))), ReleaseOutcome::Released);
+
+    replica.command({"REPLICAOF", "NO", "ONE"});
+    const auto start = EventLoop::now();
+    EXPECT_THROW(run(a.acquire("orders", 5000ms)), UnconfirmedError);
+    EXPECT_GE(EventLoop::now() - start, 90ms);  // WAIT waited for an acknowledgement
+    EXPECT_TRUE(server().command({"GET", "orders"}).is_nil());  // given back
+    EXPECT_TRUE(replica.command({"GET", "orders"}).is_nil());   // and never replicated
 }
 
 }  // namespace

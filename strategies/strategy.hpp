@@ -73,6 +73,9 @@ struct Capabilities {
     // The lock lives on ZooKeeper (the run starts one, or --zookeeper names it); Redis keeps only
     // the protected resource. "Expires" then means the session does.
     bool zookeeper = false;
+    // A grant counts only once replicas acknowledged it (Redis WAIT): needs a master with
+    // replicas (topology 'replicated', or --redis naming one that has them).
+    bool needs_replicas = false;
 };
 // "reentrant,shared,fencing,..." for `lockbench strategies`.
 std::string describe(const Capabilities& caps);
@@ -91,6 +94,18 @@ struct StrategyOptions {
     // redlock: per-node reply timeout of its lock commands, small against the lease ("~5-50 ms"
     // for a 10 s lease). The protected resource's commands keep the connection's own timeout.
     std::chrono::milliseconds node_timeout{50};
+    // set_nx_px_wait: how many replicas must acknowledge a grant, and how long WAIT waits.
+    int wait_replicas = 1;
+    std::chrono::milliseconds wait_timeout{100};
+};
+
+// The operation may have taken effect, but the strategy could not confirm it the way it promises
+// (set_nx_px_wait: fewer replicas acknowledged the lock than required, and it was given back).
+// An IoError, so the history records `info`: the lock existed on the master for a moment and may
+// live on a replica - never `fail`, which would claim nothing changed.
+class UnconfirmedError : public IoError {
+  public:
+    using IoError::IoError;
 };
 
 // A checkpoint every strategy that deletes its key on release passes just before the delete

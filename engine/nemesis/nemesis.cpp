@@ -218,10 +218,9 @@ std::unique_ptr<Fault> make_fault(const json& spec, const std::string& origin,
         f->every_s = r.number("every_s", 1, 0.001, 86'400);
     f->times = static_cast<int>(r.integer("times", f->every_s ? 1'000'000 : 1, 1, 1'000'000));
 
-    const std::string target =
-        r.string("target", f->targets_clients()              ? "random"
-                           : f->needs_embedded_zookeeper() ? "leader"
-                                                           : "node:0");
+    const std::string target = r.string("target", f->targets_clients()            ? "random"
+                                                  : f->needs_embedded_zookeeper() ? "leader"
+                                                                                  : "node:0");
     if (f->targets_clients()) {
         if (target == "holder") {
             f->target_.kind = FaultTarget::Kind::Holder;

@@ -53,18 +53,17 @@ void KillZooKeeper::apply(NemesisContext& ctx) {
     if (!server)
         return;
     server->kill();  // reaps it: when this returns, the process is gone
-    const double t = ctx.log("kill-zookeeper",
-                             json{{"node", index}, {"port", server->port()}, {"role", role}});
+    const double t =
+        ctx.log("kill-zookeeper", json{{"node", index}, {"port", server->port()}, {"role", role}});
     took_effect();
     const auto window = ctx.open_window("kill-zookeeper", json{{"node", index}, {"role", role}}, t);
     if (!restart_after_)
         return;
     ctx.later(EventLoop::now() + *restart_after_, [&ctx, server, window, index] {
         server->restart();
-        ctx.close_window(window,
-                         ctx.log("restart-zookeeper", json{{"node", index},
-                                                           {"port", server->port()},
-                                                           {"role", server->mode()}}));
+        ctx.close_window(window, ctx.log("restart-zookeeper", json{{"node", index},
+                                                                   {"port", server->port()},
+                                                                   {"role", server->mode()}}));
     });
 }
 
@@ -78,17 +77,16 @@ void PauseZooKeeper::apply(NemesisContext& ctx) {
     if (!server)
         return;
     server->pause();
-    const double t = ctx.log("pause-zookeeper", json{{"node", index},
-                                                     {"port", server->port()},
-                                                     {"role", role},
-                                                     {"ms", duration_.count()}});
+    const double t = ctx.log(
+        "pause-zookeeper",
+        json{{"node", index}, {"port", server->port()}, {"role", role}, {"ms", duration_.count()}});
     took_effect();
     const auto window =
         ctx.open_window("pause-zookeeper", json{{"node", index}, {"role", role}}, t);
     ctx.later(EventLoop::now() + duration_, [&ctx, server, window, index] {
         server->resume();
-        ctx.close_window(window, ctx.log("resume-zookeeper",
-                                         json{{"node", index}, {"port", server->port()}}));
+        ctx.close_window(
+            window, ctx.log("resume-zookeeper", json{{"node", index}, {"port", server->port()}}));
     });
 }
 
