@@ -7,10 +7,12 @@ namespace lockbench {
 using namespace std::chrono_literals;
 
 ClientThreads::ClientThreads(ClientEnvironment& env, ClientDirectory& directory,
-                             SessionFactory make_session)
+                             SessionFactory make_session, Placement placement)
     : env_(env),
       directory_(directory),
-      thread_count_(env.workload.threads),
+      placement_(std::move(placement)),
+      shared_threads_(env.workload.threads),
+      thread_count_(env.workload.threads + (placement_.isolated > 0 ? 1 : 0)),
       loops_(static_cast<std::size_t>(thread_count_), nullptr),
       gates_(static_cast<std::size_t>(thread_count_), nullptr),
       stats_(static_cast<std::size_t>(thread_count_)) {
@@ -20,7 +22,7 @@ ClientThreads::ClientThreads(ClientEnvironment& env, ClientDirectory& directory,
         EventLoop* loop = nullptr;
         {
             std::lock_guard lock(loops_mutex_);
-            loop = loops_[static_cast<std::size_t>(index % thread_count_)];
+            loop = loops_[static_cast<std::size_t>(thread_of(index))];
         }
         return make(*loop, index, incarnation, std::move(clock));
     };
@@ -31,6 +33,10 @@ ClientThreads::ClientThreads(ClientEnvironment& env, ClientDirectory& directory,
 
 ClientThreads::~ClientThreads() {
     stop_and_join();
+}
+
+int ClientThreads::thread_of(int index) const {
+    return index < placement_.isolated ? shared_threads_ : index % shared_threads_;
 }
 
 void ClientThreads::fail(const std::string& what) {
@@ -76,7 +82,17 @@ void ClientThreads::stop_and_join() {
 
 void ClientThreads::thread_main(int t) {
     const auto slot = static_cast<std::size_t>(t);
+    const bool isolated = t == shared_threads_;
     try {
+        // Before the loop exists: its sockets (epoll's wake-up too) belong to the namespace.
+        if (isolated) {
+            try {
+                placement_.enter_isolated();
+            } catch (...) {
+                registered_threads_.fetch_add(1);
+                throw;
+            }
+        }
         EventLoop loop;
         StartGate gate(loop);
         {
@@ -97,7 +113,9 @@ void ClientThreads::thread_main(int t) {
         const Workload& w = env_.workload;
         std::vector<std::unique_ptr<SimulatedClient>> clients;
         try {
-            for (int i = t; i < w.clients; i += thread_count_) {
+            for (int i = 0; i < w.clients; ++i) {
+                if (thread_of(i) != t)
+                    continue;
                 clients.push_back(std::make_unique<SimulatedClient>(
                     env_, i, stats_[slot],
                     w.seed * 0x9E3779B97F4A7C15ULL + static_cast<std::uint64_t>(i)));
@@ -109,18 +127,25 @@ void ClientThreads::thread_main(int t) {
         }
         registered_threads_.fetch_add(1);
         std::size_t remaining = clients.size();
-        for (auto& c : clients) {
-            spawn_detached(c->run(gate), [&](std::exception_ptr e) {
-                if (e) {
-                    try {
-                        std::rethrow_exception(e);
-                    } catch (const std::exception& ex) {
-                        fail(std::string("client failed: ") + ex.what());
-                    }
+        const auto done = [&](std::exception_ptr e) {
+            if (e) {
+                try {
+                    std::rethrow_exception(e);
+                } catch (const std::exception& ex) {
+                    fail(std::string("client failed: ") + ex.what());
                 }
-                if (--remaining == 0)
-                    loop.stop();
-            });
+            }
+            if (--remaining == 0)
+                loop.stop();
+        };
+        for (auto& c : clients)
+            spawn_detached(c->run(gate), done);
+        if (placement_.companion && !clients.empty()) {
+            std::vector<SimulatedClient*> mine;
+            for (auto& c : clients)
+                mine.push_back(c.get());
+            ++remaining;
+            spawn_detached(placement_.companion(loop, std::move(mine), isolated), done);
         }
         if (remaining > 0)
             loop.run();

@@ -15,8 +15,21 @@
 #include "client.hpp"
 #include "event_loop.hpp"
 #include "nemesis/fault.hpp"
+#include "task.hpp"
 
 namespace lockbench {
+
+// Where clients run, and what runs beside them on their threads (topology 'sentinel').
+struct ClientPlacement {
+    // Clients 0 … isolated-1 get a thread of their own, which calls enter_isolated() before
+    // it makes them (it moves the thread into the isolated clients' network namespace).
+    int isolated = 0;
+    std::function<void()> enter_isolated;
+    // Started on every client thread once its clients exist, and counted as one of them:
+    // the thread's loop ends when it has ended too. It must end soon after env.stop is set.
+    std::function<Task<void>(EventLoop& loop, std::vector<SimulatedClient*> clients, bool isolated)>
+        companion;
+};
 
 class ClientThreads {
   public:
@@ -24,9 +37,12 @@ class ClientThreads {
     using SessionFactory = std::function<std::unique_ptr<Session>(EventLoop& loop, int index,
                                                                   int incarnation, Clock clock)>;
 
+    using Placement = ClientPlacement;
+
     // Starts the threads; each registers its clients in `directory` and connects them. `env`
     // must outlive this object; its make_session is set here.
-    ClientThreads(ClientEnvironment& env, ClientDirectory& directory, SessionFactory make_session);
+    ClientThreads(ClientEnvironment& env, ClientDirectory& directory, SessionFactory make_session,
+                  Placement placement = {});
     ~ClientThreads();
     ClientThreads(const ClientThreads&) = delete;
     ClientThreads& operator=(const ClientThreads&) = delete;
@@ -45,11 +61,15 @@ class ClientThreads {
 
   private:
     void thread_main(int t);
+    // The thread client `index` runs on: the isolated clients' own, or index % threads.
+    int thread_of(int index) const;
     void fail(const std::string& what);
 
     ClientEnvironment& env_;
     ClientDirectory& directory_;
-    const int thread_count_;
+    Placement placement_;
+    const int shared_threads_;  // the workload's threads, shared by the other clients
+    const int thread_count_;    // plus one for isolated clients
 
     // Each thread's loop and start gate, published while the loop lives.
     mutable std::mutex loops_mutex_;

@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 
 #include "registry.hpp"
+#include "sentinel.hpp"
 #include "zk_client.hpp"
 
 namespace lockbench {
@@ -32,6 +33,15 @@ Deployment Deployment::start(const Workload& w, const std::vector<Endpoint>& ext
         } else {
             d.zookeeper_hosts = zookeeper;
         }
+    }
+    if (w.topology.kind == TopologyKind::Sentinel) {
+        if (!external.empty()) {
+            throw WorkloadError(
+                "topology: 'sentinel' starts its own deployment in network "
+                "namespaces; --redis names servers that are already there");
+        }
+        start_sentinel_deployment(d, w);
+        return d;
     }
     if (!external.empty()) {
         d.embedded = false;
@@ -189,10 +199,13 @@ void Deployment::check_alive() {
                                    " died during the run: " + z.log_tail(1));
         }
     }
-    for (auto& s : servers) {
-        if (s->running() && !s->alive()) {
-            throw EnvironmentError("redis-server on port " + std::to_string(s->port()) +
-                                   " died during the run: " + s->log_tail(1));
+    for (auto* group : {&servers, &sentinel_servers}) {
+        for (auto& s : *group) {
+            if (s->running() && !s->alive()) {
+                throw EnvironmentError(
+                    std::string(group == &servers ? "redis-server" : "redis-sentinel") + " on " +
+                    s->endpoint().to_string() + " died during the run: " + s->log_tail(1));
+            }
         }
     }
 }

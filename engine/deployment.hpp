@@ -6,9 +6,11 @@
 // here, maxclients there.
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "fault_proxy.hpp"
+#include "network_lab.hpp"
 #include "redis_connection.hpp"
 #include "redis_server.hpp"
 #include "workload.hpp"
@@ -18,6 +20,9 @@ namespace lockbench {
 
 // The servers a run talks to: started here (embedded) or given (--redis).
 struct Deployment {
+    // Topology 'sentinel': the hosts every node runs in (declared first: it goes last, after
+    // every server in it has stopped).
+    std::unique_ptr<NetworkLab> lab;
     std::vector<std::unique_ptr<RedisServer>> servers;  // embedded only; [0] is the master
     std::vector<Endpoint> endpoints;                    // what clients connect to
     // With network faults, one proxy per node in front of it; endpoints then name the proxies.
@@ -28,6 +33,12 @@ struct Deployment {
     // ("" when the strategy needs no ZooKeeper).
     std::unique_ptr<ZooKeeperEnsemble> zookeeper;
     std::string zookeeper_hosts;
+    // Topology 'sentinel': a sentinel beside each node (servers[i] and sentinel_servers[i] share
+    // host i of the lab), their endpoints, and the host the isolated clients run in.
+    std::vector<std::unique_ptr<RedisServer>> sentinel_servers;
+    std::vector<Endpoint> sentinels;
+    std::optional<std::size_t> clients_host;
+    std::chrono::milliseconds failover_timeout{0};  // the sentinels' failover-timeout
 
     // Puts a FaultProxy in front of every node and points the clients at them.
     void add_proxies();

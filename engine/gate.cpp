@@ -44,6 +44,7 @@ struct Row {
     std::optional<double> base_norm, cur_norm, change_pct, combined_noise;
     std::optional<double> yardstick_change_pct, yardstick_noise;
     bool compared = false;
+    std::optional<std::string> skipped;  // the current suite could not run it, and why
 };
 
 std::string pct(double fraction) {
@@ -233,6 +234,11 @@ void compare_scenario(const std::vector<Row*>& rows, const std::optional<Yardsti
 }
 
 void judge_outcome(Row& r) {
+    if (!r.cur && r.skipped) {
+        // Not run here, and said so: never counted as passed, never as missing.
+        r.reasons.push_back("SKIPPED on this machine: " + *r.skipped);
+        return;
+    }
     if (!r.cur) {
         r.problems.push_back("MISSING");
         r.reasons.push_back("in the baseline, not in this suite run");
@@ -264,7 +270,9 @@ json optional_number(const std::optional<double>& d) {
 json row_json(const Row& r) {
     json j{{"scenario", r.key.first},
            {"strategy", r.key.second},
-           {"verdict", r.problems.empty() ? "ok" : r.problems.front()},
+           {"verdict", !r.problems.empty() ? r.problems.front()
+                       : r.skipped         ? "skipped"
+                                           : "ok"},
            {"problems", r.problems},
            {"reasons", r.reasons},
            {"faults", (r.base && r.base->faults) || (r.cur && r.cur->faults)},
@@ -274,6 +282,8 @@ json row_json(const Row& r) {
            {"combined_noise", optional_number(r.combined_noise)},
            {"yardstick_change_pct", optional_number(r.yardstick_change_pct)},
            {"yardstick_noise", optional_number(r.yardstick_noise)}};
+    if (r.skipped)
+        j["skipped"] = *r.skipped;
     j["baseline"] = r.base ? json{{"expected", r.base->expected ? json(*r.base->expected) : json()},
                                   {"normalised", optional_number(r.base_norm)},
                                   {"median_cycles_per_s", r.base->median},
@@ -316,7 +326,7 @@ std::string row_line(const Row& r) {
     for (const auto& p : r.problems)
         verdict += (verdict.empty() ? "" : ", ") + p;
     if (verdict.empty())
-        verdict = "ok";
+        verdict = r.skipped ? "skipped" : "ok";
     std::string reasons;
     for (const auto& why : r.reasons)
         reasons += (reasons.empty() ? "" : "; ") + why;
@@ -349,6 +359,13 @@ GateResult run_gate(const json& baseline, const json& current, const GateOptions
         Row& r = rows[{c.scenario, c.strategy}];
         r.key = {c.scenario, c.strategy};
         r.cur = &c;
+    }
+    std::size_t skipped = 0;
+    for (const auto& [key, why] : cur.skipped) {
+        if (auto it = rows.find(key); it != rows.end() && !it->second.cur) {
+            it->second.skipped = why;
+            ++skipped;
+        }
     }
     for (auto& [key, r] : rows)
         judge_outcome(r);
@@ -428,7 +445,9 @@ GateResult run_gate(const json& baseline, const json& current, const GateOptions
         out << row_line(r);
         rows_json.push_back(row_json(r));
     }
-    if (result.pass)
+    if (result.pass && skipped > 0)
+        out << "gate: PASS, with " << skipped << " baseline run(s) SKIPPED on this machine\n";
+    else if (result.pass)
         out << "gate: PASS\n";
     else
         out << "gate: FAIL (" << problems << (problems == 1 ? " problem)\n" : " problems)\n");
@@ -436,6 +455,7 @@ GateResult run_gate(const json& baseline, const json& current, const GateOptions
     result.json = {
         {"pass", result.pass},
         {"problems", problems},
+        {"skipped", skipped},
         {"interrupted", cur.interrupted},
         {"max_drop_pct", options.max_drop_pct},
         {"noise_factor", options.noise_factor},

@@ -74,6 +74,15 @@ CurrentSuite parse_current(const json& j, const std::string& origin) {
         }
         suite.runs.push_back(std::move(r));
     }
+    if (const json* skipped = top.find("skipped")) {
+        if (!skipped->is_array())
+            top.fail("/skipped", "must be an array, not " + type_name(*skipped));
+        for (std::size_t i = 0; i < skipped->size(); ++i) {
+            Fields f((*skipped)[i], origin, "/skipped/" + std::to_string(i));
+            Key key{f.required_string("scenario"), f.required_string("strategy")};
+            suite.skipped[key] = f.required_string("reason");
+        }
+    }
     return suite;
 }
 

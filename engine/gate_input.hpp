@@ -43,6 +43,8 @@ struct CurrentSuite {
     std::optional<Yardstick> yardstick;  // absent: a suite run with --no-yardstick, or older
     std::vector<CurrentRun> runs;
     std::map<Key, std::size_t> index;
+    // Pairs this machine could not run (a scenario that needs root), and why.
+    std::map<Key, std::string> skipped;
 };
 
 struct BaselineRun {

@@ -173,6 +173,34 @@ TEST(GateTest, MissingRunFails) {
               "        0.5%/-          -  MISSING: in the baseline, not in this suite run");
 }
 
+// A pair this machine could not run (a scenario that needs root) is skipped, saying why: the
+// gate says so on its row and in its verdict, neither passing it as run nor failing it as missing.
+TEST(GateTest, APairSkippedOnThisMachineIsReportedNotPassedNorMissing) {
+    json suite = typical_suite();
+    json current = suite;
+    json kept = json::array();
+    for (const auto& r : current["runs"]) {
+        if (r["strategy"] != "redlock")
+            kept.push_back(r);
+    }
+    current["runs"] = kept;
+    current["skipped"] = json::array(
+        {{{"scenario", "baseline"}, {"strategy", "redlock"}, {"reason", "needs root"}}});
+    GateResult g = run_gate(make_baseline(suite), current);
+    EXPECT_TRUE(g.pass) << g.report;
+    EXPECT_EQ(g.json["skipped"], 1);
+    EXPECT_EQ(row(g, "baseline", "redlock")["verdict"], "skipped");
+    EXPECT_EQ(row(g, "baseline", "redlock")["skipped"], "needs root");
+    EXPECT_NE(line_of(g.report, "baseline                             redlock")
+                  .find("skipped: SKIPPED on this machine: needs root"),
+              std::string::npos)
+        << g.report;
+    EXPECT_EQ(last_line(g.report), "gate: PASS, with 1 baseline run(s) SKIPPED on this machine");
+    // A malformed list is an error naming its path.
+    current["skipped"] = json::array({{{"scenario", "baseline"}}});
+    EXPECT_THROW(run_gate(make_baseline(suite), current), GateInputError);
+}
+
 TEST(GateTest, NewRunPassesWhenAsExpected) {
     json suite = typical_suite();
     json current = suite;

@@ -680,7 +680,15 @@ int main(int argc, char** argv) {
                       << outcome.dir.string() << "\n";
             if (outcome.interrupted)
                 return 130;
-            return outcome.all_as_expected ? 0 : 1;
+            if (!outcome.all_as_expected)
+                return 1;
+            // Every pair skipped: nothing was judged, which is not a pass.
+            if (outcome.table["runs"].empty() && !outcome.table["skipped"].empty()) {
+                std::cerr << "lockbench suite: every selected pair was skipped on this machine; "
+                             "nothing was judged\n";
+                return 3;
+            }
+            return 0;
         }
         if (run->parsed()) {
             install_interrupt_handlers();

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <memory>
 #include <netinet/in.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -82,6 +83,8 @@ RedisServer::RedisServer(RedisServerOptions options) : options_(std::move(option
     if (!::mkdtemp(tmpl))
         throw EnvironmentError(std::string("mkdtemp: ") + std::strerror(errno));
     dir_ = tmpl;
+    if (options_.port == 0 && options_.netns_fd >= 0)
+        options_.port = options_.sentinel_config.empty() ? 6379 : 26379;
     const bool pick_port = options_.port == 0;
     // A picked port can be taken by someone else before redis binds it: try a few.
     for (int attempt = 0;; ++attempt) {
@@ -111,45 +114,39 @@ RedisServer::~RedisServer() {
 }
 
 void RedisServer::spawn() {
-    std::vector<std::string> args{
-        binary_path_,
-        "--port",
-        std::to_string(port_),
-        "--bind",
-        "127.0.0.1",
-        "--dir",
-        dir_.string(),
-        "--logfile",
-        (dir_ / "redis.log").string(),
-        "--daemonize",
-        "no",
-        "--save",
-        "",
-        // Test servers are on loopback; per-client source addresses (127.0.0.x) must be allowed.
-        "--protected-mode",
-        "no",
-        "--enable-debug-command",
-        "local",
-        "--appendonly",
-        options_.persistence == Persistence::None ? "no" : "yes",
-        "--appendfsync",
-        options_.persistence == Persistence::AofAlways ? "always" : "everysec",
-        "--maxclients",
-        std::to_string(options_.maxclients),
-        // Thousands of clients connect at the start of a run: the default backlog of 511 drops
-        // their SYNs and each retry costs a second (the kernel caps it at somaxconn).
-        "--tcp-backlog",
-        "4096",
-        // Replicas (failover scenarios) sync at once, not after diskless sync's 5 s delay.
-        "--repl-diskless-sync-delay",
-        "0",
-    };
-    if (!options_.password.empty()) {
-        args.push_back("--requirepass");
-        args.push_back(options_.password);
+    std::vector<std::string> args{binary_path_};
+    if (!options_.sentinel_config.empty()) {
+        // A sentinel rewrites its configuration file as it learns: one of its own, written
+        // once (a restart keeps what it learned).
+        const fs::path conf = dir_ / "sentinel.conf";
+        if (!fs::exists(conf)) {
+            std::ofstream out(conf);
+            out << options_.sentinel_config;
+            if (!out)
+                throw EnvironmentError("cannot write " + conf.string());
+        }
+        args.push_back(conf.string());
+        args.push_back("--sentinel");
     }
-    for (const auto& a : options_.extra_args)
-        args.push_back(a);
+    for (std::string& a : std::vector<std::string>{
+             "--port",
+             std::to_string(port_),
+             std::string("--bind"),
+             options_.host,
+             std::string("--dir"),
+             dir_.string(),
+             std::string("--logfile"),
+             (dir_ / "redis.log").string(),
+             std::string("--daemonize"),
+             std::string("no"),
+             // Test servers are on loopback or in the run's own namespaces.
+             std::string("--protected-mode"),
+             std::string("no"),
+         })
+        args.push_back(std::move(a));
+    if (options_.sentinel_config.empty())
+        add_data_server_args(args);
+    const int netns_fd = options_.netns_fd;
     std::vector<char*> argv;
     for (auto& a : args)
         argv.push_back(a.data());
@@ -166,6 +163,8 @@ void RedisServer::spawn() {
         ::prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (::getppid() != parent)
             ::_exit(127);
+        if (netns_fd >= 0 && ::setns(netns_fd, CLONE_NEWNET) != 0)
+            ::_exit(126);
         int devnull = ::open("/dev/null", O_RDWR);
         if (devnull >= 0) {
             ::dup2(devnull, STDIN_FILENO);
@@ -176,6 +175,35 @@ void RedisServer::spawn() {
     }
     pid_ = pid;
     paused_ = false;
+}
+
+void RedisServer::add_data_server_args(std::vector<std::string>& args) const {
+    for (std::string& a : std::vector<std::string>{
+             std::string("--save"),
+             std::string(""),
+             std::string("--enable-debug-command"),
+             std::string("local"),
+             std::string("--appendonly"),
+             std::string(options_.persistence == Persistence::None ? "no" : "yes"),
+             std::string("--appendfsync"),
+             std::string(options_.persistence == Persistence::AofAlways ? "always" : "everysec"),
+             std::string("--maxclients"),
+             std::to_string(options_.maxclients),
+             // Thousands of clients connect at the start of a run: the default backlog of 511
+             // drops their SYNs and each retry costs a second (the kernel caps it at somaxconn).
+             std::string("--tcp-backlog"),
+             std::string("4096"),
+             // Replicas (failover scenarios) sync at once, not after diskless sync's 5 s delay.
+             std::string("--repl-diskless-sync-delay"),
+             std::string("0"),
+         })
+        args.push_back(std::move(a));
+    if (!options_.password.empty()) {
+        args.push_back("--requirepass");
+        args.push_back(options_.password);
+    }
+    for (const auto& a : options_.extra_args)
+        args.push_back(a);
 }
 
 void RedisServer::wait_ready() {
@@ -190,9 +218,11 @@ void RedisServer::wait_ready() {
             // Ours, and not another server that already had the port (a busy port must fail).
             // INFO (default sections) has process_id and, once an AOF is replayed, loading:0.
             auto info = command({"INFO"}).str;
-            // A data command answers LOADING until an AOF is replayed; INFO does not wait.
+            // A data command answers LOADING until an AOF is replayed; INFO does not wait. A
+            // sentinel has no data commands.
             if (info.find("process_id:" + std::to_string(pid_) + "\r") != std::string::npos &&
-                command({"EXISTS", "lockbench:ready-probe"}).is_integer())
+                (!options_.sentinel_config.empty() ||
+                 command({"EXISTS", "lockbench:ready-probe"}).is_integer()))
                 return;
         } catch (const RedisError&) {
         }
@@ -206,9 +236,9 @@ void RedisServer::wait_ready() {
 Reply RedisServer::command(const std::vector<std::string>& args) const {
     timeval tv{2, 0};
     std::unique_ptr<redisContext, decltype(&redisFree)> ctx(
-        redisConnectWithTimeout("127.0.0.1", port_, tv), &redisFree);
+        redisConnectWithTimeout(options_.host.c_str(), port_, tv), &redisFree);
     if (!ctx || ctx->err) {
-        throw ClosedError("cannot connect to 127.0.0.1:" + std::to_string(port_) +
+        throw ClosedError("cannot connect to " + options_.host + ":" + std::to_string(port_) +
                           (ctx ? std::string(": ") + ctx->errstr : std::string()));
     }
     redisSetTimeout(ctx.get(), tv);

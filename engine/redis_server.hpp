@@ -38,6 +38,14 @@ struct RedisServerOptions {
     int maxclients = 10'000;
     std::chrono::milliseconds start_timeout{10'000};
     std::vector<std::string> extra_args;  // e.g. {"--replicaof", "127.0.0.1", "7001"}
+    // A host in a network namespace (network_lab.hpp): the namespace to run in and the address
+    // to bind there; the port is then 6379 (26379 for a sentinel) unless given - every host has
+    // its own.
+    int netns_fd = -1;
+    std::string host = "127.0.0.1";
+    // Not empty: a Redis Sentinel (redis-server --sentinel) with this configuration (its `sentinel
+    // monitor …` lines), which it rewrites as it learns.
+    std::string sentinel_config;
 };
 
 class RedisServer {
@@ -50,7 +58,7 @@ class RedisServer {
 
     int port() const { return port_; }
     pid_t pid() const { return pid_; }
-    Endpoint endpoint() const { return Endpoint{"127.0.0.1", port_, options_.password}; }
+    Endpoint endpoint() const { return Endpoint{options_.host, port_, options_.password}; }
     const std::filesystem::path& dir() const { return dir_; }
     bool running() const { return pid_ > 0; }
     // False if the process has exited since (reaps it): a server that died under a run, killed
@@ -77,6 +85,7 @@ class RedisServer {
 
   private:
     void spawn();
+    void add_data_server_args(std::vector<std::string>& args) const;
     void wait_ready();
 
     RedisServerOptions options_;

@@ -23,6 +23,7 @@
 #include "registry.hpp"
 #include "report.hpp"
 #include "result_folder.hpp"
+#include "sentinel.hpp"
 #include "story_files.hpp"
 #include "summary.hpp"
 
@@ -151,8 +152,24 @@ RunOutcome run_workload(const RunOptions& options) {
     }
     std::mutex zookeeper_proxies_mutex;
     std::vector<std::unique_ptr<FaultProxy>> zookeeper_proxies;
+    // Topology 'sentinel': isolated clients run in a namespace of their own, and every client
+    // thread finds the master through the sentinels it can reach (sentinel.hpp).
+    ClientThreads::Placement placement;
+    if (!deployment.sentinels.empty()) {
+        placement.isolated = w.topology.isolated_clients;
+        placement.enter_isolated = [&deployment] {
+            deployment.lab->enter(*deployment.clients_host);
+        };
+        placement.companion =
+            [&env, sentinels = deployment.sentinels, master = deployment.endpoints.at(0)](
+                EventLoop& loop, std::vector<SimulatedClient*> mine, bool isolated) {
+                return follow_sentinel_master(loop, env, sentinels, master, std::move(mine),
+                                              isolated ? "clients" : "root", 100ms);
+            };
+    }
     ClientThreads clients(
-        env, directory, [&](EventLoop& loop, int index, int incarnation, Clock clock) {
+        env, directory,
+        [&](EventLoop& loop, int index, int incarnation, Clock clock) {
             // A successor after a crash is a new process with a new identity.
             std::string id = "c" + std::to_string(index) +
                              (incarnation ? "." + std::to_string(incarnation) : "") + "-" + nonce;
@@ -186,7 +203,8 @@ RunOutcome run_workload(const RunOptions& options) {
                 session->zookeeper(std::chrono::milliseconds(w.lease_ms));
             }
             return session;
-        });
+        },
+        std::move(placement));
     // The nemesis starts once every client is registered (a fault for client N at 0 s must find
     // client N there), and the run once every client is connected.
     clients.wait_registered();
@@ -322,6 +340,17 @@ RunOutcome run_workload(const RunOptions& options) {
             {"servers", deployment.zookeeper ? nlohmann::json(deployment.zookeeper->size())
                                              : nlohmann::json(nullptr)},
             {"hosts", zookeeper_hosts}};
+    }
+    if (deployment.lab) {
+        nlohmann::json hosts = nlohmann::json::object();
+        for (std::size_t i = 0; i < deployment.lab->size(); ++i)
+            hosts[deployment.lab->name(i)] = deployment.lab->address(static_cast<int>(i));
+        nlohmann::json sentinels = nlohmann::json::array();
+        for (const auto& s : deployment.sentinels)
+            sentinels.push_back(s.to_string());
+        outcome.summary["topology"] = {{"hosts", hosts},
+                                       {"root", deployment.lab->address(NetworkLab::kRoot)},
+                                       {"sentinels", sentinels}};
     }
     if (options.machine) {
         outcome.summary["yardstick"] = options.machine->to_json();

@@ -16,6 +16,7 @@
 
 #include "check.hpp"
 #include "nemesis/nemesis.hpp"
+#include "network_lab.hpp"
 #include "redis_server.hpp"
 #include "registry.hpp"
 #include "run.hpp"
@@ -98,6 +99,10 @@ void expect_as_expected(const ScenarioCase& c, const RunOutcome& r) {
 TEST_P(ScenarioTest, VerdictEqualsTheExpectation) {
     const auto& c = GetParam();
     Workload w = Workload::load(c.file);
+    if (w.topology.kind == TopologyKind::Sentinel) {
+        if (const std::string why = network_lab_unavailable(); !why.empty())
+            GTEST_SKIP() << why;
+    }
     w.strategy = c.strategy;
     w.validate();
     TempDir out;
@@ -109,10 +114,10 @@ TEST_P(ScenarioTest, VerdictEqualsTheExpectation) {
 // the same outcome, every fault fired.
 bool runs_on_external_servers(const Workload& w) {
     for (const auto& f : Nemesis::parse(w.faults, w.name)) {
-        if (f->needs_embedded_servers() || f->needs_embedded_zookeeper())
+        if (f->needs_embedded_servers() || f->needs_embedded_zookeeper() || f->needs_network_lab())
             return false;
     }
-    return w.topology.kind != TopologyKind::Replicated;
+    return w.topology.kind != TopologyKind::Replicated && w.topology.kind != TopologyKind::Sentinel;
 }
 
 class ExternalScenarioTest : public ::testing::TestWithParam<ScenarioCase> {};

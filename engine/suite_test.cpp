@@ -593,5 +593,50 @@ INSTANTIATE_TEST_SUITE_P(Signals, SuiteSignalTest, ::testing::Values(SIGINT, SIG
                              return param_info.param == SIGINT ? "SIGINT" : "SIGTERM";
                          });
 
+// Hosts in network namespaces need root. As another user the Sentinel scenarios are skipped,
+// each with one line, in suite.json, the table and JUnit - and a suite that ran nothing else is
+// not a pass (exit 3). `run` of one is an environment error in one line (exit 4).
+TEST(SuiteCliTest, WithoutRootTheSentinelScenariosAreSkippedSayingWhy) {
+    if (::geteuid() != 0)
+        GTEST_SKIP() << "needs root to become another user";
+    TempDir scratch;
+    const fs::path out = scratch.path() / "results";
+    fs::create_directories(out);
+    for (const auto& p : {scratch.path(), out})
+        fs::permissions(p, fs::perms::all);
+    const std::string as_nobody = "setpriv --reuid=65534 --regid=65534 --clear-groups";
+    const fs::path junit = scratch.path() / "junit.xml";
+    Cli r = lockbench(scratch.path(),
+                      "suite --scenario t5-sentinel-split-brain --no-yardstick --out '" +
+                          out.string() + "' --junit '" + junit.string() + "'",
+                      as_nobody);
+    EXPECT_EQ(r.code, 3) << r.err;
+    std::size_t skipped_lines = 0;
+    for (std::size_t at = r.err.find("skipped: t5-sentinel-split-brain x ");
+         at != std::string::npos; at = r.err.find("skipped: t5-sentinel-split-brain x ", at + 1))
+        ++skipped_lines;
+    EXPECT_EQ(skipped_lines, 3u) << r.err;
+    EXPECT_NE(r.err.find("needs root (CAP_NET_ADMIN)"), std::string::npos) << r.err;
+    EXPECT_NE(r.out.find("0 of 0 runs as expected, 3 skipped on this machine"), std::string::npos)
+        << r.out;
+    fs::path suite_dir;
+    for (const auto& e : fs::directory_iterator(out))
+        suite_dir = e.path();
+    const json table = json::parse(read(suite_dir / "suite.json"));
+    EXPECT_TRUE(table["runs"].empty());
+    ASSERT_EQ(table["skipped"].size(), 3u);
+    EXPECT_EQ(table["skipped"][0]["scenario"], "t5-sentinel-split-brain");
+    EXPECT_NE(read(junit).find("skipped=\"3\""), std::string::npos);
+
+    Cli one =
+        lockbench(scratch.path(),
+                  "run '" + std::string(LOCKBENCH_WORKLOADS_DIR) +
+                      "/t5-sentinel-split-brain.json' --no-yardstick --out '" + out.string() + "'",
+                  as_nobody);
+    EXPECT_EQ(one.code, 4) << one.err;
+    EXPECT_EQ(lines(one.err), 1u) << one.err;
+    EXPECT_NE(one.err.find("needs root"), std::string::npos) << one.err;
+}
+
 }  // namespace
 }  // namespace lockbench

@@ -113,6 +113,8 @@ std::string_view to_string(TopologyKind k) {
             return "replicated";
         case TopologyKind::Masters:
             return "masters";
+        case TopologyKind::Sentinel:
+            return "sentinel";
     }
     return "?";
 }
@@ -179,13 +181,25 @@ Workload Workload::from_json(const json& j, const std::string& origin) {
         w.topology.kind = tr.choice<TopologyKind>("kind", w.topology.kind,
                                                   {{"single", TopologyKind::Single},
                                                    {"replicated", TopologyKind::Replicated},
-                                                   {"masters", TopologyKind::Masters}});
+                                                   {"masters", TopologyKind::Masters},
+                                                   {"sentinel", TopologyKind::Sentinel}});
         w.topology.masters = static_cast<int>(tr.integer("masters", w.topology.masters, 1, 15));
         w.topology.persistence = tr.choice<std::string>(
             "persistence", w.topology.persistence,
             {{"none", "none"}, {"aof-everysec", "aof-everysec"}, {"aof-always", "aof-always"}});
         w.topology.zookeeper_servers =
             static_cast<int>(tr.integer("zookeeper_servers", w.topology.zookeeper_servers, 1, 7));
+        w.topology.replicas = static_cast<int>(tr.integer("replicas", w.topology.replicas, 1, 6));
+        w.topology.min_replicas_to_write = static_cast<int>(
+            tr.integer("min_replicas_to_write", w.topology.min_replicas_to_write, 0, 6));
+        w.topology.min_replicas_max_lag_s = static_cast<int>(
+            tr.integer("min_replicas_max_lag_s", w.topology.min_replicas_max_lag_s, 1, 3600));
+        w.topology.down_after_ms =
+            static_cast<int>(tr.integer("down_after_ms", w.topology.down_after_ms, 100, 600'000));
+        w.topology.failover_timeout_ms = static_cast<int>(
+            tr.integer("failover_timeout_ms", w.topology.failover_timeout_ms, 500, 3'600'000));
+        w.topology.isolated_clients = static_cast<int>(
+            tr.integer("isolated_clients", w.topology.isolated_clients, 0, 100'000));
         if (w.topology.zookeeper_servers % 2 == 0) {
             tr.fail(tr.at("zookeeper_servers"),
                     "must be 1 (standalone) or an odd ensemble of 3, 5 or 7, not " +
@@ -287,7 +301,13 @@ json Workload::to_json() const {
          {{"kind", to_string(topology.kind)},
           {"masters", topology.masters},
           {"persistence", topology.persistence},
-          {"zookeeper_servers", topology.zookeeper_servers}}},
+          {"zookeeper_servers", topology.zookeeper_servers},
+          {"replicas", topology.replicas},
+          {"min_replicas_to_write", topology.min_replicas_to_write},
+          {"min_replicas_max_lag_s", topology.min_replicas_max_lag_s},
+          {"down_after_ms", topology.down_after_ms},
+          {"failover_timeout_ms", topology.failover_timeout_ms},
+          {"isolated_clients", topology.isolated_clients}}},
         {"checks",
          {{"liveness_bound_ms", checks.liveness_bound_ms},
           {"starvation_bound_ms",
@@ -338,6 +358,24 @@ void Workload::validate() const {
                             " is a quorum over independent masters and "
                             "needs at least " +
                             n + " (topology kind 'masters', or " + n + " --redis endpoints)");
+    }
+    if (topology.kind == TopologyKind::Sentinel) {
+        if (info->capabilities.multi_node || info->capabilities.zookeeper) {
+            throw WorkloadError(
+                "topology: 'sentinel' is one Redis master found through its "
+                "sentinels; " +
+                strategy + " locks " +
+                (info->capabilities.zookeeper ? "on ZooKeeper" : "N masters"));
+        }
+        if (topology.isolated_clients >= clients) {
+            throw WorkloadError("topology: isolated_clients " +
+                                std::to_string(topology.isolated_clients) +
+                                " leaves no client beside the sentinels' majority (clients " +
+                                std::to_string(clients) + ")");
+        }
+    } else if (topology.isolated_clients > 0) {
+        throw WorkloadError(
+            "topology: isolated_clients needs kind 'sentinel' (hosts in network namespaces)");
     }
     if (info->capabilities.needs_replicas && topology.kind == TopologyKind::Masters) {
         throw WorkloadError("topology: " + strategy +

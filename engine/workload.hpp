@@ -46,7 +46,7 @@ struct KeyDistribution {
 
 enum class ResourceKind { None, Counter, Fenced };
 
-enum class TopologyKind { Single, Replicated, Masters };
+enum class TopologyKind { Single, Replicated, Masters, Sentinel };
 
 struct Topology {
     TopologyKind kind = TopologyKind::Single;
@@ -55,6 +55,17 @@ struct Topology {
     // ZooKeeper strategies: the embedded ZooKeeper's servers, 1 (standalone) or an ensemble of
     // 3, 5 or 7 (for faults of the leader or a follower).
     int zookeeper_servers = 1;
+    // Sentinel: a real Redis Sentinel deployment, each node in a network namespace of its own
+    // (network_lab.hpp; needs root): one master and `replicas` replicas, a sentinel beside each
+    // (quorum: a majority of them). Clients find the master through the sentinels they can reach.
+    int replicas = 2;
+    int min_replicas_to_write = 0;  // Redis's min-replicas-to-write on every node
+    int min_replicas_max_lag_s = 1;
+    int down_after_ms = 1000;  // sentinel down-after-milliseconds
+    int failover_timeout_ms = 3000;
+    // The first `isolated_clients` clients run in a network namespace of their own ("clients"),
+    // which a partition may put beside the old master: the split-brain case.
+    int isolated_clients = 0;
 };
 
 // A quorum strategy (Redlock) needs this many independent masters to mean what it says.

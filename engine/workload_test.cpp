@@ -63,7 +63,8 @@ TEST(WorkloadTest, EveryErrorNamesItsJsonPath) {
         {R"({"resource": "disk"})",
          "w.json: /resource: must be one of none|counter|fenced, not \"disk\""},
         {R"({"topology": {"kind": "ring"}})",
-         "w.json: /topology/kind: must be one of single|replicated|masters, not \"ring\""},
+         "w.json: /topology/kind: must be one of single|replicated|masters|sentinel, not "
+         "\"ring\""},
         {R"({"topology": {"masters": 3, "extra": 1}})", "w.json: /topology/extra: unknown field"},
         {R"({"expect": {"zookeeper": "safe"}})", "w.json: /expect/zookeeper: unknown strategy"},
         {R"({"faults": {}})", "w.json: /faults: must be an array, not an object"},
@@ -75,11 +76,30 @@ TEST(WorkloadTest, EveryErrorNamesItsJsonPath) {
          "w.json: /faults/0/fault: must be one of "
          "pause-client|crash-client|clock-skew|stall|lose-release-reply|partition-client|"
          "pause-server|kill-server|clock-jump|failover|drop-replies|delay-replies|"
-         "reset-connections|partition|kill-zookeeper|pause-zookeeper, not \"meteor\""},
+         "reset-connections|partition|kill-zookeeper|pause-zookeeper|partition-hosts|"
+         "sentinel-failover, not \"meteor\""},
         {R"({"faults": [{"fault": "kill-zookeeper", "target": "master"}]})",
          "w.json: /faults/0/target: must be leader|node:N for a ZooKeeper fault, not \"master\""},
         {R"({"faults": [{"fault": "kill-server", "target": "leader"}]})",
          "w.json: /faults/0/target: must be master|node:N for a server fault, not \"leader\""},
+        {R"({"topology": {"isolated_clients": 1}})",
+         "topology: isolated_clients needs kind 'sentinel' (hosts in network namespaces)"},
+        {R"({"strategy": "redlock", "topology": {"kind": "sentinel"}})",
+         "topology: 'sentinel' is one Redis master found through its sentinels; redlock locks N "
+         "masters"},
+        {R"({"clients": 2, "topology": {"kind": "sentinel", "isolated_clients": 2}})",
+         "topology: isolated_clients 2 leaves no client beside the sentinels' majority (clients "
+         "2)"},
+        {R"({"faults": [{"fault": "partition-hosts"}]})",
+         "w.json: /faults/0/hosts: an isolate partition needs the hosts to cut off"},
+        {R"({"faults": [{"fault": "partition-hosts", "hosts": ["moon"]}]})",
+         "w.json: /faults/0/hosts: names master|clients|root|node:N, not \"moon\""},
+        {R"({"faults": [{"fault": "partition-hosts", "shape": "halves", "hosts": ["master"]}]})",
+         "w.json: /faults/0/hosts: only an isolate partition names hosts; halves acts on the data "
+         "nodes"},
+        {R"({"faults": [{"fault": "sentinel-failover", "target": "master"}]})",
+         "w.json: /faults/0/target: a fault of the network names its hosts (hosts, shape), not a "
+         "target"},
         {R"({"topology": {"zookeeper_servers": 2}})",
          "w.json: /topology/zookeeper_servers: must be 1 (standalone) or an odd ensemble of 3, 5 "
          "or 7, not 2"},

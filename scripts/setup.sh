@@ -68,12 +68,13 @@ case $mode in
     if ((sanitize)); then
       # Qt's own code is not instrumented; the dashboard is tested in the plain build only. The
       # demonstration scenarios (a pause past a lease) and the gate's machine measurements are
-      # timing-based and run in the plain build; the sanitizer builds run everything else, the
-      # engine's concurrency included.
+      # timing-based and run in the plain build, and so do the tests of hosts in network
+      # namespaces (label netns: processes that fork namespace holders and servers); the
+      # sanitizer builds run everything else, the engine's concurrency included.
       build asan Asan -DLOCKBENCH_WERROR=ON -DLOCKBENCH_BUILD_BENCHMARKS=OFF -DLOCKBENCH_BUILD_DASHBOARD=OFF
-      ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 CTEST_ARGS="-LE scenario|timing ${CTEST_ARGS:-}" run_tests asan
+      ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 CTEST_ARGS="-LE scenario|timing|netns ${CTEST_ARGS:-}" run_tests asan
       build tsan Tsan -DLOCKBENCH_WERROR=ON -DLOCKBENCH_BUILD_BENCHMARKS=OFF -DLOCKBENCH_BUILD_DASHBOARD=OFF
-      TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" CTEST_ARGS="-LE scenario|timing ${CTEST_ARGS:-}" run_tests tsan
+      TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" CTEST_ARGS="-LE scenario|timing|netns ${CTEST_ARGS:-}" run_tests tsan
     fi
     if ((gate)); then
       gate_out=$(mktemp -d)

@@ -761,6 +761,18 @@ class ZkMutexTest : public RedisTest {
         session->set_zookeeper_hosts(zookeeper_->hosts());
         return Client{std::move(session), make_strategy(strategy)};
     }
+    // The session lives on across a cut; its client reconnects on its own once packets cross
+    // again, which may take it longer than one connect timeout (a loaded machine: more).
+    void wait_until_reconnected(Client& c) {
+        for (auto until = EventLoop::now() + 20s; EventLoop::now() < until;) {
+            try {
+                run(c.session->zookeeper(6000ms).connected());
+                return;
+            } catch (const ConnectError&) {
+            }
+        }
+        FAIL() << "the client never reconnected";
+    }
     static inline std::unique_ptr<ZooKeeperServer> zookeeper_;
 };
 
@@ -984,16 +996,29 @@ TEST_F(ZkMutexTest, ADeleteThatNeverArrivedIsRetriedBeforeTheNextAttempt) {
     auto held = run(a.acquire("ledger", 6000ms));
     ASSERT_NE(as_grant(held), nullptr);
 
-    proxy.set_blackhole(true);  // nothing crosses: the delete is lost, the session is not
+    // The delete is lost on the way (nothing crosses), then the connection is reset: the client
+    // learns of the loss at once and reconnects well within its session's timeout.
+    proxy.set_blackhole(true);
     bool done = false;
-    auto error = run_to_end(
-        loop_, [](Client& c, Grant g) -> Task<void> { co_await c.release(g); }(a, *as_grant(held)),
-        10s, done);
+    std::exception_ptr error;
+    spawn_detached(
+        [](Client& c, Grant g) -> Task<void> { co_await c.release(g); }(a, *as_grant(held)),
+        [&](std::exception_ptr e) {
+            error = e;
+            done = true;
+        });
+    for (auto until = EventLoop::now() + 200ms; EventLoop::now() < until;)
+        loop_.run_once(5ms);
+    ASSERT_FALSE(done);
+    proxy.set_blackhole(false);
+    proxy.reset_connections();
+    for (auto until = EventLoop::now() + 10s; !done && EventLoop::now() < until;)
+        loop_.run_once(10ms);
     ASSERT_TRUE(done);
     ASSERT_TRUE(error);
     EXPECT_THROW(std::rethrow_exception(error), TimeoutError);
-    proxy.set_blackhole(false);
     ASSERT_EQ(lock_nodes(*zookeeper_, "ledger").size(), 1u);  // still there, of a live session
+    wait_until_reconnected(a);
 
     auto again = run(a.acquire("ledger", 6000ms));
     ASSERT_NE(as_grant(again), nullptr) << "the client queued behind its own orphan";
@@ -1025,14 +1050,7 @@ TEST_F(ZkMutexTest, ACreateInDoubtIsFoundByItsGuidAndDeletedBeforeTheNextAttempt
     EXPECT_THROW(std::rethrow_exception(error), TimeoutError);
     proxy.set_drop_replies(false);
     ASSERT_EQ(lock_nodes(*zookeeper_, "journal").size(), 1u);  // the create in doubt did run
-    // The session lives on; its client reconnects once replies cross again.
-    for (auto until = EventLoop::now() + 10s; EventLoop::now() < until;) {
-        try {
-            run(a.session->zookeeper(6000ms).connected());
-            break;
-        } catch (const ConnectError&) {
-        }
-    }
+    wait_until_reconnected(a);
 
     auto again = run(a.acquire("journal", 6000ms));
     ASSERT_NE(as_grant(again), nullptr) << "the client queued behind its own orphan";

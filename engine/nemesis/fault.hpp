@@ -27,9 +27,10 @@ struct Deployment;
 
 // Who a fault hits. Client faults: the next client granted `key` (holder), client N, or a random
 // one. Server faults: a node of the deployment (0 = the master); ZooKeeper faults: a member of
-// the ensemble, or whichever member leads when the fault fires.
+// the ensemble, or whichever member leads when the fault fires; network faults between hosts:
+// the network (the hosts are the fault's own parameters).
 struct FaultTarget {
-    enum class Kind { Holder, Client, Random, Node, Leader };
+    enum class Kind { Holder, Client, Random, Node, Leader, Network };
     Kind kind = Kind::Node;
     std::string key;  // Holder
     int index = 0;    // Client, Node
@@ -106,6 +107,8 @@ class Fault {
     // Acts on a server of the embedded ZooKeeper (not on --zookeeper's), so it needs a ZooKeeper
     // strategy; its target is a member of the ensemble, or the leader.
     virtual bool needs_embedded_zookeeper() const { return false; }
+    // Acts on hosts in network namespaces, so it needs topology kind 'sentinel'.
+    virtual bool needs_network_lab() const { return false; }
     // Acts on a client's ZooKeeper session, so it needs a ZooKeeper strategy.
     virtual bool needs_zookeeper() const { return needs_embedded_zookeeper(); }
     // Network faults act through a FaultProxy the run puts in front of every node.

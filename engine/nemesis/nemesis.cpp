@@ -6,6 +6,7 @@
 
 #include "client.hpp"
 #include "client_faults.hpp"
+#include "network_faults.hpp"
 #include "proxy_faults.hpp"
 #include "registry.hpp"
 #include "run.hpp"
@@ -28,6 +29,8 @@ json FaultTarget::to_json() const {
             return json{{"node", index}};
         case Kind::Leader:
             return "leader";
+        case Kind::Network:
+            return "the network";
     }
     return nullptr;
 }
@@ -204,12 +207,17 @@ std::unique_ptr<Fault> make_fault(const json& spec, const std::string& origin,
         f = std::make_unique<KillZooKeeper>(r);
     else if (kind == "pause-zookeeper")
         f = std::make_unique<PauseZooKeeper>(r);
+    else if (kind == "partition-hosts")
+        f = std::make_unique<PartitionHosts>(r);
+    else if (kind == "sentinel-failover")
+        f = std::make_unique<SentinelFailover>(r);
     else {
         r.fail(r.at("fault"),
                "must be one of "
                "pause-client|crash-client|clock-skew|stall|lose-release-reply|partition-client|"
                "pause-server|kill-server|clock-jump|failover|drop-replies|delay-replies|"
-               "reset-connections|partition|kill-zookeeper|pause-zookeeper, not \"" +
+               "reset-connections|partition|kill-zookeeper|pause-zookeeper|partition-hosts|"
+               "sentinel-failover, not \"" +
                    kind + "\"");
     }
     f->kind_ = kind;
@@ -238,6 +246,12 @@ std::unique_ptr<Fault> make_fault(const json& spec, const std::string& origin,
             r.fail(r.at("target"),
                    "must be holder|random|client:N for a client fault, not \"" + target + "\"");
         }
+    } else if (f->needs_network_lab()) {
+        if (spec.contains("target"))
+            r.fail(r.at("target"),
+                   "a fault of the network names its hosts (hosts, shape), not a "
+                   "target");
+        f->target_.kind = FaultTarget::Kind::Network;
     } else {
         f->target_.kind = FaultTarget::Kind::Node;
         if (target == "master" && !f->needs_embedded_zookeeper()) {
@@ -327,6 +341,7 @@ void Nemesis::fire(Fault& fault) {
         }
         case FaultTarget::Kind::Node:
         case FaultTarget::Kind::Leader:
+        case FaultTarget::Kind::Network:
             break;
     }
 }
@@ -388,6 +403,11 @@ void Nemesis::validate(const std::vector<std::unique_ptr<Fault>>& faults, const 
                                     " uses none: it could never fire (a ZooKeeper strategy: "
                                     "zk_mutex, zk_rwlock)");
             }
+        }
+        if (f.needs_network_lab() && w.topology.kind != TopologyKind::Sentinel) {
+            throw WorkloadError(at + "'" + f.kind() +
+                                "' acts on hosts in network namespaces and needs topology kind "
+                                "'sentinel': it could never fire");
         }
         if (f.needs_embedded_zookeeper() && t.kind == FaultTarget::Kind::Node &&
             t.index >= w.topology.zookeeper_servers) {

@@ -1,0 +1,181 @@
+#include "network_faults.hpp"
+
+#include "deployment.hpp"
+#include "network_lab.hpp"
+#include "sentinel.hpp"
+#include "workload.hpp"
+
+namespace lockbench {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+namespace {
+
+// The lab host whose address is `host`, if any.
+std::optional<int> host_of(const NetworkLab& lab, const std::string& address) {
+    for (std::size_t i = 0; i < lab.size(); ++i) {
+        if (lab.address(static_cast<int>(i)) == address)
+            return static_cast<int>(i);
+    }
+    return std::nullopt;
+}
+
+std::string host_name(const NetworkLab& lab, int host) {
+    return host == NetworkLab::kRoot ? "root" : lab.name(static_cast<std::size_t>(host));
+}
+
+std::optional<Endpoint> current_master(Deployment& d) {
+    if (auto m = ask_sentinels_for_master(d.sentinels, 300ms))
+        return m;
+    return std::nullopt;
+}
+
+}  // namespace
+
+PartitionHosts::PartitionHosts(ObjectReader& r)
+    : shape_(r.choice<std::string>("shape", "isolate",
+                                   {{"isolate", "isolate"},
+                                    {"halves", "halves"},
+                                    {"majorities-ring", "majorities-ring"},
+                                    {"bridge", "bridge"}})),
+      duration_(r.integer("duration_ms", 5000, 1, 3'600'000)) {
+    if (const json* hosts = r.optional_array("hosts")) {
+        for (const auto& h : *hosts) {
+            if (!h.is_string())
+                r.fail(r.at("hosts"), "must be an array of host names");
+            const std::string name = h.get<std::string>();
+            if (name != "master" && name != "clients" && name != "root" &&
+                name.rfind("node:", 0) != 0) {
+                r.fail(r.at("hosts"), "names master|clients|root|node:N, not \"" + name + "\"");
+            }
+            hosts_.push_back(name);
+        }
+    }
+    if (shape_ == "isolate" && hosts_.empty())
+        r.fail(r.at("hosts"), "an isolate partition needs the hosts to cut off");
+    if (shape_ != "isolate" && !hosts_.empty())
+        r.fail(r.at("hosts"),
+               "only an isolate partition names hosts; " + shape_ + " acts on the data nodes");
+}
+
+void PartitionHosts::apply(NemesisContext& ctx) {
+    Deployment& d = ctx.deployment();
+    NetworkLab& lab = *d.lab;
+    const int nodes = static_cast<int>(d.servers.size());
+    std::vector<int> data_nodes;
+    for (int i = 0; i < nodes; ++i)
+        data_nodes.push_back(i);
+    NetworkLab::Grudge grudge;
+    if (shape_ == "isolate") {
+        std::set<int> group;
+        for (const auto& name : hosts_) {
+            if (name == "root") {
+                group.insert(NetworkLab::kRoot);
+            } else if (name == "clients") {
+                if (!d.clients_host) {
+                    missed("there is no clients host (topology's isolated_clients is 0)");
+                    return;
+                }
+                group.insert(static_cast<int>(*d.clients_host));
+            } else if (name == "master") {
+                const auto master = current_master(d);
+                const auto host = master ? host_of(lab, master->host) : std::nullopt;
+                if (!host) {
+                    missed("no sentinel the nemesis could reach named a master");
+                    return;
+                }
+                group.insert(*host);
+            } else {
+                const int n = std::stoi(name.substr(5));
+                if (n < 0 || n >= nodes) {
+                    missed(name + " does not exist (" + std::to_string(nodes) + " nodes)");
+                    return;
+                }
+                group.insert(n);
+            }
+        }
+        std::set<int> everyone{NetworkLab::kRoot};
+        for (std::size_t i = 0; i < lab.size(); ++i)
+            everyone.insert(static_cast<int>(i));
+        grudge = isolate_grudge(group, everyone);
+    } else if (shape_ == "halves") {
+        grudge = halves_grudge(data_nodes);
+    } else if (shape_ == "majorities-ring") {
+        grudge = majorities_ring_grudge(data_nodes);
+    } else {
+        grudge = bridge_grudge(data_nodes);
+    }
+    lab.partition(grudge);  // throws when iptables does: the run ends with the reason
+    json cut = json::object();
+    for (const auto& [host, unheard] : grudge) {
+        json from = json::array();
+        for (int u : unheard)
+            from.push_back(host_name(lab, u));
+        cut[host_name(lab, host)] = from;
+    }
+    const double t = ctx.log("partition", json{{"shape", shape_}, {"cut", cut}});
+    took_effect();
+    const auto window = ctx.open_window("partition-hosts", json{{"shape", shape_}}, t);
+    ctx.later(EventLoop::now() + duration_, [&ctx, &lab, window] {
+        lab.heal();
+        ctx.close_window(window, ctx.log("heal", json{{"shape", "hosts"}}));
+    });
+}
+
+void SentinelFailover::apply(NemesisContext& ctx) {
+    Deployment& d = ctx.deployment();
+    const auto from = current_master(d);
+    if (!from) {
+        missed("no sentinel the nemesis could reach named a master");
+        return;
+    }
+    bool asked = false;
+    std::string why = "no sentinel answered SENTINEL FAILOVER";
+    for (auto& s : d.sentinel_servers) {
+        try {
+            s->command({"SENTINEL", "FAILOVER", std::string(kSentinelMasterName)});
+            asked = true;
+            break;
+        } catch (const RedisError& e) {
+            why = std::string("SENTINEL FAILOVER: ") + e.what();
+        }
+    }
+    if (!asked) {
+        missed(why);
+        return;
+    }
+    const double t = ctx.log("failover", json{{"from", from->to_string()}, {"by", "sentinel"}});
+    const auto window = ctx.open_window("sentinel-failover", json{{"from", from->to_string()}}, t);
+    // It took effect once the sentinels name another master: asked again every 100 ms (a copy
+    // of the check schedules the next one).
+    struct Check {
+        SentinelFailover* fault;
+        NemesisContext* ctx;
+        Endpoint from;
+        std::size_t window;
+        EventLoop::TimePoint deadline;
+        void operator()() const {
+            Deployment& dep = ctx->deployment();
+            const auto now_master = current_master(dep);
+            if (now_master && (now_master->host != from.host || now_master->port != from.port)) {
+                ctx->close_window(window,
+                                  ctx->log("failover-done", json{{"to", now_master->to_string()}}));
+                fault->took_effect();
+                return;
+            }
+            if (EventLoop::now() >= deadline) {
+                fault->missed("the sentinels still named " + from.to_string() +
+                              " as the master after the failover timeout");
+                ctx->close_window(window,
+                                  ctx->log("failover-failed", json{{"at", from.to_string()}}));
+                return;
+            }
+            ctx->later(EventLoop::now() + 100ms, *this);
+        }
+    };
+    ctx.later(EventLoop::now() + 100ms,
+              Check{this, &ctx, *from, window, EventLoop::now() + d.failover_timeout + 5s});
+}
+
+}  // namespace lockbench
