@@ -40,8 +40,10 @@ void ResourceCheck::on_write(const Event& event) {
             return;
         }
         auto latest = latest_.find(event.key);
+        auto highest = highest_.find(event.key);
         in_flight_.set(event.process) = WriteInFlight{
-            latest == latest_.end() ? std::nullopt : std::optional<Write>(latest->second)};
+            latest == latest_.end() ? std::nullopt : std::optional<Write>(latest->second),
+            highest == highest_.end() ? std::nullopt : std::optional<Write>(highest->second)};
         return;
     }
     WriteInFlight* in_flight = in_flight_.find(event.process);
@@ -54,32 +56,51 @@ void ResourceCheck::on_write(const Event& event) {
     ++writes_;
     const Write write{event.process, *event.number, event.time, event.index};
     latest_.insert_or_assign(event.key, write);
-    if (!sent.written_before || write.value > sent.written_before->value)
+    const bool lost = sent.highest_before && write.value <= sent.highest_before->value;
+    // After a loss the counter goes on from what this write left: the reference starts again.
+    if (auto highest = highest_.find(event.key);
+        lost || highest == highest_.end() || write.value > highest->second.value)
+        highest_.insert_or_assign(event.key, write);
+    if (!lost)
         return;
-    const Write& overwritten = *sent.written_before;
+    // Directly over the last write (T1), or over a value a late write had set back (T13).
+    const bool direct =
+        sent.written_before && sent.written_before->index == sent.highest_before->index;
+    const Write& overwritten = *sent.highest_before;
     ++lost_updates_;
     if (on_lost_update_)
         on_lost_update_(event);
     processes_.add(write.process);
     processes_.add(overwritten.process);
+    // The write that set the counter back (delivered late, T13) is the one that lost the update.
+    const std::optional<Write> late = direct ? std::nullopt : sent.written_before;
+    if (late)
+        processes_.add(late->process);
     if (violations_.size() >= max_violations_)
         return;
     const auto write_json = [](const Write& w) {
         return json{
             {"process", w.process}, {"value", w.value}, {"time_ns", w.time_ns}, {"index", w.index}};
     };
-    violations_.push_back(
-        json{{"kind", "resource"},
-             {"key", event.key},
-             {"message", event.key + ": process " + std::to_string(write.process) + " wrote " +
-                             std::to_string(write.value) + " at " + format_seconds(write.time_ns) +
-                             " over " + std::to_string(overwritten.value) + " written by process " +
-                             std::to_string(overwritten.process) + " at " +
-                             format_seconds(overwritten.time_ns) + ": an update was lost"},
-             {"witness",
-              {{"key", event.key},
-               {"overwritten", write_json(overwritten)},
-               {"write", write_json(write)}}}});
+    violations_.push_back(json{
+        {"kind", "resource"},
+        {"key", event.key},
+        {"message", event.key + ": process " + std::to_string(write.process) + " wrote " +
+                        std::to_string(write.value) + " at " + format_seconds(write.time_ns) +
+                        (direct ? " over " : ", below ") + std::to_string(overwritten.value) +
+                        " written by process " + std::to_string(overwritten.process) + " at " +
+                        format_seconds(overwritten.time_ns) +
+                        (late ? " before it was sent: process " + std::to_string(late->process) +
+                                    "'s write of " + std::to_string(late->value) +
+                                    ", delivered at " + format_seconds(late->time_ns) +
+                                    ", had set the counter back - an update was lost"
+                              : ": an update was lost")},
+        {"witness",
+         {{"key", event.key},
+          {"overwritten", write_json(overwritten)},
+          {"write", write_json(write)}}}});
+    if (late)
+        violations_.back()["witness"]["late"] = write_json(*late);
 }
 
 void ResourceCheck::finish(std::int64_t /*end_time_ns*/) {}

@@ -2,13 +2,15 @@
 
 // Check 3, resource integrity: no lost update on the lock-protected counter. Inside its critical
 // section a client reads the counter of the key it holds and writes read+1, so an `ok` write must
-// exceed the value the counter held when the write was sent - the last `ok` write completed
-// before it; one that does not overwrote someone's update (T1: a holder paused past its lease
-// writes what it read before). Each stale write counts once: the next holder reads what the stale
-// write left and increments that, which is no loss of its own (a check against the highest value
-// ever written would count every write until the counter climbed back). Writes that overlap in
-// real time are not ordered, `info` writes are unknown and `fail` writes did not happen, so none
-// of those count.
+// exceed every `ok` write completed before it was sent; one that does not lost an update. Either
+// it overwrote one itself (T1: a holder paused past its lease writes what it read before), or it
+// builds on a value that a write sent earlier but delivered late had set back (T13: the counter
+// went from 20 back to 13 when a delayed write landed, and the next holder wrote 14). Each stale
+// write counts once: after a loss the reference is the value it left, so the next holders'
+// increments from there are no loss of their own (a check against the highest value ever
+// written would count every write until the counter climbed back). Writes that overlap in real
+// time are not ordered, `info` writes are unknown and `fail` writes did not happen, so none of
+// those count.
 //
 // Only writes made while the writer holds the key's lock are judged: a register that no lock
 // protects (a Jepsen register history) is linearizability's business, and on a history without
@@ -39,8 +41,8 @@ class ResourceCheck {
     // "unguarded_writes" (outside any hold, not judged), "keys"}.
     nlohmann::json result() const;
     // Up to max_violations entries {"kind": "resource", "key", "message", "witness"}, witness
-    // {"key", "overwritten": write, "write": write} with a write {"process", "value", "time_ns",
-    // "index"}.
+    // {"key", "overwritten": write, "write": write, "late": write (T13 only: the write delivered
+    // late that set the counter back)} with a write {"process", "value", "time_ns", "index"}.
     nlohmann::json violations() const { return violations_; }
     std::uint64_t violation_count() const { return lost_updates_; }
     // Called with each write found to have lost an update (its `ok` event), as it is found.
@@ -56,8 +58,10 @@ class ResourceCheck {
         std::uint64_t index = 0;
     };
     struct WriteInFlight {
-        // The last write completed before this write was sent: what the counter held then.
+        // The last write completed before this write was sent (what the counter held then, if
+        // no write was delivered late), and the highest completed since the last loss.
         std::optional<Write> written_before;
+        std::optional<Write> highest_before;
     };
 
     void on_write(const Event& event);
@@ -65,8 +69,9 @@ class ResourceCheck {
     std::size_t max_violations_;
     std::function<void(const Event&)> on_lost_update_;
     HoldNesting nesting_;
-    std::unordered_map<std::string, Write> latest_;  // per key: the last ok write completed
-    PerProcess<WriteInFlight> in_flight_;            // judged writes, by process
+    std::unordered_map<std::string, Write> latest_;   // per key: the last ok write completed
+    std::unordered_map<std::string, Write> highest_;  // per key: the highest since the last loss
+    PerProcess<WriteInFlight> in_flight_;             // judged writes, by process
     nlohmann::json violations_ = nlohmann::json::array();
     ProcessSet processes_;
     bool lock_ops_seen_ = false;

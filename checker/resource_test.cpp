@@ -113,6 +113,52 @@ TEST(Resource, AStaleWriteCountsOnceNotForEveryWriteAfterIt) {
     EXPECT_EQ(check.violations()[0]["witness"]["overwritten"]["value"], 12);
 }
 
+// T13: process 1 sent its write in time, and the network delivered it late - after process 2,
+// granted the lock when process 1's lease ran out, had written 11 and 12. The late write set the
+// counter back to 11; process 3 read 11 and wrote 12, no more than a write completed before it
+// was sent: an update was lost, counted once.
+TEST(Resource, AWriteDeliveredLateSetsTheCounterBackAndTheNextWriteShowsIt) {
+    ResourceCheck check;
+    run_check(check, R"(
+{"type":"invoke","process":1,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":90000000}
+{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"a"},"time":100000000}
+{"type":"invoke","process":1,"f":"read","key":"k0","value":null,"time":100000000}
+{"type":"ok","process":1,"f":"read","key":"k0","value":10,"time":110000000}
+{"type":"invoke","process":1,"f":"write","key":"k0","value":11,"time":120000000}
+{"type":"invoke","process":2,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":200000000}
+{"type":"ok","process":2,"f":"acquire","key":"k0","value":{"token":"b"},"time":500000000}
+{"type":"invoke","process":2,"f":"read","key":"k0","value":null,"time":500000000}
+{"type":"ok","process":2,"f":"read","key":"k0","value":10,"time":510000000}
+{"type":"invoke","process":2,"f":"write","key":"k0","value":11,"time":520000000}
+{"type":"ok","process":2,"f":"write","key":"k0","value":11,"time":530000000}
+{"type":"invoke","process":2,"f":"write","key":"k0","value":12,"time":540000000}
+{"type":"ok","process":2,"f":"write","key":"k0","value":12,"time":550000000}
+{"type":"invoke","process":2,"f":"release","key":"k0","value":{"token":"b"},"time":560000000}
+{"type":"ok","process":2,"f":"release","key":"k0","value":null,"time":570000000}
+{"type":"ok","process":1,"f":"write","key":"k0","value":11,"time":800000000}
+{"type":"invoke","process":1,"f":"release","key":"k0","value":{"token":"a"},"time":810000000}
+{"type":"fail","process":1,"f":"release","key":"k0","value":null,"time":820000000,"error":"not-held"}
+{"type":"invoke","process":3,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":900000000}
+{"type":"ok","process":3,"f":"acquire","key":"k0","value":{"token":"c"},"time":900000000}
+{"type":"invoke","process":3,"f":"read","key":"k0","value":null,"time":905000000}
+{"type":"ok","process":3,"f":"read","key":"k0","value":11,"time":910000000}
+{"type":"invoke","process":3,"f":"write","key":"k0","value":12,"time":920000000}
+{"type":"ok","process":3,"f":"write","key":"k0","value":12,"time":930000000}
+{"type":"invoke","process":3,"f":"write","key":"k0","value":13,"time":940000000}
+{"type":"ok","process":3,"f":"write","key":"k0","value":13,"time":950000000}
+)");
+    EXPECT_EQ(check.violation_count(), 1u);
+    ASSERT_EQ(check.violations().size(), 1u);
+    EXPECT_EQ(check.violations()[0]["message"],
+              "k0: process 3 wrote 12 at 0.930 s, below 12 written by process 2 at 0.550 s "
+              "before it was sent: process 1's write of 11, delivered at 0.800 s, had set the "
+              "counter back - an update was lost");
+    EXPECT_EQ(check.violations()[0]["witness"]["overwritten"]["process"], 2);
+    EXPECT_EQ(check.violations()[0]["witness"]["write"]["process"], 3);
+    EXPECT_EQ(check.violations()[0]["witness"]["late"]["process"], 1);
+    EXPECT_EQ(check.result()["processes"], (json{1, 2, 3}));  // the late writer among them
+}
+
 TEST(Resource, KeepsAtMostMaxViolationsWitnessesButCountsThemAll) {
     ResourceCheck check(1);
     run_check(check, kPausedHolder);

@@ -239,11 +239,15 @@ void SimulatedClient::record(EventType type, std::string_view f, const std::stri
 
 Task<void> SimulatedClient::connect() {
     std::minstd_rand jitter(static_cast<std::uint32_t>(index_) + 1);
-    for (std::size_t node = 0; node < session_->node_count(); ++node) {
+    // Every lock node, then the resource's own server when it has one (T13).
+    const std::size_t connections = session_->node_count() + (session_->has_own_resource() ? 1 : 0);
+    for (std::size_t node = 0; node < connections; ++node) {
+        RedisConnection& c =
+            node < session_->node_count() ? session_->redis(node) : session_->resource();
         while (!env_.stop.load(std::memory_order_relaxed)) {
             std::string error;
             try {
-                co_await session_->redis(node).command("PING");
+                co_await c.command("PING");
                 break;
             } catch (const RedisError& e) {
                 error = e.what();

@@ -25,6 +25,12 @@ Persistence persistence_of(const std::string& name) {
 Deployment Deployment::start(const Workload& w, const std::vector<Endpoint>& external,
                              const std::string& zookeeper) {
     Deployment d;
+    if (w.resource_server_separate) {
+        // Storage apart from the lock service, on a path of its own (T13).
+        d.resource_server =
+            std::make_unique<RedisServer>(RedisServerOptions{.maxclients = w.clients + 32});
+        d.resource_proxy = std::make_unique<FaultProxy>(d.resource_server->endpoint());
+    }
     const StrategyInfo* info = find_strategy(w.strategy);
     if (info && info->capabilities.zookeeper) {
         if (zookeeper.empty()) {
@@ -198,6 +204,11 @@ void Deployment::check_alive() {
             throw EnvironmentError("ZooKeeper on port " + std::to_string(z.port()) +
                                    " died during the run: " + z.log_tail(1));
         }
+    }
+    if (resource_server && resource_server->running() && !resource_server->alive()) {
+        throw EnvironmentError("the resource's redis-server on " +
+                               resource_server->endpoint().to_string() +
+                               " died during the run: " + resource_server->log_tail(1));
     }
     for (auto* group : {&servers, &sentinel_servers}) {
         for (auto& s : *group) {

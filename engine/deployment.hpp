@@ -39,6 +39,10 @@ struct Deployment {
     std::vector<Endpoint> sentinels;
     std::optional<std::size_t> clients_host;
     std::chrono::milliseconds failover_timeout{0};  // the sentinels' failover-timeout
+    // resource_server 'separate': the resource's own redis-server (embedded, also beside
+    // --redis) and the fault proxy in front of it that clients reach it through.
+    std::unique_ptr<RedisServer> resource_server;
+    std::unique_ptr<FaultProxy> resource_proxy;
 
     // Puts a FaultProxy in front of every node and points the clients at them.
     void add_proxies();

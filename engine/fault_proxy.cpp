@@ -67,7 +67,12 @@ struct Chunk {
 struct Link {
     int client = -1;
     int upstream = -1;
+    int client_port = 0;  // the client's source port
     std::string to_upstream;
+    Clock::time_point upstream_hold_until{};  // a delayed request: nothing goes on before
+    // The client closed its side: what it sent before still goes on (held or not), then the link
+    // closes - a segment in flight is not recalled by the FIN behind it.
+    bool client_closed = false;
     std::deque<Chunk> to_client;
     std::size_t to_client_offset = 0;  // bytes of to_client.front() already sent
     bool dead = false;
@@ -160,6 +165,11 @@ void FaultProxy::freeze_until(std::chrono::steady_clock::time_point until) {
     std::uint64_t one = 1;
     [[maybe_unused]] auto ignored = ::write(wake_fd_, &one, sizeof one);
 }
+void FaultProxy::delay_next_request_from(int client_port, std::chrono::milliseconds delay) {
+    std::lock_guard lock(delays_mutex_);
+    delays_[client_port] = delay;
+    delays_pending_ = static_cast<int>(delays_.size());
+}
 void FaultProxy::reset_connections() {
     reset_requested_ = true;
     std::uint64_t one = 1;
@@ -200,17 +210,24 @@ void FaultProxy::serve() {
                         .count();
                 timeout_ms = std::min<int>(timeout_ms, static_cast<int>(std::max<long>(wait, 0)));
             }
+            if (!l->to_upstream.empty() && l->upstream_hold_until > now) {
+                auto wait =
+                    std::chrono::ceil<std::chrono::milliseconds>(l->upstream_hold_until - now)
+                        .count();
+                timeout_ms = std::min<int>(timeout_ms, static_cast<int>(std::max<long>(wait, 0)));
+            }
         }
         fds.clear();
         fds.push_back({wake_fd_, POLLIN, 0});
         fds.push_back({listen_fd_, POLLIN, 0});
         for (const auto& l : links) {
-            short client_events = POLLIN;
+            short client_events = l->client_closed ? 0 : POLLIN;
             if (!l->to_client.empty() && l->to_client.front().due <= now)
                 client_events |= POLLOUT;
             fds.push_back({l->client, client_events, 0});
-            fds.push_back({l->upstream,
-                           static_cast<short>(POLLIN | (l->to_upstream.empty() ? 0 : POLLOUT)), 0});
+            const bool send_upstream = !l->to_upstream.empty() && l->upstream_hold_until <= now;
+            fds.push_back(
+                {l->upstream, static_cast<short>(POLLIN | (send_upstream ? POLLOUT : 0)), 0});
         }
         if (::poll(fds.data(), fds.size(), timeout_ms) < 0 && errno != EINTR)
             break;
@@ -239,6 +256,10 @@ void FaultProxy::serve() {
                 auto link = std::make_unique<Link>();
                 link->client = c;
                 link->upstream = u;
+                sockaddr_in peer{};
+                socklen_t peer_len = sizeof peer;
+                if (::getpeername(c, reinterpret_cast<sockaddr*>(&peer), &peer_len) == 0)
+                    link->client_port = ntohs(peer.sin_port);
                 links.push_back(std::move(link));
                 ++accepted_;
             }
@@ -254,11 +275,20 @@ void FaultProxy::serve() {
             Link& l = *links[i];
             const pollfd& pc = fds[2 + 2 * i];
             const pollfd& pu = fds[3 + 2 * i];
-            if (pc.revents & (POLLIN | POLLHUP | POLLERR)) {
+            if (!l.client_closed && (pc.revents & (POLLIN | POLLHUP | POLLERR))) {
                 ssize_t n = ::recv(l.client, buf, sizeof buf, 0);
                 if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-                    l.dead = true;
+                    l.client_closed = true;
                 } else if (n > 0 && !blackhole) {
+                    if (delays_pending_.load() > 0 && l.to_upstream.empty()) {
+                        std::lock_guard lock(delays_mutex_);
+                        if (auto it = delays_.find(l.client_port); it != delays_.end()) {
+                            l.upstream_hold_until = Clock::now() + it->second;
+                            delays_.erase(it);
+                            delays_pending_ = static_cast<int>(delays_.size());
+                            ++requests_delayed_;
+                        }
+                    }
                     l.to_upstream.append(buf, static_cast<std::size_t>(n));
                 }
             }
@@ -271,12 +301,14 @@ void FaultProxy::serve() {
                         {Clock::now() + delay, std::string(buf, static_cast<std::size_t>(n))});
                 }
             }
-            if (!l.to_upstream.empty()) {
+            if (!l.to_upstream.empty() && Clock::now() >= l.upstream_hold_until) {
                 std::size_t written = 0;
                 if (!write_some(l.upstream, l.to_upstream.data(), l.to_upstream.size(), written))
                     l.dead = true;
                 l.to_upstream.erase(0, written);
             }
+            if (l.client_closed && l.to_upstream.empty())
+                l.dead = true;
             const auto t = Clock::now();
             while (!l.dead && !l.to_client.empty() && l.to_client.front().due <= t) {
                 Chunk& c = l.to_client.front();

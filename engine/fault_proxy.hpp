@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -43,6 +44,13 @@ class FaultProxy {
     // (a whole-client pause of a client whose library runs threads of its own, as ZooKeeper's).
     void freeze_until(std::chrono::steady_clock::time_point until);
 
+    // The next bytes the client connecting from `client_port` sends are held `delay` before they
+    // go on (and whatever it sends meanwhile queues behind them): a message delayed in the network
+    // on its way to the server, e.g. a holder's write that reaches storage late (T13).
+    void delay_next_request_from(int client_port, std::chrono::milliseconds delay);
+    // Requests held that way so far.
+    std::uint64_t requests_delayed() const { return requests_delayed_.load(); }
+
     // For tests: connections accepted so far.
     std::uint64_t accepted() const { return accepted_.load(); }
 
@@ -61,6 +69,10 @@ class FaultProxy {
     std::atomic<std::int64_t> blackhole_until_ns_{0};  // the same
     std::atomic<bool> stopping_{false};
     std::atomic<std::uint64_t> accepted_{0};
+    std::mutex delays_mutex_;
+    std::map<int, std::chrono::milliseconds> delays_;  // client port -> hold of its next request
+    std::atomic<int> delays_pending_{0};
+    std::atomic<std::uint64_t> requests_delayed_{0};
     std::thread thread_;
 };
 

@@ -116,6 +116,51 @@ TEST_F(FaultProxyTest, AFreezeHoldsWhatCrossesUntilItEndsAndLosesNothing) {
     EXPECT_EQ(send({"GET", "lock"}).str, "c2");
 }
 
+// T13's fault: one connection's next request is held on its way to the server and arrives late,
+// while another connection's requests cross at once.
+TEST_F(FaultProxyTest, ADelayedRequestArrivesLateAndOnlyThatConnectionsIsHeld) {
+    send({"PING"});
+    RedisConnection other{
+        loop_, proxy_.endpoint(), {.connect_timeout = 500ms, .command_timeout = 300ms}};
+    run_sync(loop_, [](RedisConnection& c) -> Task<void> { co_await c.command("PING"); }(other));
+    ASSERT_NE(client_.local_port(), 0);
+    proxy_.delay_next_request_from(client_.local_port(), 600ms);
+
+    const auto start = EventLoop::now();
+    bool done = false;
+    std::exception_ptr error;
+    spawn_detached(
+        [](RedisConnection& c) -> Task<void> {
+            co_await c.command("SET", "lock", "late");
+        }(client_),
+        [&](std::exception_ptr e) {
+            error = e;
+            done = true;
+        });
+    loop_.run_once(20ms);
+    EXPECT_TRUE(server_.command({"GET", "lock"}).is_nil());  // held on the way
+    EXPECT_EQ(run_sync(loop_,
+                       [](RedisConnection& c) -> Task<Reply> {
+                           co_return co_await c.command("SET", "other", "now");
+                       }(other))
+                  .str,
+              "OK");
+    EXPECT_EQ(server_.command({"GET", "other"}).str, "now");
+    EXPECT_TRUE(server_.command({"GET", "lock"}).is_nil());
+    // The client's own command timeout (300 ms) is shorter than the hold: it gives up, and the
+    // write still reaches the server afterwards - delayed, not lost.
+    for (auto until = EventLoop::now() + 5s; !done && EventLoop::now() < until;)
+        loop_.run_once(10ms);
+    ASSERT_TRUE(done);
+    ASSERT_TRUE(error);
+    const auto deadline = std::chrono::steady_clock::now() + 5s;
+    while (server_.command({"GET", "lock"}).is_nil() && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(10ms);
+    EXPECT_EQ(server_.command({"GET", "lock"}).str, "late");
+    EXPECT_GE(EventLoop::now() - start, 590ms);
+    EXPECT_EQ(proxy_.requests_delayed(), 1u);
+}
+
 TEST_F(FaultProxyTest, ADeadUpstreamRefusesNewConnections) {
     server_.kill();
     EXPECT_THROW(send({"PING"}), IoError);

@@ -26,6 +26,7 @@
 #include "sentinel.hpp"
 #include "story_files.hpp"
 #include "summary.hpp"
+#include "zk_client.hpp"
 
 namespace lockbench {
 
@@ -124,6 +125,9 @@ RunOutcome run_workload(const RunOptions& options) {
     std::string connect_error;
     ClientDirectory directory;
     const std::vector<Endpoint> endpoints = deployment.endpoints;
+    const std::optional<Endpoint> resource_endpoint =
+        deployment.resource_proxy ? std::optional(deployment.resource_proxy->endpoint())
+                                  : std::nullopt;
     const std::string zookeeper_hosts = deployment.zookeeper_hosts;
     ClientEnvironment env{w,
                           keys,
@@ -175,6 +179,8 @@ RunOutcome run_workload(const RunOptions& options) {
                              (incarnation ? "." + std::to_string(incarnation) : "") + "-" + nonce;
             auto session =
                 std::make_unique<Session>(loop, endpoints, connection, id, std::move(clock));
+            if (resource_endpoint)
+                session->set_resource_endpoint(*resource_endpoint);
             if (!zookeeper_hosts.empty()) {
                 std::string hosts = zookeeper_hosts;
                 if (own_zookeeper_proxies) {
@@ -302,6 +308,11 @@ RunOutcome run_workload(const RunOptions& options) {
     if (options.progress)
         std::fprintf(stderr, "\r\x1b[K");
     const auto end = EventLoop::now();
+    // A crashed ZooKeeper client's session is ended once its timeout has passed: wait for that
+    // (not part of the run's time), or the server - the user's, with --zookeeper - keeps the
+    // session, and an exiting process its handle.
+    if (!zookeeper_hosts.empty())
+        ZkClient::wait_for_undertakers(std::chrono::milliseconds(w.lease_ms) + 5s);
 
     history->finish();
     if (!environment_failure.empty())

@@ -171,6 +171,8 @@ Workload Workload::from_json(const json& j, const std::string& origin) {
                                         {{"none", ResourceKind::None},
                                          {"counter", ResourceKind::Counter},
                                          {"fenced", ResourceKind::Fenced}});
+    w.resource_server_separate = r.choice<bool>("resource_server", w.resource_server_separate,
+                                                {{"shared", false}, {"separate", true}});
     w.seed = static_cast<std::uint64_t>(r.integer("seed", static_cast<std::int64_t>(w.seed), 0,
                                                   std::numeric_limits<std::int64_t>::max()));
     w.duration_s = r.number("duration_s", w.duration_s, 0.01, 86'400);
@@ -293,6 +295,7 @@ json Workload::to_json() const {
         {"release_on_failed_acquire", release_on_failed_acquire},
         {"retry_ambiguous_release", retry_ambiguous_release},
         {"resource", to_string(resource)},
+        {"resource_server", resource_server_separate ? "separate" : "shared"},
         {"seed", seed},
         {"duration_s", duration_s},
         {"connect_timeout_ms", connect_timeout_ms},
@@ -358,6 +361,17 @@ void Workload::validate() const {
                             " is a quorum over independent masters and "
                             "needs at least " +
                             n + " (topology kind 'masters', or " + n + " --redis endpoints)");
+    }
+    if (resource_server_separate && resource == ResourceKind::None) {
+        throw WorkloadError(
+            "resource_server: 'separate' puts the resource on its own server, "
+            "and resource is 'none'");
+    }
+    if (resource_server_separate && topology.kind == TopologyKind::Sentinel) {
+        throw WorkloadError(
+            "resource_server: 'separate' runs on loopback beside lockbench, "
+            "where the clients of topology 'sentinel' in their own namespace "
+            "cannot reach it");
     }
     if (topology.kind == TopologyKind::Sentinel) {
         if (info->capabilities.multi_node || info->capabilities.zookeeper) {

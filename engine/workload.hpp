@@ -111,6 +111,10 @@ struct Workload {
     // T7: a release that timed out is sent again, as client libraries retry ambiguous calls.
     bool retry_ambiguous_release = false;
     ResourceKind resource = ResourceKind::Counter;
+    // Where the resource lives: beside the lock (the lock's Redis, the same connection), or on a
+    // redis-server of its own behind a network path of its own, where a write can be delayed
+    // on its way to storage (T13).
+    bool resource_server_separate = false;
     std::uint64_t seed = 1;
     double duration_s = 5;
     std::int64_t connect_timeout_ms = 1000;

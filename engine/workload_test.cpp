@@ -75,6 +75,7 @@ TEST(WorkloadTest, EveryErrorNamesItsJsonPath) {
         {R"({"faults": [{"fault": "meteor"}]})",
          "w.json: /faults/0/fault: must be one of "
          "pause-client|crash-client|clock-skew|stall|lose-release-reply|partition-client|"
+         "delay-write|"
          "pause-server|kill-server|clock-jump|failover|drop-replies|delay-replies|"
          "reset-connections|partition|kill-zookeeper|pause-zookeeper|partition-hosts|"
          "sentinel-failover, not \"meteor\""},

@@ -501,4 +501,18 @@ void RedisConnection::close_socket() {
     registered_events_ = 0;
 }
 
+int RedisConnection::local_port() const {
+    if (fd_ < 0 || state_ != State::Connected)
+        return 0;
+    sockaddr_storage addr{};
+    socklen_t len = sizeof addr;
+    if (::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0)
+        return 0;
+    if (addr.ss_family == AF_INET)
+        return ntohs(reinterpret_cast<const sockaddr_in*>(&addr)->sin_port);
+    if (addr.ss_family == AF_INET6)
+        return ntohs(reinterpret_cast<const sockaddr_in6*>(&addr)->sin6_port);
+    return 0;
+}
+
 }  // namespace lockbench

@@ -193,6 +193,9 @@ class RedisConnection final : private EventLoop::IoHandler {
     // Points the connection at another server (a failover): drops the socket, commands in flight
     // fail with ClosedError, the next command connects to `endpoint`.
     void set_endpoint(Endpoint endpoint);
+    // The connection's own port (its source port), 0 when not connected: what a network fault
+    // in front of the server tells this connection's packets by.
+    int local_port() const;
     EventLoop& loop() { return loop_; }
     const ConnectionOptions& options() const { return options_; }
 

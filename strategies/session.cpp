@@ -41,6 +41,17 @@ RedisConnection& Session::subscriber(std::size_t node) {
     return *c;
 }
 
+RedisConnection& Session::resource() {
+    if (!resource_endpoint_)
+        return redis(0);
+    if (!resource_) {
+        resource_ = std::make_unique<RedisConnection>(loop_, *resource_endpoint_, options_);
+        if (killed_)
+            resource_->disable(*killed_);
+    }
+    return *resource_;
+}
+
 ZkClient& Session::zookeeper(std::chrono::milliseconds session_timeout) {
     if (zookeeper_hosts_.empty())
         throw std::logic_error("this session has no ZooKeeper (set_zookeeper_hosts)");
@@ -90,6 +101,8 @@ void Session::kill(const std::string& reason) {
         if (c)
             c->disable(reason);
     }
+    if (resource_)
+        resource_->disable(reason);
 }
 
 }  // namespace lockbench

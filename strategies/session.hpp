@@ -43,6 +43,12 @@ class Session {
     // A separate connection for SUBSCRIBE: a subscribed RESP2 connection cannot run commands.
     RedisConnection& subscriber(std::size_t node = 0);
 
+    // Where the protected resource lives: a server of its own (a separate path, T13), or the
+    // lock's node 0 when none was set. Its own connection either way once set.
+    void set_resource_endpoint(Endpoint endpoint) { resource_endpoint_ = std::move(endpoint); }
+    bool has_own_resource() const { return resource_endpoint_.has_value(); }
+    RedisConnection& resource();
+
     // Where ZooKeeper strategies connect ("HOST:PORT,…"); empty when the run has no ZooKeeper.
     void set_zookeeper_hosts(std::string hosts) { zookeeper_hosts_ = std::move(hosts); }
     const std::string& zookeeper_hosts() const { return zookeeper_hosts_; }
@@ -110,6 +116,8 @@ class Session {
     Clock clock_;
     std::vector<std::unique_ptr<RedisConnection>> connections_;
     std::vector<std::unique_ptr<RedisConnection>> subscribers_;
+    std::optional<Endpoint> resource_endpoint_;
+    std::unique_ptr<RedisConnection> resource_;
     std::string zookeeper_hosts_;
     std::unique_ptr<ZkClient> zookeeper_;
     std::uint64_t token_sequence_ = 0;

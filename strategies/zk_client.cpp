@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <arpa/inet.h>
+#include <condition_variable>
 #include <cstdio>
 #include <filesystem>
 #include <mutex>
@@ -312,6 +313,18 @@ Task<bool> ZkClient::wait_deleted(std::string path, EventLoop::TimePoint deadlin
     co_return woken;
 }
 
+namespace {
+// Killed clients whose undertaker has not finished yet.
+std::mutex undertakers_mutex;
+std::condition_variable undertakers_done;
+int undertakers_running = 0;
+}  // namespace
+
+bool ZkClient::wait_for_undertakers(std::chrono::milliseconds limit) {
+    std::unique_lock lock(undertakers_mutex);
+    return undertakers_done.wait_for(lock, limit, [] { return undertakers_running == 0; });
+}
+
 void ZkClient::kill(const std::string& reason) {
     if (core_->killed)
         return;
@@ -325,6 +338,10 @@ void ZkClient::kill(const std::string& reason) {
     const clientid_t id = *zoo_client_id(zh_);
     const auto at = std::chrono::steady_clock::now() + session_timeout();
     undertaker_ = std::make_shared<Undertaker>(zh_, core_);
+    {
+        std::lock_guard lock(undertakers_mutex);
+        ++undertakers_running;
+    }
     std::thread([u = undertaker_, hosts = hosts_, id, at, timeout = zoo_recv_timeout(zh_),
                  connect_timeout = connect_timeout_] {
         std::this_thread::sleep_until(at);
@@ -353,6 +370,9 @@ void ZkClient::kill(const std::string& reason) {
                 break;  // the server cannot be reached: it will expire the session itself
         }
         u->bury();
+        std::lock_guard lock(undertakers_mutex);
+        --undertakers_running;
+        undertakers_done.notify_all();
     }).detach();
     core_->wake_all();
 }

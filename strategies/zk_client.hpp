@@ -87,6 +87,10 @@ class ZkClient {
     // After kill(): whether the session was ended on the server yet (false until its timeout has
     // passed, or if the server could not be reached).
     bool session_ended() const;
+    // Waits up to `limit` until every killed client's session has been ended and its handle
+    // closed (the engine calls it when a run's clients are gone: a process that exits meanwhile
+    // would leave the handles, and the sessions, behind). True when none is left.
+    static bool wait_for_undertakers(std::chrono::milliseconds limit);
 
     struct Core;
 

@@ -1,6 +1,8 @@
 #include "client_faults.hpp"
 
 #include "client.hpp"
+#include "deployment.hpp"
+#include "fault_proxy.hpp"
 
 namespace lockbench {
 
@@ -114,6 +116,32 @@ void PartitionClient::apply_to_client(NemesisContext& ctx, SimulatedClient& clie
         c.session().loop().add_timer(until, [&ctx, window, process] {
             ctx.close_window(window, ctx.log("heal-client", json{{"target", process}}));
         });
+        return std::chrono::milliseconds(0);
+    });
+}
+
+DelayWrite::DelayWrite(ObjectReader& r) : delay_(r.integer("delay_ms", 800, 1, 600'000)) {}
+
+void DelayWrite::apply_to_client(NemesisContext& ctx, SimulatedClient& client) {
+    client.arm(std::string(kBeforeWrite), *this, [this, &ctx](SimulatedClient& c) {
+        FaultProxy* proxy = ctx.deployment().resource_proxy.get();
+        // The write is the next request on the resource's connection, which the read before it
+        // left connected: the proxy tells its packets by the connection's port.
+        const int port = c.session().resource().local_port();
+        if (!proxy || port == 0) {
+            missed("client " + std::to_string(c.index()) +
+                   " had no connection to the resource's own server to delay");
+            return std::chrono::milliseconds(0);
+        }
+        proxy->delay_next_request_from(port, delay_);
+        const auto process = c.process();
+        const double t =
+            ctx.log("delay-write",
+                    json{{"target", process}, {"client", c.index()}, {"ms", delay_.count()}});
+        took_effect({process});
+        auto window =
+            ctx.open_window("delay-write", json{{"client", c.index()}, {"process", process}}, t);
+        ctx.close_window(window, t + static_cast<double>(delay_.count()) / 1000.0);
         return std::chrono::milliseconds(0);
     });
 }

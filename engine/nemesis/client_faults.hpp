@@ -89,6 +89,24 @@ class PartitionClient final : public Fault {
     std::string point_;
 };
 
+// T13: the holder's write leaves in time - inside its lease - and reaches storage `delay_ms`
+// late, held on the network path between the client and the resource's own server (topology's
+// resource_server 'separate'). Meanwhile the lease runs out and the lock passes on; the late write
+// then lands over the next holder's, unless a fence refuses it. The client itself keeps running:
+// a watchdog keeps renewing its lease while it waits for the write's reply.
+class DelayWrite final : public Fault {
+  public:
+    explicit DelayWrite(ObjectReader& r);
+    std::string_view name() const override { return "delay-write"; }
+    bool targets_clients() const override { return true; }
+    bool needs_separate_resource() const override { return true; }
+    std::string point() const override { return std::string(kBeforeWrite); }
+    void apply_to_client(NemesisContext& ctx, SimulatedClient& client) override;
+
+  private:
+    std::chrono::milliseconds delay_;
+};
+
 // The client's next release runs on the server but its reply never arrives (T7): the client
 // waits out its command timeout and records `info`. With `retry_ambiguous_release` it then sends
 // the release again - harmless for an idempotent unlock, a second decrement for a counter.

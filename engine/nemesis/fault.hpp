@@ -107,6 +107,8 @@ class Fault {
     // Acts on a server of the embedded ZooKeeper (not on --zookeeper's), so it needs a ZooKeeper
     // strategy; its target is a member of the ensemble, or the leader.
     virtual bool needs_embedded_zookeeper() const { return false; }
+    // Acts on the path to the resource's own server (resource_server 'separate').
+    virtual bool needs_separate_resource() const { return false; }
     // Acts on hosts in network namespaces, so it needs topology kind 'sentinel'.
     virtual bool needs_network_lab() const { return false; }
     // Acts on a client's ZooKeeper session, so it needs a ZooKeeper strategy.

@@ -207,6 +207,8 @@ std::unique_ptr<Fault> make_fault(const json& spec, const std::string& origin,
         f = std::make_unique<KillZooKeeper>(r);
     else if (kind == "pause-zookeeper")
         f = std::make_unique<PauseZooKeeper>(r);
+    else if (kind == "delay-write")
+        f = std::make_unique<DelayWrite>(r);
     else if (kind == "partition-hosts")
         f = std::make_unique<PartitionHosts>(r);
     else if (kind == "sentinel-failover")
@@ -215,6 +217,7 @@ std::unique_ptr<Fault> make_fault(const json& spec, const std::string& origin,
         r.fail(r.at("fault"),
                "must be one of "
                "pause-client|crash-client|clock-skew|stall|lose-release-reply|partition-client|"
+               "delay-write|"
                "pause-server|kill-server|clock-jump|failover|drop-replies|delay-replies|"
                "reset-connections|partition|kill-zookeeper|pause-zookeeper|partition-hosts|"
                "sentinel-failover, not \"" +
@@ -403,6 +406,11 @@ void Nemesis::validate(const std::vector<std::unique_ptr<Fault>>& faults, const 
                                     " uses none: it could never fire (a ZooKeeper strategy: "
                                     "zk_mutex, zk_rwlock)");
             }
+        }
+        if (f.needs_separate_resource() && !w.resource_server_separate) {
+            throw WorkloadError(at + "'" + f.kind() +
+                                "' delays writes on the way to the resource's own server and "
+                                "needs resource_server 'separate': it could never fire");
         }
         if (f.needs_network_lab() && w.topology.kind != TopologyKind::Sentinel) {
             throw WorkloadError(at + "'" + f.kind() +
