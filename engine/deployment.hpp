@@ -9,6 +9,7 @@
 #include <optional>
 #include <vector>
 
+#include "controlled_server.hpp"
 #include "fault_proxy.hpp"
 #include "network_lab.hpp"
 #include "redis_connection.hpp"
@@ -39,6 +40,9 @@ struct Deployment {
     std::vector<Endpoint> sentinels;
     std::optional<std::size_t> clients_host;
     std::chrono::milliseconds failover_timeout{0};  // the sentinels' failover-timeout
+    // --inventory: the user's nodes lockbench may act on for faults, parallel to endpoints
+    // (null where the inventory gives no control for the node's host).
+    std::vector<std::unique_ptr<ControlledServer>> controlled;
     // resource_server 'separate': the resource's own redis-server (embedded, also beside
     // --redis) and the fault proxy in front of it that clients reach it through.
     std::unique_ptr<RedisServer> resource_server;

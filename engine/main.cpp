@@ -24,6 +24,7 @@
 #include "check.hpp"
 #include "edn.hpp"
 #include "gate.hpp"
+#include "inventory.hpp"
 #include "jepsen_history.hpp"
 #include "ramp.hpp"
 #include "redis_server.hpp"
@@ -66,11 +67,19 @@ struct RunFlags {
     std::optional<std::string> resource;
     std::string redis;
     std::string password;
+    std::string inventory;
     std::string zookeeper;
     std::string out = "results";
     std::string clients_ramp;
     bool no_yardstick = false;
 };
+
+// --inventory FILE: the user's deployment, node by node (engine/inventory.hpp).
+std::optional<lockbench::Inventory> load_inventory(const std::string& file) {
+    if (file.empty())
+        return std::nullopt;
+    return lockbench::Inventory::load(file);
+}
 
 // --zookeeper HOST:PORT[,HOST:PORT...]: the user's own ensemble ("" for none), as the C client
 // takes it.
@@ -148,6 +157,7 @@ int run_command(const RunFlags& f) {
     }
     RunOptions options{.workload = Workload::from_json(j, "command line"), .out_dir = f.out};
     options.redis = parse_redis_list(f.redis, f.password);
+    options.inventory = load_inventory(f.inventory);
     options.zookeeper = parse_zookeeper_list(f.zookeeper);
     options.progress = ::isatty(STDERR_FILENO) != 0;
     options.interrupt = &g_interrupted;
@@ -171,6 +181,8 @@ int run_command(const RunFlags& f) {
     if (!f.clients_ramp.empty()) {
         if (f.clients)
             throw WorkloadError("--clients-ramp sets the client counts; drop --clients");
+        if (options.inventory)
+            throw WorkloadError("--clients-ramp takes --redis for your servers, not --inventory");
         RampOptions ramp{.workload = options.workload,
                          .clients = parse_clients_ramp(f.clients_ramp),
                          .redis = options.redis,
@@ -203,6 +215,7 @@ struct DemoFlags {
     std::string dir = LOCKBENCH_WORKLOADS_DIR;
     std::string redis;
     std::string password;
+    std::string inventory;
     std::string zookeeper;
     std::string out = "results";
 };
@@ -250,6 +263,7 @@ int demo_command(const DemoFlags& f) {
     j["strategy"] = strategy;
     RunOptions options{.workload = Workload::from_json(j, file.string()), .out_dir = f.out};
     options.redis = parse_redis_list(f.redis, f.password);
+    options.inventory = load_inventory(f.inventory);
     options.zookeeper = parse_zookeeper_list(f.zookeeper);
     options.progress = ::isatty(STDERR_FILENO) != 0;
     options.interrupt = &g_interrupted;
@@ -499,6 +513,17 @@ int main(int argc, char** argv) {
     suite->add_option("--out", so.out_dir, "Results folder")->capture_default_str();
     suite->add_option("--zookeeper", so.zookeeper,
                       "ZooKeeper strategies: use an existing ensemble HOST:PORT[,HOST:PORT...]");
+    std::string suite_redis, suite_password, suite_inventory;
+    suite->add_option("--redis", suite_redis,
+                      "Run on existing Redis server(s) HOST:PORT[,HOST:PORT...]; scenarios that "
+                      "need servers of lockbench's own are skipped, saying why");
+    suite->add_option("--password", suite_password, "AUTH password for --redis");
+    suite
+        ->add_option("--inventory", suite_inventory,
+                     "Run on your deployment, node by node (see run --help); pause-server and "
+                     "kill-server act on the hosts it gives a control for")
+        ->check(CLI::ExistingFile)
+        ->excludes("--redis");
     bool no_yardstick = false;
     suite->add_flag("--no-yardstick", no_yardstick,
                     "Skip measuring the machine with redis-benchmark first (the gate then "
@@ -619,6 +644,13 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({"fixed", "poisson"}));
     run->add_option("--redis", rf.redis, "Use existing Redis server(s) HOST:PORT[,HOST:PORT...]");
     run->add_option("--password", rf.password, "AUTH password for --redis");
+    run->add_option(
+           "--inventory", rf.inventory,
+           "Your deployment node by node (a JSON file: README, 'Testing your own "
+           "deployment'): its masters are the lock nodes, and pause-server/kill-server act "
+           "on the hosts it gives a control for (ssh or local)")
+        ->check(CLI::ExistingFile)
+        ->excludes("--redis");
     run->add_option("--zookeeper", rf.zookeeper,
                     "ZooKeeper strategies (zk_mutex, zk_rwlock): use an existing ensemble "
                     "HOST:PORT[,HOST:PORT...] instead of starting one");
@@ -637,6 +669,9 @@ int main(int argc, char** argv) {
     demo->add_option("--dir", df.dir, "Folder of scenario files")->capture_default_str();
     demo->add_option("--redis", df.redis, "Use existing Redis server(s) HOST:PORT[,HOST:PORT...]");
     demo->add_option("--password", df.password, "AUTH password for --redis");
+    demo->add_option("--inventory", df.inventory, "Your deployment node by node (see run --help)")
+        ->check(CLI::ExistingFile)
+        ->excludes("--redis");
     demo->add_option("--zookeeper", df.zookeeper,
                      "ZooKeeper strategies: use an existing ensemble HOST:PORT[,HOST:PORT...]");
     demo->add_option("--out", df.out, "Results folder")->capture_default_str();
@@ -675,6 +710,8 @@ int main(int argc, char** argv) {
             so.interrupt = &g_interrupted;
             so.yardstick = !no_yardstick;
             so.zookeeper = parse_zookeeper_list(so.zookeeper);
+            so.redis = parse_redis_list(suite_redis, suite_password);
+            so.inventory = load_inventory(suite_inventory);
             auto outcome = lockbench::run_suite(so);
             std::cout << lockbench::format_table(outcome.table) << "results     "
                       << outcome.dir.string() << "\n";

@@ -8,6 +8,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <sched.h>
 #include <set>
 #include <sstream>
 #include <sys/prctl.h>
@@ -16,15 +17,23 @@
 
 #include <gtest/gtest.h>
 
+#include "controlled_server.hpp"
 #include "event_loop.hpp"
+#include "inventory.hpp"
 #include "redis_connection.hpp"
 #include "redis_server.hpp"
+#include "run.hpp"
+#include "suite.hpp"
+#include "temp_dir.hpp"
+#include "workload.hpp"
 
 namespace lockbench {
 namespace {
 
 using namespace std::chrono_literals;
 using Grudge = NetworkLab::Grudge;
+using nlohmann::json;
+using testing::TempDir;
 
 TEST(Grudges, IsolateCutsTheGroupFromEveryoneElseBothWays) {
     const Grudge g = isolate_grudge({0, 3}, {NetworkLab::kRoot, 0, 1, 2, 3});
@@ -310,6 +319,224 @@ TEST_F(NetworkLabTest, LockbenchKilledMidPartitionLeavesNothingBehind) {
     EXPECT_EQ(output_of("ip netns list"), "");
     ::prctl(PR_SET_CHILD_SUBREAPER, 0);
     std::filesystem::remove_all(out);
+}
+
+// ---- the user's own servers, reached through OpenSSH --------------------------------------------
+
+// A host as a user has one: sshd (Debian's openssh-server) and a redis-server started through it,
+// in a network namespace of this machine; lockbench gets only an inventory naming them. Every
+// key and config lives in a temp folder; the test stops what it started.
+class SshHostTest : public NetworkLabTest {
+  protected:
+    void SetUp() override {
+        NetworkLabTest::SetUp();
+        if (IsSkipped())
+            return;
+        try {
+            find_executable("/usr/sbin/sshd");
+        } catch (const EnvironmentError&) {
+            GTEST_SKIP() << "/usr/sbin/sshd not installed (scripts/bootstrap.sh installs "
+                            "openssh-server)";
+        }
+        lab_ = std::make_unique<NetworkLab>(std::vector<std::string>{"n0"});
+        address_ = lab_->address(0);
+        char tmpl[] = "/tmp/lockbench-ssh-XXXXXX";
+        ASSERT_NE(::mkdtemp(tmpl), nullptr);
+        dir_ = tmpl;
+        const std::string d = dir_.string();
+        ASSERT_EQ(
+            std::system(("ssh-keygen -q -t ed25519 -N '' -f " + d + "/host_key && " +
+                         "ssh-keygen -q -t ed25519 -N '' -f " + d + "/client_key && " + "cp " + d +
+                         "/client_key.pub " + d + "/authorized_keys && " + "mkdir -p /run/sshd")
+                            .c_str()),
+            0);
+        std::ofstream(dir_ / "sshd_config")
+            << "Port 22\nListenAddress " << address_ << "\nHostKey " << d << "/host_key\n"
+            << "AuthorizedKeysFile " << d << "/authorized_keys\nPermitRootLogin prohibit-password\n"
+            << "PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\n"
+            << "StrictModes no\nPidFile " << d << "/sshd.pid\n";
+        sshd_ = ::fork();
+        ASSERT_GE(sshd_, 0);
+        if (sshd_ == 0) {
+            ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+            if (::setns(lab_->netns_fd(0), CLONE_NEWNET) != 0)
+                ::_exit(126);
+            const std::string config = d + "/sshd_config";
+            const std::string log = d + "/sshd.log";
+            ::execl("/usr/sbin/sshd", "/usr/sbin/sshd", "-D", "-f", config.c_str(), "-E",
+                    log.c_str(), static_cast<char*>(nullptr));
+            ::_exit(127);
+        }
+        control_.kind = HostControl::Kind::Ssh;
+        control_.ssh_target = "root@" + address_;
+        control_.identity = d + "/client_key";
+        control_.ssh_options = {"StrictHostKeyChecking=no", "UserKnownHostsFile=/dev/null",
+                                "LogLevel=ERROR"};
+        // sshd is up when a command goes through; then the node is started through it.
+        for (auto until = std::chrono::steady_clock::now() + 10s;;) {
+            try {
+                run_on_host(control_, "true", 5s);
+                break;
+            } catch (const EnvironmentError& e) {
+                if (std::chrono::steady_clock::now() >= until)
+                    FAIL() << "sshd never answered: " << e.what();
+                std::this_thread::sleep_for(100ms);
+            }
+        }
+        start_command_ = "redis-server --port 6379 --bind " + address_ +
+                         " --daemonize yes --save '' --appendonly no --protected-mode no --dir " +
+                         d + " --logfile " + d + "/redis.log";
+        run_on_host(control_, start_command_);
+        node_.name = "r1";
+        node_.role = "master";
+        node_.endpoint = Endpoint{address_, 6379, ""};
+        node_.control = control_;
+        node_.restart = start_command_;
+        ControlledServer(node_).wait_until_answers(10s);
+    }
+    void TearDown() override {
+        if (!lab_)
+            return;
+        try {  // the server the test started, and any its restarts left
+            ControlledServer server(node_);
+            if (server.answers())
+                ::kill(static_cast<pid_t>(server.pid()), SIGKILL);
+        } catch (const std::exception&) {
+        }
+        if (sshd_ > 0) {
+            ::kill(sshd_, SIGKILL);
+            ::waitpid(sshd_, nullptr, 0);
+        }
+        lab_.reset();
+        std::filesystem::remove_all(dir_);
+    }
+    Inventory inventory() const {
+        return Inventory::from_json(json{{"name", "ssh-host"},
+                                         {"nodes",
+                                          {{{"name", "r1"},
+                                            {"role", "master"},
+                                            {"host", address_},
+                                            {"port", 6379},
+                                            {"control",
+                                             {{"ssh", control_.ssh_target},
+                                              {"identity", control_.identity},
+                                              {"options", control_.ssh_options}}},
+                                            {"restart", start_command_}}}}},
+                                    "inventory.json");
+    }
+
+    std::unique_ptr<NetworkLab> lab_;
+    std::string address_;
+    std::filesystem::path dir_;
+    pid_t sshd_ = -1;
+    HostControl control_;
+    std::string start_command_;
+    InventoryNode node_;
+};
+
+// T4 on the user's server: lockbench kills it through ssh, and the host restarts it by itself (the
+// inventory's restart command, left running there when the kill was sent) - without persistence
+// every lock is gone, exactly as on an embedded server.
+TEST_F(SshHostTest, KillServerThroughSshRestartsTheUsersServerAndBreaksTheLockAsEmbedded) {
+    Workload w = Workload::load(std::filesystem::path(LOCKBENCH_WORKLOADS_DIR) /
+                                "t4-restart-without-persistence.json");
+    w.strategy = "set_nx_px";
+    const long long pid_before = ControlledServer(node_).pid();
+    TempDir out;
+    RunOutcome r = run_workload({.workload = w, .inventory = inventory(), .out_dir = out.path()});
+    const auto& s = r.summary;
+    EXPECT_EQ(s["redis"]["mode"], "external");
+    EXPECT_EQ(s["inventory"]["controlled"], json::array({"r1 (ssh root@" + address_ + ")"}));
+    ASSERT_EQ(s["nemesis"].size(), 1u);
+    EXPECT_EQ(s["nemesis"][0]["took_effect"], 1) << s["nemesis"].dump();
+    EXPECT_EQ(s["as_expected"], true) << s["verdict"].dump().substr(0, 2000);
+    EXPECT_NE(ControlledServer(node_).pid(), pid_before);  // a new process answers
+    std::ifstream history(r.dir / "history.jsonl");
+    std::stringstream text;
+    text << history.rdbuf();
+    EXPECT_NE(text.str().find("\"f\":\"restart-server\""), std::string::npos);
+}
+
+// pause-server through ssh: SIGSTOP and SIGCONT on the user's host.
+TEST_F(SshHostTest, PauseServerThroughSshStopsAndResumesTheUsersServer) {
+    Workload w = Workload::from_json(json::parse(R"({"name": "pause-over-ssh", "clients": 2,
+        "keys": 1, "duration_s": 2, "command_timeout_ms": 300,
+        "faults": [{"fault": "pause-server", "at_s": 0.5, "duration_ms": 600}]})"));
+    TempDir out;
+    RunOutcome r = run_workload({.workload = w, .inventory = inventory(), .out_dir = out.path()});
+    EXPECT_EQ(r.summary["nemesis"][0]["took_effect"], 1) << r.summary["nemesis"].dump();
+    // Commands sent while it was stopped timed out: the pause acted on the real process.
+    EXPECT_GT(r.summary["ops"]["acquire"]["info"].get<int>() +
+                  r.summary["ops"]["release"]["info"].get<int>() +
+                  r.summary["ops"]["read"]["info"].get<int>() +
+                  r.summary["ops"]["write"]["info"].get<int>(),
+              0)
+        << r.summary["ops"].dump();
+    EXPECT_TRUE(ControlledServer(node_).answers());
+}
+
+// A lockbench that dies in the middle of a pause leaves no server stopped: the host sends the
+// SIGCONT itself, a margin after the pause was to end.
+TEST_F(SshHostTest, TheHostResumesAPausedServerWhenLockbenchNeverDoes) {
+    ControlledServer server(node_);
+    const auto paused = std::chrono::steady_clock::now();
+    server.pause(300ms);  // and never resume()
+    EXPECT_FALSE(server.answers());
+    server.wait_until_answers(10s);
+    // By the host, a 2 s margin after the pause was to end: not before.
+    EXPECT_GE(std::chrono::steady_clock::now() - paused, 2200ms);
+}
+
+// A suite on the user's deployment: what can run there runs (T4's kill through ssh), what needs
+// servers of lockbench's own is skipped, saying why.
+TEST_F(SshHostTest, ASuiteOnAnInventoryRunsWhatItCanAndSkipsTheRestSayingWhy) {
+    TempDir out;
+    SuiteOutcome outcome =
+        run_suite({.scenarios_dir = LOCKBENCH_WORKLOADS_DIR,
+                   .out_dir = out.path(),
+                   .strategies = {"set_nx_px"},
+                   .scenarios = {"t4-restart-without-persistence", "t5-failover"},
+                   .yardstick = false,
+                   .inventory = inventory()});
+    const json& table = outcome.table;
+    ASSERT_EQ(table["runs"].size(), 1u) << table.dump();
+    EXPECT_EQ(table["runs"][0]["scenario"], "t4-restart-without-persistence");
+    EXPECT_EQ(table["runs"][0]["as_expected"], true);
+    ASSERT_EQ(table["skipped"].size(), 1u);
+    EXPECT_EQ(table["skipped"][0]["scenario"], "t5-failover");
+    EXPECT_EQ(table["skipped"][0]["reason"],
+              "topology: 'replicated' starts servers of its own; --inventory names servers that "
+              "are already there");
+    EXPECT_TRUE(outcome.all_as_expected);
+}
+
+// Faults the inventory cannot act on are refused before anything starts, naming why.
+TEST_F(SshHostTest, AProcessFaultOnANodeWithoutControlIsRefusedUpFront) {
+    json j = json{{"name", "no-control"},
+                  {"nodes", {{{"name", "r1"}, {"host", address_}, {"port", 6379}}}}};
+    const Inventory bare = Inventory::from_json(j, "bare.json");
+    Workload w = Workload::from_json(json::parse(R"({"name": "w", "duration_s": 1,
+        "faults": [{"fault": "kill-server", "at_s": 0.5}]})"));
+    TempDir out;
+    try {
+        run_workload({.workload = w, .inventory = bare, .out_dir = out.path()});
+        FAIL() << "ran";
+    } catch (const WorkloadError& e) {
+        EXPECT_EQ(std::string(e.what()),
+                  "faults: 'kill-server' acts on node r1's process, and bare.json gives no control "
+                  "for its host (\"control\": {\"ssh\": \"user@host\"} or {\"local\": true})");
+    }
+    Workload jump = Workload::from_json(json::parse(R"({"name": "w", "duration_s": 1,
+        "faults": [{"fault": "clock-jump", "at_s": 0.5}]})"));
+    try {
+        run_workload({.workload = jump, .inventory = inventory(), .out_dir = out.path()});
+        FAIL() << "ran";
+    } catch (const WorkloadError& e) {
+        EXPECT_EQ(std::string(e.what()),
+                  "faults: 'clock-jump' acts on a server process and needs embedded servers, not "
+                  "--inventory");
+    }
+    EXPECT_TRUE(std::filesystem::is_empty(out.path()));
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include "fault_proxy.hpp"
 #include "history_recorder.hpp"
 #include "nemesis/nemesis.hpp"
+#include "nemesis/server_faults.hpp"
 #include "registry.hpp"
 #include "report.hpp"
 #include "result_folder.hpp"
@@ -55,18 +56,62 @@ double cpu_seconds() {
 
 }  // namespace
 
-RunOutcome run_workload(const RunOptions& options) {
-    Workload w = options.workload;
-    w.resolve(options.redis.size());
-    w.validate();
-    auto faults = Nemesis::parse(w.faults, w.name);
-    Nemesis::validate(faults, w);
-    const StrategyInfo& strategy = *find_strategy(w.strategy);
+namespace {
+
+// The servers a run names (--redis, or an inventory's masters), none for embedded ones.
+std::vector<Endpoint> external_servers(const RunOptions& options) {
+    if (!options.inventory)
+        return options.redis;
+    if (!options.redis.empty())
+        throw WorkloadError("--redis and --inventory both name the servers: give one");
+    return options.inventory->master_endpoints();
+}
+
+// What the run's faults and topology need of servers lockbench did not start; throws WorkloadError
+// naming what cannot be done there, before anything starts.
+void check_external(const Workload& w, const std::vector<std::unique_ptr<Fault>>& faults,
+                    const RunOptions& options, std::size_t external) {
+    if (external > 0 && (w.topology.kind == TopologyKind::Replicated ||
+                         w.topology.kind == TopologyKind::Sentinel)) {
+        throw WorkloadError("topology: '" + std::string(to_string(w.topology.kind)) +
+                            "' starts servers of its own; " +
+                            (options.inventory ? "--inventory" : "--redis") +
+                            " names servers that are already there");
+    }
+    std::vector<const InventoryNode*> masters;
+    if (options.inventory)
+        masters = options.inventory->masters();
     for (const auto& f : faults) {
-        if (f->needs_embedded_servers() && !options.redis.empty()) {
-            throw WorkloadError(
-                "faults: '" + f->kind() +
-                "' acts on a server process and needs embedded servers, not --redis");
+        if (f->needs_embedded_servers() && external > 0) {
+            if (!options.inventory || !f->acts_through_host_control()) {
+                throw WorkloadError(
+                    "faults: '" + f->kind() + "' acts on a server process and needs embedded " +
+                    "servers, not " + (options.inventory ? "--inventory" : "--redis") +
+                    (f->acts_through_host_control()
+                         ? " (an --inventory that gives the node's host a control can act on it)"
+                         : ""));
+            }
+            const auto index = static_cast<std::size_t>(f->target().index);
+            if (index >= masters.size()) {
+                throw WorkloadError("faults: '" + f->kind() + "' targets node " +
+                                    std::to_string(index) + " but " + options.inventory->origin +
+                                    " names " + std::to_string(masters.size()) + " master(s)");
+            }
+            const InventoryNode& node = *masters[index];
+            if (!node.control) {
+                throw WorkloadError("faults: '" + f->kind() + "' acts on node " + node.name +
+                                    "'s process, and " + options.inventory->origin +
+                                    " gives no control for its host (\"control\": {\"ssh\": "
+                                    "\"user@host\"} or {\"local\": true})");
+            }
+            const auto* kill = dynamic_cast<const KillServer*>(f.get());
+            if (kill && kill->restarts() && node.restart.empty()) {
+                throw WorkloadError("faults: '" + f->kind() + "' restarts node " + node.name +
+                                    ", and " + options.inventory->origin +
+                                    " gives no \"restart\" command for it (or set "
+                                    "restart_after_ms to null)");
+            }
+            continue;
         }
         if (f->needs_embedded_zookeeper() && !options.zookeeper.empty()) {
             throw WorkloadError("faults: '" + f->kind() +
@@ -74,17 +119,51 @@ RunOutcome run_workload(const RunOptions& options) {
                                 "ZooKeeper, not --zookeeper");
         }
     }
+}
+
+}  // namespace
+
+std::string why_it_cannot_run(const RunOptions& options) {
+    try {
+        const std::vector<Endpoint> external = external_servers(options);
+        Workload w = options.workload;
+        w.resolve(external.size());
+        w.validate();
+        auto faults = Nemesis::parse(w.faults, w.name);
+        Nemesis::validate(faults, w);
+        check_external(w, faults, options, external.size());
+    } catch (const WorkloadError& e) {
+        return e.what();
+    }
+    return "";
+}
+
+RunOutcome run_workload(const RunOptions& options) {
+    const std::vector<Endpoint> external = external_servers(options);
+    std::vector<const InventoryNode*> inventory_masters;
+    if (options.inventory)
+        inventory_masters = options.inventory->masters();
+    Workload w = options.workload;
+    w.resolve(external.size());
+    w.validate();
+    auto faults = Nemesis::parse(w.faults, w.name);
+    Nemesis::validate(faults, w);
+    const StrategyInfo& strategy = *find_strategy(w.strategy);
+    check_external(w, faults, options, external.size());
     const bool proxied =
         std::any_of(faults.begin(), faults.end(), [](const auto& f) { return f->needs_proxy(); });
     const std::size_t nodes =
-        options.redis.empty()
-            ? static_cast<std::size_t>(w.topology.kind == TopologyKind::Masters ? w.topology.masters
-                                                                                : 1)
-            : options.redis.size();
+        external.empty() ? static_cast<std::size_t>(
+                               w.topology.kind == TopologyKind::Masters ? w.topology.masters : 1)
+                         : external.size();
     reserve_file_descriptors(w, nodes, proxied);
     ResultFolder dir(options.out_dir,
                      utc_stamp() + "-" + safe_name(options.label.empty() ? w.name : options.label));
-    Deployment deployment = Deployment::start(w, options.redis, options.zookeeper);
+    Deployment deployment = Deployment::start(w, external, options.zookeeper);
+    for (const InventoryNode* node : inventory_masters) {
+        deployment.controlled.push_back(node->control ? std::make_unique<ControlledServer>(*node)
+                                                      : nullptr);
+    }
     if (proxied)
         deployment.add_proxies();
     deployment.check_reachable(max_connections_per_node(w) - 32);
@@ -98,7 +177,7 @@ RunOutcome run_workload(const RunOptions& options) {
                                 std::to_string(f->target().index) + " but the deployment has " +
                                 std::to_string(deployment.proxies.size()));
         }
-        if (f->needs_embedded_servers() &&
+        if (f->needs_embedded_servers() && deployment.controlled.empty() &&
             static_cast<std::size_t>(f->target().index) >= deployment.servers.size()) {
             throw WorkloadError("faults: '" + f->kind() + "' targets node " +
                                 std::to_string(f->target().index) + " but the topology has " +
@@ -351,6 +430,16 @@ RunOutcome run_workload(const RunOptions& options) {
             {"servers", deployment.zookeeper ? nlohmann::json(deployment.zookeeper->size())
                                              : nlohmann::json(nullptr)},
             {"hosts", zookeeper_hosts}};
+    }
+    if (options.inventory) {
+        nlohmann::json controlled = nlohmann::json::array();
+        for (const auto& c : deployment.controlled) {
+            if (c)
+                controlled.push_back(c->node().name + " (" + c->node().control->describe() + ")");
+        }
+        outcome.summary["inventory"] = {{"name", options.inventory->name},
+                                        {"file", options.inventory->origin},
+                                        {"controlled", controlled}};
     }
     if (deployment.lab) {
         nlohmann::json hosts = nlohmann::json::object();

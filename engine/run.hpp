@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "deployment.hpp"
+#include "inventory.hpp"
 #include "redis_connection.hpp"
 #include "redis_server.hpp"
 #include "result_folder.hpp"
@@ -26,6 +27,9 @@ namespace lockbench {
 struct RunOptions {
     Workload workload;
     std::vector<Endpoint> redis;  // empty: start embedded redis-server(s)
+    // The user's deployment, node by node (inventory.hpp): its masters are the lock nodes, and
+    // server faults act on the hosts it gives a control for. Not with `redis`.
+    std::optional<Inventory> inventory;
     // ZooKeeper strategies: the user's ensemble "HOST:PORT[,HOST:PORT…]"; empty: start one.
     std::string zookeeper;
     std::filesystem::path out_dir = "results";
@@ -57,5 +61,10 @@ RunOutcome run_workload(const RunOptions& options);
 // The exit code a finished run reports (README.md): 0 as expected / valid, 1 violation or
 // unexpected outcome, 3 unknown, 130 interrupted.
 int run_exit_code(const RunOutcome& outcome);
+
+// Why run_workload would refuse `options` before starting anything (its workload, its faults and
+// topology on the servers it names), or "" when it would not: what a suite on the user's servers
+// skips, saying so.
+std::string why_it_cannot_run(const RunOptions& options);
 
 }  // namespace lockbench

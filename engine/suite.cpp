@@ -5,6 +5,7 @@
 #include <sstream>
 #include <unistd.h>
 
+#include "deployment.hpp"
 #include "network_lab.hpp"
 #include "redis_server.hpp"
 #include "registry.hpp"
@@ -68,6 +69,13 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
 
     // Load and check everything first: a bad scenario fails the suite before any server starts.
     std::vector<Planned> plan;
+    if (!options.redis.empty() && options.inventory)
+        throw WorkloadError("--redis and --inventory both name the servers: give one");
+    const std::vector<Endpoint> external_endpoints =
+        options.inventory ? options.inventory->master_endpoints() : options.redis;
+    const bool external = !external_endpoints.empty();
+    bool replicas_checked = false;
+    std::string no_replicas;
     for (const auto& f : files) {
         Workload w = Workload::load(f);
         if (!options.scenarios.empty() &&
@@ -86,11 +94,35 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
             // A demonstration keeps its own length: its faults and bounds are timed to it.
             if (options.quick && as_run.faults.empty())
                 as_run.duration_s = std::min(as_run.duration_s, kQuickDuration);
-            as_run.validate();
+            std::string skip;
+            if (external) {
+                // On the user's servers: what cannot run there is skipped, saying why (a bad
+                // scenario is still an error below).
+                skip = why_it_cannot_run({.workload = as_run,
+                                          .redis = options.redis,
+                                          .inventory = options.inventory,
+                                          .zookeeper = options.zookeeper});
+                const StrategyInfo* info = find_strategy(strategy);
+                if (skip.empty() && info && info->capabilities.needs_replicas) {
+                    if (!replicas_checked) {
+                        replicas_checked = true;
+                        Deployment probe;
+                        probe.embedded = false;
+                        probe.endpoints = {external_endpoints.at(0)};
+                        try {
+                            probe.check_replicas(StrategyOptions{}.wait_replicas);
+                        } catch (const EnvironmentError& e) {
+                            no_replicas = e.what();
+                        }
+                    }
+                    skip = no_replicas;
+                }
+            }
+            if (skip.empty())
+                as_run.validate();
             // Hosts in network namespaces need root: without it such a scenario is skipped,
             // saying so in one line, and never counted as passed.
-            std::string skip;
-            if (as_run.topology.kind == TopologyKind::Sentinel)
+            if (skip.empty() && as_run.topology.kind == TopologyKind::Sentinel)
                 skip = network_lab_unavailable();
             plan.push_back({std::move(as_run), f, skip});
         }
@@ -132,6 +164,8 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
                          p.workload.name.c_str(), p.workload.strategy.c_str());
         }
         RunOptions ro{.workload = p.workload,
+                      .redis = options.redis,
+                      .inventory = options.inventory,
                       .zookeeper = options.zookeeper,
                       .out_dir = tmp,
                       .interrupt = options.interrupt,
@@ -263,8 +297,7 @@ std::string format_table(const json& table) {
         out << line;
     }
     out << ok << " of " << n << " runs as expected"
-        << (skipped.empty() ? ""
-                            : ", " + std::to_string(skipped.size()) + " skipped on this machine")
+        << (skipped.empty() ? "" : ", " + std::to_string(skipped.size()) + " skipped")
         << (table["interrupted"].get<bool>() ? " (INTERRUPTED)" : "") << "\n";
     return out.str();
 }

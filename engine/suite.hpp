@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "inventory.hpp"
+
 namespace lockbench {
 
 struct SuiteOptions {
@@ -29,6 +31,11 @@ struct SuiteOptions {
     // ZooKeeper strategies: the user's ensemble "HOST:PORT[,HOST:PORT…]"; empty: each run starts
     // one (as `run --zookeeper`).
     std::string zookeeper;
+    // The user's servers instead of embedded ones: --redis, or an inventory (whose controls let
+    // pause-server and kill-server act on its hosts). A scenario that cannot run on them (a
+    // topology lockbench must start, a fault on a process it cannot reach) is skipped, saying why.
+    std::vector<Endpoint> redis;
+    std::optional<Inventory> inventory;
 };
 
 struct SuiteOutcome {

@@ -617,8 +617,7 @@ TEST(SuiteCliTest, WithoutRootTheSentinelScenariosAreSkippedSayingWhy) {
         ++skipped_lines;
     EXPECT_EQ(skipped_lines, 3u) << r.err;
     EXPECT_NE(r.err.find("needs root (CAP_NET_ADMIN)"), std::string::npos) << r.err;
-    EXPECT_NE(r.out.find("0 of 0 runs as expected, 3 skipped on this machine"), std::string::npos)
-        << r.out;
+    EXPECT_NE(r.out.find("0 of 0 runs as expected, 3 skipped"), std::string::npos) << r.out;
     fs::path suite_dir;
     for (const auto& e : fs::directory_iterator(out))
         suite_dir = e.path();

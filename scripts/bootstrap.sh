@@ -9,7 +9,7 @@ packages=(
   zookeeper libzookeeper-mt-dev default-jre-headless
   googletest libgtest-dev libbenchmark-dev
   qt6-base-dev qt6-charts-dev libqt6opengl6-dev libgl-dev
-  faketime iptables iproute2 procps
+  faketime iptables iproute2 procps openssh-client openssh-server
   chromium fonts-dejavu-core
 )
 
@@ -30,5 +30,6 @@ export DEBIAN_FRONTEND=noninteractive
 "${sudo[@]}" apt-get update -qq
 "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 # Debian's package starts a redis-server service where an init system runs; lockbench starts its
-# own servers on free ports and never uses that one. Debian's zookeeper package starts no service:
+# own servers on free ports and never uses that one. Nor does it use the system's sshd: the tests
+# of the remote-host path start their own inside a network namespace. Debian's zookeeper package starts no service:
 # lockbench runs its own server from /usr/share/java/zookeeper.jar (engine/zookeeper_server.hpp).

@@ -1,6 +1,8 @@
 #include "server_faults.hpp"
 
 #include "client.hpp"
+#include "controlled_server.hpp"
+#include "deployment.hpp"
 #include "lua_scripts.hpp"
 #include "run.hpp"
 
@@ -9,6 +11,12 @@ namespace lockbench {
 using nlohmann::json;
 
 namespace {
+// The user's node the target names, when the inventory gives a control for it.
+ControlledServer* controlled(NemesisContext& ctx, const FaultTarget& t) {
+    auto& nodes = ctx.deployment().controlled;
+    const auto i = static_cast<std::size_t>(t.index);
+    return i < nodes.size() ? nodes[i].get() : nullptr;
+}
 RedisServer& node(NemesisContext& ctx, const FaultTarget& t) {
     auto& servers = ctx.deployment().servers;
     return *servers.at(static_cast<std::size_t>(t.index));
@@ -19,6 +27,24 @@ PauseServer::PauseServer(ObjectReader& r)
     : duration_(r.integer("duration_ms", 1000, 0, 3'600'000)) {}
 
 void PauseServer::apply(NemesisContext& ctx) {
+    if (ControlledServer* remote = controlled(ctx, target_)) {
+        // The user's node, through its host's control: the host resumes it by itself should
+        // lockbench not get to (controlled_server.hpp).
+        remote->pause(duration_);
+        const std::string at = remote->node().endpoint.to_string();
+        const double t = ctx.log("pause-server", json{{"node", target_.index},
+                                                      {"name", remote->node().name},
+                                                      {"at", at},
+                                                      {"ms", duration_.count()}});
+        took_effect();
+        auto window = ctx.open_window("pause-server", target_.to_json(), t);
+        ctx.later(EventLoop::now() + duration_, [&ctx, remote, window, index = target_.index] {
+            remote->resume();
+            ctx.close_window(window, ctx.log("resume-server",
+                                             json{{"node", index}, {"name", remote->node().name}}));
+        });
+        return;
+    }
     RedisServer& s = node(ctx, target_);
     s.pause();
     double t =
@@ -43,6 +69,25 @@ KillServer::KillServer(ObjectReader& r) {
 }
 
 void KillServer::apply(NemesisContext& ctx) {
+    if (ControlledServer* remote = controlled(ctx, target_)) {
+        // The restart is left running on the host when the kill is sent: it happens even if
+        // lockbench does not live to see it. The nemesis only waits for the node to answer.
+        remote->kill(restart_after_);
+        const double t = ctx.log("kill-server", json{{"node", target_.index},
+                                                     {"name", remote->node().name},
+                                                     {"at", remote->node().endpoint.to_string()}});
+        took_effect();
+        auto window = ctx.open_window("kill-server", target_.to_json(), t);
+        if (!restart_after_)
+            return;
+        ctx.later(EventLoop::now() + *restart_after_, [&ctx, remote, window,
+                                                       index = target_.index] {
+            remote->wait_until_answers(std::chrono::seconds(30));
+            ctx.close_window(window, ctx.log("restart-server",
+                                             json{{"node", index}, {"name", remote->node().name}}));
+        });
+        return;
+    }
     RedisServer& s = node(ctx, target_);
     s.kill();
     double t = ctx.log("kill-server", json{{"node", target_.index}, {"port", s.port()}});

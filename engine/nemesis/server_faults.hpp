@@ -13,6 +13,7 @@ class PauseServer final : public Fault {
     explicit PauseServer(ObjectReader& r);
     std::string_view name() const override { return "pause-server"; }
     bool needs_embedded_servers() const override { return true; }
+    bool acts_through_host_control() const override { return true; }
     void apply(NemesisContext& ctx) override;
 
   private:
@@ -26,7 +27,9 @@ class KillServer final : public Fault {
     explicit KillServer(ObjectReader& r);
     std::string_view name() const override { return "kill-server"; }
     bool needs_embedded_servers() const override { return true; }
+    bool acts_through_host_control() const override { return true; }
     void apply(NemesisContext& ctx) override;
+    bool restarts() const { return restart_after_.has_value(); }
 
   private:
     std::optional<std::chrono::milliseconds> restart_after_;
