@@ -194,6 +194,29 @@ void ControlledServer::kill(std::optional<std::chrono::milliseconds> restart_aft
     run_on_host(*node_.control, command);
 }
 
+std::string ControlledServer::isolation_rule() const {
+    return "INPUT -p tcp --dport " + std::to_string(node_.endpoint.port) + " -j DROP";
+}
+
+void ControlledServer::isolate(std::chrono::milliseconds duration) {
+    const std::string rule = isolation_rule();
+    const std::string end_later =
+        "sleep " +
+        seconds(duration + std::chrono::duration_cast<std::chrono::milliseconds>(kDeadMansMargin)) +
+        "; iptables -w -D " + rule;
+    run_on_host(*node_.control, "iptables -w -I " + rule + " && (nohup sh -c " +
+                                    shell_quote(end_later) + " >/dev/null 2>&1 </dev/null &)");
+    isolated_ = true;
+}
+
+void ControlledServer::end_isolation() {
+    if (!isolated_)
+        return;
+    // The host may have deleted it already (its own deadline passed first): not an error.
+    run_on_host(*node_.control, "iptables -w -D " + isolation_rule() + " 2>/dev/null || true");
+    isolated_ = false;
+}
+
 bool ControlledServer::answers() const {
     EventLoop loop;
     RedisConnection c(loop, node_.endpoint, {.connect_timeout = 500ms, .command_timeout = 500ms});

@@ -41,13 +41,21 @@ class ControlledServer {
     // SIGKILL now; with `restart_after`, the host runs the inventory's restart command by itself
     // that much later.
     void kill(std::optional<std::chrono::milliseconds> restart_after);
+    // Drops every packet to its port on its host (iptables INPUT), so nobody reaches it - clients,
+    // replicas, sentinels; the host deletes the rule itself after `duration` and a margin.
+    void isolate(std::chrono::milliseconds duration);
+    // Deletes that rule now.
+    void end_isolation();
     // Waits until it answers PING; throws EnvironmentError after `timeout`.
     void wait_until_answers(std::chrono::milliseconds timeout) const;
     bool answers() const;
 
   private:
+    std::string isolation_rule() const;
+
     InventoryNode node_;
     long long paused_pid_ = 0;
+    bool isolated_ = false;
 };
 
 }  // namespace lockbench

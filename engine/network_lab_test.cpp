@@ -487,6 +487,31 @@ TEST_F(SshHostTest, TheHostResumesAPausedServerWhenLockbenchNeverDoes) {
     EXPECT_GE(std::chrono::steady_clock::now() - paused, 2200ms);
 }
 
+// isolate-node through ssh: iptables on the user's host cuts the node off (clients time out), and
+// the rule is gone afterwards - deleted by lockbench, and by the host itself when lockbench never
+// does.
+TEST_F(SshHostTest, IsolateNodeThroughSshCutsTheNodeOffAndTheRuleGoesAway) {
+    Workload w = Workload::from_json(json::parse(R"({"name": "isolate-over-ssh", "clients": 2,
+        "keys": 1, "duration_s": 2, "command_timeout_ms": 300,
+        "faults": [{"fault": "isolate-node", "at_s": 0.5, "duration_ms": 600}]})"));
+    TempDir out;
+    RunOutcome r = run_workload({.workload = w, .inventory = inventory(), .out_dir = out.path()});
+    EXPECT_EQ(r.summary["nemesis"][0]["took_effect"], 1) << r.summary["nemesis"].dump();
+    int infos = 0;
+    for (const auto& [op, counts] : r.summary["ops"].items())
+        infos += counts["info"].get<int>();
+    EXPECT_GT(infos, 0) << r.summary["ops"].dump();  // commands sent meanwhile got no answer
+    const std::string rule = "-A INPUT -p tcp -m tcp --dport 6379 -j DROP";
+    EXPECT_EQ(run_on_host(control_, "iptables -S INPUT").find(rule), std::string::npos);
+
+    ControlledServer server(node_);
+    server.isolate(200ms);  // and never end_isolation()
+    EXPECT_NE(run_on_host(control_, "iptables -S INPUT").find(rule), std::string::npos);
+    EXPECT_FALSE(server.answers());
+    server.wait_until_answers(10s);  // the host deleted it, a margin after the 200 ms
+    EXPECT_EQ(run_on_host(control_, "iptables -S INPUT").find(rule), std::string::npos);
+}
+
 // A suite on the user's deployment: what can run there runs (T4's kill through ssh), what needs
 // servers of lockbench's own is skipped, saying why.
 TEST_F(SshHostTest, ASuiteOnAnInventoryRunsWhatItCanAndSkipsTheRestSayingWhy) {

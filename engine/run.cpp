@@ -82,6 +82,12 @@ void check_external(const Workload& w, const std::vector<std::unique_ptr<Fault>>
     if (options.inventory)
         masters = options.inventory->masters();
     for (const auto& f : faults) {
+        if (f->only_through_host_control() && !options.inventory) {
+            throw WorkloadError("faults: '" + f->kind() +
+                                "' acts on a node's host through an --inventory's control "
+                                "(iptables there; lockbench never touches its own machine's "
+                                "firewall) - on servers lockbench starts, use 'partition'");
+        }
         if (f->needs_embedded_servers() && external > 0) {
             if (!options.inventory || !f->acts_through_host_control()) {
                 throw WorkloadError(

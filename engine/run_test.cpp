@@ -417,6 +417,10 @@ TEST(RunTest, AFaultThatCouldNeverFireIsRefusedUpFront) {
     EXPECT_EQ(error_of(R"([{"fault": "kill-zookeeper"}])"),
               "w: /faults/0: 'kill-zookeeper' acts on ZooKeeper, and set_nx_px uses none: it "
               "could never fire (a ZooKeeper strategy: zk_mutex, zk_rwlock)");
+    EXPECT_EQ(error_of(R"([{"fault": "isolate-node"}])"),
+              "faults: 'isolate-node' acts on a node's host through an --inventory's control "
+              "(iptables there; lockbench never touches its own machine's firewall) - on servers "
+              "lockbench starts, use 'partition'");
     EXPECT_EQ(error_of(R"([{"fault": "partition-hosts", "shape": "halves"}])"),
               "w: /faults/0: 'partition-hosts' acts on hosts in network namespaces and needs "
               "topology kind 'sentinel': it could never fire");

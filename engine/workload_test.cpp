@@ -76,7 +76,8 @@ TEST(WorkloadTest, EveryErrorNamesItsJsonPath) {
          "w.json: /faults/0/fault: must be one of "
          "pause-client|crash-client|clock-skew|stall|lose-release-reply|partition-client|"
          "delay-write|"
-         "pause-server|kill-server|clock-jump|failover|drop-replies|delay-replies|"
+         "pause-server|kill-server|isolate-node|clock-jump|failover|drop-replies|"
+         "delay-replies|"
          "reset-connections|partition|kill-zookeeper|pause-zookeeper|partition-hosts|"
          "sentinel-failover, not \"meteor\""},
         {R"({"faults": [{"fault": "kill-zookeeper", "target": "master"}]})",

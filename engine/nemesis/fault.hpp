@@ -107,6 +107,8 @@ class Fault {
     // A server fault that can also act on a node of the user's deployment through the control
     // its inventory gives (controlled_server.hpp): a signal to its process, a restart command.
     virtual bool acts_through_host_control() const { return false; }
+    // ... and only so: it needs an inventory (iptables on the user's host, never on ours).
+    virtual bool only_through_host_control() const { return false; }
     // Acts on a server of the embedded ZooKeeper (not on --zookeeper's), so it needs a ZooKeeper
     // strategy; its target is a member of the ensemble, or the leader.
     virtual bool needs_embedded_zookeeper() const { return false; }

@@ -189,6 +189,8 @@ std::unique_ptr<Fault> make_fault(const json& spec, const std::string& origin,
         f = std::make_unique<PauseServer>(r);
     else if (kind == "kill-server")
         f = std::make_unique<KillServer>(r);
+    else if (kind == "isolate-node")
+        f = std::make_unique<IsolateNode>(r);
     else if (kind == "clock-jump")
         f = std::make_unique<JumpServerClock>(r);
     else if (kind == "failover")
@@ -218,7 +220,8 @@ std::unique_ptr<Fault> make_fault(const json& spec, const std::string& origin,
                "must be one of "
                "pause-client|crash-client|clock-skew|stall|lose-release-reply|partition-client|"
                "delay-write|"
-               "pause-server|kill-server|clock-jump|failover|drop-replies|delay-replies|"
+               "pause-server|kill-server|isolate-node|clock-jump|failover|drop-replies|"
+               "delay-replies|"
                "reset-connections|partition|kill-zookeeper|pause-zookeeper|partition-hosts|"
                "sentinel-failover, not \"" +
                    kind + "\"");

@@ -105,6 +105,29 @@ void KillServer::apply(NemesisContext& ctx) {
     });
 }
 
+IsolateNode::IsolateNode(ObjectReader& r)
+    : duration_(r.integer("duration_ms", 2000, 1, 3'600'000)) {}
+
+void IsolateNode::apply(NemesisContext& ctx) {
+    ControlledServer* remote = controlled(ctx, target_);
+    if (!remote) {
+        missed("node " + std::to_string(target_.index) + " has no control to cut it off with");
+        return;
+    }
+    remote->isolate(duration_);
+    const double t = ctx.log("isolate-node", json{{"node", target_.index},
+                                                  {"name", remote->node().name},
+                                                  {"at", remote->node().endpoint.to_string()},
+                                                  {"ms", duration_.count()}});
+    took_effect();
+    auto window = ctx.open_window("isolate-node", target_.to_json(), t);
+    ctx.later(EventLoop::now() + duration_, [&ctx, remote, window, index = target_.index] {
+        remote->end_isolation();
+        ctx.close_window(
+            window, ctx.log("heal-node", json{{"node", index}, {"name", remote->node().name}}));
+    });
+}
+
 JumpServerClock::JumpServerClock(ObjectReader& r)
     : jump_ms_(r.integer("jump_ms", 1000, 1, 86'400'000)) {}
 

@@ -35,6 +35,24 @@ class KillServer final : public Fault {
     std::optional<std::chrono::milliseconds> restart_after_;
 };
 
+// A node of the user's deployment cut off on its own host (iptables, as Jepsen's nemesis cuts
+// one): every packet to its port is dropped for `duration_ms` - clients, replicas and sentinels
+// alike - and the host deletes the rule itself should lockbench not get to. Needs an inventory
+// that gives the node's host a control; lockbench never touches its own machine's firewall (on
+// embedded servers, use `partition`).
+class IsolateNode final : public Fault {
+  public:
+    explicit IsolateNode(ObjectReader& r);
+    std::string_view name() const override { return "isolate-node"; }
+    bool needs_embedded_servers() const override { return true; }
+    bool acts_through_host_control() const override { return true; }
+    bool only_through_host_control() const override { return true; }
+    void apply(NemesisContext& ctx) override;
+
+  private:
+    std::chrono::milliseconds duration_;
+};
+
 // A forward jump of the server's wall clock by `jump_ms` (T3), emulated by its effect: every key
 // with a TTL loses `jump_ms` of it at once (keys with less left expire). Debian's redis-server
 // cannot run under libfaketime, and Redis expiry follows gettimeofday().
