@@ -293,10 +293,27 @@ bool RedisServer::alive() {
     return true;
 }
 
+bool wait_until_stopped(pid_t pid) {
+    const auto deadline = std::chrono::steady_clock::now() + 1s;
+    for (;;) {
+        std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+        std::string text;
+        std::getline(stat, text);
+        // pid (comm) state …: comm may hold spaces, so read after the last ')'.
+        const auto close = text.rfind(')');
+        if (close != std::string::npos && close + 2 < text.size() && text[close + 2] == 'T')
+            return true;
+        if (!stat || std::chrono::steady_clock::now() >= deadline)
+            return false;
+        std::this_thread::sleep_for(1ms);
+    }
+}
+
 void RedisServer::pause() {
     if (pid_ > 0 && !paused_) {
         ::kill(pid_, SIGSTOP);
         paused_ = true;
+        wait_until_stopped(pid_);
     }
 }
 

@@ -100,5 +100,9 @@ class RedisServer {
 std::string find_executable(const std::string& name);
 // A loopback TCP port that was free a moment ago (bind to port 0, read it back).
 int pick_free_port();
+// SIGSTOP is delivered when the kernel gets to each of the process's threads: waits (up to a
+// second) until /proc says the process is stopped, so that a pause is in place when its fault is
+// logged. False if it never was.
+bool wait_until_stopped(pid_t pid);
 
 }  // namespace lockbench

@@ -257,6 +257,7 @@ void ZooKeeperServer::pause() {
     if (pid_ > 0 && !paused_) {
         ::kill(pid_, SIGSTOP);
         paused_ = true;
+        wait_until_stopped(pid_);
     }
 }
 
