@@ -8,23 +8,28 @@
 #   scripts/setup.sh test --sanitize  # ... then the tests again under ASan+UBSan and under TSan
 #   scripts/setup.sh test --gate      # ... then the quick suite and the gate against
 #                                     # results/baseline.json (what CI does, with --sanitize)
+#   scripts/setup.sh test --topology  # ... and the opt-in label `topology`: the scenarios that
+#                                     # start many servers (Sentinel in network namespaces,
+#                                     # ZooKeeper ensembles) as tests; the gate's suite runs them
 #
 # Environment: LOCKBENCH_JOBS (build parallelism, default: nproc), CTEST_ARGS (extra ctest args).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$here"
 
-usage() { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; }
 mode=${1:-}
 [[ $mode == run || $mode == test ]] || { usage >&2; exit 2; }
 shift
 sanitize=0
 gate=0
+topology=0
 extra_run_args=()
 while (($#)); do
   case $1 in
     --sanitize) sanitize=1 ;;
     --gate) gate=1 ;;
+    --topology) topology=1 ;;
     -h|--help) usage; exit 0 ;;
     *) extra_run_args+=("$1") ;;
   esac
@@ -60,11 +65,14 @@ case $mode in
       exit 1
     fi
     build test RelWithDebInfo -DLOCKBENCH_WERROR=ON
-    CTEST_ARGS="-LE scenario|timing ${CTEST_ARGS:-}" run_tests test
+    CTEST_ARGS="-LE scenario|timing|topology ${CTEST_ARGS:-}" run_tests test
     # The demonstrations race real timers (a pause past a lease) and the gate's own tests measure
     # the machine, on a shared machine: a test that did not show it gets one more run, and
     # ctest's output shows the failed first try.
     CTEST_ARGS="-L scenario|timing --repeat until-pass:2 ${CTEST_ARGS:-}" run_tests test
+    if ((topology)); then
+      CTEST_ARGS="-L topology --repeat until-pass:2 ${CTEST_ARGS:-}" run_tests test
+    fi
     if ((sanitize)); then
       # Qt's own code is not instrumented; the dashboard is tested in the plain build only. The
       # demonstration scenarios (a pause past a lease) and the gate's machine measurements are
@@ -72,9 +80,9 @@ case $mode in
       # namespaces (label netns: processes that fork namespace holders and servers); the
       # sanitizer builds run everything else, the engine's concurrency included.
       build asan Asan -DLOCKBENCH_WERROR=ON -DLOCKBENCH_BUILD_BENCHMARKS=OFF -DLOCKBENCH_BUILD_DASHBOARD=OFF
-      ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 CTEST_ARGS="-LE scenario|timing|netns ${CTEST_ARGS:-}" run_tests asan
+      ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 CTEST_ARGS="-LE scenario|timing|netns|topology ${CTEST_ARGS:-}" run_tests asan
       build tsan Tsan -DLOCKBENCH_WERROR=ON -DLOCKBENCH_BUILD_BENCHMARKS=OFF -DLOCKBENCH_BUILD_DASHBOARD=OFF
-      TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" CTEST_ARGS="-LE scenario|timing|netns ${CTEST_ARGS:-}" run_tests tsan
+      TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" CTEST_ARGS="-LE scenario|timing|netns|topology ${CTEST_ARGS:-}" run_tests tsan
     fi
     if ((gate)); then
       gate_out=$(mktemp -d)
