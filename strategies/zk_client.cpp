@@ -314,15 +314,24 @@ Task<bool> ZkClient::wait_deleted(std::string path, EventLoop::TimePoint deadlin
 }
 
 namespace {
-// Killed clients whose undertaker has not finished yet.
-std::mutex undertakers_mutex;
-std::condition_variable undertakers_done;
-int undertakers_running = 0;
+// Killed clients whose undertaker has not finished yet. Never destroyed: an undertaker is a
+// detached thread, and one may still be finishing (or not yet waited for) when the process exits
+// and would otherwise signal a condition variable that exit is tearing down.
+struct Undertakers {
+    std::mutex mutex;
+    std::condition_variable done;
+    int running = 0;
+};
+Undertakers& undertakers() {
+    static auto* const all = new Undertakers;
+    return *all;
+}
 }  // namespace
 
 bool ZkClient::wait_for_undertakers(std::chrono::milliseconds limit) {
-    std::unique_lock lock(undertakers_mutex);
-    return undertakers_done.wait_for(lock, limit, [] { return undertakers_running == 0; });
+    auto& all = undertakers();
+    std::unique_lock lock(all.mutex);
+    return all.done.wait_for(lock, limit, [&all] { return all.running == 0; });
 }
 
 void ZkClient::kill(const std::string& reason) {
@@ -339,8 +348,8 @@ void ZkClient::kill(const std::string& reason) {
     const auto at = std::chrono::steady_clock::now() + session_timeout();
     undertaker_ = std::make_shared<Undertaker>(zh_, core_);
     {
-        std::lock_guard lock(undertakers_mutex);
-        ++undertakers_running;
+        std::lock_guard lock(undertakers().mutex);
+        ++undertakers().running;
     }
     std::thread([u = undertaker_, hosts = hosts_, id, at, timeout = zoo_recv_timeout(zh_),
                  connect_timeout = connect_timeout_] {
@@ -370,9 +379,10 @@ void ZkClient::kill(const std::string& reason) {
                 break;  // the server cannot be reached: it will expire the session itself
         }
         u->bury();
-        std::lock_guard lock(undertakers_mutex);
-        --undertakers_running;
-        undertakers_done.notify_all();
+        auto& all = undertakers();
+        std::lock_guard lock(all.mutex);
+        --all.running;
+        all.done.notify_all();
     }).detach();
     core_->wake_all();
 }
