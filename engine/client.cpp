@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "arrivals.hpp"
+#include "cluster.hpp"
 #include "history_words.hpp"
 #include "nemesis/fault.hpp"
 #include "nemesis/nemesis.hpp"
@@ -335,7 +336,7 @@ Task<void> SimulatedClient::cycle(std::optional<EventLoop::TimePoint> due) {
     const auto& w = env_.workload;
     const std::string key = "k" + std::to_string(env_.keys.pick(rng_));
     AcquireRequest request{
-        .key = env_.key_prefix + key,
+        .key = env_.key_prefix + (env_.cluster ? cluster_key(key) : key),
         .mode = w.shared_ratio > 0 && std::bernoulli_distribution(w.shared_ratio)(rng_)
                     ? LockMode::Shared
                     : LockMode::Exclusive,

@@ -2,6 +2,7 @@
 
 #include <sys/resource.h>
 
+#include "cluster.hpp"
 #include "registry.hpp"
 #include "sentinel.hpp"
 #include "zk_client.hpp"
@@ -39,6 +40,16 @@ Deployment Deployment::start(const Workload& w, const std::vector<Endpoint>& ext
         } else {
             d.zookeeper_hosts = zookeeper;
         }
+    }
+    if (w.topology.kind == TopologyKind::Cluster) {
+        if (!external.empty()) {
+            d.embedded = false;
+            d.endpoints = external;
+            check_cluster(external);
+        } else {
+            start_cluster_deployment(d, w);
+        }
+        return d;
     }
     if (w.topology.kind == TopologyKind::Sentinel) {
         if (!external.empty()) {

@@ -10,6 +10,7 @@
 #include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -17,6 +18,8 @@
 #include <unistd.h>
 
 #include <hiredis/hiredis.h>
+
+extern char** environ;
 
 namespace lockbench {
 
@@ -206,6 +209,15 @@ void RedisServer::add_data_server_args(std::vector<std::string>& args) const {
         args.push_back(a);
 }
 
+bool RedisServer::data_commands_answer() const {
+    try {
+        return command({"EXISTS", "lockbench:ready-probe"}).is_integer();
+    } catch (const ReplyError& e) {
+        // A cluster node answers CLUSTERDOWN (no slots yet) or MOVED: it is up. LOADING is not.
+        return !std::string_view(e.what()).starts_with("LOADING");
+    }
+}
+
 void RedisServer::wait_ready() {
     auto deadline = std::chrono::steady_clock::now() + options_.start_timeout;
     while (std::chrono::steady_clock::now() < deadline) {
@@ -221,8 +233,7 @@ void RedisServer::wait_ready() {
             // A data command answers LOADING until an AOF is replayed; INFO does not wait. A
             // sentinel has no data commands.
             if (info.find("process_id:" + std::to_string(pid_) + "\r") != std::string::npos &&
-                (!options_.sentinel_config.empty() ||
-                 command({"EXISTS", "lockbench:ready-probe"}).is_integer()))
+                (!options_.sentinel_config.empty() || data_commands_answer()))
                 return;
         } catch (const RedisError&) {
         }
@@ -380,6 +391,55 @@ std::string RedisServer::log_tail(std::size_t lines) const {
         out += l;
     }
     return out.empty() ? "(no log)" : out;
+}
+
+std::string output_of(const std::vector<std::string>& argv) {
+    int out[2];
+    if (::pipe(out) != 0)
+        throw EnvironmentError(std::string("pipe: ") + std::strerror(errno));
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+    posix_spawn_file_actions_addclose(&actions, out[0]);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+    std::vector<char*> args;
+    for (const auto& a : argv)
+        args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    pid_t pid = 0;
+    const int spawned = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    ::close(out[1]);
+    if (spawned != 0) {
+        ::close(out[0]);
+        throw EnvironmentError(argv[0] +
+                               " not found (Debian: redis-tools): " + std::strerror(spawned));
+    }
+    std::string text;
+    char buf[4096];
+    for (ssize_t n; (n = ::read(out[0], buf, sizeof buf)) != 0;) {
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            break;
+        text.append(buf, static_cast<std::size_t>(n));
+    }
+    ::close(out[0]);
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        const auto end = text.find_last_not_of("\r\n");
+        const auto begin = end == std::string::npos ? end : text.rfind('\n', end);
+        const std::string last =
+            end == std::string::npos
+                ? ""
+                : text.substr(begin == std::string::npos ? 0 : begin + 1,
+                              end - (begin == std::string::npos ? 0 : begin + 1) + 1);
+        throw EnvironmentError(argv[0] + " failed (exit status " + std::to_string(status) + ")" +
+                               (last.empty() ? "" : ": " + last));
+    }
+    return text;
 }
 
 }  // namespace lockbench

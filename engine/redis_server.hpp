@@ -87,6 +87,7 @@ class RedisServer {
     void spawn();
     void add_data_server_args(std::vector<std::string>& args) const;
     void wait_ready();
+    bool data_commands_answer() const;
 
     RedisServerOptions options_;
     std::filesystem::path dir_;
@@ -98,6 +99,9 @@ class RedisServer {
 
 // Resolves `name` in PATH (or checks it if it has a '/'); throws EnvironmentError if missing.
 std::string find_executable(const std::string& name);
+// Runs argv (a Redis tool: redis-cli, redis-benchmark), returns its standard output; throws
+// EnvironmentError naming the tool when it is missing or fails (with its last line of output).
+std::string output_of(const std::vector<std::string>& argv);
 // A loopback TCP port that was free a moment ago (bind to port 0, read it back).
 int pick_free_port();
 // SIGSTOP is delivered when the kernel gets to each of the process's threads: waits (up to a

@@ -173,7 +173,10 @@ RunOutcome run_workload(const RunOptions& options) {
     if (proxied)
         deployment.add_proxies();
     deployment.check_reachable(max_connections_per_node(w) - 32);
-    if (strategy.capabilities.needs_replicas)
+    const bool cluster = w.topology.kind == TopologyKind::Cluster;
+    // A cluster's masters each have their replicas by construction (embedded) or not (the
+    // user's): WAIT's count in each grant tells, where a single master's probe would ask one node.
+    if (strategy.capabilities.needs_replicas && !cluster)
         deployment.check_replicas(StrategyOptions{}.wait_replicas);
     deployment.check_zookeeper_reachable();
     for (const auto& f : faults) {
@@ -224,6 +227,7 @@ RunOutcome run_workload(const RunOptions& options) {
                           connect_error_mutex,
                           connect_error};
     env.key_prefix = key_prefix;
+    env.cluster = cluster;
     env.record_lease = strategy.capabilities.expires;
     if (const char* delay = std::getenv("LOCKBENCH_TEST_CYCLE_DELAY_MS"))
         env.test_cycle_delay = std::chrono::microseconds(
@@ -264,6 +268,8 @@ RunOutcome run_workload(const RunOptions& options) {
                              (incarnation ? "." + std::to_string(incarnation) : "") + "-" + nonce;
             auto session =
                 std::make_unique<Session>(loop, endpoints, connection, id, std::move(clock));
+            if (cluster)
+                session->use_cluster();
             if (resource_endpoint)
                 session->set_resource_endpoint(*resource_endpoint);
             if (!zookeeper_hosts.empty()) {

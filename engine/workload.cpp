@@ -115,6 +115,8 @@ std::string_view to_string(TopologyKind k) {
             return "masters";
         case TopologyKind::Sentinel:
             return "sentinel";
+        case TopologyKind::Cluster:
+            return "cluster";
     }
     return "?";
 }
@@ -184,7 +186,13 @@ Workload Workload::from_json(const json& j, const std::string& origin) {
                                                   {{"single", TopologyKind::Single},
                                                    {"replicated", TopologyKind::Replicated},
                                                    {"masters", TopologyKind::Masters},
-                                                   {"sentinel", TopologyKind::Sentinel}});
+                                                   {"sentinel", TopologyKind::Sentinel},
+                                                   {"cluster", TopologyKind::Cluster}});
+        if (w.topology.kind == TopologyKind::Cluster) {
+            // A cluster's own defaults: the smallest Redis accepts, one replica per master.
+            w.topology.masters = 3;
+            w.topology.replicas = 1;
+        }
         w.topology.masters = static_cast<int>(tr.integer("masters", w.topology.masters, 1, 15));
         w.topology.persistence = tr.choice<std::string>(
             "persistence", w.topology.persistence,
@@ -202,6 +210,12 @@ Workload Workload::from_json(const json& j, const std::string& origin) {
             tr.integer("failover_timeout_ms", w.topology.failover_timeout_ms, 500, 3'600'000));
         w.topology.isolated_clients = static_cast<int>(
             tr.integer("isolated_clients", w.topology.isolated_clients, 0, 100'000));
+        w.topology.node_timeout_ms = static_cast<int>(
+            tr.integer("node_timeout_ms", w.topology.node_timeout_ms, 100, 600'000));
+        if (w.topology.kind == TopologyKind::Cluster && w.topology.masters < 3) {
+            tr.fail(tr.at("masters"), "a Redis Cluster needs at least 3 masters, not " +
+                                          std::to_string(w.topology.masters));
+        }
         if (w.topology.zookeeper_servers % 2 == 0) {
             tr.fail(tr.at("zookeeper_servers"),
                     "must be 1 (standalone) or an odd ensemble of 3, 5 or 7, not " +
@@ -310,7 +324,8 @@ json Workload::to_json() const {
           {"min_replicas_max_lag_s", topology.min_replicas_max_lag_s},
           {"down_after_ms", topology.down_after_ms},
           {"failover_timeout_ms", topology.failover_timeout_ms},
-          {"isolated_clients", topology.isolated_clients}}},
+          {"isolated_clients", topology.isolated_clients},
+          {"node_timeout_ms", topology.node_timeout_ms}}},
         {"checks",
          {{"liveness_bound_ms", checks.liveness_bound_ms},
           {"starvation_bound_ms",
@@ -390,6 +405,20 @@ void Workload::validate() const {
     } else if (topology.isolated_clients > 0) {
         throw WorkloadError(
             "topology: isolated_clients needs kind 'sentinel' (hosts in network namespaces)");
+    }
+    if (topology.kind == TopologyKind::Cluster &&
+        (info->capabilities.multi_node || info->capabilities.zookeeper)) {
+        throw WorkloadError(
+            "topology: 'cluster' is one Redis Cluster, whose client sends each "
+            "key to its slot's master; " +
+            strategy +
+            (info->capabilities.zookeeper
+                 ? " locks on ZooKeeper"
+                 : " locks on N independent masters (Redlock over a cluster's "
+                   "masters is not built yet)"));
+    }
+    if (resource_server_separate && topology.kind == TopologyKind::Cluster) {
+        throw WorkloadError("resource_server: 'separate' is not built for topology 'cluster' yet");
     }
     if (info->capabilities.needs_replicas && topology.kind == TopologyKind::Masters) {
         throw WorkloadError("topology: " + strategy +

@@ -46,7 +46,7 @@ struct KeyDistribution {
 
 enum class ResourceKind { None, Counter, Fenced };
 
-enum class TopologyKind { Single, Replicated, Masters, Sentinel };
+enum class TopologyKind { Single, Replicated, Masters, Sentinel, Cluster };
 
 struct Topology {
     TopologyKind kind = TopologyKind::Single;
@@ -66,6 +66,10 @@ struct Topology {
     // The first `isolated_clients` clients run in a network namespace of their own ("clients"),
     // which a partition may put beside the old master: the split-brain case.
     int isolated_clients = 0;
+    // Cluster: a Redis Cluster of `masters` masters (at least 3) with `replicas` replicas each
+    // (default 1 there), on loopback; its cluster-node-timeout (how long a master may be
+    // unreachable before its replica is promoted).
+    int node_timeout_ms = 1000;
 };
 
 // A quorum strategy (Redlock) needs this many independent masters to mean what it says.

@@ -15,8 +15,6 @@
 #include "task.hpp"
 #include "throughput_stats.hpp"
 
-extern char** environ;
-
 namespace lockbench {
 
 using nlohmann::json;
@@ -27,47 +25,6 @@ namespace {
 constexpr const char* kReleaseScript =
     "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) "
     "else return 0 end";
-
-// Runs argv, returns its standard output; throws EnvironmentError naming the tool.
-std::string output_of(const std::vector<std::string>& argv) {
-    int out[2];
-    if (::pipe(out) != 0)
-        throw EnvironmentError(std::string("pipe: ") + std::strerror(errno));
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-    posix_spawn_file_actions_addclose(&actions, out[0]);
-    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-    std::vector<char*> args;
-    for (const auto& a : argv)
-        args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    pid_t pid = 0;
-    const int spawned = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    ::close(out[1]);
-    if (spawned != 0) {
-        ::close(out[0]);
-        throw EnvironmentError(argv[0] +
-                               " not found (Debian: redis-tools): " + std::strerror(spawned));
-    }
-    std::string text;
-    char buf[4096];
-    for (ssize_t n; (n = ::read(out[0], buf, sizeof buf)) != 0;) {
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            break;
-        text.append(buf, static_cast<std::size_t>(n));
-    }
-    ::close(out[0]);
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        throw EnvironmentError(argv[0] + " failed (exit status " + std::to_string(status) + ")");
-    return text;
-}
 
 // requests/s from redis-benchmark --csv: the last line's second field, quoted.
 double rps_of(const std::string& csv, const std::string& tool) {

@@ -15,6 +15,8 @@
 
 #include <hiredis/hiredis.h>
 
+#include "cluster_routing.hpp"
+
 namespace lockbench {
 
 // ---- Endpoint / Reply ---------------------------------------------------------------------------
@@ -98,7 +100,9 @@ std::exception_ptr make_error(const std::string& what) {
 
 void RedisConnection::CommandAwaiter::await_suspend(std::coroutine_handle<> h) {
     waiter_ = h;
-    conn_.enqueue(*this);
+    if (conn_->router_)
+        conn_ = &conn_->router_->route(args_);
+    conn_->enqueue(*this);
 }
 
 Reply RedisConnection::CommandAwaiter::await_resume() {
@@ -143,6 +147,7 @@ RedisConnection::RedisConnection(EventLoop& loop, Endpoint endpoint, ConnectionO
     : loop_(loop), endpoint_(std::move(endpoint)), options_(options) {}
 
 RedisConnection::~RedisConnection() {
+    router_ = nullptr;
     fail_all(make_error<ClosedError>("connection to " + endpoint_.to_string() + " destroyed"));
     if (deadline_timer_)
         loop_.cancel_timer(deadline_timer_);
@@ -366,6 +371,37 @@ void RedisConnection::read_input() {
     }
 }
 
+bool RedisConnection::follow_redirect(CommandAwaiter& awaiter, const Reply& reply) {
+    // A cluster in the middle of a failover can point back and forth; a command that was sent
+    // on this often is answered with the last redirect, as an error.
+    constexpr int kMaxRedirects = 5;
+    const auto redirect = parse_redirect(reply.str);
+    if (!redirect || awaiter.redirects_ >= kMaxRedirects)
+        return false;
+    ++awaiter.redirects_;
+    RedisConnection& to = redirect->ask ? router_->connection_to(redirect->node)
+                                        : router_->moved(redirect->slot, redirect->node);
+    awaiter.conn_ = &to;
+    if (redirect->ask)
+        to.enqueue_asking();
+    to.enqueue(awaiter);
+    return true;
+}
+
+void RedisConnection::enqueue_asking() {
+    if (disabled_)
+        return;
+    if (state_ == State::Closed)
+        start_connect();
+    out_ += "*1\r\n$6\r\nASKING\r\n";
+    pending_.push_back(
+        Pending{nullptr, EventLoop::now() + options_.connect_timeout + options_.command_timeout,
+                false, options_.command_timeout, true});
+    if (state_ == State::Connected)
+        flush_output();
+    arm_deadline_timer();
+}
+
 void RedisConnection::dispatch_reply(Reply reply) {
     if (subscribed_ && is_pubsub_message(reply)) {
         PubSubMessage m{std::move(reply.elements[1].str), std::move(reply.elements[2].str)};
@@ -386,8 +422,8 @@ void RedisConnection::dispatch_reply(Reply reply) {
     }
     Pending p = pending_.front();
     pending_.pop_front();
-    if (!p.awaiter) {  // AUTH
-        if (reply.type == Reply::Type::Error) {
+    if (!p.awaiter) {  // AUTH, or ASKING (whose command's own reply tells)
+        if (reply.type == Reply::Type::Error && !p.asking) {
             fail_all(make_error<ReplyError>("AUTH to " + endpoint_.to_string() +
                                             " failed: " + reply.str));
         }
@@ -395,6 +431,8 @@ void RedisConnection::dispatch_reply(Reply reply) {
     }
     if (p.subscribes && reply.type != Reply::Type::Error)
         subscribed_ = true;
+    if (router_ && reply.type == Reply::Type::Error && follow_redirect(*p.awaiter, reply))
+        return;
     p.awaiter->reply_ = std::move(reply);
     loop_.schedule(p.awaiter->waiter_);
 }
@@ -465,6 +503,8 @@ void RedisConnection::fail_all(std::exception_ptr error) {
     close_socket();
     auto failed = std::move(pending_);
     pending_.clear();
+    if (router_ && !failed.empty())
+        router_->failed(*this);
     for (auto& p : failed) {
         if (!p.awaiter)
             continue;

@@ -116,6 +116,23 @@ struct PubSubMessage {
 
 // ---- the connection -----------------------------------------------------------------------------
 
+class RedisConnection;
+
+// Redis Cluster (cluster_routing.hpp): places each command on the connection to the node that
+// owns its key's slot, and follows the cluster's redirects.
+class ClusterRouter {
+  public:
+    virtual ~ClusterRouter() = default;
+    // The connection that should carry `args`, as far as the router knows.
+    virtual RedisConnection& route(const std::vector<std::string>& args) = 0;
+    // A MOVED reply: `slot` lives at `owner` now. Returns the connection to it.
+    virtual RedisConnection& moved(int slot, const Endpoint& owner) = 0;
+    // An ASK reply: the connection to `node`, for this one command.
+    virtual RedisConnection& connection_to(const Endpoint& node) = 0;
+    // Commands on `conn` failed with an I/O error: what it served may have moved (a failover).
+    virtual void failed(RedisConnection& conn) = 0;
+};
+
 class RedisConnection final : private EventLoop::IoHandler {
   public:
     RedisConnection(EventLoop& loop, Endpoint endpoint, ConnectionOptions options = {});
@@ -134,8 +151,9 @@ class RedisConnection final : private EventLoop::IoHandler {
         friend class RedisConnection;
         CommandAwaiter(RedisConnection& c, std::vector<std::string> args,
                        std::optional<std::chrono::milliseconds> timeout = std::nullopt)
-            : conn_(c), args_(std::move(args)), timeout_(timeout) {}
-        RedisConnection& conn_;
+            : conn_(&c), args_(std::move(args)), timeout_(timeout) {}
+        RedisConnection* conn_;  // another node's, once a cluster router placed or redirected it
+        int redirects_ = 0;
         std::vector<std::string> args_;
         std::optional<std::chrono::milliseconds> timeout_;  // else the connection's
         std::coroutine_handle<> waiter_;
@@ -198,6 +216,10 @@ class RedisConnection final : private EventLoop::IoHandler {
     int local_port() const;
     EventLoop& loop() { return loop_; }
     const ConnectionOptions& options() const { return options_; }
+    // Redis Cluster: every command awaited on this connection goes where `router` places it,
+    // and MOVED/ASK replies are followed (the command ran nowhere, so it is sent again) instead
+    // of thrown; null: neither. The router outlives the connection.
+    void set_router(ClusterRouter* router) { router_ = router; }
 
   private:
     enum class State { Closed, Connecting, Connected };
@@ -206,10 +228,15 @@ class RedisConnection final : private EventLoop::IoHandler {
         EventLoop::TimePoint deadline;
         bool subscribes;
         std::chrono::milliseconds timeout;  // what the deadline allowed, for the error
+        bool asking = false;                // internal ASKING before a redirected command
     };
 
     void on_io(std::uint32_t events) override;
     void enqueue(CommandAwaiter& awaiter);
+    void enqueue_asking();
+    // A MOVED/ASK reply to `awaiter`'s command, sent on to the node it names: false if it is
+    // none (or the awaiter was redirected too often), and the reply stands.
+    bool follow_redirect(CommandAwaiter& awaiter, const Reply& reply);
     void start_connect();
     void finish_connect();
     void flush_output();
@@ -243,6 +270,7 @@ class RedisConnection final : private EventLoop::IoHandler {
     std::deque<PubSubMessage> messages_;
     MessageAwaiter* message_waiter_ = nullptr;
     std::optional<std::string> disabled_;  // the reason, once disabled
+    ClusterRouter* router_ = nullptr;
 };
 
 }  // namespace lockbench

@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "cluster_routing.hpp"
 #include "zk_client.hpp"
 
 namespace lockbench {
@@ -21,7 +22,18 @@ Session::Session(EventLoop& loop, std::vector<Endpoint> nodes, ConnectionOptions
 
 Session::~Session() = default;
 
+void Session::use_cluster() {
+    cluster_ = std::make_unique<ClusterRouting>(loop_, nodes_, options_);
+    if (killed_)
+        cluster_->disable(*killed_);
+}
+
 RedisConnection& Session::redis(std::size_t node) {
+    if (cluster_) {
+        if (node != 0)
+            throw std::out_of_range("a Redis Cluster is one node to a strategy");
+        return cluster_->entry();
+    }
     auto& c = connections_.at(node);
     if (!c) {
         c = std::make_unique<RedisConnection>(loop_, nodes_[node], options_);
@@ -82,6 +94,8 @@ Task<void> Session::wait_while_paused() {
 }
 
 void Session::redirect(std::size_t node, const Endpoint& endpoint) {
+    if (cluster_)
+        throw std::logic_error("a Redis Cluster client follows the cluster's redirects itself");
     nodes_.at(node) = endpoint;
     if (connections_[node])
         connections_[node]->set_endpoint(endpoint);
@@ -103,6 +117,8 @@ void Session::kill(const std::string& reason) {
     }
     if (resource_)
         resource_->disable(reason);
+    if (cluster_)
+        cluster_->disable(reason);
 }
 
 }  // namespace lockbench

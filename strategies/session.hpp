@@ -22,6 +22,7 @@
 namespace lockbench {
 
 class ZkClient;
+class ClusterRouting;
 
 class Session {
   public:
@@ -36,7 +37,14 @@ class Session {
     EventLoop& loop() { return loop_; }
     Clock& clock() { return clock_; }
     const std::string& client_id() const { return client_id_; }
-    std::size_t node_count() const { return nodes_.size(); }
+    // The lock's nodes: one for a Redis Cluster, however many masters it has.
+    std::size_t node_count() const { return cluster_ ? 1 : nodes_.size(); }
+
+    // Redis Cluster: the nodes given are seeds; redis() is then one connection whose commands go
+    // to the master of their key's slot (cluster_routing.hpp), and so does the resource's
+    // unless it has its own server. Call before any connection is made.
+    void use_cluster();
+    ClusterRouting* cluster() { return cluster_.get(); }
 
     // The command connection to node `i` (created on first use, reconnects after failures).
     RedisConnection& redis(std::size_t node = 0);
@@ -120,6 +128,7 @@ class Session {
     std::unique_ptr<RedisConnection> resource_;
     std::string zookeeper_hosts_;
     std::unique_ptr<ZkClient> zookeeper_;
+    std::unique_ptr<ClusterRouting> cluster_;
     std::uint64_t token_sequence_ = 0;
     CheckpointHook checkpoint_hook_;
     EventLoop::TimePoint paused_until_{};

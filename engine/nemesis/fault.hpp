@@ -30,9 +30,9 @@ struct Deployment;
 // the ensemble, or whichever member leads when the fault fires; network faults between hosts:
 // the network (the hosts are the fault's own parameters).
 struct FaultTarget {
-    enum class Kind { Holder, Client, Random, Node, Leader, Network };
+    enum class Kind { Holder, Client, Random, Node, Leader, Network, SlotMaster };
     Kind kind = Kind::Node;
-    std::string key;  // Holder
+    std::string key;  // Holder; SlotMaster: the master serving this key's slot in a cluster
     int index = 0;    // Client, Node
     nlohmann::json to_json() const;
 };
@@ -114,6 +114,8 @@ class Fault {
     virtual bool needs_embedded_zookeeper() const { return false; }
     // Acts on the path to the resource's own server (resource_server 'separate').
     virtual bool needs_separate_resource() const { return false; }
+    // Acts on a Redis Cluster's masters and replicas, so it needs topology kind 'cluster'.
+    virtual bool needs_cluster() const { return false; }
     // Acts on hosts in network namespaces, so it needs topology kind 'sentinel'.
     virtual bool needs_network_lab() const { return false; }
     // Acts on a client's ZooKeeper session, so it needs a ZooKeeper strategy.

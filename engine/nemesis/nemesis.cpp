@@ -6,6 +6,7 @@
 
 #include "client.hpp"
 #include "client_faults.hpp"
+#include "cluster_faults.hpp"
 #include "network_faults.hpp"
 #include "proxy_faults.hpp"
 #include "registry.hpp"
@@ -31,6 +32,8 @@ json FaultTarget::to_json() const {
             return "leader";
         case Kind::Network:
             return "the network";
+        case Kind::SlotMaster:
+            return json{{"master_of", key}};
     }
     return nullptr;
 }
@@ -215,6 +218,10 @@ std::unique_ptr<Fault> make_fault(const json& spec, const std::string& origin,
         f = std::make_unique<PartitionHosts>(r);
     else if (kind == "sentinel-failover")
         f = std::make_unique<SentinelFailover>(r);
+    else if (kind == "cluster-failover")
+        f = std::make_unique<ClusterFailover>(r);
+    else if (kind == "kill-cluster-master")
+        f = std::make_unique<KillClusterMaster>(r);
     else {
         r.fail(r.at("fault"),
                "must be one of "
@@ -223,7 +230,7 @@ std::unique_ptr<Fault> make_fault(const json& spec, const std::string& origin,
                "pause-server|kill-server|isolate-node|clock-jump|failover|drop-replies|"
                "delay-replies|"
                "reset-connections|partition|kill-zookeeper|pause-zookeeper|partition-hosts|"
-               "sentinel-failover, not \"" +
+               "sentinel-failover|cluster-failover|kill-cluster-master, not \"" +
                    kind + "\"");
     }
     f->kind_ = kind;
@@ -234,6 +241,7 @@ std::unique_ptr<Fault> make_fault(const json& spec, const std::string& origin,
 
     const std::string target = r.string("target", f->targets_clients()            ? "random"
                                                   : f->needs_embedded_zookeeper() ? "leader"
+                                                  : f->needs_cluster()            ? "master-of:k0"
                                                                                   : "node:0");
     if (f->targets_clients()) {
         if (target == "holder") {
@@ -252,6 +260,14 @@ std::unique_ptr<Fault> make_fault(const json& spec, const std::string& origin,
             r.fail(r.at("target"),
                    "must be holder|random|client:N for a client fault, not \"" + target + "\"");
         }
+    } else if (f->needs_cluster()) {
+        if (target.rfind("master-of:", 0) != 0 || target.size() == 10)
+            r.fail(r.at("target"),
+                   "must be master-of:KEY for a cluster fault (the master serving "
+                   "the key's slot when it fires), not \"" +
+                       target + "\"");
+        f->target_.kind = FaultTarget::Kind::SlotMaster;
+        f->target_.key = target.substr(10);
     } else if (f->needs_network_lab()) {
         if (spec.contains("target"))
             r.fail(r.at("target"),
@@ -348,6 +364,7 @@ void Nemesis::fire(Fault& fault) {
         case FaultTarget::Kind::Node:
         case FaultTarget::Kind::Leader:
         case FaultTarget::Kind::Network:
+        case FaultTarget::Kind::SlotMaster:
             break;
     }
 }
@@ -393,7 +410,7 @@ void Nemesis::validate(const std::vector<std::unique_ptr<Fault>>& faults, const 
             throw WorkloadError(at + text + ": it could never fire");
         }
         const auto& t = f.target();
-        if (t.kind == FaultTarget::Kind::Holder) {
+        if (t.kind == FaultTarget::Kind::Holder || t.kind == FaultTarget::Kind::SlotMaster) {
             bool known = false;
             for (int k = 0; k < w.keys && !known; ++k)
                 known = t.key == "k" + std::to_string(k);
@@ -414,6 +431,16 @@ void Nemesis::validate(const std::vector<std::unique_ptr<Fault>>& faults, const 
             throw WorkloadError(at + "'" + f.kind() +
                                 "' delays writes on the way to the resource's own server and "
                                 "needs resource_server 'separate': it could never fire");
+        }
+        if (f.needs_cluster() != (w.topology.kind == TopologyKind::Cluster) &&
+            !f.targets_clients()) {
+            throw WorkloadError(at + "'" + f.kind() + "' " +
+                                (f.needs_cluster()
+                                     ? "acts on a Redis Cluster and needs topology kind 'cluster'"
+                                     : "acts on one server and a Redis Cluster's nodes change "
+                                       "roles under it (use kill-cluster-master or "
+                                       "cluster-failover)") +
+                                ": it could never fire as meant");
         }
         if (f.needs_network_lab() && w.topology.kind != TopologyKind::Sentinel) {
             throw WorkloadError(at + "'" + f.kind() +

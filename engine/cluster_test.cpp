@@ -1,0 +1,234 @@
+// Redis Cluster on real redis-servers: the client's routing (slots, MOVED, ASK, a failover) and
+// the embedded cluster a run starts.
+
+#include "cluster.hpp"
+
+#include <set>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "cluster_routing.hpp"
+#include "deployment.hpp"
+#include "redis_fixture.hpp"
+#include "session.hpp"
+#include "workload.hpp"
+
+namespace lockbench {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(ClusterSlotTest, KeySlotIsCrc16OfTheHashTagAsRedisComputesIt) {
+    // Values from the Redis Cluster specification and CLUSTER KEYSLOT.
+    EXPECT_EQ(key_slot("123456789"), 0x31C3);
+    EXPECT_EQ(key_slot("foo"), 12182);
+    EXPECT_EQ(key_slot("{user1000}.following"), key_slot("{user1000}.followers"));
+    EXPECT_EQ(key_slot("{user1000}.following"), key_slot("user1000"));
+    EXPECT_EQ(key_slot("foo{}{bar}"), key_slot("foo{}{bar}"));  // empty tag: the whole key
+    EXPECT_NE(key_slot("foo{}{bar}"), key_slot("bar"));
+    EXPECT_EQ(key_slot("foo{{bar}}zap"), key_slot("{bar"));
+    EXPECT_EQ(key_slot("lockbench:ab12:{k0}:fence"), key_slot("k0"));
+}
+
+TEST(ClusterSlotTest, CommandKeyIsTheFirstKeyAndNoneForKeylessCommands) {
+    EXPECT_EQ(command_key(strings("SET", "a", "1")), "a");
+    EXPECT_EQ(command_key(strings("EVALSHA", "abc", "2", "k1", "k2", "v")), "k1");
+    EXPECT_EQ(command_key(strings("eval", "return 1", "0")), std::nullopt);
+    EXPECT_EQ(command_key(strings("WAIT", "1", "100")), std::nullopt);
+    EXPECT_EQ(command_key(strings("PING")), std::nullopt);
+    EXPECT_EQ(command_key(strings("publish", "ch", "x")), std::nullopt);
+}
+
+TEST(ClusterSlotTest, RedirectsAreParsedAndAnythingElseIsNot) {
+    auto moved = parse_redirect("MOVED 3999 127.0.0.1:6381");
+    ASSERT_TRUE(moved);
+    EXPECT_FALSE(moved->ask);
+    EXPECT_EQ(moved->slot, 3999);
+    EXPECT_EQ(moved->node.to_string(), "127.0.0.1:6381");
+    auto ask = parse_redirect("ASK 12 10.0.0.2:7000");
+    ASSERT_TRUE(ask);
+    EXPECT_TRUE(ask->ask);
+    EXPECT_EQ(ask->node.port, 7000);
+    EXPECT_FALSE(parse_redirect("MOVED 99999 127.0.0.1:1"));
+    EXPECT_FALSE(parse_redirect("MOVED x 127.0.0.1:1"));
+    EXPECT_FALSE(parse_redirect("ERR MOVED 1 127.0.0.1:1"));
+    EXPECT_FALSE(parse_redirect("CLUSTERDOWN The cluster is down"));
+}
+
+// A real cluster of three masters with a replica each, as a run starts it.
+class ClusterTest : public ::testing::Test {
+  protected:
+    static void SetUpTestSuite() {
+        Workload w = Workload::from_json(
+            nlohmann::json{{"topology", {{"kind", "cluster"}, {"node_timeout_ms", 500}}}});
+        deployment_ = std::make_unique<Deployment>(Deployment::start(w, {}));
+    }
+    static void TearDownTestSuite() { deployment_.reset(); }
+
+    static Deployment& cluster() { return *deployment_; }
+    static std::vector<ClusterNode> view() {
+        auto v = read_cluster_nodes(cluster().endpoints, 1s);
+        if (!v)
+            throw std::runtime_error("no node answered CLUSTER NODES");
+        return *v;
+    }
+    static RedisServer& server_at(const Endpoint& ep) {
+        for (auto& s : cluster().servers) {
+            if (s->port() == ep.port)
+                return *s;
+        }
+        throw std::runtime_error("no server at " + ep.to_string());
+    }
+    std::unique_ptr<Session> cluster_session(const std::string& name) {
+        auto s = std::make_unique<Session>(loop_, cluster().endpoints, ConnectionOptions{}, name);
+        s->use_cluster();
+        return s;
+    }
+    template <typename T>
+    T run(Task<T> task) {
+        return run_sync(loop_, std::move(task));
+    }
+
+    EventLoop loop_;
+
+  private:
+    static inline std::unique_ptr<Deployment> deployment_;
+};
+
+TEST_F(ClusterTest, StartsThreeMastersWithAReplicaEachCoveringEverySlot) {
+    const auto nodes = view();
+    ASSERT_EQ(nodes.size(), 6u);
+    int masters = 0, covered = 0;
+    for (const auto& n : nodes) {
+        if (!n.master)
+            continue;
+        ++masters;
+        EXPECT_EQ(replicas_of(nodes, n).size(), 1u) << n.endpoint.to_string();
+        for (auto [lo, hi] : n.slots)
+            covered += hi - lo + 1;
+    }
+    EXPECT_EQ(masters, 3);
+    EXPECT_EQ(covered, kClusterSlots);
+}
+
+TEST_F(ClusterTest, EveryKeyLandsOnTheMasterOfItsSlotThroughOneConnection) {
+    auto session = cluster_session("router");
+    std::vector<std::string> keys;
+    for (int i = 0; i < 60; ++i)
+        keys.push_back("spread:" + std::to_string(i));
+    run([](Session& s, const std::vector<std::string>& ks) -> Task<void> {
+        for (const auto& k : ks)
+            co_await s.redis().command("SET", k, "v-" + k);
+    }(*session, keys));
+    const auto nodes = view();
+    std::set<int> masters_used;
+    for (const auto& k : keys) {
+        const ClusterNode* owner = master_of_slot(nodes, key_slot(k));
+        ASSERT_NE(owner, nullptr);
+        masters_used.insert(owner->endpoint.port);
+        // Asked directly (no routing), the owner has it: it was written there, not elsewhere.
+        Reply r = server_at(owner->endpoint).command({"GET", k});
+        EXPECT_EQ(r.str, "v-" + k);
+        ASSERT_TRUE(session->cluster()->owner_of(k));
+        EXPECT_EQ(session->cluster()->owner_of(k)->port, owner->endpoint.port);
+    }
+    EXPECT_EQ(masters_used.size(), 3u);  // the keys really spread over the cluster
+    // A script's keys in one slot (hash tags) run where their slot lives.
+    Reply sum = run([](Session& s) -> Task<Reply> {
+        co_await s.redis().command("SET", "{tag}:a", "2");
+        co_await s.redis().command("SET", "{tag}:b", "3");
+        co_return co_await s.redis().command(
+            "EVAL", "return redis.call('get', KEYS[1]) + redis.call('get', KEYS[2])", "2",
+            "{tag}:a", "{tag}:b");
+    }(*session));
+    EXPECT_EQ(sum.integer, 5);
+}
+
+TEST_F(ClusterTest, AnAskRedirectDuringAMigrationIsFollowedWithoutMovingTheMap) {
+    auto session = cluster_session("asker");
+    const std::string key = "migrating-key";
+    run([](Session& s, std::string k) -> Task<void> {
+        co_await s.redis().command("SET", k, "here");
+    }(*session, key));
+    const int slot = key_slot(key);
+    auto nodes = view();
+    const ClusterNode* source = master_of_slot(nodes, slot);
+    ASSERT_NE(source, nullptr);
+    const ClusterNode* target = nullptr;
+    for (const auto& n : nodes) {
+        if (n.master && n.id != source->id)
+            target = &n;
+    }
+    ASSERT_NE(target, nullptr);
+    RedisServer& from = server_at(source->endpoint);
+    RedisServer& to = server_at(target->endpoint);
+    // The key moves to the target mid-migration: the source answers ASK for it.
+    to.command({"CLUSTER", "SETSLOT", std::to_string(slot), "IMPORTING", source->id});
+    from.command({"CLUSTER", "SETSLOT", std::to_string(slot), "MIGRATING", target->id});
+    from.command({"MIGRATE", target->endpoint.host, std::to_string(target->endpoint.port), key, "0",
+                  "5000"});
+    Reply got = run([](Session& s, std::string k) -> Task<Reply> {
+        co_return co_await s.redis().command("GET", k);
+    }(*session, key));
+    EXPECT_EQ(got.str, "here");
+    // ASK is for one command: the map still names the source until the migration ends.
+    EXPECT_EQ(session->cluster()->owner_of(key)->port, source->endpoint.port);
+    for (auto* s : {&to, &from})
+        s->command({"CLUSTER", "SETSLOT", std::to_string(slot), "NODE", target->id});
+    // Every node hears of it through the cluster bus; the client through MOVED.
+    Reply after = run([](Session& s, std::string k) -> Task<Reply> {
+        co_return co_await s.redis().command("GET", k);
+    }(*session, key));
+    EXPECT_EQ(after.str, "here");
+    EXPECT_EQ(session->cluster()->owner_of(key)->port, target->endpoint.port);
+}
+
+TEST_F(ClusterTest, AfterItsMasterIsKilledAKeyIsFoundOnThePromotedReplica) {
+    auto session = cluster_session("survivor");
+    const std::string key = "{failover}:lock";
+    run([](Session& s, std::string k) -> Task<void> {
+        co_await s.redis().command("SET", k, "held", "PX", "60000");
+        co_await s.redis().command("WAIT", "1", "1000");  // follows the SET to its master
+    }(*session, key));
+    const auto nodes = view();
+    const ClusterNode* master = master_of_slot(nodes, key_slot(key));
+    ASSERT_NE(master, nullptr);
+    const auto replicas = replicas_of(nodes, *master);
+    ASSERT_EQ(replicas.size(), 1u);
+    const Endpoint replica = replicas.front()->endpoint;
+    server_at(master->endpoint).kill();
+
+    // Until the replica is promoted the slot answers nothing; then the client finds it there.
+    Reply got;
+    const auto deadline = std::chrono::steady_clock::now() + 20s;
+    for (;;) {
+        try {
+            got = run([](Session& s, std::string k) -> Task<Reply> {
+                co_return co_await s.redis().command("GET", k);
+            }(*session, key));
+            break;
+        } catch (const RedisError&) {
+            ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "never promoted";
+            std::this_thread::sleep_for(50ms);
+        }
+    }
+    EXPECT_EQ(got.str, "held");  // it was replicated before the kill (WAIT said so)
+    EXPECT_EQ(session->cluster()->owner_of(key)->port, replica.port);
+}
+
+TEST(ClusterWorkloadTest, ClusterTopologyDefaultsAndRefusals) {
+    Workload w = Workload::from_json(nlohmann::json{{"topology", {{"kind", "cluster"}}}});
+    EXPECT_EQ(w.topology.masters, 3);
+    EXPECT_EQ(w.topology.replicas, 1);
+    EXPECT_THROW(
+        Workload::from_json(nlohmann::json{{"topology", {{"kind", "cluster"}, {"masters", 2}}}}),
+        WorkloadError);
+    Workload redlock = Workload::from_json(
+        nlohmann::json{{"strategy", "redlock"}, {"topology", {{"kind", "cluster"}}}});
+    redlock.resolve();
+    EXPECT_THROW(redlock.validate(), WorkloadError);
+}
+
+}  // namespace
+}  // namespace lockbench
