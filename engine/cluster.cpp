@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "deployment.hpp"
+#include "network_lab.hpp"
 #include "redis_server.hpp"
 #include "task.hpp"
 #include "workload.hpp"
@@ -132,14 +133,32 @@ void start_cluster_deployment(Deployment& d, const Workload& w) {
     const int masters = w.topology.masters;
     const int nodes = masters * (1 + w.topology.replicas);
     const int maxclients = max_connections_per_node(w);
+    if (w.topology.in_namespaces()) {
+        // Each node a host of its own, and the isolated clients on one more, so that a partition
+        // can cut a master off with some clients (network_lab.hpp).
+        std::vector<std::string> names;
+        for (int i = 0; i < nodes; ++i)
+            names.push_back("n" + std::to_string(i));
+        names.push_back("clients");
+        d.lab = std::make_unique<NetworkLab>(names);
+        d.clients_host = d.lab->index_of("clients");
+    }
     for (int i = 0; i < nodes; ++i) {
-        // The cluster bus on a port of its own: the default, the node's port + 10000, does not
-        // exist for a free port above 55535.
-        d.servers.push_back(std::make_unique<RedisServer>(RedisServerOptions{
-            .maxclients = maxclients,
-            .extra_args = {"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-                           "--cluster-node-timeout", std::to_string(w.topology.node_timeout_ms),
-                           "--cluster-port", std::to_string(pick_free_port())}}));
+        std::vector<std::string> args = {
+            "--cluster-enabled",      "yes",
+            "--cluster-config-file",  "nodes.conf",
+            "--cluster-node-timeout", std::to_string(w.topology.node_timeout_ms)};
+        RedisServerOptions options{.maxclients = maxclients};
+        if (d.lab) {
+            options.netns_fd = d.lab->netns_fd(static_cast<std::size_t>(i));
+            options.host = d.lab->address(i);
+        } else {
+            // The cluster bus on a port of its own: the default, the node's port + 10000, does
+            // not exist for a free port above 55535.
+            args.insert(args.end(), {"--cluster-port", std::to_string(pick_free_port())});
+        }
+        options.extra_args = std::move(args);
+        d.servers.push_back(std::make_unique<RedisServer>(std::move(options)));
         d.endpoints.push_back(d.servers.back()->endpoint());
     }
     // redis-cli makes the first `masters` nodes masters and gives each of them replicas from

@@ -71,8 +71,8 @@ std::vector<Endpoint> external_servers(const RunOptions& options) {
 // naming what cannot be done there, before anything starts.
 void check_external(const Workload& w, const std::vector<std::unique_ptr<Fault>>& faults,
                     const RunOptions& options, std::size_t external) {
-    if (external > 0 && (w.topology.kind == TopologyKind::Replicated ||
-                         w.topology.kind == TopologyKind::Sentinel)) {
+    if (external > 0 &&
+        (w.topology.kind == TopologyKind::Replicated || w.topology.in_namespaces())) {
         throw WorkloadError("topology: '" + std::string(to_string(w.topology.kind)) +
                             "' starts servers of its own; " +
                             (options.inventory ? "--inventory" : "--redis") +
@@ -247,12 +247,15 @@ RunOutcome run_workload(const RunOptions& options) {
     std::vector<std::unique_ptr<FaultProxy>> zookeeper_proxies;
     // Topology 'sentinel': isolated clients run in a namespace of their own, and every client
     // thread finds the master through the sentinels it can reach (sentinel.hpp).
+    // A cluster's clients follow its redirects themselves (cluster_routing.hpp).
     ClientThreads::Placement placement;
-    if (!deployment.sentinels.empty()) {
+    if (deployment.clients_host) {
         placement.isolated = w.topology.isolated_clients;
         placement.enter_isolated = [&deployment] {
             deployment.lab->enter(*deployment.clients_host);
         };
+    }
+    if (!deployment.sentinels.empty()) {
         placement.companion =
             [&env, sentinels = deployment.sentinels, master = deployment.endpoints.at(0)](
                 EventLoop& loop, std::vector<SimulatedClient*> mine, bool isolated) {

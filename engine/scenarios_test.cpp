@@ -37,10 +37,12 @@ struct ScenarioCase {
 };
 
 // A topology scenario starts a deployment of many servers (a Sentinel deployment in network
-// namespaces, a ZooKeeper ensemble): it runs in the binary built with LOCKBENCH_TOPOLOGY_SCENARIOS
-// (label `topology`, opt-in; the default suite and CI's quick suite still assert every one).
+// namespaces, a Redis Cluster, a ZooKeeper ensemble): it runs in the binary built with
+// LOCKBENCH_TOPOLOGY_SCENARIOS (label `topology`, opt-in; the default suite and CI's quick suite
+// still assert every one).
 bool is_topology_scenario(const Workload& w) {
-    return w.topology.kind == TopologyKind::Sentinel || w.topology.zookeeper_servers > 1;
+    return w.topology.kind == TopologyKind::Sentinel || w.topology.kind == TopologyKind::Cluster ||
+           w.topology.zookeeper_servers > 1;
 }
 
 std::vector<ScenarioCase> shipped_cases() {
@@ -121,7 +123,7 @@ void expect_as_expected(const ScenarioCase& c, const RunOutcome& r) {
 TEST_P(ScenarioTest, VerdictEqualsTheExpectation) {
     const auto& c = GetParam();
     Workload w = Workload::load(c.file);
-    if (w.topology.kind == TopologyKind::Sentinel) {
+    if (w.topology.in_namespaces()) {
         if (const std::string why = network_lab_unavailable(); !why.empty())
             GTEST_SKIP() << why;
     }
@@ -140,7 +142,8 @@ bool runs_on_external_servers(const Workload& w) {
         if (f->needs_embedded_servers() || f->needs_embedded_zookeeper() || f->needs_network_lab())
             return false;
     }
-    return w.topology.kind != TopologyKind::Replicated && w.topology.kind != TopologyKind::Sentinel;
+    return w.topology.kind != TopologyKind::Replicated &&
+           w.topology.kind != TopologyKind::Sentinel && w.topology.kind != TopologyKind::Cluster;
 }
 
 class ExternalScenarioTest : public ::testing::TestWithParam<ScenarioCase> {};

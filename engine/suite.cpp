@@ -122,7 +122,7 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
                 as_run.validate();
             // Hosts in network namespaces need root: without it such a scenario is skipped,
             // saying so in one line, and never counted as passed.
-            if (skip.empty() && as_run.topology.kind == TopologyKind::Sentinel)
+            if (skip.empty() && as_run.topology.in_namespaces())
                 skip = network_lab_unavailable();
             plan.push_back({std::move(as_run), f, skip});
         }

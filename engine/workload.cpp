@@ -402,9 +402,16 @@ void Workload::validate() const {
                                 " leaves no client beside the sentinels' majority (clients " +
                                 std::to_string(clients) + ")");
         }
-    } else if (topology.isolated_clients > 0) {
+    } else if (topology.isolated_clients > 0 && topology.kind != TopologyKind::Cluster) {
         throw WorkloadError(
-            "topology: isolated_clients needs kind 'sentinel' (hosts in network namespaces)");
+            "topology: isolated_clients needs kind 'sentinel' or 'cluster' (hosts "
+            "in network namespaces)");
+    }
+    if (topology.kind == TopologyKind::Cluster && topology.isolated_clients >= clients) {
+        throw WorkloadError("topology: isolated_clients " +
+                            std::to_string(topology.isolated_clients) +
+                            " leaves no client beside the cluster's majority (clients " +
+                            std::to_string(clients) + ")");
     }
     if (topology.kind == TopologyKind::Cluster &&
         (info->capabilities.multi_node || info->capabilities.zookeeper)) {

@@ -70,6 +70,13 @@ struct Topology {
     // (default 1 there), on loopback; its cluster-node-timeout (how long a master may be
     // unreachable before its replica is promoted).
     int node_timeout_ms = 1000;
+
+    // Every node a host in a network namespace of its own (network_lab.hpp; needs root): a
+    // Sentinel deployment always, a cluster when some clients are isolated (its split brain).
+    bool in_namespaces() const {
+        return kind == TopologyKind::Sentinel ||
+               (kind == TopologyKind::Cluster && isolated_clients > 0);
+    }
 };
 
 // A quorum strategy (Redlock) needs this many independent masters to mean what it says.

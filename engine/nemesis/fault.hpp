@@ -116,8 +116,10 @@ class Fault {
     virtual bool needs_separate_resource() const { return false; }
     // Acts on a Redis Cluster's masters and replicas, so it needs topology kind 'cluster'.
     virtual bool needs_cluster() const { return false; }
-    // Acts on hosts in network namespaces, so it needs topology kind 'sentinel'.
+    // Acts on hosts in network namespaces (Topology::in_namespaces).
     virtual bool needs_network_lab() const { return false; }
+    // Asks Redis Sentinel, so it needs topology kind 'sentinel'.
+    virtual bool needs_sentinels() const { return false; }
     // Acts on a client's ZooKeeper session, so it needs a ZooKeeper strategy.
     virtual bool needs_zookeeper() const { return needs_embedded_zookeeper(); }
     // Network faults act through a FaultProxy the run puts in front of every node.

@@ -432,8 +432,9 @@ void Nemesis::validate(const std::vector<std::unique_ptr<Fault>>& faults, const 
                                 "' delays writes on the way to the resource's own server and "
                                 "needs resource_server 'separate': it could never fire");
         }
-        if (f.needs_cluster() != (w.topology.kind == TopologyKind::Cluster) &&
-            !f.targets_clients()) {
+        const bool cluster = w.topology.kind == TopologyKind::Cluster;
+        if ((f.needs_cluster() && !cluster) ||
+            (cluster && !f.needs_cluster() && !f.targets_clients() && !f.needs_network_lab())) {
             throw WorkloadError(at + "'" + f.kind() + "' " +
                                 (f.needs_cluster()
                                      ? "acts on a Redis Cluster and needs topology kind 'cluster'"
@@ -442,10 +443,16 @@ void Nemesis::validate(const std::vector<std::unique_ptr<Fault>>& faults, const 
                                        "cluster-failover)") +
                                 ": it could never fire as meant");
         }
-        if (f.needs_network_lab() && w.topology.kind != TopologyKind::Sentinel) {
+        if (f.needs_network_lab() && !w.topology.in_namespaces()) {
             throw WorkloadError(at + "'" + f.kind() +
                                 "' acts on hosts in network namespaces and needs topology kind "
-                                "'sentinel': it could never fire");
+                                "'sentinel', or 'cluster' with isolated_clients: it could never "
+                                "fire");
+        }
+        if (f.needs_sentinels() && w.topology.kind != TopologyKind::Sentinel) {
+            throw WorkloadError(at + "'" + f.kind() +
+                                "' asks the sentinels and needs topology kind 'sentinel': it "
+                                "could never fire");
         }
         if (f.needs_embedded_zookeeper() && t.kind == FaultTarget::Kind::Node &&
             t.index >= w.topology.zookeeper_servers) {

@@ -1,5 +1,7 @@
 #include "network_faults.hpp"
 
+#include "cluster.hpp"
+#include "cluster_routing.hpp"
 #include "deployment.hpp"
 #include "network_lab.hpp"
 #include "sentinel.hpp"
@@ -46,8 +48,10 @@ PartitionHosts::PartitionHosts(ObjectReader& r)
                 r.fail(r.at("hosts"), "must be an array of host names");
             const std::string name = h.get<std::string>();
             if (name != "master" && name != "clients" && name != "root" &&
-                name.rfind("node:", 0) != 0) {
-                r.fail(r.at("hosts"), "names master|clients|root|node:N, not \"" + name + "\"");
+                name.rfind("node:", 0) != 0 &&
+                !(name.rfind("master-of:", 0) == 0 && name.size() > 10)) {
+                r.fail(r.at("hosts"),
+                       "names master|master-of:KEY|clients|root|node:N, not \"" + name + "\"");
             }
             hosts_.push_back(name);
         }
@@ -78,7 +82,24 @@ void PartitionHosts::apply(NemesisContext& ctx) {
                     return;
                 }
                 group.insert(static_cast<int>(*d.clients_host));
+            } else if (name.rfind("master-of:", 0) == 0) {
+                const int slot = key_slot(cluster_key(name.substr(10)));
+                const auto view = read_cluster_nodes(d.endpoints, 300ms);
+                const ClusterNode* master = view ? master_of_slot(*view, slot) : nullptr;
+                const auto host = master ? host_of(lab, master->endpoint.host) : std::nullopt;
+                if (!host) {
+                    missed("no node of the cluster named a live master for slot " +
+                           std::to_string(slot));
+                    return;
+                }
+                group.insert(*host);
             } else if (name == "master") {
+                if (d.sentinels.empty()) {
+                    missed(
+                        "'master' is the one the sentinels name; in a cluster, name "
+                        "master-of:KEY");
+                    return;
+                }
                 const auto master = current_master(d);
                 const auto host = master ? host_of(lab, master->host) : std::nullopt;
                 if (!host) {

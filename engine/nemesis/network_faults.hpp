@@ -1,8 +1,8 @@
 #pragma once
 
-// Faults of the network between hosts in network namespaces (topology 'sentinel'), and of the
-// Sentinel deployment running on them. Each runs on the nemesis thread; a workload that names one
-// on another topology is refused before anything starts.
+// Faults of the network between hosts in network namespaces (topology 'sentinel', or 'cluster'
+// with isolated clients), and of the Sentinel deployment running on them. Each runs on the nemesis
+// thread; a workload that names one on another topology is refused before anything starts.
 
 #include <set>
 #include <vector>
@@ -15,8 +15,8 @@ namespace lockbench {
 // `duration_ms`, then healed. `shape`: `isolate` cuts `hosts` (e.g. ["master", "clients"]: the
 // split-brain case) from everyone else, the root namespace where the other clients run included;
 // `halves`, `majorities-ring` and `bridge` act on the data nodes. Host names: `master` (the one
-// the sentinels name when the fault fires), `clients` (the isolated clients' host), `node:N`,
-// `root`.
+// the sentinels name when the fault fires), `master-of:KEY` (a cluster's master of the key's slot
+// when it fires), `clients` (the isolated clients' host), `node:N`, `root`.
 class PartitionHosts final : public Fault {
   public:
     explicit PartitionHosts(ObjectReader& r);
@@ -37,6 +37,7 @@ class SentinelFailover final : public Fault {
     explicit SentinelFailover(ObjectReader&) {}
     std::string_view name() const override { return "failover"; }
     bool needs_network_lab() const override { return true; }
+    bool needs_sentinels() const override { return true; }
     void apply(NemesisContext& ctx) override;
 };
 
