@@ -203,6 +203,15 @@ void start_cluster_deployment(Deployment& d, const Workload& w) {
     }
 }
 
+bool is_cluster_node(const Endpoint& node) {
+    try {
+        return info_field(command_at(node, {"INFO", "cluster"}, 2s).as_string(),
+                          "cluster_enabled") == "1";
+    } catch (const RedisError&) {
+        return false;
+    }
+}
+
 void check_cluster(const std::vector<Endpoint>& nodes) {
     for (const auto& node : nodes) {
         std::string state;

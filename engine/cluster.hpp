@@ -26,6 +26,10 @@ void start_cluster_deployment(Deployment& d, const Workload& w);
 // state is ok (--redis with topology 'cluster').
 void check_cluster(const std::vector<Endpoint>& nodes);
 
+// True when `node` answers that it runs in cluster mode (INFO cluster: cluster_enabled:1); false
+// when it does not or cannot be asked.
+bool is_cluster_node(const Endpoint& node);
+
 // One command to one node, synchronously (the nemesis thread, the run's start); throws RedisError.
 Reply command_at(const Endpoint& node, std::vector<std::string> args,
                  std::chrono::milliseconds timeout);

@@ -10,8 +10,11 @@
 
 #include "cluster_routing.hpp"
 #include "deployment.hpp"
+#include "nemesis/nemesis.hpp"
 #include "redis_fixture.hpp"
+#include "run.hpp"
 #include "session.hpp"
+#include "temp_dir.hpp"
 #include "workload.hpp"
 
 namespace lockbench {
@@ -215,6 +218,81 @@ TEST_F(ClusterTest, AfterItsMasterIsKilledAKeyIsFoundOnThePromotedReplica) {
     }
     EXPECT_EQ(got.str, "held");  // it was replicated before the kill (WAIT said so)
     EXPECT_EQ(session->cluster()->owner_of(key)->port, replica.port);
+}
+
+TEST_F(ClusterTest, TheFailoverScenarioRunsOnAClusterItDidNotStart) {
+    // As a user runs it against their own cluster: lockbench only gets the nodes' addresses,
+    // its keys carry a per-run prefix, and the failover is asked of the cluster itself.
+    Workload w = Workload::load(LOCKBENCH_WORKLOADS_DIR "/cluster-failover.json");
+    w.duration_s = 3;
+    w.faults[0]["at_s"] = 1;
+    testing::TempDir out;
+    const RunOutcome r =
+        run_workload({.workload = w, .redis = cluster().endpoints, .out_dir = out.path()});
+    ASSERT_EQ(r.summary["nemesis"].size(), 1u);
+    EXPECT_EQ(r.summary["nemesis"][0]["took_effect"], 1) << r.summary["nemesis"].dump();
+    EXPECT_EQ(r.summary["as_expected"], true) << r.summary["verdict"].dump();
+    EXPECT_GT(r.summary["verdict"]["checks"]["mutual_exclusion"]["holds"].get<int>(), 10);
+}
+
+TEST(ClusterRunTest, AServerThatIsNoClusterNodeIsAnEnvironmentError) {
+    RedisServer plain;
+    Workload w = Workload::from_json(
+        nlohmann::json{{"duration_s", 0.5}, {"topology", {{"kind", "cluster"}}}});
+    testing::TempDir out;
+    try {
+        run_workload({.workload = w, .redis = {plain.endpoint()}, .out_dir = out.path()});
+        FAIL() << "ran against a server that is not a cluster node";
+    } catch (const EnvironmentError& e) {
+        EXPECT_NE(std::string(e.what()).find("is not a node of a Redis Cluster"), std::string::npos)
+            << e.what();
+    }
+    EXPECT_TRUE(std::filesystem::is_empty(out.path()));  // no half-written result
+}
+
+// Faults that cannot act on a cluster as meant are refused before anything starts.
+TEST(ClusterWorkloadTest, FaultsThatDoNotFitTheTopologyAreRefusedUpFront) {
+    auto refused = [](nlohmann::json workload) {
+        Workload w = Workload::from_json(workload);
+        w.resolve();
+        w.validate();
+        try {
+            Nemesis::validate(Nemesis::parse(w.faults, w.name), w);
+        } catch (const WorkloadError& e) {
+            return std::string(e.what());
+        }
+        return std::string();
+    };
+    const nlohmann::json cluster = {{"kind", "cluster"}};
+    EXPECT_NE(refused({{"faults", {{{"fault", "cluster-failover"}}}}})
+                  .find("needs topology kind "
+                        "'cluster'"),
+              std::string::npos);
+    EXPECT_NE(refused({{"topology", cluster}, {"faults", {{{"fault", "pause-server"}}}}})
+                  .find("kill-cluster-master or cluster-failover"),
+              std::string::npos);
+    EXPECT_NE(refused({{"topology", cluster},
+                       {"faults", {{{"fault", "partition-hosts"}, {"hosts", {"master-of:k0"}}}}}})
+                  .find("isolated_clients"),
+              std::string::npos);
+    EXPECT_NE(refused({{"topology", {{"kind", "cluster"}, {"isolated_clients", 1}}},
+                       {"faults", {{{"fault", "sentinel-failover"}}}}})
+                  .find("asks the sentinels"),
+              std::string::npos);
+    EXPECT_NE(
+        refused({{"topology", cluster},
+                 {"faults", {{{"fault", "kill-cluster-master"}, {"target", "master-of:k9"}}}}})
+            .find("no client ever locks 'k9'"),
+        std::string::npos);
+    EXPECT_EQ(refused({{"topology", cluster},
+                       {"faults",
+                        {{{"fault", "kill-cluster-master"}, {"target", "master-of:k0"}},
+                         {{"fault", "pause-client"}, {"at_s", 1}}}}}),
+              "");
+    EXPECT_THROW(
+        Nemesis::parse(
+            nlohmann::json::array({{{"fault", "cluster-failover"}, {"target", "node:1"}}}), "w"),
+        WorkloadError);
 }
 
 TEST(ClusterWorkloadTest, ClusterTopologyDefaultsAndRefusals) {

@@ -63,6 +63,13 @@ Deployment Deployment::start(const Workload& w, const std::vector<Endpoint>& ext
     if (!external.empty()) {
         d.embedded = false;
         d.endpoints = external;
+        // A cluster node answers MOVED for most keys: every acquire would fail, and the run
+        // would measure nothing.
+        if (is_cluster_node(external.front())) {
+            throw WorkloadError("--redis names " + external.front().to_string() +
+                                ", a node of a Redis Cluster: give the workload "
+                                "\"topology\": {\"kind\": \"cluster\"} to lock on it");
+        }
         if (w.topology.kind == TopologyKind::Masters &&
             static_cast<int>(external.size()) != w.topology.masters) {
             throw WorkloadError("topology: " + std::to_string(w.topology.masters) +

@@ -5,6 +5,7 @@
 #include <sstream>
 #include <unistd.h>
 
+#include "cluster.hpp"
 #include "deployment.hpp"
 #include "network_lab.hpp"
 #include "redis_server.hpp"
@@ -76,6 +77,8 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
     const bool external = !external_endpoints.empty();
     bool replicas_checked = false;
     std::string no_replicas;
+    // --redis names a Redis Cluster or not: the scenarios of the other kind are skipped.
+    std::optional<bool> external_is_cluster;
     for (const auto& f : files) {
         Workload w = Workload::load(f);
         if (!options.scenarios.empty() &&
@@ -103,7 +106,19 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
                                           .inventory = options.inventory,
                                           .zookeeper = options.zookeeper});
                 const StrategyInfo* info = find_strategy(strategy);
-                if (skip.empty() && info && info->capabilities.needs_replicas) {
+                if (skip.empty() && !external_endpoints.empty()) {
+                    if (!external_is_cluster)
+                        external_is_cluster = is_cluster_node(external_endpoints.front());
+                    const bool wants_cluster = as_run.topology.kind == TopologyKind::Cluster;
+                    if (wants_cluster && !*external_is_cluster)
+                        skip = "a Redis Cluster scenario, and --redis names no cluster node";
+                    if (!wants_cluster && *external_is_cluster)
+                        skip =
+                            "locks on one Redis, and --redis names a Redis Cluster (its "
+                            "scenarios are the cluster-* ones)";
+                }
+                if (skip.empty() && info && info->capabilities.needs_replicas &&
+                    as_run.topology.kind != TopologyKind::Cluster) {
                     if (!replicas_checked) {
                         replicas_checked = true;
                         Deployment probe;

@@ -63,7 +63,7 @@ TEST(WorkloadTest, EveryErrorNamesItsJsonPath) {
         {R"({"resource": "disk"})",
          "w.json: /resource: must be one of none|counter|fenced, not \"disk\""},
         {R"({"topology": {"kind": "ring"}})",
-         "w.json: /topology/kind: must be one of single|replicated|masters|sentinel, not "
+         "w.json: /topology/kind: must be one of single|replicated|masters|sentinel|cluster, not "
          "\"ring\""},
         {R"({"topology": {"masters": 3, "extra": 1}})", "w.json: /topology/extra: unknown field"},
         {R"({"expect": {"zookeeper": "safe"}})", "w.json: /expect/zookeeper: unknown strategy"},
@@ -79,13 +79,14 @@ TEST(WorkloadTest, EveryErrorNamesItsJsonPath) {
          "pause-server|kill-server|isolate-node|clock-jump|failover|drop-replies|"
          "delay-replies|"
          "reset-connections|partition|kill-zookeeper|pause-zookeeper|partition-hosts|"
-         "sentinel-failover, not \"meteor\""},
+         "sentinel-failover|cluster-failover|kill-cluster-master, not \"meteor\""},
         {R"({"faults": [{"fault": "kill-zookeeper", "target": "master"}]})",
          "w.json: /faults/0/target: must be leader|node:N for a ZooKeeper fault, not \"master\""},
         {R"({"faults": [{"fault": "kill-server", "target": "leader"}]})",
          "w.json: /faults/0/target: must be master|node:N for a server fault, not \"leader\""},
         {R"({"topology": {"isolated_clients": 1}})",
-         "topology: isolated_clients needs kind 'sentinel' (hosts in network namespaces)"},
+         "topology: isolated_clients needs kind 'sentinel' or 'cluster' (hosts in network "
+         "namespaces)"},
         {R"({"strategy": "redlock", "topology": {"kind": "sentinel"}})",
          "topology: 'sentinel' is one Redis master found through its sentinels; redlock locks N "
          "masters"},
@@ -95,7 +96,7 @@ TEST(WorkloadTest, EveryErrorNamesItsJsonPath) {
         {R"({"faults": [{"fault": "partition-hosts"}]})",
          "w.json: /faults/0/hosts: an isolate partition needs the hosts to cut off"},
         {R"({"faults": [{"fault": "partition-hosts", "hosts": ["moon"]}]})",
-         "w.json: /faults/0/hosts: names master|clients|root|node:N, not \"moon\""},
+         "w.json: /faults/0/hosts: names master|master-of:KEY|clients|root|node:N, not \"moon\""},
         {R"({"faults": [{"fault": "partition-hosts", "shape": "halves", "hosts": ["master"]}]})",
          "w.json: /faults/0/hosts: only an isolate partition names hosts; halves acts on the data "
          "nodes"},
