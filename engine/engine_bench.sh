@@ -4,7 +4,8 @@
 #
 # One lockbench cycle is two round trips: SET key token NX PX, then the EVALSHA compare-and-delete
 # release. redis-benchmark measures each command alone at the same connection count; the bound is
-# 1 / (1/rps_set + 1/rps_evalsha) cycles/s. Target: lockbench >= 0.9 x bound at 1 and 50 clients.
+# 1 / (1/rps_set + 1/rps_evalsha) cycles/s. Targets: lockbench >= 0.95 x bound at 1 client and
+# >= 1.2 x at 50 (at 50 the engine pipelines what redis-benchmark sends one command at a time).
 # Then open loop (--rate) at 20, 50 and 80 % of the closed-loop maximum at 50 clients: target,
 # achieved rate within 1 % of it, acquire p99 from the send and from when due. Last, the
 # engine's CPU per cycle at 100, 1,000 and 10,000 clients holding 10 ms each.
@@ -48,14 +49,16 @@ cycles() {  # cycles <clients> <hold ms> [extra args]: lockbench cycles/s
   awk '/^throughput/ {print $2}' "$work/run.txt"
 }
 
-printf '%-8s %14s %14s %14s %14s %8s\n' clients set/s evalsha/s bound/s lockbench/s ratio
+printf '%-8s %14s %14s %14s %14s %8s %8s\n' clients set/s evalsha/s bound/s lockbench/s ratio target
 for clients in 1 50; do
+  target_ratio=$( ((clients == 1)) && echo 0.95 || echo 1.2)
   set_rps=$(rps "$clients" set 'lock:__rand_int__' tok NX PX 30000)
   eval_rps=$(rps "$clients" evalsha "$sha" 1 'lock:__rand_int__' tok)
   got=$(cycles "$clients" 0)
-  awk -v c="$clients" -v s="$set_rps" -v e="$eval_rps" -v g="$got" 'BEGIN {
+  awk -v c="$clients" -v s="$set_rps" -v e="$eval_rps" -v g="$got" -v t="$target_ratio" 'BEGIN {
     bound = 1 / (1 / s + 1 / e)
-    printf "%-8s %14.0f %14.0f %14.0f %14.0f %8.2f\n", c, s, e, bound, g, g / bound }'
+    printf "%-8s %14.0f %14.0f %14.0f %14.0f %8.2f %8s %s\n", c, s, e, bound, g, g / bound, ">=" t,
+           (g / bound >= t ? "met" : "MISSED") }'
 done
 
 closed_max=$got  # the closed-loop maximum at 50 clients, just measured
@@ -72,7 +75,9 @@ for pct in 20 50 80; do
     /^acquire from when due/ { due_next = 1; next }
     due_next { due = $5; due_next = 0 }
     /^rate / { achieved = $6; sub(/\/s:?$/, "", achieved) }
-    END { printf "%-8s %12.0f %12.1f %8.3f %18s %18s\n", p "%", t, achieved, achieved / t, sent, due }
+    END { r = achieved / t
+          printf "%-8s %12.0f %12.1f %8.3f %18s %18s %s\n", p "%", t, achieved, r, sent, due,
+                 (r >= 0.99 && r <= 1.01 ? "met" : "MISSED") }
   ' "$work/run.txt"
 done
 
@@ -92,5 +97,7 @@ print(s["throughput"]["cycles"], s["engine"]["cpu_s"], s["engine"]["cpu_share"])
   per=$(awk -v c="$cpu" -v n="$cyc" 'BEGIN { printf "%.2f", (n > 0 ? c / n * 1e6 : 0) }')
   [[ -z $base ]] && base=$per
   awk -v cl="$clients" -v n="$cyc" -v s="$seconds" -v sh="$share" -v p="$per" -v b="$base" 'BEGIN {
-    printf "%-8s %12.0f %12.2f %14s %8.2f\n", cl, n / s, sh, p, (b > 0 ? p / b : 0) }'
+    v = (b > 0 ? p / b : 0)
+    printf "%-8s %12.0f %12.2f %14s %8.2f %s\n", cl, n / s, sh, p, v,
+           (cl < 10000 ? "" : (sh <= 1 && v <= 1.5 ? "met" : "MISSED")) }'
 done
