@@ -5,6 +5,7 @@
 
 #include "network_lab.hpp"
 
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -231,7 +232,15 @@ std::string netns_of(pid_t pid) {
 // in it dies the same way. Nothing of the run may be left: none of its namespaces, no interface
 // of its in the root namespace, no rule in the root's firewall, no process it started. This test
 // is the run's child subreaper, so whatever it started and outlives it comes to this test.
-TEST_F(NetworkLabTest, LockbenchKilledMidPartitionLeavesNothingBehind) {
+struct KilledRun {
+    const char* workload;
+    std::size_t processes;   // at least: namespace holders, servers (and sentinels)
+    std::size_t namespaces;  // at least
+};
+class KilledMidPartitionTest : public NetworkLabTest,
+                               public ::testing::WithParamInterface<KilledRun> {};
+
+TEST_P(KilledMidPartitionTest, LockbenchKilledMidPartitionLeavesNothingBehind) {
     ASSERT_EQ(::prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
     const std::string rules_before = output_of("iptables -S");
     const std::filesystem::path out =
@@ -243,7 +252,7 @@ TEST_F(NetworkLabTest, LockbenchKilledMidPartitionLeavesNothingBehind) {
     ASSERT_GE(pid, 0);
     if (pid == 0) {
         const std::string workload =
-            std::string(LOCKBENCH_WORKLOADS_DIR) + "/t5-sentinel-split-brain.json";
+            std::string(LOCKBENCH_WORKLOADS_DIR) + "/" + GetParam().workload + ".json";
         ::execl(LOCKBENCH_BINARY, LOCKBENCH_BINARY, "run", workload.c_str(), "--out", out.c_str(),
                 "--no-yardstick", static_cast<char*>(nullptr));
         ::_exit(127);
@@ -282,8 +291,8 @@ TEST_F(NetworkLabTest, LockbenchKilledMidPartitionLeavesNothingBehind) {
         if (name.rfind(interface_prefix, 0) == 0)
             interfaces.insert(name);
     }
-    EXPECT_GE(started.size(), 10u);  // 4 holders, a bridge's, 3 redis-servers, 3 sentinels
-    EXPECT_GE(namespaces.size(), 4u);
+    EXPECT_GE(started.size(), GetParam().processes);
+    EXPECT_GE(namespaces.size(), GetParam().namespaces);
     EXPECT_EQ(interfaces.size(), 1u);
 
     ::kill(pid, SIGKILL);
@@ -320,6 +329,17 @@ TEST_F(NetworkLabTest, LockbenchKilledMidPartitionLeavesNothingBehind) {
     ::prctl(PR_SET_CHILD_SUBREAPER, 0);
     std::filesystem::remove_all(out);
 }
+
+INSTANTIATE_TEST_SUITE_P(Topologies, KilledMidPartitionTest,
+                         // Sentinel: 4 holders, a bridge's, 3 redis-servers, 3 sentinels. Cluster:
+                         // 7 holders, a bridge's, 6 redis-servers.
+                         ::testing::Values(KilledRun{"t5-sentinel-split-brain", 10, 4},
+                                           KilledRun{"t5-cluster-split-brain", 13, 7}),
+                         [](const ::testing::TestParamInfo<KilledRun>& param_info) {
+                             std::string name = param_info.param.workload;
+                             std::replace(name.begin(), name.end(), '-', '_');
+                             return name;
+                         });
 
 // ---- the user's own servers, reached through OpenSSH --------------------------------------------
 
