@@ -225,6 +225,7 @@ TEST_F(ClusterTest, TheFailoverScenarioRunsOnAClusterItDidNotStart) {
     // its keys carry a per-run prefix, and the failover is asked of the cluster itself.
     Workload w = Workload::load(LOCKBENCH_WORKLOADS_DIR "/cluster-failover.json");
     w.duration_s = 3;
+    w.lease_ms = 5000;  // room for a sanitizer build's slower clients: this judges the failover
     w.faults[0]["at_s"] = 1;
     testing::TempDir out;
     const RunOutcome r =
