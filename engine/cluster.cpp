@@ -154,8 +154,10 @@ void start_cluster_deployment(Deployment& d, const Workload& w) {
             options.host = d.lab->address(i);
         } else {
             // The cluster bus on a port of its own: the default, the node's port + 10000, does
-            // not exist for a free port above 55535.
-            args.insert(args.end(), {"--cluster-port", std::to_string(pick_free_port())});
+            // not exist for a free port above 55535. Both picked at once, so they differ.
+            const auto ports = pick_free_ports(2);
+            options.port = ports[0];
+            args.insert(args.end(), {"--cluster-port", std::to_string(ports[1])});
         }
         options.extra_args = std::move(args);
         d.servers.push_back(std::make_unique<RedisServer>(std::move(options)));

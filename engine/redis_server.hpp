@@ -104,6 +104,8 @@ std::string find_executable(const std::string& name);
 std::string output_of(const std::vector<std::string>& argv);
 // A loopback TCP port that was free a moment ago (bind to port 0, read it back).
 int pick_free_port();
+// `n` distinct such ports.
+std::vector<int> pick_free_ports(std::size_t n);
 // SIGSTOP is delivered when the kernel gets to each of the process's threads: waits (up to a
 // second) until /proc says the process is stopped, so that a pause is in place when its fault is
 // logged. False if it never was.

@@ -341,8 +341,9 @@ ZooKeeperEnsemble::ZooKeeperEnsemble(int servers, ZooKeeperServerOptions base) {
     // on new ports then (every member names every other's ports).
     for (int attempt = 0;; ++attempt) {
         std::vector<ZooKeeperPeer> peers;
-        for (int i = 0; i < servers; ++i)
-            peers.push_back({pick_free_port(), pick_free_port(), pick_free_port()});
+        const auto ports = pick_free_ports(static_cast<std::size_t>(servers) * 3);
+        for (std::size_t i = 0; i + 2 < ports.size(); i += 3)
+            peers.push_back({ports[i], ports[i + 1], ports[i + 2]});
         try {
             for (int i = 0; i < servers; ++i) {
                 ZooKeeperServerOptions options = base;
