@@ -336,7 +336,9 @@ Task<void> SimulatedClient::cycle(std::optional<EventLoop::TimePoint> due) {
     const auto& w = env_.workload;
     const std::string key = "k" + std::to_string(env_.keys.pick(rng_));
     AcquireRequest request{
-        .key = env_.key_prefix + (env_.cluster ? cluster_key(key) : key),
+        // A Redis Cluster's keys are hash-tagged, so that a strategy's keys share a slot.
+        .key =
+            env_.key_prefix + (w.topology.kind == TopologyKind::Cluster ? cluster_key(key) : key),
         .mode = w.shared_ratio > 0 && std::bernoulli_distribution(w.shared_ratio)(rng_)
                     ? LockMode::Shared
                     : LockMode::Exclusive,

@@ -137,8 +137,6 @@ struct ClientEnvironment {
     // On a shared server every Redis key carries a per-run prefix (run.cpp); the history, the
     // workload and the faults name keys without it.
     std::string key_prefix;
-    // A Redis Cluster: keys are hash-tagged (cluster_key) so a strategy's keys share a slot.
-    bool cluster = false;
     // Recorded on acquire invokes only where the strategy's lock really expires (HISTORY.md:
     // a lease bounds the grant); a lock without expiry has none to record.
     bool record_lease = true;

@@ -227,7 +227,6 @@ RunOutcome run_workload(const RunOptions& options) {
                           connect_error_mutex,
                           connect_error};
     env.key_prefix = key_prefix;
-    env.cluster = cluster;
     env.record_lease = strategy.capabilities.expires;
     if (const char* delay = std::getenv("LOCKBENCH_TEST_CYCLE_DELAY_MS"))
         env.test_cycle_delay = std::chrono::microseconds(

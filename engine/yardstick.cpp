@@ -1,13 +1,7 @@
 #include "yardstick.hpp"
 
-#include <cerrno>
 #include <chrono>
 #include <cmath>
-#include <cstring>
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "event_loop.hpp"
 #include "redis_connection.hpp"

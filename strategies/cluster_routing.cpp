@@ -27,10 +27,6 @@ bool iequals(std::string_view a, std::string_view b) {
            });
 }
 
-bool same_node(const Endpoint& a, const Endpoint& b) {
-    return a.port == b.port && a.host == b.host;
-}
-
 }  // namespace
 
 int key_slot(std::string_view key) {
@@ -98,18 +94,13 @@ ClusterRouting::ClusterRouting(EventLoop& loop, std::vector<Endpoint> seeds,
     suspect_.resize(nodes_.size(), false);
 }
 
-ClusterRouting::~ClusterRouting() {
-    // The connections go first, while their router is still whole: they fail their commands
-    // without telling it.
-    for (auto& c : connections_) {
-        if (c)
-            c->set_router(nullptr);
-    }
-}
+// A connection forgets its router before it fails its commands (~RedisConnection), so the
+// members may go in any order.
+ClusterRouting::~ClusterRouting() = default;
 
 std::size_t ClusterRouting::index_of(const Endpoint& node) {
     for (std::size_t i = 0; i < nodes_.size(); ++i) {
-        if (same_node(nodes_[i], node))
+        if (nodes_[i].same_address(node))
             return i;
     }
     Endpoint learnt = node;

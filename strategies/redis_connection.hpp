@@ -37,6 +37,10 @@ struct Endpoint {
     std::string password;  // empty: no AUTH
 
     std::string to_string() const { return host + ":" + std::to_string(port); }
+    // The same server (host and port; the password is how to talk to it, not where it is).
+    bool same_address(const Endpoint& other) const {
+        return port == other.port && host == other.host;
+    }
     // Parses "HOST:PORT"; throws std::invalid_argument naming what is wrong.
     static Endpoint parse(std::string_view text);
 };

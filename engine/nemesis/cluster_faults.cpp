@@ -1,7 +1,6 @@
 #include "cluster_faults.hpp"
 
 #include <algorithm>
-#include <cctype>
 
 #include "cluster.hpp"
 #include "cluster_routing.hpp"
@@ -24,10 +23,6 @@ std::optional<Endpoint> slot_master(const std::vector<Endpoint>& ask, int slot) 
     return m ? std::optional(m->endpoint) : std::nullopt;
 }
 
-bool same_node(const Endpoint& a, const Endpoint& b) {
-    return a.port == b.port && a.host == b.host;
-}
-
 // Polls every 100 ms until a node other than `from` serves `slot` (asking `ask`), then calls
 // `done(new master)`; at `deadline`, `gave_up()`. A copy of the check schedules the next one.
 struct WaitForNewMaster {
@@ -40,7 +35,7 @@ struct WaitForNewMaster {
     std::function<void()> gave_up;
     void operator()() const {
         if (const auto now_master = slot_master(ask, slot);
-            now_master && !same_node(*now_master, from)) {
+            now_master && !now_master->same_address(from)) {
             done(*now_master);
             return;
         }
@@ -56,8 +51,9 @@ struct WaitForNewMaster {
 
 ClusterFailover::ClusterFailover(ObjectReader& r)
     : timeout_(r.integer("timeout_ms", 10'000, 100, 600'000)) {
-    mode_ = r.choice<std::string>("mode", "",
-                                  {{"graceful", ""}, {"force", "FORCE"}, {"takeover", "TAKEOVER"}});
+    mode_ = r.choice<std::string>(
+        "mode", "graceful",
+        {{"graceful", "graceful"}, {"force", "force"}, {"takeover", "takeover"}});
 }
 
 void ClusterFailover::apply(NemesisContext& ctx) {
@@ -82,22 +78,21 @@ void ClusterFailover::apply(NemesisContext& ctx) {
     }
     const Endpoint from = master->endpoint, to = (*replica)->endpoint;
     std::vector<std::string> command = {"CLUSTER", "FAILOVER"};
-    if (!mode_.empty())
-        command.push_back(mode_);
+    if (mode_ == "force")
+        command.push_back("FORCE");
+    else if (mode_ == "takeover")
+        command.push_back("TAKEOVER");
     try {
         command_at(to, command, 2s);
     } catch (const RedisError& e) {
         missed("CLUSTER FAILOVER on " + to.to_string() + ": " + e.what());
         return;
     }
-    std::string mode = mode_.empty() ? "graceful" : mode_;
-    std::transform(mode.begin(), mode.end(), mode.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     const double t = ctx.log("cluster-failover", json{{"from", from.to_string()},
                                                       {"to", to.to_string()},
                                                       {"slot", slot},
                                                       {"key", target_.key},
-                                                      {"mode", mode}});
+                                                      {"mode", mode_}});
     const auto window = ctx.open_window("cluster-failover", target_.to_json(), t);
     ctx.later(
         EventLoop::now() + 100ms,
@@ -136,7 +131,7 @@ void KillClusterMaster::apply(NemesisContext& ctx) {
     }
     std::size_t index = d.servers.size();
     for (std::size_t i = 0; i < d.servers.size(); ++i) {
-        if (d.servers[i]->running() && same_node(d.servers[i]->endpoint(), *master))
+        if (d.servers[i]->running() && d.servers[i]->endpoint().same_address(*master))
             index = i;
     }
     if (index == d.servers.size()) {
@@ -155,7 +150,7 @@ void KillClusterMaster::apply(NemesisContext& ctx) {
     const auto window = ctx.open_window("kill-cluster-master", target_.to_json(), t);
     std::vector<Endpoint> others;
     for (const auto& ep : d.endpoints) {
-        if (!same_node(ep, *master))
+        if (!ep.same_address(*master))
             others.push_back(ep);
     }
     ctx.later(EventLoop::now() + 100ms,

@@ -19,7 +19,7 @@ class ClusterFailover final : public Fault {
     void apply(NemesisContext& ctx) override;
 
   private:
-    std::string mode_;  // "" (graceful) | FORCE | TAKEOVER
+    std::string mode_;  // graceful | force | takeover
     std::chrono::milliseconds timeout_;
 };
 
