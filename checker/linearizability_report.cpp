@@ -67,18 +67,33 @@ nlohmann::json process_json(std::int32_t dense, const Processes& real) {
 }
 
 // What each model's state looks like to a person reading a witness.
-nlohmann::json describe(const MutexModel::State& s, const Processes& real) {
-    if (s.holder == MutexModel::kFree)
+nlohmann::json describe(const MutexModel::Hold& h, const Processes& real) {
+    if (h.holder == MutexModel::kFree)
         return {{"holder", nullptr}};
-    return {{"holder", process_json(s.holder, real)}, {"depth", s.depth}};
+    return {{"holder", process_json(h.holder, real)}, {"depth", h.depth}};
+}
+nlohmann::json describe(const RwLockModel::Holds& h, const Processes& real) {
+    nlohmann::json readers = nlohmann::json::array();
+    for (const auto& r : h.readers)
+        readers.push_back(process_json(r.process, real));
+    return {{"writer", h.writer == RwLockModel::kNoWriter ? nlohmann::json(nullptr)
+                                                          : process_json(h.writer, real)},
+            {"readers", std::move(readers)}};
+}
+// A lock state the ops left open to more than one reading shows them all.
+template <class Reading>
+nlohmann::json describe(const Readings<Reading>& readings, const Processes& real) {
+    if (readings.rest.empty())
+        return describe(readings.first, real);
+    nlohmann::json all = nlohmann::json::array();
+    readings.for_each([&](const Reading& r) { all.push_back(describe(r, real)); });
+    return {{"one_of", std::move(all)}};
+}
+nlohmann::json describe(const MutexModel::State& s, const Processes& real) {
+    return describe(s.holds, real);
 }
 nlohmann::json describe(const RwLockModel::State& s, const Processes& real) {
-    nlohmann::json readers = nlohmann::json::array();
-    for (const auto& r : s.readers)
-        readers.push_back(process_json(r.process, real));
-    return {{"writer", s.writer == RwLockModel::kNoWriter ? nlohmann::json(nullptr)
-                                                          : process_json(s.writer, real)},
-            {"readers", std::move(readers)}};
+    return describe(s.holds, real);
 }
 nlohmann::json describe(const UnownedMutexModel::State& s, const Processes&) {
     return {{"locked", s.held}};

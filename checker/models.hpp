@@ -6,6 +6,7 @@
 // key, so a state describes one lock or one register, never a map: that is what keeps states
 // small enough to memoise cheaply (Porcupine's P-compositionality).
 
+#include <compare>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -51,8 +52,9 @@ inline std::int64_t lease_end(std::int64_t start_ns, std::int64_t lease_ns) {
     return lease_ns == kNever ? kNever : start_ns + lease_ns;
 }
 
-// Ops that, in every state where the model accepts them, leave it unchanged. A `not-held`
-// release is not one: it may end a grant whose lease ran out.
+// Ops that leave every reading of a state that accepts them unchanged (they may drop readings
+// that do not: see Readings). A `not-held` release is not one: it may end a grant whose lease
+// ran out.
 inline bool never_changes_state(const ModelOp& op) {
     return (op.outcome == OpOutcome::Observation && op.kind != OpKind::Release) ||
            (op.kind == OpKind::Read && op.outcome == OpOutcome::Ok);
@@ -78,6 +80,27 @@ inline std::uint64_t mix_hash(std::uint64_t x) {
     return x;
 }
 
+// What a lock model knows of its lock after the ops linearized so far: every reading of it they
+// leave open, sorted and distinct. Nearly always one (kept inline, so a state needs no heap). A
+// holder that acquires again once its lease may have run out makes two: a re-entry if it had
+// not, a new grant if it had (a release that never reached the server left the old grant to its
+// lease). Only later ops can tell which, so the search keeps both rather than guess: guessing
+// either way turns some histories a real lock can produce into violations.
+template <class Reading>
+struct Readings {
+    Reading first{};
+    std::vector<Reading> rest;  // each after `first`
+    friend bool operator==(const Readings&, const Readings&) = default;
+
+    template <class F>
+    void for_each(F&& f) const {
+        f(first);
+        for (const Reading& r : rest) {
+            f(r);
+        }
+    }
+};
+
 // A re-entrant, owner-aware lease lock. A grant lasts until its release or until its lease runs
 // out, whichever comes first (HISTORY.md): another process may be granted the lock once the
 // holder's lease may have run out (T1 is linearizable: the service behaved; the paused client
@@ -88,10 +111,14 @@ inline std::uint64_t mix_hash(std::uint64_t x) {
 struct MutexModel {
     static constexpr bool kProcessMatters = true;
     static constexpr std::int32_t kFree = -1;
-    struct State {
+    struct Hold {
         std::int32_t holder = kFree;
         std::uint32_t depth = 0;
         std::int64_t expires_ns = kNever;
+        friend auto operator<=>(const Hold&, const Hold&) = default;
+    };
+    struct State {
+        Readings<Hold> holds;
         // Not part of what the lock is: a function of the ops linearized so far, kept here
         // because the step needs it (so it adds no memo entries).
         std::int64_t now_ns = 0;
@@ -100,12 +127,10 @@ struct MutexModel {
 
     static State initial() { return {}; }
     static std::optional<State> step(const State& state, const ModelOp& op);
-    static std::uint64_t hash(const State& state) {
-        return mix_hash(mix_hash((std::uint64_t{static_cast<std::uint32_t>(state.holder)} << 32) |
-                                 state.depth) ^
-                        static_cast<std::uint64_t>(state.expires_ns));
+    static std::uint64_t hash(const State& state);
+    static std::size_t heap_bytes(const State& state) {
+        return state.holds.rest.capacity() * sizeof(Hold);
     }
-    static std::size_t heap_bytes(const State&) { return 0; }
 };
 
 // A re-entrant reader-writer lease lock: shared holds coexist, an exclusive hold excludes all
@@ -119,14 +144,18 @@ struct RwLockModel {
         std::int32_t process = 0;
         std::uint32_t depth = 0;
         std::int64_t expires_ns = kNever;
-        friend bool operator==(const Reader&, const Reader&) = default;
+        friend auto operator<=>(const Reader&, const Reader&) = default;
     };
-    struct State {
+    struct Holds {
         std::int32_t writer = kNoWriter;
         std::uint32_t writer_depth = 0;
         std::int64_t writer_expires_ns = kNever;
         std::vector<Reader> readers;  // sorted by process
-        std::int64_t now_ns = 0;      // as MutexModel's
+        friend auto operator<=>(const Holds&, const Holds&) = default;
+    };
+    struct State {
+        Readings<Holds> holds;
+        std::int64_t now_ns = 0;  // as MutexModel's
         friend bool operator==(const State&, const State&) = default;
     };
 
@@ -134,7 +163,10 @@ struct RwLockModel {
     static std::optional<State> step(const State& state, const ModelOp& op);
     static std::uint64_t hash(const State& state);
     static std::size_t heap_bytes(const State& state) {
-        return state.readers.capacity() * sizeof(state.readers[0]);
+        std::size_t bytes = state.holds.rest.capacity() * sizeof(Holds);
+        state.holds.for_each(
+            [&](const Holds& h) { bytes += h.readers.capacity() * sizeof(Reader); });
+        return bytes;
     }
 };
 

@@ -320,7 +320,10 @@ class WglSearch {
                     continue;
                 }
                 if (auto next = M::step(state, op.op)) {
-                    const bool preserves_state = prune_ && never_changes_state(op.op);
+                    // A lock state with several readings is narrowed by an observation (a
+                    // "held" rules out the free ones): placing it first would not be harmless.
+                    const bool preserves_state =
+                        prune_ && never_changes_state(op.op) && *next == state;
                     const std::size_t bit = bit_of(current.op);
                     linearized_.set(bit);
                     if (cache_.insert(linearized_.hash() ^ M::hash(*next), linearized_, *next)) {

@@ -28,14 +28,14 @@ StrategyInfo entry(std::string_view name, std::string_view summary) {
 const std::vector<StrategyInfo>& all_strategies() {
     static const std::vector<StrategyInfo> strategies{
         entry<SetnxGetset>("setnx_getset",
-                           "seeds 000/003: SETNX expiry-ts, GETSET steal, GET+DEL unlock"),
+                           "blog recipe: SETNX expiry-ts, GETSET steal, GET+DEL unlock"),
         entry<SetNxPx>("set_nx_px", "redis.io: SET NX PX, Lua compare-and-delete release"),
         entry<SetNxPxDel>("set_nx_px_del", "T8: SET NX PX with a plain DEL release"),
         entry<SetNxPxWait>("set_nx_px_wait",
                            "set_nx_px + WAIT: a grant counts once a replica acknowledged it"),
         entry<ReentrantHash>("reentrant_hash",
                              "Redisson RLock: owner->count hash, watchdog, pub/sub wake-up"),
-        entry<RwlockSeed>("rwlock_seed", "seed 001: Lua reader counter + writer key, no expiry"),
+        entry<RwlockSeed>("rwlock_seed", "blog rwlock: Lua reader counter + writer key, no expiry"),
         entry<Rwlock>("rwlock", "Redisson RReadWriteLock: owner-bound readers, per-reader expiry"),
         entry<Fenced>("fenced", "set_nx_px + fencing number INCRed in the same script"),
         entry<Redlock>("redlock",
