@@ -1,8 +1,10 @@
 #include "cluster.hpp"
 
+#include <algorithm>
 #include <sstream>
 #include <thread>
 
+#include "cluster_routing.hpp"
 #include "deployment.hpp"
 #include "network_lab.hpp"
 #include "redis_server.hpp"
@@ -119,6 +121,45 @@ const ClusterNode* master_of_slot(const std::vector<ClusterNode>& view, int slot
     return nullptr;
 }
 
+std::vector<const ClusterNode*> shards_of(const std::vector<ClusterNode>& view) {
+    std::vector<const ClusterNode*> out;
+    for (const auto& n : view) {
+        if (n.master && !n.slots.empty())
+            out.push_back(&n);
+    }
+    const auto lowest = [](const ClusterNode* n) {
+        return std::min_element(n->slots.begin(), n->slots.end())->first;
+    };
+    std::sort(out.begin(), out.end(),
+              [&](const ClusterNode* a, const ClusterNode* b) { return lowest(a) < lowest(b); });
+    return out;
+}
+
+std::optional<int> selected_slot(const std::string& selector,
+                                 const std::vector<ClusterNode>& view) {
+    if (selector.rfind("shard:", 0) != 0)
+        return key_slot(cluster_key(selector));
+    const auto shards = shards_of(view);
+    const auto n = static_cast<std::size_t>(std::stoi(selector.substr(6)));
+    if (n >= shards.size())
+        return std::nullopt;
+    return std::min_element(shards[n]->slots.begin(), shards[n]->slots.end())->first;
+}
+
+std::vector<std::string> shard_hash_tags(const std::vector<ClusterNode>& view) {
+    std::vector<std::string> tags;
+    for (const ClusterNode* shard : shards_of(view)) {
+        for (int i = 0;; ++i) {
+            std::string tag = "s" + std::to_string(i);
+            if (shard->owns(key_slot(tag))) {
+                tags.push_back(std::move(tag));
+                break;
+            }
+        }
+    }
+    return tags;
+}
+
 std::vector<const ClusterNode*> replicas_of(const std::vector<ClusterNode>& view,
                                             const ClusterNode& master) {
     std::vector<const ClusterNode*> out;
@@ -135,13 +176,15 @@ void start_cluster_deployment(Deployment& d, const Workload& w) {
     const int maxclients = max_connections_per_node(w);
     if (w.topology.in_namespaces()) {
         // Each node a host of its own, and the isolated clients on one more, so that a partition
-        // can cut a master off with some clients (network_lab.hpp).
+        // can cut a master off from its replica, or off with some clients (network_lab.hpp).
         std::vector<std::string> names;
         for (int i = 0; i < nodes; ++i)
             names.push_back("n" + std::to_string(i));
-        names.push_back("clients");
+        if (w.topology.isolated_clients > 0)
+            names.push_back("clients");
         d.lab = std::make_unique<NetworkLab>(names);
-        d.clients_host = d.lab->index_of("clients");
+        if (w.topology.isolated_clients > 0)
+            d.clients_host = d.lab->index_of("clients");
     }
     for (int i = 0; i < nodes; ++i) {
         std::vector<std::string> args = {

@@ -53,6 +53,17 @@ const ClusterNode* master_of_slot(const std::vector<ClusterNode>& view, int slot
 std::vector<const ClusterNode*> replicas_of(const std::vector<ClusterNode>& view,
                                             const ClusterNode& master);
 
+// A cluster's shards: the masters that serve slots, ordered by their lowest slot (redis-cli
+// --cluster create gives shard 0 slots 0-5460 of three). A shard keeps its number through a
+// failover: its slots move to the promoted replica.
+std::vector<const ClusterNode*> shards_of(const std::vector<ClusterNode>& view);
+// The slot a fault's selector names: "shard:N" (shard N's lowest slot) or a workload key ("k0",
+// its hash-tagged slot); nothing when the cluster has no shard N.
+std::optional<int> selected_slot(const std::string& selector, const std::vector<ClusterNode>& view);
+// One hash tag per shard whose slot that shard serves ("s0", "s7", ...): Redlock over a cluster's
+// masters takes one key per shard, as RedissonRedLock takes N locks with different names.
+std::vector<std::string> shard_hash_tags(const std::vector<ClusterNode>& view);
+
 // The key a client locks for workload key `name` ("k0") in a cluster: hash-tagged, so that every
 // key a strategy derives from it (its fence counter, its resource) lives in the same slot.
 std::string cluster_key(const std::string& name);

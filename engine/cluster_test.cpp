@@ -12,6 +12,7 @@
 #include "deployment.hpp"
 #include "nemesis/nemesis.hpp"
 #include "redis_fixture.hpp"
+#include "registry.hpp"
 #include "run.hpp"
 #include "session.hpp"
 #include "temp_dir.hpp"
@@ -236,6 +237,46 @@ TEST_F(ClusterTest, TheFailoverScenarioRunsOnAClusterItDidNotStart) {
     EXPECT_GT(r.summary["verdict"]["checks"]["mutual_exclusion"]["holds"].get<int>(), 10);
 }
 
+TEST_F(ClusterTest, RedlockOnAClusterVotesOnEveryShardsMaster) {
+    // One lock key per shard, each in that shard's slots: Redlock's votes on the three masters.
+    const auto view = read_cluster_nodes(cluster().endpoints, 2s);
+    ASSERT_TRUE(view);
+    const std::vector<std::string> tags = shard_hash_tags(*view);
+    ASSERT_EQ(tags.size(), 3u);
+    const std::vector<const ClusterNode*> shards = shards_of(*view);
+    auto session = std::make_unique<Session>(loop_, cluster().endpoints, ConnectionOptions{}, "r");
+    session->use_cluster(tags);
+    ASSERT_EQ(session->node_count(), 3u);
+    auto redlock = make_strategy("redlock");
+    const auto grant = run(redlock->acquire(*session, {.key = "{k0}", .lease = 5000ms}));
+    ASSERT_TRUE(std::holds_alternative<Grant>(grant));
+    for (std::size_t i = 0; i < shards.size(); ++i) {
+        const std::string key = session->node_key(i, "{k0}");
+        EXPECT_TRUE(shards[i]->owns(key_slot(key))) << key;
+        EXPECT_EQ(server_at(shards[i]->endpoint).command({"EXISTS", key}).integer, 1) << key;
+    }
+    EXPECT_EQ(run(redlock->release(*session, std::get<Grant>(grant))), ReleaseOutcome::Released);
+    for (std::size_t i = 0; i < shards.size(); ++i) {
+        EXPECT_EQ(server_at(shards[i]->endpoint)
+                      .command({"EXISTS", session->node_key(i, "{k0}")})
+                      .integer,
+                  0);
+    }
+    run(redlock->shutdown(*session));
+
+    // And through a run on servers lockbench did not start, as a user points it at theirs.
+    Workload w = Workload::from_json(nlohmann::json{{"strategy", "redlock"},
+                                                    {"clients", 4},
+                                                    {"duration_s", 1},
+                                                    {"hold_ms", 2},
+                                                    {"topology", {{"kind", "cluster"}}}});
+    testing::TempDir out;
+    const RunOutcome r =
+        run_workload({.workload = w, .redis = cluster().endpoints, .out_dir = out.path()});
+    EXPECT_EQ(r.summary["verdict"]["valid"], true) << r.summary["verdict"].dump();
+    EXPECT_GT(r.summary["verdict"]["checks"]["mutual_exclusion"]["holds"].get<int>(), 10);
+}
+
 TEST(ClusterRunTest, AServerThatIsNoClusterNodeIsAnEnvironmentError) {
     RedisServer plain;
     Workload w = Workload::from_json(
@@ -274,7 +315,7 @@ TEST(ClusterWorkloadTest, FaultsThatDoNotFitTheTopologyAreRefusedUpFront) {
               std::string::npos);
     EXPECT_NE(refused({{"topology", cluster},
                        {"faults", {{{"fault", "partition-hosts"}, {"hosts", {"master-of:k0"}}}}}})
-                  .find("isolated_clients"),
+                  .find("namespaces or isolated_clients"),
               std::string::npos);
     EXPECT_NE(refused({{"topology", {{"kind", "cluster"}, {"isolated_clients", 1}}},
                        {"faults", {{{"fault", "sentinel-failover"}}}}})
@@ -303,10 +344,56 @@ TEST(ClusterWorkloadTest, ClusterTopologyDefaultsAndRefusals) {
     EXPECT_THROW(
         Workload::from_json(nlohmann::json{{"topology", {{"kind", "cluster"}, {"masters", 2}}}}),
         WorkloadError);
+    // Redlock over the cluster's masters is the point of redlock-cluster-lagging-failover; a
+    // ZooKeeper lock has no business on a Redis Cluster.
     Workload redlock = Workload::from_json(
         nlohmann::json{{"strategy", "redlock"}, {"topology", {{"kind", "cluster"}}}});
     redlock.resolve();
-    EXPECT_THROW(redlock.validate(), WorkloadError);
+    EXPECT_NO_THROW(redlock.validate());
+    EXPECT_EQ(redlock.topology.kind, TopologyKind::Cluster);
+    Workload zookeeper = Workload::from_json(
+        nlohmann::json{{"strategy", "zk_mutex"}, {"topology", {{"kind", "cluster"}}}});
+    zookeeper.resolve();
+    EXPECT_THROW(zookeeper.validate(), WorkloadError);
+    // Namespaces are a cluster's choice only; with them, hosts can be partitioned.
+    EXPECT_TRUE(Workload::from_json(
+                    nlohmann::json{{"topology", {{"kind", "cluster"}, {"namespaces", true}}}})
+                    .topology.in_namespaces());
+    EXPECT_FALSE(Workload::from_json(nlohmann::json{{"topology", {{"kind", "cluster"}}}})
+                     .topology.in_namespaces());
+    EXPECT_THROW(Workload::from_json(
+                     nlohmann::json{{"topology", {{"kind", "masters"}, {"namespaces", true}}}}),
+                 WorkloadError);
+}
+
+TEST(ClusterWorkloadTest, ShardSelectorsAndCutsFromSomeHosts) {
+    const auto refused = [](const nlohmann::json& faults) {
+        try {
+            Workload w = Workload::from_json(nlohmann::json{
+                {"topology", {{"kind", "cluster"}, {"namespaces", true}}}, {"faults", faults}});
+            w.resolve();
+            Nemesis::validate(Nemesis::parse(w.faults, w.name), w);
+        } catch (const WorkloadError& e) {
+            return std::string(e.what());
+        }
+        return std::string();
+    };
+    EXPECT_EQ(refused({{{"fault", "partition-hosts"},
+                        {"hosts", {"master-of:shard:0"}},
+                        {"from", {"replicas-of:shard:0"}}},
+                       {{"fault", "kill-cluster-master"}, {"target", "master-of:shard:2"}}}),
+              "");
+    EXPECT_NE(refused({{{"fault", "kill-cluster-master"}, {"target", "master-of:shard:3"}}})
+                  .find("shard:0 to shard:2"),
+              std::string::npos);
+    EXPECT_NE(refused({{{"fault", "partition-hosts"},
+                        {"shape", "halves"},
+                        {"from", {"replicas-of:shard:0"}}}})
+                  .find("only an isolate partition names whom"),
+              std::string::npos);
+    EXPECT_NE(refused({{{"fault", "partition-hosts"}, {"hosts", {"replicas-of:"}}}})
+                  .find("names master|master-of:KEY|replicas-of:KEY"),
+              std::string::npos);
 }
 
 }  // namespace

@@ -294,6 +294,27 @@ void NetworkLab::partition(const Grudge& grudge) {
     grudge_ = grudge;
 }
 
+int NetworkLab::add_partition(const Grudge& grudge) {
+    const int handle = next_handle_++;
+    overlapping_[handle] = grudge;
+    apply_overlapping();
+    return handle;
+}
+
+void NetworkLab::remove_partition(int handle) {
+    if (overlapping_.erase(handle))
+        apply_overlapping();
+}
+
+void NetworkLab::apply_overlapping() {
+    Grudge all;
+    for (const auto& [handle, grudge] : overlapping_) {
+        for (const auto& [host, unheard] : grudge)
+            all[host].insert(unheard.begin(), unheard.end());
+    }
+    partition(all);
+}
+
 namespace {
 
 NetworkLab::Grudge components_grudge(const std::vector<std::set<int>>& components) {

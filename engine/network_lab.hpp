@@ -62,8 +62,16 @@ class NetworkLab {
     // in place, on every host at once (one iptables-restore per host).
     using Grudge = std::map<int, std::set<int>>;
     void partition(const Grudge& grudge);
-    void heal() { partition({}); }
+    void heal() {
+        overlapping_.clear();
+        partition({});
+    }
     const Grudge& grudge() const { return grudge_; }
+    // Partitions that overlap in time compose (two faults' cuts both hold): each adds its grudge
+    // to the others', and removing it heals only what no other still cuts. Returns the handle
+    // remove_partition() takes.
+    int add_partition(const Grudge& grudge);
+    void remove_partition(int handle);
 
   private:
     struct Host {
@@ -82,6 +90,9 @@ class NetworkLab {
     std::string root_interface_;
     bool root_interface_created_ = false;  // ours to delete (another lab may have the name)
     Grudge grudge_;
+    std::map<int, Grudge> overlapping_;  // by handle
+    int next_handle_ = 0;
+    void apply_overlapping();
 };
 
 // Jepsen's partition shapes over `nodes` (host indices): each returns a grudge in which every

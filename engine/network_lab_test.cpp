@@ -145,6 +145,33 @@ TEST_F(NetworkLabTest, AServerInAHostIsReachedCutOffAndHealedAndNothingIsLeft) {
     EXPECT_NE(::kill(server_pid, 0), 0);
 }
 
+TEST_F(NetworkLabTest, PartitionsThatOverlapInTimeBothHoldAndHealSeparately) {
+    NetworkLab lab({"n0", "n1", "n2"});
+    RedisServer in_n0(RedisServerOptions{.netns_fd = lab.netns_fd(0), .host = lab.address(0)});
+    RedisServer in_n1(RedisServerOptions{.netns_fd = lab.netns_fd(1), .host = lab.address(1)});
+    const auto pings_from_n2 = [&](const Endpoint& ep) {
+        bool reached = false;
+        std::thread([&] {
+            lab.enter(2);
+            reached = pings(ep);
+        }).join();
+        return reached;
+    };
+    // Two faults, each cutting one server from n2 (a master from its replica, twice).
+    const int first = lab.add_partition(isolate_grudge({0}, {0, 2}));
+    const int second = lab.add_partition(isolate_grudge({1}, {1, 2}));
+    EXPECT_FALSE(pings_from_n2(in_n0.endpoint()));
+    EXPECT_FALSE(pings_from_n2(in_n1.endpoint()));
+    EXPECT_TRUE(pings(in_n0.endpoint()));  // the root was cut from neither
+    // The first heals; the second's cut stays.
+    lab.remove_partition(first);
+    EXPECT_TRUE(pings_from_n2(in_n0.endpoint()));
+    EXPECT_FALSE(pings_from_n2(in_n1.endpoint()));
+    lab.remove_partition(second);
+    EXPECT_TRUE(pings_from_n2(in_n1.endpoint()));
+    EXPECT_TRUE(lab.grudge().empty());
+}
+
 TEST_F(NetworkLabTest, AFailingCommandSaysWhereAndWhat) {
     NetworkLab lab({"n0"});
     try {

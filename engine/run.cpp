@@ -17,6 +17,7 @@
 
 #include "client.hpp"
 #include "client_threads.hpp"
+#include "cluster.hpp"
 #include "fault_proxy.hpp"
 #include "history_recorder.hpp"
 #include "nemesis/nemesis.hpp"
@@ -178,6 +179,20 @@ RunOutcome run_workload(const RunOptions& options) {
     // user's): WAIT's count in each grant tells, where a single master's probe would ask one node.
     if (strategy.capabilities.needs_replicas && !cluster)
         deployment.check_replicas(StrategyOptions{}.wait_replicas);
+    // Redlock over a cluster: its lock key once in each shard, on that shard's master - the
+    // Redlock-over-replication case, where a failover to a lagging replica loses a vote.
+    std::vector<std::string> shard_tags;
+    if (cluster && strategy.capabilities.multi_node) {
+        const auto view = read_cluster_nodes(deployment.endpoints, 2s);
+        if (!view)
+            throw EnvironmentError("cannot read CLUSTER NODES from any of the cluster's nodes");
+        shard_tags = shard_hash_tags(*view);
+        if (shard_tags.size() < static_cast<std::size_t>(kMinRedlockMasters)) {
+            throw WorkloadError("topology: " + w.strategy + " is a quorum over masters and needs " +
+                                std::to_string(kMinRedlockMasters) + "; the cluster has " +
+                                std::to_string(shard_tags.size()) + " masters serving slots");
+        }
+    }
     deployment.check_zookeeper_reachable();
     for (const auto& f : faults) {
         if (f->needs_proxy() &&
@@ -271,7 +286,7 @@ RunOutcome run_workload(const RunOptions& options) {
             auto session =
                 std::make_unique<Session>(loop, endpoints, connection, id, std::move(clock));
             if (cluster)
-                session->use_cluster();
+                session->use_cluster(shard_tags);
             if (resource_endpoint)
                 session->set_resource_endpoint(*resource_endpoint);
             if (!zookeeper_hosts.empty()) {

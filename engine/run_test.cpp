@@ -423,7 +423,8 @@ TEST(RunTest, AFaultThatCouldNeverFireIsRefusedUpFront) {
               "lockbench starts, use 'partition'");
     EXPECT_EQ(error_of(R"([{"fault": "partition-hosts", "shape": "halves"}])"),
               "w: /faults/0: 'partition-hosts' acts on hosts in network namespaces and needs "
-              "topology kind 'sentinel', or 'cluster' with isolated_clients: it could never fire");
+              "topology kind 'sentinel', or 'cluster' with namespaces or isolated_clients: it "
+              "could never fire");
     EXPECT_EQ(error_of(R"([{"fault": "partition-client", "target": "holder", "key": "k0"}])"),
               "w: /faults/0: 'partition-client' acts on ZooKeeper, and set_nx_px uses none: it "
               "could never fire (a ZooKeeper strategy: zk_mutex, zk_rwlock)");

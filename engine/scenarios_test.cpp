@@ -131,7 +131,11 @@ TEST_P(ScenarioTest, VerdictEqualsTheExpectation) {
     quicken(w);
     w.validate();
     TempDir out;
-    expect_as_expected(c, run_workload({.workload = w, .out_dir = out.path()}));
+    const RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
+    const auto& as_expected = r.summary["as_expected"];
+    if (!as_expected.is_boolean() || !as_expected.get<bool>())
+        out.keep();  // the failure message says where
+    expect_as_expected(c, r);
 }
 
 // A scenario whose faults act on clients or through the fault proxy works on servers lockbench

@@ -212,6 +212,12 @@ Workload Workload::from_json(const json& j, const std::string& origin) {
             tr.integer("isolated_clients", w.topology.isolated_clients, 0, 100'000));
         w.topology.node_timeout_ms = static_cast<int>(
             tr.integer("node_timeout_ms", w.topology.node_timeout_ms, 100, 600'000));
+        w.topology.namespaces = tr.boolean("namespaces", w.topology.namespaces);
+        if (w.topology.namespaces && w.topology.kind != TopologyKind::Cluster) {
+            tr.fail(tr.at("namespaces"),
+                    "only a 'cluster' chooses: 'sentinel' always runs in namespaces, the other "
+                    "kinds on loopback");
+        }
         if (w.topology.kind == TopologyKind::Cluster && w.topology.masters < 3) {
             tr.fail(tr.at("masters"), "a Redis Cluster needs at least 3 masters, not " +
                                           std::to_string(w.topology.masters));
@@ -325,7 +331,8 @@ json Workload::to_json() const {
           {"down_after_ms", topology.down_after_ms},
           {"failover_timeout_ms", topology.failover_timeout_ms},
           {"isolated_clients", topology.isolated_clients},
-          {"node_timeout_ms", topology.node_timeout_ms}}},
+          {"node_timeout_ms", topology.node_timeout_ms},
+          {"namespaces", topology.namespaces}}},
         {"checks",
          {{"liveness_bound_ms", checks.liveness_bound_ms},
           {"starvation_bound_ms",
@@ -413,16 +420,11 @@ void Workload::validate() const {
                             " leaves no client beside the cluster's majority (clients " +
                             std::to_string(clients) + ")");
     }
-    if (topology.kind == TopologyKind::Cluster &&
-        (info->capabilities.multi_node || info->capabilities.zookeeper)) {
+    if (topology.kind == TopologyKind::Cluster && info->capabilities.zookeeper) {
         throw WorkloadError(
             "topology: 'cluster' is one Redis Cluster, whose client sends each "
             "key to its slot's master; " +
-            strategy +
-            (info->capabilities.zookeeper
-                 ? " locks on ZooKeeper"
-                 : " locks on N independent masters (Redlock over a cluster's "
-                   "masters is not built yet)"));
+            strategy + " locks on ZooKeeper");
     }
     if (resource_server_separate && topology.kind == TopologyKind::Cluster) {
         throw WorkloadError("resource_server: 'separate' is not built for topology 'cluster' yet");

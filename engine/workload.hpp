@@ -70,12 +70,16 @@ struct Topology {
     // (default 1 there), on loopback; its cluster-node-timeout (how long a master may be
     // unreachable before its replica is promoted).
     int node_timeout_ms = 1000;
+    // Cluster: every node in a namespace of its own even without isolated clients, so that a
+    // partition can cut a master from its replica (a replica that lags behind, then promoted).
+    bool namespaces = false;
 
     // Every node a host in a network namespace of its own (network_lab.hpp; needs root): a
-    // Sentinel deployment always, a cluster when some clients are isolated (its split brain).
+    // Sentinel deployment always, a cluster when asked or when some clients are isolated (its
+    // split brain).
     bool in_namespaces() const {
         return kind == TopologyKind::Sentinel ||
-               (kind == TopologyKind::Cluster && isolated_clients > 0);
+               (kind == TopologyKind::Cluster && (namespaces || isolated_clients > 0));
     }
 };
 

@@ -96,7 +96,8 @@ TEST(WorkloadTest, EveryErrorNamesItsJsonPath) {
         {R"({"faults": [{"fault": "partition-hosts"}]})",
          "w.json: /faults/0/hosts: an isolate partition needs the hosts to cut off"},
         {R"({"faults": [{"fault": "partition-hosts", "hosts": ["moon"]}]})",
-         "w.json: /faults/0/hosts: names master|master-of:KEY|clients|root|node:N, not \"moon\""},
+         "w.json: /faults/0/hosts: names master|master-of:KEY|replicas-of:KEY|clients|root|node:N "
+         "(KEY may be shard:N), not \"moon\""},
         {R"({"faults": [{"fault": "partition-hosts", "shape": "halves", "hosts": ["master"]}]})",
          "w.json: /faults/0/hosts: only an isolate partition names hosts; halves acts on the data "
          "nodes"},

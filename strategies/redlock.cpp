@@ -1,5 +1,6 @@
 #include "redlock.hpp"
 
+#include <algorithm>
 #include <random>
 
 namespace lockbench {
@@ -18,13 +19,47 @@ std::size_t count_yes(const std::vector<Settled<Reply>>& results, Pred yes) {
     return n;
 }
 
+bool never_sent(const std::exception_ptr& error) {
+    try {
+        std::rethrow_exception(error);
+    } catch (const ConnectError&) {
+        return true;
+    } catch (...) {
+        return false;
+    }
+}
+
+// The error of an op whose failed nodes decide its outcome. It did not happen only when no node
+// acted on it and every failure is a connection never made; a node that timed out or dropped
+// the connection may have run the command, and one that answered did - so otherwise the op may
+// have taken effect in part, and its error says so (an IoError: in doubt, not failed).
+[[noreturn]] void rethrow_failure(const std::vector<Settled<Reply>>& results,
+                                  bool some_node_acted) {
+    std::exception_ptr first;
+    bool nothing_sent = !some_node_acted;
+    for (const auto& r : results) {
+        if (r.ok())
+            continue;
+        if (!first)
+            first = r.error;
+        nothing_sent = nothing_sent && never_sent(r.error);
+    }
+    if (nothing_sent)
+        std::rethrow_exception(first);
+    try {
+        std::rethrow_exception(first);
+    } catch (const std::exception& e) {
+        throw IoError(e.what());
+    }
+}
+
 void rethrow_if_all_failed(const std::vector<Settled<Reply>>& results) {
     for (const auto& r : results) {
         if (r.ok())
             return;
     }
     if (!results.empty())
-        std::rethrow_exception(results.front().error);
+        rethrow_failure(results, false);
 }
 
 }  // namespace
@@ -33,20 +68,17 @@ Task<Redlock::Unlocked> Redlock::unlock_all(Session& session, const std::string&
                                             const std::string& token) {
     std::vector<Task<Reply>> calls;
     for (std::size_t i = 0; i < session.node_count(); ++i) {
-        calls.push_back(run_script(session.redis(i), compare_and_delete_, strings(key),
-                                   strings(token), options_.node_timeout));
+        calls.push_back(run_script(session.redis(i), compare_and_delete_,
+                                   strings(session.node_key(i, key)), strings(token),
+                                   options_.node_timeout));
     }
     auto results = co_await when_all_settled(std::move(calls));
     Unlocked out;
     out.released =
         count_yes(results, [](const Reply& r) { return r.is_integer() && r.integer == 1; });
-    for (const auto& r : results) {
-        if (!r.ok()) {
-            ++out.silent;
-            if (!out.first_error)
-                out.first_error = r.error;
-        }
-    }
+    out.silent = static_cast<std::size_t>(
+        std::count_if(results.begin(), results.end(), [](const auto& r) { return !r.ok(); }));
+    out.results = std::move(results);
     co_return out;
 }
 
@@ -67,7 +99,8 @@ Task<AcquireResult> Redlock::acquire(Session& session, const AcquireRequest& req
                                std::chrono::milliseconds timeout) -> Task<Reply> {
                 co_return co_await c.command_argv(strings("SET", key, tok, "NX", "PX", px),
                                                   timeout);
-            }(session.redis(i), request.key, token, lease, options_.node_timeout));
+            }(session.redis(i), session.node_key(i, request.key), token, lease,
+                                                                  options_.node_timeout));
         }
         auto results = co_await when_all_settled(std::move(calls));
         rethrow_if_all_failed(results);
@@ -101,7 +134,7 @@ Task<ReleaseOutcome> Redlock::release(Session& session, const Grant& grant) {
     if (unlocked.released >= needed)
         co_return ReleaseOutcome::Released;
     if (unlocked.released + unlocked.silent >= needed)
-        std::rethrow_exception(unlocked.first_error);  // the silent nodes may have held it
+        rethrow_failure(unlocked.results, unlocked.released > 0);  // the silent may have held it
     co_return ReleaseOutcome::NotHeld;
 }
 
@@ -109,9 +142,9 @@ Task<bool> Redlock::renew(Session& session, const Grant& grant) {
     const auto start = session.clock().steady();
     std::vector<Task<Reply>> calls;
     for (std::size_t i = 0; i < session.node_count(); ++i) {
-        calls.push_back(run_script(session.redis(i), compare_and_pexpire_, strings(grant.key),
-                                   strings(grant.token, std::to_string(grant.lease.count())),
-                                   options_.node_timeout));
+        calls.push_back(run_script(
+            session.redis(i), compare_and_pexpire_, strings(session.node_key(i, grant.key)),
+            strings(grant.token, std::to_string(grant.lease.count())), options_.node_timeout));
     }
     auto results = co_await when_all_settled(std::move(calls));
     rethrow_if_all_failed(results);

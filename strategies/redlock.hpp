@@ -33,9 +33,9 @@ class Redlock final : public Strategy {
 
   private:
     struct Unlocked {
-        std::size_t released = 0;  // nodes that deleted our token
-        std::size_t silent = 0;    // nodes that did not answer (down, paused, cut off)
-        std::exception_ptr first_error;
+        std::size_t released = 0;             // nodes that deleted our token
+        std::size_t silent = 0;               // nodes that did not answer (down, paused, cut off)
+        std::vector<Settled<Reply>> results;  // per node
     };
     Task<Unlocked> unlock_all(Session& session, const std::string& key, const std::string& token);
     StrategyOptions options_;

@@ -22,16 +22,17 @@ Session::Session(EventLoop& loop, std::vector<Endpoint> nodes, ConnectionOptions
 
 Session::~Session() = default;
 
-void Session::use_cluster() {
+void Session::use_cluster(std::vector<std::string> shard_tags) {
     cluster_ = std::make_unique<ClusterRouting>(loop_, nodes_, options_);
+    shard_tags_ = std::move(shard_tags);
     if (killed_)
         cluster_->disable(*killed_);
 }
 
 RedisConnection& Session::redis(std::size_t node) {
     if (cluster_) {
-        if (node != 0)
-            throw std::out_of_range("a Redis Cluster is one node to a strategy");
+        if (node >= node_count())
+            throw std::out_of_range("a Redis Cluster is one node to a strategy, or one per shard");
         return cluster_->entry();
     }
     auto& c = connections_.at(node);

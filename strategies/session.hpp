@@ -5,6 +5,7 @@
 // Session lives on one EventLoop thread and is never shared between clients (no global Redis
 // handle: seed 001's static Helper.redisTemplate is what not to do).
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -37,13 +38,24 @@ class Session {
     EventLoop& loop() { return loop_; }
     Clock& clock() { return clock_; }
     const std::string& client_id() const { return client_id_; }
-    // The lock's nodes: one for a Redis Cluster, however many masters it has.
-    std::size_t node_count() const { return cluster_ ? 1 : nodes_.size(); }
+    // The lock's nodes: one for a Redis Cluster, however many masters it has - unless it was
+    // given shard tags, then one per shard.
+    std::size_t node_count() const {
+        return cluster_ ? std::max<std::size_t>(1, shard_tags_.size()) : nodes_.size();
+    }
 
     // Redis Cluster: the nodes given are seeds; redis() is then one connection whose commands go
     // to the master of their key's slot (cluster_routing.hpp), and so does the resource's
     // unless it has its own server. Call before any connection is made.
-    void use_cluster();
+    // With `shard_tags` (a hash tag whose slot each shard owns: cluster.hpp's shard_hash_tags), a
+    // strategy over several nodes (Redlock) sees each shard's master as a node of its own:
+    // node_key(i, key) names `key` in shard i's slots, and redis(i) reaches it.
+    void use_cluster(std::vector<std::string> shard_tags = {});
+    // Where `key` lives on node `i`: itself, except on a cluster's shard (use_cluster), where a
+    // leading hash tag moves it to that shard's slots.
+    std::string node_key(std::size_t node, const std::string& key) const {
+        return shard_tags_.empty() ? key : "{" + shard_tags_.at(node) + "}" + key;
+    }
     ClusterRouting* cluster() { return cluster_.get(); }
 
     // The command connection to node `i` (created on first use, reconnects after failures).
@@ -129,6 +141,7 @@ class Session {
     std::string zookeeper_hosts_;
     std::unique_ptr<ZkClient> zookeeper_;
     std::unique_ptr<ClusterRouting> cluster_;
+    std::vector<std::string> shard_tags_;
     std::uint64_t token_sequence_ = 0;
     CheckpointHook checkpoint_hook_;
     EventLoop::TimePoint paused_until_{};

@@ -350,6 +350,42 @@ TEST(RedlockTest, AReleaseThatCannotTellIsUnknownNotNotHeld) {
     EXPECT_EQ(run_sync(loop, redlock->release(session, *as_grant(grant))), ReleaseOutcome::NotHeld);
 }
 
+TEST(RedlockTest, AReleaseThatReachedSomeNodesIsInDoubtThoughTheOthersRefusedTheConnection) {
+    std::vector<std::unique_ptr<RedisServer>> masters;
+    std::vector<Endpoint> endpoints;
+    for (int i = 0; i < 3; ++i) {
+        masters.push_back(std::make_unique<RedisServer>());
+        endpoints.push_back(masters.back()->endpoint());
+    }
+    EventLoop loop;
+    Session session(loop, endpoints, {.connect_timeout = 200ms, .command_timeout = 200ms}, "r1");
+    auto redlock = make_strategy("redlock");
+    auto grant = run_sync(loop, redlock->acquire(session, {.key = "orders", .lease = 5000ms}));
+    ASSERT_NE(as_grant(grant), nullptr);
+    // Two masters crash and their connections drop: the release deletes the key on the third and
+    // cannot reconnect to the others. A refused connection sent nothing, but the release as a
+    // whole did act - "it failed" (a ConnectError, recorded `fail`) would tell the checker the
+    // lock was never released anywhere.
+    masters[1]->kill();
+    masters[2]->kill();
+    for (std::size_t dead : {1U, 2U}) {  // their dropped connections noticed, as after idling
+        try {
+            run_sync(loop, [](RedisConnection& c) -> Task<void> {
+                co_await c.command("PING");
+            }(session.redis(dead)));
+        } catch (const RedisError&) {
+        }
+    }
+    try {
+        run_sync(loop, redlock->release(session, *as_grant(grant)));
+        ADD_FAILURE() << "a release without a quorum's answer returned";
+    } catch (const ConnectError& e) {
+        ADD_FAILURE() << "recorded as not having happened: " << e.what();
+    } catch (const IoError&) {
+    }
+    EXPECT_EQ(masters[0]->command({"EXISTS", "orders"}).integer, 0);
+}
+
 // ---- reentrant_hash and rwlock (Redisson's RLock and RReadWriteLock) ------------------------
 
 // Every client is shut down at the end (its watchdog loops end) and the loop drained, so no

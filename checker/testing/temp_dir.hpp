@@ -17,15 +17,20 @@ class TempDir {
         path_ = ::mkdtemp(tmpl.data());
     }
     ~TempDir() {
+        if (kept_)
+            return;
         std::error_code ec;
         std::filesystem::remove_all(path_, ec);
     }
     TempDir(const TempDir&) = delete;
     TempDir& operator=(const TempDir&) = delete;
     const std::filesystem::path& path() const { return path_; }
+    // Leaves the folder behind, for a failure whose message names what is in it.
+    void keep() { kept_ = true; }
 
   private:
     std::filesystem::path path_;
+    bool kept_ = false;
 };
 
 }  // namespace lockbench::testing

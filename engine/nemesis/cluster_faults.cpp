@@ -58,12 +58,17 @@ ClusterFailover::ClusterFailover(ObjectReader& r)
 
 void ClusterFailover::apply(NemesisContext& ctx) {
     const auto& nodes = ctx.deployment().endpoints;
-    const int slot = key_slot(cluster_key(target_.key));
     const auto view = read_cluster_nodes(nodes, 500ms);
     if (!view) {
         missed("no node of the cluster answered CLUSTER NODES");
         return;
     }
+    const auto selected = selected_slot(target_.key, *view);
+    if (!selected) {
+        missed("the cluster has no " + target_.key);
+        return;
+    }
+    const int slot = *selected;
     const ClusterNode* master = master_of_slot(*view, slot);
     if (!master) {
         missed("no live master served slot " + std::to_string(slot));
@@ -91,7 +96,7 @@ void ClusterFailover::apply(NemesisContext& ctx) {
     const double t = ctx.log("cluster-failover", json{{"from", from.to_string()},
                                                       {"to", to.to_string()},
                                                       {"slot", slot},
-                                                      {"key", target_.key},
+                                                      {"master_of", target_.key},
                                                       {"mode", mode_}});
     const auto window = ctx.open_window("cluster-failover", target_.to_json(), t);
     ctx.later(
@@ -123,12 +128,20 @@ KillClusterMaster::KillClusterMaster(ObjectReader& r)
 
 void KillClusterMaster::apply(NemesisContext& ctx) {
     Deployment& d = ctx.deployment();
-    const int slot = key_slot(cluster_key(target_.key));
-    const auto master = slot_master(d.endpoints, slot);
-    if (!master) {
+    const auto view = read_cluster_nodes(d.endpoints, 300ms);
+    const auto selected = view ? selected_slot(target_.key, *view) : std::nullopt;
+    if (!selected) {
+        missed(view ? "the cluster has no " + target_.key
+                    : "no node of the cluster answered CLUSTER NODES");
+        return;
+    }
+    const int slot = *selected;
+    const ClusterNode* serving = master_of_slot(*view, slot);
+    if (!serving) {
         missed("no node of the cluster named a live master for slot " + std::to_string(slot));
         return;
     }
+    const std::optional<Endpoint> master = serving->endpoint;
     std::size_t index = d.servers.size();
     for (std::size_t i = 0; i < d.servers.size(); ++i) {
         if (d.servers[i]->running() && d.servers[i]->endpoint().same_address(*master))
@@ -145,7 +158,7 @@ void KillClusterMaster::apply(NemesisContext& ctx) {
                                                  {"port", s.port()},
                                                  {"role", "master"},
                                                  {"slot", slot},
-                                                 {"key", target_.key}});
+                                                 {"master_of", target_.key}});
     took_effect();
     const auto window = ctx.open_window("kill-cluster-master", target_.to_json(), t);
     std::vector<Endpoint> others;

@@ -263,8 +263,8 @@ std::unique_ptr<Fault> make_fault(const json& spec, const std::string& origin,
     } else if (f->needs_cluster()) {
         if (target.rfind("master-of:", 0) != 0 || target.size() == 10)
             r.fail(r.at("target"),
-                   "must be master-of:KEY for a cluster fault (the master serving "
-                   "the key's slot when it fires), not \"" +
+                   "must be master-of:KEY or master-of:shard:N for a cluster fault (the "
+                   "master serving the key's slot, or shard N's, when it fires), not \"" +
                        target + "\"");
         f->target_.kind = FaultTarget::Kind::SlotMaster;
         f->target_.key = target.substr(10);
@@ -410,7 +410,16 @@ void Nemesis::validate(const std::vector<std::unique_ptr<Fault>>& faults, const 
             throw WorkloadError(at + text + ": it could never fire");
         }
         const auto& t = f.target();
-        if (t.kind == FaultTarget::Kind::Holder || t.kind == FaultTarget::Kind::SlotMaster) {
+        if (t.kind == FaultTarget::Kind::SlotMaster && t.key.rfind("shard:", 0) == 0) {
+            const std::string n = t.key.substr(6);
+            const bool number = !n.empty() && n.size() < 4 &&
+                                n.find_first_not_of("0123456789") == std::string::npos;
+            if (!number || std::stoi(n) >= w.topology.masters) {
+                throw WorkloadError(at + "the cluster's shards are shard:0 to shard:" +
+                                    std::to_string(w.topology.masters - 1) + ", not '" + t.key +
+                                    "': it could never fire");
+            }
+        } else if (t.kind == FaultTarget::Kind::Holder || t.kind == FaultTarget::Kind::SlotMaster) {
             bool known = false;
             for (int k = 0; k < w.keys && !known; ++k)
                 known = t.key == "k" + std::to_string(k);
@@ -444,10 +453,11 @@ void Nemesis::validate(const std::vector<std::unique_ptr<Fault>>& faults, const 
                                 ": it could never fire as meant");
         }
         if (f.needs_network_lab() && !w.topology.in_namespaces()) {
-            throw WorkloadError(at + "'" + f.kind() +
-                                "' acts on hosts in network namespaces and needs topology kind "
-                                "'sentinel', or 'cluster' with isolated_clients: it could never "
-                                "fire");
+            throw WorkloadError(
+                at + "'" + f.kind() +
+                "' acts on hosts in network namespaces and needs topology kind "
+                "'sentinel', or 'cluster' with namespaces or isolated_clients: it could "
+                "never fire");
         }
         if (f.needs_sentinels() && w.topology.kind != TopologyKind::Sentinel) {
             throw WorkloadError(at + "'" + f.kind() +

@@ -35,32 +35,116 @@ std::optional<Endpoint> current_master(Deployment& d) {
 
 }  // namespace
 
+namespace {
+
+bool is_host_name(const std::string& name) {
+    const auto selects = [&](std::string_view prefix) {
+        return name.rfind(prefix, 0) == 0 && name.size() > prefix.size();
+    };
+    return name == "master" || name == "clients" || name == "root" || selects("node:") ||
+           selects("master-of:") || selects("replicas-of:");
+}
+
+std::vector<std::string> read_hosts(ObjectReader& r, const char* field) {
+    std::vector<std::string> out;
+    if (const json* hosts = r.optional_array(field)) {
+        for (const auto& h : *hosts) {
+            if (!h.is_string() || !is_host_name(h.get<std::string>())) {
+                r.fail(r.at(field),
+                       "names master|master-of:KEY|replicas-of:KEY|clients|root|node:N (KEY may "
+                       "be shard:N), not " +
+                           h.dump());
+            }
+            out.push_back(h.get<std::string>());
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
 PartitionHosts::PartitionHosts(ObjectReader& r)
     : shape_(r.choice<std::string>("shape", "isolate",
                                    {{"isolate", "isolate"},
                                     {"halves", "halves"},
                                     {"majorities-ring", "majorities-ring"},
                                     {"bridge", "bridge"}})),
+      hosts_(read_hosts(r, "hosts")),
+      from_(read_hosts(r, "from")),
       duration_(r.integer("duration_ms", 5000, 1, 3'600'000)) {
-    if (const json* hosts = r.optional_array("hosts")) {
-        for (const auto& h : *hosts) {
-            if (!h.is_string())
-                r.fail(r.at("hosts"), "must be an array of host names");
-            const std::string name = h.get<std::string>();
-            if (name != "master" && name != "clients" && name != "root" &&
-                name.rfind("node:", 0) != 0 &&
-                !(name.rfind("master-of:", 0) == 0 && name.size() > 10)) {
-                r.fail(r.at("hosts"),
-                       "names master|master-of:KEY|clients|root|node:N, not \"" + name + "\"");
-            }
-            hosts_.push_back(name);
-        }
-    }
     if (shape_ == "isolate" && hosts_.empty())
         r.fail(r.at("hosts"), "an isolate partition needs the hosts to cut off");
     if (shape_ != "isolate" && !hosts_.empty())
         r.fail(r.at("hosts"),
                "only an isolate partition names hosts; " + shape_ + " acts on the data nodes");
+    if (shape_ != "isolate" && !from_.empty())
+        r.fail(r.at("from"), "only an isolate partition names whom its hosts are cut from");
+}
+
+std::optional<std::set<int>> PartitionHosts::resolve(const std::vector<std::string>& names,
+                                                     Deployment& d) {
+    NetworkLab& lab = *d.lab;
+    const int nodes = static_cast<int>(d.servers.size());
+    std::set<int> group;
+    for (const auto& name : names) {
+        if (name == "root") {
+            group.insert(NetworkLab::kRoot);
+        } else if (name == "clients") {
+            if (!d.clients_host) {
+                missed("there is no clients host (topology's isolated_clients is 0)");
+                return std::nullopt;
+            }
+            group.insert(static_cast<int>(*d.clients_host));
+        } else if (name.rfind("master-of:", 0) == 0 || name.rfind("replicas-of:", 0) == 0) {
+            const bool replicas = name[0] == 'r';
+            const std::string selector = name.substr(name.find(':') + 1);
+            const auto view = read_cluster_nodes(d.endpoints, 300ms);
+            const auto slot = view ? selected_slot(selector, *view) : std::nullopt;
+            const ClusterNode* master = slot ? master_of_slot(*view, *slot) : nullptr;
+            if (!master) {
+                missed(!view   ? "no node of the cluster answered CLUSTER NODES"
+                       : !slot ? "the cluster has no " + selector
+                               : "no node of the cluster named a live master for slot " +
+                                     std::to_string(*slot));
+                return std::nullopt;
+            }
+            std::vector<const ClusterNode*> chosen{master};
+            if (replicas)
+                chosen = replicas_of(*view, *master);
+            if (chosen.empty()) {
+                missed("master " + master->endpoint.to_string() + " has no replica");
+                return std::nullopt;
+            }
+            for (const ClusterNode* n : chosen) {
+                const auto host = host_of(lab, n->endpoint.host);
+                if (!host) {
+                    missed(n->endpoint.to_string() + " is not a host of the lab");
+                    return std::nullopt;
+                }
+                group.insert(*host);
+            }
+        } else if (name == "master") {
+            if (d.sentinels.empty()) {
+                missed("'master' is the one the sentinels name; in a cluster, name master-of:KEY");
+                return std::nullopt;
+            }
+            const auto master = current_master(d);
+            const auto host = master ? host_of(lab, master->host) : std::nullopt;
+            if (!host) {
+                missed("no sentinel the nemesis could reach named a master");
+                return std::nullopt;
+            }
+            group.insert(*host);
+        } else {
+            const int n = std::stoi(name.substr(5));
+            if (n < 0 || n >= nodes) {
+                missed(name + " does not exist (" + std::to_string(nodes) + " nodes)");
+                return std::nullopt;
+            }
+            group.insert(n);
+        }
+    }
+    return group;
 }
 
 void PartitionHosts::apply(NemesisContext& ctx) {
@@ -72,54 +156,28 @@ void PartitionHosts::apply(NemesisContext& ctx) {
         data_nodes.push_back(i);
     NetworkLab::Grudge grudge;
     if (shape_ == "isolate") {
-        std::set<int> group;
-        for (const auto& name : hosts_) {
-            if (name == "root") {
-                group.insert(NetworkLab::kRoot);
-            } else if (name == "clients") {
-                if (!d.clients_host) {
-                    missed("there is no clients host (topology's isolated_clients is 0)");
-                    return;
-                }
-                group.insert(static_cast<int>(*d.clients_host));
-            } else if (name.rfind("master-of:", 0) == 0) {
-                const int slot = key_slot(cluster_key(name.substr(10)));
-                const auto view = read_cluster_nodes(d.endpoints, 300ms);
-                const ClusterNode* master = view ? master_of_slot(*view, slot) : nullptr;
-                const auto host = master ? host_of(lab, master->endpoint.host) : std::nullopt;
-                if (!host) {
-                    missed("no node of the cluster named a live master for slot " +
-                           std::to_string(slot));
-                    return;
-                }
-                group.insert(*host);
-            } else if (name == "master") {
-                if (d.sentinels.empty()) {
-                    missed(
-                        "'master' is the one the sentinels name; in a cluster, name "
-                        "master-of:KEY");
-                    return;
-                }
-                const auto master = current_master(d);
-                const auto host = master ? host_of(lab, master->host) : std::nullopt;
-                if (!host) {
-                    missed("no sentinel the nemesis could reach named a master");
-                    return;
-                }
-                group.insert(*host);
-            } else {
-                const int n = std::stoi(name.substr(5));
-                if (n < 0 || n >= nodes) {
-                    missed(name + " does not exist (" + std::to_string(nodes) + " nodes)");
-                    return;
-                }
-                group.insert(n);
-            }
-        }
+        const auto group = resolve(hosts_, d);
+        if (!group)
+            return;
         std::set<int> everyone{NetworkLab::kRoot};
         for (std::size_t i = 0; i < lab.size(); ++i)
             everyone.insert(static_cast<int>(i));
-        grudge = isolate_grudge(group, everyone);
+        if (!from_.empty()) {
+            const auto from = resolve(from_, d);
+            if (!from)
+                return;
+            for (int h : *from) {
+                if (group->count(h)) {
+                    missed(host_name(lab, h) +
+                           " is both among the hosts and those they are cut "
+                           "from");
+                    return;
+                }
+            }
+            everyone = *from;
+            everyone.insert(group->begin(), group->end());
+        }
+        grudge = isolate_grudge(*group, everyone);
     } else if (shape_ == "halves") {
         grudge = halves_grudge(data_nodes);
     } else if (shape_ == "majorities-ring") {
@@ -127,7 +185,8 @@ void PartitionHosts::apply(NemesisContext& ctx) {
     } else {
         grudge = bridge_grudge(data_nodes);
     }
-    lab.partition(grudge);  // throws when iptables does: the run ends with the reason
+    // Throws when iptables does: the run ends with the reason.
+    const int handle = lab.add_partition(grudge);
     json cut = json::object();
     for (const auto& [host, unheard] : grudge) {
         json from = json::array();
@@ -138,8 +197,8 @@ void PartitionHosts::apply(NemesisContext& ctx) {
     const double t = ctx.log("partition", json{{"shape", shape_}, {"cut", cut}});
     took_effect();
     const auto window = ctx.open_window("partition-hosts", json{{"shape", shape_}}, t);
-    ctx.later(EventLoop::now() + duration_, [&ctx, &lab, window] {
-        lab.heal();
+    ctx.later(EventLoop::now() + duration_, [&ctx, &lab, window, handle] {
+        lab.remove_partition(handle);
         ctx.close_window(window, ctx.log("heal", json{{"shape", "hosts"}}));
     });
 }
