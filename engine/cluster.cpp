@@ -1,6 +1,7 @@
 #include "cluster.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <sstream>
 #include <thread>
 
@@ -140,8 +141,10 @@ std::optional<int> selected_slot(const std::string& selector,
     if (selector.rfind("shard:", 0) != 0)
         return key_slot(cluster_key(selector));
     const auto shards = shards_of(view);
-    const auto n = static_cast<std::size_t>(std::stoi(selector.substr(6)));
-    if (n >= shards.size())
+    std::size_t n = 0;
+    const auto digits = std::string_view(selector).substr(6);
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+    if (ec != std::errc() || end != digits.data() + digits.size() || n >= shards.size())
         return std::nullopt;
     return std::min_element(shards[n]->slots.begin(), shards[n]->slots.end())->first;
 }
@@ -187,10 +190,14 @@ void start_cluster_deployment(Deployment& d, const Workload& w) {
             d.clients_host = d.lab->index_of("clients");
     }
     for (int i = 0; i < nodes; ++i) {
-        std::vector<std::string> args = {
-            "--cluster-enabled",      "yes",
-            "--cluster-config-file",  "nodes.conf",
-            "--cluster-node-timeout", std::to_string(w.topology.node_timeout_ms)};
+        std::vector<std::string> args = {"--cluster-enabled",
+                                         "yes",
+                                         "--cluster-config-file",
+                                         "nodes.conf",
+                                         "--cluster-node-timeout",
+                                         std::to_string(w.topology.node_timeout_ms),
+                                         "--cluster-require-full-coverage",
+                                         w.topology.require_full_coverage ? "yes" : "no"};
         RedisServerOptions options{.maxclients = maxclients};
         if (d.lab) {
             options.netns_fd = d.lab->netns_fd(static_cast<std::size_t>(i));

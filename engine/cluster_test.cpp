@@ -364,6 +364,9 @@ TEST(ClusterWorkloadTest, ClusterTopologyDefaultsAndRefusals) {
     EXPECT_THROW(Workload::from_json(
                      nlohmann::json{{"topology", {{"kind", "masters"}, {"namespaces", true}}}}),
                  WorkloadError);
+    EXPECT_THROW(Workload::from_json(nlohmann::json{
+                     {"topology", {{"kind", "masters"}, {"require_full_coverage", false}}}}),
+                 WorkloadError);
 }
 
 TEST(ClusterWorkloadTest, ShardSelectorsAndCutsFromSomeHosts) {
@@ -391,9 +394,12 @@ TEST(ClusterWorkloadTest, ShardSelectorsAndCutsFromSomeHosts) {
                         {"from", {"replicas-of:shard:0"}}}})
                   .find("only an isolate partition names whom"),
               std::string::npos);
-    EXPECT_NE(refused({{{"fault", "partition-hosts"}, {"hosts", {"replicas-of:"}}}})
-                  .find("names master|master-of:KEY|replicas-of:KEY"),
-              std::string::npos);
+    for (const char* bad : {"replicas-of:", "master-of:shard:x", "node:one"}) {
+        EXPECT_NE(refused({{{"fault", "partition-hosts"}, {"hosts", {bad}}}})
+                      .find("names master|master-of:KEY|replicas-of:KEY"),
+                  std::string::npos)
+            << bad;
+    }
 }
 
 }  // namespace

@@ -213,6 +213,10 @@ Workload Workload::from_json(const json& j, const std::string& origin) {
         w.topology.node_timeout_ms = static_cast<int>(
             tr.integer("node_timeout_ms", w.topology.node_timeout_ms, 100, 600'000));
         w.topology.namespaces = tr.boolean("namespaces", w.topology.namespaces);
+        w.topology.require_full_coverage =
+            tr.boolean("require_full_coverage", w.topology.require_full_coverage);
+        if (!w.topology.require_full_coverage && w.topology.kind != TopologyKind::Cluster)
+            tr.fail(tr.at("require_full_coverage"), "is a Redis Cluster setting (kind 'cluster')");
         if (w.topology.namespaces && w.topology.kind != TopologyKind::Cluster) {
             tr.fail(tr.at("namespaces"),
                     "only a 'cluster' chooses: 'sentinel' always runs in namespaces, the other "
@@ -332,7 +336,8 @@ json Workload::to_json() const {
           {"failover_timeout_ms", topology.failover_timeout_ms},
           {"isolated_clients", topology.isolated_clients},
           {"node_timeout_ms", topology.node_timeout_ms},
-          {"namespaces", topology.namespaces}}},
+          {"namespaces", topology.namespaces},
+          {"require_full_coverage", topology.require_full_coverage}}},
         {"checks",
          {{"liveness_bound_ms", checks.liveness_bound_ms},
           {"starvation_bound_ms",

@@ -73,6 +73,9 @@ struct Topology {
     // Cluster: every node in a namespace of its own even without isolated clients, so that a
     // partition can cut a master from its replica (a replica that lags behind, then promoted).
     bool namespaces = false;
+    // Cluster: Redis's cluster-require-full-coverage. Off, the shards that still have a master
+    // keep answering while another one fails over, instead of every node refusing with CLUSTERDOWN.
+    bool require_full_coverage = true;
 
     // Every node a host in a network namespace of its own (network_lab.hpp; needs root): a
     // Sentinel deployment always, a cluster when asked or when some clients are isolated (its

@@ -37,12 +37,24 @@ std::optional<Endpoint> current_master(Deployment& d) {
 
 namespace {
 
-bool is_host_name(const std::string& name) {
-    const auto selects = [&](std::string_view prefix) {
-        return name.rfind(prefix, 0) == 0 && name.size() > prefix.size();
+bool is_number(std::string_view s) {
+    return !s.empty() && s.size() < 6 &&
+           s.find_first_not_of("0123456789") == std::string_view::npos;
+}
+
+bool is_host_name(std::string_view name) {
+    const auto selected = [&](std::string_view prefix) -> std::optional<std::string_view> {
+        if (!name.starts_with(prefix) || name.size() == prefix.size())
+            return std::nullopt;
+        return name.substr(prefix.size());
     };
-    return name == "master" || name == "clients" || name == "root" || selects("node:") ||
-           selects("master-of:") || selects("replicas-of:");
+    const auto key_or_shard = [&](std::string_view prefix) {
+        const auto sel = selected(prefix);
+        return sel && (!sel->starts_with("shard:") || is_number(sel->substr(6)));
+    };
+    const auto node = selected("node:");
+    return name == "master" || name == "clients" || name == "root" || (node && is_number(*node)) ||
+           key_or_shard("master-of:") || key_or_shard("replicas-of:");
 }
 
 std::vector<std::string> read_hosts(ObjectReader& r, const char* field) {
