@@ -19,10 +19,14 @@ std::size_t count_yes(const std::vector<Settled<Reply>>& results, Pred yes) {
     return n;
 }
 
-bool never_sent(const std::exception_ptr& error) {
+// A connection never made sent nothing, and an error reply (CLUSTERDOWN, OOM) is the server
+// refusing the command; a timeout or a dropped connection may have come after it ran.
+bool did_not_run(const std::exception_ptr& error) {
     try {
         std::rethrow_exception(error);
     } catch (const ConnectError&) {
+        return true;
+    } catch (const ReplyError&) {
         return true;
     } catch (...) {
         return false;
@@ -30,21 +34,20 @@ bool never_sent(const std::exception_ptr& error) {
 }
 
 // The error of an op whose failed nodes decide its outcome. It did not happen only when no node
-// acted on it and every failure is a connection never made; a node that timed out or dropped
-// the connection may have run the command, and one that answered did - so otherwise the op may
-// have taken effect in part, and its error says so (an IoError: in doubt, not failed).
+// acted on it and no failed node may have run it; otherwise the op may have taken effect in
+// part, and its error says so (an IoError: in doubt, not failed).
 [[noreturn]] void rethrow_failure(const std::vector<Settled<Reply>>& results,
                                   bool some_node_acted) {
     std::exception_ptr first;
-    bool nothing_sent = !some_node_acted;
+    bool nothing_ran = !some_node_acted;
     for (const auto& r : results) {
         if (r.ok())
             continue;
         if (!first)
             first = r.error;
-        nothing_sent = nothing_sent && never_sent(r.error);
+        nothing_ran = nothing_ran && did_not_run(r.error);
     }
-    if (nothing_sent)
+    if (nothing_ran)
         std::rethrow_exception(first);
     try {
         std::rethrow_exception(first);

@@ -386,6 +386,30 @@ TEST(RedlockTest, AReleaseThatReachedSomeNodesIsInDoubtThoughTheOthersRefusedThe
     EXPECT_EQ(masters[0]->command({"EXISTS", "orders"}).integer, 0);
 }
 
+TEST(RedlockTest, AnAcquireEveryNodeRefusedWithAnErrorReplyDidNotHappen) {
+    std::vector<std::unique_ptr<RedisServer>> masters;
+    std::vector<Endpoint> endpoints;
+    for (int i = 0; i < 3; ++i) {
+        masters.push_back(std::make_unique<RedisServer>());
+        endpoints.push_back(masters.back()->endpoint());
+    }
+    EventLoop loop;
+    Session session(loop, endpoints, {.connect_timeout = 200ms, .command_timeout = 200ms}, "r1");
+    for (std::size_t i = 0; i < endpoints.size(); ++i)  // connected before the refusals start
+        run_sync(loop, [](RedisConnection& c) -> Task<void> {
+            co_await c.command("PING");
+        }(session.redis(i)));
+    // Every master refuses writes with an error reply (OOM, as CLUSTERDOWN would): nothing ran,
+    // so the acquire failed - an in-doubt error would retire the client for nothing.
+    for (auto& m : masters)
+        m->command({"CONFIG", "SET", "maxmemory", "1"});
+    auto redlock = make_strategy("redlock");
+    EXPECT_THROW(run_sync(loop, redlock->acquire(session, {.key = "orders", .lease = 5000ms})),
+                 ReplyError);
+    for (auto& m : masters)
+        EXPECT_EQ(m->command({"EXISTS", "orders"}).integer, 0);
+}
+
 // ---- reentrant_hash and rwlock (Redisson's RLock and RReadWriteLock) ------------------------
 
 // Every client is shut down at the end (its watchdog loops end) and the loop drained, so no
