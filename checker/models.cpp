@@ -93,6 +93,20 @@ std::optional<Readings<Reading>> step_readings(const Readings<Reading>& in, Step
     return next;
 }
 
+// A lock model's step: every reading stepped at the op's time (a "held" observation changes
+// nothing, not even now_ns - a lower bound may stay lower - so the search may place it first).
+template <class State, class StepOne>
+std::optional<State> step_lock(const State& state, const ModelOp& op, StepOne&& step_one) {
+    const bool observes_held = op.kind == OpKind::Acquire && op.outcome == OpOutcome::Observation;
+    const std::int64_t now = observes_held ? state.now_ns : std::max(state.now_ns, op.earliest_ns);
+    auto holds = step_readings(
+        state.holds, [&](const auto& reading, auto& out) { step_one(reading, now, out); });
+    if (!holds) {
+        return std::nullopt;
+    }
+    return State{std::move(*holds), now};
+}
+
 using Hold = MutexModel::Hold;
 
 void mutex_step(const Hold& hold, const ModelOp& op, std::int64_t now, Successors<Hold>& out) {
@@ -145,17 +159,9 @@ void mutex_step(const Hold& hold, const ModelOp& op, std::int64_t now, Successor
 }  // namespace
 
 std::optional<MutexModel::State> MutexModel::step(const State& state, const ModelOp& op) {
-    // A "held" observation changes nothing, not even now_ns (a lower bound may stay lower), so
-    // the search may place it first.
-    const bool observes_held = op.kind == OpKind::Acquire && op.outcome == OpOutcome::Observation;
-    const std::int64_t now = observes_held ? state.now_ns : std::max(state.now_ns, op.earliest_ns);
-    auto holds = step_readings(state.holds, [&](const Hold& hold, Successors<Hold>& out) {
+    return step_lock(state, op, [&](const Hold& hold, std::int64_t now, Successors<Hold>& out) {
         mutex_step(hold, op, now, out);
     });
-    if (!holds) {
-        return std::nullopt;
-    }
-    return State{std::move(*holds), now};
 }
 
 std::uint64_t MutexModel::hash(const State& state) {
@@ -314,19 +320,13 @@ std::optional<RwLockModel::State> RwLockModel::step(const State& state, const Mo
     if (op.kind != OpKind::Acquire && op.kind != OpKind::Release) {
         return std::nullopt;
     }
-    const bool observes_held = op.kind == OpKind::Acquire && op.outcome == OpOutcome::Observation;
-    const std::int64_t now = observes_held ? state.now_ns : std::max(state.now_ns, op.earliest_ns);
-    auto holds = step_readings(state.holds, [&](const Holds& h, Successors<Holds>& out) {
+    return step_lock(state, op, [&](const Holds& h, std::int64_t now, Successors<Holds>& out) {
         if (op.kind == OpKind::Acquire) {
             rwlock_acquire(h, op, now, out);
         } else {
             rwlock_release(h, op, out);
         }
     });
-    if (!holds) {
-        return std::nullopt;
-    }
-    return State{std::move(*holds), now};
 }
 
 std::uint64_t RwLockModel::hash(const State& state) {

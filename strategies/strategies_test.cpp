@@ -287,16 +287,40 @@ TEST_F(StrategyTest, FencedNumbersStrictlyIncreaseAndDeniedAttemptsIssueNone) {
     EXPECT_EQ(server().command({"GET", Fenced::fence_key("orders")}).str, "6");
 }
 
-TEST(RedlockTest, GrantsWithThreeOfFiveMastersUpAndRefusesWithTwo) {
-    std::vector<std::unique_ptr<RedisServer>> masters;
-    std::vector<Endpoint> endpoints;
-    for (int i = 0; i < 5; ++i) {
-        masters.push_back(std::make_unique<RedisServer>());
-        endpoints.push_back(masters.back()->endpoint());
+// Independent masters on loopback, and one client's session and Redlock over them.
+struct RedlockMasters {
+    explicit RedlockMasters(int n) {
+        std::vector<Endpoint> endpoints;
+        for (int i = 0; i < n; ++i) {
+            masters.push_back(std::make_unique<RedisServer>());
+            endpoints.push_back(masters.back()->endpoint());
+        }
+        session = std::make_unique<Session>(
+            loop, endpoints, ConnectionOptions{.connect_timeout = 200ms, .command_timeout = 200ms},
+            "r1");
     }
+    // A PING to one node; its error, if any, only leaves the connection knowing it failed.
+    void ping(std::size_t node) {
+        try {
+            run_sync(loop, [](RedisConnection& c) -> Task<void> {
+                co_await c.command("PING");
+            }(session->redis(node)));
+        } catch (const RedisError&) {
+        }
+    }
+
+    std::vector<std::unique_ptr<RedisServer>> masters;
     EventLoop loop;
-    Session session(loop, endpoints, {.connect_timeout = 200ms, .command_timeout = 200ms}, "r1");
-    auto redlock = make_strategy("redlock");
+    std::unique_ptr<Session> session;
+    std::unique_ptr<Strategy> redlock = make_strategy("redlock");
+};
+
+TEST(RedlockTest, GrantsWithThreeOfFiveMastersUpAndRefusesWithTwo) {
+    RedlockMasters r(5);
+    auto& masters = r.masters;
+    EventLoop& loop = r.loop;
+    Session& session = *r.session;
+    auto& redlock = r.redlock;
     AcquireRequest req{.key = "orders", .lease = 5000ms};
 
     auto all_up = run_sync(loop, redlock->acquire(session, req));
@@ -326,15 +350,11 @@ TEST(RedlockTest, GrantsWithThreeOfFiveMastersUpAndRefusesWithTwo) {
 }
 
 TEST(RedlockTest, AReleaseThatCannotTellIsUnknownNotNotHeld) {
-    std::vector<std::unique_ptr<RedisServer>> masters;
-    std::vector<Endpoint> endpoints;
-    for (int i = 0; i < 3; ++i) {
-        masters.push_back(std::make_unique<RedisServer>());
-        endpoints.push_back(masters.back()->endpoint());
-    }
-    EventLoop loop;
-    Session session(loop, endpoints, {.connect_timeout = 200ms, .command_timeout = 200ms}, "r1");
-    auto redlock = make_strategy("redlock");
+    RedlockMasters r(3);
+    auto& masters = r.masters;
+    EventLoop& loop = r.loop;
+    Session& session = *r.session;
+    auto& redlock = r.redlock;
     auto grant = run_sync(loop, redlock->acquire(session, {.key = "orders", .lease = 5000ms}));
     ASSERT_NE(as_grant(grant), nullptr);
     // Two of three nodes stop answering: the one that does shows the token was there, the
@@ -351,15 +371,11 @@ TEST(RedlockTest, AReleaseThatCannotTellIsUnknownNotNotHeld) {
 }
 
 TEST(RedlockTest, AReleaseThatReachedSomeNodesIsInDoubtThoughTheOthersRefusedTheConnection) {
-    std::vector<std::unique_ptr<RedisServer>> masters;
-    std::vector<Endpoint> endpoints;
-    for (int i = 0; i < 3; ++i) {
-        masters.push_back(std::make_unique<RedisServer>());
-        endpoints.push_back(masters.back()->endpoint());
-    }
-    EventLoop loop;
-    Session session(loop, endpoints, {.connect_timeout = 200ms, .command_timeout = 200ms}, "r1");
-    auto redlock = make_strategy("redlock");
+    RedlockMasters r(3);
+    auto& masters = r.masters;
+    EventLoop& loop = r.loop;
+    Session& session = *r.session;
+    auto& redlock = r.redlock;
     auto grant = run_sync(loop, redlock->acquire(session, {.key = "orders", .lease = 5000ms}));
     ASSERT_NE(as_grant(grant), nullptr);
     // Two masters crash and their connections drop: the release deletes the key on the third and
@@ -368,14 +384,8 @@ TEST(RedlockTest, AReleaseThatReachedSomeNodesIsInDoubtThoughTheOthersRefusedThe
     // lock was never released anywhere.
     masters[1]->kill();
     masters[2]->kill();
-    for (std::size_t dead : {1U, 2U}) {  // their dropped connections noticed, as after idling
-        try {
-            run_sync(loop, [](RedisConnection& c) -> Task<void> {
-                co_await c.command("PING");
-            }(session.redis(dead)));
-        } catch (const RedisError&) {
-        }
-    }
+    r.ping(1);  // their dropped connections noticed, as after idling
+    r.ping(2);
     try {
         run_sync(loop, redlock->release(session, *as_grant(grant)));
         ADD_FAILURE() << "a release without a quorum's answer returned";
@@ -387,23 +397,17 @@ TEST(RedlockTest, AReleaseThatReachedSomeNodesIsInDoubtThoughTheOthersRefusedThe
 }
 
 TEST(RedlockTest, AnAcquireEveryNodeRefusedWithAnErrorReplyDidNotHappen) {
-    std::vector<std::unique_ptr<RedisServer>> masters;
-    std::vector<Endpoint> endpoints;
-    for (int i = 0; i < 3; ++i) {
-        masters.push_back(std::make_unique<RedisServer>());
-        endpoints.push_back(masters.back()->endpoint());
-    }
-    EventLoop loop;
-    Session session(loop, endpoints, {.connect_timeout = 200ms, .command_timeout = 200ms}, "r1");
-    for (std::size_t i = 0; i < endpoints.size(); ++i)  // connected before the refusals start
-        run_sync(loop, [](RedisConnection& c) -> Task<void> {
-            co_await c.command("PING");
-        }(session.redis(i)));
+    RedlockMasters r(3);
+    auto& masters = r.masters;
+    EventLoop& loop = r.loop;
+    Session& session = *r.session;
+    auto& redlock = r.redlock;
+    for (std::size_t i = 0; i < masters.size(); ++i)  // connected before the refusals start
+        r.ping(i);
     // Every master refuses writes with an error reply (OOM, as CLUSTERDOWN would): nothing ran,
     // so the acquire failed - an in-doubt error would retire the client for nothing.
     for (auto& m : masters)
         m->command({"CONFIG", "SET", "maxmemory", "1"});
-    auto redlock = make_strategy("redlock");
     EXPECT_THROW(run_sync(loop, redlock->acquire(session, {.key = "orders", .lease = 5000ms})),
                  ReplyError);
     for (auto& m : masters)
