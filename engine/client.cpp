@@ -128,18 +128,19 @@ std::chrono::milliseconds SimulatedClient::on_checkpoint(std::string_view point)
     }
     for (auto& a : due)
         stall = std::max(stall, a.effect(*this));
-    auto now = EventLoop::now();
-    if (worker_paused_until_ > now) {
-        stall = std::max(stall,
-                         std::chrono::ceil<std::chrono::milliseconds>(worker_paused_until_ - now));
+    if (worker_paused_until_ != EventLoop::TimePoint{}) {  // one clock read less per checkpoint
+        if (const auto now = EventLoop::now(); worker_paused_until_ > now) {
+            stall = std::max(
+                stall, std::chrono::ceil<std::chrono::milliseconds>(worker_paused_until_ - now));
+        }
     }
     return stall;
 }
 
-void SimulatedClient::disarm_hold_faults(const std::string& why) {
+void SimulatedClient::disarm_hold_faults(const std::function<std::string()>& why) {
     for (auto it = armed_.begin(); it != armed_.end();) {
         if (it->fault->target().kind == FaultTarget::Kind::Holder) {
-            it->fault->missed(why);
+            it->fault->missed(why());
             if (env_.nemesis)
                 env_.nemesis->rearm(*it->fault);
             it = armed_.erase(it);
@@ -177,7 +178,7 @@ void SimulatedClient::redirect(const Endpoint& endpoint) {
 Task<void> SimulatedClient::reincarnate() {
     // The dead process's background work (a watchdog) dies with it.
     co_await strategy_->shutdown(*session_);
-    disarm_hold_faults("the holder crashed before reaching the fault's point");
+    disarm_hold_faults([] { return "the holder crashed before reaching the fault's point"; });
     held_.clear();
     ++incarnation_;
     crashed_ = false;
@@ -212,21 +213,21 @@ void SimulatedClient::note_error() {
     env_.live_errors.fetch_add(1, std::memory_order_relaxed);
 }
 
-void SimulatedClient::record(EventType type, std::string_view f, const std::string& key,
-                             std::string value, std::string error,
-                             std::optional<std::int64_t> fence) {
+EventLoop::TimePoint SimulatedClient::record(EventType type, std::string_view f,
+                                             const std::string& key, std::string value,
+                                             std::string error, std::optional<std::int64_t> fence) {
     if (crashed_)
-        return;  // a crashed process says nothing more: its op stays in flight
+        return EventLoop::now();  // a crashed process says nothing more: its op stays in flight
     HistoryEvent e;
     e.type = type;
     e.process = process_;
     e.f = f;
     e.key = key;
     e.value = std::move(value);
-    e.clock_ms = session_->clock().wall_ms();
+    e.clock = &session_->clock();
     e.error = std::move(error);
     e.fence = fence;
-    env_.history->record(std::move(e));
+    const auto at = env_.start + std::chrono::nanoseconds(env_.history->record(std::move(e)));
     if (type == EventType::Ok || type == EventType::Fail)
         note_answer();
     if (type == EventType::Info) {
@@ -236,6 +237,7 @@ void SimulatedClient::record(EventType type, std::string_view f, const std::stri
         info_in_cycle_ = true;
         note_error();
     }
+    return at;
 }
 
 Task<void> SimulatedClient::connect() {
@@ -332,6 +334,18 @@ Task<void> SimulatedClient::run(StartGate& gate) {
     co_await strategy_->shutdown(*session_);
 }
 
+const std::string& SimulatedClient::acquire_invoke_value(LockMode mode) {
+    // The same for every acquire of a mode: built once, not per cycle.
+    std::string& value = acquire_invoke_values_[mode == LockMode::Shared ? 1 : 0];
+    if (value.empty()) {
+        value = "{\"mode\":\"" + std::string(to_string(mode)) + "\"";
+        if (env_.record_lease)
+            value += ",\"lease_ms\":" + std::to_string(env_.workload.lease_ms);
+        value += "}";
+    }
+    return value;
+}
+
 Task<void> SimulatedClient::cycle(std::optional<EventLoop::TimePoint> due) {
     const auto& w = env_.workload;
     const std::string key = "k" + std::to_string(env_.keys.pick(rng_));
@@ -345,15 +359,11 @@ Task<void> SimulatedClient::cycle(std::optional<EventLoop::TimePoint> due) {
         .lease = std::chrono::milliseconds(w.lease_ms),
         .wait_budget = std::chrono::milliseconds(w.wait_ms),
     };
-    std::string invoke_value = "{\"mode\":\"" + std::string(to_string(request.mode)) + "\"";
-    if (env_.record_lease)
-        invoke_value += ",\"lease_ms\":" + std::to_string(w.lease_ms);
-    invoke_value += "}";
+    const std::string& invoke_value = acquire_invoke_value(request.mode);
 
     held_.clear();
     for (int depth = 0; depth < w.reentry_depth; ++depth) {
-        auto started = EventLoop::now();
-        record(EventType::Invoke, "acquire", key, invoke_value);
+        const auto started = record(EventType::Invoke, "acquire", key, invoke_value);
         const std::int64_t acquiring = process_;
         std::optional<AcquireResult> result;
         std::optional<Failure> failure;
@@ -373,19 +383,25 @@ Task<void> SimulatedClient::cycle(std::optional<EventLoop::TimePoint> due) {
             stats_.count(Op::Acquire, EventType::Fail);
             break;
         }
-        const Grant& g = std::get<Grant>(*result);
-        const auto granted = EventLoop::now();
+        Grant& g = std::get<Grant>(*result);
+        std::string ok_value;
+        ok_value.reserve(48 + g.token.size());
+        ok_value += "{\"token\":";
+        append_json_string(ok_value, g.token);
+        if (g.fence) {
+            ok_value += ",\"fence\":";
+            ok_value += std::to_string(*g.fence);
+        }
+        ok_value += ",\"mode\":\"";
+        ok_value += to_string(g.mode);
+        ok_value += "\"}";
+        // The latency is the history's own: from the invoke's time to the ok's.
+        const auto granted = record(EventType::Ok, "acquire", key, std::move(ok_value));
         stats_.acquire_latency.record(granted - started);
         if (due && depth == 0)
             stats_.acquire_latency_corrected.record(granted - *due);
-        std::string ok_value = "{\"token\":";
-        append_json_string(ok_value, g.token);
-        if (g.fence)
-            ok_value += ",\"fence\":" + std::to_string(*g.fence);
-        ok_value += ",\"mode\":\"" + std::string(to_string(g.mode)) + "\"}";
-        record(EventType::Ok, "acquire", key, std::move(ok_value));
         stats_.count(Op::Acquire, EventType::Ok);
-        held_.push_back(Held{g, key, acquiring});
+        held_.push_back(Held{std::move(g), key, acquiring});
         if (env_.nemesis)
             env_.nemesis->on_grant(*this, key);
     }
@@ -405,13 +421,15 @@ Task<void> SimulatedClient::cycle(std::optional<EventLoop::TimePoint> due) {
     co_await critical_section(held_.back());
     // Innermost first, as nested `finally` blocks would.
     while (!held_.empty()) {
-        const Held h = held_.back();
+        const Held h = std::move(held_.back());
         held_.pop_back();
         co_await release(h);
     }
     // A fault aimed at this hold whose point never came (a read that timed out ends the critical
     // section early) is the next holder's.
-    disarm_hold_faults("the holder of " + key + " released it without reaching the fault's point");
+    disarm_hold_faults([&key] {
+        return "the holder of " + key + " released it without reaching the fault's point";
+    });
     stats_.add_cycle(second(), static_cast<std::size_t>(index_));
     env_.live_cycles.fetch_add(1, std::memory_order_relaxed);
 }
@@ -474,8 +492,7 @@ Task<void> SimulatedClient::release(const Held& held, bool retried) {
         append_json_string(value, held.grant.token);
         value += "}";
     }
-    auto started = EventLoop::now();
-    record(EventType::Invoke, "release", held.key, value);
+    const auto started = record(EventType::Invoke, "release", held.key, std::move(value));
     std::optional<ReleaseOutcome> outcome;
     std::optional<Failure> failure;
     try {

@@ -197,12 +197,17 @@ class SimulatedClient {
     Task<void> reincarnate();
     void start_incarnation(Clock clock);
     std::chrono::milliseconds on_checkpoint(std::string_view point);
+    // An acquire's invoke value: {"mode": …} (and lease_ms when the run records leases).
+    const std::string& acquire_invoke_value(LockMode mode);
     // Faults armed for the hold that ended without reaching their point go back to the nemesis.
-    void disarm_hold_faults(const std::string& why);
+    // `why` is only built when there is one (most holds have none).
+    void disarm_hold_faults(const std::function<std::string()>& why);
     Task<void> critical_section(const Held& held);
     Task<void> release(const Held& held, bool retried = false);
-    void record(EventType type, std::string_view f, const std::string& key, std::string value,
-                std::string error = {}, std::optional<std::int64_t> fence = std::nullopt);
+    // Returns the event's time (now, if a crashed process records nothing).
+    EventLoop::TimePoint record(EventType type, std::string_view f, const std::string& key,
+                                std::string value, std::string error = {},
+                                std::optional<std::int64_t> fence = std::nullopt);
     void record_failure(Op op, std::string_view f, const std::string& key, std::string value,
                         const Failure& failure, std::optional<std::int64_t> fence = std::nullopt);
     void note_answer();
@@ -226,6 +231,7 @@ class SimulatedClient {
     EventLoop::TimePoint worker_paused_until_{};
     std::vector<Armed> armed_;
     std::vector<Held> held_;
+    std::array<std::string, 2> acquire_invoke_values_;  // exclusive, shared
     std::optional<Endpoint> redirected_to_;
 };
 

@@ -118,7 +118,12 @@ std::int64_t HistoryRecorder::now_ns() const {
 std::int64_t HistoryRecorder::record(HistoryEvent event) {
     std::lock_guard lock(mutex_);
     // Stamped under the lock: index order == time order across threads.
-    std::int64_t t = now_ns();
+    const auto now = EventLoop::now();
+    if (event.clock && !event.clock_ms)
+        event.clock_ms = event.clock->wall_ms_at(now);
+    event.clock = nullptr;  // the writer thread must not read a client's clock
+    const std::int64_t t =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(now - run_start_).count();
     pending_.push_back(Stamped{std::move(event), t});
     ++recorded_;
     if (pending_.size() >= 65'536)

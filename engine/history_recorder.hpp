@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "clock.hpp"
 #include "event_loop.hpp"
 
 namespace lockbench {
@@ -29,6 +30,7 @@ struct HistoryEvent {
     std::string key;
     std::string value = "null";            // already-serialized JSON
     std::optional<std::int64_t> clock_ms;  // the client's own clock reading
+    const Clock* clock = nullptr;          // else read this clock at the event's time
     std::string error;                     // fail/info only
     std::optional<std::int64_t> fence;     // fenced resource writes (top-level extra field)
 
@@ -43,7 +45,8 @@ class HistoryRecorder {
     HistoryRecorder(const HistoryRecorder&) = delete;
     HistoryRecorder& operator=(const HistoryRecorder&) = delete;
 
-    // Thread-safe. Returns the event's time (ns since run start).
+    // Thread-safe. Returns the event's time (ns since run start). An event's `clock` must be
+    // the recording thread's own (it is read under the recorder's lock, not the clock's).
     std::int64_t record(HistoryEvent event);
     std::int64_t now_ns() const;
 

@@ -21,19 +21,19 @@ Clock Clock::manual(std::int64_t start_wall_ms) {
     return c;
 }
 
-Clock::Duration Clock::real_elapsed() const {
+Clock::Duration Clock::real_elapsed_at(EventLoop::TimePoint now) const {
     if (manual_)
         return manual_elapsed_;
-    return EventLoop::now() - anchor_real_steady_;
+    return now - anchor_real_steady_;
 }
 
-Clock::Duration Clock::steady() const {
-    auto scaled = static_cast<double>(real_elapsed().count()) * (1.0 + drift_);
+Clock::Duration Clock::steady_at(EventLoop::TimePoint now) const {
+    auto scaled = static_cast<double>(real_elapsed_at(now).count()) * (1.0 + drift_);
     return anchor_steady_ + Duration(static_cast<Duration::rep>(scaled));
 }
 
-std::int64_t Clock::wall_ms() const {
-    std::int64_t ns = anchor_wall_ns_ + (steady() - anchor_steady_).count();
+std::int64_t Clock::wall_ms_at(EventLoop::TimePoint now) const {
+    std::int64_t ns = anchor_wall_ns_ + (steady_at(now) - anchor_steady_).count();
     return ns / 1'000'000 + offset_.count();
 }
 

@@ -28,9 +28,12 @@ class Clock {
     static Clock manual(std::int64_t start_wall_ms);
 
     // The client's idea of wall-clock time, ms since the Unix epoch.
-    std::int64_t wall_ms() const;
+    std::int64_t wall_ms() const { return wall_ms_at(EventLoop::now()); }
+    // The same at `now`, a reading of EventLoop::now() taken by the caller (the history stamps
+    // an event and its client's clock with one read).
+    std::int64_t wall_ms_at(EventLoop::TimePoint now) const;
     // The client's monotonic reading, for measuring elapsed time (Redlock validity, wait budgets).
-    Duration steady() const;
+    Duration steady() const { return steady_at(EventLoop::now()); }
 
     // Shifts wall time by `offset` (a step, as a bad NTP sync would make).
     void set_offset(std::chrono::milliseconds offset);
@@ -57,7 +60,8 @@ class Clock {
     SleepAwaiter sleep_for(EventLoop& loop, Duration d) { return {*this, loop, steady() + d}; }
 
   private:
-    Duration real_elapsed() const;
+    Duration real_elapsed_at(EventLoop::TimePoint now) const;
+    Duration steady_at(EventLoop::TimePoint now) const;
     void reanchor();
 
     bool manual_ = false;

@@ -88,6 +88,8 @@ class EventLoop {
     std::unordered_map<TimerId, TimePoint> timer_when_;
     TimerId next_timer_id_ = 1;
     std::vector<std::coroutine_handle<>> ready_;
+    std::vector<std::coroutine_handle<>> running_;  // the round run_ready() is resuming
+    bool resuming_ = false;
 
     std::mutex posted_mutex_;
     std::vector<std::function<void()>> posted_;

@@ -92,12 +92,14 @@ Task<Reply> run_script(RedisConnection& conn, const Script& script, std::vector<
         cmd.push_back(std::move(k));
     for (auto& a : args)
         cmd.push_back(std::move(a));
+    auto first = conn.command_argv(std::move(cmd), timeout);
     try {
-        co_return co_await conn.command_argv(cmd, timeout);
+        co_return co_await first;
     } catch (const ReplyError& e) {
         if (!e.is_noscript())
             throw;
     }
+    cmd = std::move(first).take_args();
     cmd[0] = "EVAL";
     cmd[1] = script.body();
     co_return co_await conn.command_argv(std::move(cmd), timeout);

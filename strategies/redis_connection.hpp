@@ -1,9 +1,9 @@
 #pragma once
 
-// A thin RAII wrapper over hiredis 0.14: hiredis formats commands and parses RESP; this class owns
-// a non-blocking socket on an EventLoop. hiredis 0.14's own blocking API cannot multiplex many
-// clients on one thread, and its async API has no command timeouts (a SIGSTOPped server would hang
-// a waiter forever), so the socket, the deadlines and the pipeline queue live here.
+// A thin RAII wrapper over hiredis 0.14: hiredis parses RESP replies; this class formats commands
+// and owns a non-blocking socket on an EventLoop. hiredis 0.14's own blocking API cannot multiplex
+// many clients on one thread, and its async API has no command timeouts (a SIGSTOPped server would
+// hang a waiter forever), so the socket, the deadlines and the pipeline queue live here.
 //
 // Contract:
 // - Replies come back in order; a command's outcome is a Reply, or one of the errors below.
@@ -93,6 +93,9 @@ std::vector<std::string> strings(Args&&... args) {
     return out;
 }
 
+// Appends the RESP encoding of the command `args` (an array of bulk strings) to `out`.
+void append_resp_command(std::string& out, const std::vector<std::string>& args);
+
 // ---- replies ------------------------------------------------------------------------------------
 
 struct Reply {
@@ -150,6 +153,9 @@ class RedisConnection final : private EventLoop::IoHandler {
         bool await_ready() const noexcept { return false; }
         void await_suspend(std::coroutine_handle<> h);
         Reply await_resume();
+        // The arguments back, once the command has been answered: to send them again changed
+        // (EVALSHA, then EVAL on NOSCRIPT) without copying them for the first try.
+        std::vector<std::string> take_args() && { return std::move(args_); }
 
       private:
         friend class RedisConnection;

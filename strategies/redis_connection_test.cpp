@@ -1,6 +1,7 @@
 #include "redis_connection.hpp"
 
 #include <gtest/gtest.h>
+#include <hiredis/hiredis.h>
 
 #include "lua_scripts.hpp"
 #include "redis_fixture.hpp"
@@ -21,6 +22,34 @@ TEST(EndpointTest, ParsesHostAndPort) {
     EXPECT_THROW(Endpoint::parse("localhost:0"), std::invalid_argument);
     EXPECT_THROW(Endpoint::parse("localhost:70000"), std::invalid_argument);
     EXPECT_THROW(Endpoint::parse("localhost:12ab"), std::invalid_argument);
+}
+
+TEST(RespCommandTest, EncodesAsHiredisDoes) {
+    // hiredis's formatter is the reference: a command must reach the server byte for byte as a
+    // hiredis client would send it, binary and empty arguments included.
+    const std::vector<std::vector<std::string>> commands{
+        {"PING"},
+        {"SET", "lock:k1", "client-1:1", "NX", "PX", "30000"},
+        {"SET", "k", std::string("v\0w\r\n", 5), ""},
+        {"EVALSHA", std::string(40, 'a'), "1", "k", std::string(70000, 'x')},
+    };
+    for (const auto& args : commands) {
+        std::vector<const char*> argv;
+        std::vector<std::size_t> argvlen;
+        for (const auto& a : args) {
+            argv.push_back(a.data());
+            argvlen.push_back(a.size());
+        }
+        char* formatted = nullptr;
+        const int len = redisFormatCommandArgv(&formatted, static_cast<int>(args.size()),
+                                               argv.data(), argvlen.data());
+        ASSERT_GT(len, 0);
+        const std::string expected(formatted, static_cast<std::size_t>(len));
+        redisFreeCommand(formatted);
+        std::string out = "prefix";
+        append_resp_command(out, args);
+        EXPECT_EQ(out, "prefix" + expected) << args[0];
+    }
 }
 
 TEST_F(RedisConnectionTest, RunsCommandsAndConvertsReplies) {

@@ -78,15 +78,30 @@ ZkClient& Session::zookeeper(std::chrono::milliseconds session_timeout) {
 }
 
 std::string Session::next_token() {
-    return client_id_ + ":" + std::to_string(++token_sequence_);
+    std::string token;
+    token.reserve(client_id_.size() + 21);
+    token += client_id_;
+    token += ':';
+    token += std::to_string(++token_sequence_);
+    return token;
 }
 
-Task<void> Session::checkpoint(std::string_view point) {
-    if (!checkpoint_hook_)
-        co_return;
-    for (auto stall = checkpoint_hook_(point); stall.count() > 0; stall = checkpoint_hook_(point)) {
-        co_await loop_.sleep_for(stall);
-    }
+namespace {
+Task<void> stall_at(EventLoop& loop, const Session::CheckpointHook& hook, std::string_view point,
+                    std::chrono::milliseconds stall) {
+    for (; stall.count() > 0; stall = hook(point))
+        co_await loop.sleep_for(stall);
+}
+}  // namespace
+
+bool Session::CheckpointAwaiter::await_ready() {
+    if (!session.checkpoint_hook_)
+        return true;
+    const auto stall = session.checkpoint_hook_(point);
+    if (stall.count() <= 0)
+        return true;
+    stalled = stall_at(session.loop_, session.checkpoint_hook_, point, stall);
+    return false;
 }
 
 Task<void> Session::wait_while_paused() {

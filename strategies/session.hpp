@@ -88,7 +88,24 @@ class Session {
     // is asked again after each stall, and may throw to end the client (a crash).
     using CheckpointHook = std::function<std::chrono::milliseconds(std::string_view point)>;
     void set_checkpoint_hook(CheckpointHook hook) { checkpoint_hook_ = std::move(hook); }
-    Task<void> checkpoint(std::string_view point);
+    // `co_await session.checkpoint(point)`. Passing a point no fault holds costs no coroutine
+    // frame: every cycle passes several.
+    struct CheckpointAwaiter {
+        Session& session;
+        std::string_view point;
+        Task<void> stalled;  // the sleeps, when the hook asks for any
+
+        bool await_ready();
+        std::coroutine_handle<> await_suspend(std::coroutine_handle<> awaiting) noexcept {
+            stalled.handle().promise().continuation = awaiting;
+            return stalled.handle();
+        }
+        void await_resume() {
+            if (stalled.valid())
+                stalled.result();
+        }
+    };
+    CheckpointAwaiter checkpoint(std::string_view point) { return {*this, point, {}}; }
 
     // Whole-client pause (T1/T10: a GC pause stops the watchdog too). Background work such as a
     // watchdog calls wait_while_paused() before acting.

@@ -499,7 +499,7 @@ TEST_F(RedissonLockTest, ReentrantHashWatchdogOutlivesAWorkerPauseButNotAWholeCl
             return 0ms;
         return 1000ms;
     });
-    run(a.session->checkpoint("client.before_write"));
+    run([](Session& s) -> Task<void> { co_await s.checkpoint("client.before_write"); }(*a.session));
     EXPECT_EQ(hget("orders", "a"), "1");
     EXPECT_TRUE(std::holds_alternative<Denied>(run(b.acquire("orders", 300ms))));
 
