@@ -36,7 +36,7 @@ port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
        shuf -i 20000-60000 -n 1)
 ulimit -n 20000 2>/dev/null || ulimit -n "$(ulimit -Hn)"  # 10,000 clients need the sockets
 cores=$(nproc)
-client_cpus=""  # taskset prefix for the clients of the round-trip rows
+client_cpus=""  # the cores of the round-trip rows' clients (empty: nothing pinned)
 server_pin=()
 if ((cores >= 2)); then
   server_pin=(taskset -c "$((cores - 1))")
