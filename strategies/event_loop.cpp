@@ -8,6 +8,7 @@
 #include <sys/eventfd.h>
 #include <system_error>
 #include <unistd.h>
+#include <utility>
 
 namespace lockbench {
 
@@ -182,24 +183,17 @@ void EventLoop::run_ready() {
     // vectors trade their storage instead of allocating a list per round (a 1-client cycle
     // resumes a dozen times). A resumed coroutine that drives this loop itself gets a list of
     // its own.
-    if (resuming_) {
-        std::vector<std::coroutine_handle<>> nested;
-        while (!ready_.empty()) {
-            nested.clear();
-            nested.swap(ready_);
-            for (auto h : nested)
-                h.resume();
-        }
-        return;
-    }
-    resuming_ = true;
+    std::vector<std::coroutine_handle<>> nested;
+    const bool outermost = !std::exchange(resuming_, true);
+    auto& round = outermost ? running_ : nested;
     while (!ready_.empty()) {
-        running_.clear();
-        running_.swap(ready_);
-        for (auto h : running_)
+        round.clear();
+        round.swap(ready_);
+        for (auto h : round)
             h.resume();
     }
-    resuming_ = false;
+    if (outermost)
+        resuming_ = false;
 }
 
 }  // namespace lockbench

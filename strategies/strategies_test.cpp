@@ -288,8 +288,9 @@ TEST_F(StrategyTest, FencedNumbersStrictlyIncreaseAndDeniedAttemptsIssueNone) {
 }
 
 // Independent masters on loopback, and one client's session and Redlock over them.
-struct RedlockMasters {
-    explicit RedlockMasters(int n) {
+class RedlockTest : public ::testing::Test {
+  protected:
+    void start_masters(int n) {
         std::vector<Endpoint> endpoints;
         for (int i = 0; i < n; ++i) {
             masters.push_back(std::make_unique<RedisServer>());
@@ -298,6 +299,12 @@ struct RedlockMasters {
         session = std::make_unique<Session>(
             loop, endpoints, ConnectionOptions{.connect_timeout = 200ms, .command_timeout = 200ms},
             "r1");
+    }
+    AcquireResult acquire(const AcquireRequest& request) {
+        return run_sync(loop, redlock->acquire(*session, request));
+    }
+    ReleaseOutcome release(const Grant& grant) {
+        return run_sync(loop, redlock->release(*session, grant));
     }
     // A PING to one node; its error, if any, only leaves the connection knowing it failed.
     void ping(std::size_t node) {
@@ -315,33 +322,27 @@ struct RedlockMasters {
     std::unique_ptr<Strategy> redlock = make_strategy("redlock");
 };
 
-TEST(RedlockTest, GrantsWithThreeOfFiveMastersUpAndRefusesWithTwo) {
-    RedlockMasters r(5);
-    auto& masters = r.masters;
-    EventLoop& loop = r.loop;
-    Session& session = *r.session;
-    auto& redlock = r.redlock;
+TEST_F(RedlockTest, GrantsWithThreeOfFiveMastersUpAndRefusesWithTwo) {
+    start_masters(5);
     AcquireRequest req{.key = "orders", .lease = 5000ms};
 
-    auto all_up = run_sync(loop, redlock->acquire(session, req));
+    auto all_up = acquire(req);
     ASSERT_NE(as_grant(all_up), nullptr);
     EXPECT_GT(as_grant(all_up)->validity, 4800ms);
     EXPECT_LE(as_grant(all_up)->validity, 4950ms);  // lease - elapsed - (1 % + 2 ms)
-    EXPECT_EQ(run_sync(loop, redlock->release(session, *as_grant(all_up))),
-              ReleaseOutcome::Released);
+    EXPECT_EQ(release(*as_grant(all_up)), ReleaseOutcome::Released);
 
     masters[0]->kill();
     masters[1]->kill();
-    auto three_up = run_sync(loop, redlock->acquire(session, req));
+    auto three_up = acquire(req);
     ASSERT_NE(as_grant(three_up), nullptr);
     for (int i = 2; i < 5; ++i) {
         EXPECT_EQ(masters[i]->command({"GET", "orders"}).str, as_grant(three_up)->token);
     }
-    EXPECT_EQ(run_sync(loop, redlock->release(session, *as_grant(three_up))),
-              ReleaseOutcome::Released);
+    EXPECT_EQ(release(*as_grant(three_up)), ReleaseOutcome::Released);
 
     masters[2]->kill();
-    auto two_up = run_sync(loop, redlock->acquire(session, req));
+    auto two_up = acquire(req);
     ASSERT_TRUE(std::holds_alternative<Denied>(two_up));
     EXPECT_EQ(std::get<Denied>(two_up).why, Denied::Why::NoQuorum);
     // A refused attempt unlocks the nodes it did get.
@@ -349,34 +350,26 @@ TEST(RedlockTest, GrantsWithThreeOfFiveMastersUpAndRefusesWithTwo) {
     EXPECT_TRUE(masters[4]->command({"GET", "orders"}).is_nil());
 }
 
-TEST(RedlockTest, AReleaseThatCannotTellIsUnknownNotNotHeld) {
-    RedlockMasters r(3);
-    auto& masters = r.masters;
-    EventLoop& loop = r.loop;
-    Session& session = *r.session;
-    auto& redlock = r.redlock;
-    auto grant = run_sync(loop, redlock->acquire(session, {.key = "orders", .lease = 5000ms}));
+TEST_F(RedlockTest, AReleaseThatCannotTellIsUnknownNotNotHeld) {
+    start_masters(3);
+    auto grant = acquire({.key = "orders", .lease = 5000ms});
     ASSERT_NE(as_grant(grant), nullptr);
     // Two of three nodes stop answering: the one that does shows the token was there, the
     // others may still hold it. "not-held" would be a claim nobody saw (an `info` instead).
     masters[1]->pause();
     masters[2]->pause();
-    EXPECT_THROW(run_sync(loop, redlock->release(session, *as_grant(grant))), IoError);
+    EXPECT_THROW(release(*as_grant(grant)), IoError);
     masters[1]->resume();
     masters[2]->resume();
     // With every node answering and none holding the token, it is not held.
     for (auto& m : masters)
         m->command({"DEL", "orders"});
-    EXPECT_EQ(run_sync(loop, redlock->release(session, *as_grant(grant))), ReleaseOutcome::NotHeld);
+    EXPECT_EQ(release(*as_grant(grant)), ReleaseOutcome::NotHeld);
 }
 
-TEST(RedlockTest, AReleaseThatReachedSomeNodesIsInDoubtThoughTheOthersRefusedTheConnection) {
-    RedlockMasters r(3);
-    auto& masters = r.masters;
-    EventLoop& loop = r.loop;
-    Session& session = *r.session;
-    auto& redlock = r.redlock;
-    auto grant = run_sync(loop, redlock->acquire(session, {.key = "orders", .lease = 5000ms}));
+TEST_F(RedlockTest, AReleaseThatReachedSomeNodesIsInDoubtThoughTheOthersRefusedTheConnection) {
+    start_masters(3);
+    auto grant = acquire({.key = "orders", .lease = 5000ms});
     ASSERT_NE(as_grant(grant), nullptr);
     // Two masters crash and their connections drop: the release deletes the key on the third and
     // cannot reconnect to the others. A refused connection sent nothing, but the release as a
@@ -384,10 +377,10 @@ TEST(RedlockTest, AReleaseThatReachedSomeNodesIsInDoubtThoughTheOthersRefusedThe
     // lock was never released anywhere.
     masters[1]->kill();
     masters[2]->kill();
-    r.ping(1);  // their dropped connections noticed, as after idling
-    r.ping(2);
+    ping(1);  // their dropped connections noticed, as after idling
+    ping(2);
     try {
-        run_sync(loop, redlock->release(session, *as_grant(grant)));
+        release(*as_grant(grant));
         ADD_FAILURE() << "a release without a quorum's answer returned";
     } catch (const ConnectError& e) {
         ADD_FAILURE() << "recorded as not having happened: " << e.what();
@@ -396,20 +389,15 @@ TEST(RedlockTest, AReleaseThatReachedSomeNodesIsInDoubtThoughTheOthersRefusedThe
     EXPECT_EQ(masters[0]->command({"EXISTS", "orders"}).integer, 0);
 }
 
-TEST(RedlockTest, AnAcquireEveryNodeRefusedWithAnErrorReplyDidNotHappen) {
-    RedlockMasters r(3);
-    auto& masters = r.masters;
-    EventLoop& loop = r.loop;
-    Session& session = *r.session;
-    auto& redlock = r.redlock;
+TEST_F(RedlockTest, AnAcquireEveryNodeRefusedWithAnErrorReplyDidNotHappen) {
+    start_masters(3);
     for (std::size_t i = 0; i < masters.size(); ++i)  // connected before the refusals start
-        r.ping(i);
+        ping(i);
     // Every master refuses writes with an error reply (OOM, as CLUSTERDOWN would): nothing ran,
     // so the acquire failed - an in-doubt error would retire the client for nothing.
     for (auto& m : masters)
         m->command({"CONFIG", "SET", "maxmemory", "1"});
-    EXPECT_THROW(run_sync(loop, redlock->acquire(session, {.key = "orders", .lease = 5000ms})),
-                 ReplyError);
+    EXPECT_THROW(acquire({.key = "orders", .lease = 5000ms}), ReplyError);
     for (auto& m : masters)
         EXPECT_EQ(m->command({"EXISTS", "orders"}).integer, 0);
 }
