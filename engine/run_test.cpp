@@ -68,6 +68,18 @@ void expect_well_formed(const std::vector<json>& events) {
     }
 }
 
+// The in-doubt completions of `f`, for a failure message: what each said, and when (ms into the
+// history), so a flaky count says whether it was a timeout under load or something else.
+std::string info_errors(const std::vector<json>& events, const std::string& f) {
+    std::string out;
+    for (const auto& e : events) {
+        if (e["type"] == "info" && e["process"].is_number() && e.value("f", "") == f)
+            out += "\n  " + std::to_string(e["time"].get<std::int64_t>() / 1'000'000) +
+                   " ms: " + e.value("error", std::string("(no error)"));
+    }
+    return out;
+}
+
 // Each ok write stores read+1, so under mutual exclusion the ok writes of a key are exactly
 // 1, 2, ..., n; a lost update shows up as a repeated value.
 std::size_t lost_updates(const std::vector<json>& events) {
@@ -151,7 +163,8 @@ TEST_P(RunEveryStrategyTest, SixteenClientsProduceAWellFormedHistoryWithoutLostU
     expect_well_formed(events);
     EXPECT_EQ(r.summary["history"]["events"].get<std::size_t>(), events.size());
     EXPECT_GT(r.summary["throughput"]["cycles"].get<std::uint64_t>(), 100u);
-    EXPECT_EQ(r.summary["ops"]["acquire"]["info"].get<std::uint64_t>(), 0u);
+    EXPECT_EQ(r.summary["ops"]["acquire"]["info"].get<std::uint64_t>(), 0u)
+        << info_errors(events, "acquire");
     EXPECT_EQ(lost_updates(events), 0u);
     // Fairness counts every client, and its bounds hold the run's cycles.
     const auto& fair = r.summary["fairness"];
