@@ -259,8 +259,10 @@ bool is_cluster_node(const Endpoint& node) {
     try {
         return info_field(command_at(node, {"INFO", "cluster"}, 2s).as_string(),
                           "cluster_enabled") == "1";
+    } catch (const IoError& e) {
+        throw EnvironmentError("cannot reach Redis at " + node.to_string() + ": " + e.what());
     } catch (const RedisError&) {
-        return false;
+        return false;  // it answered, and not as a cluster node would (INFO renamed, ...)
     }
 }
 
@@ -270,6 +272,13 @@ void check_cluster(const std::vector<Endpoint>& nodes) {
         try {
             state =
                 info_field(command_at(node, {"CLUSTER", "INFO"}, 2s).as_string(), "cluster_state");
+        } catch (const IoError& e) {
+            // The cluster may well be ok without it, but the user named it: a verdict on fewer
+            // nodes than they think they tested would mislead.
+            throw EnvironmentError("cannot reach Redis Cluster node " + node.to_string() +
+                                   " (every --redis endpoint must answer; leave it out to run "
+                                   "on the others): " +
+                                   e.what());
         } catch (const RedisError& e) {
             throw EnvironmentError(
                 "Redis at " + node.to_string() +

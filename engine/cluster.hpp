@@ -22,12 +22,12 @@ struct Workload;
 // every node says cluster_state:ok and every replica streams from its master; throws
 // EnvironmentError (a server or redis-cli that fails, a cluster that never comes together).
 void start_cluster_deployment(Deployment& d, const Workload& w);
-// Throws EnvironmentError naming the node unless every endpoint is a node of a cluster whose
-// state is ok (--redis with topology 'cluster').
+// Throws EnvironmentError naming the node unless every endpoint answers and is a node of a
+// cluster whose state is ok (--redis with topology 'cluster').
 void check_cluster(const std::vector<Endpoint>& nodes);
 
 // True when `node` answers that it runs in cluster mode (INFO cluster: cluster_enabled:1); false
-// when it does not or cannot be asked.
+// when it answers otherwise; throws EnvironmentError when it cannot be reached.
 bool is_cluster_node(const Endpoint& node);
 
 // One command to one node, synchronously (the nemesis thread, the run's start); throws RedisError.

@@ -251,6 +251,41 @@ TEST_F(ClusterTest, TheFailoverScenarioRunsOnAClusterItDidNotStart) {
     EXPECT_GT(r.summary["verdict"]["checks"]["mutual_exclusion"]["holds"].get<int>(), 10);
 }
 
+// A dead node the user listed is named as unreachable, wherever it stands in the list, and the
+// run refuses rather than give a verdict on fewer nodes than the user thinks it tested.
+TEST_F(ClusterTest, AListedNodeThatDoesNotAnswerIsNamedAndTheRunRefused) {
+    const Endpoint dead{"127.0.0.1", pick_free_port()};  // nothing listens there
+    for (const bool dead_first : {true, false}) {
+        std::vector<Endpoint> listed = cluster().endpoints;
+        listed.insert(dead_first ? listed.begin() : listed.end(), dead);
+        try {
+            check_cluster(listed);
+            FAIL() << "a dead node passed the check";
+        } catch (const EnvironmentError& e) {
+            const std::string what = e.what();
+            EXPECT_NE(what.find("cannot reach Redis Cluster node " + dead.to_string()),
+                      std::string::npos)
+                << what;
+            EXPECT_EQ(what.find("is not a node"), std::string::npos) << what;
+        }
+        Workload w = Workload::from_json(
+            nlohmann::json{{"duration_s", 0.5}, {"topology", {{"kind", "cluster"}}}});
+        testing::TempDir out;
+        EXPECT_THROW(run_workload({.workload = w, .redis = listed, .out_dir = out.path()}),
+                     EnvironmentError);
+        EXPECT_TRUE(std::filesystem::is_empty(out.path()));
+    }
+    EXPECT_TRUE(is_cluster_node(cluster().endpoints.front()));
+    try {
+        is_cluster_node(dead);
+        FAIL() << "a dead endpoint was taken for a plain Redis";
+    } catch (const EnvironmentError& e) {
+        EXPECT_NE(std::string(e.what()).find("cannot reach Redis at " + dead.to_string()),
+                  std::string::npos)
+            << e.what();
+    }
+}
+
 TEST_F(ClusterTest, RedlockOnAClusterVotesOnEveryShardsMaster) {
     // One lock key per shard, each in that shard's slots: Redlock's votes on the three masters.
     const auto view = read_cluster_nodes(cluster().endpoints, 2s);
