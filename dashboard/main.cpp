@@ -71,8 +71,12 @@ int main(int argc, char** argv) {
     }
 
     lockbench::dashboard::MainWindow window(dir);
-    if (!run_name.isEmpty())
-        window.openRun(run_name);
+    if (!run_name.isEmpty() && !window.openRun(run_name) && cli.isSet(screenshot)) {
+        // A script asked for pictures of this run: pictures of another would pass for them.
+        std::fprintf(stderr, "lockbench-dashboard: --run %s: no such run in %s\n",
+                     qPrintable(run_name), qPrintable(dir));
+        return 2;
+    }
     window.resize(1280, 800);
     window.show();
     if (!cli.isSet(screenshot))
