@@ -510,7 +510,7 @@ class Teller {
                                std::to_string(i.holder) + " acquired " + i.key + " (token " +
                                ok->token;
             if (invoke->lease_ms)
-                text += ", lease " + std::to_string(*invoke->lease_ms) + " ms";
+                text += ", " + lease_name() + " " + std::to_string(*invoke->lease_ms) + " ms";
             text += ") " + at(invoke->index, ok->index) + ".";
             story.claims.push_back({.kind = ClaimKind::Acquired,
                                     .text = std::move(text),
@@ -630,16 +630,16 @@ class Teller {
                         .lease_ms = invoke->lease_ms};
                 if (grant->time >= latest) {
                     c.kind = ClaimKind::LeaseRanOut;
-                    c.text = "Its " + std::to_string(*invoke->lease_ms) +
-                             " ms lease ran out on the server by " + format_seconds(latest) +
+                    c.text = "Its " + std::to_string(*invoke->lease_ms) + " ms " + lease_name() +
+                             " ran out on " + lease_keeper() + " by " + format_seconds(latest) +
                              ", while process " + std::to_string(i.holder) +
                              " had not released the lock " + at(invoke->index, ok->index) + ".";
                 } else if (grant->time < earliest) {
                     c.sort_ns = grant->time;
                     c.kind = ClaimKind::LeaseStillRan;
                     c.time_ns = earliest;
-                    c.text = "Its " + std::to_string(*invoke->lease_ms) +
-                             " ms lease still ran until at least " + format_seconds(earliest) +
+                    c.text = "Its " + std::to_string(*invoke->lease_ms) + " ms " + lease_name() +
+                             " still ran until at least " + format_seconds(earliest) +
                              " when the next grant came " + at(grant->index) +
                              (foreign ? ": process " + std::to_string(freed_by) +
                                             "'s release had deleted the lock."
@@ -647,9 +647,9 @@ class Teller {
                 } else {
                     c.kind = ClaimKind::LeaseMayHaveRunOut;
                     c.sort_ns = grant->time;
-                    c.text = "Its " + std::to_string(*invoke->lease_ms) +
-                             " ms lease may have run out (between " + format_seconds(earliest) +
-                             " and " + format_seconds(latest) + ") when the next grant came " +
+                    c.text = "Its " + std::to_string(*invoke->lease_ms) + " ms " + lease_name() +
+                             " may have run out (between " + format_seconds(earliest) + " and " +
+                             format_seconds(latest) + ") when the next grant came " +
                              at(grant->index) + ".";
                 }
                 story.claims.push_back(std::move(c));
@@ -809,7 +809,9 @@ class Teller {
             std::string text =
                 "At " + format_seconds(ok->time) + " process " + std::to_string(holder) +
                 " acquired " + w.key + " (token " + ok->token +
-                (invoke->lease_ms ? ", lease " + std::to_string(*invoke->lease_ms) + " ms" : "") +
+                (invoke->lease_ms
+                     ? ", " + lease_name() + " " + std::to_string(*invoke->lease_ms) + " ms"
+                     : "") +
                 ") " + at(invoke->index, ok->index) + ".";
             story.claims.push_back({.kind = ClaimKind::Acquired,
                                     .text = std::move(text),
@@ -1020,6 +1022,11 @@ class Teller {
     HistoryReader& history_;  // read once, by the one Window a story needs
     const Report& report_;
     const StoryContext& context_;
+    // ZooKeeper's locks hold as long as their session: what the history calls the lease is the
+    // session timeout the ensemble granted, and it runs out on the ensemble.
+    const bool session_lease_ = context_.strategy.starts_with("zk_");
+    std::string lease_name() const { return session_lease_ ? "session timeout" : "lease"; }
+    std::string lease_keeper() const { return session_lease_ ? "the ensemble" : "the server"; }
     const std::map<std::uint64_t, LostUpdate> lost_;
     std::set<std::uint64_t> told_lost_;
     const Window* window_ = nullptr;  // the window being told

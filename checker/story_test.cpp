@@ -114,6 +114,23 @@ TEST(Story, TellsT1FromTheEventsCitingEach) {
     EXPECT_EQ(drawn, 1u);
 }
 
+// A ZooKeeper lock lasts as long as its session: the same history, told of zk_mutex, names the
+// session timeout and the ensemble where a Redis lock's story names the lease and the server.
+TEST(Story, AZooKeeperLockRunsOutWithItsSessionNotALease) {
+    const std::string history = numbered(kT1);
+    std::istringstream for_check(history);
+    const Report report = check_history(for_check, {});
+    std::istringstream for_story(history);
+    const Story story = tell_story(for_story, report, {.scenario = "t1", .strategy = "zk_mutex"});
+    ASSERT_GE(story.claims.size(), 3u);
+    EXPECT_EQ(story.claims[0].text,
+              "At 0.101 s process 1 acquired k0 (token c1-1, session timeout 300 ms) [#0, #1].");
+    EXPECT_EQ(story.claims[2].text,
+              "Its 300 ms session timeout ran out on the ensemble by 0.401 s, while process 1 "
+              "had not released the lock [#0, #1].");
+    EXPECT_EQ(format_story(story).find(" lease"), std::string::npos) << format_story(story);
+}
+
 TEST(Story, AValidHistoryHasNothingToTell) {
     const std::string history = numbered(R"(
 {"type":"invoke","process":1,"f":"acquire","key":"k0","value":null,"time":1}
