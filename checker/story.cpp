@@ -457,6 +457,13 @@ class Teller {
         : history_(history), report_(report), context_(context), lost_(lost_updates(report)) {}
 
     Story tell() {
+        Story story = tell_first();
+        story.lease_name = lease_name();
+        return story;
+    }
+
+  private:
+    Story tell_first() {
         if (auto incident = first_incident(report_))
             return tell_incident(*incident);
         for (const Witness& w : report_.witnesses) {

@@ -75,6 +75,9 @@ struct Story {
     std::int64_t window_start_ns = 0;  // the swimlane's window
     std::int64_t window_end_ns = 0;
     std::string swimlane;  // text, at most 100 columns; "" when there is no window
+    // What bounds a grant, as the sentences and the timeline name it: "lease", or "session
+    // timeout" for ZooKeeper's locks (their lease_ms is the session's timeout).
+    std::string lease_name = "lease";
 };
 
 // Builds the story of `report`'s first violation (a mutual-exclusion incident first, else a

@@ -129,6 +129,12 @@ TEST(Story, AZooKeeperLockRunsOutWithItsSessionNotALease) {
               "Its 300 ms session timeout ran out on the ensemble by 0.401 s, while process 1 "
               "had not released the lock [#0, #1].");
     EXPECT_EQ(format_story(story).find(" lease"), std::string::npos) << format_story(story);
+    // The page's mark and legend say the same.
+    std::istringstream for_page(history);
+    const std::string html = timeline_html(for_page, report, story, {.title = "t1 / zk_mutex"});
+    EXPECT_NE(html.find("process 1's session timeout ran out by 0.401 s"), std::string::npos);
+    EXPECT_NE(html.find("</i>session timeout ran out</span>"), std::string::npos);
+    EXPECT_EQ(html.find("lease ran out"), std::string::npos);
 }
 
 TEST(Story, AValidHistoryHasNothingToTell) {

@@ -390,8 +390,8 @@ std::string render(Collector& c, const Report& report, const Story& story,
             svg << "<line class=\"lease\" x1=\"" << ms(*h->lease_end_ns) << "\" x2=\""
                 << ms(*h->lease_end_ns) << "\" y1=\"" << y << "\" y2=\"" << y + kLaneHeight
                 << "\" stroke=\"#000\" stroke-width=\"2\" vector-effect=\"non-scaling-stroke\">"
-                << "<title>process " << h->process << "'s lease ran out by "
-                << format_seconds(*h->lease_end_ns) << "</title></line>\n";
+                << "<title>process " << h->process << "'s " << escape(story.lease_name)
+                << " ran out by " << format_seconds(*h->lease_end_ns) << "</title></line>\n";
         }
     }
     for (const Mark& m : c.marks) {
@@ -457,7 +457,9 @@ std::string render(Collector& c, const Report& report, const Story& story,
             "<span><i class=\"sw\" style=\"background:#d62728\"></i>hold that overlapped "
             "another</span><span><i class=\"sw\" style=\"background:#f4cccc\"></i>incident"
             "</span><span><i class=\"sw\" style=\"background:#c9c9c9\"></i>paused</span>"
-            "<span><i class=\"sw\" style=\"background:#000\"></i>lease ran out</span>"
+            "<span><i class=\"sw\" style=\"background:#000\"></i>"
+         << escape(story.lease_name)
+         << " ran out</span>"
             "<span><i class=\"sw\" style=\"background:#ff9800\"></i>lost update</span>"
             "<span><i class=\"sw\" style=\"background:#2e7d32\"></i>stale write rejected</span>"
             "<span><i class=\"sw\" style=\"background:#6a1b9a\"></i>fault</span></p>\n";
