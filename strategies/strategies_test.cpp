@@ -1131,6 +1131,12 @@ TEST_F(StrategyTest, SetNxPxWaitCountsAGrantOnlyOnceAReplicaAcknowledgedIt) {
     ASSERT_NE(as_grant(*first), nullptr);
     EXPECT_EQ(replica.command({"GET", "orders"}).str, as_grant(*first)->token);  // on the replica
     EXPECT_EQ(run(a.release(*as_grant(*first))), ReleaseOutcome::Released);
+    // The release's DEL reaches the replica asynchronously: cut the link only once it has, or the
+    // replica keeps the old grant and the "never replicated" check below reads a stale key.
+    for (auto until = EventLoop::now() + 10s;
+         !replica.command({"GET", "orders"}).is_nil() && EventLoop::now() < until;) {
+    }
+    ASSERT_TRUE(replica.command({"GET", "orders"}).is_nil());
 
     replica.command({"REPLICAOF", "NO", "ONE"});
     const auto start = EventLoop::now();
