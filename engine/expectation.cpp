@@ -105,17 +105,27 @@ Expectation Expectation::parse(const std::string& text) {
         } else {
             auto colon = term.find(':');
             std::string head = term.substr(0, colon);
-            std::string check = colon == std::string::npos ? "" : term.substr(colon + 1);
+            std::vector<std::string> checks;
+            std::stringstream alternatives(colon == std::string::npos ? ""
+                                                                      : term.substr(colon + 1));
+            for (std::string check; std::getline(alternatives, check, '|');)
+                checks.push_back(check);
             const bool known =
-                std::find(check_names().begin(), check_names().end(), check) != check_names().end();
-            if ((head != "safe" && head != "violates") || !known) {
+                !checks.empty() && std::all_of(checks.begin(), checks.end(), [](const auto& c) {
+                    return std::find(check_names().begin(), check_names().end(), c) !=
+                           check_names().end();
+                });
+            if ((head != "safe" && head != "violates") || !known ||
+                (head == "safe" && checks.size() > 1) || term.ends_with('|')) {
                 throw std::invalid_argument(
                     "'" + term +
-                    "' is not safe, deadlocks, saves:fencing, safe:<check> or violates:<check> "
-                    "(checks: mutual_exclusion|fencing|resource|liveness|linearizability|"
+                    "' is not safe, deadlocks, saves:fencing, safe:<check> or "
+                    "violates:<check>[|<check>...] "
+                    "(checks: mutual_exclusion, fencing, resource, liveness, linearizability, "
                     "starvation)");
             }
-            e.terms.push_back({head == "safe" ? Kind::SafeCheck : Kind::Violates, check});
+            e.terms.push_back({head == "safe" ? Kind::SafeCheck : Kind::Violates, checks.front(),
+                               std::vector<std::string>(checks.begin() + 1, checks.end())});
         }
     }
     if (e.terms.empty())
@@ -136,9 +146,21 @@ std::optional<bool> Expectation::met_by(const Report& report, const FaultEvidenc
             case Kind::SafeCheck:
                 ok = check_valid(report, t.check);
                 break;
-            case Kind::Violates:
-                ok = violated_by_fault(report, t.check, evidence);
+            case Kind::Violates: {
+                // One check that shows it decides; it is missed only if every check was valid.
+                bool shown = false;
+                bool undecided = false;
+                std::vector<std::string> checks{t.check};
+                checks.insert(checks.end(), t.alternatives.begin(), t.alternatives.end());
+                for (const auto& check : checks) {
+                    const auto violated = violated_by_fault(report, check, evidence);
+                    shown = shown || violated.value_or(false);
+                    undecided = undecided || !violated.has_value();
+                }
+                if (shown || !undecided)
+                    ok = shown;
                 break;
+            }
             case Kind::Saves: {
                 const CheckResult* c = check_of(report, "fencing");
                 if (c && check_valid(report, "fencing").has_value())

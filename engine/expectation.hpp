@@ -2,9 +2,12 @@
 
 // What a scenario expects of a strategy, and whether a run's checker report meets it.
 // Grammar: a comma-separated list of `safe` (no violation at all), `safe:<check>`,
-// `violates:<check>`, `saves:fencing` (the fence rejected a stale write) and `deadlocks`, where
-// <check> is one of the checker's checks (mutual_exclusion, fencing, resource, liveness,
-// linearizability) or `starvation`.
+// `violates:<check>[|<check>...]`, `saves:fencing` (the fence rejected a stale write) and
+// `deadlocks`, where <check> is one of the checker's checks (mutual_exclusion, fencing, resource,
+// liveness, linearizability) or `starvation`. `violates:a|b` is met when either check found the
+// violation: one mechanism can surface in whichever check sees it first (T8's foreign release
+// overlaps the next holder's work, or - when it lands as that holder finishes - shows only as a
+// release the lock service could not have answered).
 //
 // An expectation judges the mechanism, not only the verdict: `safe` means nothing if a fault
 // never fired, and when a fault was aimed at a holder, a violation (or a save) counts only if
@@ -37,6 +40,8 @@ struct Expectation {
     struct Term {
         Kind kind;
         std::string check;  // SafeCheck, Violates, Saves
+        // Violates: further checks any of which may show the violation instead of `check`.
+        std::vector<std::string> alternatives = {};
     };
     std::vector<Term> terms;
 

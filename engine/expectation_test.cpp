@@ -65,6 +65,33 @@ TEST(ExpectationTest, UnknownWhenAJudgeIsMissingButAMissStillDecides) {
     EXPECT_EQ(Expectation::parse("violates:linearizability,violates:fencing").met_by(clean), false);
 }
 
+TEST(ExpectationTest, AViolationMayShowInEitherOfTheChecksItNames) {
+    const auto clean = report(check(true), check(true), check(true), liveness(0));
+    const auto only_me = report(check(false, {1, 2}), check(true), check(true), liveness(0));
+    const auto only_resource = report(check(true), check(true), check(false, {3}), liveness(0));
+    const auto either = Expectation::parse("violates:mutual_exclusion|resource");
+    ASSERT_EQ(either.terms.size(), 1u);
+    EXPECT_EQ(either.met_by(only_me), true);
+    EXPECT_EQ(either.met_by(only_resource), true);
+    EXPECT_EQ(either.met_by(clean), false);
+
+    json na = {{"valid", "not-applicable"}, {"violations", 0}, {"reason", "no fences"}};
+    const auto no_fences = report(check(true), na, check(true), liveness(0));
+    EXPECT_EQ(Expectation::parse("violates:mutual_exclusion|fencing").met_by(no_fences),
+              std::nullopt);
+
+    // Aimed at a holder, the alternative counts only if it names that holder too.
+    FaultEvidence holder;
+    holder.aimed_at_holders = true;
+    holder.holder_processes = {3};
+    EXPECT_EQ(either.met_by(only_resource, holder), true);
+    EXPECT_EQ(either.met_by(only_me, holder), false);
+
+    EXPECT_THROW(Expectation::parse("violates:mutual_exclusion|"), std::invalid_argument);
+    EXPECT_THROW(Expectation::parse("violates:mutual_exclusion|bogus"), std::invalid_argument);
+    EXPECT_THROW(Expectation::parse("safe:mutual_exclusion|resource"), std::invalid_argument);
+}
+
 TEST(ExpectationTest, ACheckThatDoesNotApplyCannotBeSafe) {
     json na = {{"valid", "not-applicable"}, {"violations", 0}, {"reason", "no fences"}};
     const auto r = report(check(true), na, check(true), liveness(0));
