@@ -70,8 +70,8 @@ TEST(WorkloadTest, EveryErrorNamesItsJsonPath) {
         {R"({"faults": {}})", "w.json: /faults: must be an array, not an object"},
         {R"({"expect": {"set_nx_px": "fine"}})",
          "w.json: /expect/set_nx_px: 'fine' is not safe, deadlocks, saves:fencing, safe:<check> or "
-         "violates:<check> (checks: "
-         "mutual_exclusion|fencing|resource|liveness|linearizability|starvation)"},
+         "violates:<check>[|<check>...] (checks: "
+         "mutual_exclusion, fencing, resource, liveness, linearizability, starvation)"},
         {R"({"faults": [{"fault": "meteor"}]})",
          "w.json: /faults/0/fault: must be one of "
          "pause-client|crash-client|clock-skew|stall|lose-release-reply|partition-client|"
