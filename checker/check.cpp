@@ -37,7 +37,8 @@ Report run_checks(HistoryReader& reader, const CheckOptions& options) {
         resource.emplace(options.max_violations);
     if (selected("liveness")) {
         liveness.emplace(LivenessOptions{options.liveness_bound_ms, options.starvation_bound_ms,
-                                         options.max_violations});
+                                         options.max_violations,
+                                         options.linearizability.every_fail_observes});
     }
     if (options.model != Model::None && selected("linearizability"))
         linearizability.emplace(options.model);

@@ -21,7 +21,7 @@ namespace lockbench::checker {
 struct CheckOptions {
     Model model = Model::None;  // linearizability model; None skips check 5
     LinearizabilityOptions linearizability;
-    // A key orphaned (holder crashed) longer than this while others wait is a deadlock.
+    // A lock without a lease orphaned longer than this while others wait is a deadlock.
     std::int64_t liveness_bound_ms = 10000;
     // A process that waits longer than this for a grant is starved; nullopt: not judged.
     std::optional<std::int64_t> starvation_bound_ms;

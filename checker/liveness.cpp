@@ -2,11 +2,33 @@
 
 #include <algorithm>
 
+#include "history_words.hpp"
+
 namespace lockbench::checker {
 
 using nlohmann::json;
 
+namespace {
+
+constexpr std::int64_t kNsPerMs = 1'000'000;
+
+}  // namespace
+
 LivenessCheck::LivenessCheck(LivenessOptions options) : options_(options) {}
+
+const char* LivenessCheck::name_of(Cause cause) {
+    switch (cause) {
+        case Cause::Crash:
+            return "crash";
+        case Cause::FailedRelease:
+            return "failed-release";
+        case Cause::InDoubtRelease:
+            return "in-doubt-release";
+        case Cause::LostAcquire:
+            return "lost-acquire";
+    }
+    return "?";
+}
 
 void LivenessCheck::on_event(const Event& event) {
     const Op op = op_of(event);
@@ -19,15 +41,8 @@ void LivenessCheck::on_event(const Event& event) {
     if (op == Op::Acquire) {
         lock_ops_seen_ = true;
         on_acquire(event);
-    } else if (op == Op::Release && event.type == EventType::Invoke) {
-        if (nesting_.release(event.process, event.key, event.token).kind ==
-            HoldNesting::Release::Ended) {
-            KeyState& key = keys_[event.key];
-            if (key.open_holds > 0)
-                --key.open_holds;
-            if (key.acquires_in_flight > 0)
-                key.handoff_from_ns = event.time;
-        }
+    } else if (op == Op::Release) {
+        on_release(event);
     }
     // An `info` retires the process id (its successor gets a new one), so a wait it was in ends.
     if (event.type == EventType::Info)
@@ -36,105 +51,364 @@ void LivenessCheck::on_event(const Event& event) {
 
 void LivenessCheck::on_acquire(const Event& event) {
     if (event.type == EventType::Invoke) {
-        KeyState& key = keys_[event.key];
-        expire_orphan(event.key, key, event.time);
+        auto [entry, created] = keys_.try_emplace(event.key);
+        KeyState& key = entry->second;
         ++key.acquires_in_flight;
-        acquiring_.set(event.process) = Acquiring{&key, event.lease_ms};
+        acquiring_.set(event.process) = Acquiring{&entry->first, &key, event.lease_ms, event.time};
         Wait& wait = waits_.set(event.process);
         wait.key = event.key;
         wait.start_ns = event.time;
         wait.start_index = event.index;
-        if (key.orphan && !key.orphan->first_waiter) {
-            key.orphan->first_waiter = event.process;
-            key.orphan->first_wait_ns = event.time;
-        }
+        notice_waiting(key, event.time);
         return;
     }
-    std::optional<std::int64_t> lease_ms;
-    if (Acquiring* in_flight = acquiring_.find(event.process)) {
-        --in_flight->key->acquires_in_flight;
-        lease_ms = in_flight->lease_ms;
-        acquiring_.erase(event.process);
+    Acquiring* in_flight = acquiring_.find(event.process);
+    if (!in_flight) {
+        end_wait(event.process, event.time, event.type == EventType::Ok);
+        return;
     }
+    const Acquiring acquiring = *in_flight;
+    KeyState& key = *acquiring.key;
+    const std::string& name = *acquiring.name;
+    notice_waiting(key, event.time);  // while this acquire still counts as waiting
+    --key.acquires_in_flight;
+    acquiring_.erase(event.process);
     // A wait is one acquire: it ends with the grant, or when the client gives up (a refusal)
     // or its process retires (`info`). Think time between attempts is not waiting.
     end_wait(event.process, event.time, event.type == EventType::Ok);
+
+    const bool refused_held = event.type == EventType::Fail &&
+                              (event.error == history::kHeld || options_.every_fail_observes);
+    const Outcome outcome = event.type == EventType::Ok     ? Outcome::Granted
+                            : event.type == EventType::Info ? Outcome::Unknown
+                            : refused_held                  ? Outcome::RefusedHeld
+                                                            : Outcome::Failed;
+    settle(name, key, event.process, acquiring.invoke_ns, outcome, event.time);
+
     if (event.type == EventType::Info) {
-        KeyState& key = keys_[event.key];
-        expire_orphan(event.key, key, event.time);
-        if (key.open_holds == 0 && !key.orphan && !nesting_.holds(event.process, event.key)) {
-            ++orphaned_;
+        if (key.open_holds == 0 && !nesting_.holds(event.process, name)) {
             // The lock it may have been granted is held by nobody alive, until its lease runs
             // out (on a strategy whose locks expire; seed 001's never do: T6).
-            std::optional<std::int64_t> expires_ns;
-            if (lease_ms)
-                expires_ns = event.time + *lease_ms * 1'000'000;
-            key.orphan = Orphan{Orphan::Cause::LostAcquire,
-                                event.process,
-                                event.time,
-                                event.index,
-                                std::nullopt,
-                                0,
-                                expires_ns};
-            note_waiters(key);
+            offer_orphan(name, key,
+                         lost_acquire(event.process, event.time, event.index, acquiring.lease_ms),
+                         event.time);
         }
         return;
     }
-    if (event.type != EventType::Ok)
+    if (event.type == EventType::Fail) {
+        if (refused_held)
+            note_refusal(key, event.process, acquiring.invoke_ns, event.time);
         return;
-    if (nesting_.grant(event.process, event.key, event.token) > 1)
-        return;
-    KeyState& key = keys_[event.key];
-    expire_orphan(event.key, key, event.time);
-    ++key.open_holds;
-    if (key.orphan) {
-        judge_orphan(event.key, *key.orphan, event.time, &event);
-        key.orphan.reset();
     }
+    ++key.grants;
+    if (nesting_.grant(event.process, name, event.token) > 1) {
+        // A re-entry sets the lease afresh (Redisson's PEXPIRE): the hold lasts from here.
+        if (std::vector<Hold>* held = holds_.find(event.process)) {
+            for (Hold& hold : *held) {
+                if (hold.key == name)
+                    hold.granted_ns = event.time;
+            }
+        }
+        return;
+    }
+    holds_.set(event.process).push_back(Hold{name, event.token, event.time, acquiring.lease_ms});
+    ++key.open_holds;
+    if (key.orphan)
+        end_orphan(name, key, Ending::Grant, event.time, event.process);
     if (key.handoff_from_ns) {
         handoffs_.record(std::chrono::nanoseconds(event.time - *key.handoff_from_ns));
         key.handoff_from_ns.reset();
     }
 }
 
-void LivenessCheck::on_crash(const Event& event) {
-    const std::int64_t process = *event.target;
-    // The crashed process's acquire stays in flight forever, but nobody is waiting on it.
-    if (Acquiring* in_flight = acquiring_.find(process)) {
-        --in_flight->key->acquires_in_flight;
-        acquiring_.erase(process);
-    }
-    end_wait(process, event.time, false);
-    for (const auto& name : nesting_.drop(process)) {
-        KeyState& key = keys_[name];
-        expire_orphan(name, key, event.time);
+void LivenessCheck::on_release(const Event& event) {
+    if (event.type == EventType::Invoke) {
+        auto [entry, created] = keys_.try_emplace(event.key);
+        const std::string& name = entry->first;
+        KeyState& key = entry->second;
+        const HoldNesting::Released released = nesting_.release(event.process, name, event.token);
+        // A release that names the orphaned grant's token frees it, whoever sends it; one
+        // without a token that ends no hold of record may free whatever lock is there (seed
+        // 001's unlock after a failed acquire).
+        if (key.orphan &&
+            ((!event.token.empty() && event.token == key.orphan->token) ||
+             (event.token.empty() && released.kind == HoldNesting::Release::NotHeld))) {
+            notice_waiting(key, event.time);
+            end_orphan(name, key, Ending::Release, event.time, event.process);
+        }
+        if (released.kind != HoldNesting::Release::Ended)
+            return;
         if (key.open_holds > 0)
             --key.open_holds;
-        if (key.orphan)
-            continue;  // already orphaned by an earlier crash: that one is older
-        ++orphaned_;
-        key.orphan =
-            Orphan{Orphan::Cause::Crash, process, event.time, event.index, std::nullopt, 0};
-        note_waiters(key);
-    }
-}
-
-void LivenessCheck::note_waiters(KeyState& key) {
-    // An acquire already waiting when the key was orphaned is trying to acquire it too.
-    if (key.acquires_in_flight == 0)
+        if (key.acquires_in_flight > 0)
+            key.handoff_from_ns = event.time;
+        // The client stops relying on the lock as it asks to give it back; whether the server
+        // freed it, its completion says.
+        if (std::optional<Hold> hold = take_hold(released.owner, name)) {
+            releasing_.set(event.process) =
+                Releasing{&name, &key, released.owner, std::move(*hold), key.grants};
+        }
         return;
-    for (const auto& [waiter, wanted] : acquiring_) {
-        if (wanted.key == &key && (!key.orphan->first_waiter || waiter < *key.orphan->first_waiter))
-            key.orphan->first_waiter = waiter;
     }
-    key.orphan->first_wait_ns = key.orphan->crash_ns;
+    Releasing* in_flight = releasing_.find(event.process);
+    if (!in_flight)
+        return;
+    Releasing releasing = std::move(*in_flight);
+    releasing_.erase(event.process);
+    const bool freed = event.type == EventType::Ok ||
+                       (event.type == EventType::Fail &&
+                        (event.error == history::kNotHeld || options_.every_fail_observes));
+    KeyState& key = *releasing.key;
+    // A grant of the key since the release began: the lock was free then, whatever it did.
+    if (freed || key.open_holds > 0 || key.grants != releasing.grants_at_invoke)
+        return;
+    // A `fail` did not happen: the lock is still there. An `info` may not have happened.
+    const bool failed = event.type == EventType::Fail;
+    offer_orphan(*releasing.name, key,
+                 orphan_of(failed ? Cause::FailedRelease : Cause::InDoubtRelease, failed,
+                           releasing.owner, releasing.hold, event.time, event.index, event.error),
+                 event.time);
 }
 
-void LivenessCheck::expire_orphan(const std::string& name, KeyState& key, std::int64_t now_ns) {
-    if (key.orphan && key.orphan->expires_ns && *key.orphan->expires_ns <= now_ns) {
-        judge_orphan(name, *key.orphan, *key.orphan->expires_ns, nullptr);
-        key.orphan.reset();
+void LivenessCheck::on_crash(const Event& event) {
+    const std::int64_t process = *event.target;
+    if (Acquiring* in_flight = acquiring_.find(process)) {
+        const Acquiring acquiring = *in_flight;
+        KeyState& key = *acquiring.key;
+        notice_waiting(key, event.time);
+        --key.acquires_in_flight;
+        acquiring_.erase(process);
+        // Its acquire stays in flight forever: it may have been granted, to nobody alive.
+        settle(*acquiring.name, key, process, acquiring.invoke_ns, Outcome::Unknown, event.time);
+        if (key.open_holds == 0 && !nesting_.holds(process, *acquiring.name)) {
+            offer_orphan(*acquiring.name, key,
+                         lost_acquire(process, event.time, event.index, acquiring.lease_ms),
+                         event.time);
+        }
     }
+    end_wait(process, event.time, false);
+    if (Releasing* in_flight = releasing_.find(process)) {
+        // It died releasing: the release may or may not have reached the server.
+        Releasing releasing = std::move(*in_flight);
+        releasing_.erase(process);
+        KeyState& key = *releasing.key;
+        if (key.open_holds == 0 && key.grants == releasing.grants_at_invoke) {
+            offer_orphan(*releasing.name, key,
+                         orphan_of(Cause::Crash, false, releasing.owner, releasing.hold, event.time,
+                                   event.index, {}),
+                         event.time);
+        }
+    }
+    for (const auto& name : nesting_.drop(process)) {
+        auto entry = keys_.find(name);
+        if (entry == keys_.end())
+            continue;
+        KeyState& key = entry->second;
+        if (key.open_holds > 0)
+            --key.open_holds;
+        const Hold hold = take_hold(process, name).value_or(Hold{name, {}, event.time, {}});
+        offer_orphan(entry->first, key,
+                     orphan_of(Cause::Crash, true, process, hold, event.time, event.index, {}),
+                     event.time);
+    }
+    if (std::vector<Hold>* held = holds_.find(process)) {
+        held->clear();
+        holds_.erase(process);
+    }
+}
+
+std::optional<LivenessCheck::Hold> LivenessCheck::take_hold(std::int64_t owner,
+                                                            const std::string& key) {
+    std::vector<Hold>* held = holds_.find(owner);
+    if (!held)
+        return std::nullopt;
+    for (auto it = held->begin(); it != held->end(); ++it) {
+        if (it->key != key)
+            continue;
+        Hold hold = std::move(*it);
+        held->erase(it);
+        if (held->empty())
+            holds_.erase(owner);  // empty, so a recycled slot starts empty
+        return hold;
+    }
+    return std::nullopt;
+}
+
+void LivenessCheck::set_deadline(Orphan& orphan) const {
+    if (!orphan.bound_ns) {
+        // Nothing frees it by itself: its client has the liveness bound to clean up.
+        orphan.deadline_ns = orphan.orphaned_ns + options_.liveness_bound_ms * kNsPerMs;
+        return;
+    }
+    std::int64_t grace_ns = kExpiryGraceMs * kNsPerMs;
+    // A holder that is gone (crashed, or never learnt of its grant) leaves its lock to expiry
+    // alone, and ZooKeeper expires a session up to one tick late - a tick is at most half the
+    // session timeout (sessions are clamped to 2-20 ticks), and a user's ensemble may tick
+    // slowly. A live holder's session does not expire at all, so there only the client's own
+    // cleanup frees the node, and the lease stands as the bound for that.
+    if (orphan.cause == Cause::Crash || orphan.cause == Cause::LostAcquire)
+        grace_ns += *orphan.lease_ms * kNsPerMs / 2;
+    orphan.deadline_ns = *orphan.bound_ns + grace_ns;
+}
+
+LivenessCheck::Orphan LivenessCheck::lost_acquire(std::int64_t process, std::int64_t now_ns,
+                                                  std::uint64_t index,
+                                                  std::optional<std::int64_t> lease_ms) const {
+    Orphan orphan;
+    orphan.cause = Cause::LostAcquire;
+    orphan.holder = process;
+    orphan.orphaned_ns = now_ns;
+    orphan.orphaned_index = index;
+    orphan.lease_ms = lease_ms;
+    if (lease_ms)
+        orphan.bound_ns = now_ns + *lease_ms * kNsPerMs;
+    set_deadline(orphan);
+    return orphan;
+}
+
+LivenessCheck::Orphan LivenessCheck::orphan_of(Cause cause, bool certain, std::int64_t holder,
+                                               const Hold& hold, std::int64_t now_ns,
+                                               std::uint64_t index, std::string error) const {
+    Orphan orphan;
+    orphan.cause = cause;
+    orphan.stays = certain && !hold.lease_ms;
+    orphan.holder = holder;
+    orphan.token = hold.token;
+    orphan.granted_ns = hold.granted_ns;
+    orphan.orphaned_ns = now_ns;
+    orphan.orphaned_index = index;
+    orphan.error = std::move(error);
+    orphan.lease_ms = hold.lease_ms;
+    // Counted from the orphaning, not the grant: a watchdog renews its lock until the release
+    // begins (or the crash), and a ZooKeeper session lives as long as its client speaks.
+    if (hold.lease_ms)
+        orphan.bound_ns = now_ns + *hold.lease_ms * kNsPerMs;
+    set_deadline(orphan);
+    return orphan;
+}
+
+void LivenessCheck::offer_orphan(const std::string& name, KeyState& key, Orphan orphan,
+                                 std::int64_t now_ns) {
+    ++orphaned_;
+    ++orphaned_by_[static_cast<std::size_t>(orphan.cause)];
+    if (key.orphan) {
+        // One lock per key: whichever orphan may hold it longest is the one to wait out. A lock
+        // that never frees outranks any lease; of two such, the older is the lock.
+        const std::optional<std::int64_t>& held_until = key.orphan->bound_ns;
+        const bool later = held_until && (!orphan.bound_ns || *orphan.bound_ns > *held_until);
+        if (!later)
+            return;
+        notice_waiting(key, now_ns);
+        end_orphan(name, key, Ending::Superseded, now_ns, orphan.holder);
+    }
+    key.orphan = std::move(orphan);
+}
+
+void LivenessCheck::notice_waiting(KeyState& key, std::int64_t now_ns) {
+    if (!key.orphan || key.orphan->evidence || !key.orphan->stays || key.open_holds > 0 ||
+        key.acquires_in_flight == 0 || now_ns <= key.orphan->deadline_ns)
+        return;
+    // The lock certainly stays, so anyone waiting past the deadline waits in vain: the one that
+    // has waited longest.
+    const Acquiring* longest = nullptr;
+    std::int64_t waiter = 0;
+    for (const auto& [process, acquiring] : acquiring_) {
+        if (acquiring.key == &key &&
+            (!longest || acquiring.invoke_ns < longest->invoke_ns ||
+             (acquiring.invoke_ns == longest->invoke_ns && process < waiter))) {
+            longest = &acquiring;
+            waiter = process;
+        }
+    }
+    if (!longest)
+        return;
+    Evidence evidence;
+    evidence.waiter = waiter;
+    evidence.wait_start_ns = longest->invoke_ns;
+    evidence.at_ns = std::max(key.orphan->deadline_ns, longest->invoke_ns);
+    evidence.unresolved = unresolved_before(key, evidence.at_ns, waiter);
+    key.orphan->evidence = evidence;
+}
+
+void LivenessCheck::note_refusal(KeyState& key, std::int64_t waiter, std::int64_t invoke_ns,
+                                 std::int64_t now_ns) {
+    if (!key.orphan || key.orphan->evidence || key.open_holds > 0 ||
+        now_ns <= key.orphan->deadline_ns)
+        return;
+    Evidence evidence;
+    evidence.waiter = waiter;
+    evidence.wait_start_ns = invoke_ns;
+    // The refusal may have been decided anywhere in its wait: only its end is surely past the
+    // deadline, and a grant whose acquire began before that end may have come first.
+    evidence.at_ns = now_ns;
+    evidence.refused = true;
+    evidence.until_ns = now_ns;
+    evidence.unresolved = unresolved_before(key, now_ns, waiter);
+    key.orphan->evidence = evidence;
+}
+
+std::uint32_t LivenessCheck::unresolved_before(const KeyState& key, std::int64_t at_ns,
+                                               std::int64_t waiter) const {
+    if (key.acquires_in_flight == 0)
+        return 0;
+    std::uint32_t unresolved = 0;
+    for (const auto& [process, acquiring] : acquiring_) {
+        if (acquiring.key == &key && process != waiter && acquiring.invoke_ns < at_ns)
+            ++unresolved;
+    }
+    return unresolved;
+}
+
+void LivenessCheck::settle(const std::string& name, KeyState& key, std::int64_t process,
+                           std::int64_t invoke_ns, Outcome outcome, std::int64_t now_ns) {
+    // True when this acquire's end explains the waiter: the lock may have been granted (or,
+    // where it may have freed, taken by an acquire that got no answer) before the waiter's
+    // moment, so nothing proves it stuck.
+    auto explains = [&](Orphan& orphan) {
+        Evidence& evidence = *orphan.evidence;
+        if (process == evidence.waiter) {
+            if (outcome == Outcome::Granted && invoke_ns <= evidence.at_ns)
+                return true;
+            if (!evidence.until_ns)
+                evidence.until_ns = now_ns;
+            evidence.refused = evidence.refused || outcome == Outcome::RefusedHeld;
+            return false;
+        }
+        if (invoke_ns >= evidence.at_ns)
+            return false;
+        if (outcome == Outcome::Granted || (outcome == Outcome::Unknown && !orphan.stays))
+            return true;
+        if (evidence.unresolved > 0)
+            --evidence.unresolved;
+        return false;
+    };
+    if (key.orphan && key.orphan->evidence && explains(*key.orphan))
+        key.orphan->evidence.reset();
+    for (auto it = key.settling.begin(); it != key.settling.end();) {
+        if (explains(*it)) {
+            it = key.settling.erase(it);
+        } else if (it->evidence->unresolved == 0) {
+            report_deadlock(name, *it);
+            it = key.settling.erase(it);
+        } else {
+            ++it;
+        }
+    }
+}
+
+void LivenessCheck::end_orphan(const std::string& name, KeyState& key, Ending ending,
+                               std::int64_t now_ns, std::int64_t by) {
+    Orphan orphan = std::move(*key.orphan);
+    key.orphan.reset();
+    if (!orphan.evidence)
+        return;
+    orphan.ending = ending;
+    orphan.ended_ns = now_ns;
+    orphan.ended_by = by;
+    if (orphan.evidence->unresolved == 0)
+        report_deadlock(name, orphan);
+    else
+        key.settling.push_back(std::move(orphan));
 }
 
 void LivenessCheck::end_wait(std::int64_t process, std::int64_t end_ns, bool granted) {
@@ -173,40 +447,88 @@ void LivenessCheck::end_wait(std::int64_t process, std::int64_t end_ns, bool gra
     waits_.erase(process);
 }
 
-void LivenessCheck::judge_orphan(const std::string& key, const Orphan& orphan,
-                                 std::int64_t until_ns, const Event* regrant) {
-    if (orphan.expires_ns && *orphan.expires_ns < until_ns) {
-        until_ns = *orphan.expires_ns;  // the lease freed it before anyone was granted it
-        regrant = nullptr;
-    }
-    const std::int64_t orphaned_ns = until_ns - orphan.crash_ns;
-    if (!orphan.first_waiter || orphaned_ns <= options_.liveness_bound_ms * 1'000'000)
-        return;
+void LivenessCheck::report_deadlock(const std::string& key, const Orphan& orphan) {
     ++deadlocks_;
     violating_.add(orphan.holder);
     deadlock_processes_.add(orphan.holder);
     if (deadlock_violations_.size() >= options_.max_violations)
         return;
-    const bool crashed = orphan.cause == Orphan::Cause::Crash;
-    std::string message = key + ": process " + std::to_string(orphan.holder) +
-                          (crashed ? " crashed holding it at "
-                                   : "'s acquire got no answer (it may hold the lock) at ") +
-                          format_seconds(orphan.crash_ns) + "; nobody was granted it for " +
-                          format_seconds(orphaned_ns);
-    message += regrant ? " (until process " + std::to_string(regrant->process) + " got it at " +
-                             format_seconds(until_ns) + ")"
-                       : " (until the end of the history)";
-    message += " while process " + std::to_string(*orphan.first_waiter) +
-               " was trying to acquire it (from " + format_seconds(orphan.first_wait_ns) + ")";
-    json witness{{"key", key},
-                 {"cause", crashed ? "crash" : "lost-acquire"},
-                 {"holder", orphan.holder},
-                 {"crash_ns", orphan.crash_ns},
-                 {"crash_index", orphan.crash_index},
-                 {"first_waiter", *orphan.first_waiter},
-                 {"first_wait_ns", orphan.first_wait_ns},
-                 {"orphaned_ms", ns_to_ms(orphaned_ns)},
-                 {"regranted_ns", regrant ? json(until_ns) : json(nullptr)}};
+    const Evidence& evidence = *orphan.evidence;
+    const std::int64_t bound_ns = orphan.bound_ns.value_or(orphan.orphaned_ns);
+    const std::int64_t until_ns =
+        std::max(evidence.until_ns.value_or(orphan.ended_ns), evidence.at_ns);
+    const std::int64_t past_bound_ns = until_ns - bound_ns;
+
+    std::string message = key + ": ";
+    if (orphan.cause == Cause::LostAcquire) {
+        message += "process " + std::to_string(orphan.holder) +
+                   "'s acquire got no answer (it may hold the lock) at " +
+                   format_seconds(orphan.orphaned_ns);
+    } else {
+        message += who(orphan.holder, orphan.token);
+        if (orphan.granted_ns)
+            message += ", granted it at " + format_seconds(*orphan.granted_ns) + ",";
+        message += orphan.cause == Cause::Crash           ? " crashed holding it at "
+                   : orphan.cause == Cause::FailedRelease ? " failed to release it at "
+                                                          : " got no answer to its release at ";
+        message += format_seconds(orphan.orphaned_ns);
+        if (!orphan.error.empty())
+            message += " (" + orphan.error + ")";
+    }
+    if (orphan.bound_ns) {
+        message += "; its lease of " + std::to_string(*orphan.lease_ms) + " ms ran out by " +
+                   format_seconds(bound_ns) + ", yet process ";
+    } else {
+        message += "; it has no lease, so only a release frees it, and process ";
+    }
+    message += std::to_string(evidence.waiter) +
+               (evidence.refused ? " was refused it at " : " was still waiting for it at ") +
+               format_seconds(until_ns) + " (waiting since " +
+               format_seconds(evidence.wait_start_ns) + "), " + format_seconds(past_bound_ns) +
+               (orphan.bound_ns ? " past the lease" : " after that") + "; nobody was granted it ";
+    switch (orphan.ending) {
+        case Ending::Grant:
+            message += "until process " + std::to_string(orphan.ended_by) + " got it at " +
+                       format_seconds(orphan.ended_ns);
+            break;
+        case Ending::Release:
+            message += "until process " + std::to_string(orphan.ended_by) + " released it at " +
+                       format_seconds(orphan.ended_ns);
+            break;
+        case Ending::Superseded:
+            message += "until process " + std::to_string(orphan.ended_by) +
+                       "'s unanswered acquire may have taken it at " +
+                       format_seconds(orphan.ended_ns);
+            break;
+        case Ending::EndOfHistory:
+            message += "until the end of the history";
+            break;
+    }
+    static constexpr const char* kEndings[] = {"grant", "release", "superseded", "end"};
+    json witness{
+        {"key", key},
+        {"cause", name_of(orphan.cause)},
+        {"holder", orphan.holder},
+        {"token", orphan.token},
+        {"granted_ns", orphan.granted_ns ? json(*orphan.granted_ns) : json(nullptr)},
+        // crash_ns and crash_index name the orphaning event, whatever its cause (the story's
+        // fields since crashes were the only cause).
+        {"crash_ns", orphan.orphaned_ns},
+        {"crash_index", orphan.orphaned_index},
+        {"orphaned_ns", orphan.orphaned_ns},
+        {"orphaned_index", orphan.orphaned_index},
+        {"error", orphan.error},
+        {"lease_ms", orphan.lease_ms ? json(*orphan.lease_ms) : json(nullptr)},
+        {"bound_ns", orphan.bound_ns ? json(*orphan.bound_ns) : json(nullptr)},
+        {"deadline_ns", orphan.deadline_ns},
+        {"first_waiter", evidence.waiter},
+        {"first_wait_ns", evidence.wait_start_ns},
+        {"waiter_refused", evidence.refused},
+        {"waited_until_ns", until_ns},
+        {"waited_past_bound_ms", ns_to_ms(past_bound_ns)},
+        {"orphaned_ms", ns_to_ms(orphan.ended_ns - orphan.orphaned_ns)},
+        {"ended_by", kEndings[static_cast<std::size_t>(orphan.ending)]},
+        {"regranted_ns", orphan.ending == Ending::Grant ? json(orphan.ended_ns) : json(nullptr)}};
     deadlock_violations_.push_back(json{{"kind", "deadlock"},
                                         {"key", key},
                                         {"message", std::move(message)},
@@ -215,6 +537,15 @@ void LivenessCheck::judge_orphan(const std::string& key, const Orphan& orphan,
 
 void LivenessCheck::finish(std::int64_t end_time_ns) {
     // Deterministic order for the report, whatever the hash maps' order.
+    std::vector<std::string> orphaned;
+    for (const auto& [name, key] : keys_) {
+        if (key.orphan || !key.settling.empty())
+            orphaned.push_back(name);
+    }
+    std::sort(orphaned.begin(), orphaned.end());
+    for (const auto& name : orphaned)
+        notice_waiting(keys_.find(name)->second, end_time_ns);
+
     std::vector<std::int64_t> waiting;
     waiting.reserve(waits_.size());
     for (const auto& [process, wait] : waits_)
@@ -223,16 +554,17 @@ void LivenessCheck::finish(std::int64_t end_time_ns) {
     for (std::int64_t process : waiting)
         end_wait(process, end_time_ns, false);
 
-    std::vector<std::string> orphaned;
-    for (const auto& [name, key] : keys_) {
-        if (key.orphan)
-            orphaned.push_back(name);
-    }
-    std::sort(orphaned.begin(), orphaned.end());
     for (const auto& name : orphaned) {
-        KeyState& key = keys_[name];
-        judge_orphan(name, *key.orphan, end_time_ns, nullptr);
-        key.orphan.reset();
+        KeyState& key = keys_.find(name)->second;
+        if (key.orphan)
+            end_orphan(name, key, Ending::EndOfHistory, end_time_ns, -1);
+        // An acquire still in flight at the end may have been granted - except a lock that
+        // certainly stays.
+        for (const Orphan& orphan : key.settling) {
+            if (orphan.stays)
+                report_deadlock(name, orphan);
+        }
+        key.settling.clear();
     }
 }
 
@@ -250,6 +582,11 @@ json LivenessCheck::result() const {
         {"starved", starved_},
         {"starved_processes", starved},
         {"orphaned", orphaned_},
+        {"orphaned_by",
+         {{name_of(Cause::Crash), orphaned_by_[0]},
+          {name_of(Cause::FailedRelease), orphaned_by_[1]},
+          {name_of(Cause::InDoubtRelease), orphaned_by_[2]},
+          {name_of(Cause::LostAcquire), orphaned_by_[3]}}},
         {"waits", waits_completed_},
         {"max_wait_ms", ns_to_ms(max_wait_ns_)},
         {"handoff_ms",
@@ -258,6 +595,7 @@ json LivenessCheck::result() const {
           {"p99", ns_to_ms(handoffs_.quantile(0.99).count())},
           {"max", ns_to_ms(handoffs_.max().count())}}},
         {"liveness_bound_ms", options_.liveness_bound_ms},
+        {"expiry_grace_ms", kExpiryGraceMs},
         {"starvation_bound_ms",
          options_.starvation_bound_ms ? json(*options_.starvation_bound_ms) : json(nullptr)}};
 }

@@ -1,13 +1,17 @@
 #include "liveness.hpp"
 
+#include <sstream>
+
 #include <gtest/gtest.h>
 
+#include "check.hpp"
 #include "history_testing.hpp"
 
 namespace lockbench::checker {
 namespace {
 
 using nlohmann::json;
+using testing::numbered;
 using testing::run_check;
 
 LivenessOptions bound_1s() {
@@ -44,9 +48,11 @@ TEST(Liveness, AnOrphanedKeyWithWaitersPastTheBoundIsADeadlock) {
     EXPECT_EQ(v[0]["kind"], "deadlock");
     EXPECT_EQ(v[0]["key"], "k0");
     EXPECT_EQ(v[0]["message"],
-              "k0: process 1 crashed holding it at 0.500 s; nobody was granted it for 2.500 s "
-              "(until the end of the history) while process 2 was trying to acquire it (from "
-              "0.600 s)");
+              "k0: process 1 (token a), granted it at 0.200 s, crashed holding it at 0.500 s; it "
+              "has no lease, so only a release frees it, and process 2 was still waiting for it "
+              "at 3.000 s (waiting since 3.000 s), 2.500 s after that; nobody was granted it "
+              "until the end of the history");
+    EXPECT_EQ(v[0]["witness"]["cause"], "crash");
     EXPECT_EQ(v[0]["witness"]["holder"], 1);
     EXPECT_EQ(v[0]["witness"]["crash_index"], 3);
     EXPECT_EQ(v[0]["witness"]["first_waiter"], 2);
@@ -71,11 +77,14 @@ TEST(Liveness, AnAcquireWithoutAnswerOnAFreeKeyThenNoGrantPastTheBoundIsADeadloc
     EXPECT_EQ(v[0]["kind"], "deadlock");
     EXPECT_EQ(v[0]["witness"]["cause"], "lost-acquire");
     EXPECT_EQ(v[0]["witness"]["holder"], 1);
-    EXPECT_EQ(v[0]["witness"]["first_waiter"], 2);
+    // Process 2's refusal came within the bound; process 3's, past it, proves the lock stuck.
+    EXPECT_EQ(v[0]["witness"]["first_waiter"], 3);
+    EXPECT_EQ(v[0]["witness"]["waiter_refused"], true);
     EXPECT_EQ(v[0]["message"],
-              "k0: process 1's acquire got no answer (it may hold the lock) at 0.400 s; nobody was "
-              "granted it for 1.700 s (until the end of the history) while process 2 was trying "
-              "to acquire it (from 0.500 s)");
+              "k0: process 1's acquire got no answer (it may hold the lock) at 0.400 s; it has no "
+              "lease, so only a release frees it, and process 3 was refused it at 2.100 s "
+              "(waiting since 2.000 s), 1.700 s after that; nobody was granted it until the end "
+              "of the history");
 }
 
 // The same lost answer on a lock that expires: another client gets it within the bound.
@@ -120,16 +129,38 @@ TEST(Liveness, AReGrantWithinTheBoundIsNoDeadlock) {
     EXPECT_EQ(check.result()["orphaned"], 1);
 }
 
+// Process 2 waits across the bound and gives up; process 3, who asked only after that, is the
+// first that can have got the lock.
 TEST(Liveness, AReGrantPastTheBoundIsADeadlock) {
     LivenessCheck check(bound_1s());
     run_check(check, std::string(kHolderCrashes) + R"(
 {"type":"invoke","process":2,"f":"acquire","key":"k0","value":null,"time":600000000}
-{"type":"ok","process":2,"f":"acquire","key":"k0","value":{"token":"b"},"time":2000000000}
+{"type":"fail","process":2,"f":"acquire","key":"k0","value":null,"time":1800000000,"error":"held"}
+{"type":"invoke","process":3,"f":"acquire","key":"k0","value":null,"time":1900000000}
+{"type":"ok","process":3,"f":"acquire","key":"k0","value":{"token":"b"},"time":2000000000}
 )");
     ASSERT_EQ(check.violation_count(), 1u);
     const json w = check.violations()[0]["witness"];
     EXPECT_EQ(w["regranted_ns"], 2000000000);
+    EXPECT_EQ(w["ended_by"], "grant");
+    EXPECT_EQ(w["first_waiter"], 2);
+    EXPECT_EQ(w["waiter_refused"], true);
     EXPECT_DOUBLE_EQ(w["orphaned_ms"].get<double>(), 1500.0);
+    EXPECT_DOUBLE_EQ(w["waited_past_bound_ms"].get<double>(), 1300.0);
+}
+
+// The same wait, but the grant's acquire began before the bound ran out: it may have been made
+// before it, so nothing proves the key stuck.
+TEST(Liveness, AReGrantWhoseAcquireBeganWithinTheBoundIsNoDeadlock) {
+    LivenessCheck check(bound_1s());
+    run_check(check, std::string(kHolderCrashes) + R"(
+{"type":"invoke","process":2,"f":"acquire","key":"k0","value":null,"time":600000000}
+{"type":"invoke","process":3,"f":"acquire","key":"k0","value":null,"time":1400000000}
+{"type":"fail","process":2,"f":"acquire","key":"k0","value":null,"time":1800000000,"error":"held"}
+{"type":"ok","process":3,"f":"acquire","key":"k0","value":{"token":"b"},"time":2000000000}
+)");
+    EXPECT_EQ(check.violation_count(), 0u);
+    EXPECT_EQ(check.result()["orphaned"], 1);
 }
 
 TEST(Liveness, AnOrphanNobodyWantsIsNoDeadlock) {
@@ -201,28 +232,33 @@ TEST(Liveness, AWaitPastTheStarvationBoundIsStarvationOncePerProcess) {
 
 TEST(Liveness, ALostAcquireOrphanEndsWithItsLease) {
     // T6 on a lease lock: the acquire's reply was lost, so a process that never learnt it may
-    // hold k0 - for at most the 400 ms it asked for. Waiters that give up and think meanwhile
-    // do not make a deadlock out of it; without a lease (seed 001) it would be one.
+    // hold k0 - for at most the 2000 ms it asked for (plus the grace a holder that is gone gets
+    // for late expiry). Process 2 is refused at 2.1 s, within that; without a lease (seed 001)
+    // the lock would never free, and the same refusal past the 1 s bound is a deadlock.
     const char* history = R"(
-{"type":"invoke","process":1,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":400},"time":100000000}
+{"type":"invoke","process":1,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":2000},"time":100000000}
 {"type":"info","process":1,"f":"acquire","key":"k0","value":null,"time":350000000,"error":"timeout"}
-{"type":"invoke","process":2,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":400},"time":400000000}
+{"type":"invoke","process":2,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":2000},"time":400000000}
 {"type":"fail","process":2,"f":"acquire","key":"k0","value":null,"time":500000000,"error":"held"}
-{"type":"invoke","process":2,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":400},"time":2900000000}
-{"type":"ok","process":2,"f":"acquire","key":"k0","value":{"token":"b"},"time":2950000000}
+{"type":"invoke","process":2,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":2000},"time":2000000000}
+{"type":"fail","process":2,"f":"acquire","key":"k0","value":null,"time":2100000000,"error":"held"}
+{"type":"invoke","process":2,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":2000},"time":3900000000}
+{"type":"ok","process":2,"f":"acquire","key":"k0","value":{"token":"b"},"time":3950000000}
 )";
     LivenessCheck leased(bound_1s());
     run_check(leased, history);
     EXPECT_EQ(leased.violation_count(), 0u);
     EXPECT_EQ(leased.result()["orphaned"], 1);
+    EXPECT_EQ(leased.result()["orphaned_by"]["lost-acquire"], 1);
 
     std::string no_lease = history;
-    for (std::size_t at; (at = no_lease.find(R"(,"lease_ms":400)")) != std::string::npos;)
-        no_lease.erase(at, std::string(R"(,"lease_ms":400)").size());
+    for (std::size_t at; (at = no_lease.find(R"(,"lease_ms":2000)")) != std::string::npos;)
+        no_lease.erase(at, std::string(R"(,"lease_ms":2000)").size());
     LivenessCheck forever(bound_1s());
     run_check(forever, no_lease);
     EXPECT_EQ(forever.result()["deadlocks"], 1);
     EXPECT_EQ(forever.result()["deadlock_processes"], (json{1}));
+    EXPECT_EQ(forever.violations()[0]["witness"]["regranted_ns"], 3950000000);
 }
 
 TEST(Liveness, OpenWaitsAreMeasuredToTheEndAndCrashesEndThem) {
@@ -241,15 +277,276 @@ TEST(Liveness, OpenWaitsAreMeasuredToTheEndAndCrashesEndThem) {
     EXPECT_DOUBLE_EQ(r["max_wait_ms"].get<double>(), 3000.0);
     EXPECT_EQ(r["waits"], 3);
     EXPECT_EQ(r["starved"], 1);
-    // Process 4's unanswered acquire on a free key may have taken it for good: from 2.5 s to the
-    // end nobody gets k0 while process 2 waits - a deadlock too, listed first.
-    EXPECT_EQ(r["deadlocks"], 1);
+    // Process 3 died with its acquire in flight and process 4's got no answer: either may have
+    // taken k0, or neither. Nobody was refused it, so process 2's unanswered wait proves nothing
+    // about a lock (the server may not have answered at all): no deadlock.
+    EXPECT_EQ(r["orphaned"], 2);
+    EXPECT_EQ(r["deadlocks"], 0);
+    const json v = check.violations();
+    ASSERT_EQ(v.size(), 1u);
+    EXPECT_EQ(v[0]["kind"], "starvation");
+    EXPECT_EQ(v[0]["witness"]["process"], 2);
+    EXPECT_EQ(v[0]["witness"]["granted"], false);
+}
+
+// Issue 26, item 1: a ZooKeeper release that cannot reach the restarting server fails, the lock
+// node stays under the live session, and every acquire is refused until the run ends at 6 s.
+// The 4 s session timeout (the acquire's lease_ms) runs from the failed release: 5.350 s.
+const char* kZooKeeperReleasesFail = R"(
+{"type":"invoke","process":1,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":4000},"time":800000000}
+{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"/lockbench/locks/k0/lock-0000000007","fence":7,"mode":"exclusive"},"time":850000000}
+{"type":"invoke","process":2,"f":"acquire","key":"k1","value":{"mode":"exclusive","lease_ms":4000},"time":780000000}
+{"type":"ok","process":2,"f":"acquire","key":"k1","value":{"token":"/lockbench/locks/k1/lock-0000000005","fence":5,"mode":"exclusive"},"time":800000000}
+{"type":"invoke","process":1,"f":"release","key":"k0","value":{"token":"/lockbench/locks/k0/lock-0000000007"},"time":1000000000}
+{"type":"invoke","process":2,"f":"release","key":"k1","value":{"token":"/lockbench/locks/k1/lock-0000000005"},"time":1000000000}
+{"type":"fail","process":1,"f":"release","key":"k0","value":null,"time":1350000000,"error":"connect: Connection refused"}
+{"type":"fail","process":2,"f":"release","key":"k1","value":null,"time":1350000000,"error":"connect: Connection refused"}
+{"type":"invoke","process":3,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":4000},"time":2500000000}
+{"type":"invoke","process":4,"f":"acquire","key":"k1","value":{"mode":"exclusive","lease_ms":4000},"time":2500000000}
+{"type":"fail","process":3,"f":"acquire","key":"k0","value":null,"time":3500000000,"error":"held"}
+{"type":"fail","process":4,"f":"acquire","key":"k1","value":null,"time":3500000000,"error":"held"}
+{"type":"invoke","process":3,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":4000},"time":3510000000}
+{"type":"invoke","process":4,"f":"acquire","key":"k1","value":{"mode":"exclusive","lease_ms":4000},"time":3510000000}
+{"type":"fail","process":3,"f":"acquire","key":"k0","value":null,"time":4510000000,"error":"held"}
+{"type":"fail","process":4,"f":"acquire","key":"k1","value":null,"time":4510000000,"error":"held"}
+{"type":"invoke","process":3,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":4000},"time":5000000000}
+{"type":"invoke","process":4,"f":"acquire","key":"k1","value":{"mode":"exclusive","lease_ms":4000},"time":5000000000}
+{"type":"fail","process":3,"f":"acquire","key":"k0","value":null,"time":6000000000,"error":"held"}
+{"type":"fail","process":4,"f":"acquire","key":"k1","value":null,"time":6000000000,"error":"held"}
+)";
+
+TEST(Liveness, AFailedZooKeeperReleaseLeavingTheNodeBehindIsADeadlock) {
+    LivenessCheck check;  // the default 10 s bound plays no part: these locks have a lease
+    run_check(check, kZooKeeperReleasesFail);
+    const json r = check.result();
+    EXPECT_EQ(r["valid"], false);
+    EXPECT_EQ(r["deadlocks"], 2);
+    EXPECT_EQ(r["deadlock_processes"], (json{1, 2}));
+    EXPECT_EQ(r["orphaned"], 2);
+    EXPECT_EQ(r["orphaned_by"]["failed-release"], 2);
     const json v = check.violations();
     ASSERT_EQ(v.size(), 2u);
-    EXPECT_EQ(v[0]["kind"], "deadlock");
-    EXPECT_EQ(v[1]["kind"], "starvation");
-    EXPECT_EQ(v[1]["witness"]["process"], 2);
-    EXPECT_EQ(v[1]["witness"]["granted"], false);
+    EXPECT_EQ(v[0]["key"], "k0");
+    EXPECT_EQ(v[0]["message"],
+              "k0: process 1 (token /lockbench/locks/k0/lock-0000000007), granted it at 0.850 s, "
+              "failed to release it at 1.350 s (connect: Connection refused); its lease of 4000 "
+              "ms ran out by 5.350 s, yet process 3 was refused it at 6.000 s (waiting since "
+              "5.000 s), 0.650 s past the lease; nobody was granted it until the end of the "
+              "history");
+    const json& w = v[0]["witness"];
+    EXPECT_EQ(w["cause"], "failed-release");
+    EXPECT_EQ(w["holder"], 1);
+    EXPECT_EQ(w["token"], "/lockbench/locks/k0/lock-0000000007");
+    EXPECT_EQ(w["granted_ns"], 850000000);
+    EXPECT_EQ(w["orphaned_ns"], 1350000000);
+    EXPECT_EQ(w["orphaned_index"], 6);
+    EXPECT_EQ(w["error"], "connect: Connection refused");
+    EXPECT_EQ(w["lease_ms"], 4000);
+    EXPECT_EQ(w["bound_ns"], 5350000000);
+    EXPECT_EQ(w["first_waiter"], 3);
+    EXPECT_DOUBLE_EQ(w["waited_past_bound_ms"].get<double>(), 650.0);
+    EXPECT_EQ(w["ended_by"], "end");
+    EXPECT_EQ(v[1]["witness"]["holder"], 2);
+    EXPECT_EQ(v[1]["witness"]["first_waiter"], 4);
+}
+
+// The refusals up to 4.51 s came while the session could still have been running out; had the
+// history ended there, nothing would prove the lock stuck.
+TEST(Liveness, RefusalsWithinTheLeaseOfAFailedReleaseAreNoDeadlock) {
+    const std::string history = kZooKeeperReleasesFail;
+    LivenessCheck check;
+    run_check(
+        check,
+        history.substr(
+            0,
+            history.find(
+                R"({"type":"invoke","process":3,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":4000},"time":5000000000})")));
+    EXPECT_EQ(check.violation_count(), 0u);
+    EXPECT_EQ(check.result()["orphaned"], 2);
+}
+
+// Seed 001's lock has no expiry: a release that failed leaves it locked for good.
+const char* kSeedReleaseFails = R"(
+{"type":"invoke","process":1,"f":"acquire","key":"k0","value":null,"time":100000000}
+{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"c1-1"},"time":200000000}
+{"type":"invoke","process":1,"f":"release","key":"k0","value":{"token":"c1-1"},"time":400000000}
+{"type":"fail","process":1,"f":"release","key":"k0","value":null,"time":500000000,"error":"Connection refused"}
+{"type":"invoke","process":2,"f":"acquire","key":"k0","value":null,"time":600000000}
+{"type":"fail","process":2,"f":"acquire","key":"k0","value":null,"time":700000000,"error":"held"}
+)";
+
+TEST(Liveness, AFailedReleaseOfALockWithoutLeaseIsADeadlock) {
+    LivenessCheck check(bound_1s());
+    run_check(check, std::string(kSeedReleaseFails) + R"(
+{"type":"invoke","process":2,"f":"acquire","key":"k0","value":null,"time":2000000000}
+{"type":"fail","process":2,"f":"acquire","key":"k0","value":null,"time":2100000000,"error":"held"}
+)");
+    ASSERT_EQ(check.violation_count(), 1u);
+    EXPECT_EQ(check.result()["deadlock_processes"], (json{1}));
+    const json v = check.violations();
+    EXPECT_EQ(v[0]["message"],
+              "k0: process 1 (token c1-1), granted it at 0.200 s, failed to release it at 0.500 "
+              "s (Connection refused); it has no lease, so only a release frees it, and process 2 "
+              "was refused it at 2.100 s (waiting since 2.000 s), 1.600 s after that; nobody was "
+              "granted it until the end of the history");
+    EXPECT_EQ(v[0]["witness"]["cause"], "failed-release");
+    EXPECT_TRUE(v[0]["witness"]["lease_ms"].is_null());
+    EXPECT_TRUE(v[0]["witness"]["bound_ns"].is_null());
+}
+
+// The failed release is sent again with the grant's token - under another process id, as after
+// an `info` - and frees the lock. Process 2's acquire at 2 s then gets no answer: a slow server,
+// not a stuck lock. Without the second release the same wait is a deadlock.
+TEST(Liveness, AFailedReleaseReleasedAgainByTokenIsNoDeadlock) {
+    const std::string rerelease = R"(
+{"type":"invoke","process":5,"f":"release","key":"k0","value":{"token":"c1-1"},"time":1200000000}
+{"type":"ok","process":5,"f":"release","key":"k0","value":null,"time":1250000000}
+)";
+    const std::string later = R"(
+{"type":"invoke","process":2,"f":"acquire","key":"k0","value":null,"time":2000000000}
+{"type":"info","process":2,"f":"acquire","key":"k0","value":null,"time":2300000000,"error":"timeout"}
+)";
+    LivenessCheck released(bound_1s());
+    run_check(released, kSeedReleaseFails + rerelease + later);
+    EXPECT_EQ(released.violation_count(), 0u);
+    EXPECT_EQ(released.result()["orphaned_by"]["failed-release"], 1);
+
+    LivenessCheck stuck(bound_1s());
+    run_check(stuck, kSeedReleaseFails + later);
+    EXPECT_EQ(stuck.result()["deadlocks"], 1);
+}
+
+// Issue 26, item 3: the holder of a 300 ms lease crashes; its only waiter gives up at 0.31 s;
+// an unrelated event comes 20 s later. Nobody waited past the lease: valid, exit 0.
+TEST(Liveness, ACrashedLeaseHolderAndAWaiterThatGaveUpAreNoDeadlock) {
+    const std::string history = R"(
+{"type":"invoke","process":1,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":0}
+{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"a","mode":"exclusive"},"time":50000000}
+{"type":"info","process":"nemesis","f":"crash","value":{"target":1,"client":0},"time":100000000}
+{"type":"invoke","process":2,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":120000000}
+{"type":"fail","process":2,"f":"acquire","key":"k0","value":null,"time":310000000,"error":"held"}
+{"type":"invoke","process":3,"f":"read","key":"x","value":null,"time":20000000000}
+{"type":"ok","process":3,"f":"read","key":"x","value":null,"time":20001000000}
+)";
+    LivenessCheck check;
+    run_check(check, history);
+    EXPECT_EQ(check.violation_count(), 0u);
+    EXPECT_EQ(check.result()["orphaned_by"]["crash"], 1);
+
+    // What `lockbench check` runs on it.
+    std::istringstream in{numbered(history)};
+    const Report report = check_history(in, CheckOptions{});
+    EXPECT_EQ(report.verdict, Verdict::Valid);
+    EXPECT_EQ(exit_code(report.verdict), 0);
+}
+
+// A crashed lease holder's lock frees itself: a waiter gets it after the lease.
+TEST(Liveness, ACrashedLeaseHoldersLockGrantedAfterTheLeaseIsNoDeadlock) {
+    LivenessCheck check(bound_1s());
+    run_check(check, R"(
+{"type":"invoke","process":1,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":100000000}
+{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"a"},"time":200000000}
+{"type":"info","process":"nemesis","f":"crash","value":{"target":1,"client":0},"time":500000000}
+{"type":"invoke","process":2,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":600000000}
+{"type":"invoke","process":3,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":650000000}
+{"type":"fail","process":3,"f":"acquire","key":"k0","value":null,"time":700000000,"error":"held"}
+{"type":"ok","process":2,"f":"acquire","key":"k0","value":{"token":"b"},"time":820000000}
+{"type":"invoke","process":4,"f":"write","key":"x","value":1,"time":9000000000}
+)");
+    EXPECT_EQ(check.violation_count(), 0u);
+    EXPECT_EQ(check.result()["orphaned"], 1);
+}
+
+// The same crash, but the lock outlives its lease by far: the service kept it.
+TEST(Liveness, ACrashedLeaseHoldersLockRefusedLongAfterTheLeaseIsADeadlock) {
+    LivenessCheck check(bound_1s());
+    run_check(check, R"(
+{"type":"invoke","process":1,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":100000000}
+{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"a"},"time":200000000}
+{"type":"info","process":"nemesis","f":"crash","value":{"target":1,"client":0},"time":500000000}
+{"type":"invoke","process":2,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":1150000000}
+{"type":"fail","process":2,"f":"acquire","key":"k0","value":null,"time":1190000000,"error":"held"}
+{"type":"invoke","process":2,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":1300000000}
+{"type":"fail","process":2,"f":"acquire","key":"k0","value":null,"time":1400000000,"error":"held"}
+)");
+    // 0.8 s bound, plus 250 ms and half the lease for a holder that is gone: 1.2 s.
+    ASSERT_EQ(check.violation_count(), 1u);
+    const json w = check.violations()[0]["witness"];
+    EXPECT_EQ(w["cause"], "crash");
+    EXPECT_EQ(w["bound_ns"], 800000000);
+    EXPECT_EQ(w["deadline_ns"], 1200000000);
+    EXPECT_EQ(w["waited_until_ns"], 1400000000);
+}
+
+// A refusal past the bound that a grant may explain: process 3's acquire began before it and
+// may have been granted first. Had it begun after the refusal, the lock was stuck until then.
+TEST(Liveness, ARefusalAnEarlierAcquiresGrantMayExplainIsNoDeadlock) {
+    const auto history = [](const char* regrant_invoke_ns) {
+        return std::string(R"(
+{"type":"invoke","process":1,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":100000000}
+{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"a"},"time":200000000}
+{"type":"info","process":"nemesis","f":"crash","value":{"target":1,"client":0},"time":500000000}
+{"type":"invoke","process":3,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":)") +
+               regrant_invoke_ns + R"(}
+{"type":"invoke","process":2,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":1250000000}
+{"type":"fail","process":2,"f":"acquire","key":"k0","value":null,"time":1300000000,"error":"held"}
+{"type":"ok","process":3,"f":"acquire","key":"k0","value":{"token":"b"},"time":1400000000}
+)";
+    };
+    LivenessCheck explained(bound_1s());
+    run_check(explained, history("1240000000"));
+    EXPECT_EQ(explained.violation_count(), 0u);
+
+    // Reordered by time: process 3 now asks after the refusal.
+    std::string late = history("1350000000");
+    const std::string p3 = late.substr(late.find(R"({"type":"invoke","process":3)"));
+    const std::string p3_invoke = p3.substr(0, p3.find('\n') + 1);
+    late.erase(late.find(p3_invoke), p3_invoke.size());
+    late.insert(late.find(R"({"type":"ok","process":3)"), p3_invoke);
+    LivenessCheck stuck(bound_1s());
+    run_check(stuck, late);
+    ASSERT_EQ(stuck.violation_count(), 1u);
+    EXPECT_EQ(stuck.violations()[0]["witness"]["regranted_ns"], 1400000000);
+}
+
+// A release whose reply was lost: it may have freed the lock, and a waiter gets it promptly.
+TEST(Liveness, AnInDoubtReleaseFollowedByAPromptReGrantIsNoDeadlock) {
+    LivenessCheck check(bound_1s());
+    run_check(check, R"(
+{"type":"invoke","process":1,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":500},"time":100000000}
+{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"a"},"time":200000000}
+{"type":"invoke","process":2,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":500},"time":900000000}
+{"type":"invoke","process":1,"f":"release","key":"k0","value":{"token":"a"},"time":1000000000}
+{"type":"fail","process":2,"f":"acquire","key":"k0","value":null,"time":1100000000,"error":"held"}
+{"type":"info","process":1,"f":"release","key":"k0","value":null,"time":1300000000,"error":"timeout"}
+{"type":"invoke","process":3,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":500},"time":1310000000}
+{"type":"ok","process":3,"f":"acquire","key":"k0","value":{"token":"b"},"time":1350000000}
+{"type":"invoke","process":4,"f":"write","key":"x","value":1,"time":9000000000}
+)");
+    EXPECT_EQ(check.violation_count(), 0u);
+    EXPECT_EQ(check.result()["orphaned_by"]["in-doubt-release"], 1);
+}
+
+// An in-doubt release with no grant after it: the lock may still be there, but only a refusal
+// past its lease proves it; then it is a deadlock naming the release.
+TEST(Liveness, AnInDoubtReleaseRefusedPastItsLeaseIsADeadlock) {
+    LivenessCheck check(bound_1s());
+    run_check(check, R"(
+{"type":"invoke","process":1,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":500},"time":100000000}
+{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"a"},"time":200000000}
+{"type":"invoke","process":1,"f":"release","key":"k0","value":{"token":"a"},"time":1000000000}
+{"type":"info","process":1,"f":"release","key":"k0","value":null,"time":1300000000,"error":"timeout"}
+{"type":"invoke","process":2,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":500},"time":1800000000}
+{"type":"fail","process":2,"f":"acquire","key":"k0","value":null,"time":1810000000,"error":"held"}
+{"type":"invoke","process":2,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":500},"time":2100000000}
+{"type":"fail","process":2,"f":"acquire","key":"k0","value":null,"time":2110000000,"error":"held"}
+)");
+    ASSERT_EQ(check.violation_count(), 1u);
+    const json w = check.violations()[0]["witness"];
+    EXPECT_EQ(w["cause"], "in-doubt-release");
+    EXPECT_EQ(w["error"], "timeout");
+    EXPECT_EQ(w["deadline_ns"], 2050000000);
+    EXPECT_EQ(w["waited_until_ns"], 2110000000);
 }
 
 TEST(Liveness, HandoffRunsFromTheReleaseInvokeToTheNextGrantWhenSomeoneWaits) {

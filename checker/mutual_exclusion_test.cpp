@@ -200,6 +200,90 @@ TEST(MutualExclusion, ACrashEndsTheHold) {
     EXPECT_EQ(check.result()["ended_by_crash"], 1);
 }
 
+// The lease holder crashes; the lock frees itself when the lease runs out and a waiter gets it.
+// The crashed hold ended at the crash: nothing overlaps.
+TEST(MutualExclusion, ACrashedLeaseHoldersLockGrantedAfterTheLeaseOverlapsNothing) {
+    MutualExclusionCheck check;
+    run_check(check, R"(
+{"type":"invoke","process":1,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":100000000}
+{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"a"},"time":200000000}
+{"type":"info","process":"nemesis","f":"crash","value":{"target":1,"client":0},"time":500000000}
+{"type":"invoke","process":2,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":600000000}
+{"type":"ok","process":2,"f":"acquire","key":"k0","value":{"token":"b"},"time":820000000}
+{"type":"invoke","process":2,"f":"release","key":"k0","value":{"token":"b"},"time":900000000}
+{"type":"ok","process":2,"f":"release","key":"k0","value":null,"time":910000000}
+)");
+    EXPECT_EQ(check.violation_count(), 0u);
+    EXPECT_EQ(check.result()["holds"], 2);
+    EXPECT_EQ(check.result()["ended_by_crash"], 1);
+    EXPECT_EQ(check.result()["open_at_end"], 0);
+}
+
+// A live holder's release fails (the server was unreachable) and the lease frees the lock; the
+// holder goes on and is granted it again after another process had it. The failed release
+// ended its hold: the client stopped relying on the lock.
+TEST(MutualExclusion, AFailedReleaseOfALeaseLockThenLaterGrantsOverlapNothing) {
+    MutualExclusionCheck check;
+    run_check(check, R"(
+{"type":"invoke","process":1,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":500},"time":100000000}
+{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"a"},"time":200000000}
+{"type":"invoke","process":1,"f":"release","key":"k0","value":{"token":"a"},"time":300000000}
+{"type":"fail","process":1,"f":"release","key":"k0","value":null,"time":350000000,"error":"Connection refused"}
+{"type":"invoke","process":2,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":500},"time":400000000}
+{"type":"fail","process":2,"f":"acquire","key":"k0","value":null,"time":450000000,"error":"held"}
+{"type":"invoke","process":2,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":500},"time":900000000}
+{"type":"ok","process":2,"f":"acquire","key":"k0","value":{"token":"b"},"time":910000000}
+{"type":"invoke","process":1,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":500},"time":950000000}
+{"type":"invoke","process":2,"f":"release","key":"k0","value":{"token":"b"},"time":1000000000}
+{"type":"ok","process":2,"f":"release","key":"k0","value":null,"time":1010000000}
+{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"c"},"time":1020000000}
+)");
+    EXPECT_EQ(check.violation_count(), 0u);
+    EXPECT_EQ(check.result()["holds"], 3);
+    EXPECT_EQ(check.result()["open_at_end"], 1);
+}
+
+// Seed 001's lock has no lease: after a failed release only the release sent again (by token,
+// under a fresh id) frees it, and then the waiter gets it.
+TEST(MutualExclusion, AFailedReleaseOfALockWithoutLeaseReleasedAgainOverlapsNothing) {
+    MutualExclusionCheck check;
+    run_check(check, R"(
+{"type":"invoke","process":1,"f":"acquire","key":"k0","value":null,"time":100000000}
+{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"c1-1"},"time":200000000}
+{"type":"invoke","process":1,"f":"release","key":"k0","value":{"token":"c1-1"},"time":400000000}
+{"type":"fail","process":1,"f":"release","key":"k0","value":null,"time":500000000,"error":"Connection refused"}
+{"type":"invoke","process":2,"f":"acquire","key":"k0","value":null,"time":600000000}
+{"type":"fail","process":2,"f":"acquire","key":"k0","value":null,"time":700000000,"error":"held"}
+{"type":"invoke","process":5,"f":"release","key":"k0","value":{"token":"c1-1"},"time":1200000000}
+{"type":"ok","process":5,"f":"release","key":"k0","value":null,"time":1250000000}
+{"type":"invoke","process":2,"f":"acquire","key":"k0","value":null,"time":1300000000}
+{"type":"ok","process":2,"f":"acquire","key":"k0","value":{"token":"c2-1"},"time":1350000000}
+)");
+    EXPECT_EQ(check.violation_count(), 0u);
+    EXPECT_EQ(check.result()["holds"], 2);
+    EXPECT_EQ(check.result()["open_at_end"], 1);
+}
+
+// A waiter that gives up holds nothing: its refusal and the think time after it overlap no one,
+// and its next attempt is granted only after the holder released.
+TEST(MutualExclusion, AWaiterThatGivesUpHoldsNothing) {
+    MutualExclusionCheck check;
+    run_check(check, R"(
+{"type":"invoke","process":1,"f":"acquire","key":"k0","value":null,"time":100000000}
+{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"a"},"time":200000000}
+{"type":"invoke","process":2,"f":"acquire","key":"k0","value":null,"time":250000000}
+{"type":"fail","process":2,"f":"acquire","key":"k0","value":null,"time":310000000,"error":"held"}
+{"type":"invoke","process":2,"f":"acquire","key":"k0","value":null,"time":320000000}
+{"type":"info","process":2,"f":"acquire","key":"k0","value":null,"time":400000000,"error":"timeout"}
+{"type":"invoke","process":1,"f":"release","key":"k0","value":{"token":"a"},"time":500000000}
+{"type":"ok","process":1,"f":"release","key":"k0","value":null,"time":510000000}
+{"type":"invoke","process":3,"f":"acquire","key":"k0","value":null,"time":600000000}
+{"type":"ok","process":3,"f":"acquire","key":"k0","value":{"token":"b"},"time":610000000}
+)");
+    EXPECT_EQ(check.violation_count(), 0u);
+    EXPECT_EQ(check.result()["holds"], 2);
+}
+
 TEST(MutualExclusion, AHoldOpenAtTheEndOverlapsALaterGrant) {
     MutualExclusionCheck check;
     run_check(check, R"(

@@ -795,12 +795,17 @@ class Teller {
         const std::uint64_t crash_index = ev.value("crash_index", std::uint64_t{0});
         const std::int64_t waiter = ev.value("first_waiter", std::int64_t{-1});
         const auto regranted = int_field(ev, "regranted_ns");
-        const bool crashed = ev.value("cause", std::string()) == "crash";
+        const std::string cause = ev.value("cause", std::string());
+        const bool crashed = cause == "crash";
+        // What left the lock behind, for the headline and the last sentence.
+        const std::string left = crashed                       ? " crashed holding the lock"
+                                 : cause == "failed-release"   ? "'s release failed"
+                                 : cause == "in-doubt-release" ? "'s release got no answer"
+                                                               : "'s acquire got no answer";
         const Window window(history_, w.key, crash_ns - kSecond,
                             regranted.value_or(std::numeric_limits<std::int64_t>::max()));
         window_ = &window;
-        story.headline = w.key + ": process " + std::to_string(holder) +
-                         (crashed ? " crashed holding the lock" : "'s acquire got no answer") +
+        story.headline = w.key + ": process " + std::to_string(holder) + left +
                          " and nobody could take it" +
                          (context_.strategy.empty() ? "" : " (" + context_.strategy + ")") + ".";
         std::int64_t window_from = crash_ns;
@@ -884,11 +889,15 @@ class Teller {
         const std::int64_t until = regranted.value_or(window.history_end_ns());
         story.claims.push_back(
             {.kind = ClaimKind::NeverRegranted,
-             .text = "Nobody was granted " + w.key + " from the crash until " +
-                     (regranted ? format_seconds(*regranted)
-                                : "the end of the history at " + format_seconds(until)) +
-                     ": " + format_seconds(until - crash_ns) +
-                     " with the lock held by nobody alive.",
+             .text =
+                 "Nobody was granted " + w.key + " from " +
+                 (crashed ? std::string("the crash") : format_seconds(crash_ns)) + " until " +
+                 (regranted ? format_seconds(*regranted)
+                            : "the end of the history at " + format_seconds(until)) +
+                 ": " + format_seconds(until - crash_ns) +
+                 (crashed || cause == "lost-acquire"
+                      ? " with the lock held by nobody alive."
+                      : " with the lock left behind by process " + std::to_string(holder) + "."),
              .process = holder,
              .time_ns = until});
         add_prevention(story, context_);

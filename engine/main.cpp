@@ -608,7 +608,8 @@ int main(int argc, char** argv) {
         ->excludes("--json");
     check
         ->add_option("--liveness-bound-ms", cf.liveness_bound_ms,
-                     "A lock orphaned longer than this while others wait is a deadlock")
+                     "A lock without a lease orphaned longer than this while others wait is a "
+                     "deadlock (a leased lock: past its lease)")
         ->check(CLI::PositiveNumber)
         ->capture_default_str();
     check
