@@ -149,7 +149,9 @@ void ClientThreads::thread_main(int t) {
         }
         if (remaining > 0)
             loop.run();
-        // Faults posted to this loop after the clients ended must not run on dead clients.
+        // Faults posted to this loop after the clients ended must not run on dead clients: once
+        // the loop is unpublished, a post still queued here is dropped when it runs
+        // (ClientDirectory::post), here on the clients' own thread.
         unpublish.undo();
         clients.clear();
         loop.run_once(0ms);

@@ -92,12 +92,22 @@ std::size_t ClientDirectory::size() const {
     return clients_.size();
 }
 
+bool ClientDirectory::registered(std::size_t index, const SimulatedClient* client) const {
+    std::lock_guard lock(mutex_);
+    return index < clients_.size() && clients_[index].first == client;
+}
+
 bool ClientDirectory::post(std::size_t index, std::function<void(SimulatedClient&)> action) {
     std::lock_guard lock(mutex_);
     if (index >= clients_.size() || !clients_[index].first)
         return false;
     auto [client, loop] = clients_[index];
-    loop->post([client, action = std::move(action)] { action(*client); });
+    // Posted as the loop ends, it may run after its clients are destroyed: it asks again when it
+    // runs, on the client's own thread, which removes them before destroying them.
+    loop->post([this, index, client, action = std::move(action)] {
+        if (registered(index, client))
+            action(*client);
+    });
     return true;
 }
 
@@ -111,9 +121,14 @@ void ClientDirectory::remove_loop(EventLoop* loop) {
 
 void ClientDirectory::post_all(std::function<void(SimulatedClient&)> action) {
     std::lock_guard lock(mutex_);
-    for (auto [client, loop] : clients_) {
-        if (client)
-            loop->post([client, action] { action(*client); });
+    for (std::size_t index = 0; index < clients_.size(); ++index) {
+        auto [client, loop] = clients_[index];
+        if (client) {
+            loop->post([this, index, client, action] {
+                if (registered(index, client))
+                    action(*client);
+            });
+        }
     }
 }
 
