@@ -71,13 +71,21 @@ void ClientThreads::open_gates() {
     }
 }
 
-void ClientThreads::stop_and_join() {
+void ClientThreads::stop() {
     env_.stop = true;
     open_gates();  // a client still waiting at its gate must see the stop
+}
+
+void ClientThreads::join() {
     for (auto& th : threads_) {
         if (th.joinable())
             th.join();
     }
+}
+
+void ClientThreads::stop_and_join() {
+    stop();
+    join();
 }
 
 void ClientThreads::thread_main(int t) {

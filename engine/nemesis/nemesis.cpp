@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <thread>
 
 #include "client.hpp"
 #include "client_faults.hpp"
@@ -181,8 +182,17 @@ void NemesisContext::run_due(EventLoop::TimePoint now) {
 }
 
 void NemesisContext::run_all_pending() {
-    while (!pending_.empty())
-        run_due(EventLoop::TimePoint::max());
+    // What was pending heals now, however late it was due (a resume, a restart). What those
+    // actions schedule in turn - a check polling every 100 ms for a promotion - runs when it is
+    // due: run at once, such a poll repeated back to back for seconds.
+    run_due(EventLoop::TimePoint::max());
+    while (!pending_.empty()) {
+        auto next = pending_.front().first;
+        for (const auto& [when, action] : pending_)
+            next = std::min(next, when);
+        std::this_thread::sleep_until(next);
+        run_due(EventLoop::now());
+    }
 }
 
 // ---- parsing
