@@ -9,9 +9,11 @@
 #include <ctime>
 #include <fstream>
 #include <mutex>
+#include <new>
 #include <random>
 #include <sstream>
 #include <sys/resource.h>
+#include <system_error>
 #include <thread>
 #include <unistd.h>
 
@@ -511,6 +513,25 @@ RunOutcome run_workload(const RunOptions& options) {
     }
     outcome.dir = dir.commit();
     return outcome;
+}
+
+RunFailure run_failure(std::exception_ptr error) {
+    try {
+        std::rethrow_exception(error);
+    } catch (const WorkloadError& e) {
+        return {e.what(), 2};
+    } catch (const EnvironmentError& e) {
+        return {e.what(), 4};
+    } catch (const std::system_error& e) {  // a system call, the file system
+        return {e.what(), 4};
+    } catch (const std::bad_alloc&) {
+        return {"out of memory", 4};
+    } catch (const std::exception& e) {
+        return {std::string("internal error (a bug in lockbench; please report it): ") + e.what(),
+                5};
+    } catch (...) {
+        return {"internal error (a bug in lockbench; please report it): an unknown exception", 5};
+    }
 }
 
 int run_exit_code(const RunOutcome& outcome) {
