@@ -71,13 +71,21 @@ void ClientThreads::open_gates() {
     }
 }
 
-void ClientThreads::stop_and_join() {
+void ClientThreads::stop() {
     env_.stop = true;
     open_gates();  // a client still waiting at its gate must see the stop
+}
+
+void ClientThreads::join() {
     for (auto& th : threads_) {
         if (th.joinable())
             th.join();
     }
+}
+
+void ClientThreads::stop_and_join() {
+    stop();
+    join();
 }
 
 void ClientThreads::thread_main(int t) {
@@ -149,7 +157,9 @@ void ClientThreads::thread_main(int t) {
         }
         if (remaining > 0)
             loop.run();
-        // Faults posted to this loop after the clients ended must not run on dead clients.
+        // Faults posted to this loop after the clients ended must not run on dead clients: once
+        // the loop is unpublished, a post still queued here is dropped when it runs
+        // (ClientDirectory::post), here on the clients' own thread.
         unpublish.undo();
         clients.clear();
         loop.run_once(0ms);

@@ -51,7 +51,11 @@ class ClientThreads {
     void wait_registered() const;
     // Lets every connected client start its first cycle.
     void open_gates();
-    // Asks every client to stop after its current operation and joins the threads.
+    // Asks every client to stop after its current operation: none starts another cycle.
+    void stop();
+    // Waits for every thread to end (call stop() first, or it waits for the run to end).
+    void join();
+    // Both.
     void stop_and_join();
 
     // The first unexpected exception in a client thread, "" if none. Once set, env.stop is too.

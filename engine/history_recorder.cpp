@@ -124,6 +124,8 @@ std::int64_t HistoryRecorder::record(HistoryEvent event) {
     event.clock = nullptr;  // the writer thread must not read a client's clock
     const std::int64_t t =
         std::chrono::duration_cast<std::chrono::nanoseconds>(now - run_start_).count();
+    if (event.process != HistoryEvent::kNemesis)
+        last_client_event_ns_ = t;
     pending_.push_back(Stamped{std::move(event), t});
     ++recorded_;
     if (pending_.size() >= 65'536)
@@ -134,6 +136,11 @@ std::int64_t HistoryRecorder::record(HistoryEvent event) {
 std::uint64_t HistoryRecorder::events() const {
     std::lock_guard lock(mutex_);
     return recorded_;
+}
+
+std::int64_t HistoryRecorder::last_client_event_ns() const {
+    std::lock_guard lock(mutex_);
+    return last_client_event_ns_;
 }
 
 void HistoryRecorder::writer_loop() {

@@ -54,6 +54,9 @@ class HistoryRecorder {
     // (e.g. the disk is full), so a run never reports success over a truncated history.
     void finish();
     std::uint64_t events() const;
+    // The time (ns since run start) of the last event a client recorded, 0 if none: where the
+    // clients' running time ends when they were still finishing operations after the stop.
+    std::int64_t last_client_event_ns() const;
 
     // One JSON line (without '\n') for an event at `index` and `time`.
     static void append_json(std::string& out, const HistoryEvent& e, std::uint64_t index,
@@ -73,6 +76,7 @@ class HistoryRecorder {
     std::condition_variable wake_;
     std::vector<Stamped> pending_;
     std::uint64_t recorded_ = 0;
+    std::int64_t last_client_event_ns_ = 0;
     bool stopping_ = false;
     std::uint64_t next_index_ = 0;  // writer thread only
     std::string write_error_;       // guarded by mutex_

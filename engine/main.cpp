@@ -40,7 +40,9 @@ constexpr int kExitUsage = 2;
 constexpr int kExitEnvironment = 4;
 constexpr int kExitInternal = 5;
 
-// Set by SIGINT/SIGTERM; the run notices, stops its clients and still writes a valid result.
+// Set by SIGINT/SIGTERM/SIGHUP; the run notices, stops its clients and still writes a valid
+// result. SIGHUP too: closing the ssh session of a long suite must not lose its finished runs
+// (nor leave results/.tmp-* behind), which the signal's default action would.
 std::atomic<bool> g_interrupted{false};
 static_assert(std::atomic<bool>::is_always_lock_free);
 
@@ -54,6 +56,7 @@ void install_interrupt_handlers() {
     sigemptyset(&sa.sa_mask);
     ::sigaction(SIGINT, &sa, nullptr);
     ::sigaction(SIGTERM, &sa, nullptr);
+    ::sigaction(SIGHUP, &sa, nullptr);
 }
 
 struct RunFlags {
@@ -199,6 +202,8 @@ int run_command(const RunFlags& f) {
         std::cout << format_ramp(outcome.curves) << "results     " << outcome.dir.string() << "\n";
         if (outcome.interrupted)
             return 130;
+        if (outcome.failure_exit_code != 0)
+            return outcome.failure_exit_code;
         return checker::exit_code(outcome.verdict);
     }
     RunOutcome outcome = run_workload(options);
@@ -718,6 +723,8 @@ int main(int argc, char** argv) {
                       << outcome.dir.string() << "\n";
             if (outcome.interrupted)
                 return 130;
+            if (outcome.failure_exit_code != 0)
+                return outcome.failure_exit_code;
             if (!outcome.all_as_expected)
                 return 1;
             // Every pair skipped: nothing was judged, which is not a pass.

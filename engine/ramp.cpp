@@ -1,5 +1,6 @@
 #include "ramp.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -84,7 +85,8 @@ RampOutcome run_ramp(const RampOptions& options) {
     json curves{{"scenario", options.workload.name},
                 {"clients", options.clients},
                 {"duration_s", options.workload.duration_s},
-                {"curves", json::object()}};
+                {"curves", json::object()},
+                {"failed", json::array()}};
     if (options.machine)
         curves["yardstick"] = options.machine->to_json();
     else if (!options.machine_not_measured.empty())
@@ -99,12 +101,28 @@ RampOutcome run_ramp(const RampOptions& options) {
             std::fprintf(stderr, "\r\x1b[K[%zu/%zu] %s with %d clients", i + 1, plan.size(),
                          w.strategy.c_str(), w.clients);
         }
-        RunOutcome r = run_workload({.workload = w,
-                                     .redis = options.redis,
-                                     .zookeeper = options.zookeeper,
-                                     .out_dir = folder.tmp(),
-                                     .interrupt = options.interrupt,
-                                     .label = w.strategy + "-c" + std::to_string(w.clients)});
+        RunOutcome r;
+        try {
+            r = run_workload({.workload = w,
+                              .redis = options.redis,
+                              .zookeeper = options.zookeeper,
+                              .out_dir = folder.tmp(),
+                              .interrupt = options.interrupt,
+                              .label = w.strategy + "-c" + std::to_string(w.clients)});
+        } catch (...) {
+            // A point that could not be run (too few file descriptors for its clients, say) is
+            // that point's error: the points before it are kept, and the rest are still tried.
+            const RunFailure failure = run_failure(std::current_exception());
+            std::fprintf(stderr, "%sfailed: %s with %d clients: %s\n",
+                         options.progress ? "\r\x1b[K" : "", w.strategy.c_str(), w.clients,
+                         failure.message.c_str());
+            curves["failed"].push_back({{"strategy", w.strategy},
+                                        {"clients", w.clients},
+                                        {"error", failure.message},
+                                        {"exit_code", failure.exit_code}});
+            outcome.failure_exit_code = std::max(outcome.failure_exit_code, failure.exit_code);
+            continue;
+        }
         if (r.interrupted) {
             outcome.interrupted = true;
             break;
@@ -161,6 +179,13 @@ std::string format_ramp(const json& curves) {
                           verdict.c_str());
             out << line;
         }
+    }
+    const json failed = curves.value("failed", json::array());
+    if (!failed.empty())
+        out << "\nfailed\n";
+    for (const json& f : failed) {
+        out << "  " << f.value("strategy", std::string()) << " with " << f.value("clients", 0)
+            << " clients: " << f.value("error", std::string()) << "\n";
     }
     return out.str();
 }

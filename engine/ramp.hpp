@@ -44,9 +44,13 @@ struct RampOutcome {
     bool interrupted = false;
     // Jepsen's composition over every point: a violation anywhere beats unknown beats valid.
     checker::Verdict verdict = checker::Verdict::Valid;
+    // A point that failed (curves["failed"]) is that point's error, and the others are kept:
+    // the highest exit code of those errors (README.md: 2, 4 or 5), 0 when none failed.
+    int failure_exit_code = 0;
 };
 
-// Throws WorkloadError (exit 2) or EnvironmentError (exit 4), as run_workload does.
+// Throws WorkloadError (exit 2) or EnvironmentError (exit 4) when it cannot start or cannot
+// write the ramp; a point that fails is recorded in "failed", and the ramp goes on.
 RampOutcome run_ramp(const RampOptions& options);
 
 // ramp.txt: one table per strategy.

@@ -1,6 +1,11 @@
 #include "ramp.hpp"
 
+#include <algorithm>
+#include <cstdlib>
 #include <fstream>
+#include <sstream>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -77,6 +82,73 @@ TEST(ClientsRamp, RunsEveryPointForEveryStrategyIntoOneFolder) {
     EXPECT_TRUE(fs::exists(r.dir / "ramp.txt"));
     // Nothing else is left behind: one folder, committed.
     EXPECT_EQ(std::distance(fs::directory_iterator(out.path()), fs::directory_iterator()), 1);
+}
+
+std::string read_text(const fs::path& p) {
+    std::ifstream in(p);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+// The names under `dir`, at any depth, of folders a result is filled in before it is whole.
+std::vector<std::string> tmp_folders(const fs::path& dir) {
+    std::vector<std::string> out;
+    for (const auto& e : fs::recursive_directory_iterator(dir)) {
+        if (e.path().filename().string().starts_with(".tmp-"))
+            out.push_back(e.path().string());
+    }
+    return out;
+}
+
+// A ramp whose second point needs more file descriptors than the process may open (its hard
+// limit lowered, and as root the right to raise it dropped): that point is the ramp's error, and
+// the first point's run is kept, with the curve, the table and exit 4.
+TEST(ClientsRamp, APointThatFailsIsNamedAndThePointsBeforeItAreKept) {
+    testing::TempDir t;
+    const fs::path results = t.path() / "results";
+    const std::string keep_limit =
+        ::geteuid() == 0 ? "setpriv --bounding-set=-sys_resource --inh-caps=-sys_resource " : "";
+    const std::string command = "ulimit -n 512; " + keep_limit + "'" + LOCKBENCH_BINARY +
+                                "' run --no-yardstick --clients-ramp 2,5000 --keys 2 "
+                                "--duration 0.5 --out '" +
+                                results.string() + "' >'" + (t.path() / "out.txt").string() +
+                                "' 2>'" + (t.path() / "err.txt").string() + "'";
+    const int status = std::system(("bash -c \"" + command + "\"").c_str());
+    ASSERT_TRUE(WIFEXITED(status));
+    const std::string out = read_text(t.path() / "out.txt");
+    const std::string err = read_text(t.path() / "err.txt");
+    EXPECT_EQ(WEXITSTATUS(status), 4) << out << err;
+    EXPECT_EQ(err.rfind("failed: set_nx_px with 5000 clients: --clients 5000 needs about ", 0), 0u)
+        << err;
+    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+    EXPECT_NE(out.find("set_nx_px with 5000 clients: --clients 5000 needs about"),
+              std::string::npos)
+        << out;
+    EXPECT_TRUE(tmp_folders(results).empty()) << tmp_folders(results).front();
+
+    std::vector<fs::path> ramps(fs::directory_iterator(results), fs::directory_iterator{});
+    ASSERT_EQ(ramps.size(), 1u);
+    const json saved = json::parse(std::ifstream(ramps[0] / "ramp.json"));
+    const json& curve = saved["curves"]["set_nx_px"];
+    ASSERT_EQ(curve.size(), 1u) << saved.dump(2);
+    EXPECT_EQ(curve[0]["clients"], 2);
+    EXPECT_GT(curve[0]["cycles_per_s"].get<double>(), 0);
+    const json run =
+        json::parse(std::ifstream(ramps[0] / curve[0]["run"].get<std::string>() / "summary.json"));
+    EXPECT_EQ(run["clients"], 2);
+    ASSERT_EQ(saved["failed"].size(), 1u) << saved.dump(2);
+    EXPECT_EQ(saved["failed"][0]["strategy"], "set_nx_px");
+    EXPECT_EQ(saved["failed"][0]["clients"], 5000);
+    EXPECT_EQ(saved["failed"][0]["exit_code"], 4);
+    EXPECT_NE(saved["failed"][0]["error"].get<std::string>().find("file descriptors"),
+              std::string::npos);
+    const std::string table = read_text(ramps[0] / "ramp.txt");
+    EXPECT_NE(table.find("\nfailed\n  set_nx_px with 5000 clients: --clients 5000 needs about"),
+              std::string::npos)
+        << table;
+    // Its folder and the one point's run, nothing else: the failed point left no folder.
+    EXPECT_EQ(std::distance(fs::directory_iterator(ramps[0]), fs::directory_iterator{}), 3);
 }
 
 }  // namespace

@@ -9,9 +9,11 @@
 #include <ctime>
 #include <fstream>
 #include <mutex>
+#include <new>
 #include <random>
 #include <sstream>
 #include <sys/resource.h>
+#include <system_error>
 #include <thread>
 #include <unistd.h>
 
@@ -372,7 +374,9 @@ RunOutcome run_workload(const RunOptions& options) {
     auto last_progress = start;
     auto nemesis_until = deadline;  // the faults due before this were all fired
     while (!stop) {
-        std::this_thread::sleep_for(w.faults.empty() ? 20ms : 2ms);
+        // Woken at the deadline itself: a closed-loop client starts cycles until it is stopped.
+        std::this_thread::sleep_until(
+            std::min(EventLoop::now() + (w.faults.empty() ? 20ms : 2ms), deadline));
         auto now = EventLoop::now();
         if (options.interrupt && options.interrupt->load()) {
             interrupted = true;
@@ -404,18 +408,25 @@ RunOutcome run_workload(const RunOptions& options) {
     // The engine's CPU over the measured window: closing thousands of connections afterwards is
     // not a cost of the cycles (engine_bench.sh divides this by them).
     const double cpu_used = cpu_seconds() - cpu_start;
-    // Heal first (resume paused servers, restart killed ones) so the clients' last cycles finish
-    // promptly instead of timing out against a stopped server.
+    // The run ends here: no client starts another cycle. Then heal (resume paused servers,
+    // restart killed ones), so that an operation still in flight finishes promptly instead of
+    // timing out against a stopped server; a heal that takes seconds (a promotion polled for)
+    // no longer runs while the clients go on, after the deadline.
+    const auto stopped = EventLoop::now();
+    clients.stop();
     try {
         nemesis.heal();
     } catch (const std::exception& e) {
         if (environment_failure.empty())
             environment_failure = std::string("healing faults failed: ") + e.what();
     }
-    clients.stop_and_join();
+    clients.join();
     if (options.progress)
         std::fprintf(stderr, "\r\x1b[K");
-    const auto end = EventLoop::now();
+    // The clients ran until they were stopped, or until the last operation in flight then ended:
+    // not while they slept out a back-off, nor while the faults healed.
+    const auto end =
+        std::max(stopped, start + std::chrono::nanoseconds(history->last_client_event_ns()));
     // A crashed ZooKeeper client's session is ended once its timeout has passed: wait for that
     // (not part of the run's time), or the server - the user's, with --zookeeper - keeps the
     // session, and an exiting process its handle.
@@ -502,6 +513,25 @@ RunOutcome run_workload(const RunOptions& options) {
     }
     outcome.dir = dir.commit();
     return outcome;
+}
+
+RunFailure run_failure(std::exception_ptr error) {
+    try {
+        std::rethrow_exception(error);
+    } catch (const WorkloadError& e) {
+        return {e.what(), 2};
+    } catch (const EnvironmentError& e) {
+        return {e.what(), 4};
+    } catch (const std::system_error& e) {  // a system call, the file system
+        return {e.what(), 4};
+    } catch (const std::bad_alloc&) {
+        return {"out of memory", 4};
+    } catch (const std::exception& e) {
+        return {std::string("internal error (a bug in lockbench; please report it): ") + e.what(),
+                5};
+    } catch (...) {
+        return {"internal error (a bug in lockbench; please report it): an unknown exception", 5};
+    }
 }
 
 int run_exit_code(const RunOutcome& outcome) {

@@ -5,6 +5,7 @@
 // directory atomically: results/<UTC time>-<scenario>/ appears whole or not at all.
 
 #include <atomic>
+#include <exception>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -57,6 +58,14 @@ struct RunOutcome {
 
 // Throws WorkloadError (exit 2), EnvironmentError (exit 4) or std::runtime_error.
 RunOutcome run_workload(const RunOptions& options);
+
+// Why a run failed, as the command line reports an error (README.md): one line and the exit
+// code - 2 bad input, 4 environment (a system call or the disk included), 5 internal error.
+struct RunFailure {
+    std::string message;
+    int exit_code = 5;
+};
+RunFailure run_failure(std::exception_ptr error);
 
 // The exit code a finished run reports (README.md): 0 as expected / valid, 1 violation or
 // unexpected outcome, 3 unknown, 130 interrupted.

@@ -5,6 +5,7 @@
 #include "run.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -265,6 +266,82 @@ TEST(RunTest, AFaultThatNeverFiresMakesTheVerdictUnknownAndSaysWhich) {
     std::string text((std::istreambuf_iterator<char>(report)), {});
     EXPECT_NE(text.find("verdict     UNKNOWN"), std::string::npos) << text;
     EXPECT_NE(text.find("NOT ALL FIRED"), std::string::npos) << text;
+}
+
+// A redis-server found first in PATH, whose restarts take a second (as a server loading a large
+// dataset does) and whose first start does not. Puts PATH back when it goes.
+class SlowToRestartRedis {
+  public:
+    explicit SlowToRestartRedis(const fs::path& dir) : old_path_(std::getenv("PATH")) {
+        std::string real;
+        std::stringstream dirs(old_path_);
+        for (std::string d; std::getline(dirs, d, ':') && real.empty();) {
+            if (::access((fs::path(d) / "redis-server").c_str(), X_OK) == 0)
+                real = (fs::path(d) / "redis-server").string();
+        }
+        const fs::path script = dir / "redis-server";
+        std::ofstream(script) << "#!/bin/sh\n"
+                              << "if [ -e '" << (dir / "started").string()
+                              << "' ]; then sleep 1; fi\n"
+                              << "touch '" << (dir / "started").string() << "'\n"
+                              << "exec '" << real << "' \"$@\"\n";
+        fs::permissions(script, fs::perms::owner_all);
+        ::setenv("PATH", (dir.string() + ":" + old_path_).c_str(), 1);
+    }
+    ~SlowToRestartRedis() { ::setenv("PATH", old_path_.c_str(), 1); }
+    SlowToRestartRedis(const SlowToRestartRedis&) = delete;
+    SlowToRestartRedis& operator=(const SlowToRestartRedis&) = delete;
+
+  private:
+    std::string old_path_;
+};
+
+// A server killed at 0.1 s of a 1.5 s run, its restart due long after the run and taking a second
+// when it comes: the run still ends at its deadline. No client invokes anything after it - beyond
+// 100 ms, the main thread's wake-up on a loaded machine; with the server dead no cycle is in
+// flight to finish - while the restart comes afterwards; and the throughput is the summary's own
+// cycles over the clients' running time, not over the healing. (Healing with the clients still
+// going, they kept knocking at the dead server for the second the restart took.)
+TEST(RunTest, ARunEndsAtItsDeadlineThoughAFaultHealsAfterIt) {
+    TempDir out;
+    SlowToRestartRedis slow(out.path());
+    Workload w = Workload::from_json(json::parse(R"({
+        "name": "killed-past-the-end", "clients": 4, "keys": 2, "duration_s": 1.5,
+        "faults": [{"fault": "kill-server", "target": "node:0", "at_s": 0.1,
+                    "restart_after_ms": 10000}]
+    })"));
+    RunOutcome r = run_workload({.workload = w, .out_dir = out.path() / "results"});
+    const auto events = read_history(r.dir / "history.jsonl");
+    expect_well_formed(events);
+    constexpr std::int64_t deadline_ns = 1'500'000'000, tolerance_ns = 100'000'000;
+    std::int64_t last_client_ns = 0;
+    std::vector<std::int64_t> invoked_late;
+    std::optional<std::int64_t> restarted_ns;
+    for (const auto& e : events) {
+        const auto time = e["time"].get<std::int64_t>();
+        if (e["process"].is_string()) {
+            if (e["f"] == "restart-server")
+                restarted_ns = time;
+            continue;
+        }
+        last_client_ns = std::max(last_client_ns, time);
+        if (e["type"] == "invoke" && time > deadline_ns + tolerance_ns)
+            invoked_late.push_back(time);
+    }
+    EXPECT_TRUE(invoked_late.empty()) << invoked_late.size() << " invoked after the deadline, "
+                                      << "the first at " << invoked_late.front() << " ns";
+    ASSERT_TRUE(restarted_ns.has_value()) << "the kill never healed";
+    EXPECT_GE(*restarted_ns, deadline_ns + 1'000'000'000) << "the restart was not slow";
+
+    const double duration = r.summary["duration_s"].get<double>();
+    EXPECT_GE(duration, 1.5);
+    EXPECT_LE(duration, 1.5 + static_cast<double>(tolerance_ns) / 1e9)
+        << "the clients' running time includes what came after the deadline";
+    EXPECT_LE(static_cast<double>(last_client_ns) / 1e9, duration);
+    const auto cycles = r.summary["throughput"]["cycles"].get<std::uint64_t>();
+    EXPECT_GT(cycles, 0u);
+    EXPECT_EQ(r.summary["throughput"]["cycles_per_s"].get<double>(),
+              static_cast<double>(cycles) / duration);
 }
 
 // Open loop against a server paused for 600 ms: every arrival due during the pause waits for it,

@@ -159,6 +159,7 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
 
     json runs = json::array();
     json skipped = json::array();
+    json failed = json::array();
     bool all_ok = true;
     for (std::size_t i = 0; i < plan.size(); ++i) {
         if (options.interrupt && options.interrupt->load()) {
@@ -185,14 +186,33 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
                       .out_dir = tmp,
                       .interrupt = options.interrupt,
                       .label = p.workload.name + "." + p.workload.strategy};
-        RunOutcome r = run_workload(ro);
+        RunOutcome r;
         int attempts = 1;
-        // A demonstration races real timers on a shared machine; with --retries an unexpected
-        // outcome is run again, and the table says it needed another try.
-        while (!r.interrupted && attempts <= options.retries &&
-               !(r.summary["as_expected"].is_boolean() && r.summary["as_expected"].get<bool>())) {
-            ++attempts;
+        try {
             r = run_workload(ro);
+            // A demonstration races real timers on a shared machine; with --retries an
+            // unexpected outcome is run again, and the table says it needed another try.
+            while (
+                !r.interrupted && attempts <= options.retries &&
+                !(r.summary["as_expected"].is_boolean() && r.summary["as_expected"].get<bool>())) {
+                ++attempts;
+                r = run_workload(ro);
+            }
+        } catch (...) {
+            // One run that could not be done (the machine, the disk, a bug) is that run's
+            // error: the runs before it and after it are kept and written.
+            const RunFailure failure = run_failure(std::current_exception());
+            std::fprintf(stderr, "%sfailed: %s x %s: %s\n", options.progress ? "\r\x1b[K" : "",
+                         p.workload.name.c_str(), p.workload.strategy.c_str(),
+                         failure.message.c_str());
+            failed.push_back({{"scenario", p.workload.name},
+                              {"strategy", p.workload.strategy},
+                              {"error", failure.message},
+                              {"exit_code", failure.exit_code},
+                              {"attempts", attempts}});
+            outcome.failure_exit_code = std::max(outcome.failure_exit_code, failure.exit_code);
+            all_ok = false;
+            continue;
         }
         if (r.interrupted) {
             outcome.interrupted = true;
@@ -236,7 +256,13 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
     if (yardstick && !outcome.interrupted) {
         if (options.progress)
             std::fprintf(stderr, "\r\x1b[Kmeasuring the machine again (redis-benchmark)");
-        yardstick->absorb(measure_yardstick());
+        try {
+            yardstick->absorb(measure_yardstick());
+        } catch (const EnvironmentError& e) {
+            // The runs are done and kept: the first measurement stands alone, saying so.
+            std::fprintf(stderr, "%sthe machine could not be measured again: %s\n",
+                         options.progress ? "\r\x1b[K" : "", e.what());
+        }
     }
     if (options.progress)
         std::fprintf(stderr, "\r\x1b[K");
@@ -246,6 +272,7 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
                      {"all_as_expected", outcome.all_as_expected},
                      {"yardstick", yardstick ? yardstick->to_json() : json(nullptr)},
                      {"runs", runs},
+                     {"failed", failed},
                      {"skipped", skipped}};
     write_atomically(tmp / "suite.json", outcome.table.dump(2) + "\n");
     write_atomically(tmp / "report.txt", format_table(outcome.table));
@@ -300,7 +327,14 @@ std::string format_table(const json& table) {
         for (const auto& reason : r.value("unknown_reasons", json::array()))
             out << "    unknown: " << reason.get<std::string>() << "\n";
     }
-    std::size_t n = table["runs"].size(), ok = 0;
+    const json failed = table.value("failed", json::array());
+    for (const auto& f : failed) {
+        std::snprintf(line, sizeof line,
+                      "%-36s %-15s FAILED: ", f["scenario"].get<std::string>().c_str(),
+                      f["strategy"].get<std::string>().c_str());
+        out << line << f["error"].get<std::string>() << "\n";
+    }
+    std::size_t n = table["runs"].size() + failed.size(), ok = 0;
     for (const auto& r : table["runs"])
         ok += r["as_expected"].is_boolean() && r["as_expected"].get<bool>();
     const json skipped = table.value("skipped", json::array());
@@ -312,6 +346,7 @@ std::string format_table(const json& table) {
         out << line;
     }
     out << ok << " of " << n << " runs as expected"
+        << (failed.empty() ? "" : ", " + std::to_string(failed.size()) + " failed")
         << (skipped.empty() ? "" : ", " + std::to_string(skipped.size()) + " skipped")
         << (table["interrupted"].get<bool>() ? " (INTERRUPTED)" : "") << "\n";
     return out.str();
@@ -324,8 +359,16 @@ std::string junit_xml(const json& table) {
     std::ostringstream out;
     out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
     const json skipped = table.value("skipped", json::array());
-    out << "<testsuite name=\"lockbench\" tests=\"" << table["runs"].size() + skipped.size()
-        << "\" failures=\"" << failures << "\" skipped=\"" << skipped.size() << "\">\n";
+    const json failed = table.value("failed", json::array());
+    out << "<testsuite name=\"lockbench\" tests=\""
+        << table["runs"].size() + failed.size() + skipped.size() << "\" failures=\"" << failures
+        << "\" errors=\"" << failed.size() << "\" skipped=\"" << skipped.size() << "\">\n";
+    for (const auto& f : failed) {
+        out << "  <testcase classname=\"" << xml_escape(f["scenario"].get<std::string>())
+            << "\" name=\"" << xml_escape(f["strategy"].get<std::string>()) << "\">\n"
+            << "    <error message=\"" << xml_escape(f["error"].get<std::string>())
+            << "\"/>\n  </testcase>\n";
+    }
     for (const auto& sk : skipped) {
         out << "  <testcase classname=\"" << xml_escape(sk["scenario"].get<std::string>())
             << "\" name=\"" << xml_escape(sk["strategy"].get<std::string>()) << "\">\n"

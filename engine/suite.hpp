@@ -43,11 +43,15 @@ struct SuiteOutcome {
     nlohmann::json table;       // what suite.json holds
     bool all_as_expected = false;
     bool interrupted = false;
+    // A run that failed (table["failed"]) is that run's error, and the others are kept: the
+    // highest exit code of those errors (README.md: 2, 4 or 5), 0 when none failed.
+    int failure_exit_code = 0;
 };
 
 inline constexpr double kQuickDuration = 2.5;
 
-// Throws WorkloadError (a bad scenario, exit 2) or EnvironmentError (exit 4).
+// Throws WorkloadError (a bad scenario, exit 2) or EnvironmentError (exit 4) when it cannot
+// start, or cannot write the suite; a run that fails is recorded, and the suite goes on.
 SuiteOutcome run_suite(const SuiteOptions& options);
 std::string format_table(const nlohmann::json& table);
 std::string junit_xml(const nlohmann::json& table);

@@ -482,18 +482,97 @@ TEST(SuiteCliTest, NoRedisServerOnPathIsAnEnvironmentErrorAndLeavesNothing) {
         << "left behind: " << leftovers(t.path()).size();
 }
 
-TEST(SuiteCliTest, AFullDiskFailsTheRunWithoutAHalfWrittenResult) {
+// The names under `dir`, at any depth, of folders a result is filled in before it is whole.
+std::vector<std::string> tmp_folders(const fs::path& dir) {
+    std::vector<std::string> out;
+    for (const auto& e : fs::recursive_directory_iterator(dir)) {
+        if (e.path().filename().string().starts_with(".tmp-"))
+            out.push_back(e.path().string());
+    }
+    return out;
+}
+
+// The one suite folder under `results`.
+fs::path the_suite(const fs::path& results) {
+    std::vector<fs::path> suites(fs::directory_iterator(results), fs::directory_iterator{});
+    EXPECT_EQ(suites.size(), 1u);
+    return suites.empty() ? fs::path() : suites[0];
+}
+
+TEST(SuiteCliTest, AFullDiskFailsEachRunWithoutAHalfWrittenResultAndSaysSo) {
     TempDir t;
     write_tiny_scenarios(t.path() / "scenarios");
-    // `ulimit -f` makes every write past 64 KiB fail with EFBIG, as a full disk fails with ENOSPC.
+    // `ulimit -f` makes every write past 64 KiB fail with EFBIG, as a full disk fails with ENOSPC:
+    // each run's history does; the suite's small table still fits, and says so.
     auto r = lockbench(t.path(),
                        "suite --no-yardstick --dir '" + (t.path() / "scenarios").string() +
                            "' --out '" + (t.path() / "results").string() + "'",
                        "ulimit -f 64;");
     EXPECT_EQ(r.code, 4) << r.out << r.err;
+    EXPECT_EQ(lines(r.err), 2u) << r.err;
+    EXPECT_EQ(r.err.rfind("failed: tiny x fenced: ", 0), 0u) << r.err;
+    EXPECT_NE(r.out.find("0 of 2 runs as expected, 2 failed"), std::string::npos) << r.out;
+    const fs::path suite = the_suite(t.path() / "results");
+    const json table = json::parse(read(suite / "suite.json"));
+    EXPECT_TRUE(table["runs"].empty());
+    ASSERT_EQ(table["failed"].size(), 2u);
+    EXPECT_EQ(table["failed"][0]["exit_code"], 4);
+    // No run folder, whole or half: just the table.
+    EXPECT_EQ(std::distance(fs::directory_iterator(suite), fs::directory_iterator{}), 2);
+    EXPECT_TRUE(tmp_folders(t.path() / "results").empty());
+}
+
+// One run of three cannot be done (its clients need more file descriptors than the process may
+// open, and as root the right to raise the limit is dropped): it is that run's error - its row,
+// suite.json, JUnit, one line on stderr, exit 4 - and the runs before and after it are kept.
+TEST(SuiteCliTest, ARunThatFailsIsThatRunsErrorAndTheOthersAreKept) {
+    TempDir t;
+    const fs::path scenarios = t.path() / "scenarios";
+    fs::create_directories(scenarios);
+    const std::string tiny = R"("keys": 2, "hold_ms": 1, "lease_ms": 2000, "duration_s": 1,
+        "expect": {"set_nx_px": "safe"}})";
+    write(scenarios / "a-before.json", R"({"name": "a-before", "clients": 4, )" + tiny);
+    write(scenarios / "b-crowd.json", R"({"name": "b-crowd", "clients": 5000, )" + tiny);
+    write(scenarios / "c-after.json", R"({"name": "c-after", "clients": 4, )" + tiny);
+    const fs::path junit = t.path() / "junit.xml";
+    const std::string keep_limit =
+        ::geteuid() == 0 ? "setpriv --bounding-set=-sys_resource --inh-caps=-sys_resource" : "";
+    auto r = lockbench(t.path(),
+                       "suite --no-yardstick --dir '" + scenarios.string() + "' --out '" +
+                           (t.path() / "results").string() + "' --junit '" + junit.string() + "'",
+                       "ulimit -n 512; " + keep_limit);
+    EXPECT_EQ(r.code, 4) << r.out << r.err;
     EXPECT_EQ(lines(r.err), 1u) << r.err;
-    EXPECT_TRUE(!fs::exists(t.path() / "results") || fs::is_empty(t.path() / "results"))
-        << "left behind: " << leftovers(t.path()).size();
+    EXPECT_EQ(r.err.rfind("failed: b-crowd x set_nx_px: --clients 5000 needs about ", 0), 0u)
+        << r.err;
+    EXPECT_NE(r.out.find("b-crowd                              set_nx_px       FAILED: --clients "
+                         "5000 needs about"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("2 of 3 runs as expected, 1 failed"), std::string::npos) << r.out;
+    const fs::path suite = the_suite(t.path() / "results");
+    const json table = json::parse(read(suite / "suite.json"));
+    EXPECT_EQ(table["all_as_expected"], false);
+    ASSERT_EQ(table["runs"].size(), 2u);
+    EXPECT_EQ(table["runs"][0]["scenario"], "a-before");
+    EXPECT_EQ(table["runs"][1]["scenario"], "c-after");
+    for (const auto& run : table["runs"]) {
+        EXPECT_EQ(run["as_expected"], true);
+        EXPECT_TRUE(fs::exists(suite / run["dir"].get<std::string>() / "summary.json"));
+    }
+    ASSERT_EQ(table["failed"].size(), 1u);
+    EXPECT_EQ(table["failed"][0]["scenario"], "b-crowd");
+    EXPECT_EQ(table["failed"][0]["strategy"], "set_nx_px");
+    EXPECT_EQ(table["failed"][0]["exit_code"], 4);
+    EXPECT_NE(table["failed"][0]["error"].get<std::string>().find("file descriptors"),
+              std::string::npos);
+    const std::string xml = read(junit);
+    EXPECT_NE(xml.find("tests=\"3\" failures=\"0\" errors=\"1\""), std::string::npos) << xml;
+    EXPECT_NE(xml.find("<testcase classname=\"b-crowd\" name=\"set_nx_px\">\n    <error "
+                       "message=\"--clients 5000 needs about"),
+              std::string::npos)
+        << xml;
+    EXPECT_TRUE(tmp_folders(t.path() / "results").empty());
 }
 
 // The children of `parent` named `name`, from /proc (the embedded redis-server of a run).
@@ -571,6 +650,7 @@ TEST_P(SuiteSignalTest, StopsMidSuiteWritesAnInterruptedSuiteAndLeavesNoServer) 
     for (const auto& e : fs::directory_iterator(t.path() / "results"))
         suites.push_back(e.path());
     ASSERT_EQ(suites.size(), 1u);
+    EXPECT_TRUE(tmp_folders(t.path() / "results").empty());
     auto table = json::parse(read(suites[0] / "suite.json"));
     EXPECT_EQ(table["interrupted"], true);
     EXPECT_EQ(table["all_as_expected"], false);
@@ -588,9 +668,12 @@ TEST_P(SuiteSignalTest, StopsMidSuiteWritesAnInterruptedSuiteAndLeavesNoServer) 
     EXPECT_TRUE(found_run);
 }
 
-INSTANTIATE_TEST_SUITE_P(Signals, SuiteSignalTest, ::testing::Values(SIGINT, SIGTERM),
+// SIGHUP as well: the terminal or the ssh session of a long suite went away.
+INSTANTIATE_TEST_SUITE_P(Signals, SuiteSignalTest, ::testing::Values(SIGINT, SIGTERM, SIGHUP),
                          [](const auto& param_info) {
-                             return param_info.param == SIGINT ? "SIGINT" : "SIGTERM";
+                             return param_info.param == SIGINT    ? "SIGINT"
+                                    : param_info.param == SIGTERM ? "SIGTERM"
+                                                                  : "SIGHUP";
                          });
 
 // Hosts in network namespaces need root. As another user the Sentinel scenarios are skipped,

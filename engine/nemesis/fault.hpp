@@ -43,13 +43,17 @@ class ClientDirectory {
     void add(SimulatedClient* client, EventLoop* loop);
     std::size_t size() const;
     // False when client `index` is not there (never registered, or its loop ended): the action
-    // is dropped, and the caller must say so.
+    // is dropped, and the caller must say so. An action whose client's loop ends before it runs
+    // is dropped too (without a word: the run is over for that client).
     bool post(std::size_t index, std::function<void(SimulatedClient&)> action);
     void post_all(std::function<void(SimulatedClient&)> action);
-    // The loop's clients are gone: later posts to them are dropped.
+    // The loop's clients are gone: later posts to them are dropped, and so are posts queued on
+    // the loop that have not run yet. Call it on the loop's thread, before destroying them.
     void remove_loop(EventLoop* loop);
 
   private:
+    bool registered(std::size_t index, const SimulatedClient* client) const;
+
     mutable std::mutex mutex_;
     std::vector<std::pair<SimulatedClient*, EventLoop*>> clients_;
 };
@@ -84,6 +88,8 @@ class NemesisContext {
     void later(EventLoop::TimePoint when, std::function<void()> action);
     void run_due(EventLoop::TimePoint now);
     bool has_pending() const { return !pending_.empty(); }
+    // The end of a run: runs every pending action now, and what they schedule when it is due,
+    // until nothing is pending.
     void run_all_pending();
 
   private:

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <thread>
 
 #include "client.hpp"
 #include "client_faults.hpp"
@@ -92,12 +93,22 @@ std::size_t ClientDirectory::size() const {
     return clients_.size();
 }
 
+bool ClientDirectory::registered(std::size_t index, const SimulatedClient* client) const {
+    std::lock_guard lock(mutex_);
+    return index < clients_.size() && clients_[index].first == client;
+}
+
 bool ClientDirectory::post(std::size_t index, std::function<void(SimulatedClient&)> action) {
     std::lock_guard lock(mutex_);
     if (index >= clients_.size() || !clients_[index].first)
         return false;
     auto [client, loop] = clients_[index];
-    loop->post([client, action = std::move(action)] { action(*client); });
+    // Posted as the loop ends, it may run after its clients are destroyed: it asks again when it
+    // runs, on the client's own thread, which removes them before destroying them.
+    loop->post([this, index, client, action = std::move(action)] {
+        if (registered(index, client))
+            action(*client);
+    });
     return true;
 }
 
@@ -111,9 +122,14 @@ void ClientDirectory::remove_loop(EventLoop* loop) {
 
 void ClientDirectory::post_all(std::function<void(SimulatedClient&)> action) {
     std::lock_guard lock(mutex_);
-    for (auto [client, loop] : clients_) {
-        if (client)
-            loop->post([client, action] { action(*client); });
+    for (std::size_t index = 0; index < clients_.size(); ++index) {
+        auto [client, loop] = clients_[index];
+        if (client) {
+            loop->post([this, index, client, action] {
+                if (registered(index, client))
+                    action(*client);
+            });
+        }
     }
 }
 
@@ -166,8 +182,17 @@ void NemesisContext::run_due(EventLoop::TimePoint now) {
 }
 
 void NemesisContext::run_all_pending() {
-    while (!pending_.empty())
-        run_due(EventLoop::TimePoint::max());
+    // What was pending heals now, however late it was due (a resume, a restart). What those
+    // actions schedule in turn - a check polling every 100 ms for a promotion - runs when it is
+    // due: run at once, such a poll repeated back to back for seconds.
+    run_due(EventLoop::TimePoint::max());
+    while (!pending_.empty()) {
+        auto next = pending_.front().first;
+        for (const auto& [when, action] : pending_)
+            next = std::min(next, when);
+        std::this_thread::sleep_until(next);
+        run_due(EventLoop::now());
+    }
 }
 
 // ---- parsing

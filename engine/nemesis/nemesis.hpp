@@ -34,7 +34,8 @@ class Nemesis {
     // A holder fault whose hold ended before its point: the next holder of its key gets it.
     void rearm(Fault& fault);
     // End of the run: runs every heal still pending (resume, restart), so no server is left
-    // paused, killed or half-configured.
+    // paused, killed or half-configured; checks those schedule (a promotion polled for) run at
+    // their own pace. The run stops its clients first: nothing they do is timed against this.
     void heal();
 
     // Every fault with how often it was due before `end_s` (the planned end of the run, or when
