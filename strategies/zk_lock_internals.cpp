@@ -68,6 +68,15 @@ std::int64_t ZkLockInternals::sequence_of(std::string_view node) {
     return ec == std::errc() && end == node.data() + node.size() ? seq : -1;
 }
 
+Task<std::chrono::milliseconds> ZkLockInternals::session_lease(
+    Session& session, std::chrono::milliseconds requested) {
+    ZkClient& zk = session.zookeeper(requested);
+    co_await zk.connected();
+    // The C client reads the negotiated timeout from the server's answer to its connect; before
+    // that it reports the requested one.
+    co_return zk.session_timeout();
+}
+
 Task<void> ZkLockInternals::delete_orphans(ZkClient& zk) {
     while (!maybe_created_.empty()) {
         const MaybeCreated maybe = maybe_created_.back();
