@@ -242,15 +242,21 @@ EventLoop::TimePoint SimulatedClient::record(EventType type, std::string_view f,
 
 Task<void> SimulatedClient::connect() {
     std::minstd_rand jitter(static_cast<std::uint32_t>(index_) + 1);
-    // Every lock node, then the resource's own server when it has one (T13).
+    // Every lock node, then the resource's own server when it has one (T13), then the lock
+    // service's own connection where the lease it applies is learned by connecting (ZooKeeper).
     const std::size_t connections = session_->node_count() + (session_->has_own_resource() ? 1 : 0);
-    for (std::size_t node = 0; node < connections; ++node) {
-        RedisConnection& c =
-            node < session_->node_count() ? session_->redis(node) : session_->resource();
+    for (std::size_t step = 0; step <= connections; ++step) {
         while (!env_.stop.load(std::memory_order_relaxed)) {
             std::string error;
             try {
-                co_await c.command("PING");
+                if (step < connections) {
+                    RedisConnection& c = step < session_->node_count() ? session_->redis(step)
+                                                                       : session_->resource();
+                    co_await c.command("PING");
+                } else {
+                    const std::chrono::milliseconds requested(env_.workload.lease_ms);
+                    applied_lease_ = co_await strategy_->applied_lease(*session_, requested);
+                }
                 break;
             } catch (const RedisError& e) {
                 error = e.what();
@@ -339,8 +345,14 @@ const std::string& SimulatedClient::acquire_invoke_value(LockMode mode) {
     std::string& value = acquire_invoke_values_[mode == LockMode::Shared ? 1 : 0];
     if (value.empty()) {
         value = "{\"mode\":\"" + std::string(to_string(mode)) + "\"";
+        // The lease the lock lives by: the server's where it decides (ZooKeeper's negotiated
+        // session timeout), the workload's otherwise. Learned before the run started (connect);
+        // a successor after a crash asks the same server for the same, and gets it.
         if (env_.record_lease)
-            value += ",\"lease_ms\":" + std::to_string(env_.workload.lease_ms);
+            value += ",\"lease_ms\":" +
+                     std::to_string(
+                         applied_lease_.value_or(std::chrono::milliseconds(env_.workload.lease_ms))
+                             .count());
         value += "}";
     }
     return value;

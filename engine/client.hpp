@@ -189,8 +189,9 @@ class SimulatedClient {
         FaultEffect effect;
     };
 
-    // The connect phase: PING every node until it answers (or the run is stopped). Not in the
-    // history: the run has not started.
+    // The connect phase: PING every node until it answers (or the run is stopped), and learn the
+    // lease the lock service applies (Strategy::applied_lease). Not in the history: the run has
+    // not started.
     Task<void> connect();
     // `due`: when the cycle's arrival was due (open loop), or nothing (closed loop).
     Task<void> cycle(std::optional<EventLoop::TimePoint> due);
@@ -232,6 +233,8 @@ class SimulatedClient {
     std::vector<Armed> armed_;
     std::vector<Held> held_;
     std::array<std::string, 2> acquire_invoke_values_;  // exclusive, shared
+    // The lease the server applies when it differs from the workload's (Strategy::applied_lease).
+    std::optional<std::chrono::milliseconds> applied_lease_;
     std::optional<Endpoint> redirected_to_;
 };
 

@@ -57,4 +57,9 @@ Task<void> Strategy::shutdown(Session&) {
     co_return;
 }
 
+Task<std::optional<std::chrono::milliseconds>> Strategy::applied_lease(Session&,
+                                                                       std::chrono::milliseconds) {
+    co_return std::nullopt;
+}
+
 }  // namespace lockbench

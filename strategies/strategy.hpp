@@ -125,6 +125,14 @@ class Strategy {
     virtual Task<bool> renew(Session& session, const Grant& grant);
     // Stops background work (watchdogs) and waits for it to end. Call before the session goes.
     virtual Task<void> shutdown(Session& session);
+    // The lease the lock service applies to this client's locks when it can differ from the
+    // `requested` one, learned by connecting (ZooKeeper: the session timeout the server
+    // negotiated, clamped to its limits); nothing when the requested lease is the one applied.
+    // The engine asks once, before the run starts, and records the answer as the history's
+    // lease_ms: a lease the lock does not live by makes the checker wrong in both directions.
+    // Throws as acquire() does when the server cannot be reached.
+    virtual Task<std::optional<std::chrono::milliseconds>> applied_lease(
+        Session& session, std::chrono::milliseconds requested);
 };
 
 }  // namespace lockbench

@@ -29,15 +29,20 @@ Task<void> create_parents(ZkClient& zk, const std::string& dir) {
 // After a create whose node may exist, any failure leaves the acquire in doubt: the node may
 // have held the lock meanwhile (first in the queue), so the history must say `info`, never `fail`
 // (which claims nothing changed - and a waiter denied as "held" would then be unexplainable).
-[[noreturn]] void rethrow_in_doubt(std::exception_ptr error) {
+// Likewise a release whose delete never reached the server: the node stays behind, holding the
+// lock, until this client deletes it as an orphan - the lock is freed later, not never. A
+// TimeoutError is what the engine records as `info` (client.cpp, failure_of).
+[[noreturn]] void rethrow_in_doubt(std::exception_ptr error, std::string_view why) {
     try {
         std::rethrow_exception(error);
     } catch (const ConnectError& e) {
-        throw TimeoutError(std::string(e.what()) + " (after a create whose node may exist)");
+        throw TimeoutError(std::string(e.what()) + " (" + std::string(why) + ")");
     } catch (const ReplyError& e) {
-        throw TimeoutError(std::string(e.what()) + " (after a create whose node may exist)");
+        throw TimeoutError(std::string(e.what()) + " (" + std::string(why) + ")");
     }
 }
+
+constexpr std::string_view kCreateInDoubt = "after a create whose node may exist";
 
 }  // namespace
 
@@ -61,6 +66,15 @@ std::int64_t ZkLockInternals::sequence_of(std::string_view node) {
     const char* first = node.data() + node.size() - 10;
     auto [end, ec] = std::from_chars(first, node.data() + node.size(), seq);
     return ec == std::errc() && end == node.data() + node.size() ? seq : -1;
+}
+
+Task<std::chrono::milliseconds> ZkLockInternals::session_lease(
+    Session& session, std::chrono::milliseconds requested) {
+    ZkClient& zk = session.zookeeper(requested);
+    co_await zk.connected();
+    // The C client reads the negotiated timeout from the server's answer to its connect; before
+    // that it reports the requested one.
+    co_return zk.session_timeout();
 }
 
 Task<void> ZkLockInternals::delete_orphans(ZkClient& zk) {
@@ -126,7 +140,7 @@ Task<std::string> ZkLockInternals::create_protected(Session& session, ZkClient& 
         if (!sent)
             throw;
         maybe_created_.push_back({dir, prefix});
-        rethrow_in_doubt(std::current_exception());
+        rethrow_in_doubt(std::current_exception(), kCreateInDoubt);
     }
 }
 
@@ -189,7 +203,7 @@ Task<std::optional<std::string>> ZkLockInternals::attempt(Session& session, ZkCl
     if (!removed)
         orphans_.push_back(ours);
     if (error)
-        rethrow_in_doubt(error);
+        rethrow_in_doubt(error, kCreateInDoubt);
     co_return std::nullopt;
 }
 
@@ -250,12 +264,16 @@ Task<ReleaseOutcome> ZkLockInternals::release(Session& session, std::string slot
     ZkClient::Result r;
     try {
         r = co_await zk.remove(path);
-    } catch (const TimeoutError&) {
-        // The delete may not have run, and our session lives on: the node would hold the lock
+    } catch (const ClosedError&) {
+        throw;  // the session is over (expired, or the client crashed): the node goes with it
+    } catch (const RedisError&) {
+        // The delete may not have run - lost on the way, or never sent because the server could
+        // not be reached (restarting) - and our session lives on: the node would hold the lock
         // for nobody. Curator's guaranteed delete retries it; so does our next attempt.
         if (zk.session_id() == session_id)
             orphans_.push_back(path);
-        throw;
+        rethrow_in_doubt(std::current_exception(),
+                         "release in doubt: the lock node stays until this client deletes it");
     }
     if (r.rc == ZOK)
         co_return ReleaseOutcome::Released;

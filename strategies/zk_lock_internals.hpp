@@ -25,6 +25,12 @@ class ZkLockInternals {
     // The sequence number at the end of a sequential node's name; -1 if it has none.
     static std::int64_t sequence_of(std::string_view node);
 
+    // The lease a ZooKeeper lock lives by: the session timeout the server negotiated for a session
+    // that asked for `requested` (clamped to the server's minSessionTimeout..maxSessionTimeout,
+    // by default 2..20 tick times). Connects the session to learn it.
+    static Task<std::chrono::milliseconds> session_lease(Session& session,
+                                                         std::chrono::milliseconds requested);
+
     // Given the lock's children in sequence order and the index of ours: granted, or the name of
     // the earlier child to wait for.
     struct Verdict {

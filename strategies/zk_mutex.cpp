@@ -27,4 +27,9 @@ Task<ReleaseOutcome> ZkMutex::release(Session& session, const Grant& grant) {
     co_return co_await internals_.release(session, grant.key, grant);
 }
 
+Task<std::optional<std::chrono::milliseconds>> ZkMutex::applied_lease(
+    Session& session, std::chrono::milliseconds requested) {
+    co_return co_await ZkLockInternals::session_lease(session, requested);
+}
+
 }  // namespace lockbench

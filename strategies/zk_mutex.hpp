@@ -20,10 +20,13 @@ namespace lockbench {
 //
 // Protection mode: a create whose reply is lost (connection loss) may have created the node. The
 // guid in its name finds it again in the lock's children before the create is retried, so no
-// orphan node blocks the queue.
+// orphan node blocks the queue. Likewise a release whose delete was lost or could not be sent (the
+// server is restarting) while the session lives on: the node still holds the lock, until the
+// client deletes it before its next attempt, so the release is in doubt (`info`), never `fail`.
 //
 // The lock has no lease for the client to renew: it lasts as long as the client's session. The
-// session timeout is the request's lease (the history's lease_ms); a session the server expired
+// session asks for the request's lease as its timeout, and the server clamps it to its limits: the
+// timeout it negotiated is the lease (applied_lease, the history's lease_ms); a session it expired
 // has lost its nodes, and so the lock. Grant: token = the node's path, fence = its sequence
 // number (increasing per lock, as a fencing token must).
 class ZkMutex final : public Strategy {
@@ -37,6 +40,9 @@ class ZkMutex final : public Strategy {
 
     Task<AcquireResult> acquire(Session& session, const AcquireRequest& request) override;
     Task<ReleaseOutcome> release(Session& session, const Grant& grant) override;
+    // The session timeout the server negotiated: the lock lives as long as the session.
+    Task<std::optional<std::chrono::milliseconds>> applied_lease(
+        Session& session, std::chrono::milliseconds requested) override;
 
   private:
     StrategyOptions options_;

@@ -53,4 +53,9 @@ Task<ReleaseOutcome> ZkRwlock::release(Session& session, const Grant& grant) {
     co_return co_await internals_.release(session, slot(grant.key, grant.mode), grant);
 }
 
+Task<std::optional<std::chrono::milliseconds>> ZkRwlock::applied_lease(
+    Session& session, std::chrono::milliseconds requested) {
+    co_return co_await ZkLockInternals::session_lease(session, requested);
+}
+
 }  // namespace lockbench

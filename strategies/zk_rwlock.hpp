@@ -30,6 +30,9 @@ class ZkRwlock final : public Strategy {
 
     Task<AcquireResult> acquire(Session& session, const AcquireRequest& request) override;
     Task<ReleaseOutcome> release(Session& session, const Grant& grant) override;
+    // The session timeout the server negotiated: the lock lives as long as the session.
+    Task<std::optional<std::chrono::milliseconds>> applied_lease(
+        Session& session, std::chrono::milliseconds requested) override;
 
     // Curator's node names for the two modes.
     static constexpr std::string_view kReadName = "__READ__";
