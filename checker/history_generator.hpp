@@ -7,12 +7,17 @@
 // continues under a new id, as the engine does) and nemesis events, written exactly as the
 // engine's history recorder writes them.
 
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
+
+#include <queue>
 
 namespace lockbench::checker::testing {
 
@@ -322,6 +327,239 @@ class RegisterHistoryGenerator {
     std::mt19937_64 rng_;
     std::vector<Slot> slots_;
     std::vector<std::optional<std::int64_t>> values_;
+    std::uint64_t index_ = 0;
+    std::int64_t time_ = 0;
+    std::int64_t next_process_ = 0;
+};
+
+// Clients that wait for a lease lock, as `lockbench run --wait-ms` makes them: each acquire waits
+// until the lock is free (polling, so whoever polls first wins) or its wait runs out (fail "held":
+// the lock was held then), holds it briefly, and releases it. Now and then a reply is lost (in
+// doubt, `info`; the process id retires): an acquire granted or not, a release that never reached
+// the server, whose lock then stays until its lease runs out. The lock is a correct lease lock,
+// so the history is linearizable against `mutex`; with hundreds of clients on one key, hundreds of
+// acquires wait at once - the everyday shape of a lock benchmark.
+struct WaitingOptions {
+    std::uint64_t seed = 1;
+    int processes = 50;
+    int keys = 1;
+    std::int64_t lease_ms = 1000;
+    std::int64_t wait_ms = 2000;
+    std::int64_t hold_ms = 5;
+    double in_doubt_ratio = 0.01;  // of acquires, and of releases: the reply is lost
+};
+
+class WaitingLockHistoryGenerator {
+  public:
+    explicit WaitingLockHistoryGenerator(WaitingOptions options)
+        : options_(options),
+          rng_(options.seed),
+          clients_(static_cast<std::size_t>(options.processes)),
+          locks_(static_cast<std::size_t>(options.keys)) {
+        for (std::size_t c = 0; c < clients_.size(); ++c) {
+            clients_[c].process = next_process_++;
+            // Staggered starts, as clients connect one after another.
+            schedule(static_cast<std::int64_t>(c) * 20'000, Action::Start, c);
+        }
+    }
+
+    std::string generate(std::uint64_t events) {
+        std::string out;
+        while (index_ < events && !queue_.empty()) {
+            const Timed next = queue_.top();
+            queue_.pop();
+            time_ = next.at;
+            run(out, next);
+        }
+        return out;
+    }
+
+  private:
+    enum class Action {
+        Start,
+        Grant,
+        AcquireReply,
+        ReleaseInvoke,
+        ReleaseEffect,
+        ReleaseReply,
+        LeaseEnd,
+        WaitDeadline
+    };
+    struct Timed {
+        std::int64_t at;
+        std::uint64_t order;  // ties run in scheduling order
+        Action action;
+        std::size_t who;      // a client, or a lock for LeaseEnd
+        std::uint64_t grant;  // LeaseEnd, Grant: which grant or wait it is about
+        bool operator>(const Timed& o) const {
+            return std::tie(at, order) > std::tie(o.at, o.order);
+        }
+    };
+    struct Client {
+        std::int64_t process = 0;
+        std::size_t key = 0;
+        bool waiting = false;
+        std::uint64_t wait = 0;  // which wait a deadline belongs to
+        std::uint64_t grant = 0;
+        bool reply_lost = false;
+        std::int64_t grants = 0;
+    };
+    struct Lock {
+        std::optional<std::size_t> holder;  // the client, while its grant lasts
+        std::uint64_t grant = 0;
+        std::int64_t lease_end = 0;
+        bool grant_coming = false;
+        std::vector<std::size_t> waiters;
+    };
+
+    std::int64_t ms(std::int64_t v) const { return v * 1'000'000; }
+    std::int64_t jitter(std::int64_t max_ns) {
+        return static_cast<std::int64_t>(rng_() % static_cast<std::uint64_t>(max_ns));
+    }
+    bool chance(double p) { return static_cast<double>(rng_() % 1'000'000) < p * 1e6; }
+
+    void schedule(std::int64_t at, Action action, std::size_t who, std::uint64_t grant = 0) {
+        queue_.push({at, order_++, action, who, grant});
+    }
+
+    void free_lock(std::size_t key) {
+        Lock& lock = locks_[key];
+        lock.holder.reset();
+        offer(key);
+    }
+
+    // The first waiter to poll after the lock comes free gets it.
+    void offer(std::size_t key) {
+        Lock& lock = locks_[key];
+        if (lock.holder || lock.grant_coming || lock.waiters.empty())
+            return;
+        lock.grant_coming = true;
+        const std::size_t winner = lock.waiters[rng_() % lock.waiters.size()];
+        schedule(time_ + 10'000 + jitter(ms(1)), Action::Grant, winner, clients_[winner].wait);
+    }
+
+    void retire(Client& client) { client.process = next_process_++; }
+
+    void run(std::string& out, const Timed& t) {
+        Client& client = clients_[t.who < clients_.size() ? t.who : 0];
+        switch (t.action) {
+            case Action::Start: {
+                client.key = rng_() % locks_.size();
+                client.waiting = true;
+                ++client.wait;
+                locks_[client.key].waiters.push_back(t.who);
+                line(out, "invoke", client.process, "acquire", client.key,
+                     "{\"mode\":\"exclusive\",\"lease_ms\":" + std::to_string(options_.lease_ms) +
+                         "}");
+                schedule(time_ + ms(options_.wait_ms), Action::WaitDeadline, t.who, client.wait);
+                offer(client.key);
+                return;
+            }
+            case Action::Grant: {
+                Lock& lock = locks_[client.key];
+                lock.grant_coming = false;
+                if (!client.waiting || client.wait != t.grant) {
+                    offer(client.key);
+                    return;
+                }
+                client.waiting = false;
+                std::erase(lock.waiters, t.who);
+                lock.holder = t.who;
+                lock.grant = ++grant_count_;
+                lock.lease_end = time_ + ms(options_.lease_ms);
+                client.grant = lock.grant;
+                schedule(lock.lease_end, Action::LeaseEnd, client.key, lock.grant);
+                client.reply_lost = chance(options_.in_doubt_ratio);
+                schedule(time_ + 50'000 + jitter(250'000), Action::AcquireReply, t.who);
+                return;
+            }
+            case Action::AcquireReply:
+                if (client.reply_lost) {
+                    // Granted, but the client never learns it: the lock waits for its lease.
+                    line(out, "info", client.process, "acquire", client.key, "null", "timeout");
+                    retire(client);
+                    schedule(time_ + jitter(ms(1)) + 1, Action::Start, t.who);
+                    return;
+                }
+                ++client.grants;
+                line(out, "ok", client.process, "acquire", client.key,
+                     "{\"token\":\"" + token(client) + "\",\"mode\":\"exclusive\"}");
+                schedule(time_ + ms(options_.hold_ms) + jitter(ms(1)), Action::ReleaseInvoke,
+                         t.who);
+                return;
+            case Action::ReleaseInvoke:
+                line(out, "invoke", client.process, "release", client.key,
+                     "{\"token\":\"" + token(client) + "\"}");
+                client.reply_lost = chance(options_.in_doubt_ratio);
+                if (client.reply_lost) {
+                    // Never reached the server: the lock is left to its lease.
+                    schedule(time_ + ms(1) + jitter(ms(1)), Action::ReleaseReply, t.who);
+                } else {
+                    schedule(time_ + 20'000 + jitter(200'000), Action::ReleaseEffect, t.who);
+                }
+                return;
+            case Action::ReleaseEffect:
+                if (locks_[client.key].holder == t.who && locks_[client.key].grant == client.grant)
+                    free_lock(client.key);
+                schedule(time_ + 20'000 + jitter(200'000), Action::ReleaseReply, t.who);
+                return;
+            case Action::ReleaseReply:
+                if (client.reply_lost) {
+                    line(out, "info", client.process, "release", client.key, "null", "timeout");
+                    retire(client);
+                } else {
+                    line(out, "ok", client.process, "release", client.key, "null");
+                }
+                schedule(time_ + jitter(ms(1)) + 1, Action::Start, t.who);
+                return;
+            case Action::LeaseEnd: {
+                Lock& lock = locks_[t.who];
+                if (lock.holder && lock.grant == t.grant)
+                    free_lock(t.who);
+                return;
+            }
+            case Action::WaitDeadline:
+                if (!client.waiting || client.wait != t.grant)
+                    return;
+                if (!locks_[client.key].holder) {
+                    // Free at this moment: the next poll gets it, so keep waiting briefly.
+                    schedule(time_ + ms(1), Action::WaitDeadline, t.who, t.grant);
+                    return;
+                }
+                client.waiting = false;
+                std::erase(locks_[client.key].waiters, t.who);
+                if (chance(options_.in_doubt_ratio)) {
+                    line(out, "info", client.process, "acquire", client.key, "null", "timeout");
+                    retire(client);
+                } else {
+                    line(out, "fail", client.process, "acquire", client.key, "null", "held");
+                }
+                schedule(time_ + jitter(ms(1)) + 1, Action::Start, t.who);
+                return;
+        }
+    }
+
+    std::string token(const Client& client) const {
+        return "c" + std::to_string(client.process) + "-" + std::to_string(client.grants);
+    }
+
+    void line(std::string& out, const char* type, std::int64_t process, const char* f,
+              std::size_t key, const std::string& value, const char* error = "") {
+        out += "{\"index\":" + std::to_string(index_++) + ",\"type\":\"" + type +
+               "\",\"process\":" + std::to_string(process) + ",\"f\":\"" + f + "\",\"key\":\"k" +
+               std::to_string(key) + "\",\"value\":" + value + ",\"time\":" + std::to_string(time_);
+        if (*error)
+            out += std::string(",\"error\":\"") + error + "\"";
+        out += "}\n";
+    }
+
+    WaitingOptions options_;
+    std::mt19937_64 rng_;
+    std::vector<Client> clients_;
+    std::vector<Lock> locks_;
+    std::priority_queue<Timed, std::vector<Timed>, std::greater<>> queue_;
+    std::uint64_t order_ = 0;
+    std::uint64_t grant_count_ = 0;
     std::uint64_t index_ = 0;
     std::int64_t time_ = 0;
     std::int64_t next_process_ = 0;

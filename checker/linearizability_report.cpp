@@ -1,3 +1,6 @@
+#include <algorithm>
+#include <vector>
+
 #include "linearizability_partition.hpp"
 
 namespace lockbench::checker::lin {
@@ -110,8 +113,27 @@ nlohmann::json final_path(const Partition& partition, typename M::State state) {
     const auto& prefix = partition.result.longest_prefix;
     const Processes real = processes_by_dense_id(partition);
     nlohmann::json path = nlohmann::json::array();
+    // Replays each op as the search stepped it: bounded by the first return still to be placed.
+    std::vector<std::uint32_t> by_return(partition.required_ops);
+    for (std::uint32_t op = 0; op < by_return.size(); ++op) {
+        by_return[op] = op;
+    }
+    std::sort(by_return.begin(), by_return.end(), [&](std::uint32_t a, std::uint32_t b) {
+        return partition.ops[a].return_seq < partition.ops[b].return_seq;
+    });
+    std::vector<bool> placed(partition.ops.size(), false);
+    std::size_t first_unplaced = 0;
     for (std::size_t i = 0; i < prefix.size(); ++i) {
-        const auto next = M::step(state, partition.ops[prefix[i]].op);
+        while (first_unplaced < by_return.size() && placed[by_return[first_unplaced]]) {
+            ++first_unplaced;
+        }
+        ModelOp op = partition.ops[prefix[i]].op;
+        op.latest_ns = linearized_no_later_than(
+            op.latest_ns, first_unplaced < by_return.size()
+                              ? partition.ops[by_return[first_unplaced]].op.latest_ns
+                              : kNever);
+        placed[prefix[i]] = true;
+        const auto next = M::step(state, op);
         if (!next)
             break;  // cannot happen: the prefix is a linearization
         state = *next;

@@ -15,6 +15,8 @@
 #include <gtest/gtest.h>
 
 #include "check.hpp"
+#include "history.hpp"
+#include "history_generator.hpp"
 #include "jepsen_history.hpp"
 
 namespace lockbench::checker {
@@ -683,6 +685,64 @@ TEST(Witness, PrefixIsCappedAtTheLastFiftyOps) {
               std::string::npos);
 }
 
+// ---------------------------------------------------------------- many waiters
+
+json check_jsonl(Model model, const std::string& jsonl) {
+    LinearizabilityChecker checker(model);
+    std::istringstream in(jsonl);
+    HistoryReader reader(in);
+    Event event;
+    while (reader.next(event)) {
+        checker.on_event(event);
+    }
+    return checker.check({});
+}
+
+std::size_t count_of(const std::string& text, const std::string& what) {
+    std::size_t n = 0;
+    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) {
+        ++n;
+    }
+    return n;
+}
+
+// 50 clients waiting up to 2 s for one key's 1 s lease, holding it 5 ms: `lockbench run --clients
+// 50 --keys 1 --wait-ms 2000 --hold-ms 5` ended unknown at the memory limit on such a history.
+std::string fifty_waiters() {
+    return testing::WaitingLockHistoryGenerator({.seed = 26, .processes = 50}).generate(6000);
+}
+
+TEST(ManyWaiters, FiftyClientsWaitingOnOneLeaseLockAreDecidedValid) {
+    const std::string jsonl = fifty_waiters();
+    // The shape the test is about: refusals, and replies in doubt.
+    ASSERT_GT(count_of(jsonl, "\"error\":\"held\""), 10U);
+    ASSERT_GT(count_of(jsonl, "\"type\":\"info\""), 5U);
+    EXPECT_EQ(check_jsonl(Model::Mutex, jsonl)["valid"], true);
+    EXPECT_EQ(check_jsonl(Model::RwLock, jsonl)["valid"], true);
+}
+
+// The same history with one holder's release answered "not-held" 5 ms into its 1 s lease: the
+// lock service lost the lock, and the search must still say so among 50 waiters.
+TEST(ManyWaiters, ALockLostWhileItsLeaseRunsIsRefutedAmongFiftyWaiters) {
+    std::string jsonl = fifty_waiters();
+    const std::string release_ok = "\"type\":\"ok\",\"process\":";
+    std::size_t at = jsonl.find("\n", jsonl.size() / 2);
+    while ((at = jsonl.find(release_ok, at)) != std::string::npos) {
+        const std::size_t line_end = jsonl.find('\n', at);
+        if (jsonl.substr(at, line_end - at).find("\"f\":\"release\"") != std::string::npos) {
+            break;
+        }
+        at = line_end;
+    }
+    ASSERT_NE(at, std::string::npos);
+    const std::size_t line_end = jsonl.find('\n', at);
+    jsonl.replace(line_end - 1, 1, ",\"error\":\"not-held\"}");
+    jsonl.replace(at, release_ok.size(), "\"type\":\"fail\",\"process\":");
+    const json mutex = check_jsonl(Model::Mutex, jsonl);
+    EXPECT_EQ(mutex["valid"], false);
+    EXPECT_EQ(check_jsonl(Model::RwLock, jsonl)["valid"], false);
+}
+
 TEST(ModelNone, ChecksNothing) {
     const json r = run(Model::None, {invoke(0, "acquire"), ok(0, "acquire"), invoke(1, "acquire"),
                                      ok(1, "acquire")});
@@ -703,7 +763,8 @@ TEST(ModelNames, ARegisterModelOnALockHistoryDoesNotApply) {
 // that respects real time, with every info op either placed somewhere after its invoke or left
 // out. Only feasible for a handful of ops, which is the point: it is obviously right. Leases as
 // HISTORY.md reads them: an op takes effect at the latest at its return; a grant's lease starts
-// no earlier than its invoke and than every op placed before it.
+// no earlier than its invoke and than every op placed before it; ops take effect in the order
+// placed, so none later than an op placed after it returns.
 constexpr std::int64_t kForever = std::numeric_limits<std::int64_t>::max();
 
 struct BruteOp {
@@ -733,7 +794,10 @@ struct BruteState {
     std::int64_t now = 0;  // no op placed so far took effect before this
 };
 
-std::optional<BruteState> brute_step_one(Model model, BruteState s, const BruteOp& op);
+// `displaced_end`: a lease the op's grant needs to have run out ended then, so the grant took
+// effect, and its lease starts, no earlier.
+std::optional<BruteState> brute_step_one(Model model, BruteState s, const BruteOp& op,
+                                         std::int64_t displaced_end = 0);
 
 // Every state `op` may lead to (none: it cannot happen here). `status` Fail means the failure was
 // observed (an error that means "did not happen" was filtered out before). The one choice: a
@@ -751,7 +815,7 @@ std::vector<BruteState> brute_step(Model model, const BruteState& s, const Brute
             op.ret_ns >= own->second.ends_no_earlier_than) {
             BruteState lapsed = s;
             (op.mode == LockMode::Exclusive ? lapsed.exclusive : lapsed.shared).erase(op.process);
-            if (auto next = brute_step_one(model, lapsed, op)) {
+            if (auto next = brute_step_one(model, lapsed, op, own->second.ends_no_earlier_than)) {
                 out.push_back(std::move(*next));
             }
         }
@@ -759,7 +823,8 @@ std::vector<BruteState> brute_step(Model model, const BruteState& s, const Brute
     return out;
 }
 
-std::optional<BruteState> brute_step_one(Model model, BruteState s, const BruteOp& op) {
+std::optional<BruteState> brute_step_one(Model model, BruteState s, const BruteOp& op,
+                                         std::int64_t displaced_end) {
     const bool observed_failure = op.status == EventType::Fail;
     if (model == Model::Register) {
         if (op.f == "read") {
@@ -807,7 +872,10 @@ std::optional<BruteState> brute_step_one(Model model, BruteState s, const BruteO
         return conflict ? std::optional{s} : std::nullopt;
     }
     s.now = std::max(s.now, op.call_ns);
-    const std::int64_t ends = op.lease_ms ? s.now + *op.lease_ms * 1'000'000 : kForever;
+    const auto ends_from = [&](std::int64_t start) {
+        return op.lease_ms ? start + *op.lease_ms * 1'000'000 : kForever;
+    };
+    const std::int64_t ends = ends_from(s.now);
     if (op.f == "acquire") {
         auto& mine = op.mode == LockMode::Exclusive ? s.exclusive : s.shared;
         if (op.mode == LockMode::Exclusive && s.exclusive.contains(p)) {
@@ -830,15 +898,18 @@ std::optional<BruteState> brute_step_one(Model model, BruteState s, const BruteO
                 } else if (it->first == p && holders == &s.exclusive) {
                     ++it;  // a writer taking a shared hold: a downgrade
                 } else if (may_be_over(it->second)) {
+                    displaced_end = std::max(displaced_end, it->second.ends_no_earlier_than);
                     it = holders->erase(it);
                 } else {
                     return std::nullopt;
                 }
             }
         }
+        const std::int64_t granted_ends = ends_from(std::max(s.now, displaced_end));
         auto& h = mine[p];
         ++h.depth;
-        h.ends_no_earlier_than = h.depth == 1 ? ends : std::max(h.ends_no_earlier_than, ends);
+        h.ends_no_earlier_than =
+            h.depth == 1 ? granted_ends : std::max(h.ends_no_earlier_than, granted_ends);
         return s;
     }
     auto& holders_of = s.shared.contains(p) ? s.shared : s.exclusive;
@@ -883,7 +954,14 @@ bool brute_search(Model model, const std::vector<BruteOp>& ops, std::vector<bool
         if (must_wait) {
             continue;
         }
-        for (const BruteState& next : brute_step(model, state, ops[c])) {
+        // Ops take effect in order: none later than any op still to be placed returns.
+        BruteOp bounded = ops[c];
+        for (std::size_t x = 0; x < ops.size(); ++x) {
+            if (!used[x] && ops[x].status != EventType::Info) {
+                bounded.ret_ns = std::min(bounded.ret_ns, ops[x].ret_ns);
+            }
+        }
+        for (const BruteState& next : brute_step(model, state, bounded)) {
             used[c] = true;
             const bool found = brute_search(model, ops, used, next);
             used[c] = false;
@@ -938,9 +1016,16 @@ bool brute_force_linearizable(Model model, const std::vector<Event>& history) {
 // A random interleaving of at most `max_ops` ops by 2-4 processes, with random outcomes and, for
 // the locks, random leases of a few events: most such histories are invalid, enough are valid
 // for both answers to be exercised.
-std::vector<Event> random_history(Model model, std::mt19937_64& rng, int max_ops) {
+//
+// Waiters (the lock models only): up to 6 processes, mostly acquires, each completing only now
+// and then once invoked - so several acquires wait at once across grants, releases and leases
+// that run out, as clients with --wait-ms do.
+enum class Shape { Mixed, Waiters };
+std::vector<Event> random_history(Model model, std::mt19937_64& rng, int max_ops,
+                                  Shape shape = Shape::Mixed) {
     auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<std::uint64_t>(n)); };
-    const int processes = 2 + pick(3);
+    const bool waiters = shape == Shape::Waiters;
+    const int processes = waiters ? 3 + pick(4) : 2 + pick(3);
     std::vector<std::optional<Event>> in_flight(static_cast<std::size_t>(processes));
     std::vector<Event> history;
     int invoked = 0;
@@ -969,7 +1054,7 @@ std::vector<Event> random_history(Model model, std::mt19937_64& rng, int max_ops
                     e.cas = std::pair<std::int64_t, std::int64_t>{1 + pick(2), 1 + pick(2)};
                 }
             } else {
-                e.f = pick(2) == 0 ? "acquire" : "release";
+                e.f = pick(waiters ? 4 : 2) == 0 ? "release" : "acquire";
                 if (model == Model::RwLock && e.f == "acquire" && pick(2) == 0) {
                     e.mode = LockMode::Shared;
                 }
@@ -981,6 +1066,9 @@ std::vector<Event> random_history(Model model, std::mt19937_64& rng, int max_ops
             slot = e;
             ++invoked;
             continue;
+        }
+        if (waiters && pick(3) != 0) {
+            continue;  // still waiting
         }
         Event e = *slot;
         slot.reset();
@@ -1006,12 +1094,13 @@ std::vector<Event> random_history(Model model, std::mt19937_64& rng, int max_ops
 std::string as_edn(const std::vector<Event>& history);
 
 void cross_check(Model model, std::uint64_t seed, int histories,
-                 LinearizabilityOptions options = {}) {
+                 LinearizabilityOptions options = {}, Shape shape = Shape::Mixed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     std::mt19937_64 rng(seed);
     int valid = 0;
     for (int i = 0; i < histories; ++i) {
-        std::vector<Event> history = random_history(model, rng, 2 + static_cast<int>(rng() % 6));
+        std::vector<Event> history =
+            random_history(model, rng, 2 + static_cast<int>(rng() % 6), shape);
         SCOPED_TRACE("history " + std::to_string(i));
         const json r = run(model, history, options);
         const bool expected = brute_force_linearizable(model, history);
@@ -1082,6 +1171,12 @@ TEST(CrossCheck, MutexMatchesBruteForce) {
 TEST(CrossCheck, RwLockMatchesBruteForce) {
     cross_check(Model::RwLock, test_seed(), 3000);
 }
+TEST(CrossCheck, MutexWithManyWaitersMatchesBruteForce) {
+    cross_check(Model::Mutex, test_seed(), 3000, {}, Shape::Waiters);
+}
+TEST(CrossCheck, RwLockWithManyWaitersMatchesBruteForce) {
+    cross_check(Model::RwLock, test_seed(), 3000, {}, Shape::Waiters);
+}
 TEST(CrossCheck, UnownedMutexMatchesBruteForce) {
     cross_check(Model::UnownedMutex, test_seed(), 3000);
 }
@@ -1102,6 +1197,8 @@ TEST(CrossCheck, FixedSeedsMatchBruteForce) {
         cross_check(Model::Register, seed, 500);
         cross_check(Model::Mutex, seed, 500);
         cross_check(Model::RwLock, seed, 500);
+        cross_check(Model::Mutex, seed, 500, {}, Shape::Waiters);
+        cross_check(Model::RwLock, seed, 500, {}, Shape::Waiters);
     }
 }
 

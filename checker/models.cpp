@@ -122,7 +122,10 @@ void mutex_step(const Hold& hold, const ModelOp& op, std::int64_t now, Successor
     }
     if (op.kind == OpKind::Acquire) {
         const std::int64_t expires = lease_end(now, op.lease_ns);
-        const Hold new_grant{op.process, 1U, expires};
+        // A grant that needs the lease before it to have run out takes effect after that.
+        const Hold new_grant{
+            op.process, 1U,
+            lapsed ? lease_end(after_lapse(now, hold.expires_ns), op.lease_ns) : expires};
         if (held_by_op_process) {
             out.add(Hold{op.process, hold.depth + 1, std::max(hold.expires_ns, expires)});
             if (lapsed) {
@@ -224,11 +227,14 @@ void rwlock_acquire(const Holds& holds, const ModelOp& op, std::int64_t now,
     const bool writer_lapsed =
         holds.writer != RwLockModel::kNoWriter && may_have_expired(holds.writer_expires_ns, op);
     const std::int64_t expires = lease_end(now, op.lease_ns);
+    // As MutexModel's: a grant that displaces holds whose leases ran out starts after them.
+    std::int64_t start = now;
     Holds next = holds;
     if (holds.writer != RwLockModel::kNoWriter && holds.writer != p) {
         if (!writer_lapsed) {
             return;
         }
+        start = after_lapse(start, holds.writer_expires_ns);
         drop_writer(next);
     }
     if (exclusive) {
@@ -240,6 +246,7 @@ void rwlock_acquire(const Holds& holds, const ModelOp& op, std::int64_t now,
             if (!writer_lapsed) {
                 return;
             }
+            start = after_lapse(start, next.writer_expires_ns);
             drop_writer(next);  // and, below, a new grant
         }
         // Readers exclude a writer (the writer's own shared holds too: no upgrade) until their
@@ -248,27 +255,30 @@ void rwlock_acquire(const Holds& holds, const ModelOp& op, std::int64_t now,
             if (!may_have_expired(r.expires_ns, op)) {
                 return;
             }
+            start = after_lapse(start, r.expires_ns);
         }
         next.readers.clear();
         next.writer = p;
         next.writer_depth = 1;
-        next.writer_expires_ns = expires;
+        next.writer_expires_ns = lease_end(start, op.lease_ns);
         out.add(std::move(next));
         return;
     }
     auto it = std::lower_bound(next.readers.begin(), next.readers.end(), p,
                                [](const Reader& r, std::int32_t q) { return r.process < q; });
     if (it == next.readers.end() || it->process != p) {
-        next.readers.insert(it, Reader{p, 1U, expires});
+        next.readers.insert(it, Reader{p, 1U, lease_end(start, op.lease_ns)});
         out.add(std::move(next));
         return;
     }
     const bool lapsed = may_have_expired(it->expires_ns, op);
+    const std::int64_t fresh_start = lapsed ? after_lapse(start, it->expires_ns) : start;
     ++it->depth;
-    it->expires_ns = std::max(it->expires_ns, expires);
+    it->expires_ns = std::max(it->expires_ns, lease_end(start, op.lease_ns));
     if (lapsed) {
         Holds fresh = next;
-        *(fresh.readers.begin() + (it - next.readers.begin())) = Reader{p, 1U, expires};
+        *(fresh.readers.begin() + (it - next.readers.begin())) =
+            Reader{p, 1U, lease_end(fresh_start, op.lease_ns)};
         out.add(std::move(fresh));
     }
     out.add(std::move(next));

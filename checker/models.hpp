@@ -6,6 +6,7 @@
 // key, so a state describes one lock or one register, never a map: that is what keeps states
 // small enough to memoise cheaply (Porcupine's P-compositionality).
 
+#include <algorithm>
 #include <compare>
 #include <cstddef>
 #include <cstdint>
@@ -68,6 +69,34 @@ inline bool never_changes_state(const ModelOp& op) {
 // history some timing makes legal; what they reject no timing explains.
 inline bool may_have_expired(std::int64_t expires_ns, const ModelOp& op) {
     return expires_ns != kNever && op.latest_ns >= expires_ns;
+}
+
+// The latest an op can take effect, given that `first_unplaced_return_ns` is the earliest return
+// among the ops a search has still to place (the op among them). Ops take effect in
+// linearization order, so an op takes effect no later than any op placed after it returns.
+// Why it matters: bounded by its own return alone, an acquire that waited past a holder's lease
+// could take the lock from that holder even while the holder's release - which returned
+// milliseconds after the grant - was still to be placed after it: a timing no run can have. Every
+// such acquire is dead (the release can never follow it), but with hundreds of acquires waiting
+// on one key, each could take the lock from the one before, and the search explored every chain
+// of them before backtracking: the memo filled and the answer was unknown. Sound: every real run
+// has its ops take effect in order within their intervals, so the bound rejects only histories
+// no timing explains; the brute-force oracle states the same rule.
+// When a grant's lease starts, if it could only be granted once the lease of a hold it displaces
+// (`expires_ns`) had run out: no earlier than that. Why it matters: the lower bound `now_ns` knows
+// only invokes, so a waiter that took the lock when the lease before it ran out would otherwise
+// get a lease starting up to a wait earlier (its invoke), which can run out before the grant's
+// own release returned - and then every other waiter in flight could take the lock from it, and
+// from each other, in any order: the search explored those chains until the memo filled (issue
+// 26). Sound: the grant took effect after it saw that lease end, and a lease starts where its
+// grant takes effect; the brute-force oracle states the same rule.
+inline std::int64_t after_lapse(std::int64_t start_ns, std::int64_t expires_ns) {
+    return std::max(start_ns, expires_ns);
+}
+
+inline std::int64_t linearized_no_later_than(std::int64_t latest_ns,
+                                             std::int64_t first_unplaced_return_ns) {
+    return std::min(latest_ns, first_unplaced_return_ns);
 }
 
 inline std::uint64_t mix_hash(std::uint64_t x) {

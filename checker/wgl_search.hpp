@@ -239,8 +239,18 @@ class WglSearch {
                 e = entries_[e].next;
             }
             first_return_seq_ = e == kHead ? kNeverReturned : ops_[entries_[e].op].return_seq;
+            first_return_ns_ = e == kHead ? kNever : ops_[entries_[e].op].op.latest_ns;
         }
         return first_return_seq_;
+    }
+
+    // `op` as the model must step it here: taking effect no later than every op still to be
+    // placed returns (see linearized_no_later_than in models.hpp).
+    ModelOp within_order(const ModelOp& op) {
+        first_return_seq();
+        ModelOp bounded = op;
+        bounded.latest_ns = linearized_no_later_than(op.latest_ns, first_return_ns_);
+        return bounded;
     }
 
     void build_list() {
@@ -319,7 +329,7 @@ class WglSearch {
                     entry = current.next;
                     continue;
                 }
-                if (auto next = M::step(state, op.op)) {
+                if (auto next = M::step(state, within_order(op.op))) {
                     // A lock state with several readings is narrowed by an observation (a
                     // "held" rules out the free ones): placing it first would not be harmless.
                     const bool preserves_state =
@@ -451,7 +461,8 @@ class WglSearch {
     std::vector<Entry> entries_;
     std::vector<std::size_t> dominator_begin_;  // op i's dominators: [begin[i], begin[i + 1])
     std::vector<std::uint32_t> dominator_list_;
-    std::uint64_t first_return_seq_ = 0;  // 0: not yet known at this node
+    std::uint64_t first_return_seq_ = 0;     // 0: not yet known at this node
+    std::int64_t first_return_ns_ = kNever;  // its op's latest_ns, known with it
     MemoCache<M> cache_;
     std::vector<Frame> stack_;
     std::vector<std::uint32_t> deepest_;
