@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <set>
 #include <signal.h>
@@ -134,46 +135,49 @@ void expect_hgrm_holds(const fs::path& file, std::uint64_t count, double max_ms)
 // Jain's index is over 0.75. A client the engine never ran, or whose cycles it counted for
 // another, fails these; at this load (16 clients, 2 keys, 1 ms holds) the fair strategies'
 // lowest share was over half an even one and their index over 0.89 (this machine, 3 x 11 runs).
+// After an `info` a client goes on under a new id the history cannot tie to it: the bounds are
+// then checked on the summary's numbers alone.
 void expect_fair_shares(const std::vector<json>& events, const json& summary, int clients,
                         bool barging) {
+    const json& fair = summary["fairness"];
+    EXPECT_EQ(fair["clients"], clients);
+    const auto sum = summary["throughput"]["cycles"].get<double>();
     std::vector<std::uint64_t> granted(static_cast<std::size_t>(clients), 0);
+    bool retired = false;
     for (const auto& e : events) {
         if (!e["process"].is_number())
             continue;
         const auto process = e["process"].get<std::int64_t>();
-        ASSERT_LT(process, clients) << "a process id was retired (an info): " << e.dump()
-                                    << info_errors(events, e.value("f", ""));
-        if (e["f"] == "acquire" && e["type"] == "ok")
+        retired = retired || process >= clients;
+        if (!retired && e["f"] == "acquire" && e["type"] == "ok")
             ++granted[static_cast<std::size_t>(process)];
     }
-    std::vector<std::uint64_t> sorted = granted;
-    std::sort(sorted.begin(), sorted.end());
-    double sum = 0, squares = 0;
-    for (const std::uint64_t x : granted) {
-        sum += static_cast<double>(x);
-        squares += static_cast<double>(x) * static_cast<double>(x);
-    }
-    const json& fair = summary["fairness"];
     std::string shares;
     for (const std::uint64_t x : granted)
         shares += " " + std::to_string(x);
-    EXPECT_EQ(fair["clients"], clients);
-    EXPECT_EQ(summary["throughput"]["cycles"].get<double>(), sum) << shares;
-    EXPECT_EQ(fair["cycles_min"].get<std::uint64_t>(), sorted.front()) << shares;
-    EXPECT_EQ(fair["cycles_max"].get<std::uint64_t>(), sorted.back()) << shares;
-    const std::size_t mid = sorted.size() / 2;
-    EXPECT_DOUBLE_EQ(
-        fair["cycles_median"].get<double>(),
-        sorted.size() % 2
-            ? static_cast<double>(sorted[mid])
-            : (static_cast<double>(sorted[mid - 1]) + static_cast<double>(sorted[mid])) / 2)
-        << shares;
-    const double jain = sum * sum / (clients * squares);
-    EXPECT_NEAR(fair["jain_index"].get<double>(), jain, 1e-9) << shares;
+    if (!retired) {
+        std::vector<std::uint64_t> sorted = granted;
+        std::sort(sorted.begin(), sorted.end());
+        double squares = 0;
+        for (const std::uint64_t x : granted)
+            squares += static_cast<double>(x) * static_cast<double>(x);
+        EXPECT_EQ(std::accumulate(granted.begin(), granted.end(), 0.0), sum) << shares;
+        EXPECT_EQ(fair["cycles_min"].get<std::uint64_t>(), sorted.front()) << shares;
+        EXPECT_EQ(fair["cycles_max"].get<std::uint64_t>(), sorted.back()) << shares;
+        const std::size_t mid = sorted.size() / 2;
+        EXPECT_DOUBLE_EQ(
+            fair["cycles_median"].get<double>(),
+            sorted.size() % 2
+                ? static_cast<double>(sorted[mid])
+                : (static_cast<double>(sorted[mid - 1]) + static_cast<double>(sorted[mid])) / 2)
+            << shares;
+        EXPECT_NEAR(fair["jain_index"].get<double>(), sum * sum / (clients * squares), 1e-9)
+            << shares;
+    }
     if (barging)
         return;
-    EXPECT_GT(jain, 0.75) << shares;
-    EXPECT_GE(static_cast<double>(sorted.front()) * clients * 10, sum) << shares;
+    EXPECT_GT(fair["jain_index"].get<double>(), 0.75) << fair.dump() << shares;
+    EXPECT_GE(fair["cycles_min"].get<double>() * clients * 10, sum) << fair.dump() << shares;
 }
 
 class RunEveryStrategyTest : public ::testing::TestWithParam<std::string> {};
