@@ -194,13 +194,20 @@ std::size_t SimulatedClient::second() const {
         std::chrono::duration_cast<std::chrono::seconds>(EventLoop::now() - env_.start).count());
 }
 
-void SimulatedClient::record_failure(Op op, std::string_view f, const std::string& key,
-                                     std::string value, const Failure& failure,
-                                     std::optional<std::int64_t> fence) {
-    record(failure.type, f, key, std::move(value), failure.error, fence);
+EventLoop::TimePoint SimulatedClient::record_failure(Op op, std::string_view f,
+                                                     const std::string& key, std::string value,
+                                                     const Failure& failure,
+                                                     std::optional<std::int64_t> fence) {
+    const auto at = record(failure.type, f, key, std::move(value), failure.error, fence);
     stats_.count(op, failure.type);
     if (failure.type == EventType::Fail)
         note_error();  // an info notes its own (record)
+    return at;
+}
+
+void SimulatedClient::finish_arrival(EventLoop::TimePoint at) {
+    if (const auto due = std::exchange(arrival_due_, std::nullopt))
+        stats_.acquire_latency_corrected.record(at - *due);
 }
 
 void SimulatedClient::note_answer() {
@@ -304,6 +311,9 @@ Task<void> SimulatedClient::run(StartGate& gate) {
         } catch (const ClientCrashed&) {
             // Ends the cycle where it stood: no write, no release.
         }
+        // A crash before the first acquire answered ends the arrival: it counts until then (a
+        // lower bound), rather than vanishing from the corrected latency.
+        finish_arrival(EventLoop::now());
         if (crashed_) {
             co_await reincarnate();
             continue;
@@ -372,6 +382,9 @@ Task<void> SimulatedClient::cycle(std::optional<EventLoop::TimePoint> due) {
         .wait_budget = std::chrono::milliseconds(w.wait_ms),
     };
     const std::string& invoke_value = acquire_invoke_value(request.mode);
+    // Every arrival counts in the corrected latency until its first acquire ends, whatever the
+    // outcome: counting grants only would drop the refused and the timed-out, the slowest of all.
+    arrival_due_ = due;
 
     held_.clear();
     for (int depth = 0; depth < w.reentry_depth; ++depth) {
@@ -385,13 +398,14 @@ Task<void> SimulatedClient::cycle(std::optional<EventLoop::TimePoint> due) {
             failure = failure_of(e);
         }
         if (failure) {
-            record_failure(Op::Acquire, "acquire", key, "null", *failure);
+            finish_arrival(record_failure(Op::Acquire, "acquire", key, "null", *failure));
             break;
         }
         if (auto* denied = std::get_if<Denied>(&*result)) {
-            record(EventType::Fail, "acquire", key, "null",
-                   std::string(denied->why == Denied::Why::Held ? history::kHeld
-                                                                : to_string(denied->why)));
+            finish_arrival(
+                record(EventType::Fail, "acquire", key, "null",
+                       std::string(denied->why == Denied::Why::Held ? history::kHeld
+                                                                    : to_string(denied->why))));
             stats_.count(Op::Acquire, EventType::Fail);
             break;
         }
@@ -410,8 +424,7 @@ Task<void> SimulatedClient::cycle(std::optional<EventLoop::TimePoint> due) {
         // The latency is the history's own: from the invoke's time to the ok's.
         const auto granted = record(EventType::Ok, "acquire", key, std::move(ok_value));
         stats_.acquire_latency.record(granted - started);
-        if (due && depth == 0)
-            stats_.acquire_latency_corrected.record(granted - *due);
+        finish_arrival(granted);  // the first acquire only: a reentry finds none in progress
         stats_.count(Op::Acquire, EventType::Ok);
         held_.push_back(Held{std::move(g), key, acquiring});
         if (env_.nemesis)

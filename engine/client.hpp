@@ -66,8 +66,9 @@ struct OpCounts {
 struct ClientStats {
     LatencyHistogram acquire_latency;  // granted acquires, invoke -> ok
     LatencyHistogram release_latency;  // every completed release
-    // Open loop (a workload rate): granted first acquires, from when the arrival was due to ok
-    // (coordinated omission corrected); acquire_latency still runs from the invoke.
+    // Open loop (a workload rate): every started arrival, from when it was due to its first
+    // acquire's outcome - a grant, a refusal, a failure or a timeout (in doubt), or the client's
+    // crash - (coordinated omission corrected); acquire_latency still runs from the invoke.
     LatencyHistogram acquire_latency_corrected;
     std::uint64_t arrivals_due = 0;      // arrivals scheduled before the run ended
     std::uint64_t arrivals_started = 0;  // of them, cycles the clients started
@@ -209,8 +210,12 @@ class SimulatedClient {
     EventLoop::TimePoint record(EventType type, std::string_view f, const std::string& key,
                                 std::string value, std::string error = {},
                                 std::optional<std::int64_t> fence = std::nullopt);
-    void record_failure(Op op, std::string_view f, const std::string& key, std::string value,
-                        const Failure& failure, std::optional<std::int64_t> fence = std::nullopt);
+    // Returns the event's time, as record().
+    EventLoop::TimePoint record_failure(Op op, std::string_view f, const std::string& key,
+                                        std::string value, const Failure& failure,
+                                        std::optional<std::int64_t> fence = std::nullopt);
+    // The arrival in progress (open loop) ends at `at`: its corrected latency is recorded.
+    void finish_arrival(EventLoop::TimePoint at);
     void note_answer();
     void note_error();
     std::size_t second() const;
@@ -236,6 +241,8 @@ class SimulatedClient {
     // The lease the server applies when it differs from the workload's (Strategy::applied_lease).
     std::optional<std::chrono::milliseconds> applied_lease_;
     std::optional<Endpoint> redirected_to_;
+    // When the arrival whose first acquire has not ended yet was due (open loop only).
+    std::optional<EventLoop::TimePoint> arrival_due_;
 };
 
 }  // namespace lockbench

@@ -249,6 +249,19 @@ TEST_F(ClusterTest, TheFailoverScenarioRunsOnAClusterItDidNotStart) {
     EXPECT_EQ(r.summary["nemesis"][0]["took_effect"], 1) << r.summary["nemesis"].dump();
     EXPECT_EQ(r.summary["as_expected"], true) << r.summary["verdict"].dump();
     EXPECT_GT(r.summary["verdict"]["checks"]["mutual_exclusion"]["holds"].get<int>(), 10);
+    // And takes its keys away from every master the cluster has after the failover.
+    const auto& cleanup = r.summary["cleanup"];
+    EXPECT_EQ(cleanup["left"], nlohmann::json::array()) << cleanup.dump();
+    const std::string prefix = r.summary["redis"]["key_prefix"];
+    long long deleted = 0;
+    for (const auto& master : cleanup["redis"]) {
+        deleted += master["deleted"].get<long long>();
+        EXPECT_TRUE(command_at(Endpoint::parse(master["server"].get<std::string>()),
+                               {"KEYS", "*" + prefix + "*"}, 2s)
+                        .elements.empty())
+            << master.dump();
+    }
+    EXPECT_GT(deleted, 0) << cleanup.dump();
 }
 
 // A dead node the user listed is named as unreachable, wherever it stands in the list, and the

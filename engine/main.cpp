@@ -645,7 +645,8 @@ int main(int argc, char** argv) {
     run->add_option("--resource", rf.resource, "Protected resource: counter | fenced | none");
     run->add_option("--rate", rf.rate,
                     "Open loop: start this many cycles per second over all clients, and report "
-                    "acquire latency from when each was due as well as from its send");
+                    "acquire latency from when each was due (every arrival, granted, refused or "
+                    "timed out) as well as from its send (granted ones)");
     run->add_option("--arrivals", rf.arrivals, "With --rate: fixed (evenly spaced) or poisson")
         ->check(CLI::IsMember({"fixed", "poisson"}));
     run->add_option("--redis", rf.redis, "Use existing Redis server(s) HOST:PORT[,HOST:PORT...]");

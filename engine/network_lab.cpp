@@ -1,11 +1,14 @@
 #include "network_lab.hpp"
 
 #include <algorithm>
+#include <arpa/inet.h>
 #include <atomic>
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
+#include <mutex>
 #include <random>
 #include <sched.h>
 #include <signal.h>
@@ -14,11 +17,47 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <nlohmann/json.hpp>
+
 #include "redis_server.hpp"  // EnvironmentError, find_executable
 
 namespace lockbench {
 
 namespace {
+
+std::uint32_t network_mask(int prefix_length) {
+    return prefix_length <= 0 ? 0 : ~std::uint32_t{0} << (32 - prefix_length);
+}
+
+// "10.1.2.0/24" or "10.1.2.3" (a host: /32); nothing for what is not IPv4.
+std::optional<Ipv4Network> parse_network(std::string_view text) {
+    const std::size_t slash = text.find('/');
+    const std::string address(text.substr(0, slash));
+    in_addr parsed{};
+    if (::inet_pton(AF_INET, address.c_str(), &parsed) != 1)
+        return std::nullopt;
+    int length = 32;
+    if (slash != std::string_view::npos) {
+        const std::string_view digits = text.substr(slash + 1);
+        auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), length);
+        if (ec != std::errc() || end != digits.data() + digits.size() || length < 0 || length > 32)
+            return std::nullopt;
+    }
+    const std::uint32_t host_order = ntohl(parsed.s_addr);
+    return Ipv4Network{host_order & network_mask(length), length};
+}
+
+nlohmann::json parse_ip_json(std::string_view text, const char* what) {
+    nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_array())
+        throw std::invalid_argument(std::string(what) + " is not ip's JSON (an array)");
+    return j;
+}
+
+// The /24s of 10.0.0.0/8 that labs of this process hold now: two labs at once (parallel tests,
+// a suite) must not share one, and they may be picked before either's routes exist.
+std::mutex lab_subnets_mutex;
+std::vector<Ipv4Network> lab_subnets;
 
 std::string errno_text(const char* what) {
     return std::string(what) + ": " + std::strerror(errno);
@@ -48,6 +87,56 @@ std::string joined(const std::vector<std::string>& argv) {
 }
 
 }  // namespace
+
+bool Ipv4Network::overlaps(const Ipv4Network& other) const {
+    const std::uint32_t mask = network_mask(std::min(prefix_length, other.prefix_length));
+    return (address & mask) == (other.address & mask);
+}
+
+std::string Ipv4Network::to_string() const {
+    return std::to_string(address >> 24) + "." + std::to_string((address >> 16) & 255) + "." +
+           std::to_string((address >> 8) & 255) + "." + std::to_string(address & 255) + "/" +
+           std::to_string(prefix_length);
+}
+
+std::vector<Ipv4Network> networks_in_use(std::string_view routes_json,
+                                         std::string_view addresses_json) {
+    std::vector<Ipv4Network> out;
+    const auto keep = [&out](const std::optional<Ipv4Network>& network) {
+        if (network && network->prefix_length >= 8)
+            out.push_back(*network);
+    };
+    for (const auto& route : parse_ip_json(routes_json, "`ip -j route` output")) {
+        const auto dst = route.is_object() ? route.find("dst") : route.end();
+        if (dst != route.end() && dst->is_string() && *dst != "default")
+            keep(parse_network(dst->get<std::string>()));
+    }
+    for (const auto& link : parse_ip_json(addresses_json, "`ip -j addr` output")) {
+        const auto info = link.is_object() ? link.find("addr_info") : link.end();
+        if (info == link.end() || !info->is_array())
+            continue;
+        for (const auto& a : *info) {
+            if (!a.is_object() || a.value("family", "") != "inet" || !a.contains("local") ||
+                !a["local"].is_string() || !a.value("prefixlen", nlohmann::json()).is_number())
+                continue;
+            keep(parse_network(a["local"].get<std::string>() + "/" +
+                               std::to_string(a["prefixlen"].get<int>())));
+        }
+    }
+    return out;
+}
+
+std::optional<Ipv4Network> free_lab_subnet(const std::vector<Ipv4Network>& in_use,
+                                           std::uint32_t start) {
+    constexpr std::uint32_t kSubnets = 1u << 16;  // the /24s of 10.0.0.0/8
+    for (std::uint32_t i = 0; i < kSubnets; ++i) {
+        const Ipv4Network candidate{(10u << 24) | (((start + i) % kSubnets) << 8), 24};
+        if (std::none_of(in_use.begin(), in_use.end(),
+                         [&](const Ipv4Network& n) { return n.overlaps(candidate); }))
+            return candidate;
+    }
+    return std::nullopt;
+}
 
 std::string network_lab_unavailable() {
     if (::geteuid() != 0) {
@@ -111,10 +200,32 @@ NetworkLab::Host NetworkLab::make_host(std::string name) const {
 NetworkLab::NetworkLab(std::vector<std::string> names) {
     if (const std::string why = network_lab_unavailable(); !why.empty())
         throw EnvironmentError(why);
-    std::random_device random;
-    const unsigned a = 200 + random() % 50, b = random() % 256;
-    prefix_ = "10." + std::to_string(a) + "." + std::to_string(b) + ".";
-    subnet_ = prefix_ + "0/24";
+    {
+        // Its own route would take the packets of a network this machine already reaches (a
+        // VPN's, a container bridge's), or give the lab an address someone else holds.
+        std::vector<Ipv4Network> in_use;
+        try {
+            in_use =
+                networks_in_use(run(kRoot, {"ip", "-4", "-j", "route", "show", "table", "all"}),
+                                run(kRoot, {"ip", "-4", "-j", "addr", "show"}));
+        } catch (const std::invalid_argument& e) {
+            throw EnvironmentError(std::string("cannot read this machine's routes: ") + e.what());
+        }
+        std::lock_guard lock(lab_subnets_mutex);
+        in_use.insert(in_use.end(), lab_subnets.begin(), lab_subnets.end());
+        // A random place to start: labs of other processes starting at once rarely meet.
+        std::random_device random;
+        const auto picked = free_lab_subnet(in_use, (200 + random() % 50) * 256 + random() % 256);
+        if (!picked) {
+            throw EnvironmentError(
+                "no /24 of 10.0.0.0/8 is free for the network lab: this "
+                "machine's routes and addresses cover all of it");
+        }
+        reserved_ = picked;
+        lab_subnets.push_back(*picked);
+    }
+    subnet_ = reserved_->to_string();
+    prefix_ = subnet_.substr(0, subnet_.rfind('.') + 1);
     // The root end's name is this process's and no other's ("lb", the pid in hex, a letter per
     // lab), so a lab never takes another's name and a test can tell its own.
     static std::atomic<unsigned> labs{0};
@@ -184,6 +295,11 @@ void NetworkLab::teardown() {
         h->holder = -1;
     }
     hosts_.clear();
+    if (reserved_) {
+        std::lock_guard lock(lab_subnets_mutex);
+        std::erase(lab_subnets, *reserved_);
+        reserved_.reset();
+    }
 }
 
 std::string NetworkLab::address(int host) const {
@@ -208,8 +324,8 @@ void NetworkLab::enter(std::size_t host) const {
 }
 
 // Host -2 is the bridge's namespace (for setting up the lab only).
-void NetworkLab::run(int host, const std::vector<std::string>& argv,
-                     const std::string& input) const {
+std::string NetworkLab::run(int host, const std::vector<std::string>& argv,
+                            const std::string& input) const {
     const int fd = host == kRoot ? -1 : host == -2 ? bridge_.netns_fd : netns_fd(host);
     std::vector<std::string> args = argv;
     args[0] = find_executable(args[0]);
@@ -265,6 +381,7 @@ void NetworkLab::run(int host, const std::vector<std::string>& argv,
         throw EnvironmentError(joined(argv) + " failed in " + where +
                                (text.empty() ? "" : ": " + text));
     }
+    return output;
 }
 
 void NetworkLab::apply_rules(int host, const std::string& rules) const {

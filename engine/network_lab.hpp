@@ -16,13 +16,38 @@
 // Needs root (CAP_NET_ADMIN) and iproute2's `ip` and `iptables-restore`: network_lab_unavailable()
 // says why not, in one line, so a scenario can be skipped saying so.
 
+#include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <sys/types.h>
 #include <vector>
 
 namespace lockbench {
+
+// An IPv4 network: its address (host byte order) and prefix length, 10.200.3.0/24 say.
+struct Ipv4Network {
+    std::uint32_t address = 0;
+    int prefix_length = 32;
+    bool overlaps(const Ipv4Network& other) const;
+    std::string to_string() const;
+    bool operator==(const Ipv4Network&) const = default;
+};
+
+// The IPv4 networks this machine routes or holds an address in, from the output of
+// `ip -4 -j route show table all` and `ip -4 -j addr show`. A catch-all route wider than a /8 (the
+// default route, a VPN's 0.0.0.0/1 and 128.0.0.0/1) names no network of its own, and is left out:
+// counting it would leave the lab no subnet anywhere. Throws std::invalid_argument naming what is
+// not `ip`'s JSON.
+std::vector<Ipv4Network> networks_in_use(std::string_view routes_json,
+                                         std::string_view addresses_json);
+// A /24 of 10.0.0.0/8 that overlaps none of `in_use` (whose packets would otherwise go to the lab,
+// or the lab's to them), searching from the `start`-th /24 (10.A.B.0/24 is number A * 256 + B)
+// upwards, wrapping around; nothing when every one overlaps (10.0.0.0/8 routed to a VPN, say).
+std::optional<Ipv4Network> free_lab_subnet(const std::vector<Ipv4Network>& in_use,
+                                           std::uint32_t start);
 
 // "" when hosts can be made here, or why not ("needs root (CAP_NET_ADMIN) ...").
 std::string network_lab_unavailable();
@@ -32,7 +57,8 @@ class NetworkLab {
     // The root namespace, in grudges and addresses.
     static constexpr int kRoot = -1;
 
-    // Makes one namespace per name (host i is names[i]) on a fresh /24 of 10.0.0.0/8; throws
+    // Makes one namespace per name (host i is names[i]) on a /24 of 10.0.0.0/8 that no route or
+    // address of this machine overlaps, nor another lab of this process (free_lab_subnet); throws
     // EnvironmentError (redis_server.hpp) when it cannot.
     explicit NetworkLab(std::vector<std::string> names);
     ~NetworkLab();
@@ -55,8 +81,9 @@ class NetworkLab {
     // host's. Throws EnvironmentError.
     void enter(std::size_t host) const;
     // Runs argv in the host's namespace (kRoot: here) and waits; `input` goes to its stdin.
-    // Throws EnvironmentError with its output when it fails.
-    void run(int host, const std::vector<std::string>& argv, const std::string& input = "") const;
+    // Returns its output; throws EnvironmentError with it when it fails.
+    std::string run(int host, const std::vector<std::string>& argv,
+                    const std::string& input = "") const;
 
     // Who cannot hear from whom: host -> the hosts whose packets it drops. Replaces the partition
     // in place, on every host at once (one iptables-restore per host).
@@ -86,6 +113,8 @@ class NetworkLab {
     std::vector<Host> hosts_;
     Host bridge_;
     std::string prefix_;  // "10.A.B."
+    // The subnet this lab holds among the process's labs (freed by teardown).
+    std::optional<Ipv4Network> reserved_;
     std::string subnet_;  // "10.A.B.0/24"
     std::string root_interface_;
     bool root_interface_created_ = false;  // ours to delete (another lab may have the name)

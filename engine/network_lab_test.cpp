@@ -75,6 +75,65 @@ TEST(Grudges, ABridgeNodeHearsBothHalvesThatDoNotHearEachOther) {
     EXPECT_FALSE(g.count(2));  // the bridge hears everyone
 }
 
+Ipv4Network net(const std::string& text) {
+    const auto parsed = networks_in_use(R"([{"dst": ")" + text + R"("}])", "[]");
+    EXPECT_EQ(parsed.size(), 1u) << text;
+    return parsed.empty() ? Ipv4Network{} : parsed.front();
+}
+
+// `ip -4 -j route show table all` and `ip -4 -j addr show` as this development machine prints
+// them (a VM's eth0, loopback), with a container bridge and a VPN's catch-all routes added.
+constexpr const char* kRoutes = R"([
+    {"dst":"default","gateway":"192.0.2.1","dev":"eth0","flags":[]},
+    {"dst":"0.0.0.0/1","gateway":"10.8.0.1","dev":"tun0","flags":[]},
+    {"dst":"128.0.0.0/1","gateway":"10.8.0.1","dev":"tun0","flags":[]},
+    {"dst":"10.8.0.0/24","dev":"tun0","protocol":"kernel","scope":"link","flags":[]},
+    {"dst":"192.0.2.0/24","dev":"eth0","protocol":"kernel","scope":"link","prefsrc":"192.0.2.2",
+     "flags":[]},
+    {"type":"unreachable","dst":"10.200.0.0/16","flags":[]},
+    {"type":"local","dst":"127.0.0.0/8","dev":"lo","table":"local","protocol":"kernel",
+     "scope":"host","prefsrc":"127.0.0.1","flags":[]},
+    {"type":"broadcast","dst":"192.0.2.255","dev":"eth0","table":"local","protocol":"kernel",
+     "scope":"link","prefsrc":"192.0.2.2","flags":[]}])";
+constexpr const char* kAddresses = R"([
+    {"ifindex":1,"ifname":"lo","addr_info":[{"family":"inet","local":"127.0.0.1","prefixlen":8},
+                                            {"family":"inet","local":"10.201.0.9","prefixlen":32}]},
+    {"ifindex":2,"ifname":"ifb0","addr_info":[]},
+    {"ifindex":4,"ifname":"eth0","addr_info":[{"family":"inet","local":"192.0.2.2","prefixlen":24},
+                                              {"family":"inet6","local":"fd00::2","prefixlen":64}]},
+    {"ifindex":5,"ifname":"docker0","addr_info":[{"family":"inet","local":"10.201.1.1",
+                                                  "prefixlen":23}]}])";
+
+TEST(LabSubnet, ReadsEveryNetworkTheMachineRoutesOrHoldsButNotTheCatchAlls) {
+    EXPECT_EQ(
+        networks_in_use(kRoutes, kAddresses),
+        (std::vector<Ipv4Network>{net("10.8.0.0/24"), net("192.0.2.0/24"), net("10.200.0.0/16"),
+                                  net("127.0.0.0/8"), net("192.0.2.255"), net("127.0.0.0/8"),
+                                  net("10.201.0.9"), net("192.0.2.0/24"), net("10.201.0.0/23")}));
+    EXPECT_EQ(net("10.201.1.1/23").to_string(), "10.201.0.0/23");  // an address names its network
+    EXPECT_THROW(networks_in_use("ip: unknown option -j", "[]"), std::invalid_argument);
+    EXPECT_THROW(networks_in_use("[]", R"({"ifname": "lo"})"), std::invalid_argument);
+}
+
+TEST(LabSubnet, PicksTheFirstSubnetFromTheStartThatNothingOverlaps) {
+    const auto in_use = networks_in_use(kRoutes, kAddresses);
+    const auto number = [](int a, int b) { return static_cast<std::uint32_t>(a * 256 + b); };
+    // Free where it starts: taken as it is.
+    EXPECT_EQ(free_lab_subnet(in_use, number(230, 7)), net("10.230.7.0/24"));
+    // Inside the unreachable 10.200.0.0/16: the first /24 after it...
+    EXPECT_EQ(free_lab_subnet(in_use, number(200, 5)), net("10.201.2.0/24"));
+    // ...past a host address (10.201.0.9/32) and a bridge's /23 (10.201.0.0-10.201.1.255).
+    EXPECT_EQ(free_lab_subnet(in_use, number(201, 0)), net("10.201.2.0/24"));
+    EXPECT_EQ(free_lab_subnet(in_use, number(8, 0)), net("10.8.1.0/24"));
+    // From the last /24 on, around to the first.
+    auto taken_end = in_use;
+    taken_end.push_back(net("10.255.255.0/24"));
+    EXPECT_EQ(free_lab_subnet(taken_end, number(255, 255)), net("10.0.0.0/24"));
+    // A VPN that routes all of 10.0.0.0/8 leaves the lab nothing.
+    EXPECT_EQ(free_lab_subnet({net("10.0.0.0/8")}, 0), std::nullopt);
+    EXPECT_EQ(free_lab_subnet({}, 0), net("10.0.0.0/24"));
+}
+
 bool interface_exists(const std::string& name) {
     std::ifstream in("/proc/net/dev");
     std::stringstream ss;
@@ -195,6 +254,27 @@ std::string output_of(const std::string& command) {
         ::pclose(pipe);
     }
     return out;
+}
+
+// Two labs at once, each on a /24 that overlaps nothing this machine routed or held before
+// either was made, nor the other lab.
+TEST_F(NetworkLabTest, LabsTakeSubnetsNoRouteOrAddressHereOverlaps) {
+    const auto before = networks_in_use(output_of("ip -4 -j route show table all"),
+                                        output_of("ip -4 -j addr show"));
+    ASSERT_FALSE(before.empty());
+    NetworkLab first({"n0"});
+    NetworkLab second({"n0"});
+    const auto subnet_of = [](const NetworkLab& lab) {
+        return networks_in_use(R"([{"dst": ")" + lab.subnet() + R"("}])", "[]").at(0);
+    };
+    EXPECT_FALSE(subnet_of(first).overlaps(subnet_of(second)))
+        << first.subnet() << " " << second.subnet();
+    for (const Ipv4Network& taken : before) {
+        EXPECT_FALSE(subnet_of(first).overlaps(taken))
+            << first.subnet() << " " << taken.to_string();
+        EXPECT_FALSE(subnet_of(second).overlaps(taken))
+            << second.subnet() << " " << taken.to_string();
+    }
 }
 
 // Every network namespace some process is in, by its inode.

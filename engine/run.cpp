@@ -28,6 +28,7 @@
 #include "report.hpp"
 #include "result_folder.hpp"
 #include "sentinel.hpp"
+#include "server_cleanup.hpp"
 #include "story_files.hpp"
 #include "summary.hpp"
 #include "zk_client.hpp"
@@ -498,6 +499,7 @@ RunOutcome run_workload(const RunOptions& options) {
         outcome.summary["yardstick"] = {{"not_measured", options.machine_not_measured}};
     }
     outcome.interrupted = interrupted;
+    outcome.summary["cleanup"] = clean_up_user_servers(w, deployment, external, key_prefix);
     write_atomically(dir.tmp() / "workload.json", w.to_json().dump(2) + "\n");
     write_atomically(dir.tmp() / "summary.json", outcome.summary.dump(2) + "\n");
     write_atomically(dir.tmp() / "report.txt", make_report(outcome.summary));

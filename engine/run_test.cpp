@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <set>
 #include <signal.h>
@@ -128,6 +129,58 @@ void expect_hgrm_holds(const fs::path& file, std::uint64_t count, double max_ms)
     EXPECT_EQ(footer, max_text) << file;
 }
 
+// Fairness as the history shows it: a client's cycles are its granted acquires (one a cycle,
+// without reentry), all under its own process id while it recorded no `info`. The summary must
+// say the same; and unless the strategy lets a releasing client re-take the lock before a waiter
+// polls again (`barging`), no client may starve: each got at least a tenth of an even share, and
+// Jain's index is over 0.75. A client the engine never ran, or whose cycles it counted for
+// another, fails these; at this load (16 clients, 2 keys, 1 ms holds) the fair strategies'
+// lowest share was over half an even one and their index over 0.89 (this machine, 3 x 11 runs).
+// After an `info` a client goes on under a new id the history cannot tie to it: the bounds are
+// then checked on the summary's numbers alone.
+void expect_fair_shares(const std::vector<json>& events, const json& summary, int clients,
+                        bool barging) {
+    const json& fair = summary["fairness"];
+    EXPECT_EQ(fair["clients"], clients);
+    const auto sum = summary["throughput"]["cycles"].get<double>();
+    std::vector<std::uint64_t> granted(static_cast<std::size_t>(clients), 0);
+    bool retired = false;
+    for (const auto& e : events) {
+        if (!e["process"].is_number())
+            continue;
+        const auto process = e["process"].get<std::int64_t>();
+        retired = retired || process >= clients;
+        if (!retired && e["f"] == "acquire" && e["type"] == "ok")
+            ++granted[static_cast<std::size_t>(process)];
+    }
+    std::string shares;
+    for (const std::uint64_t x : granted)
+        shares += " " + std::to_string(x);
+    if (!retired) {
+        std::vector<std::uint64_t> sorted = granted;
+        std::sort(sorted.begin(), sorted.end());
+        double squares = 0;
+        for (const std::uint64_t x : granted)
+            squares += static_cast<double>(x) * static_cast<double>(x);
+        EXPECT_EQ(std::accumulate(granted.begin(), granted.end(), 0.0), sum) << shares;
+        EXPECT_EQ(fair["cycles_min"].get<std::uint64_t>(), sorted.front()) << shares;
+        EXPECT_EQ(fair["cycles_max"].get<std::uint64_t>(), sorted.back()) << shares;
+        const std::size_t mid = sorted.size() / 2;
+        EXPECT_DOUBLE_EQ(
+            fair["cycles_median"].get<double>(),
+            sorted.size() % 2
+                ? static_cast<double>(sorted[mid])
+                : (static_cast<double>(sorted[mid - 1]) + static_cast<double>(sorted[mid])) / 2)
+            << shares;
+        EXPECT_NEAR(fair["jain_index"].get<double>(), sum * sum / (clients * squares), 1e-9)
+            << shares;
+    }
+    if (barging)
+        return;
+    EXPECT_GT(fair["jain_index"].get<double>(), 0.75) << fair.dump() << shares;
+    EXPECT_GE(fair["cycles_min"].get<double>() * clients * 10, sum) << fair.dump() << shares;
+}
+
 class RunEveryStrategyTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(RunEveryStrategyTest, SixteenClientsProduceAWellFormedHistoryWithoutLostUpdates) {
@@ -167,16 +220,9 @@ TEST_P(RunEveryStrategyTest, SixteenClientsProduceAWellFormedHistoryWithoutLostU
     EXPECT_EQ(r.summary["ops"]["acquire"]["info"].get<std::uint64_t>(), 0u)
         << info_errors(events, "acquire");
     EXPECT_EQ(lost_updates(events), 0u);
-    // Fairness counts every client, and its bounds hold the run's cycles.
-    const auto& fair = r.summary["fairness"];
-    const auto cycles = r.summary["throughput"]["cycles"].get<std::uint64_t>();
-    EXPECT_EQ(fair["clients"], 16);
-    EXPECT_LE(fair["cycles_min"].get<std::uint64_t>() * 16, cycles);
-    EXPECT_GE(fair["cycles_max"].get<std::uint64_t>() * 16, cycles);
-    EXPECT_LE(fair["cycles_min"].get<double>(), fair["cycles_median"].get<double>());
-    EXPECT_LE(fair["cycles_median"].get<double>(), fair["cycles_max"].get<double>());
-    EXPECT_GT(fair["jain_index"].get<double>(), 0.0);
-    EXPECT_LE(fair["jain_index"].get<double>(), 1.0);
+    // rwlock_seed polls every 100 ms, as seed 001 does: whoever releases re-takes the lock long
+    // before a waiter looks again, and some clients starve - by design, not by the engine.
+    expect_fair_shares(events, r.summary, 16, GetParam() == "rwlock_seed");
     EXPECT_EQ(json::parse(std::ifstream(r.dir / "workload.json"))["strategy"], GetParam());
     // Nothing but the result folder is left behind.
     EXPECT_EQ(std::distance(fs::directory_iterator(out.path()), fs::directory_iterator()), 1);
@@ -225,12 +271,68 @@ TEST(RunTest, DrivesAnExternalServerWithPerRunKeyPrefixes) {
         const std::string key = e["key"];
         EXPECT_TRUE(key == "k0" || key == "k1" || key == "k2" || key == "k3") << e.dump();
     }
-    // ...while every key the run left on that server carries the run's prefix.
-    Reply keys = external.command({"KEYS", "*"});
-    ASSERT_GT(keys.elements.size(), 0u);
-    for (const auto& k : keys.elements)
-        EXPECT_EQ(k.str.rfind(prefix, 0), 0u) << k.str;
+    // ...while every key the run wrote on that server carried the run's prefix: the clean-up,
+    // which deletes those only, leaves the server empty.
+    const json& cleanup = r.summary["cleanup"];
+    ASSERT_EQ(cleanup["redis"].size(), 1u) << cleanup.dump();
+    EXPECT_EQ(cleanup["redis"][0]["server"], external.endpoint().to_string());
+    EXPECT_GT(cleanup["redis"][0]["deleted"].get<long long>(), 0) << cleanup.dump();
+    EXPECT_EQ(cleanup["left"], json::array());
+    EXPECT_EQ(external.command({"DBSIZE"}).integer, 0);
 }
+
+// Every strategy's keys - lock keys, rwlock_seed's that never expire, fence counters, the
+// protected resource - go when a run on the user's servers ends, and nothing else of theirs does:
+// their own keys and another run's stay, and DBSIZE is what it was before the run.
+class RunOnUsersServersTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(RunOnUsersServersTest, LeavesEveryServerAsItWas) {
+    const bool redlock = GetParam() == "redlock";
+    std::vector<std::unique_ptr<RedisServer>> servers;
+    std::vector<Endpoint> endpoints;
+    for (int i = 0; i < (redlock ? 3 : 1); ++i) {
+        servers.push_back(std::make_unique<RedisServer>());
+        endpoints.push_back(servers.back()->endpoint());
+    }
+    std::vector<long long> before;
+    for (auto& server : servers) {
+        server->command({"SET", "orders", "1"});
+        server->command({"SET", "lockbench:0123456789ab:k0", "another run's"});
+        server->command({"HSET", "LOCK:LOCK:k0:W_LOCK", "a", "1"});
+        before.push_back(server->command({"DBSIZE"}).integer);
+    }
+    TempDir out;
+    Workload w = Workload::from_json(json::parse(R"({"name": "users-servers", "clients": 4,
+        "keys": 3, "duration_s": 0.5, "hold_ms": 1, "lease_ms": 5000, "wait_ms": 50})"));
+    w.strategy = GetParam();
+    if (GetParam() == "rwlock_seed" || GetParam() == "rwlock")
+        w.shared_ratio = 0.5;  // the readers' keys too
+    if (redlock) {
+        w.topology.kind = TopologyKind::Masters;
+        w.topology.masters = 3;
+    }
+    if (GetParam() == "fenced")
+        w.resource = ResourceKind::Fenced;
+    RunOutcome r = run_workload({.workload = w, .redis = endpoints, .out_dir = out.path()});
+    ASSERT_GT(r.summary["throughput"]["cycles"].get<std::uint64_t>(), 0u);
+    const json& cleanup = r.summary["cleanup"];
+    EXPECT_EQ(cleanup["left"], json::array()) << cleanup.dump();
+    ASSERT_EQ(cleanup["redis"].size(), servers.size()) << cleanup.dump();
+    long long deleted = 0;  // at least the protected resource's counters (on node 0)
+    for (std::size_t i = 0; i < servers.size(); ++i) {
+        EXPECT_EQ(cleanup["redis"][i]["server"], endpoints[i].to_string());
+        deleted += cleanup["redis"][i]["deleted"].get<long long>();
+        EXPECT_EQ(servers[i]->command({"DBSIZE"}).integer, before[i]) << i;
+        EXPECT_EQ(servers[i]->command({"GET", "lockbench:0123456789ab:k0"}).str, "another run's");
+    }
+    EXPECT_GT(deleted, 0) << cleanup.dump();
+}
+
+INSTANTIATE_TEST_SUITE_P(Strategies, RunOnUsersServersTest,
+                         ::testing::Values("setnx_getset", "set_nx_px", "set_nx_px_del",
+                                           "reentrant_hash", "rwlock_seed", "rwlock", "fenced",
+                                           "redlock"),
+                         [](const auto& param_info) { return param_info.param; });
 
 TEST(RunTest, AFaultThatNeverFiresMakesTheVerdictUnknownAndSaysWhich) {
     // Every reply is lost from 50 ms on, so nobody is granted k0 again: the pause meant for its
@@ -414,6 +516,35 @@ TEST(RunTest, ARateTheClientsCannotKeepSaysSo) {
     std::ifstream report(r.dir / "report.txt");
     std::string text((std::istreambuf_iterator<char>(report)), {});
     EXPECT_NE(text.find("RATE NOT KEPT: only "), std::string::npos) << text;
+}
+
+// One key held 400 ms at a time by arrivals every 50 ms that wait 100 ms: most are refused, each
+// after waiting its whole 100 ms, so the refusals are the slowest arrivals - and the corrected
+// latency counts every started arrival, refusals and all, so its p99 is at least the wait. Had it
+// counted grants only (each under the wait, or it would not have been granted in time), the
+// refusals would have vanished from it.
+TEST(RunTest, AtARateCorrectedLatencyCountsTheRefusedArrivalsToo) {
+    constexpr double kWaitMs = 100;
+    TempDir out;
+    Workload w = Workload::from_json(json::parse(R"({
+        "name": "refused-at-a-rate", "strategy": "set_nx_px", "clients": 10, "keys": 1,
+        "duration_s": 2, "hold_ms": 400, "wait_ms": 100, "lease_ms": 5000, "resource": "none",
+        "rate": {"per_s": 20, "arrivals": "fixed"}})"));
+    RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
+    const json& acquire = r.summary["ops"]["acquire"];
+    const auto started = r.summary["open_loop"]["started"].get<std::uint64_t>();
+    const auto refused = acquire["fail"].get<std::uint64_t>();
+    ASSERT_EQ(acquire["ok"].get<std::uint64_t>() + refused + acquire["info"].get<std::uint64_t>(),
+              started)
+        << r.summary.dump(2);
+    // More than 1 % refused, or the p99 below could not show them.
+    ASSERT_GT(refused * 100, started) << acquire.dump();
+    const json& corrected = r.summary["latency_ms"]["acquire_corrected"];
+    EXPECT_EQ(corrected["count"].get<std::uint64_t>(), started) << corrected.dump();
+    EXPECT_GE(corrected["p99"].get<double>(), kWaitMs) << corrected.dump();
+    EXPECT_EQ(r.summary["latency_ms"]["acquire"]["count"], acquire["ok"]);
+    expect_hgrm_holds(r.dir / "latency-acquire-corrected.hgrm", started,
+                      corrected["max"].get<double>());
 }
 
 // A rate under one arrival per client leaves most clients idle: that is what was asked, not a

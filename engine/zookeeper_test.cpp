@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <fstream>
 #include <netinet/in.h>
+#include <set>
 #include <signal.h>
 #include <sstream>
 #include <sys/socket.h>
@@ -198,6 +199,13 @@ TEST(ZooKeeperRunTest, ZkMutexRunsEndToEndWithoutFaultsAndHoldsMutualExclusion) 
 // names keys as the workload does).
 TEST(ZooKeeperRunTest, ZkMutexRunsOnAnEnsembleItDidNotStartWithPerRunPrefixes) {
     ZooKeeperServer ensemble;
+    EventLoop loop;
+    ZkClient zk(loop, ensemble.hosts(), 4000ms, 5000ms);
+    const std::string locks = "/lockbench/locks";
+    // Someone else's lock (another run's, still going) is there before and after.
+    const std::string empty;
+    for (std::string path : {std::string("/lockbench"), locks, locks + "/someone-else"})
+        ASSERT_EQ(run_sync(loop, zk.create(path, empty, 0)).rc, ZOK) << path;
     TempDir out;
     Workload w;
     w.strategy = "zk_mutex";
@@ -211,8 +219,11 @@ TEST(ZooKeeperRunTest, ZkMutexRunsOnAnEnsembleItDidNotStartWithPerRunPrefixes) {
     ASSERT_EQ(prefix.rfind("lockbench:", 0), 0u) << prefix;
     std::ifstream history(r.dir / "history.jsonl");
     int grants = 0;
+    std::set<std::string> locked;  // each acquire's lock node was made for it
     for (std::string line; std::getline(history, line);) {
         auto e = nlohmann::json::parse(line);
+        if (e["f"] == "acquire")
+            locked.insert(e["key"].get<std::string>());
         if (e["f"] != "acquire" || e["type"] != "ok")
             continue;
         ++grants;
@@ -222,14 +233,14 @@ TEST(ZooKeeperRunTest, ZkMutexRunsOnAnEnsembleItDidNotStartWithPerRunPrefixes) {
         EXPECT_EQ(token.rfind("/lockbench/locks/" + prefix + key + "/_c_", 0), 0u) << token;
     }
     EXPECT_GT(grants, 5);
-    EventLoop loop;
-    ZkClient zk(loop, ensemble.hosts(), 4000ms, 5000ms);
-    const std::string locks = "/lockbench/locks";
+    // The run's lock nodes went when it ended; the other lock stays, and so its parents.
+    const auto& cleanup = r.summary["cleanup"];
+    EXPECT_EQ(cleanup["zookeeper"]["hosts"], ensemble.hosts()) << cleanup.dump();
+    EXPECT_EQ(cleanup["zookeeper"]["deleted"], locked.size()) << cleanup.dump();
+    EXPECT_EQ(cleanup["left"], nlohmann::json::array()) << cleanup.dump();
     auto children = run_sync(loop, zk.get_children(locks));
     ASSERT_EQ(children.rc, ZOK);
-    ASSERT_FALSE(children.children.empty());
-    for (const auto& c : children.children)
-        EXPECT_EQ(c.rfind(prefix, 0), 0u) << c;
+    EXPECT_EQ(children.children, std::vector<std::string>{"someone-else"});
 }
 
 TEST(ZooKeeperCliTest, StrategiesListsZkMutexAndAnUnreachableEnsembleIsExitFour) {
@@ -273,6 +284,7 @@ TEST(ZooKeeperCliTest, SuiteAndDemoRunZooKeepersLocksOnTheUsersEnsemble) {
     EXPECT_EQ(demo.code, 0) << demo.out << demo.err;
 
     std::vector<std::string> prefixes;
+    int cleaned_up = 0;
     for (const fs::path& summary : {suite_out, demo_out}) {
         for (const auto& e : fs::recursive_directory_iterator(summary)) {
             if (e.path().filename() != "summary.json")
@@ -281,18 +293,18 @@ TEST(ZooKeeperCliTest, SuiteAndDemoRunZooKeepersLocksOnTheUsersEnsemble) {
             EXPECT_EQ(s["zookeeper"]["mode"], "external") << e.path();
             EXPECT_EQ(s["zookeeper"]["hosts"], ensemble.hosts()) << e.path();
             prefixes.push_back(s["redis"]["key_prefix"]);
+            cleaned_up +=
+                s["cleanup"]["zookeeper"]["deleted"].get<int>() > 0 && s["cleanup"]["left"].empty();
         }
     }
     ASSERT_EQ(prefixes.size(), 2u);
+    EXPECT_EQ(cleaned_up, 2);
+    // Each run took its lock nodes away, and the last one the parents it left empty: the
+    // ensemble has what it had before, its root's zookeeper node only.
     EventLoop loop;
     ZkClient zk(loop, ensemble.hosts(), 4000ms, 5000ms);
-    auto children = run_sync(loop, zk.get_children("/lockbench/locks"));
-    ASSERT_EQ(children.rc, ZOK);
-    for (const std::string& prefix : prefixes) {
-        EXPECT_NE(std::find(children.children.begin(), children.children.end(), prefix + "k0"),
-                  children.children.end())
-            << prefix;
-    }
+    EXPECT_EQ(run_sync(loop, zk.get_children("/lockbench")).rc, ZNONODE);
+    EXPECT_EQ(run_sync(loop, zk.get_children("/")).children, std::vector<std::string>{"zookeeper"});
 
     Cli unreachable =
         lockbench(scratch.path(),
