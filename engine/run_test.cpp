@@ -82,6 +82,29 @@ std::string info_errors(const std::vector<json>& events, const std::string& f) {
     return out;
 }
 
+// In-doubt ops of `f` whose error does not contain `tolerated` (every one when it is empty).
+std::size_t info_count_except(const std::vector<json>& events, const std::string& f,
+                              const std::string& tolerated) {
+    return static_cast<std::size_t>(std::count_if(events.begin(), events.end(), [&](const json& e) {
+        return e["type"] == "info" && e["process"].is_number() && e.value("f", "") == f &&
+               (tolerated.empty() ||
+                e.value("error", std::string()).find(tolerated) == std::string::npos);
+    }));
+}
+
+// Two strategies time out by design far sooner than the connection does: Redlock gives each
+// node 50 ms, set_nx_px_wait gives WAIT 100 ms. On a loaded 2-core machine (CI's sanitizer
+// builds, or the builds beside a test run) a scheduling delay exceeds them and the acquire is
+// rightly in doubt - once per client when the whole process stalls. Those are the strategy
+// keeping its promise; any other in-doubt acquire is a bug.
+std::string tolerated_info(const std::string& strategy) {
+    if (strategy == "redlock")
+        return " within 50 ms";
+    if (strategy == "set_nx_px_wait")
+        return "replica(s) acknowledged the lock within 100 ms";
+    return "";
+}
+
 // Each ok write stores read+1, so under mutual exclusion the ok writes of a key are exactly
 // 1, 2, ..., n; a lost update shows up as a repeated value.
 std::size_t lost_updates(const std::vector<json>& events) {
@@ -217,7 +240,7 @@ TEST_P(RunEveryStrategyTest, SixteenClientsProduceAWellFormedHistoryWithoutLostU
     expect_well_formed(events);
     EXPECT_EQ(r.summary["history"]["events"].get<std::size_t>(), events.size());
     EXPECT_GT(r.summary["throughput"]["cycles"].get<std::uint64_t>(), 100u);
-    EXPECT_EQ(r.summary["ops"]["acquire"]["info"].get<std::uint64_t>(), 0u)
+    EXPECT_EQ(info_count_except(events, "acquire", tolerated_info(GetParam())), 0u)
         << info_errors(events, "acquire");
     EXPECT_EQ(lost_updates(events), 0u);
     // rwlock_seed polls every 100 ms, as seed 001 does: whoever releases re-takes the lock long
