@@ -242,6 +242,27 @@ TEST(HistoryReader, InvalidUtf8IsRejectedWithItsLineAndColumn) {
     EXPECT_EQ(events[0].key, "\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80");
 }
 
+// Times and leases are bounded (about 31 years either way), so that the checks' sums and
+// differences of them cannot overflow: an absurd value is bad input, not undefined behaviour.
+TEST(HistoryReader, TimesAndLeasesBeyondThirtyYearsAreRejected) {
+    const std::string invoke = R"({"index":0,"type":"invoke","process":0,"f":"acquire","key":"k",)";
+    EXPECT_STREQ(error_of(invoke + R"("value":null,"time":9223372036854775807})").what(),
+                 "line 1: field `time` must be an integer between -10^18 and 10^18 (ns)");
+    EXPECT_STREQ(error_of(invoke + R"("time":-1000000000000000001,"value":null})").what(),
+                 "line 1: field `time` must be an integer between -10^18 and 10^18 (ns)");
+    EXPECT_STREQ(error_of(invoke + R"("value":{"lease_ms":1000000000001},"time":1})").what(),
+                 "line 1: field `value` of `acquire` has a `lease_ms` that is not an integer "
+                 "between 0 and 10^12");
+    EXPECT_STREQ(error_of(invoke + R"("value":{"lease_ms":-1},"time":1})").what(),
+                 "line 1: field `value` of `acquire` has a `lease_ms` that is not an integer "
+                 "between 0 and 10^12");
+    const auto events =
+        read_all(invoke + R"("value":{"lease_ms":1000000000000},"time":-1000000000000000000})");
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].time, -1'000'000'000'000'000'000);
+    EXPECT_EQ(events[0].lease_ms, 1'000'000'000'000);
+}
+
 TEST(HistoryReader, BadTypeNamesTheField) {
     const auto e = error_of(std::string(kAcquireInvoke) +
                             R"({"index":1,"type":"done","process":0,"f":"acquire","time":2})");
