@@ -97,7 +97,8 @@ bool ClientDirectory::post(std::size_t index, std::function<void(SimulatedClient
     if (index >= clients_.size() || !clients_[index].first)
         return false;
     auto [client, loop] = clients_[index];
-    loop->post([client, action = std::move(action)] { action(*client); });
+    // client = client: clang 14 (the fuzz build) cannot capture a structured binding.
+    loop->post([client = client, action = std::move(action)] { action(*client); });
     return true;
 }
 
@@ -113,7 +114,7 @@ void ClientDirectory::post_all(std::function<void(SimulatedClient&)> action) {
     std::lock_guard lock(mutex_);
     for (auto [client, loop] : clients_) {
         if (client)
-            loop->post([client, action] { action(*client); });
+            loop->post([client = client, action] { action(*client); });
     }
 }
 
