@@ -1,6 +1,7 @@
 #include "edn.hpp"
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <limits>
 
@@ -34,10 +35,29 @@ char Reader::take() {
     if (c == '\n') {
         ++line_;
         column_ = 1;
-    } else {
-        ++column_;
+    } else if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) {
+        ++column_;  // a column is a character: a UTF-8 continuation byte is not one
     }
     return c;
+}
+
+bool Reader::at_non_ascii() const {
+    return !at_end() && static_cast<unsigned char>(text_[pos_]) >= 0x80;
+}
+
+void Reader::take_utf8(std::string* out) {
+    const std::size_t length =
+        json_cursor::utf8_sequence_length(text_.data() + pos_, text_.data() + text_.size());
+    if (length == 0) {
+        char byte[8];
+        std::snprintf(byte, sizeof byte, "0x%02X",
+                      static_cast<unsigned>(static_cast<unsigned char>(text_[pos_])));
+        fail(std::string("not valid UTF-8 (byte ") + byte + "): EDN is UTF-8 text");
+    }
+    if (out)
+        out->append(text_.substr(pos_, length));
+    for (std::size_t i = 0; i < length; ++i)
+        take();
 }
 
 void Reader::fail(const std::string& what) const {
@@ -48,22 +68,30 @@ void Reader::fail_at(std::size_t line, std::size_t column, const std::string& wh
     throw EdnError(line, column, what);
 }
 
-void Reader::skip_space() {
+void Reader::skip_space(int depth) {
     while (!at_end()) {
         const char c = peek();
         if (is_space(c)) {
             take();
         } else if (c == ';') {
-            while (!at_end() && peek() != '\n')
-                take();
+            while (!at_end() && peek() != '\n') {
+                if (at_non_ascii())
+                    take_utf8(nullptr);
+                else
+                    take();
+            }
         } else if (c == '#' && pos_ + 1 < text_.size() && text_[pos_ + 1] == '_') {
+            // The discarded form counts one level deeper, so that a chain of discards cannot
+            // recurse without bound.
+            if (depth >= kMaxDepth)
+                fail("nested deeper than " + std::to_string(kMaxDepth) + " levels");
             take();
             take();
-            skip_space();
+            skip_space(depth + 1);
             if (at_end())
                 fail("#_ discards nothing: the text ends");
             const std::size_t recorded = element_lines_.size();
-            read_form(0);  // discarded, and so are the element lines it may have recorded
+            read_form(depth + 1);  // discarded, and so are the element lines it may have recorded
             element_lines_.resize(recorded);
         } else {
             return;
@@ -72,7 +100,7 @@ void Reader::skip_space() {
 }
 
 bool Reader::next(json& out) {
-    skip_space();
+    skip_space(0);
     if (at_end())
         return false;
     form_line_ = line_;
@@ -84,7 +112,7 @@ bool Reader::next(json& out) {
 json Reader::read_form(int depth) {
     if (depth > kMaxDepth)
         fail("nested deeper than " + std::to_string(kMaxDepth) + " levels");
-    skip_space();
+    skip_space(depth);
     if (at_end())
         fail("the text ends where a value was expected");
     const char c = peek();
@@ -111,6 +139,8 @@ json Reader::read_form(int depth) {
                 take();
                 return read_collection('}', depth);  // a set
             }
+            if (peek() == '#')
+                return read_symbolic_value(line, column);
             if (peek() == ':' || is_delimiter(peek()))
                 fail_at(line, column, "unsupported dispatch '#" + std::string(1, peek()) + "'");
             // A tagged element: #tag value. The tag says how to interpret the value; a history
@@ -128,7 +158,7 @@ json Reader::read_form(int depth) {
 json Reader::read_collection(char close, int depth) {
     json out = json::array();
     for (;;) {
-        skip_space();
+        skip_space(depth + 1);
         if (at_end())
             fail(std::string("the text ends inside a collection (missing '") + close + "')");
         if (peek() == close) {
@@ -144,7 +174,7 @@ json Reader::read_collection(char close, int depth) {
 json Reader::read_map(int depth) {
     json out = json::object();
     for (;;) {
-        skip_space();
+        skip_space(depth + 1);
         if (at_end())
             fail("the text ends inside a map (missing '}')");
         if (peek() == '}') {
@@ -155,7 +185,7 @@ json Reader::read_map(int depth) {
         json key = read_form(depth + 1);
         if (!key.is_string())
             fail_at(line, column, "a map key must be a keyword, a symbol or a string");
-        skip_space();
+        skip_space(depth + 1);
         if (at_end() || peek() == '}')
             fail("the map key " + key.get<std::string>() + " has no value");
         json value = read_form(depth + 1);
@@ -166,12 +196,28 @@ json Reader::read_map(int depth) {
     }
 }
 
+std::uint32_t Reader::read_hex4() {
+    std::uint32_t code = 0;
+    for (int i = 0; i < 4; ++i) {
+        const int digit = json_cursor::hex_digit(at_end() ? '\0' : take());
+        if (digit < 0)
+            fail("\\u needs four hex digits");
+        code = (code << 4) | static_cast<std::uint32_t>(digit);
+    }
+    return code;
+}
+
 json Reader::read_string() {
     take();  // the opening quote
     std::string out;
     for (;;) {
         if (at_end())
             fail("the text ends inside a string");
+        if (at_non_ascii()) {
+            take_utf8(&out);
+            continue;
+        }
+        const std::size_t line = line_, column = column_;
         const char c = take();
         if (c == '"')
             return out;
@@ -188,14 +234,22 @@ json Reader::read_string() {
         }
         switch (e) {
             case 'u': {
-                std::uint32_t cp = 0;
-                for (int i = 0; i < 4; ++i) {
-                    const int digit = json_cursor::hex_digit(at_end() ? '\0' : take());
-                    if (digit < 0)
-                        fail("\\u needs four hex digits");
-                    cp = (cp << 4) | static_cast<std::uint32_t>(digit);
+                // A character beyond U+FFFF is written as two escapes, a UTF-16 surrogate pair
+                // ("\uD83D\uDE00"), as in JSON; either half alone stands for no character.
+                std::uint32_t code = read_hex4();
+                if (code >= 0xDC00 && code <= 0xDFFF)
+                    fail_at(line, column, "a low surrogate without a high surrogate before it");
+                if (code >= 0xD800 && code <= 0xDBFF) {
+                    if (pos_ + 1 >= text_.size() || text_[pos_] != '\\' || text_[pos_ + 1] != 'u')
+                        fail_at(line, column, "a high surrogate without a low surrogate after it");
+                    take();
+                    take();
+                    const std::uint32_t low = read_hex4();
+                    if (low < 0xDC00 || low > 0xDFFF)
+                        fail_at(line, column, "a high surrogate without a low surrogate after it");
+                    code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
                 }
-                json_cursor::append_utf8(out, cp);
+                json_cursor::append_utf8(out, code);
                 break;
             }
             default:
@@ -204,17 +258,54 @@ json Reader::read_string() {
     }
 }
 
+json Reader::read_symbolic_value(std::size_t line, std::size_t column) {
+    take();  // the second '#'
+    std::string name;
+    while (!at_end() && !is_delimiter(peek())) {
+        if (at_non_ascii())
+            take_utf8(&name);
+        else
+            name.push_back(take());
+    }
+    // JSON has no infinities and no NaN: they come out as the text that names them, which a
+    // history field expecting a number rejects, rather than as a null that means something else.
+    if (name == "Inf" || name == "-Inf" || name == "NaN")
+        return "##" + name;
+    fail_at(line, column, "unknown symbolic value ##" + name + " (EDN has ##Inf, ##-Inf, ##NaN)");
+}
+
 json Reader::read_atom() {
     const std::size_t line = line_, column = column_;
     if (peek() == '\\') {  // a character: \a, \newline, \space, \uXXXX
         take();
         std::string name;
-        if (!at_end())
+        if (at_non_ascii())
+            take_utf8(&name);
+        else if (!at_end())
             name.push_back(take());
-        while (!at_end() && !is_delimiter(peek()))
-            name.push_back(take());
-        if (name.size() == 1)
+        const std::size_t first_character = name.size();
+        while (!at_end() && !is_delimiter(peek())) {
+            if (at_non_ascii())
+                take_utf8(&name);
+            else
+                name.push_back(take());
+        }
+        if (!name.empty() && name.size() == first_character)
             return name;
+        if (name.size() == 5 && name[0] == 'u') {
+            std::uint32_t code = 0;
+            bool hex = true;
+            for (std::size_t i = 1; i < 5; ++i) {
+                const int digit = json_cursor::hex_digit(name[i]);
+                hex = hex && digit >= 0;
+                code = (code << 4) | static_cast<std::uint32_t>(digit < 0 ? 0 : digit);
+            }
+            if (hex && (code < 0xD800 || code > 0xDFFF)) {
+                std::string character;
+                json_cursor::append_utf8(character, code);
+                return character;
+            }
+        }
         if (name == "newline")
             return "\n";
         if (name == "space")
@@ -226,8 +317,12 @@ json Reader::read_atom() {
         fail_at(line, column, "unknown character \\" + name);
     }
     const std::size_t start = pos_;
-    while (!at_end() && !is_delimiter(peek()))
-        take();
+    while (!at_end() && !is_delimiter(peek())) {
+        if (at_non_ascii())
+            take_utf8(nullptr);
+        else
+            take();
+    }
     const std::string_view token = text_.substr(start, pos_ - start);
     if (token.empty())
         fail_at(line, column, "unexpected character");

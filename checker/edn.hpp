@@ -6,7 +6,9 @@
 // `#jepsen.history.Op{…}`: the tag is dropped, the element kept). Values come out as JSON:
 // keywords and symbols become their name without the colon (`:invoke` → "invoke"), nil → null,
 // vectors, lists and sets → arrays, maps → objects (their keys must be keywords, symbols or
-// strings). An error names the line and column of the offending character.
+// strings), and the symbolic values ##Inf, ##-Inf and ##NaN, which JSON cannot hold, their text
+// ("##Inf"). The text must be UTF-8; a string's "\uD83D\uDE00" (a UTF-16 surrogate pair) is one
+// character. An error names the line and column (in characters) of the offending character.
 
 #include <cstddef>
 #include <cstdint>
@@ -51,8 +53,15 @@ class Reader {
     nlohmann::json read_collection(char close, int depth);
     nlohmann::json read_map(int depth);
     nlohmann::json read_string();
+    nlohmann::json read_symbolic_value(std::size_t line, std::size_t column);
     nlohmann::json read_atom();
-    void skip_space();
+    std::uint32_t read_hex4();
+    // Whitespace, comments and discarded forms (`#_`), a discarded form read at depth + 1.
+    void skip_space(int depth);
+    // At a byte >= 0x80: takes its whole UTF-8 character (appended to *out when given); a byte
+    // that does not start one is an error at its line and column.
+    void take_utf8(std::string* out);
+    bool at_non_ascii() const;
     [[noreturn]] void fail(const std::string& what) const;
     [[noreturn]] void fail_at(std::size_t line, std::size_t column, const std::string& what) const;
     char peek() const { return pos_ < text_.size() ? text_[pos_] : '\0'; }

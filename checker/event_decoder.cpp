@@ -129,6 +129,16 @@ void reset(Event& e, std::uint64_t line) {
                                  std::string(requirement));
 }
 
+// The checks subtract times and add leases to them in 64 bits; bounded here, no sum or
+// difference of a few of them can overflow. Both bounds are about 31 years.
+constexpr std::int64_t kMaxTimeNs = 1'000'000'000'000'000'000;
+constexpr std::int64_t kMaxLeaseMs = 1'000'000'000'000;
+constexpr const char* kTimeRequirement = "must be an integer between -10^18 and 10^18 (ns)";
+
+bool time_in_range(std::int64_t time) {
+    return time >= -kMaxTimeNs && time <= kMaxTimeNs;
+}
+
 }  // namespace
 
 void EventDecoder::decode(const char* line_begin, const char* line_end, std::uint64_t line,
@@ -263,6 +273,8 @@ void EventDecoder::decode_general(const char* line_begin, const char* line_end, 
                     if (!n.integer)
                         field_error(line_, field, "must be an integer");
                     if (field == Field::Time) {
+                        if (!time_in_range(n.value))
+                            field_error(line_, field, kTimeRequirement);
                         e.time = n.value;
                     } else if (field == Field::Clock) {
                         e.clock_ms = n.value;
@@ -365,7 +377,7 @@ bool EventDecoder::decode_canonical(const char* line_begin, const char* line_end
         c.skip_value();
         raw_value = std::string_view(start, static_cast<std::size_t>(c.pos() - start));
     }
-    if (!literal(",\"time\":") || !integer(number))
+    if (!literal(",\"time\":") || !integer(number) || !time_in_range(number))
         return false;
     e.time = number;
     if (literal(",\"clock\":")) {
@@ -504,8 +516,13 @@ void EventDecoder::decode_value(Event& e, std::string_view raw) {
             if (!c.consume_literal("null"))
                 e.fence = read_integer("has a `fence` that is not an integer");
         } else if (is_acquire && equals(name, "lease_ms")) {
-            if (!c.consume_literal("null"))
-                e.lease_ms = read_integer("has a `lease_ms` that is not an integer");
+            if (!c.consume_literal("null")) {
+                constexpr const char* requirement =
+                    "has a `lease_ms` that is not an integer between 0 and 10^12";
+                e.lease_ms = read_integer(requirement);
+                if (*e.lease_ms < 0 || *e.lease_ms > kMaxLeaseMs)
+                    value_error(requirement);
+            }
         } else {
             c.skip_value();
         }

@@ -201,6 +201,68 @@ TEST(HistoryReader, MalformedJsonNamesTheLine) {
     }
 }
 
+// A history is UTF-8 (HISTORY.md): a byte that is not is rejected where it is read, naming the
+// line and the column, because every report that quotes the text - `check --json` - is JSON,
+// whose writer cannot carry it.
+TEST(HistoryReader, InvalidUtf8IsRejectedWithItsLineAndColumn) {
+    const std::string grant =
+        "{\"index\":1,\"type\":\"ok\",\"process\":0,\"f\":\"acquire\",\"key\":\"orders\","
+        "\"value\":{\"token\":\"caf\xE9\"},\"time\":2}\n";
+    const auto latin1 = error_of(std::string(kAcquireInvoke) + grant);
+    EXPECT_EQ(latin1.line(), 2u);
+    EXPECT_STREQ(latin1.what(),
+                 "line 2: not valid UTF-8 at column 86 (byte 0xE9): a history is UTF-8 text");
+    // Wherever the byte is: a known field, a field name, an unknown field's value, a truncated
+    // sequence, an overlong form, an encoded surrogate, a code point beyond U+10FFFF.
+    for (const std::string& bad : {
+             std::string("{\"index\":0,\"type\":\"invoke\",\"process\":0,\"f\":\"r\xFF"
+                         "d\",") +
+                 "\"time\":1}",
+             std::string("{\"index\":0,\"type\":\"invoke\",\"process\":0,\"f\":\"read\",") +
+                 "\"time\":1,\"\x80\":1}",
+             std::string("{\"index\":0,\"type\":\"invoke\",\"process\":0,\"f\":\"read\",") +
+                 "\"time\":1,\"x\":[\"\xE2\x82\"]}",
+             std::string("{\"index\":0,\"type\":\"invoke\",\"process\":0,\"f\":\"read\",") +
+                 "\"time\":1,\"x\":\"\xC0\xAF\"}",
+             std::string("{\"index\":0,\"type\":\"invoke\",\"process\":0,\"f\":\"read\",") +
+                 "\"time\":1,\"error\":\"\xED\xA0\x80\"}",
+             std::string("{\"index\":0,\"type\":\"invoke\",\"process\":0,\"f\":\"read\",") +
+                 "\"key\":\"\xF4\x90\x80\x80\",\"time\":1}",
+         }) {
+        const auto err = error_of(bad);
+        EXPECT_EQ(err.line(), 1u) << bad;
+        EXPECT_EQ(std::string(err.what()).rfind("line 1: not valid UTF-8 at column ", 0), 0u)
+            << bad << " -> " << err.what();
+    }
+    // Well-formed UTF-8 of every length is text like any other.
+    const auto events = read_all(
+        "{\"index\":0,\"type\":\"invoke\",\"process\":0,\"f\":\"read\",\"key\":\"\xC3\xA9"
+        "\xE2\x82\xAC\xF0\x9F\x98\x80\",\"time\":1}\n");
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].key, "\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80");
+}
+
+// Times and leases are bounded (about 31 years either way), so that the checks' sums and
+// differences of them cannot overflow: an absurd value is bad input, not undefined behaviour.
+TEST(HistoryReader, TimesAndLeasesBeyondThirtyYearsAreRejected) {
+    const std::string invoke = R"({"index":0,"type":"invoke","process":0,"f":"acquire","key":"k",)";
+    EXPECT_STREQ(error_of(invoke + R"("value":null,"time":9223372036854775807})").what(),
+                 "line 1: field `time` must be an integer between -10^18 and 10^18 (ns)");
+    EXPECT_STREQ(error_of(invoke + R"("time":-1000000000000000001,"value":null})").what(),
+                 "line 1: field `time` must be an integer between -10^18 and 10^18 (ns)");
+    EXPECT_STREQ(error_of(invoke + R"("value":{"lease_ms":1000000000001},"time":1})").what(),
+                 "line 1: field `value` of `acquire` has a `lease_ms` that is not an integer "
+                 "between 0 and 10^12");
+    EXPECT_STREQ(error_of(invoke + R"("value":{"lease_ms":-1},"time":1})").what(),
+                 "line 1: field `value` of `acquire` has a `lease_ms` that is not an integer "
+                 "between 0 and 10^12");
+    const auto events =
+        read_all(invoke + R"("value":{"lease_ms":1000000000000},"time":-1000000000000000000})");
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].time, -1'000'000'000'000'000'000);
+    EXPECT_EQ(events[0].lease_ms, 1'000'000'000'000);
+}
+
 TEST(HistoryReader, BadTypeNamesTheField) {
     const auto e = error_of(std::string(kAcquireInvoke) +
                             R"({"index":1,"type":"done","process":0,"f":"acquire","time":2})");

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <string_view>
@@ -82,6 +83,45 @@ inline void append_utf8(std::string& out, std::uint32_t cp) {
     }
 }
 
+// The length of the well-formed UTF-8 sequence at `p` (RFC 3629: no overlong form, no surrogate,
+// nothing above U+10FFFF), or 0 when the bytes there are not one. A history's strings must be
+// UTF-8 because every report that quotes them is JSON, whose writer refuses anything else.
+inline std::size_t utf8_sequence_length(const char* p, const char* end) {
+    const auto available = static_cast<std::size_t>(end - p);
+    if (available == 0)
+        return 0;
+    const auto byte = [p](std::size_t i) { return static_cast<unsigned char>(p[i]); };
+    const unsigned char lead = byte(0);
+    if (lead < 0x80)
+        return 1;
+    std::size_t length = 0;
+    unsigned char second_low = 0x80, second_high = 0xBF;
+    if (lead >= 0xC2 && lead <= 0xDF) {
+        length = 2;
+    } else if (lead >= 0xE0 && lead <= 0xEF) {
+        length = 3;
+        if (lead == 0xE0)
+            second_low = 0xA0;  // below: an overlong form
+        else if (lead == 0xED)
+            second_high = 0x9F;  // above: a surrogate
+    } else if (lead >= 0xF0 && lead <= 0xF4) {
+        length = 4;
+        if (lead == 0xF0)
+            second_low = 0x90;  // below: an overlong form
+        else if (lead == 0xF4)
+            second_high = 0x8F;  // above: beyond U+10FFFF
+    } else {
+        return 0;
+    }
+    if (available < length || byte(1) < second_low || byte(1) > second_high)
+        return 0;
+    for (std::size_t i = 2; i < length; ++i) {
+        if ((byte(i) & 0xC0) != 0x80)
+            return 0;
+    }
+    return length;
+}
+
 // A cursor over one line. Every error names the 1-based column, so a person can find the byte.
 class Cursor {
   public:
@@ -106,6 +146,14 @@ class Cursor {
     [[noreturn, gnu::cold, gnu::noinline]] void invalid(std::string_view what) const {
         throw HistoryError(line_, "not valid JSON: " + std::string(what) + " at column " +
                                       std::to_string(p_ - begin_ + 1));
+    }
+
+    [[noreturn, gnu::cold, gnu::noinline]] void invalid_utf8() const {
+        char byte[8];
+        std::snprintf(byte, sizeof byte, "0x%02X",
+                      static_cast<unsigned>(static_cast<unsigned char>(*p_)));
+        throw HistoryError(line_, "not valid UTF-8 at column " + std::to_string(p_ - begin_ + 1) +
+                                      " (byte " + byte + "): a history is UTF-8 text");
     }
 
     void expect(char c, std::string_view what) {
@@ -135,7 +183,7 @@ class Cursor {
             p_ = p + 1;
             return;
         }
-        if (*p != '\\')
+        if (*p != '\\' && static_cast<unsigned char>(*p) < 0x80)
             control_or_end();
         out.assign(start, p);
         read_string_slow(out);
@@ -182,6 +230,9 @@ class Cursor {
                     invalid("unknown escape sequence");
             } else if (static_cast<unsigned char>(c) < 0x20) {
                 invalid("control character inside a string");
+            } else if (static_cast<unsigned char>(c) >= 0x80) {
+                p_ += utf8_length_here();
+                continue;
             }
             ++p_;
         }
@@ -328,10 +379,11 @@ class Cursor {
     }
 
   private:
-    // Characters a string may hold as they are: not '"', not '\\', not a control character.
+    // Characters a string may hold as they are: not '"', not '\\', not a control character; and
+    // ASCII only, so that the rare non-ASCII string takes the path that validates its UTF-8.
     static constexpr auto kPlain = [] {
         std::array<bool, 256> plain{};
-        for (int c = 0x20; c < 256; ++c)
+        for (int c = 0x20; c < 0x80; ++c)
             plain[static_cast<std::size_t>(c)] = c != '"' && c != '\\';
         return plain;
     }();
@@ -349,6 +401,14 @@ class Cursor {
     static bool is_simple_escape(char c) {
         return c == '"' || c == '\\' || c == '/' || c == 'b' || c == 'f' || c == 'n' || c == 'r' ||
                c == 't';
+    }
+
+    // At a byte >= 0x80: the length of its UTF-8 sequence; throws when it is not one.
+    std::size_t utf8_length_here() const {
+        const std::size_t length = utf8_sequence_length(p_, end_);
+        if (length == 0)
+            invalid_utf8();
+        return length;
     }
 
     std::uint32_t read_hex4() {
@@ -373,6 +433,12 @@ class Cursor {
             }
             if (static_cast<unsigned char>(c) < 0x20)
                 invalid("control character inside a string");
+            if (static_cast<unsigned char>(c) >= 0x80) {
+                const std::size_t length = utf8_length_here();
+                out.append(p_, length);
+                p_ += length;
+                continue;
+            }
             if (c != '\\') {
                 out.push_back(c);
                 ++p_;

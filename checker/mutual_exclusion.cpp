@@ -38,7 +38,7 @@ void MutualExclusionCheck::on_event(const Event& event) {
                     // Assigned field by field: the strings keep their buffers.
                     auto& last = r->holds->last_release;
                     if (!last)
-                        last.emplace();
+                        last = Released{};  // clang 14 rejects emplace() (member initializers)
                     last->process = event.process;
                     last->token = r->token;
                     last->time_ns = event.time;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <sstream>
 
@@ -281,20 +282,28 @@ Workload Workload::from_json(const json& j, const std::string& origin) {
 }
 
 Workload Workload::load(const std::filesystem::path& path) {
-    std::ifstream in(path);
+    std::ifstream in(path, std::ios::binary);
     if (!in)
         throw WorkloadError(path.string() + ": cannot open");
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (in.bad())
+        throw WorkloadError(path.string() + ": cannot read");
+    return parse(text, path.string());
+}
+
+Workload Workload::parse(std::string_view text, const std::string& origin) {
     json j;
     try {
-        j = json::parse(in);
-    } catch (const json::parse_error& e) {
-        // nlohmann's message carries the line and column.
+        j = json::parse(text);
+    } catch (const json::exception& e) {
+        // A parse_error carries the line and column; a number too large for a double is an
+        // out_of_range error instead. Either way the text is not a workload.
         std::string what = e.what();
-        auto pos = what.find("parse error");
-        throw WorkloadError(path.string() + ": not valid JSON: " +
-                            (pos == std::string::npos ? what : what.substr(pos)));
+        const auto kind_end = what.find("] ");
+        throw WorkloadError(origin + ": not valid JSON: " +
+                            (kind_end == std::string::npos ? what : what.substr(kind_end + 2)));
     }
-    return from_json(j, path.string());
+    return from_json(j, origin);
 }
 
 json Workload::to_json() const {

@@ -13,6 +13,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -145,6 +146,8 @@ struct Workload {
     // Strict parse; `origin` names the file in errors ("workloads/t1.json: /hold_ms: ...").
     static Workload from_json(const nlohmann::json& j, const std::string& origin = "workload");
     static Workload load(const std::filesystem::path& path);
+    // The text of a workload file; throws WorkloadError for anything that is not one.
+    static Workload parse(std::string_view text, const std::string& origin);
     // Everything, resolved (defaults filled in): what `workload.json` of a result contains.
     nlohmann::json to_json() const;
     // Fills what depends on the strategy, so that workload.json records what really ran: a

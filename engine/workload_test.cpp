@@ -25,6 +25,25 @@ TEST(WorkloadTest, DefaultsRoundTripThroughJson) {
     EXPECT_EQ(w.strategy, "set_nx_px");
 }
 
+// A workload file that is not JSON is a WorkloadError (exit 2) with nlohmann's words, whatever
+// kind of JSON error it is: a number too large for a double used to escape as an internal error.
+TEST(WorkloadTest, TextThatIsNotJsonIsAWorkloadError) {
+    const auto parse_error = [](std::string_view text) {
+        try {
+            Workload::parse(text, "w.json");
+        } catch (const WorkloadError& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    EXPECT_EQ(parse_error(R"({"clients": 1e400})"),
+              "w.json: not valid JSON: number overflow parsing '1e400'");
+    EXPECT_EQ(parse_error("{\"clients\": 4,}"),
+              "w.json: not valid JSON: parse error at line 1, column 15: syntax error while "
+              "parsing object key - unexpected '}'; expected string literal");
+    EXPECT_EQ(Workload::parse(R"({"clients": 4})", "w.json").clients, 4);
+}
+
 TEST(WorkloadTest, ParsesEveryField) {
     json j = json::parse(R"({
         "name": "t1", "description": "holder paused", "strategy": "fenced", "clients": 8,

@@ -11,25 +11,30 @@
 #   scripts/setup.sh test --topology  # ... and the opt-in label `topology`: the scenarios that
 #                                     # start many servers (Sentinel in network namespaces,
 #                                     # ZooKeeper ensembles) as tests; the gate's suite runs them
+#   scripts/setup.sh test --fuzz      # ... and the opt-in label `fuzz`: each libFuzzer target
+#                                     # (EDN, JSONL history, workload) for LOCKBENCH_FUZZ_SECONDS
+#                                     # (default 60), built with clang in build/fuzz
 #
 # Environment: LOCKBENCH_JOBS (build parallelism, default: nproc), CTEST_ARGS (extra ctest args).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$here"
 
-usage() { sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; }
 mode=${1:-}
 [[ $mode == run || $mode == test ]] || { usage >&2; exit 2; }
 shift
 sanitize=0
 gate=0
 topology=0
+fuzz=0
 extra_run_args=()
 while (($#)); do
   case $1 in
     --sanitize) sanitize=1 ;;
     --gate) gate=1 ;;
     --topology) topology=1 ;;
+    --fuzz) fuzz=1 ;;
     -h|--help) usage; exit 0 ;;
     *) extra_run_args+=("$1") ;;
   esac
@@ -72,6 +77,17 @@ case $mode in
     CTEST_ARGS="-L scenario|timing --repeat until-pass:2 ${CTEST_ARGS:-}" run_tests test
     if ((topology)); then
       CTEST_ARGS="-L topology --repeat until-pass:2 ${CTEST_ARGS:-}" run_tests test
+    fi
+    if ((fuzz)); then
+      # libFuzzer is clang's: only the fuzzers and the libraries they need are built with it. A
+      # crashing input is saved under build/fuzz/*/fuzz/fuzz-artifacts/ and named in the output.
+      CC=clang CXX=clang++ cmake -S "$here" -B "$here/build/fuzz" -G Ninja \
+        -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLOCKBENCH_BUILD_FUZZERS=ON \
+        -DLOCKBENCH_FUZZ_SECONDS="${LOCKBENCH_FUZZ_SECONDS:-60}" -DLOCKBENCH_BUILD_TESTS=OFF \
+        -DLOCKBENCH_BUILD_BENCHMARKS=OFF -DLOCKBENCH_BUILD_DASHBOARD=OFF >/dev/null
+      cmake --build "$here/build/fuzz" -j "$jobs" --target lockbench_fuzzers
+      # One fuzzer at a time: each uses a core of its own and reports its executions per second.
+      (cd "$here/build/fuzz" && ctest -L fuzz --output-on-failure ${CTEST_ARGS:-})
     fi
     if ((sanitize)); then
       # Qt's own code is not instrumented; the dashboard is tested in the plain build only. The

@@ -104,8 +104,9 @@ bool ClientDirectory::post(std::size_t index, std::function<void(SimulatedClient
         return false;
     auto [client, loop] = clients_[index];
     // Posted as the loop ends, it may run after its clients are destroyed: it asks again when it
-    // runs, on the client's own thread, which removes them before destroying them.
-    loop->post([this, index, client, action = std::move(action)] {
+    // runs, on the client's own thread, which removes them before destroying them. (client =
+    // client: clang 14, the fuzz build, cannot capture a structured binding.)
+    loop->post([this, index, client = client, action = std::move(action)] {
         if (registered(index, client))
             action(*client);
     });
@@ -125,7 +126,7 @@ void ClientDirectory::post_all(std::function<void(SimulatedClient&)> action) {
     for (std::size_t index = 0; index < clients_.size(); ++index) {
         auto [client, loop] = clients_[index];
         if (client) {
-            loop->post([this, index, client, action] {
+            loop->post([this, index, client = client, action] {
                 if (registered(index, client))
                     action(*client);
             });

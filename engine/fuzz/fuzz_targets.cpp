@@ -1,0 +1,19 @@
+#include "fuzz_targets.hpp"
+
+#include "workload.hpp"
+
+namespace lockbench::fuzz {
+
+bool load_workload(std::string_view text) {
+    try {
+        Workload workload = Workload::parse(text, "fuzz.json");
+        workload.resolve();
+        workload.validate();
+        static_cast<void>(workload.to_json().dump(2));
+        return true;
+    } catch (const WorkloadError&) {
+        return false;
+    }
+}
+
+}  // namespace lockbench::fuzz
