@@ -14,6 +14,7 @@
 #include "history_words.hpp"
 #include "linearizability_partition.hpp"
 #include "models.hpp"
+#include "register_refutation.hpp"
 #include "report.hpp"
 #include "wgl_search.hpp"
 
@@ -158,6 +159,18 @@ struct LinearizabilityChecker::Impl {
                 if (budget.stop.load()) {
                     partition.result.verdict = SearchOutcome::Stopped;
                     continue;
+                }
+                if (model == Model::Register && options.refute) {
+                    if (auto refutation = lin::refute_register(partition, options.initial_value)) {
+                        partition.result.verdict = SearchOutcome::NotLinearizable;
+                        partition.result.unplaceable = refutation->op;
+                        for (const auto& proof : refutation->proof) {
+                            partition.result.concurrent.push_back(proof.op);
+                        }
+                        partition.refutation = std::move(refutation);
+                        budget.stop.store(true);
+                        continue;
+                    }
                 }
                 partition.result = search_partition(model, partition, budget, options);
                 if (partition.result.verdict == SearchOutcome::NotLinearizable) {

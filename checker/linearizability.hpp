@@ -38,6 +38,9 @@ struct LinearizabilityOptions {
     std::optional<std::int64_t> initial_value;
     // Off: Lowe's WGL search with memoisation alone, without our prunings (benchmarks only).
     bool prune = true;
+    // Register: refute what needs no search (register_refutation.cpp) before searching. Off: the
+    // search alone (benchmarks and the cross-check of the two).
+    bool refute = true;
 };
 
 // Fed every event of a history (nemesis events included; it ignores what its model does not
@@ -62,6 +65,9 @@ class LinearizabilityChecker {
     //                      "witness": {"longest_prefix": [ops...], "unplaceable": op,
     //                                  "concurrent": [ops...] (the first 10 whose intervals
     //                                  overlap the unplaceable op's)}} ]}
+    // A register key refuted before the search (register_refutation.cpp) has the same shape with
+    // an empty longest_prefix, plus "refuted_by": "unwritten-value"|"stale-read" and "proof":
+    // [{"role": "...", "op": op}] (the ops the argument uses).
     // where an op is {"process", "f", "value", "output", "invoke_index", "complete_index",
     // "status": "ok"|"fail"|"info"}. false beats unknown beats true across keys.
     nlohmann::json check(const LinearizabilityOptions& options);

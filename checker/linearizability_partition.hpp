@@ -58,12 +58,31 @@ struct KeyHistory {
     std::unordered_set<std::string> released_tokens;
 };
 
+// What register_refutation.hpp found without a search: why the key is not linearizable.
+enum class RefutationRule : std::uint8_t {
+    UnwrittenValue,  // a read (or a cas's expected value) no write or cas could have produced
+    StaleRead,       // unique values: a value read after a later one was seen
+};
+
+struct Refutation {
+    RefutationRule rule = RefutationRule::UnwrittenValue;
+    std::uint32_t op = 0;  // a Partition::ops index: the op no linearization can place
+    struct Proof {
+        std::string role;  // what the op proves, in words
+        std::uint32_t op;  // a Partition::ops index
+    };
+    std::vector<Proof> proof;  // the other ops the argument uses
+    std::string why;           // the sentence the report's message ends with
+};
+
 struct Partition {
     const std::string* key = nullptr;
     const KeyHistory* history = nullptr;
     std::vector<SearchOp> ops;  // required ops first (call order), then infos (call order)
     std::size_t required_ops = 0;
     SearchResult result;
+    // Set when a cheap pass refuted the key before (instead of) the search.
+    std::optional<Refutation> refutation;
 };
 
 // The op a model takes from an event's `f`, nullopt for one it ignores.

@@ -2,6 +2,7 @@
 #include <vector>
 
 #include "linearizability_partition.hpp"
+#include "register_refutation.hpp"
 
 namespace lockbench::checker::lin {
 
@@ -175,8 +176,50 @@ std::int64_t process_of(const Partition& partition, std::uint32_t op) {
     return partition.history->ops[partition.ops[op].source].process;
 }
 
+namespace {
+
+// A key refuted without a search: the op no linearization can place, and the ops that prove it.
+nlohmann::json refutation_json(Model model, const Partition& partition) {
+    const Refutation& refutation = *partition.refutation;
+    const auto& recorded = partition.history->ops;
+    const nlohmann::json unplaceable = op_json(recorded[partition.ops[refutation.op].source]);
+    nlohmann::json proof = nlohmann::json::array();
+    for (const auto& p : refutation.proof) {
+        proof.push_back({{"role", p.role}, {"op", op_json(recorded[partition.ops[p.op].source])}});
+    }
+    const SearchOp& x = partition.ops[refutation.op];
+    nlohmann::json concurrent = nlohmann::json::array();
+    for (const SearchOp& other : partition.ops) {
+        if (concurrent.size() == kConcurrentShown) {
+            break;
+        }
+        if (&other != &x && other.call_seq < x.return_seq && other.return_seq > x.call_seq) {
+            concurrent.push_back(op_json(recorded[other.source]));
+        }
+    }
+    return {{"kind", "linearizability"},
+            {"key", *partition.key},
+            {"message", (partition.key->empty() ? "" : *partition.key + ": ") +
+                            "not linearizable against " + std::string(to_string(model)) + ": " +
+                            refutation.why},
+            {"witness",
+             {{"refuted_by", std::string(rule_name(refutation.rule))},
+              {"longest_prefix", nlohmann::json::array()},
+              {"longest_prefix_omitted", 0},
+              {"unplaceable", unplaceable},
+              {"proof", std::move(proof)},
+              {"concurrent", std::move(concurrent)},
+              {"final_path",
+               nlohmann::json::array({{{"op", unplaceable}, {"model", "inconsistent"}}})}}}};
+}
+
+}  // namespace
+
 nlohmann::json violation_json(Model model, const Partition& partition,
                               std::optional<std::int64_t> initial_value) {
+    if (partition.refutation) {
+        return refutation_json(model, partition);
+    }
     const auto& recorded = partition.history->ops;
     const auto& prefix = partition.result.longest_prefix;
     const std::size_t omitted = prefix.size() > kPrefixShown ? prefix.size() - kPrefixShown : 0;
