@@ -194,6 +194,7 @@ struct LinearizabilityChecker::Impl {
         std::vector<std::int64_t> processes;
         bool time_limit = false;
         bool memory_limit = false;
+        nlohmann::json partial = nlohmann::json::array();
         for (const Partition& partition : partitions) {
             switch (partition.result.verdict) {
                 case SearchOutcome::NotLinearizable:
@@ -207,9 +208,11 @@ struct LinearizabilityChecker::Impl {
                     break;
                 case SearchOutcome::TimeLimit:
                     time_limit = true;
+                    partial.push_back(lin::partial_json(partition));
                     break;
                 case SearchOutcome::MemoryLimit:
                     memory_limit = true;
+                    partial.push_back(lin::partial_json(partition));
                     break;
                 case SearchOutcome::Linearizable:
                 case SearchOutcome::Stopped:
@@ -235,6 +238,7 @@ struct LinearizabilityChecker::Impl {
         } else if (time_limit || memory_limit) {
             report["valid"] = to_json(Verdict::Unknown);
             report["reason"] = memory_limit ? "memory limit" : "time limit";
+            report["partial"] = std::move(partial);
         }
         report["elapsed_s"] = std::chrono::duration<double>(Clock::now() - started).count();
         // Knossos's own fields, for a Jepsen user's tools: the first key's failure.

@@ -59,6 +59,8 @@ class LinearizabilityChecker {
     //   {"valid": true|false|"unknown"|"not-applicable" (no op of the model), "model": "...",
     //    "keys": N, "ops": N, "elapsed_s": x,
     //    "reason": "..." (unknown: "time limit" or "memory limit"; "not-applicable": why),
+    //    "partial": [...] (unknown: how far the search got on each key it gave up on; see
+    //                      lin::partial_json),
     //    "processes": [...] (of the unplaceable ops and the ops concurrent with them),
     //    "violations": [ {"kind": "linearizability", "key": "...",
     //                      "message": "one readable line",

@@ -102,5 +102,11 @@ SearchResult search_partition(Model model, const Partition& partition, SearchBud
 nlohmann::json violation_json(Model model, const Partition& partition,
                               std::optional<std::int64_t> initial_value);
 std::int64_t process_of(const Partition& partition, std::uint32_t op);
+// A key the search gave up on: how far it got (SearchResult::undecided), as
+//   {"key", "decided_ops" (ops of the key invoked before the cut), "ops" (of the key),
+//    "index" (the event index of the cut: every event before it is decided), "time_ns",
+//    "in_doubt" (ops invoked before the cut and not returned there, infos included),
+//    "in_doubt_ops" (the first 10 of them), "summary" (one line for the text report)}.
+nlohmann::json partial_json(const Partition& partition);
 
 }  // namespace lockbench::checker::lin

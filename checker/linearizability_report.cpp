@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cstdio>
 #include <vector>
 
 #include "linearizability_partition.hpp"
@@ -171,6 +172,46 @@ nlohmann::json final_path(Model model, const Partition& partition,
 }
 
 }  // namespace
+
+nlohmann::json partial_json(const Partition& partition) {
+    const auto& recorded = partition.history->ops;
+    const auto& ops = partition.ops;
+    const std::string key = partition.key->empty() ? "" : *partition.key + ": ";
+    if (!partition.result.undecided) {
+        return {{"key", *partition.key}, {"summary", key + "no op decided"}};
+    }
+    const SearchOp& first = ops[*partition.result.undecided];
+    const RecordedOp& cut = recorded[first.source];
+    std::size_t decided_ops = 0;
+    std::size_t in_doubt = 0;
+    nlohmann::json in_doubt_ops = nlohmann::json::array();
+    for (const SearchOp& op : ops) {
+        if (op.call_seq >= first.call_seq) {
+            continue;
+        }
+        ++decided_ops;
+        if (op.return_seq > first.call_seq) {
+            ++in_doubt;
+            if (in_doubt_ops.size() < kConcurrentShown) {
+                in_doubt_ops.push_back(op_json(recorded[op.source]));
+            }
+        }
+    }
+    char time[32];
+    std::snprintf(time, sizeof time, "%.3f s", static_cast<double>(cut.invoke_ns) / 1e9);
+    return {
+        {"key", *partition.key},
+        {"decided_ops", decided_ops},
+        {"ops", ops.size()},
+        {"index", cut.invoke_index},
+        {"time_ns", cut.invoke_ns},
+        {"in_doubt", in_doubt},
+        {"in_doubt_ops", std::move(in_doubt_ops)},
+        {"summary", key + "decided up to op " + std::to_string(decided_ops) + " of " +
+                        std::to_string(ops.size()) + " (event " + std::to_string(cut.invoke_index) +
+                        ", t=" + time + "), " + std::to_string(in_doubt) + " operation" +
+                        (in_doubt == 1 ? "" : "s") + " in doubt there"}};
+}
 
 std::int64_t process_of(const Partition& partition, std::uint32_t op) {
     return partition.history->ops[partition.ops[op].source].process;

@@ -18,6 +18,7 @@
 #include "history.hpp"
 #include "history_generator.hpp"
 #include "jepsen_history.hpp"
+#include "report.hpp"
 
 namespace lockbench::checker {
 namespace {
@@ -797,6 +798,51 @@ TEST(Limits, MemoryLimitAnswersUnknown) {
     const json r = run(Model::Register, exploding_register_history(40), options);
     EXPECT_EQ(r["valid"], "unknown");
     EXPECT_EQ(r["reason"], "memory limit");
+}
+
+// An unknown says how far the search got: the history up to the final read is decided, and the
+// write in doubt since the start is still in doubt there.
+std::vector<Event> exploding_with_one_in_doubt() {
+    std::vector<Event> history = {invoke(99, "write").number(99)};
+    for (const Event& e : exploding_register_history(40)) {
+        history.push_back(e);
+    }
+    history.push_back(info(99, "write"));
+    return history;
+}
+
+TEST(Limits, AnUnknownReportsTheProvedPrefixAndTheOpsInDoubtThere) {
+    for (const bool memory : {false, true}) {
+        LinearizabilityOptions options = search_alone();
+        if (memory) {
+            options.memory_limit_bytes = std::size_t{4} << 20;
+        } else {
+            options.time_limit = std::chrono::milliseconds(50);
+        }
+        const json r = run(Model::Register, exploding_with_one_in_doubt(), options);
+        ASSERT_EQ(r["valid"], "unknown");
+        ASSERT_EQ(r["partial"].size(), 1U);
+        const json& partial = r["partial"][0];
+        EXPECT_EQ(partial["key"], "k");
+        EXPECT_EQ(partial["decided_ops"], 41);
+        EXPECT_EQ(partial["ops"], 42);
+        EXPECT_EQ(partial["index"], 81);
+        EXPECT_EQ(partial["time_ns"], 81 * kEventSpacingNs);
+        EXPECT_EQ(partial["in_doubt"], 1);
+        EXPECT_EQ(partial["in_doubt_ops"][0]["process"], 99);
+        EXPECT_EQ(partial["summary"],
+                  "k: decided up to op 41 of 42 (event 81, t=0.081 s), 1 operation in doubt there");
+        // The text report says it on the check's line.
+        Report report;
+        report.checks.push_back(CheckResult{"linearizability", r});
+        report.compose();
+        EXPECT_NE(format_report(report).find(
+                      "(" + std::string(memory ? "memory" : "time") +
+                      " limit); k: decided up to op 41 of 42 (event 81, t=0.081 s), 1 operation in "
+                      "doubt there\n"),
+                  std::string::npos)
+            << format_report(report);
+    }
 }
 
 TEST(Partitioning, AViolationStopsTheSearchOfOtherKeys) {

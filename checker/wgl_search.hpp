@@ -58,6 +58,15 @@ struct SearchResult {
     // could have been ordered against. The culprit is often among them - a late unlock the
     // search could place early, whose victim is the op that cannot be placed (T8).
     std::vector<std::uint32_t> concurrent;
+    // TimeLimit, MemoryLimit: how far the search got (issue 32: an unknown that says nothing
+    // helps nobody). `undecided` is the first op, in invoke order, that the deepest linearization
+    // found leaves out; the history cut just before its invoke is proved linearizable: the ops of
+    // that linearization invoked before the cut, in its order, are a linearization of the cut
+    // history (an op it places after one invoked later was still in flight at the cut, and an op
+    // in flight there may take effect or not). `decided` of them; nullopt: every required op was
+    // placed, which the search would have answered.
+    std::optional<std::uint32_t> undecided;
+    std::size_t decided = 0;
 };
 
 // Wing & Gong's search with Lowe's memoisation, over a doubly linked list of call and return
@@ -101,6 +110,9 @@ class WglSearch {
             if (result.unplaceable) {
                 result.concurrent = concurrent_with(*result.unplaceable);
             }
+        } else if (result.verdict == SearchOutcome::TimeLimit ||
+                   result.verdict == SearchOutcome::MemoryLimit) {
+            note_how_far(result);
         }
         return result;
     }
@@ -417,6 +429,26 @@ class WglSearch {
             }
         }
         return earliest;
+    }
+
+    void note_how_far(SearchResult& result) const {
+        std::vector<bool> placed(ops_.size(), false);
+        for (const auto op : deepest_) {
+            placed[op] = true;
+        }
+        // Required ops are in invoke order.
+        std::uint32_t first = 0;
+        while (first < required_ops_ && placed[first]) {
+            ++first;
+        }
+        if (first == required_ops_) {
+            return;
+        }
+        result.undecided = first;
+        const std::uint64_t cut = ops_[first].call_seq;
+        while (result.decided < deepest_.size() && ops_[deepest_[result.decided]].call_seq < cut) {
+            ++result.decided;
+        }
     }
 
     // Every other op whose interval overlaps `op`'s.
