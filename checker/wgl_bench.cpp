@@ -418,6 +418,10 @@ void BM_SimulatedRegister(benchmark::State& state) {
         state.SetLabel(
             result["valid"].dump() +
             (result.contains("reason") ? " (" + result["reason"].get<std::string>() + ")" : ""));
+        for (const auto& key : result.value("partial", nlohmann::json::array())) {
+            state.SetLabel(result["valid"].dump() + " (" + result["reason"].get<std::string>() +
+                           "; " + key["summary"].get<std::string>() + ")");
+        }
         benchmark::DoNotOptimize(result);
     }
 }

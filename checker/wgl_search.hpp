@@ -63,10 +63,9 @@ struct SearchResult {
     // found leaves out; the history cut just before its invoke is proved linearizable: the ops of
     // that linearization invoked before the cut, in its order, are a linearization of the cut
     // history (an op it places after one invoked later was still in flight at the cut, and an op
-    // in flight there may take effect or not). `decided` of them; nullopt: every required op was
-    // placed, which the search would have answered.
+    // in flight there may take effect or not). nullopt: every required op was placed, which the
+    // search would have answered.
     std::optional<std::uint32_t> undecided;
-    std::size_t decided = 0;
 };
 
 // Wing & Gong's search with Lowe's memoisation, over a doubly linked list of call and return
@@ -445,10 +444,6 @@ class WglSearch {
             return;
         }
         result.undecided = first;
-        const std::uint64_t cut = ops_[first].call_seq;
-        while (result.decided < deepest_.size() && ops_[deepest_[result.decided]].call_seq < cut) {
-            ++result.decided;
-        }
     }
 
     // Every other op whose interval overlaps `op`'s.
