@@ -16,6 +16,7 @@
 #include "models.hpp"
 #include "register_refutation.hpp"
 #include "report.hpp"
+#include "unique_values.hpp"
 #include "wgl_search.hpp"
 
 namespace lockbench::checker {
@@ -168,7 +169,13 @@ struct LinearizabilityChecker::Impl {
                             partition.result.concurrent.push_back(proof.op);
                         }
                         partition.refutation = std::move(refutation);
+                        partition.decided_without_search = true;
                         budget.stop.store(true);
+                        continue;
+                    }
+                    if (lin::linearize_unique_values(partition, options.initial_value)) {
+                        partition.result.verdict = SearchOutcome::Linearizable;
+                        partition.decided_without_search = true;
                         continue;
                     }
                 }
@@ -195,7 +202,9 @@ struct LinearizabilityChecker::Impl {
         bool time_limit = false;
         bool memory_limit = false;
         nlohmann::json partial = nlohmann::json::array();
+        std::size_t without_search = 0;
         for (const Partition& partition : partitions) {
+            without_search += partition.decided_without_search ? 1 : 0;
             switch (partition.result.verdict) {
                 case SearchOutcome::NotLinearizable:
                     violations.push_back(violation_json(model, partition, options.initial_value));
@@ -227,6 +236,7 @@ struct LinearizabilityChecker::Impl {
             {"keys", partitions.size()},
             {"ops", ops},
             {"processes", processes},
+            {"keys_without_search", without_search},
         };
         if (ops == 0) {
             report["valid"] = to_json(Verdict::NotApplicable);

@@ -38,8 +38,9 @@ struct LinearizabilityOptions {
     std::optional<std::int64_t> initial_value;
     // Off: Lowe's WGL search with memoisation alone, without our prunings (benchmarks only).
     bool prune = true;
-    // Register: refute what needs no search (register_refutation.cpp) before searching. Off: the
-    // search alone (benchmarks and the cross-check of the two).
+    // Register: decide what needs no search before searching - refute an impossible or stale
+    // read (register_refutation.cpp), build a linearization of unique values (unique_values.cpp).
+    // Off: the search alone (benchmarks and the cross-check of the passes).
     bool refute = true;
 };
 
@@ -58,6 +59,8 @@ class LinearizabilityChecker {
     // Runs the search. Returns
     //   {"valid": true|false|"unknown"|"not-applicable" (no op of the model), "model": "...",
     //    "keys": N, "ops": N, "elapsed_s": x,
+    //    "keys_without_search": N (register keys decided by register_refutation.hpp or
+    //                              unique_values.hpp: the search did not run on them),
     //    "reason": "..." (unknown: "time limit" or "memory limit"; "not-applicable": why),
     //    "partial": [...] (unknown: how far the search got on each key it gave up on; see
     //                      lin::partial_json),

@@ -83,6 +83,8 @@ struct Partition {
     SearchResult result;
     // Set when a cheap pass refuted the key before (instead of) the search.
     std::optional<Refutation> refutation;
+    // Refuted, or linearized by unique_values.hpp, without the search.
+    bool decided_without_search = false;
 };
 
 // The op a model takes from an event's `f`, nullopt for one it ignores.

@@ -714,6 +714,56 @@ TEST(Refutation, AValueWrittenTwiceIsLeftToTheSearch) {
     EXPECT_EQ(r["valid"], true);
 }
 
+// ---------------------------------------------------------------- unique values, no search
+
+TEST(UniqueValues, ALinearizationIsBuiltWithoutSearch) {
+    // The cas in doubt took effect (2 was read), after the write of 1 and before the write of 3.
+    const json r =
+        run(Model::Register,
+            {invoke(0, "write").number(1), invoke(1, "cas").cas(1, 2), ok(0, "write").number(1),
+             invoke(2, "read"), ok(2, "read").number(2), invoke(0, "write").number(3),
+             ok(0, "write").number(3), invoke(2, "read"), ok(2, "read").number(3), info(1, "cas")});
+    EXPECT_EQ(r["valid"], true);
+    EXPECT_EQ(r["keys_without_search"], 1);
+}
+
+TEST(UniqueValues, AnUnobservedWriteInDoubtNeedNotHaveTakenEffect) {
+    const json r = run(Model::Register,
+                       {invoke(0, "write").number(1), ok(0, "write").number(1),
+                        invoke(1, "write").number(2), invoke(2, "read"), ok(2, "read").number(1),
+                        invoke(2, "cas").cas(2, 5), fail(2, "cas", "mismatch"), info(1, "write")});
+    EXPECT_EQ(r["valid"], true);
+    EXPECT_EQ(r["keys_without_search"], 1);
+}
+
+TEST(UniqueValues, WhatThePassCannotLinearizeIsLeftToTheSearch) {
+    // Both cas expect 1: they cannot both succeed, and the pass does not claim otherwise.
+    const json r = run(Model::Register, {invoke(0, "write").number(1), ok(0, "write").number(1),
+                                         invoke(1, "cas").cas(1, 2), invoke(2, "cas").cas(1, 3),
+                                         ok(1, "cas").cas(1, 2), ok(2, "cas").cas(1, 3)});
+    EXPECT_EQ(r["valid"], false);
+    EXPECT_EQ(r["keys_without_search"], 0);
+    EXPECT_EQ(witness_of(r)["unplaceable"]["value"], json::array({1, 3}));
+}
+
+// Issue 32's bar: 100 processes, many ops, 20 % in doubt, unique values - decided in seconds
+// (the search alone runs out of memory).
+TEST(UniqueValues, AHundredProcessesWithAFifthInDoubtAreDecided) {
+    testing::SimulatedRegisterGenerator generator(
+        {.seed = 7, .processes = 100, .ops = 50'000, .in_doubt_ratio = 0.2, .unique_values = true});
+    LinearizabilityChecker checker(Model::Register);
+    for (const Event& e : events_of(generator.generate())) {
+        checker.on_event(e);
+    }
+    LinearizabilityOptions options;
+    options.every_fail_observes = true;
+    options.time_limit = std::chrono::seconds(10);
+    const json r = checker.check(options);
+    EXPECT_EQ(r["valid"], true);
+    EXPECT_EQ(r["keys_without_search"], 1);
+    EXPECT_LT(r["elapsed_s"].get<double>(), 2.0);
+}
+
 // Issue 32's measurement: one impossible read among 10,000 ops, 5 % of them in doubt. The search
 // alone runs out of memory after ~20 s; the refutation answers at once, naming the read.
 TEST(Refutation, OneImpossibleReadAmongManyOpsInDoubtIsRefutedAtOnce) {
@@ -1457,7 +1507,8 @@ std::vector<Event> unique_register_history(std::mt19937_64& rng, int max_ops) {
 }
 
 // Whenever the refutation answers, the brute-force oracle and the search alone say invalid too;
-// and the whole check agrees with the oracle on every history.
+// whenever the unique-values pass builds a linearization, both say valid; and the whole check
+// agrees with the oracle on every history.
 void cross_check_refutation(std::uint64_t seed, int histories, bool unique,
                             bool every_fail_observes, std::optional<std::int64_t> initial_value) {
     SCOPED_TRACE("seed " + std::to_string(seed));
@@ -1468,6 +1519,7 @@ void cross_check_refutation(std::uint64_t seed, int histories, bool unique,
     LinearizabilityOptions searching = options;
     searching.refute = false;
     int refuted = 0;
+    int linearized = 0;
     for (int i = 0; i < histories; ++i) {
         const int ops = 2 + static_cast<int>(rng() % 6);
         std::vector<Event> history =
@@ -1481,9 +1533,16 @@ void cross_check_refutation(std::uint64_t seed, int histories, bool unique,
             ++refuted;
             ASSERT_EQ(run(Model::Register, history, searching)["valid"], false) << as_edn(history);
         }
+        if (r["valid"] == true && r["keys_without_search"] == 1) {
+            ++linearized;
+            ASSERT_EQ(run(Model::Register, history, searching)["valid"], true) << as_edn(history);
+        }
     }
-    // The refutation must have answered often, or the comparison proves little.
+    // Each pass must have answered often, or the comparison proves little.
     EXPECT_GT(refuted, histories / 10);
+    if (unique) {
+        EXPECT_GT(linearized, histories / 20);
+    }
 }
 
 TEST(CrossCheck, RefutationAgreesWithBruteForceAndTheSearch) {
@@ -1502,6 +1561,8 @@ TEST(CrossCheck, SimulatedRegisterHistoriesMatchBruteForce) {
     const std::uint64_t seed = test_seed();
     SCOPED_TRACE("seed " + std::to_string(seed));
     int corrupted = 0;
+    int linearized = 0;
+    int valid_unique = 0;
     for (std::uint64_t i = 0; i < 300; ++i) {
         const auto corruption = static_cast<Corruption>(i % 3);
         testing::SimulatedRegisterGenerator generator({.seed = seed + i,
@@ -1520,6 +1581,8 @@ TEST(CrossCheck, SimulatedRegisterHistoriesMatchBruteForce) {
         const bool stale_possible = i % 2 == 0 || corruption != Corruption::StaleRead;
         if (corruption == Corruption::None || !generator.corrupted_index()) {
             ASSERT_TRUE(expected) << as_edn(history);
+            valid_unique += i % 2 == 0 ? 1 : 0;
+            linearized += i % 2 == 0 && r["keys_without_search"] == 1 ? 1 : 0;
         } else if (stale_possible) {
             ++corrupted;
             ASSERT_FALSE(expected) << as_edn(history);
@@ -1528,6 +1591,8 @@ TEST(CrossCheck, SimulatedRegisterHistoriesMatchBruteForce) {
         }
     }
     EXPECT_GT(corrupted, 50);
+    // Of the valid ones with unique values, the pass builds a linearization for nearly all.
+    EXPECT_GE(linearized * 10, valid_unique * 9) << linearized << " of " << valid_unique;
 }
 
 TEST(CrossCheck, FixedSeedsMatchBruteForce) {
