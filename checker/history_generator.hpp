@@ -565,4 +565,226 @@ class WaitingLockHistoryGenerator {
     std::int64_t next_process_ = 0;
 };
 
+// A simulated correct register, as Jepsen's register tests drive one: `processes` clients read,
+// write and cas one key, each op taking effect at a random moment inside its interval. A reply is
+// lost for a share of ops (`info`, error "timeout"; the client goes on under a fresh process id):
+// such an op took effect before the loss, never, or only later - a write stuck in a partition
+// that lands after the client gave up (HISTORY.md: an in-doubt op may take effect at any time
+// after its invoke, even after the history ends). Values are small (0-4, so many writes write the
+// same one) or unique (each write and cas writes a value no other op writes). Uncorrupted, the
+// history is linearizable against `register` (with --fail-means observation: a failed cas says
+// "mismatch"); `corruption` changes one read's value so that it is not.
+struct SimulatedRegisterOptions {
+    std::uint64_t seed = 1;
+    int processes = 10;
+    std::uint64_t ops = 10'000;
+    double in_doubt_ratio = 0.05;  // of all ops: the reply is lost
+    bool unique_values = false;
+    enum class Corruption {
+        None,
+        ReadNeverWritten,  // a read returns a value no op ever writes
+        StaleRead,         // unique values: a read returns a value overwritten before it began
+    } corruption = Corruption::None;
+    double corrupt_at = 0.5;  // the first read to complete after this share of the ops
+};
+
+class SimulatedRegisterGenerator {
+  public:
+    static constexpr std::int64_t kNeverWritten = 1'000'000'000;
+
+    explicit SimulatedRegisterGenerator(SimulatedRegisterOptions options)
+        : options_(options),
+          rng_(options.seed),
+          slots_(static_cast<std::size_t>(options.processes)) {
+        for (auto& slot : slots_)
+            slot.process = next_process_++;
+    }
+
+    // The event index of the corrupted read's completion (nullopt: nothing was corrupted).
+    std::optional<std::uint64_t> corrupted_index() const { return corrupted_index_; }
+
+    std::string generate() {
+        std::string out;
+        out.reserve(options_.ops * 2 * 110);
+        std::uint64_t invoked = 0;
+        std::size_t busy = 0;
+        while (invoked < options_.ops || busy > 0) {
+            time_ += 1000 + static_cast<std::int64_t>(rng_() % 50'000);
+            // A delayed effect of an op whose reply was lost lands now and then.
+            if (!delayed_.empty() && rng_() % 20 == 0) {
+                const std::size_t i = rng_() % delayed_.size();
+                apply(delayed_[i]);
+                delayed_[i] = delayed_.back();
+                delayed_.pop_back();
+            }
+            Slot& slot = slots_[rng_() % slots_.size()];
+            switch (slot.state) {
+                case State::Idle:
+                    if (invoked == options_.ops)
+                        break;
+                    invoke(out, slot);
+                    ++invoked;
+                    ++busy;
+                    break;
+                case State::Invoked:
+                    if (slot.op.lost_reply && slot.op.f != 0) {
+                        const auto fate = rng_() % 3;  // before the loss, never, or later
+                        if (fate == 0)
+                            apply(slot.op);
+                        else if (fate == 2)
+                            delayed_.push_back(slot.op);
+                    } else {
+                        apply(slot.op);
+                    }
+                    slot.state = State::Applied;
+                    break;
+                case State::Applied:
+                    complete(out, slot, invoked);
+                    --busy;
+                    break;
+            }
+        }
+        return out;
+    }
+
+  private:
+    enum class State { Idle, Invoked, Applied };
+    struct Op {
+        int f = 0;  // 0 read, 1 write, 2 cas
+        std::int64_t a = 0, b = 0;
+        std::optional<std::int64_t> read;
+        bool matched = true;
+        bool lost_reply = false;
+        std::uint64_t invoke_index = 0;
+    };
+    struct Slot {
+        std::int64_t process = 0;
+        State state = State::Idle;
+        Op op;
+    };
+    struct CompletedWrite {
+        std::int64_t value;
+        std::uint64_t invoke_index;
+        std::uint64_t complete_index;
+    };
+
+    std::int64_t small_value() { return static_cast<std::int64_t>(rng_() % 5); }
+
+    void invoke(std::string& out, Slot& slot) {
+        Op& op = slot.op;
+        op = Op{};
+        const auto which = rng_() % 10;
+        op.f = which < 5 ? 0 : which < 8 ? 1 : 2;
+        op.lost_reply = static_cast<double>(rng_() % 1'000'000) < options_.in_doubt_ratio * 1e6;
+        if (options_.unique_values) {
+            if (op.f == 2) {
+                // Mostly the value there now, so that most cas ops succeed.
+                op.a = value_ && rng_() % 10 < 7
+                           ? *value_
+                           : static_cast<std::int64_t>(rng_() % (next_value_ + 1));
+            } else {
+                op.a = ++next_value_;
+            }
+            op.b = op.f == 2 ? ++next_value_ : 0;
+        } else {
+            op.a = small_value();
+            op.b = small_value();
+        }
+        op.invoke_index = index_;
+        line(out, "invoke", slot.process, op.f, input(op));
+        slot.state = State::Invoked;
+    }
+
+    void apply(Op& op) {
+        if (op.f == 0) {
+            op.read = value_;
+        } else if (op.f == 1) {
+            value_ = op.a;
+        } else {
+            op.matched = value_ == op.a;
+            if (op.matched)
+                value_ = op.b;
+        }
+    }
+
+    void complete(std::string& out, Slot& slot, std::uint64_t invoked) {
+        Op& op = slot.op;
+        slot.state = State::Idle;
+        if (op.lost_reply) {
+            line(out, "info", slot.process, op.f, "null", "timeout");
+            slot.process = next_process_++;
+            return;
+        }
+        if (op.f == 0) {
+            std::optional<std::int64_t> shown = op.read;
+            if (!corrupted_index_ &&
+                options_.corruption != SimulatedRegisterOptions::Corruption::None &&
+                static_cast<double>(invoked) >=
+                    options_.corrupt_at * static_cast<double>(options_.ops)) {
+                if (auto bad = corrupt(op)) {
+                    shown = bad;
+                    corrupted_index_ = index_;
+                }
+            }
+            line(out, "ok", slot.process, 0, shown ? std::to_string(*shown) : "null");
+        } else if (op.f == 2 && !op.matched) {
+            line(out, "fail", slot.process, 2, input(op), "mismatch");
+        } else {
+            written_.push_back({op.f == 1 ? op.a : op.b, op.invoke_index, index_});
+            line(out, "ok", slot.process, op.f, input(op));
+        }
+    }
+
+    // The value the corrupted read returns instead, if this read can carry the corruption.
+    std::optional<std::int64_t> corrupt(const Op& read) const {
+        if (options_.corruption == SimulatedRegisterOptions::Corruption::ReadNeverWritten)
+            return kNeverWritten;
+        // A write that completed before the read began, and one that completed before that one
+        // began: the register cannot hold the older one's value any more.
+        const auto before = [&](std::uint64_t index) -> const CompletedWrite* {
+            for (auto it = written_.rbegin(); it != written_.rend(); ++it) {
+                if (it->complete_index < index)
+                    return &*it;
+            }
+            return nullptr;
+        };
+        const CompletedWrite* newer = before(read.invoke_index);
+        const CompletedWrite* older = newer ? before(newer->invoke_index) : nullptr;
+        if (older == nullptr)
+            return std::nullopt;
+        return older->value;
+    }
+
+    static std::string input(const Op& op) {
+        if (op.f == 1)
+            return std::to_string(op.a);
+        if (op.f == 2)
+            return "[" + std::to_string(op.a) + "," + std::to_string(op.b) + "]";
+        return "null";
+    }
+
+    void line(std::string& out, const char* type, std::int64_t process, int f,
+              const std::string& value, const char* error = "") {
+        static const char* const names[] = {"read", "write", "cas"};
+        out += "{\"index\":" + std::to_string(index_++) + ",\"type\":\"" + type +
+               "\",\"process\":" + std::to_string(process) + ",\"f\":\"" + names[f] +
+               "\",\"key\":\"r\",\"value\":" + value + ",\"time\":" + std::to_string(time_);
+        if (*error)
+            out += std::string(",\"error\":\"") + error + "\"";
+        out += "}\n";
+    }
+
+    SimulatedRegisterOptions options_;
+    std::mt19937_64 rng_;
+    std::vector<Slot> slots_;
+    std::vector<Op> delayed_;
+    std::vector<CompletedWrite> written_;  // ok writes and cas, in completion order
+    std::optional<std::int64_t> value_;
+    std::int64_t next_value_ = 0;
+    std::optional<std::uint64_t> corrupted_index_;
+    std::uint64_t index_ = 0;
+    std::int64_t time_ = 0;
+    std::int64_t next_process_ = 0;
+};
+
 }  // namespace lockbench::checker::testing

@@ -14,7 +14,9 @@
 #include "history_words.hpp"
 #include "linearizability_partition.hpp"
 #include "models.hpp"
+#include "register_refutation.hpp"
 #include "report.hpp"
+#include "unique_values.hpp"
 #include "wgl_search.hpp"
 
 namespace lockbench::checker {
@@ -159,6 +161,24 @@ struct LinearizabilityChecker::Impl {
                     partition.result.verdict = SearchOutcome::Stopped;
                     continue;
                 }
+                if (model == Model::Register && options.refute) {
+                    if (auto refutation = lin::refute_register(partition, options.initial_value)) {
+                        partition.result.verdict = SearchOutcome::NotLinearizable;
+                        partition.result.unplaceable = refutation->op;
+                        for (const auto& proof : refutation->proof) {
+                            partition.result.concurrent.push_back(proof.op);
+                        }
+                        partition.refutation = std::move(refutation);
+                        partition.decided_without_search = true;
+                        budget.stop.store(true);
+                        continue;
+                    }
+                    if (lin::linearize_unique_values(partition, options.initial_value)) {
+                        partition.result.verdict = SearchOutcome::Linearizable;
+                        partition.decided_without_search = true;
+                        continue;
+                    }
+                }
                 partition.result = search_partition(model, partition, budget, options);
                 if (partition.result.verdict == SearchOutcome::NotLinearizable) {
                     budget.stop.store(true);  // the answer is false whatever the others say
@@ -181,7 +201,10 @@ struct LinearizabilityChecker::Impl {
         std::vector<std::int64_t> processes;
         bool time_limit = false;
         bool memory_limit = false;
+        nlohmann::json partial = nlohmann::json::array();
+        std::size_t without_search = 0;
         for (const Partition& partition : partitions) {
+            without_search += partition.decided_without_search ? 1 : 0;
             switch (partition.result.verdict) {
                 case SearchOutcome::NotLinearizable:
                     violations.push_back(violation_json(model, partition, options.initial_value));
@@ -194,9 +217,11 @@ struct LinearizabilityChecker::Impl {
                     break;
                 case SearchOutcome::TimeLimit:
                     time_limit = true;
+                    partial.push_back(lin::partial_json(partition));
                     break;
                 case SearchOutcome::MemoryLimit:
                     memory_limit = true;
+                    partial.push_back(lin::partial_json(partition));
                     break;
                 case SearchOutcome::Linearizable:
                 case SearchOutcome::Stopped:
@@ -211,6 +236,7 @@ struct LinearizabilityChecker::Impl {
             {"keys", partitions.size()},
             {"ops", ops},
             {"processes", processes},
+            {"keys_without_search", without_search},
         };
         if (ops == 0) {
             report["valid"] = to_json(Verdict::NotApplicable);
@@ -222,6 +248,7 @@ struct LinearizabilityChecker::Impl {
         } else if (time_limit || memory_limit) {
             report["valid"] = to_json(Verdict::Unknown);
             report["reason"] = memory_limit ? "memory limit" : "time limit";
+            report["partial"] = std::move(partial);
         }
         report["elapsed_s"] = std::chrono::duration<double>(Clock::now() - started).count();
         // Knossos's own fields, for a Jepsen user's tools: the first key's failure.

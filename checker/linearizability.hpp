@@ -38,6 +38,10 @@ struct LinearizabilityOptions {
     std::optional<std::int64_t> initial_value;
     // Off: Lowe's WGL search with memoisation alone, without our prunings (benchmarks only).
     bool prune = true;
+    // Register: decide what needs no search before searching - refute an impossible or stale
+    // read (register_refutation.cpp), build a linearization of unique values (unique_values.cpp).
+    // Off: the search alone (benchmarks and the cross-check of the passes).
+    bool refute = true;
 };
 
 // Fed every event of a history (nemesis events included; it ignores what its model does not
@@ -55,13 +59,20 @@ class LinearizabilityChecker {
     // Runs the search. Returns
     //   {"valid": true|false|"unknown"|"not-applicable" (no op of the model), "model": "...",
     //    "keys": N, "ops": N, "elapsed_s": x,
+    //    "keys_without_search": N (register keys decided by register_refutation.hpp or
+    //                              unique_values.hpp: the search did not run on them),
     //    "reason": "..." (unknown: "time limit" or "memory limit"; "not-applicable": why),
+    //    "partial": [...] (unknown: how far the search got on each key it gave up on; see
+    //                      lin::partial_json),
     //    "processes": [...] (of the unplaceable ops and the ops concurrent with them),
     //    "violations": [ {"kind": "linearizability", "key": "...",
     //                      "message": "one readable line",
     //                      "witness": {"longest_prefix": [ops...], "unplaceable": op,
     //                                  "concurrent": [ops...] (the first 10 whose intervals
     //                                  overlap the unplaceable op's)}} ]}
+    // A register key refuted before the search (register_refutation.cpp) has the same shape with
+    // an empty longest_prefix, plus "refuted_by": "unwritten-value"|"stale-read" and "proof":
+    // [{"role": "...", "op": op}] (the ops the argument uses).
     // where an op is {"process", "f", "value", "output", "invoke_index", "complete_index",
     // "status": "ok"|"fail"|"info"}. false beats unknown beats true across keys.
     nlohmann::json check(const LinearizabilityOptions& options);

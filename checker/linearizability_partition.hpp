@@ -58,12 +58,33 @@ struct KeyHistory {
     std::unordered_set<std::string> released_tokens;
 };
 
+// What register_refutation.hpp found without a search: why the key is not linearizable.
+enum class RefutationRule : std::uint8_t {
+    UnwrittenValue,  // a read (or a cas's expected value) no write or cas could have produced
+    StaleRead,       // unique values: a value read after a later one was seen
+};
+
+struct Refutation {
+    RefutationRule rule = RefutationRule::UnwrittenValue;
+    std::uint32_t op = 0;  // a Partition::ops index: the op no linearization can place
+    struct Proof {
+        std::string role;  // what the op proves, in words
+        std::uint32_t op;  // a Partition::ops index
+    };
+    std::vector<Proof> proof;  // the other ops the argument uses
+    std::string why;           // the sentence the report's message ends with
+};
+
 struct Partition {
     const std::string* key = nullptr;
     const KeyHistory* history = nullptr;
     std::vector<SearchOp> ops;  // required ops first (call order), then infos (call order)
     std::size_t required_ops = 0;
     SearchResult result;
+    // Set when a cheap pass refuted the key before (instead of) the search.
+    std::optional<Refutation> refutation;
+    // Refuted, or linearized by unique_values.hpp, without the search.
+    bool decided_without_search = false;
 };
 
 // The op a model takes from an event's `f`, nullopt for one it ignores.
@@ -83,5 +104,11 @@ SearchResult search_partition(Model model, const Partition& partition, SearchBud
 nlohmann::json violation_json(Model model, const Partition& partition,
                               std::optional<std::int64_t> initial_value);
 std::int64_t process_of(const Partition& partition, std::uint32_t op);
+// A key the search gave up on: how far it got (SearchResult::undecided), as
+//   {"key", "decided_ops" (ops of the key invoked before the cut), "ops" (of the key),
+//    "index" (the event index of the cut: every event before it is decided), "time_ns",
+//    "in_doubt" (ops invoked before the cut and not returned there, infos included),
+//    "in_doubt_ops" (the first 10 of them), "summary" (one line for the text report)}.
+nlohmann::json partial_json(const Partition& partition);
 
 }  // namespace lockbench::checker::lin

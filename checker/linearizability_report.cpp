@@ -1,7 +1,9 @@
 #include <algorithm>
+#include <cstdio>
 #include <vector>
 
 #include "linearizability_partition.hpp"
+#include "register_refutation.hpp"
 
 namespace lockbench::checker::lin {
 
@@ -171,12 +173,94 @@ nlohmann::json final_path(Model model, const Partition& partition,
 
 }  // namespace
 
+nlohmann::json partial_json(const Partition& partition) {
+    const auto& recorded = partition.history->ops;
+    const auto& ops = partition.ops;
+    const std::string key = partition.key->empty() ? "" : *partition.key + ": ";
+    if (!partition.result.undecided) {
+        return {{"key", *partition.key}, {"summary", key + "no op decided"}};
+    }
+    const SearchOp& first = ops[*partition.result.undecided];
+    const RecordedOp& cut = recorded[first.source];
+    std::size_t decided_ops = 0;
+    std::size_t in_doubt = 0;
+    nlohmann::json in_doubt_ops = nlohmann::json::array();
+    for (const SearchOp& op : ops) {
+        if (op.call_seq >= first.call_seq) {
+            continue;
+        }
+        ++decided_ops;
+        if (op.return_seq > first.call_seq) {
+            ++in_doubt;
+            if (in_doubt_ops.size() < kConcurrentShown) {
+                in_doubt_ops.push_back(op_json(recorded[op.source]));
+            }
+        }
+    }
+    char time[32];
+    std::snprintf(time, sizeof time, "%.3f s", static_cast<double>(cut.invoke_ns) / 1e9);
+    return {
+        {"key", *partition.key},
+        {"decided_ops", decided_ops},
+        {"ops", ops.size()},
+        {"index", cut.invoke_index},
+        {"time_ns", cut.invoke_ns},
+        {"in_doubt", in_doubt},
+        {"in_doubt_ops", std::move(in_doubt_ops)},
+        {"summary", key + "decided up to op " + std::to_string(decided_ops) + " of " +
+                        std::to_string(ops.size()) + " (event " + std::to_string(cut.invoke_index) +
+                        ", t=" + time + "), " + std::to_string(in_doubt) + " operation" +
+                        (in_doubt == 1 ? "" : "s") + " in doubt there"}};
+}
+
 std::int64_t process_of(const Partition& partition, std::uint32_t op) {
     return partition.history->ops[partition.ops[op].source].process;
 }
 
+namespace {
+
+// A key refuted without a search: the op no linearization can place, and the ops that prove it.
+nlohmann::json refutation_json(Model model, const Partition& partition) {
+    const Refutation& refutation = *partition.refutation;
+    const auto& recorded = partition.history->ops;
+    const nlohmann::json unplaceable = op_json(recorded[partition.ops[refutation.op].source]);
+    nlohmann::json proof = nlohmann::json::array();
+    for (const auto& p : refutation.proof) {
+        proof.push_back({{"role", p.role}, {"op", op_json(recorded[partition.ops[p.op].source])}});
+    }
+    const SearchOp& x = partition.ops[refutation.op];
+    nlohmann::json concurrent = nlohmann::json::array();
+    for (const SearchOp& other : partition.ops) {
+        if (concurrent.size() == kConcurrentShown) {
+            break;
+        }
+        if (&other != &x && other.call_seq < x.return_seq && other.return_seq > x.call_seq) {
+            concurrent.push_back(op_json(recorded[other.source]));
+        }
+    }
+    return {{"kind", "linearizability"},
+            {"key", *partition.key},
+            {"message", (partition.key->empty() ? "" : *partition.key + ": ") +
+                            "not linearizable against " + std::string(to_string(model)) + ": " +
+                            refutation.why},
+            {"witness",
+             {{"refuted_by", std::string(rule_name(refutation.rule))},
+              {"longest_prefix", nlohmann::json::array()},
+              {"longest_prefix_omitted", 0},
+              {"unplaceable", unplaceable},
+              {"proof", std::move(proof)},
+              {"concurrent", std::move(concurrent)},
+              {"final_path",
+               nlohmann::json::array({{{"op", unplaceable}, {"model", "inconsistent"}}})}}}};
+}
+
+}  // namespace
+
 nlohmann::json violation_json(Model model, const Partition& partition,
                               std::optional<std::int64_t> initial_value) {
+    if (partition.refutation) {
+        return refutation_json(model, partition);
+    }
     const auto& recorded = partition.history->ops;
     const auto& prefix = partition.result.longest_prefix;
     const std::size_t omitted = prefix.size() > kPrefixShown ? prefix.size() - kPrefixShown : 0;

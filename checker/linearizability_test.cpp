@@ -18,6 +18,7 @@
 #include "history.hpp"
 #include "history_generator.hpp"
 #include "jepsen_history.hpp"
+#include "report.hpp"
 
 namespace lockbench::checker {
 namespace {
@@ -94,6 +95,17 @@ json run(Model model, std::vector<Event> events, LinearizabilityOptions options 
         checker.on_event(events[i]);
     }
     return checker.check(options);
+}
+
+std::vector<Event> events_of(const std::string& jsonl) {
+    std::istringstream in(jsonl);
+    HistoryReader reader(in);
+    std::vector<Event> events;
+    Event event;
+    while (reader.next(event)) {
+        events.push_back(event);
+    }
+    return events;
 }
 
 // The unplaceable op's process and invoke index, to assert the witness exactly.
@@ -475,10 +487,19 @@ TEST(RegisterModel, InitialReadIsNull) {
     EXPECT_EQ(run(Model::Register, {invoke(0, "read"), ok(0, "read").number(0)})["valid"], false);
 }
 
+// The search's own witness: the refutation pass (which would answer first) is off.
+LinearizabilityOptions search_alone() {
+    LinearizabilityOptions options;
+    options.refute = false;
+    return options;
+}
+
 TEST(RegisterModel, StaleReadIsNotLinearizable) {
-    const json r = run(Model::Register, {invoke(0, "write").number(1), ok(0, "write").number(1),
-                                         invoke(1, "write").number(2), ok(1, "write").number(2),
-                                         invoke(2, "read"), ok(2, "read").number(1)});
+    const json r =
+        run(Model::Register,
+            {invoke(0, "write").number(1), ok(0, "write").number(1), invoke(1, "write").number(2),
+             ok(1, "write").number(2), invoke(2, "read"), ok(2, "read").number(1)},
+            search_alone());
     ASSERT_EQ(r["valid"], false);
     EXPECT_EQ(unplaceable(r), ProcessAndIndex(2, 4));
     EXPECT_EQ(prefix_invokes(r), (std::vector<std::uint64_t>{0, 2}));
@@ -561,6 +582,214 @@ TEST(RegisterModel, StaleFenceWriteDidNotHappen) {
     EXPECT_EQ(r["valid"], true);
 }
 
+// ---------------------------------------------------------------- refutation before the search
+
+const json& witness_of(const json& result) {
+    return result.at("violations").at(0).at("witness");
+}
+
+// The invoke indices of a refutation's proof ops, in the order the witness lists them.
+std::vector<std::uint64_t> proof_invokes(const json& result) {
+    std::vector<std::uint64_t> out;
+    for (const json& p : witness_of(result).at("proof")) {
+        out.push_back(p.at("op").at("invoke_index").get<std::uint64_t>());
+    }
+    return out;
+}
+
+TEST(Refutation, AReadOfAValueNothingWritesIsRefutedWithoutASearch) {
+    // The write of 2 is in doubt: it may take effect any time, but it writes 2, not 3.
+    const json r = run(Model::Register, {invoke(0, "write").number(1), ok(0, "write").number(1),
+                                         invoke(1, "write").number(2), invoke(2, "read"),
+                                         ok(2, "read").number(3), info(1, "write")});
+    ASSERT_EQ(r["valid"], false);
+    EXPECT_EQ(witness_of(r)["refuted_by"], "unwritten-value");
+    EXPECT_EQ(unplaceable(r), ProcessAndIndex(2, 3));
+    EXPECT_EQ(proof_invokes(r), std::vector<std::uint64_t>{});
+    EXPECT_EQ(r["violations"][0]["message"],
+              "k: not linearizable against register: process 2's read (index 3) returned 3, a "
+              "value no write or cas writes");
+    EXPECT_EQ(r["processes"], json::array({2}));
+}
+
+TEST(Refutation, AReadOfAValueWrittenOnlyAfterItReturnedIsRefuted) {
+    const json r = run(Model::Register, {invoke(0, "read"), ok(0, "read").number(5),
+                                         invoke(1, "write").number(5), info(1, "write")});
+    ASSERT_EQ(r["valid"], false);
+    EXPECT_EQ(witness_of(r)["refuted_by"], "unwritten-value");
+    EXPECT_EQ(unplaceable(r), ProcessAndIndex(0, 0));
+    EXPECT_EQ(proof_invokes(r), std::vector<std::uint64_t>{2});
+}
+
+TEST(Refutation, AWriteInDoubtInvokedBeforeTheReadReturnedMayHaveProducedIt) {
+    // It may take effect after its info, or even after the history ends: nothing to refute.
+    const json r = run(Model::Register, {invoke(0, "write").number(5), invoke(1, "read"),
+                                         ok(1, "read").number(5), info(0, "write")});
+    EXPECT_EQ(r["valid"], true);
+}
+
+TEST(Refutation, ACasExpectingAValueNothingWroteIsRefuted) {
+    const json r = run(Model::Register, {invoke(0, "write").number(1), ok(0, "write").number(1),
+                                         invoke(1, "cas").cas(2, 3), ok(1, "cas").cas(2, 3)});
+    ASSERT_EQ(r["valid"], false);
+    EXPECT_EQ(witness_of(r)["refuted_by"], "unwritten-value");
+    EXPECT_EQ(unplaceable(r), ProcessAndIndex(1, 2));
+    // A cas [4, 4] does not write what it expects before it compares.
+    const json self = run(Model::Register, {invoke(0, "cas").cas(4, 4), ok(0, "cas").cas(4, 4)});
+    ASSERT_EQ(self["valid"], false);
+    EXPECT_EQ(witness_of(self)["refuted_by"], "unwritten-value");
+}
+
+TEST(Refutation, AFailedCasObservesAndWritesNothing) {
+    // --fail-means observation: the failed cas [1, 7] saw "not 1"; it never wrote 7.
+    LinearizabilityOptions observing;
+    observing.every_fail_observes = true;
+    const json r = run(Model::Register,
+                       {invoke(0, "cas").cas(1, 7), fail(0, "cas", "timeout-retried"),
+                        invoke(1, "read"), ok(1, "read").number(7)},
+                       observing);
+    ASSERT_EQ(r["valid"], false);
+    EXPECT_EQ(witness_of(r)["refuted_by"], "unwritten-value");
+    EXPECT_EQ(unplaceable(r), ProcessAndIndex(1, 2));
+}
+
+TEST(Refutation, TheInitialValueOptionIsAValueWritten) {
+    LinearizabilityOptions starts_at_3;
+    starts_at_3.initial_value = 3;
+    EXPECT_EQ(
+        run(Model::Register, {invoke(0, "read"), ok(0, "read").number(3)}, starts_at_3)["valid"],
+        true);
+    const json nil = run(Model::Register, {invoke(0, "read"), ok(0, "read")}, starts_at_3);
+    ASSERT_EQ(nil["valid"], false);
+    EXPECT_EQ(witness_of(nil)["refuted_by"], "unwritten-value");
+    EXPECT_EQ(nil["violations"][0]["message"],
+              "k: not linearizable against register: process 0's read (index 0) returned null, "
+              "but the register starts at 3 and no op writes null");
+}
+
+TEST(Refutation, AStaleReadOfAUniqueValueIsRefuted) {
+    const json r = run(Model::Register, {invoke(0, "write").number(1), ok(0, "write").number(1),
+                                         invoke(1, "write").number(2), ok(1, "write").number(2),
+                                         invoke(2, "read"), ok(2, "read").number(1)});
+    ASSERT_EQ(r["valid"], false);
+    EXPECT_EQ(witness_of(r)["refuted_by"], "stale-read");
+    EXPECT_EQ(unplaceable(r), ProcessAndIndex(2, 4));
+    EXPECT_EQ(proof_invokes(r), (std::vector<std::uint64_t>{0, 2}));
+    EXPECT_EQ(witness_of(r)["longest_prefix"], json::array());
+    EXPECT_EQ(witness_of(r)["final_path"][0]["model"], "inconsistent");
+}
+
+TEST(Refutation, AStaleReadIsProvenByAReadOfTheNewerValueInDoubt) {
+    // The write of 2 is in doubt, but the read of 2 proves it took effect before the last read.
+    const json r = run(Model::Register,
+                       {invoke(0, "write").number(1), ok(0, "write").number(1),
+                        invoke(1, "write").number(2), invoke(2, "read"), ok(2, "read").number(2),
+                        info(1, "write"), invoke(3, "read"), ok(3, "read").number(1)});
+    ASSERT_EQ(r["valid"], false);
+    EXPECT_EQ(witness_of(r)["refuted_by"], "stale-read");
+    EXPECT_EQ(unplaceable(r), ProcessAndIndex(3, 6));
+    EXPECT_EQ(proof_invokes(r), (std::vector<std::uint64_t>{0, 2, 3}));
+    // A read of null after an ok write is stale too: the initial value never comes back.
+    const json nil = run(Model::Register, {invoke(0, "write").number(7), ok(0, "write").number(7),
+                                           invoke(1, "read"), ok(1, "read")});
+    ASSERT_EQ(nil["valid"], false);
+    EXPECT_EQ(witness_of(nil)["refuted_by"], "stale-read");
+    EXPECT_EQ(proof_invokes(nil), std::vector<std::uint64_t>{0});
+}
+
+TEST(Refutation, OverlappingWritesMayTakeEffectInEitherOrder) {
+    // The write of 2 began before the write of 1 returned: 2 then 1 is a linearization.
+    const json r = run(Model::Register, {invoke(0, "write").number(1), invoke(1, "write").number(2),
+                                         ok(0, "write").number(1), ok(1, "write").number(2),
+                                         invoke(2, "read"), ok(2, "read").number(1)});
+    EXPECT_EQ(r["valid"], true);
+}
+
+TEST(Refutation, AValueWrittenTwiceIsLeftToTheSearch) {
+    // 1 is written again after 2: the read of 1 is fine, and only the search may say so.
+    const json r = run(Model::Register, {invoke(0, "write").number(1), ok(0, "write").number(1),
+                                         invoke(1, "write").number(2), ok(1, "write").number(2),
+                                         invoke(0, "write").number(1), invoke(2, "read"),
+                                         ok(2, "read").number(1), info(0, "write")});
+    EXPECT_EQ(r["valid"], true);
+}
+
+// ---------------------------------------------------------------- unique values, no search
+
+TEST(UniqueValues, ALinearizationIsBuiltWithoutSearch) {
+    // The cas in doubt took effect (2 was read), after the write of 1 and before the write of 3.
+    const json r =
+        run(Model::Register,
+            {invoke(0, "write").number(1), invoke(1, "cas").cas(1, 2), ok(0, "write").number(1),
+             invoke(2, "read"), ok(2, "read").number(2), invoke(0, "write").number(3),
+             ok(0, "write").number(3), invoke(2, "read"), ok(2, "read").number(3), info(1, "cas")});
+    EXPECT_EQ(r["valid"], true);
+    EXPECT_EQ(r["keys_without_search"], 1);
+}
+
+TEST(UniqueValues, AnUnobservedWriteInDoubtNeedNotHaveTakenEffect) {
+    const json r = run(Model::Register,
+                       {invoke(0, "write").number(1), ok(0, "write").number(1),
+                        invoke(1, "write").number(2), invoke(2, "read"), ok(2, "read").number(1),
+                        invoke(2, "cas").cas(2, 5), fail(2, "cas", "mismatch"), info(1, "write")});
+    EXPECT_EQ(r["valid"], true);
+    EXPECT_EQ(r["keys_without_search"], 1);
+}
+
+TEST(UniqueValues, WhatThePassCannotLinearizeIsLeftToTheSearch) {
+    // Both cas expect 1: they cannot both succeed, and the pass does not claim otherwise.
+    const json r = run(Model::Register, {invoke(0, "write").number(1), ok(0, "write").number(1),
+                                         invoke(1, "cas").cas(1, 2), invoke(2, "cas").cas(1, 3),
+                                         ok(1, "cas").cas(1, 2), ok(2, "cas").cas(1, 3)});
+    EXPECT_EQ(r["valid"], false);
+    EXPECT_EQ(r["keys_without_search"], 0);
+    EXPECT_EQ(witness_of(r)["unplaceable"]["value"], json::array({1, 3}));
+}
+
+// Issue 32's bar: 100 processes, many ops, 20 % in doubt, unique values - decided in seconds
+// (the search alone runs out of memory).
+TEST(UniqueValues, AHundredProcessesWithAFifthInDoubtAreDecided) {
+    testing::SimulatedRegisterGenerator generator(
+        {.seed = 7, .processes = 100, .ops = 50'000, .in_doubt_ratio = 0.2, .unique_values = true});
+    LinearizabilityChecker checker(Model::Register);
+    for (const Event& e : events_of(generator.generate())) {
+        checker.on_event(e);
+    }
+    LinearizabilityOptions options;
+    options.every_fail_observes = true;
+    options.time_limit = std::chrono::seconds(10);
+    const json r = checker.check(options);
+    EXPECT_EQ(r["valid"], true);
+    EXPECT_EQ(r["keys_without_search"], 1);
+    EXPECT_LT(r["elapsed_s"].get<double>(), 2.0);
+}
+
+// Issue 32's measurement: one impossible read among 10,000 ops, 5 % of them in doubt. The search
+// alone runs out of memory after ~20 s; the refutation answers at once, naming the read.
+TEST(Refutation, OneImpossibleReadAmongManyOpsInDoubtIsRefutedAtOnce) {
+    testing::SimulatedRegisterGenerator generator(
+        {.seed = 32,
+         .processes = 10,
+         .ops = 10'000,
+         .in_doubt_ratio = 0.05,
+         .corruption = testing::SimulatedRegisterOptions::Corruption::ReadNeverWritten});
+    const std::vector<Event> events = events_of(generator.generate());
+    ASSERT_TRUE(generator.corrupted_index());
+    LinearizabilityChecker checker(Model::Register);
+    for (const Event& e : events) {
+        checker.on_event(e);
+    }
+    LinearizabilityOptions options;
+    options.every_fail_observes = true;
+    options.time_limit = std::chrono::duration<double>(1.0);
+    const json r = checker.check(options);
+    ASSERT_EQ(r["valid"], false);
+    EXPECT_EQ(witness_of(r)["refuted_by"], "unwritten-value");
+    EXPECT_EQ(witness_of(r)["unplaceable"]["complete_index"], *generator.corrupted_index());
+    EXPECT_EQ(witness_of(r)["unplaceable"]["output"],
+              testing::SimulatedRegisterGenerator::kNeverWritten);
+}
+
 // ---------------------------------------------------------------- partitions and limits
 
 TEST(Partitioning, OneBadKeyMakesTheWholeHistoryInvalidAndIsNamed) {
@@ -573,7 +802,7 @@ TEST(Partitioning, OneBadKeyMakesTheWholeHistoryInvalidAndIsNamed) {
         // key3 reads a value nobody wrote to it (4 went to key4).
         history.push_back(ok(k, "read").number(k == 3 ? 4 : k).key(key));
     }
-    LinearizabilityOptions options;
+    LinearizabilityOptions options = search_alone();
     options.threads = 3;
     const json r = run(Model::Register, history, options);
     ASSERT_EQ(r["valid"], false);
@@ -602,7 +831,7 @@ std::vector<Event> exploding_register_history(int writers) {
 }
 
 TEST(Limits, TimeLimitAnswersUnknownQuickly) {
-    LinearizabilityOptions options;
+    LinearizabilityOptions options = search_alone();
     options.time_limit = std::chrono::milliseconds(1);
     const auto started = std::chrono::steady_clock::now();
     const json r = run(Model::Register, exploding_register_history(40), options);
@@ -614,11 +843,56 @@ TEST(Limits, TimeLimitAnswersUnknownQuickly) {
 }
 
 TEST(Limits, MemoryLimitAnswersUnknown) {
-    LinearizabilityOptions options;
+    LinearizabilityOptions options = search_alone();
     options.memory_limit_bytes = std::size_t{4} << 20;
     const json r = run(Model::Register, exploding_register_history(40), options);
     EXPECT_EQ(r["valid"], "unknown");
     EXPECT_EQ(r["reason"], "memory limit");
+}
+
+// An unknown says how far the search got: the history up to the final read is decided, and the
+// write in doubt since the start is still in doubt there.
+std::vector<Event> exploding_with_one_in_doubt() {
+    std::vector<Event> history = {invoke(99, "write").number(99)};
+    for (const Event& e : exploding_register_history(40)) {
+        history.push_back(e);
+    }
+    history.push_back(info(99, "write"));
+    return history;
+}
+
+TEST(Limits, AnUnknownReportsTheProvedPrefixAndTheOpsInDoubtThere) {
+    for (const bool memory : {false, true}) {
+        LinearizabilityOptions options = search_alone();
+        if (memory) {
+            options.memory_limit_bytes = std::size_t{4} << 20;
+        } else {
+            options.time_limit = std::chrono::milliseconds(50);
+        }
+        const json r = run(Model::Register, exploding_with_one_in_doubt(), options);
+        ASSERT_EQ(r["valid"], "unknown");
+        ASSERT_EQ(r["partial"].size(), 1U);
+        const json& partial = r["partial"][0];
+        EXPECT_EQ(partial["key"], "k");
+        EXPECT_EQ(partial["decided_ops"], 41);
+        EXPECT_EQ(partial["ops"], 42);
+        EXPECT_EQ(partial["index"], 81);
+        EXPECT_EQ(partial["time_ns"], 81 * kEventSpacingNs);
+        EXPECT_EQ(partial["in_doubt"], 1);
+        EXPECT_EQ(partial["in_doubt_ops"][0]["process"], 99);
+        EXPECT_EQ(partial["summary"],
+                  "k: decided up to op 41 of 42 (event 81, t=0.081 s), 1 operation in doubt there");
+        // The text report says it on the check's line.
+        Report report;
+        report.checks.push_back(CheckResult{"linearizability", r});
+        report.compose();
+        EXPECT_NE(format_report(report).find(
+                      "(" + std::string(memory ? "memory" : "time") +
+                      " limit); k: decided up to op 41 of 42 (event 81, t=0.081 s), 1 operation in "
+                      "doubt there\n"),
+                  std::string::npos)
+            << format_report(report);
+    }
 }
 
 TEST(Partitioning, AViolationStopsTheSearchOfOtherKeys) {
@@ -628,7 +902,7 @@ TEST(Partitioning, AViolationStopsTheSearchOfOtherKeys) {
     }
     std::vector<Event> bad = {invoke(100, "read").key("bad"), ok(100, "read").number(5).key("bad")};
     history.insert(history.end(), bad.begin(), bad.end());
-    LinearizabilityOptions options;
+    LinearizabilityOptions options = search_alone();
     options.threads = 2;
     options.time_limit = std::chrono::seconds(60);
     const auto started = std::chrono::steady_clock::now();
@@ -649,7 +923,7 @@ TEST(Partitioning, TimeLimitAcrossThreads) {
             history.push_back(e);
         }
     }
-    LinearizabilityOptions options;
+    LinearizabilityOptions options = search_alone();
     options.threads = 2;
     options.time_limit = std::chrono::milliseconds(20);
     const json r = run(Model::Register, history, options);
@@ -659,7 +933,7 @@ TEST(Partitioning, TimeLimitAcrossThreads) {
 }
 
 TEST(Limits, SmallExplosionIsRefutedExactly) {
-    const json r = run(Model::Register, exploding_register_history(10));
+    const json r = run(Model::Register, exploding_register_history(10), search_alone());
     ASSERT_EQ(r["valid"], false);
     EXPECT_EQ(unplaceable(r), ProcessAndIndex(10, 20));
     EXPECT_EQ(prefix_invokes(r).size(), 10U);
@@ -673,7 +947,7 @@ TEST(Witness, PrefixIsCappedAtTheLastFiftyOps) {
     }
     history.push_back(invoke(1, "read"));
     history.push_back(ok(1, "read").number(3));
-    const json r = run(Model::Register, history);
+    const json r = run(Model::Register, history, search_alone());
     ASSERT_EQ(r["valid"], false);
     const json& witness = r["violations"][0]["witness"];
     EXPECT_EQ(witness["longest_prefix"].size(), 50U);
@@ -973,7 +1247,10 @@ bool brute_search(Model model, const std::vector<BruteOp>& ops, std::vector<bool
     return false;
 }
 
-bool brute_force_linearizable(Model model, const std::vector<Event>& history) {
+// every_fail_observes and initial_value: as LinearizabilityOptions's.
+bool brute_force_linearizable(Model model, const std::vector<Event>& history,
+                              bool every_fail_observes = false,
+                              std::optional<std::int64_t> initial_value = std::nullopt) {
     std::vector<BruteOp> ops;
     std::map<std::int64_t, std::size_t> open;
     for (std::size_t i = 0; i < history.size(); ++i) {
@@ -1004,13 +1281,17 @@ bool brute_force_linearizable(Model model, const std::vector<Event>& history) {
             op.number = e.number;
         }
     }
-    std::erase_if(ops, [](const BruteOp& op) {
-        return op.status == EventType::Fail && !(op.f == "cas" && op.error == "mismatch") &&
+    std::erase_if(ops, [&](const BruteOp& op) {
+        const bool conditional = op.f == "cas" || op.f == "acquire" || op.f == "release";
+        return op.status == EventType::Fail && !(every_fail_observes && conditional) &&
+               !(op.f == "cas" && op.error == "mismatch") &&
                !(op.f == "acquire" && op.error == "held") &&
                !(op.f == "release" && op.error == "not-held");
     });
     std::vector<bool> used(ops.size(), false);
-    return brute_search(model, ops, used, BruteState{});
+    BruteState initial;
+    initial.value = initial_value;
+    return brute_search(model, ops, used, initial);
 }
 
 // A random interleaving of at most `max_ops` ops by 2-4 processes, with random outcomes and, for
@@ -1192,6 +1473,128 @@ TEST(CrossCheck, EdnHistoriesMatchBruteForce) {
     for (Model model : {Model::Register, Model::Mutex, Model::RwLock, Model::UnownedMutex})
         cross_check_edn(model, 5, 500);
 }
+
+// Register histories whose writes and cas each write a value no other op writes, and whose reads
+// return a value written somewhere or not, or null: the stale-read refutation's ground.
+std::vector<Event> unique_register_history(std::mt19937_64& rng, int max_ops) {
+    std::vector<Event> history = random_history(Model::Register, rng, max_ops);
+    auto pick = [&](std::int64_t n) {
+        return static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(n));
+    };
+    std::int64_t written = 0;
+    std::map<std::int64_t, Event> invoked;
+    for (Event& e : history) {
+        if (e.type == EventType::Invoke) {
+            if (e.f == "write") {
+                e.number = ++written;
+            } else if (e.f == "cas") {
+                e.cas = std::pair{1 + pick(written + 1), written + 2};
+                ++written;
+            }
+            invoked[e.process] = e;
+            continue;
+        }
+        const Event& call = invoked.at(e.process);
+        e.cas = call.cas;
+        if (e.f == "write") {
+            e.number = call.number;
+        } else if (e.f == "read" && e.type == EventType::Ok) {
+            const std::int64_t v = pick(written + 2);
+            e.number = v == 0 ? std::nullopt : std::optional<std::int64_t>{v};
+        }
+    }
+    return history;
+}
+
+// Whenever the refutation answers, the brute-force oracle and the search alone say invalid too;
+// whenever the unique-values pass builds a linearization, both say valid; and the whole check
+// agrees with the oracle on every history.
+void cross_check_refutation(std::uint64_t seed, int histories, bool unique,
+                            bool every_fail_observes, std::optional<std::int64_t> initial_value) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    std::mt19937_64 rng(seed);
+    LinearizabilityOptions options;
+    options.every_fail_observes = every_fail_observes;
+    options.initial_value = initial_value;
+    LinearizabilityOptions searching = options;
+    searching.refute = false;
+    int refuted = 0;
+    int linearized = 0;
+    for (int i = 0; i < histories; ++i) {
+        const int ops = 2 + static_cast<int>(rng() % 6);
+        std::vector<Event> history =
+            unique ? unique_register_history(rng, ops) : random_history(Model::Register, rng, ops);
+        SCOPED_TRACE("history " + std::to_string(i));
+        const json r = run(Model::Register, history, options);
+        const bool expected =
+            brute_force_linearizable(Model::Register, history, every_fail_observes, initial_value);
+        ASSERT_EQ(r["valid"], expected) << as_edn(history);
+        if (r["valid"] == false && witness_of(r).contains("refuted_by")) {
+            ++refuted;
+            ASSERT_EQ(run(Model::Register, history, searching)["valid"], false) << as_edn(history);
+        }
+        if (r["valid"] == true && r["keys_without_search"] == 1) {
+            ++linearized;
+            ASSERT_EQ(run(Model::Register, history, searching)["valid"], true) << as_edn(history);
+        }
+    }
+    // Each pass must have answered often, or the comparison proves little.
+    EXPECT_GT(refuted, histories / 10);
+    if (unique) {
+        EXPECT_GT(linearized, histories / 20);
+    }
+}
+
+TEST(CrossCheck, RefutationAgreesWithBruteForceAndTheSearch) {
+    const std::uint64_t seed = test_seed();
+    for (bool every_fail_observes : {false, true}) {
+        cross_check_refutation(seed, 1500, false, every_fail_observes, std::nullopt);
+        cross_check_refutation(seed + 1, 1500, true, every_fail_observes, std::nullopt);
+        cross_check_refutation(seed + 2, 1500, false, every_fail_observes, 1);
+    }
+}
+
+// The generator's histories, small enough for the oracle: valid as generated, invalid once
+// corrupted, and the refutation names the corrupted read.
+TEST(CrossCheck, SimulatedRegisterHistoriesMatchBruteForce) {
+    using Corruption = testing::SimulatedRegisterOptions::Corruption;
+    const std::uint64_t seed = test_seed();
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    int corrupted = 0;
+    int linearized = 0;
+    int valid_unique = 0;
+    for (std::uint64_t i = 0; i < 300; ++i) {
+        const auto corruption = static_cast<Corruption>(i % 3);
+        testing::SimulatedRegisterGenerator generator({.seed = seed + i,
+                                                       .processes = 3,
+                                                       .ops = 7,
+                                                       .in_doubt_ratio = 0.2,
+                                                       .unique_values = i % 2 == 0,
+                                                       .corruption = corruption});
+        const std::vector<Event> history = events_of(generator.generate());
+        SCOPED_TRACE("history " + std::to_string(i));
+        LinearizabilityOptions options;
+        options.every_fail_observes = true;
+        const json r = run(Model::Register, history, options);
+        const bool expected = brute_force_linearizable(Model::Register, history, true);
+        ASSERT_EQ(r["valid"], expected) << as_edn(history);
+        const bool stale_possible = i % 2 == 0 || corruption != Corruption::StaleRead;
+        if (corruption == Corruption::None || !generator.corrupted_index()) {
+            ASSERT_TRUE(expected) << as_edn(history);
+            valid_unique += i % 2 == 0 ? 1 : 0;
+            linearized += i % 2 == 0 && r["keys_without_search"] == 1 ? 1 : 0;
+        } else if (stale_possible) {
+            ++corrupted;
+            ASSERT_FALSE(expected) << as_edn(history);
+            ASSERT_TRUE(witness_of(r).contains("refuted_by")) << as_edn(history);
+            EXPECT_EQ(witness_of(r)["unplaceable"]["complete_index"], *generator.corrupted_index());
+        }
+    }
+    EXPECT_GT(corrupted, 50);
+    // Of the valid ones with unique values, the pass builds a linearization for nearly all.
+    EXPECT_GE(linearized * 10, valid_unique * 9) << linearized << " of " << valid_unique;
+}
+
 TEST(CrossCheck, FixedSeedsMatchBruteForce) {
     for (std::uint64_t seed : {1ULL, 2ULL, 3ULL}) {
         cross_check(Model::Register, seed, 500);

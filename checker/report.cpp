@@ -297,6 +297,11 @@ std::string summary_of(const CheckResult& check) {
         s += buf;
         if (const std::string why = check.reason(); !why.empty())
             s += " (" + why + ")";
+        // An unknown says how far the search got: "decided up to op N of M (...)".
+        for (const auto& key : check.fields.value("partial", json::array())) {
+            if (key.is_object())
+                s += "; " + key.value("summary", std::string());
+        }
         return s;
     }
     return "";

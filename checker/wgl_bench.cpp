@@ -378,6 +378,69 @@ void BM_LeaseLockMillionEvents(benchmark::State& state) {
 }
 BENCHMARK(BM_LeaseLockMillionEvents)->Iterations(1)->Unit(benchmark::kMillisecond);
 
+// Issue 32's table: a simulated correct register on one key, `--model register --fail-means
+// observation`, 10,000 ops, a share of replies lost (in doubt), small values (0-4) or unique ones,
+// optionally one read corrupted. The label is the verdict (an unknown is an answer here, not an
+// error: these rows measure how often the check decides); a wrong verdict is an error.
+// Args: processes, ops, in doubt (per mille), unique values (0/1), corruption (0 none, 1 a read
+// of a value never written, 2 a stale read).
+void BM_SimulatedRegister(benchmark::State& state) {
+    using Corruption = testing::SimulatedRegisterOptions::Corruption;
+    const auto corruption = static_cast<Corruption>(state.range(4));
+    testing::SimulatedRegisterGenerator generator(
+        {.seed = 32,
+         .processes = static_cast<int>(state.range(0)),
+         .ops = static_cast<std::uint64_t>(state.range(1)),
+         .in_doubt_ratio = static_cast<double>(state.range(2)) / 1000.0,
+         .unique_values = state.range(3) != 0,
+         .corruption = corruption});
+    const std::vector<Event> events = events_of(generator.generate());
+    if (corruption != Corruption::None && !generator.corrupted_index()) {
+        state.SkipWithError("the generator found no read to corrupt");
+        return;
+    }
+    LinearizabilityChecker checker(Model::Register);
+    for (const Event& e : events)
+        checker.on_event(e);
+    LinearizabilityOptions options;
+    options.threads = 1;
+    options.every_fail_observes = true;
+    options.time_limit = std::chrono::duration<double>(30);
+    options.memory_limit_bytes = std::size_t{1} << 30;
+    for (auto _ : state) {
+        const auto result = checker.check(options);
+        const bool wrong =
+            corruption == Corruption::None ? result["valid"] == false : result["valid"] == true;
+        if (wrong) {
+            state.SkipWithError(("wrong verdict " + result["valid"].dump()).c_str());
+            return;
+        }
+        state.SetLabel(
+            result["valid"].dump() +
+            (result.contains("reason") ? " (" + result["reason"].get<std::string>() + ")" : ""));
+        for (const auto& key : result.value("partial", nlohmann::json::array())) {
+            state.SetLabel(result["valid"].dump() + " (" + result["reason"].get<std::string>() +
+                           "; " + key["summary"].get<std::string>() + ")");
+        }
+        benchmark::DoNotOptimize(result);
+    }
+}
+BENCHMARK(BM_SimulatedRegister)
+    ->ArgNames({"procs", "ops", "doubt_pm", "unique", "corrupt"})
+    ->Args({10, 10'000, 50, 0, 0})
+    ->Args({10, 10'000, 200, 0, 0})
+    ->Args({10, 10'000, 50, 0, 1})
+    ->Args({10, 10'000, 0, 0, 1})
+    ->Args({50, 10'000, 50, 0, 0})
+    ->Args({50, 10'000, 200, 0, 0})
+    ->Args({50, 10'000, 50, 1, 0})
+    ->Args({50, 10'000, 50, 1, 2})
+    ->Args({10, 100'000, 50, 0, 1})
+    ->Args({100, 100'000, 200, 1, 0})
+    ->Args({100, 100'000, 200, 1, 1})
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
+
 }  // namespace
 }  // namespace lockbench::checker
 

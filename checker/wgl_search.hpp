@@ -58,6 +58,17 @@ struct SearchResult {
     // could have been ordered against. The culprit is often among them - a late unlock the
     // search could place early, whose victim is the op that cannot be placed (T8).
     std::vector<std::uint32_t> concurrent;
+    // TimeLimit, MemoryLimit: how far the search got (issue 32: an unknown that says nothing
+    // helps nobody). `undecided` is the furthest op, in invoke order, that a linearization the
+    // search built left out with every required op invoked before it placed; the history cut just
+    // before its invoke is proved linearizable: that linearization's longest prefix of ops
+    // invoked before the cut is a linearization of the cut history. (An op it places after one
+    // invoked after the cut returned after that one's invoke, as the search places no op before
+    // one that returned before its invoke: it was in flight at the cut, and an op in flight may
+    // take effect or not. Its ops were stepped with bounds no later than the cut history's, and a
+    // later bound only widens what an op may do.) nullopt: every required op was placed, which the
+    // search would have answered.
+    std::optional<std::uint32_t> undecided;
 };
 
 // Wing & Gong's search with Lowe's memoisation, over a doubly linked list of call and return
@@ -101,6 +112,9 @@ class WglSearch {
             if (result.unplaceable) {
                 result.concurrent = concurrent_with(*result.unplaceable);
             }
+        } else if (result.verdict == SearchOutcome::TimeLimit ||
+                   result.verdict == SearchOutcome::MemoryLimit) {
+            note_how_far(result);
         }
         return result;
     }
@@ -340,6 +354,7 @@ class WglSearch {
                         stack_.push_back({entry, std::move(state), preserves_state});
                         state = std::move(*next);
                         lift(entry);
+                        note_cut(current.op);
                         first_return_seq_ = 0;
                         note_depth();
                         entry = entries_[kHead].next;
@@ -380,6 +395,8 @@ class WglSearch {
             stack_.pop_back();
             agreeing_prefix_ = std::min(agreeing_prefix_, stack_.size());
             linearized_.clear(bit_of(entries_[frame.call_entry].op));
+            first_unplaced_required_ =
+                std::min<std::size_t>(first_unplaced_required_, entries_[frame.call_entry].op);
             state = std::move(frame.state_before);
             unlift(frame.call_entry);
             first_return_seq_ = 0;
@@ -417,6 +434,25 @@ class WglSearch {
             }
         }
         return earliest;
+    }
+
+    // Only placing the first unplaced required op moves the cut, and only past ops placed
+    // already: those overlap it, so the scan is as long as the history is concurrent.
+    void note_cut(std::uint32_t placed) {
+        if (placed != first_unplaced_required_) {
+            return;
+        }
+        while (first_unplaced_required_ < required_ops_ &&
+               linearized_.test(bit_of(static_cast<std::uint32_t>(first_unplaced_required_)))) {
+            ++first_unplaced_required_;
+        }
+        furthest_cut_ = std::max(furthest_cut_, first_unplaced_required_);
+    }
+
+    void note_how_far(SearchResult& result) const {
+        if (furthest_cut_ < required_ops_) {
+            result.undecided = static_cast<std::uint32_t>(furthest_cut_);
+        }
     }
 
     // Every other op whose interval overlaps `op`'s.
@@ -468,6 +504,10 @@ class WglSearch {
     std::vector<std::uint32_t> deepest_;
     std::size_t agreeing_prefix_ = 0;
     std::size_t reported_bytes_ = 0;
+    // The first required op (they are in invoke order) the current linearization leaves out, and
+    // the furthest that ever was: SearchResult::undecided.
+    std::size_t first_unplaced_required_ = 0;
+    std::size_t furthest_cut_ = 0;
 };
 
 }  // namespace lockbench::checker::wgl
