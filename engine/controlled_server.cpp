@@ -1,7 +1,9 @@
 #include "controlled_server.hpp"
 
+#include <atomic>
 #include <cerrno>
 #include <csignal>
+#include <cstdint>
 #include <cstring>
 #include <fcntl.h>
 #include <poll.h>
@@ -195,10 +197,15 @@ void ControlledServer::kill(std::optional<std::chrono::milliseconds> restart_aft
 }
 
 std::string ControlledServer::isolation_rule() const {
-    return "INPUT -p tcp --dport " + std::to_string(node_.endpoint.port) + " -j DROP";
+    return "INPUT -p tcp --dport " + std::to_string(node_.endpoint.port) +
+           " -m comment --comment " + isolation_tag_ + " -j DROP";
 }
 
 void ControlledServer::isolate(std::chrono::milliseconds duration) {
+    // Each isolation's rule is its own: the host's dead-man deletion of an earlier one (still
+    // sleeping out its margin) must not delete a later isolation of the same port early.
+    static std::atomic<std::uint64_t> isolations{0};
+    isolation_tag_ = "lockbench-" + std::to_string(::getpid()) + "-" + std::to_string(++isolations);
     const std::string rule = isolation_rule();
     const std::string end_later =
         "sleep " +

@@ -56,6 +56,7 @@ class ControlledServer {
     InventoryNode node_;
     long long paused_pid_ = 0;
     bool isolated_ = false;
+    std::string isolation_tag_;  // the iptables comment that names this isolation's rule
 };
 
 }  // namespace lockbench
