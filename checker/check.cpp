@@ -1,12 +1,12 @@
-#include "check.hpp"
+#include "checker/check.hpp"
 
 #include <algorithm>
 
-#include "fencing.hpp"
-#include "history.hpp"
-#include "liveness.hpp"
-#include "mutual_exclusion.hpp"
-#include "resource.hpp"
+#include "checker/fencing.hpp"
+#include "checker/history.hpp"
+#include "checker/liveness.hpp"
+#include "checker/mutual_exclusion.hpp"
+#include "checker/resource.hpp"
 
 namespace lockbench::checker {
 

@@ -13,8 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "linearizability.hpp"
-#include "report.hpp"
+#include "checker/linearizability.hpp"
+#include "checker/report.hpp"
 
 namespace lockbench::checker {
 

@@ -1,4 +1,4 @@
-#include "check.hpp"
+#include "checker/check.hpp"
 
 #include <cstdio>
 #include <filesystem>
@@ -8,9 +8,9 @@
 
 #include <gtest/gtest.h>
 
-#include "history_generator.hpp"
-#include "history_testing.hpp"
-#include "temp_dir.hpp"
+#include "checker/history_generator.hpp"
+#include "checker/history_testing.hpp"
+#include "checker/testing/temp_dir.hpp"
 
 namespace lockbench::checker {
 namespace {

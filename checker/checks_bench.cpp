@@ -9,9 +9,9 @@
 
 #include <benchmark/benchmark.h>
 
-#include "check.hpp"
-#include "history.hpp"
-#include "history_generator.hpp"
+#include "checker/check.hpp"
+#include "checker/history.hpp"
+#include "checker/history_generator.hpp"
 
 namespace {
 

@@ -1,11 +1,11 @@
-#include "edn.hpp"
+#include "checker/edn.hpp"
 
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
 
-#include "json_cursor.hpp"
+#include "checker/json_cursor.hpp"
 
 namespace lockbench::checker::edn {
 

@@ -1,4 +1,4 @@
-#include "event_decoder.hpp"
+#include "checker/event_decoder.hpp"
 
 #include <cstdint>
 #include <cstring>
@@ -6,8 +6,8 @@
 #include <string>
 #include <string_view>
 
-#include "json_cursor.hpp"
-#include "streaming.hpp"
+#include "checker/json_cursor.hpp"
+#include "checker/streaming.hpp"
 
 namespace lockbench::checker {
 
@@ -314,7 +314,7 @@ void EventDecoder::decode_general(const char* line_begin, const char* line_end, 
     decode_value(e, raw_value);
 }
 
-// The engine writes every event in one layout (engine/history_recorder.cpp):
+// The engine writes every event in one layout (engine/clients/history_recorder.cpp):
 // {"index":N,"type":"T","process":P,"f":"F","key":"K","value":V,"time":N[,"clock":N]
 // [,"error":"E"][,"fence":N]}. Matching that layout in a straight line avoids the general
 // parser's per-field dispatch, whose branches a CPU cannot predict. Any other line (another

@@ -1,4 +1,4 @@
-#include "event_decoder.hpp"
+#include "checker/event_decoder.hpp"
 
 #include <sstream>
 #include <string>
@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "history_generator.hpp"
+#include "checker/history_generator.hpp"
 
 namespace lockbench::checker {
 namespace {
@@ -33,7 +33,8 @@ void expect_same(const Event& a, const Event& b, const std::string& line) {
     EXPECT_EQ(a.target, b.target);
 }
 
-// Lines in the engine's layout (engine/history_recorder.cpp), one per shape HISTORY.md defines.
+// Lines in the engine's layout (engine/clients/history_recorder.cpp), one per shape HISTORY.md
+// defines.
 const std::vector<std::string> kEngineLines = {
     R"({"index":0,"type":"invoke","process":0,"f":"acquire","key":"orders","value":{"mode":"exclusive","lease_ms":500},"time":1200,"clock":3})",
     R"({"index":1,"type":"ok","process":0,"f":"acquire","key":"orders","value":{"token":"c0-1","fence":7,"mode":"shared"},"time":98000,"clock":4})",

@@ -1,6 +1,6 @@
-#include "fencing.hpp"
+#include "checker/fencing.hpp"
 
-#include "history_words.hpp"
+#include "checker/history_words.hpp"
 
 namespace lockbench::checker {
 

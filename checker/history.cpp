@@ -1,4 +1,4 @@
-#include "history.hpp"
+#include "checker/history.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -10,9 +10,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "event_decoder.hpp"
-#include "json_cursor.hpp"
-#include "streaming.hpp"
+#include "checker/event_decoder.hpp"
+#include "checker/json_cursor.hpp"
+#include "checker/streaming.hpp"
 
 namespace lockbench::checker {
 

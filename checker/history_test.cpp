@@ -1,4 +1,4 @@
-#include "history.hpp"
+#include "checker/history.hpp"
 
 #include <sstream>
 #include <string>
@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "history_generator.hpp"
+#include "checker/history_generator.hpp"
 
 namespace lockbench::checker {
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "history.hpp"
+#include "checker/history.hpp"
 
 namespace lockbench::checker::testing {
 

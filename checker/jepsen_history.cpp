@@ -1,8 +1,8 @@
-#include "jepsen_history.hpp"
+#include "checker/jepsen_history.hpp"
 
 #include <nlohmann/json.hpp>
 
-#include "edn.hpp"
+#include "checker/edn.hpp"
 
 namespace lockbench::checker {
 

@@ -19,7 +19,7 @@
 #include <string_view>
 #include <vector>
 
-#include "history.hpp"
+#include "checker/history.hpp"
 
 namespace lockbench::checker {
 

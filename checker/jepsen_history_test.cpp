@@ -1,7 +1,7 @@
 // Jepsen's EDN histories: the EDN reader on its own, and whole histories checked through EDN
 // agreeing with the same histories checked as JSONL.
 
-#include "jepsen_history.hpp"
+#include "checker/jepsen_history.hpp"
 
 #include <sstream>
 #include <string>
@@ -10,9 +10,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "check.hpp"
-#include "edn.hpp"
-#include "history_generator.hpp"
+#include "checker/check.hpp"
+#include "checker/edn.hpp"
+#include "checker/history_generator.hpp"
 
 namespace lockbench::checker {
 namespace {

@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "history.hpp"
+#include "checker/history.hpp"
 
 namespace lockbench::checker::json_cursor {
 

@@ -1,4 +1,4 @@
-#include "latency_histogram.hpp"
+#include "checker/latency_histogram.hpp"
 
 #include <algorithm>
 #include <bit>

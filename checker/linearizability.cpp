@@ -1,4 +1,4 @@
-#include "linearizability.hpp"
+#include "checker/linearizability.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -11,13 +11,13 @@
 #include <utility>
 #include <vector>
 
-#include "history_words.hpp"
-#include "linearizability_partition.hpp"
-#include "models.hpp"
-#include "register_refutation.hpp"
-#include "report.hpp"
-#include "unique_values.hpp"
-#include "wgl_search.hpp"
+#include "checker/history_words.hpp"
+#include "checker/linearizability_partition.hpp"
+#include "checker/models.hpp"
+#include "checker/register_refutation.hpp"
+#include "checker/report.hpp"
+#include "checker/unique_values.hpp"
+#include "checker/wgl_search.hpp"
 
 namespace lockbench::checker {
 namespace {

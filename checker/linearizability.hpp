@@ -17,7 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "history.hpp"
+#include "checker/history.hpp"
 
 namespace lockbench::checker {
 

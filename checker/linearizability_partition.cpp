@@ -1,6 +1,6 @@
-#include "linearizability_partition.hpp"
+#include "checker/linearizability_partition.hpp"
 
-#include "history_words.hpp"
+#include "checker/history_words.hpp"
 
 namespace lockbench::checker::lin {
 

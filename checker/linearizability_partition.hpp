@@ -16,10 +16,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "history.hpp"
-#include "linearizability.hpp"
-#include "models.hpp"
-#include "wgl_search.hpp"
+#include "checker/history.hpp"
+#include "checker/linearizability.hpp"
+#include "checker/models.hpp"
+#include "checker/wgl_search.hpp"
 
 namespace lockbench::checker::lin {
 

@@ -2,8 +2,8 @@
 #include <cstdio>
 #include <vector>
 
-#include "linearizability_partition.hpp"
-#include "register_refutation.hpp"
+#include "checker/linearizability_partition.hpp"
+#include "checker/register_refutation.hpp"
 
 namespace lockbench::checker::lin {
 

@@ -1,4 +1,4 @@
-#include "linearizability.hpp"
+#include "checker/linearizability.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -14,11 +14,11 @@
 
 #include <gtest/gtest.h>
 
-#include "check.hpp"
-#include "history.hpp"
-#include "history_generator.hpp"
-#include "jepsen_history.hpp"
-#include "report.hpp"
+#include "checker/check.hpp"
+#include "checker/history.hpp"
+#include "checker/history_generator.hpp"
+#include "checker/jepsen_history.hpp"
+#include "checker/report.hpp"
 
 namespace lockbench::checker {
 namespace {

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "models.hpp"  // mix_hash
+#include "checker/models.hpp"  // mix_hash
 
 namespace lockbench::checker::wgl {
 

@@ -1,8 +1,8 @@
-#include "liveness.hpp"
+#include "checker/liveness.hpp"
 
 #include <algorithm>
 
-#include "history_words.hpp"
+#include "checker/history_words.hpp"
 
 namespace lockbench::checker {
 

@@ -32,9 +32,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "history.hpp"
-#include "latency_histogram.hpp"
-#include "streaming.hpp"
+#include "checker/history.hpp"
+#include "checker/latency_histogram.hpp"
+#include "checker/streaming.hpp"
 
 namespace lockbench::checker {
 

@@ -1,11 +1,11 @@
-#include "liveness.hpp"
+#include "checker/liveness.hpp"
 
 #include <sstream>
 
 #include <gtest/gtest.h>
 
-#include "check.hpp"
-#include "history_testing.hpp"
+#include "checker/check.hpp"
+#include "checker/history_testing.hpp"
 
 namespace lockbench::checker {
 namespace {

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <vector>
 
-#include "linearized_set.hpp"
+#include "checker/linearized_set.hpp"
 
 namespace lockbench::checker::wgl {
 

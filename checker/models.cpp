@@ -1,10 +1,10 @@
-#include "models.hpp"
+#include "checker/models.hpp"
 
 #include <algorithm>
 #include <array>
 #include <iterator>
 
-#include "linearizability.hpp"
+#include "checker/linearizability.hpp"
 
 namespace lockbench::checker {
 

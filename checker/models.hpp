@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "history.hpp"
+#include "checker/history.hpp"
 
 namespace lockbench::checker {
 

@@ -1,4 +1,4 @@
-#include "mutual_exclusion.hpp"
+#include "checker/mutual_exclusion.hpp"
 
 #include <algorithm>
 

@@ -1,8 +1,8 @@
-#include "mutual_exclusion.hpp"
+#include "checker/mutual_exclusion.hpp"
 
 #include <gtest/gtest.h>
 
-#include "history_testing.hpp"
+#include "checker/history_testing.hpp"
 
 namespace lockbench::checker {
 namespace {

@@ -38,7 +38,7 @@
 // Neither rule looks at the ops in doubt beyond counting them as possible producers, so both run
 // in the same time whatever their number - where the search's cost grows with each of them.
 
-#include "register_refutation.hpp"
+#include "checker/register_refutation.hpp"
 
 #include <algorithm>
 #include <limits>

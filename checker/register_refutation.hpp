@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "linearizability_partition.hpp"
+#include "checker/linearizability_partition.hpp"
 
 namespace lockbench::checker::lin {
 

@@ -1,4 +1,4 @@
-#include "report.hpp"
+#include "checker/report.hpp"
 
 #include <algorithm>
 #include <cstdio>

@@ -1,4 +1,4 @@
-#include "resource.hpp"
+#include "checker/resource.hpp"
 
 namespace lockbench::checker {
 

@@ -25,8 +25,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "history.hpp"
-#include "streaming.hpp"
+#include "checker/history.hpp"
+#include "checker/streaming.hpp"
 
 namespace lockbench::checker {
 

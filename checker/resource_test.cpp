@@ -1,8 +1,8 @@
-#include "resource.hpp"
+#include "checker/resource.hpp"
 
 #include <gtest/gtest.h>
 
-#include "history_testing.hpp"
+#include "checker/history_testing.hpp"
 
 namespace lockbench::checker {
 namespace {

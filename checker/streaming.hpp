@@ -16,8 +16,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "history.hpp"
-#include "report.hpp"
+#include "checker/history.hpp"
+#include "checker/report.hpp"
 
 namespace lockbench::checker {
 

@@ -34,7 +34,7 @@
 // concurrency): each op enters and leaves a heap or list once, and each write scans the writes
 // that may go next.
 
-#include "unique_values.hpp"
+#include "checker/unique_values.hpp"
 
 #include <algorithm>
 #include <functional>

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "linearizability_partition.hpp"
+#include "checker/linearizability_partition.hpp"
 
 namespace lockbench::checker::lin {
 

@@ -15,9 +15,9 @@
 
 #include <benchmark/benchmark.h>
 
-#include "history.hpp"
-#include "history_generator.hpp"
-#include "linearizability.hpp"
+#include "checker/history.hpp"
+#include "checker/history_generator.hpp"
+#include "checker/linearizability.hpp"
 
 namespace lockbench::checker {
 namespace {

@@ -14,9 +14,9 @@
 #include <utility>
 #include <vector>
 
-#include "linearized_set.hpp"
-#include "memo_cache.hpp"
-#include "models.hpp"
+#include "checker/linearized_set.hpp"
+#include "checker/memo_cache.hpp"
+#include "checker/models.hpp"
 
 namespace lockbench::checker::wgl {
 

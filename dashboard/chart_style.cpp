@@ -1,4 +1,4 @@
-#include "chart_style.hpp"
+#include "dashboard/chart_style.hpp"
 
 #include <array>
 

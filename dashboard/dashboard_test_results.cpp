@@ -1,4 +1,4 @@
-#include "dashboard_test_results.hpp"
+#include "dashboard/dashboard_test_results.hpp"
 
 #include <cstdlib>
 #include <fstream>

@@ -32,16 +32,16 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "chart_style.hpp"
-#include "dashboard_test_results.hpp"
-#include "latency_view.hpp"
-#include "main_window.hpp"
-#include "percentile_distribution.hpp"
-#include "scalability_view.hpp"
-#include "temp_dir.hpp"
-#include "throughput_view.hpp"
-#include "timeline_view.hpp"
-#include "verdict_matrix_view.hpp"
+#include "checker/testing/temp_dir.hpp"
+#include "dashboard/chart_style.hpp"
+#include "dashboard/dashboard_test_results.hpp"
+#include "dashboard/latency_view.hpp"
+#include "dashboard/main_window.hpp"
+#include "dashboard/percentile_distribution.hpp"
+#include "dashboard/scalability_view.hpp"
+#include "dashboard/throughput_view.hpp"
+#include "dashboard/timeline_view.hpp"
+#include "dashboard/verdict_matrix_view.hpp"
 
 namespace lockbench::dashboard {
 namespace {

@@ -8,7 +8,7 @@
 #include <QApplication>
 #include <gtest/gtest.h>
 
-#include "dashboard_test_results.hpp"
+#include "dashboard/dashboard_test_results.hpp"
 
 int main(int argc, char** argv) {
     if (argc == 3 && std::strcmp(argv[1], "--make-results") == 0) {

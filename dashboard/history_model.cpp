@@ -1,4 +1,4 @@
-#include "history_model.hpp"
+#include "dashboard/history_model.hpp"
 
 #include <algorithm>
 #include <fstream>

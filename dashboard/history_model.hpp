@@ -20,8 +20,8 @@
 #include <unordered_set>
 #include <vector>
 
-#include "history.hpp"
-#include "mutual_exclusion.hpp"
+#include "checker/history.hpp"
+#include "checker/mutual_exclusion.hpp"
 
 namespace lockbench::dashboard {
 

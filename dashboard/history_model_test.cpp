@@ -1,7 +1,7 @@
 // Holds, nesting, crashes and overlaps on small hand-written histories, as the checker finds them,
 // and the line numbers of malformed ones.
 
-#include "history_model.hpp"
+#include "dashboard/history_model.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -13,9 +13,9 @@
 
 #include <gtest/gtest.h>
 
-#include "history.hpp"
-#include "mutual_exclusion.hpp"
-#include "temp_dir.hpp"
+#include "checker/history.hpp"
+#include "checker/mutual_exclusion.hpp"
+#include "checker/testing/temp_dir.hpp"
 
 namespace lockbench::dashboard {
 namespace {

@@ -1,4 +1,4 @@
-#include "latency_view.hpp"
+#include "dashboard/latency_view.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -15,8 +15,8 @@
 #include <QPen>
 #include <QVBoxLayout>
 
-#include "chart_style.hpp"
-#include "percentile_distribution.hpp"
+#include "dashboard/chart_style.hpp"
+#include "dashboard/percentile_distribution.hpp"
 
 namespace lockbench::dashboard {
 namespace {

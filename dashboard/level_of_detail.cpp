@@ -1,4 +1,4 @@
-#include "level_of_detail.hpp"
+#include "dashboard/level_of_detail.hpp"
 
 #include <algorithm>
 

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "history_model.hpp"
+#include "dashboard/history_model.hpp"
 
 namespace lockbench::dashboard {
 

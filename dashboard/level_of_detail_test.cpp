@@ -1,7 +1,7 @@
 // The timeline's level of detail on a synthetic 1 M-event history: bounded bars per row at any
 // zoom, exact holds when zoomed in, and a violation that stays red when merged away.
 
-#include "level_of_detail.hpp"
+#include "dashboard/level_of_detail.hpp"
 
 #include <algorithm>
 #include <chrono>

@@ -10,7 +10,7 @@
 #include <QDir>
 #include <QFileInfo>
 
-#include "main_window.hpp"
+#include "dashboard/main_window.hpp"
 
 namespace {
 

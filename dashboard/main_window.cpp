@@ -1,4 +1,4 @@
-#include "main_window.hpp"
+#include "dashboard/main_window.hpp"
 
 #include <filesystem>
 #include <map>
@@ -19,12 +19,12 @@
 #include <QVBoxLayout>
 #include <QtConcurrent>
 
-#include "chart_style.hpp"
-#include "latency_view.hpp"
-#include "scalability_view.hpp"
-#include "throughput_view.hpp"
-#include "timeline_view.hpp"
-#include "verdict_matrix_view.hpp"
+#include "dashboard/chart_style.hpp"
+#include "dashboard/latency_view.hpp"
+#include "dashboard/scalability_view.hpp"
+#include "dashboard/throughput_view.hpp"
+#include "dashboard/timeline_view.hpp"
+#include "dashboard/verdict_matrix_view.hpp"
 
 namespace lockbench::dashboard {
 namespace {

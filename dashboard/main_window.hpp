@@ -12,8 +12,8 @@
 #include <QMainWindow>
 #include <QStringList>
 
-#include "history_model.hpp"
-#include "results_model.hpp"
+#include "dashboard/history_model.hpp"
+#include "dashboard/results_model.hpp"
 
 class QComboBox;
 class QFileSystemWatcher;

@@ -1,4 +1,4 @@
-#include "percentile_distribution.hpp"
+#include "dashboard/percentile_distribution.hpp"
 
 #include <fstream>
 #include <sstream>

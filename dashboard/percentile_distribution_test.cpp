@@ -1,12 +1,12 @@
 // A run's .hgrm file read back: the rows as points, everything else skipped, a broken row named.
 
-#include "percentile_distribution.hpp"
+#include "dashboard/percentile_distribution.hpp"
 
 #include <fstream>
 
 #include <gtest/gtest.h>
 
-#include "temp_dir.hpp"
+#include "checker/testing/temp_dir.hpp"
 
 namespace lockbench::dashboard {
 namespace {

@@ -1,4 +1,4 @@
-#include "results_model.hpp"
+#include "dashboard/results_model.hpp"
 
 #include <algorithm>
 #include <fstream>
@@ -6,8 +6,8 @@
 #include <stdexcept>
 #include <system_error>
 
-#include "json_object.hpp"
-#include "report.hpp"
+#include "checker/json_object.hpp"
+#include "checker/report.hpp"
 
 namespace lockbench::dashboard {
 namespace fs = std::filesystem;

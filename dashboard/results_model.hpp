@@ -15,7 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "report.hpp"
+#include "checker/report.hpp"
 
 namespace lockbench::dashboard {
 

@@ -1,14 +1,14 @@
 // summary.json and results-folder reading: tolerant of missing and unknown fields (the checker and
 // the nemesis are still adding them), strict and explicit about wrong types and broken files.
 
-#include "results_model.hpp"
+#include "dashboard/results_model.hpp"
 
 #include <fstream>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
-#include "temp_dir.hpp"
+#include "checker/testing/temp_dir.hpp"
 
 namespace lockbench::dashboard {
 namespace {

@@ -1,4 +1,4 @@
-#include "scalability_view.hpp"
+#include "dashboard/scalability_view.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -14,7 +14,7 @@
 #include <QScatterSeries>
 #include <QValueAxis>
 
-#include "chart_style.hpp"
+#include "dashboard/chart_style.hpp"
 
 namespace lockbench::dashboard {
 

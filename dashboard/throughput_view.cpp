@@ -1,4 +1,4 @@
-#include "throughput_view.hpp"
+#include "dashboard/throughput_view.hpp"
 
 #include <algorithm>
 #include <set>
@@ -11,7 +11,7 @@
 #include <QVBoxLayout>
 #include <QValueAxis>
 
-#include "chart_style.hpp"
+#include "dashboard/chart_style.hpp"
 
 namespace lockbench::dashboard {
 

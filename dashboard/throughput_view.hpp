@@ -7,7 +7,7 @@
 
 #include <QWidget>
 
-#include "results_model.hpp"
+#include "dashboard/results_model.hpp"
 
 class QChart;
 class QChartView;

@@ -1,4 +1,4 @@
-#include "timeline_view.hpp"
+#include "dashboard/timeline_view.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -12,8 +12,8 @@
 #include <QScrollBar>
 #include <QWheelEvent>
 
-#include "chart_style.hpp"
-#include "level_of_detail.hpp"
+#include "dashboard/chart_style.hpp"
+#include "dashboard/level_of_detail.hpp"
 
 namespace lockbench::dashboard {
 namespace {

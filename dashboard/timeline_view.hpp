@@ -17,8 +17,8 @@
 
 #include <QGraphicsView>
 
-#include "history_model.hpp"
-#include "results_model.hpp"
+#include "dashboard/history_model.hpp"
+#include "dashboard/results_model.hpp"
 
 namespace lockbench::dashboard {
 

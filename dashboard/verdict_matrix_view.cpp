@@ -1,4 +1,4 @@
-#include "verdict_matrix_view.hpp"
+#include "dashboard/verdict_matrix_view.hpp"
 
 #include <map>
 #include <set>

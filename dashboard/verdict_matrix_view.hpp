@@ -10,7 +10,7 @@
 
 #include <QTableWidget>
 
-#include "results_model.hpp"
+#include "dashboard/results_model.hpp"
 
 namespace lockbench::dashboard {
 

@@ -32,4 +32,4 @@ export DEBIAN_FRONTEND=noninteractive
 # Debian's package starts a redis-server service where an init system runs; lockbench starts its
 # own servers on free ports and never uses that one. Nor does it use the system's sshd: the tests
 # of the remote-host path start their own inside a network namespace. Debian's zookeeper package starts no service:
-# lockbench runs its own server from /usr/share/java/zookeeper.jar (engine/zookeeper_server.hpp).
+# lockbench runs its own server from /usr/share/java/zookeeper.jar (engine/servers/zookeeper_server.hpp).

@@ -1,4 +1,4 @@
-#include "fenced.hpp"
+#include "strategies/fenced.hpp"
 
 namespace lockbench {
 

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "set_nx_px.hpp"
+#include "strategies/set_nx_px.hpp"
 
 namespace lockbench {
 

@@ -11,8 +11,8 @@
 #include <string_view>
 #include <vector>
 
-#include "redis_connection.hpp"
-#include "task.hpp"
+#include "strategies/client/redis_connection.hpp"
+#include "strategies/client/task.hpp"
 
 namespace lockbench {
 

@@ -1,4 +1,4 @@
-#include "lua_scripts.hpp"
+#include "strategies/lua_scripts.hpp"
 
 #include <gtest/gtest.h>
 

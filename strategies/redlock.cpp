@@ -1,4 +1,4 @@
-#include "redlock.hpp"
+#include "strategies/redlock.hpp"
 
 #include <algorithm>
 #include <random>

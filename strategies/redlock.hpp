@@ -1,7 +1,7 @@
 #pragma once
 
-#include "lua_scripts.hpp"
-#include "strategy.hpp"
+#include "strategies/lua_scripts.hpp"
+#include "strategies/strategy.hpp"
 
 namespace lockbench {
 

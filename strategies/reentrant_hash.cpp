@@ -1,4 +1,4 @@
-#include "reentrant_hash.hpp"
+#include "strategies/reentrant_hash.hpp"
 
 namespace lockbench {
 

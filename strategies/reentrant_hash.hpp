@@ -1,8 +1,8 @@
 #pragma once
 
-#include "lua_scripts.hpp"
-#include "strategy.hpp"
-#include "watchdog.hpp"
+#include "strategies/lua_scripts.hpp"
+#include "strategies/strategy.hpp"
+#include "strategies/watchdog.hpp"
 
 namespace lockbench {
 

@@ -1,19 +1,19 @@
-#include "registry.hpp"
+#include "strategies/registry.hpp"
 
 #include <stdexcept>
 #include <string>
 
-#include "fenced.hpp"
-#include "redlock.hpp"
-#include "reentrant_hash.hpp"
-#include "rwlock.hpp"
-#include "rwlock_seed.hpp"
-#include "set_nx_px.hpp"
-#include "set_nx_px_del.hpp"
-#include "set_nx_px_wait.hpp"
-#include "setnx_getset.hpp"
-#include "zk_mutex.hpp"
-#include "zk_rwlock.hpp"
+#include "strategies/fenced.hpp"
+#include "strategies/redlock.hpp"
+#include "strategies/reentrant_hash.hpp"
+#include "strategies/rwlock.hpp"
+#include "strategies/rwlock_seed.hpp"
+#include "strategies/set_nx_px.hpp"
+#include "strategies/set_nx_px_del.hpp"
+#include "strategies/set_nx_px_wait.hpp"
+#include "strategies/setnx_getset.hpp"
+#include "strategies/zk_mutex.hpp"
+#include "strategies/zk_rwlock.hpp"
 
 namespace lockbench {
 

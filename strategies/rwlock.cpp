@@ -1,4 +1,4 @@
-#include "rwlock.hpp"
+#include "strategies/rwlock.hpp"
 
 namespace lockbench {
 

@@ -1,4 +1,4 @@
-#include "rwlock_seed.hpp"
+#include "strategies/rwlock_seed.hpp"
 
 namespace lockbench {
 

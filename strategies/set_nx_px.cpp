@@ -1,4 +1,4 @@
-#include "set_nx_px.hpp"
+#include "strategies/set_nx_px.hpp"
 
 namespace lockbench {
 

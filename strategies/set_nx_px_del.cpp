@@ -1,4 +1,4 @@
-#include "set_nx_px_del.hpp"
+#include "strategies/set_nx_px_del.hpp"
 
 namespace lockbench {
 

@@ -1,4 +1,4 @@
-#include "set_nx_px_wait.hpp"
+#include "strategies/set_nx_px_wait.hpp"
 
 namespace lockbench {
 

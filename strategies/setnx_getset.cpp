@@ -1,4 +1,4 @@
-#include "setnx_getset.hpp"
+#include "strategies/setnx_getset.hpp"
 
 #include <charconv>
 

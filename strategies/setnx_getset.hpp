@@ -1,6 +1,6 @@
 #pragma once
 
-#include "strategy.hpp"
+#include "strategies/strategy.hpp"
 
 namespace lockbench {
 

@@ -8,17 +8,17 @@
 
 #include <gtest/gtest.h>
 
-#include "fault_proxy.hpp"
-#include "fenced.hpp"
-#include "redis_fixture.hpp"
-#include "redlock.hpp"
-#include "reentrant_hash.hpp"
-#include "registry.hpp"
-#include "rwlock.hpp"
-#include "setnx_getset.hpp"
-#include "zk_client.hpp"
-#include "zk_mutex.hpp"
-#include "zookeeper_server.hpp"
+#include "engine/servers/zookeeper_server.hpp"
+#include "engine/testing/redis_fixture.hpp"
+#include "engine/topology/fault_proxy.hpp"
+#include "strategies/client/zk_client.hpp"
+#include "strategies/fenced.hpp"
+#include "strategies/redlock.hpp"
+#include "strategies/reentrant_hash.hpp"
+#include "strategies/registry.hpp"
+#include "strategies/rwlock.hpp"
+#include "strategies/setnx_getset.hpp"
+#include "strategies/zk_mutex.hpp"
 
 namespace lockbench {
 namespace {

@@ -1,4 +1,4 @@
-#include "strategy.hpp"
+#include "strategies/strategy.hpp"
 
 #include <stdexcept>
 

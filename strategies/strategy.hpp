@@ -14,8 +14,8 @@
 #include <string_view>
 #include <variant>
 
-#include "session.hpp"
-#include "task.hpp"
+#include "strategies/client/session.hpp"
+#include "strategies/client/task.hpp"
 
 namespace lockbench {
 

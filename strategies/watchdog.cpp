@@ -1,4 +1,4 @@
-#include "watchdog.hpp"
+#include "strategies/watchdog.hpp"
 
 #include <algorithm>
 #include <exception>

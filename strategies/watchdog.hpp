@@ -19,8 +19,8 @@
 #include <string_view>
 #include <vector>
 
-#include "lua_scripts.hpp"
-#include "strategy.hpp"
+#include "strategies/lua_scripts.hpp"
+#include "strategies/strategy.hpp"
 
 namespace lockbench {
 

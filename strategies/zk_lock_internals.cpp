@@ -1,11 +1,11 @@
-#include "zk_lock_internals.hpp"
+#include "strategies/zk_lock_internals.hpp"
 
 #include <algorithm>
 #include <charconv>
 #include <exception>
 #include <zookeeper/zookeeper.h>
 
-#include "zk_client.hpp"
+#include "strategies/client/zk_client.hpp"
 
 namespace lockbench {
 

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "strategy.hpp"
+#include "strategies/strategy.hpp"
 
 namespace lockbench {
 

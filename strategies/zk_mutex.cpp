@@ -1,6 +1,6 @@
-#include "zk_mutex.hpp"
+#include "strategies/zk_mutex.hpp"
 
-#include "zk_client.hpp"
+#include "strategies/client/zk_client.hpp"
 
 namespace lockbench {
 

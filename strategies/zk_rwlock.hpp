@@ -2,8 +2,8 @@
 
 #include <string>
 
-#include "strategy.hpp"
-#include "zk_lock_internals.hpp"
+#include "strategies/strategy.hpp"
+#include "strategies/zk_lock_internals.hpp"
 
 namespace lockbench {
 

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "fuzz_targets.hpp"
+#include "checker/fuzz/fuzz_targets.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     lockbench::checker::fuzz::check_edn_history(

@@ -12,7 +12,7 @@
 
 #include <gtest/gtest.h>
 
-#include "fuzz_targets.hpp"
+#include "checker/fuzz/fuzz_targets.hpp"
 
 namespace lockbench::checker::fuzz {
 namespace {

@@ -1,16 +1,16 @@
-#include "fuzz_targets.hpp"
+#include "checker/fuzz/fuzz_targets.hpp"
 
 #include <chrono>
 #include <iterator>
 #include <sstream>
 #include <string>
 
-#include "check.hpp"
-#include "edn.hpp"
-#include "history.hpp"
-#include "jepsen_history.hpp"
-#include "report.hpp"
-#include "story.hpp"
+#include "checker/check.hpp"
+#include "checker/edn.hpp"
+#include "checker/history.hpp"
+#include "checker/jepsen_history.hpp"
+#include "checker/report.hpp"
+#include "checker/story/story.hpp"
 
 namespace lockbench::checker::fuzz {
 

@@ -12,7 +12,7 @@
 
 #include <gtest/gtest.h>
 
-#include "fuzz_targets.hpp"
+#include "engine/fuzz/fuzz_targets.hpp"
 
 namespace lockbench::fuzz {
 namespace {

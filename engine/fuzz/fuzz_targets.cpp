@@ -1,6 +1,6 @@
-#include "fuzz_targets.hpp"
+#include "engine/fuzz/fuzz_targets.hpp"
 
-#include "workload.hpp"
+#include "engine/run/workload.hpp"
 
 namespace lockbench::fuzz {
 

@@ -1,8 +1,8 @@
-#include "client_faults.hpp"
+#include "engine/nemesis/client_faults.hpp"
 
-#include "client.hpp"
-#include "deployment.hpp"
-#include "fault_proxy.hpp"
+#include "engine/clients/client.hpp"
+#include "engine/topology/deployment.hpp"
+#include "engine/topology/fault_proxy.hpp"
 
 namespace lockbench {
 

@@ -2,8 +2,8 @@
 
 // Faults of one simulated client. Each runs on the client's own event-loop thread.
 
-#include "client.hpp"
-#include "fault.hpp"
+#include "engine/clients/client.hpp"
+#include "engine/nemesis/fault.hpp"
 
 namespace lockbench {
 

@@ -1,10 +1,10 @@
-#include "cluster_faults.hpp"
+#include "engine/nemesis/cluster_faults.hpp"
 
 #include <algorithm>
 
-#include "cluster.hpp"
-#include "cluster_routing.hpp"
-#include "deployment.hpp"
+#include "engine/topology/cluster.hpp"
+#include "engine/topology/deployment.hpp"
+#include "strategies/client/cluster_routing.hpp"
 
 namespace lockbench {
 

@@ -4,7 +4,7 @@
 // key's slot when it fires (target "master-of:KEY"), asking the cluster who that is, and each
 // counts as fired only once the cluster shows it: a replica promoted in the master's place.
 
-#include "fault.hpp"
+#include "engine/nemesis/fault.hpp"
 
 namespace lockbench {
 

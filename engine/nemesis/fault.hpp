@@ -16,9 +16,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "event_loop.hpp"
-#include "history_recorder.hpp"
-#include "json_reader.hpp"
+#include "engine/clients/history_recorder.hpp"
+#include "engine/run/json_reader.hpp"
+#include "strategies/client/event_loop.hpp"
 
 namespace lockbench {
 

@@ -1,19 +1,19 @@
-#include "nemesis.hpp"
+#include "engine/nemesis/nemesis.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <thread>
 
-#include "client.hpp"
-#include "client_faults.hpp"
-#include "cluster_faults.hpp"
-#include "network_faults.hpp"
-#include "proxy_faults.hpp"
-#include "registry.hpp"
-#include "run.hpp"
-#include "server_faults.hpp"
-#include "zookeeper_faults.hpp"
+#include "engine/clients/client.hpp"
+#include "engine/nemesis/client_faults.hpp"
+#include "engine/nemesis/cluster_faults.hpp"
+#include "engine/nemesis/network_faults.hpp"
+#include "engine/nemesis/proxy_faults.hpp"
+#include "engine/nemesis/server_faults.hpp"
+#include "engine/nemesis/zookeeper_faults.hpp"
+#include "engine/run/run.hpp"
+#include "strategies/registry.hpp"
 
 namespace lockbench {
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "fault.hpp"
-#include "workload.hpp"
+#include "engine/nemesis/fault.hpp"
+#include "engine/run/workload.hpp"
 
 namespace lockbench {
 

@@ -1,7 +1,7 @@
 // The nemesis at the end of a run: what is still in effect heals at once, and what the heals
 // schedule in turn (a check polling for a promotion) runs at its own pace, not back to back.
 
-#include "nemesis.hpp"
+#include "engine/nemesis/nemesis.hpp"
 
 #include <functional>
 #include <optional>
@@ -9,9 +9,9 @@
 
 #include <gtest/gtest.h>
 
-#include "deployment.hpp"
-#include "history_recorder.hpp"
-#include "temp_dir.hpp"
+#include "checker/testing/temp_dir.hpp"
+#include "engine/clients/history_recorder.hpp"
+#include "engine/topology/deployment.hpp"
 
 namespace lockbench {
 namespace {

@@ -1,11 +1,11 @@
-#include "network_faults.hpp"
+#include "engine/nemesis/network_faults.hpp"
 
-#include "cluster.hpp"
-#include "cluster_routing.hpp"
-#include "deployment.hpp"
-#include "network_lab.hpp"
-#include "sentinel.hpp"
-#include "workload.hpp"
+#include "engine/run/workload.hpp"
+#include "engine/topology/cluster.hpp"
+#include "engine/topology/deployment.hpp"
+#include "engine/topology/network_lab.hpp"
+#include "engine/topology/sentinel.hpp"
+#include "strategies/client/cluster_routing.hpp"
 
 namespace lockbench {
 

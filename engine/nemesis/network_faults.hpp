@@ -8,7 +8,7 @@
 #include <set>
 #include <vector>
 
-#include "fault.hpp"
+#include "engine/nemesis/fault.hpp"
 
 namespace lockbench {
 

@@ -1,7 +1,7 @@
-#include "proxy_faults.hpp"
+#include "engine/nemesis/proxy_faults.hpp"
 
-#include "fault_proxy.hpp"
-#include "run.hpp"
+#include "engine/run/run.hpp"
+#include "engine/topology/fault_proxy.hpp"
 
 namespace lockbench {
 

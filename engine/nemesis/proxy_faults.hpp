@@ -4,7 +4,7 @@
 // each node (toxiproxy's vocabulary; `tc netem` is not in this kernel). Each runs on the nemesis
 // thread and heals itself after `duration_ms`.
 
-#include "fault.hpp"
+#include "engine/nemesis/fault.hpp"
 
 namespace lockbench {
 

@@ -1,10 +1,10 @@
-#include "server_faults.hpp"
+#include "engine/nemesis/server_faults.hpp"
 
-#include "client.hpp"
-#include "controlled_server.hpp"
-#include "deployment.hpp"
-#include "lua_scripts.hpp"
-#include "run.hpp"
+#include "engine/clients/client.hpp"
+#include "engine/run/run.hpp"
+#include "engine/servers/controlled_server.hpp"
+#include "engine/topology/deployment.hpp"
+#include "strategies/lua_scripts.hpp"
 
 namespace lockbench {
 

@@ -2,7 +2,7 @@
 
 // Faults of the embedded redis-server(s). Each runs on the nemesis thread.
 
-#include "fault.hpp"
+#include "engine/nemesis/fault.hpp"
 
 namespace lockbench {
 

@@ -1,6 +1,6 @@
-#include "zookeeper_faults.hpp"
+#include "engine/nemesis/zookeeper_faults.hpp"
 
-#include "deployment.hpp"
+#include "engine/topology/deployment.hpp"
 
 namespace lockbench {
 

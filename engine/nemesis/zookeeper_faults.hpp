@@ -5,7 +5,7 @@
 // ZooKeeper that lockbench did not start (--zookeeper) is not touched: these faults are refused
 // there before anything starts.
 
-#include "fault.hpp"
+#include "engine/nemesis/fault.hpp"
 
 namespace lockbench {
 

@@ -11,9 +11,9 @@
 
 #include <gtest/gtest.h>
 
-#include "event_loop.hpp"
-#include "redis_server.hpp"
-#include "session.hpp"
+#include "engine/servers/redis_server.hpp"
+#include "strategies/client/event_loop.hpp"
+#include "strategies/client/session.hpp"
 
 namespace lockbench::testing {
 

@@ -1,0 +1,1102 @@
+#include "checker/story/story.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "checker/history.hpp"
+#include "checker/history_words.hpp"
+#include "checker/streaming.hpp"
+
+namespace lockbench::checker {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr std::int64_t kSecond = 1'000'000'000;
+constexpr int kLaneCells = 80;        // swimlane width in cells: label + 80 + frame fits 100
+constexpr std::size_t kMaxLanes = 8;  // the holder, the first grantees, a releaser, waiters
+constexpr std::size_t kMaxFaultClaims = 3;
+
+std::string at(std::uint64_t index) {
+    return "[#" + std::to_string(index) + "]";
+}
+
+std::string at(std::uint64_t a, std::uint64_t b) {
+    return "[#" + std::to_string(a) + ", #" + std::to_string(b) + "]";
+}
+
+std::string plural(std::uint64_t n, const char* one, const char* many) {
+    return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+std::string list_processes(const std::vector<std::int64_t>& ps) {
+    std::string out;
+    for (std::size_t i = 0; i < ps.size(); ++i) {
+        if (i == 8) {
+            out += ", …";
+            break;
+        }
+        out += (i ? ", " : "") + std::to_string(ps[i]);
+    }
+    return out;
+}
+
+std::optional<std::int64_t> int_field(const json& j, const char* name) {
+    auto it = j.find(name);
+    if (it == j.end() || !it->is_number_integer())
+        return std::nullopt;
+    return it->get<std::int64_t>();
+}
+
+// A nemesis event in plain words: "paused process 1 for 1000 ms".
+std::string describe_fault(const Event& e) {
+    json v = json::parse(e.value_json, nullptr, false);
+    if (!v.is_object())
+        v = json::object();
+    const auto target = e.target ? "process " + std::to_string(*e.target) : std::string("a client");
+    const auto ms = int_field(v, "ms");
+    const std::string for_ms = ms ? " for " + std::to_string(*ms) + " ms" : "";
+    if (e.f == "pause")
+        return "paused " + target + for_ms;
+    if (e.f == "stall")
+        return "stalled " + target + for_ms + " inside its release";
+    if (e.f == "resume")
+        return "resumed " + target;
+    if (e.f == "crash")
+        return "crashed " + target;
+    if (e.f == "failover")
+        return "failed the master over to its replica (the replica was cut off from it first)";
+    if (e.f == "failover-done")
+        return "finished the failover: clients now talk to the promoted replica";
+    if (e.f == "kill-server")
+        return "killed the Redis server";
+    if (e.f == "restart-server")
+        return "restarted the Redis server";
+    if (e.f == "pause-server")
+        return "paused the Redis server" + for_ms;
+    if (e.f == "resume-server")
+        return "resumed the Redis server";
+    if (e.f == "clock-jump" || e.f == "clock")
+        return "jumped a clock (" + e.value_json + ")";
+    if (e.f == "partition")
+        return "cut the network (" + e.value_json + ")";
+    if (e.f == "heal")
+        return "healed the network";
+    if (e.f == "partition-client")
+        return "cut " + target + " off from ZooKeeper" + for_ms + " (the client itself ran on)";
+    if (e.f == "heal-client")
+        return "ended the partition of " + target + " from ZooKeeper";
+    const auto node = int_field(v, "node");
+    const std::string member = "ZooKeeper server " + (node ? std::to_string(*node) : "?");
+    const std::string role =
+        v.contains("role") && v["role"].is_string() && !v["role"].get<std::string>().empty()
+            ? " (the " + v["role"].get<std::string>() + ")"
+            : "";
+    if (e.f == "kill-zookeeper")
+        return "killed " + member + role;
+    if (e.f == "restart-zookeeper")
+        return "restarted " + member + ", which rejoined" + role;
+    if (e.f == "pause-zookeeper")
+        return "paused " + member + role + for_ms;
+    if (e.f == "resume-zookeeper")
+        return "resumed " + member;
+    return "recorded `" + e.f + "` " + e.value_json;
+}
+
+// The events of one key (and the nemesis's) in a window of the history, by index, with what a
+// story needs from before the window: each process's last acquire invoke and completion.
+class Window {
+  public:
+    Window(HistoryReader& reader, const std::string& key, std::int64_t from_ns,
+           std::int64_t to_ns) {
+        Event e;
+        std::map<std::int64_t, Event> last_invoke, last_completion;
+        while (reader.next(e)) {
+            end_ns_ = std::max(end_ns_, e.time);
+            const bool ours = e.is_nemesis() || e.key == key;
+            if (!ours)
+                continue;
+            if (e.time < from_ns) {
+                if (e.f == "acquire")
+                    (e.type == EventType::Invoke ? last_invoke : last_completion)[e.process] = e;
+                continue;
+            }
+            if (e.time > to_ns)
+                continue;
+            events_.emplace(e.index, e);
+        }
+        for (auto* earlier : {&last_invoke, &last_completion}) {
+            for (auto& [process, event] : *earlier)
+                events_.emplace(event.index, std::move(event));
+        }
+    }
+
+    const std::map<std::uint64_t, Event>& events() const { return events_; }
+    std::int64_t history_end_ns() const { return end_ns_; }
+
+    const Event* at(std::uint64_t index) const {
+        auto it = events_.find(index);
+        return it == events_.end() ? nullptr : &it->second;
+    }
+    // The first event after `index` (or, backwards, before it) that `match` accepts.
+    template <class Match>
+    const Event* after(std::uint64_t index, Match match) const {
+        for (auto it = events_.upper_bound(index); it != events_.end(); ++it) {
+            if (match(it->second))
+                return &it->second;
+        }
+        return nullptr;
+    }
+    template <class Match>
+    const Event* before(std::uint64_t index, Match match) const {
+        auto it = events_.lower_bound(index);
+        while (it != events_.begin()) {
+            --it;
+            if (match(it->second))
+                return &it->second;
+        }
+        return nullptr;
+    }
+
+  private:
+    std::map<std::uint64_t, Event> events_;
+    std::int64_t end_ns_ = 0;
+};
+
+bool is(const Event& e, std::int64_t process, const char* f, EventType type) {
+    return e.process == process && e.f == f && e.type == type;
+}
+
+// What the scenario's expectations say of the other strategies: who stays safe, whose fence
+// saves the data. Claims about the shipped expectations, not about this history.
+void add_prevention(Story& story, const StoryContext& context) {
+    std::vector<std::string> safe, fenced;
+    for (const auto& [strategy, outcome] : context.expectations) {
+        if (strategy == context.strategy)
+            continue;
+        if (outcome == "safe" || outcome.rfind("safe:", 0) == 0)
+            safe.push_back(strategy);
+        else if (outcome.find("saves:fencing") != std::string::npos)
+            fenced.push_back(strategy);
+    }
+    if (safe.empty() && fenced.empty())
+        return;
+    const auto names = [](const std::vector<std::string>& v) {
+        std::string out;
+        for (std::size_t i = 0; i < v.size(); ++i)
+            out += std::string(i == 0 ? "" : i + 1 == v.size() ? " and " : ", ") + "`" + v[i] + "`";
+        return out;
+    };
+    std::string text = "What would have prevented it: in " +
+                       (context.scenario.empty() ? "this scenario" : context.scenario) + ", ";
+    if (!fenced.empty())
+        text += names(fenced) + (fenced.size() == 1 ? " has" : " have") +
+                " the stale write rejected by the fence";
+    if (!fenced.empty() && !safe.empty())
+        text += ", and ";
+    if (!safe.empty())
+        text += names(safe) + (safe.size() == 1 ? " stays" : " stay") + " safe";
+    text += " (the scenario's expectations, each asserted by lockbench's own tests).";
+    story.claims.push_back({.kind = ClaimKind::Prevention, .text = std::move(text)});
+}
+
+// Facts the checker already established, read back from the report.
+struct Incident {
+    std::string key;
+    std::int64_t holder = 0;
+    std::string token;
+    std::int64_t start_ns = 0;
+    std::optional<std::int64_t> end_ns;
+    std::uint64_t grants = 0;
+    std::vector<std::int64_t> processes;
+    std::int64_t first_overlap_ns = 0;
+    std::int64_t last_overlap_ns = 0;
+    std::uint64_t hold_index = 0;   // the holder's acquire ok
+    std::uint64_t grant_index = 0;  // the first overlapping grant's ok
+    std::int64_t grantee = 0;
+    std::string grantee_token;
+    std::optional<std::uint64_t> released_by;  // the checker's suspect: a release's ok
+};
+
+std::optional<Incident> first_incident(const Report& report) {
+    const CheckResult* me = report.check("mutual_exclusion");
+    if (!me)
+        return std::nullopt;
+    const json list = me->fields.value("incident_list", json::array());
+    if (!list.is_array() || list.empty() || !list[0].is_object())
+        return std::nullopt;
+    const json& i = list[0];
+    Incident incident;
+    incident.key = i.value("key", std::string());
+    incident.holder = i.value("process", std::int64_t{0});
+    incident.token = i.value("token", std::string());
+    incident.start_ns = i.value("start_ns", std::int64_t{0});
+    incident.end_ns = int_field(i, "end_ns");
+    incident.grants = i.value("grants", std::uint64_t{0});
+    incident.processes = i.value("processes", std::vector<std::int64_t>());
+    incident.first_overlap_ns = i.value("first_overlap_ns", std::int64_t{0});
+    incident.last_overlap_ns = i.value("last_overlap_ns", std::int64_t{0});
+    // Its first pair, for the indices of the two grants.
+    for (const Witness& w : report.witnesses) {
+        if (w.kind != "mutual_exclusion" || w.key != incident.key || !w.evidence.is_object())
+            continue;
+        const json first = w.evidence.value("first", json::object());
+        const json second = w.evidence.value("second", json::object());
+        if (first.value("token", std::string()) != incident.token ||
+            first.value("process", std::int64_t{-1}) != incident.holder)
+            continue;
+        incident.hold_index = first.value("start_index", std::uint64_t{0});
+        incident.grant_index = second.value("start_index", std::uint64_t{0});
+        incident.grantee = second.value("process", std::int64_t{0});
+        incident.grantee_token = second.value("token", std::string());
+        if (const json r = w.evidence.value("released_by", json()); r.is_object())
+            incident.released_by = r.value("index", std::uint64_t{0});
+        return incident;
+    }
+    return std::nullopt;
+}
+
+// The lost updates the resource check listed: write index -> (overwritten value, its writer,
+// its index).
+struct LostUpdate {
+    std::int64_t overwritten_value = 0;
+    std::int64_t overwritten_by = 0;
+    std::uint64_t overwritten_index = 0;
+};
+
+std::map<std::uint64_t, LostUpdate> lost_updates(const Report& report) {
+    std::map<std::uint64_t, LostUpdate> out;
+    for (const Witness& w : report.witnesses) {
+        if (w.kind != "resource" || !w.evidence.is_object())
+            continue;
+        const json write = w.evidence.value("write", json::object());
+        const json old = w.evidence.value("overwritten", json::object());
+        out[write.value("index", std::uint64_t{0})] = {old.value("value", std::int64_t{0}),
+                                                       old.value("process", std::int64_t{0}),
+                                                       old.value("index", std::uint64_t{0})};
+    }
+    return out;
+}
+
+// One process's row in the swimlane.
+struct Lane {
+    std::int64_t process = 0;
+    std::string cells = std::string(kLaneCells, '.');
+};
+
+class Swimlane {
+  public:
+    Swimlane(std::int64_t from_ns, std::int64_t to_ns)
+        : from_(from_ns), to_(std::max(to_ns, from_ns + 1)) {}
+
+    int cell(std::int64_t t) const {
+        const double x = static_cast<double>(t - from_) / static_cast<double>(to_ - from_);
+        return std::clamp(static_cast<int>(std::floor(x * kLaneCells)), 0, kLaneCells - 1);
+    }
+    // Paints [a, b] on `lane` with `c` where the cell holds something less important.
+    void span(Lane& lane, std::int64_t a, std::int64_t b, char c) const {
+        if (b < from_ || a > to_)
+            return;
+        for (int i = cell(a); i <= cell(b); ++i) {
+            if (rank(c) >= rank(lane.cells[static_cast<std::size_t>(i)]))
+                lane.cells[static_cast<std::size_t>(i)] = c;
+        }
+    }
+    void mark(Lane& lane, std::int64_t t, char c) const { span(lane, t, t, c); }
+    std::string axis() const {
+        std::string line(kLaneCells, ' ');
+        const std::string left = format_seconds(from_), right = format_seconds(to_);
+        line.replace(0, left.size(), left);
+        line.replace(kLaneCells - right.size(), right.size(), right);
+        return line;
+    }
+
+  private:
+    // A point event beats a pause beats an overlap beats a hold beats a wait beats nothing.
+    static int rank(char c) {
+        switch (c) {
+            case 'X':
+            case 'L':
+            case 'R':
+            case 'W':
+                return 6;
+            case 'z':
+                return 5;
+            case '#':
+                return 4;
+            case '=':
+                return 3;
+            case '-':
+                return 2;
+            default:
+                return 1;
+        }
+    }
+    std::int64_t from_, to_;
+};
+
+std::string render_lanes(const Swimlane& lanes, const std::vector<Lane>& rows,
+                         const std::string& nemesis) {
+    std::ostringstream out;
+    out << "         " << lanes.axis() << "\n";
+    out << "nemesis |" << nemesis << "|\n";
+    for (const Lane& lane : rows) {
+        std::string label = "p" + std::to_string(lane.process);
+        label.resize(8, ' ');
+        out << label << "|" << lane.cells << "|\n";
+    }
+    out << "         = holds  # holds while another holds  - waits  z paused  ! fault\n"
+           "         W wrote (as told above)  L lost an update  R write rejected by the fence"
+           "  X crash\n";
+    return out.str();
+}
+
+// Draws `processes` over [from, to] from the window's events.
+std::string draw(const Window& window, const std::string& key, std::vector<std::int64_t> processes,
+                 std::int64_t from_ns, std::int64_t to_ns,
+                 const std::map<std::uint64_t, LostUpdate>& lost,
+                 const std::set<std::uint64_t>& cited) {
+    const Swimlane lanes(from_ns, to_ns);
+    std::vector<Lane> rows;
+    for (std::int64_t p : processes)
+        rows.push_back(Lane{p});
+    const auto lane_of = [&](std::int64_t p) -> Lane* {
+        for (Lane& l : rows) {
+            if (l.process == p)
+                return &l;
+        }
+        return nullptr;
+    };
+    std::string nemesis(kLaneCells, ' ');
+    // Holds (ok acquire to release invoke), waits (acquire invoke to its completion), pauses.
+    std::map<std::int64_t, std::int64_t> hold_start, wait_start, pause_start;
+    std::vector<std::pair<std::int64_t, std::pair<std::int64_t, std::int64_t>>> holds;
+    for (const auto& [index, e] : window.events()) {
+        if (e.is_nemesis()) {
+            nemesis[static_cast<std::size_t>(lanes.cell(e.time))] = '!';
+            if (!e.target)
+                continue;
+            if (e.f == "pause" || e.f == "stall")
+                pause_start[*e.target] = e.time;
+            else if (e.f == "resume" && pause_start.count(*e.target)) {
+                if (Lane* l = lane_of(*e.target))
+                    lanes.span(*l, pause_start[*e.target], e.time, 'z');
+                pause_start.erase(*e.target);
+            } else if (e.f == "crash") {
+                if (auto h = hold_start.find(*e.target); h != hold_start.end()) {
+                    holds.push_back({*e.target, {h->second, e.time}});
+                    hold_start.erase(h);
+                }
+                if (Lane* l = lane_of(*e.target))
+                    lanes.mark(*l, e.time, 'X');
+            }
+            continue;
+        }
+        if (e.key != key)
+            continue;
+        if (e.f == "acquire" && e.type == EventType::Invoke) {
+            wait_start[e.process] = e.time;
+        } else if (e.f == "acquire") {
+            if (auto w = wait_start.find(e.process); w != wait_start.end()) {
+                if (Lane* l = lane_of(e.process))
+                    lanes.span(*l, w->second, e.time, '-');
+                wait_start.erase(w);
+            }
+            if (e.type == EventType::Ok)
+                hold_start.try_emplace(e.process, e.time);
+        } else if (e.f == "release" && e.type == EventType::Invoke) {
+            if (auto h = hold_start.find(e.process); h != hold_start.end()) {
+                holds.push_back({e.process, {h->second, e.time}});
+                hold_start.erase(h);
+            }
+        } else if (e.f == "write" && e.type != EventType::Invoke) {
+            Lane* l = lane_of(e.process);
+            if (!l)
+                continue;
+            if (e.type == EventType::Ok) {
+                if (lost.count(e.index))
+                    lanes.mark(*l, e.time, 'L');
+                else if (cited.count(e.index))
+                    lanes.mark(*l, e.time, 'W');
+            } else if (e.type == EventType::Fail && e.error == history::kStaleFence)
+                lanes.mark(*l, e.time, 'R');
+        }
+    }
+    for (const auto& [p, start] : hold_start)
+        holds.push_back({p, {start, to_ns}});
+    for (const auto& [p, start] : pause_start) {
+        if (Lane* l = lane_of(p))
+            lanes.span(*l, start, to_ns, 'z');
+    }
+    // A hold is '#' where another process held the key too, '=' elsewhere.
+    for (const auto& [p, span] : holds) {
+        Lane* l = lane_of(p);
+        if (!l)
+            continue;
+        lanes.span(*l, span.first, span.second, '=');
+        for (const auto& [q, other] : holds) {
+            if (q == p)
+                continue;
+            const std::int64_t a = std::max(span.first, other.first);
+            const std::int64_t b = std::min(span.second, other.second);
+            if (a < b)
+                lanes.span(*l, a, b, '#');
+        }
+    }
+    return render_lanes(lanes, rows, nemesis);
+}
+
+class Teller {
+  public:
+    Teller(HistoryReader& history, const Report& report, const StoryContext& context)
+        : history_(history), report_(report), context_(context), lost_(lost_updates(report)) {}
+
+    Story tell() {
+        Story story = tell_first();
+        story.lease_name = lease_name();
+        return story;
+    }
+
+  private:
+    Story tell_first() {
+        if (auto incident = first_incident(report_))
+            return tell_incident(*incident);
+        for (const Witness& w : report_.witnesses) {
+            if (w.kind == "deadlock" && w.evidence.is_object())
+                return tell_deadlock(w);
+        }
+        Story story;
+        if (!report_.witnesses.empty()) {
+            const Witness& w = report_.witnesses.front();
+            story.headline = w.key + ": the " + w.kind + " check found a violation";
+            story.key = w.key;
+            story.claims.push_back({.kind = ClaimKind::CheckerFound, .text = w.message});
+            add_prevention(story, context_);
+            return story;
+        }
+        story.headline = report_.verdict == Verdict::Valid
+                             ? "No violation: every check that applies passed."
+                             : "No violation was found, but the verdict is " +
+                                   std::string(verdict_word(report_.verdict)) + ".";
+        story.claims.push_back({.kind = ClaimKind::NoViolation,
+                                .text = "The checker judged " + std::to_string(report_.events) +
+                                        " events and listed no violation."});
+        return story;
+    }
+
+  private:
+    Story tell_incident(const Incident& i) {
+        Story story;
+        story.key = i.key;
+        const std::int64_t until = i.end_ns.value_or(i.last_overlap_ns + 2 * kSecond);
+        const Window window(history_, i.key, i.start_ns - kSecond,
+                            std::max(until, i.last_overlap_ns) + kSecond);
+        window_ = &window;
+        story.headline = i.key + ": process " + std::to_string(i.holder) + "'s lock was granted " +
+                         (i.grants == 1 ? std::string("to another process")
+                                        : std::to_string(i.grants) + " times to other processes") +
+                         " while it still held it" +
+                         (context_.strategy.empty() ? "" : " (" + context_.strategy + ")") + ".";
+
+        // 1. The holder's grant.
+        const Event* ok = window.at(i.hold_index);
+        const Event* invoke =
+            ok ? window.before(
+                     ok->index,
+                     [&](const Event& e) { return is(e, i.holder, "acquire", EventType::Invoke); })
+               : nullptr;
+        std::int64_t window_from = i.start_ns;
+        if (ok && invoke) {
+            window_from = invoke->time;
+            std::string text = "At " + format_seconds(ok->time) + " process " +
+                               std::to_string(i.holder) + " acquired " + i.key + " (token " +
+                               ok->token;
+            if (invoke->lease_ms)
+                text += ", " + lease_name() + " " + std::to_string(*invoke->lease_ms) + " ms";
+            text += ") " + at(invoke->index, ok->index) + ".";
+            story.claims.push_back({.kind = ClaimKind::Acquired,
+                                    .text = std::move(text),
+                                    .events = {invoke->index, ok->index},
+                                    .process = i.holder,
+                                    .time_ns = ok->time,
+                                    .token = ok->token,
+                                    .lease_ms = invoke->lease_ms});
+        }
+
+        // 2. A release by someone else that freed it (a late unlock, an unlock after a failed
+        //    acquire): the last `ok` release of another grant before the overlapping grant.
+        const Event* grant = window.at(i.grant_index);
+        bool foreign = false;
+        std::int64_t freed_by = -1;
+        if (grant) {
+            // The checker's suspect when it named one; else the last such release before it.
+            const Event* freed = i.released_by
+                                     ? window.at(*i.released_by)
+                                     : window.before(grant->index, [&](const Event& e) {
+                                           return e.f == "release" && e.type == EventType::Ok &&
+                                                  e.process != i.holder && e.time >= i.start_ns;
+                                       });
+            const Event* freed_invoke =
+                freed
+                    ? window.before(freed->index,
+                                    [&](const Event& e) {
+                                        return is(e, freed->process, "release", EventType::Invoke);
+                                    })
+                    : nullptr;
+            // Only a release that is not of a hold the releaser was granted after ours began.
+            const Event* own_grant = freed_invoke
+                                         ? window.before(freed_invoke->index,
+                                                         [&](const Event& e) {
+                                                             return e.process == freed->process &&
+                                                                    e.f == "acquire" &&
+                                                                    e.type != EventType::Invoke;
+                                                         })
+                                         : nullptr;
+            foreign =
+                freed_invoke && freed_invoke->token != i.token &&
+                (!own_grant || own_grant->type != EventType::Ok || own_grant->time < i.start_ns);
+            if (foreign) {
+                freed_by = freed->process;
+                story.claims.push_back(
+                    {.kind = ClaimKind::ForeignRelease,
+                     .text = "At " + format_seconds(freed->time) + " a release by process " +
+                             std::to_string(freed->process) + " (asked at " +
+                             format_seconds(freed_invoke->time) +
+                             (freed_invoke->token.empty() ? ", no token"
+                                                          : ", token " + freed_invoke->token) +
+                             ") succeeded while process " + std::to_string(i.holder) + " held " +
+                             i.key + ": it freed a lock that was not its own " +
+                             at(freed_invoke->index, freed->index) + ".",
+                     .events = {freed_invoke->index, freed->index},
+                     .process = freed->process,
+                     .other = i.holder,
+                     .time_ns = freed->time,
+                     .token = freed_invoke->token});
+                if (own_grant && own_grant->type != EventType::Ok) {
+                    story.claims.push_back(
+                        {.kind = ClaimKind::FailedAcquireBefore,
+                         .text = "Process " + std::to_string(freed->process) +
+                                 "'s own acquire had not succeeded: it ended `" +
+                                 (own_grant->type == EventType::Fail ? "fail" : "info") +
+                                 (own_grant->error.empty() ? "" : " " + own_grant->error) +
+                                 "` at " + format_seconds(own_grant->time) + " " +
+                                 at(own_grant->index) + ".",
+                         .events = {own_grant->index},
+                         .process = freed->process,
+                         .time_ns = own_grant->time});
+                }
+            }
+        }
+
+        // 3. What the nemesis did to the holder, the releaser or the servers before the overlap
+        // ended.
+        std::size_t faults = 0;
+        for (const auto& [index, e] : window.events()) {
+            if (!e.is_nemesis() || e.time > i.last_overlap_ns || faults == kMaxFaultClaims)
+                continue;
+            // The releaser's faults led to its release; the others must be near the hold.
+            const bool on_releaser = e.target && *e.target == freed_by;
+            if (!on_releaser && e.time < window_from - kSecond / 2)
+                continue;
+            if (e.target && *e.target != i.holder && !on_releaser)
+                continue;
+            if (e.f == "resume")
+                continue;  // told with the holder's writes, where it matters
+            ++faults;
+            story.claims.push_back({.kind = ClaimKind::FaultHit,
+                                    .text = "At " + format_seconds(e.time) + " the nemesis " +
+                                            describe_fault(e) + " " + at(index) + ".",
+                                    .events = {index},
+                                    .process = e.target.value_or(-1),
+                                    .time_ns = e.time,
+                                    .fault = e.f});
+        }
+
+        // 4. The lease, against the first overlapping grant.
+        if (ok && invoke && grant) {
+            if (!invoke->lease_ms) {
+                story.claims.push_back({.kind = ClaimKind::NoLease,
+                                        .text = "Its lock has no lease: only a release frees "
+                                                "it " +
+                                                at(invoke->index) + ".",
+                                        .events = {invoke->index},
+                                        .process = i.holder,
+                                        .sort_ns = ok->time});
+            } else {
+                const std::int64_t lease_ns = *invoke->lease_ms * 1'000'000;
+                const std::int64_t earliest = invoke->time + lease_ns;
+                const std::int64_t latest = ok->time + lease_ns;
+                Claim c{.events = {invoke->index, ok->index, grant->index},
+                        .process = i.holder,
+                        .time_ns = latest,
+                        .lease_ms = invoke->lease_ms};
+                if (grant->time >= latest) {
+                    c.kind = ClaimKind::LeaseRanOut;
+                    c.text = "Its " + std::to_string(*invoke->lease_ms) + " ms " + lease_name() +
+                             " ran out on " + lease_keeper() + " by " + format_seconds(latest) +
+                             ", while process " + std::to_string(i.holder) +
+                             " had not released the lock " + at(invoke->index, ok->index) + ".";
+                } else if (grant->time < earliest) {
+                    c.sort_ns = grant->time;
+                    c.kind = ClaimKind::LeaseStillRan;
+                    c.time_ns = earliest;
+                    c.text = "Its " + std::to_string(*invoke->lease_ms) + " ms " + lease_name() +
+                             " still ran until at least " + format_seconds(earliest) +
+                             " when the next grant came " + at(grant->index) +
+                             (foreign ? ": process " + std::to_string(freed_by) +
+                                            "'s release had deleted the lock."
+                                      : ": the lock service lost a lock nobody released.");
+                } else {
+                    c.kind = ClaimKind::LeaseMayHaveRunOut;
+                    c.sort_ns = grant->time;
+                    c.text = "Its " + std::to_string(*invoke->lease_ms) + " ms " + lease_name() +
+                             " may have run out (between " + format_seconds(earliest) + " and " +
+                             format_seconds(latest) + ") when the next grant came " +
+                             at(grant->index) + ".";
+                }
+                story.claims.push_back(std::move(c));
+            }
+        }
+
+        // 5. The overlapping grants.
+        if (grant) {
+            const Event* holder_release = window.after(i.hold_index, [&](const Event& e) {
+                return is(e, i.holder, "release", EventType::Invoke);
+            });
+            std::string text = "At " + format_seconds(grant->time) + " process " +
+                               std::to_string(grant->process) + " was granted " + i.key +
+                               " (token " + grant->token + ") " + at(grant->index) +
+                               " while process " + std::to_string(i.holder) +
+                               " still held it: it had not asked to release it";
+            text += holder_release && holder_release->time > grant->time
+                        ? " (it did at " + format_seconds(holder_release->time) + ")."
+                        : ".";
+            story.claims.push_back({.kind = ClaimKind::GrantedWhileHeld,
+                                    .text = std::move(text),
+                                    .events = {grant->index},
+                                    .process = grant->process,
+                                    .other = i.holder,
+                                    .time_ns = grant->time,
+                                    .token = grant->token});
+            if (i.grants > 1) {
+                const Event* last =
+                    window.before(window.events().empty() ? 0 : window.events().rbegin()->first + 1,
+                                  [&](const Event& e) {
+                                      return e.f == "acquire" && e.type == EventType::Ok &&
+                                             e.process != i.holder && e.time == i.last_overlap_ns;
+                                  });
+                if (last) {
+                    story.claims.push_back(
+                        {.kind = ClaimKind::MoreGrants,
+                         .text = "Until " + format_seconds(i.last_overlap_ns) + ", " +
+                                 plural(i.grants - 1, "more grant", "more grants") +
+                                 " went to processes " + list_processes(i.processes) +
+                                 " while process " + std::to_string(i.holder) + " held it " +
+                                 at(last->index) + ".",
+                         .events = {last->index},
+                         .process = last->process,
+                         .other = i.holder,
+                         .time_ns = last->time,
+                         .value = static_cast<std::int64_t>(i.grants - 1)});
+                }
+            }
+            // 6. What the first grantee wrote under its grant.
+            if (const Event* w = first_write(window, grant->process, grant->index))
+                tell_write(story, *w, "process " + std::to_string(grant->process) + " wrote ");
+        }
+
+        // 7. What the holder wrote after the overlap began, and its release.
+        const std::uint64_t from = grant ? grant->index : i.hold_index;
+        std::uint64_t holder_last = from;
+        if (const Event* w = first_write(window, i.holder, from)) {
+            const Event* resume = window.before(w->index, [&](const Event& e) {
+                return e.is_nemesis() && e.f == "resume" && e.target == i.holder;
+            });
+            std::string lead = "process " + std::to_string(i.holder);
+            std::vector<std::uint64_t> also;
+            if (resume && resume->index > i.hold_index) {
+                lead +=
+                    ", resumed at " + format_seconds(resume->time) + " " + at(resume->index) + ",";
+                also.push_back(resume->index);
+            }
+            tell_write(story, *w, lead + " wrote ", also);
+            holder_last = w->index;
+        }
+        // Another lost update of the incident when neither write above was one (T5).
+        tell_other_lost_update(story, window, i);
+        if (const Event* release = window.after(holder_last, [&](const Event& e) {
+                return is(e, i.holder, "release", EventType::Invoke);
+            })) {
+            const Event* answer = window.after(release->index, [&](const Event& e) {
+                return e.process == i.holder && e.f == "release" && e.type != EventType::Invoke;
+            });
+            std::string text = "At " + format_seconds(release->time) + " process " +
+                               std::to_string(i.holder) + " asked to release " + i.key;
+            std::vector<std::uint64_t> events{release->index};
+            if (answer) {
+                events.push_back(answer->index);
+                text += answer->type == EventType::Ok
+                            ? "; the server said ok " + at(release->index, answer->index) + "."
+                            : "; the answer was `" + type_word(answer->type) +
+                                  (answer->error.empty() ? "" : " " + answer->error) + "` " +
+                                  at(release->index, answer->index) + ".";
+            } else {
+                text += " " + at(release->index) + ".";
+            }
+            story.claims.push_back({.kind = ClaimKind::Released,
+                                    .text = std::move(text),
+                                    .events = std::move(events),
+                                    .process = i.holder,
+                                    .time_ns = release->time});
+            holder_last = answer ? answer->index : release->index;
+        }
+
+        add_prevention(story, context_);
+        in_time_order(story);
+
+        // The swimlane: the holder, the first grantees, whoever freed the lock.
+        std::vector<std::int64_t> processes{i.holder};
+        const auto add = [&](std::int64_t p) {
+            if (p >= 0 && processes.size() < kMaxLanes &&
+                std::find(processes.begin(), processes.end(), p) == processes.end())
+                processes.push_back(p);
+        };
+        for (const Claim& c : story.claims)
+            add(c.kind == ClaimKind::FaultHit ? -1 : c.process);
+        for (std::int64_t p : i.processes)
+            add(p);
+        std::int64_t window_to = std::max(i.last_overlap_ns, i.end_ns.value_or(i.last_overlap_ns));
+        if (const Event* e = window.at(holder_last))
+            window_to = std::max(window_to, e->time);
+        for (const Claim& c : story.claims) {
+            if (c.kind != ClaimKind::Prevention && !c.events.empty())
+                window_to = std::max(window_to, c.time_ns);
+        }
+        const std::int64_t pad = std::max<std::int64_t>((window_to - window_from) / 20, 1'000'000);
+        story.window_start_ns = std::max<std::int64_t>(0, window_from - pad);
+        story.window_end_ns = window_to + pad;
+        std::sort(processes.begin() + 1, processes.end());
+        story.swimlane = draw(window, i.key, processes, story.window_start_ns, story.window_end_ns,
+                              lost_, cited(story));
+        return story;
+    }
+
+    Story tell_deadlock(const Witness& w) {
+        Story story;
+        const json& ev = w.evidence;
+        story.key = w.key;
+        const std::int64_t holder = ev.value("holder", std::int64_t{-1});
+        const std::int64_t crash_ns = ev.value("crash_ns", std::int64_t{0});
+        const std::uint64_t crash_index = ev.value("crash_index", std::uint64_t{0});
+        const std::int64_t waiter = ev.value("first_waiter", std::int64_t{-1});
+        const auto regranted = int_field(ev, "regranted_ns");
+        const std::string cause = ev.value("cause", std::string());
+        const bool crashed = cause == "crash";
+        // What left the lock behind, for the headline and the last sentence.
+        const std::string left = crashed                       ? " crashed holding the lock"
+                                 : cause == "failed-release"   ? "'s release failed"
+                                 : cause == "in-doubt-release" ? "'s release got no answer"
+                                                               : "'s acquire got no answer";
+        const Window window(history_, w.key, crash_ns - kSecond,
+                            regranted.value_or(std::numeric_limits<std::int64_t>::max()));
+        window_ = &window;
+        story.headline = w.key + ": process " + std::to_string(holder) + left +
+                         " and nobody could take it" +
+                         (context_.strategy.empty() ? "" : " (" + context_.strategy + ")") + ".";
+        std::int64_t window_from = crash_ns;
+        const Event* ok = window.before(
+            crash_index, [&](const Event& e) { return is(e, holder, "acquire", EventType::Ok); });
+        const Event* invoke =
+            ok ? window.before(
+                     ok->index,
+                     [&](const Event& e) { return is(e, holder, "acquire", EventType::Invoke); })
+               : nullptr;
+        if (ok && invoke) {
+            window_from = invoke->time;
+            std::string text =
+                "At " + format_seconds(ok->time) + " process " + std::to_string(holder) +
+                " acquired " + w.key + " (token " + ok->token +
+                (invoke->lease_ms
+                     ? ", " + lease_name() + " " + std::to_string(*invoke->lease_ms) + " ms"
+                     : "") +
+                ") " + at(invoke->index, ok->index) + ".";
+            story.claims.push_back({.kind = ClaimKind::Acquired,
+                                    .text = std::move(text),
+                                    .events = {invoke->index, ok->index},
+                                    .process = holder,
+                                    .time_ns = ok->time,
+                                    .token = ok->token,
+                                    .lease_ms = invoke->lease_ms});
+        }
+        if (const Event* crash = window.at(crash_index); crash && crashed) {
+            story.claims.push_back({.kind = ClaimKind::Crashed,
+                                    .text = "At " + format_seconds(crash->time) +
+                                            " the nemesis crashed process " +
+                                            std::to_string(holder) + " while it held " + w.key +
+                                            " " + at(crash->index) + ".",
+                                    .events = {crash->index},
+                                    .process = holder,
+                                    .time_ns = crash->time,
+                                    .fault = crash->f});
+        }
+        if (invoke && !invoke->lease_ms) {
+            story.claims.push_back({.kind = ClaimKind::NoLease,
+                                    .text = "Its lock has no lease: only a release frees it, and "
+                                            "a crashed process sends none " +
+                                            at(invoke->index) + ".",
+                                    .events = {invoke->index},
+                                    .process = holder,
+                                    .sort_ns = crash_ns});
+        }
+        // The waiter's attempts that were still waiting at the crash or began after it.
+        std::vector<std::uint64_t> attempts;
+        std::optional<std::uint64_t> open_attempt;
+        for (const auto& [index, e] : window.events()) {
+            if (e.process != waiter || e.f != "acquire")
+                continue;
+            if (e.type == EventType::Invoke) {
+                open_attempt = index;
+                if (e.time >= crash_ns)
+                    attempts.push_back(index);
+            } else {
+                if (open_attempt && e.time >= crash_ns && window.at(*open_attempt)->time < crash_ns)
+                    attempts.insert(attempts.begin(), *open_attempt);
+                open_attempt.reset();
+            }
+        }
+        if (!attempts.empty()) {
+            std::string cited = "[#" + std::to_string(attempts.front());
+            if (attempts.size() > 1)
+                cited += " … #" + std::to_string(attempts.back());
+            cited += "]";
+            const std::int64_t first_ns = window.at(attempts.front())->time;
+            story.claims.push_back({.kind = ClaimKind::WaitedInVain,
+                                    .text = "From " + format_seconds(first_ns) + " process " +
+                                            std::to_string(waiter) + " tried to acquire " + w.key +
+                                            " " + plural(attempts.size(), "time", "times") +
+                                            "; none succeeded " + cited + ".",
+                                    .events = attempts,
+                                    .process = waiter,
+                                    .time_ns = first_ns,
+                                    .value = static_cast<std::int64_t>(attempts.size()),
+                                    .sort_ns = crash_ns + 1});
+        }
+        const std::int64_t until = regranted.value_or(window.history_end_ns());
+        story.claims.push_back(
+            {.kind = ClaimKind::NeverRegranted,
+             .text =
+                 "Nobody was granted " + w.key + " from " +
+                 (crashed ? std::string("the crash") : format_seconds(crash_ns)) + " until " +
+                 (regranted ? format_seconds(*regranted)
+                            : "the end of the history at " + format_seconds(until)) +
+                 ": " + format_seconds(until - crash_ns) +
+                 (crashed || cause == "lost-acquire"
+                      ? " with the lock held by nobody alive."
+                      : " with the lock left behind by process " + std::to_string(holder) + "."),
+             .process = holder,
+             .time_ns = until});
+        add_prevention(story, context_);
+        in_time_order(story);
+        std::vector<std::int64_t> processes{holder};
+        if (waiter >= 0 && waiter != holder)
+            processes.push_back(waiter);
+        const std::int64_t pad = std::max<std::int64_t>((until - window_from) / 20, 1'000'000);
+        story.window_start_ns = std::max<std::int64_t>(0, window_from - pad);
+        story.window_end_ns = until;
+        story.swimlane = draw(window, w.key, processes, story.window_start_ns, story.window_end_ns,
+                              lost_, cited(story));
+        return story;
+    }
+
+    static std::set<std::uint64_t> cited(const Story& story) {
+        std::set<std::uint64_t> out;
+        for (const Claim& c : story.claims)
+            out.insert(c.events.begin(), c.events.end());
+        return out;
+    }
+
+    // The sentences in the order things happened; what would have prevented it comes last.
+    static void in_time_order(Story& story) {
+        for (Claim& c : story.claims) {
+            if (c.sort_ns == Claim::kUnset)
+                c.sort_ns = c.time_ns;
+        }
+        std::stable_sort(story.claims.begin(), story.claims.end(),
+                         [](const Claim& a, const Claim& b) {
+                             const bool a_last = a.kind == ClaimKind::Prevention;
+                             const bool b_last = b.kind == ClaimKind::Prevention;
+                             if (a_last != b_last)
+                                 return b_last;
+                             return a.sort_ns < b.sort_ns;
+                         });
+    }
+
+    static std::string type_word(EventType t) {
+        switch (t) {
+            case EventType::Invoke:
+                return "invoke";
+            case EventType::Ok:
+                return "ok";
+            case EventType::Fail:
+                return "fail";
+            case EventType::Info:
+                return "info";
+        }
+        return "?";
+    }
+
+    // The first completed write of `process` after event `from` (ok, or rejected by the fence).
+    static const Event* first_write(const Window& window, std::int64_t process,
+                                    std::uint64_t from) {
+        return window.after(from, [&](const Event& e) {
+            return e.process == process && e.f == "write" &&
+                   (e.type == EventType::Ok ||
+                    (e.type == EventType::Fail && e.error == history::kStaleFence));
+        });
+    }
+
+    const Event* last_read_before(const Event& write) const {
+        if (!window_)
+            return nullptr;
+        return window_->before(write.index, [&](const Event& e) {
+            return e.process == write.process && e.f == "read" && e.type == EventType::Ok;
+        });
+    }
+
+    // `also`: events the lead cites besides the write (a resume); they go after its own.
+    void tell_write(Story& story, const Event& w, const std::string& lead,
+                    const std::vector<std::uint64_t>& also = {}) {
+        const auto with_also = [&](std::vector<std::uint64_t> events) {
+            events.insert(events.end(), also.begin(), also.end());
+            return events;
+        };
+        const std::string when = "At " + format_seconds(w.time) + " ";
+        if (w.type == EventType::Fail) {
+            story.claims.push_back(
+                {.kind = ClaimKind::StaleWriteRejected,
+                 .text = when + lead + (w.number ? std::to_string(*w.number) : "?") +
+                         (w.fence ? " with fence " + std::to_string(*w.fence) : "") +
+                         "; the resource rejected it as stale " + at(w.index) + ".",
+                 .events = with_also({w.index}),
+                 .process = w.process,
+                 .time_ns = w.time,
+                 .value = w.fence});
+            return;
+        }
+        const auto lost = lost_.find(w.index);
+        if (lost == lost_.end()) {
+            story.claims.push_back({.kind = ClaimKind::Wrote,
+                                    .text = when + lead + std::to_string(w.number.value_or(0)) +
+                                            " " + at(w.index) + ".",
+                                    .events = with_also({w.index}),
+                                    .process = w.process,
+                                    .time_ns = w.time,
+                                    .value = w.number});
+            return;
+        }
+        told_lost_.insert(w.index);
+        std::string read;
+        std::vector<std::uint64_t> events{w.index, lost->second.overwritten_index};
+        if (const Event* r = last_read_before(w)) {
+            read = " (it had read " + (r->number ? std::to_string(*r->number) : "nothing") +
+                   " at " + format_seconds(r->time) + " " + at(r->index) + ")";
+            events.push_back(r->index);
+        }
+        story.claims.push_back(
+            {.kind = ClaimKind::LostUpdate,
+             .text = when + lead + std::to_string(w.number.value_or(0)) + read + " over " +
+                     std::to_string(lost->second.overwritten_value) + " written by process " +
+                     std::to_string(lost->second.overwritten_by) + ": an update was lost " +
+                     at(lost->second.overwritten_index, w.index) + ".",
+             .events = with_also(std::move(events)),
+             .process = w.process,
+             .other = lost->second.overwritten_by,
+             .time_ns = w.time,
+             .value = w.number});
+    }
+
+    void tell_other_lost_update(Story& story, const Window& window, const Incident& i) {
+        if (!told_lost_.empty())
+            return;
+        for (const auto& [index, lost] : lost_) {
+            const Event* w = window.at(index);
+            if (!w || w->time < i.start_ns)
+                continue;
+            if (w->process != i.holder &&
+                std::find(i.processes.begin(), i.processes.end(), w->process) == i.processes.end())
+                continue;
+            tell_write(story, *w, "process " + std::to_string(w->process) + " wrote ");
+            return;
+        }
+    }
+
+    HistoryReader& history_;  // read once, by the one Window a story needs
+    const Report& report_;
+    const StoryContext& context_;
+    // ZooKeeper's locks hold as long as their session: what the history calls the lease is the
+    // session timeout the ensemble granted, and it runs out on the ensemble.
+    const bool session_lease_ = context_.strategy.starts_with("zk_");
+    std::string lease_name() const { return session_lease_ ? "session timeout" : "lease"; }
+    std::string lease_keeper() const { return session_lease_ ? "the ensemble" : "the server"; }
+    const std::map<std::uint64_t, LostUpdate> lost_;
+    std::set<std::uint64_t> told_lost_;
+    const Window* window_ = nullptr;  // the window being told
+};
+
+}  // namespace
+
+Story tell_story(const std::filesystem::path& history, const Report& report,
+                 const StoryContext& context) {
+    HistoryReader reader(history);
+    return Teller(reader, report, context).tell();
+}
+
+Story tell_story(std::istream& history, const Report& report, const StoryContext& context) {
+    HistoryReader reader(history);
+    return Teller(reader, report, context).tell();
+}
+
+namespace {
+
+// `text` in lines of at most `width` columns, the first after `lead`, the rest indented as far.
+std::string wrap(const std::string& lead, const std::string& text, std::size_t width) {
+    std::string out = lead, line;
+    const std::string indent(lead.size(), ' ');
+    std::size_t column = lead.size();
+    std::istringstream words(text);
+    for (std::string word; words >> word;) {
+        if (column > lead.size() && column + 1 + word.size() > width) {
+            out += "\n" + indent;
+            column = indent.size();
+        } else if (column > lead.size()) {
+            out += ' ';
+            ++column;
+        }
+        out += word;
+        column += word.size();
+    }
+    return out + "\n";
+}
+
+}  // namespace
+
+std::string format_story(const Story& story) {
+    constexpr std::size_t kWidth = 100;
+    std::ostringstream out;
+    out << wrap("", story.headline, kWidth) << "\n";
+    int n = 0;
+    for (const Claim& c : story.claims) {
+        const std::string number = std::to_string(++n) + ". ";
+        out << wrap(std::string(n < 10 ? "   " : "  ") + number, c.text, kWidth);
+    }
+    if (!story.swimlane.empty())
+        out << "\n" << story.swimlane;
+    return out.str();
+}
+
+}  // namespace lockbench::checker

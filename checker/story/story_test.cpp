@@ -1,0 +1,158 @@
+#include "checker/story/story.hpp"
+
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "checker/check.hpp"
+#include "checker/history_testing.hpp"
+#include "checker/story/timeline_html.hpp"
+
+namespace lockbench::checker {
+namespace {
+
+using testing::numbered;
+
+// T1 in miniature: process 1 holds k0 with a 300 ms lease and is paused for a second; process 2
+// is granted k0 after the lease ran out and writes; process 1 wakes, writes what it computed
+// before (a lost update) and asks to release (not-held).
+const char* kT1 = R"(
+{"type":"invoke","process":1,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":100000000}
+{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"c1-1","mode":"exclusive"},"time":101000000}
+{"type":"invoke","process":1,"f":"read","key":"k0","value":null,"time":102000000}
+{"type":"ok","process":1,"f":"read","key":"k0","value":4,"time":103000000}
+{"type":"info","process":"nemesis","f":"pause","value":{"target":1,"ms":1000},"time":110000000}
+{"type":"invoke","process":2,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":200000000}
+{"type":"ok","process":2,"f":"acquire","key":"k0","value":{"token":"c2-1","mode":"exclusive"},"time":500000000}
+{"type":"invoke","process":2,"f":"read","key":"k0","value":null,"time":501000000}
+{"type":"ok","process":2,"f":"read","key":"k0","value":4,"time":502000000}
+{"type":"invoke","process":2,"f":"write","key":"k0","value":5,"time":503000000}
+{"type":"ok","process":2,"f":"write","key":"k0","value":5,"time":504000000}
+{"type":"invoke","process":2,"f":"release","key":"k0","value":{"token":"c2-1"},"time":505000000}
+{"type":"ok","process":2,"f":"release","key":"k0","value":null,"time":506000000}
+{"type":"info","process":"nemesis","f":"resume","value":{"target":1},"time":1110000000}
+{"type":"invoke","process":1,"f":"write","key":"k0","value":5,"time":1111000000}
+{"type":"ok","process":1,"f":"write","key":"k0","value":5,"time":1112000000}
+{"type":"invoke","process":1,"f":"release","key":"k0","value":{"token":"c1-1"},"time":1113000000}
+{"type":"fail","process":1,"f":"release","key":"k0","value":null,"time":1114000000,"error":"not-held"}
+)";
+
+TEST(Story, TellsT1FromTheEventsCitingEach) {
+    const std::string history = numbered(kT1);
+    std::istringstream for_check(history);
+    const Report report = check_history(for_check, {});
+    std::istringstream for_story(history);
+    const Story story =
+        tell_story(for_story, report,
+                   {.scenario = "t1",
+                    .strategy = "set_nx_px",
+                    .expectations = {{"set_nx_px", "violates:mutual_exclusion"},
+                                     {"fenced", "violates:mutual_exclusion,saves:fencing"},
+                                     {"reentrant_hash", "safe"}}});
+    EXPECT_EQ(story.key, "k0");
+    std::vector<std::string> texts;
+    for (const Claim& c : story.claims)
+        texts.push_back(c.text);
+    EXPECT_EQ(texts,
+              (std::vector<std::string>{
+                  "At 0.101 s process 1 acquired k0 (token c1-1, lease 300 ms) [#0, #1].",
+                  "At 0.110 s the nemesis paused process 1 for 1000 ms [#4].",
+                  "Its 300 ms lease ran out on the server by 0.401 s, while process 1 had not "
+                  "released the lock [#0, #1].",
+                  "At 0.500 s process 2 was granted k0 (token c2-1) [#6] while process 1 still "
+                  "held it: it had not asked to release it (it did at 1.113 s).",
+                  "At 0.504 s process 2 wrote 5 [#10].",
+                  "At 1.112 s process 1, resumed at 1.110 s [#13], wrote 5 (it had read 4 at "
+                  "0.103 s [#3]) over 5 written by process 2: an update was lost [#10, #15].",
+                  "At 1.113 s process 1 asked to release k0; the answer was `fail not-held` "
+                  "[#16, #17].",
+                  "What would have prevented it: in t1, `fenced` has the stale write rejected by "
+                  "the fence, and `reentrant_hash` stays safe (the scenario's expectations, each "
+                  "asserted by lockbench's own tests).",
+              }));
+    EXPECT_EQ(story.claims[0].kind, ClaimKind::Acquired);
+    EXPECT_EQ(story.claims[2].kind, ClaimKind::LeaseRanOut);
+    EXPECT_EQ(story.claims[2].time_ns, 401000000);
+    EXPECT_EQ(story.claims[5].kind, ClaimKind::LostUpdate);
+    EXPECT_EQ(story.claims[5].events, (std::vector<std::uint64_t>{15, 10, 3, 13}));
+
+    const std::string text = format_story(story);
+    EXPECT_EQ(text.substr(0, text.find('\n')),
+              "k0: process 1's lock was granted to another process while it still held it "
+              "(set_nx_px).");
+    // The swimlane: the holder paused across the other's hold, its stale write marked lost.
+    EXPECT_NE(story.swimlane.find("p1      |"), std::string::npos);
+    EXPECT_NE(story.swimlane.find("p2      |"), std::string::npos);
+    EXPECT_NE(story.swimlane.find('z'), std::string::npos);
+    EXPECT_NE(story.swimlane.find('L'), std::string::npos);
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);)
+        EXPECT_LE(line.size(), 100u) << line;
+
+    // The page: self-contained, the story on top, the incident and the overlapping holds drawn.
+    std::istringstream for_page(history);
+    const std::string html = timeline_html(for_page, report, story, {.title = "t1 / set_nx_px"});
+    EXPECT_NE(html.find("<title>t1 / set_nx_px - lockbench timeline</title>"), std::string::npos);
+    EXPECT_NE(html.find("id=\"incident-0\""), std::string::npos);
+    EXPECT_NE(html.find("class=\"hold overlap\""), std::string::npos);
+    EXPECT_NE(html.find("class=\"lease\""), std::string::npos);
+    EXPECT_NE(html.find("class=\"pause\""), std::string::npos);
+    EXPECT_NE(html.find("class=\"mark lost\""), std::string::npos);
+    EXPECT_NE(html.find("process 1, resumed at 1.110 s [#13]"), std::string::npos);
+    EXPECT_EQ(html.find("src="), std::string::npos);
+
+    // A run too long to draw whole: the holds around the story, and a note saying so.
+    std::istringstream for_capped(history);
+    const std::string capped =
+        timeline_html(for_capped, report, story, {.title = "t1", .max_holds = 1});
+    EXPECT_NE(capped.find("This run has 2 holds; the 1 drawn are those around the story"),
+              std::string::npos);
+    std::size_t drawn = 0;
+    for (auto at = capped.find("<rect class=\"hold"); at != std::string::npos;
+         at = capped.find("<rect class=\"hold", at + 1))
+        ++drawn;
+    EXPECT_EQ(drawn, 1u);
+}
+
+// A ZooKeeper lock lasts as long as its session: the same history, told of zk_mutex, names the
+// session timeout and the ensemble where a Redis lock's story names the lease and the server.
+TEST(Story, AZooKeeperLockRunsOutWithItsSessionNotALease) {
+    const std::string history = numbered(kT1);
+    std::istringstream for_check(history);
+    const Report report = check_history(for_check, {});
+    std::istringstream for_story(history);
+    const Story story = tell_story(for_story, report, {.scenario = "t1", .strategy = "zk_mutex"});
+    ASSERT_GE(story.claims.size(), 3u);
+    EXPECT_EQ(story.claims[0].text,
+              "At 0.101 s process 1 acquired k0 (token c1-1, session timeout 300 ms) [#0, #1].");
+    EXPECT_EQ(story.claims[2].text,
+              "Its 300 ms session timeout ran out on the ensemble by 0.401 s, while process 1 "
+              "had not released the lock [#0, #1].");
+    EXPECT_EQ(format_story(story).find(" lease"), std::string::npos) << format_story(story);
+    // The page's mark and legend say the same.
+    std::istringstream for_page(history);
+    const std::string html = timeline_html(for_page, report, story, {.title = "t1 / zk_mutex"});
+    EXPECT_NE(html.find("process 1's session timeout ran out by 0.401 s"), std::string::npos);
+    EXPECT_NE(html.find("</i>session timeout ran out</span>"), std::string::npos);
+    EXPECT_EQ(html.find("lease ran out"), std::string::npos);
+}
+
+TEST(Story, AValidHistoryHasNothingToTell) {
+    const std::string history = numbered(R"(
+{"type":"invoke","process":1,"f":"acquire","key":"k0","value":null,"time":1}
+{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"a"},"time":2}
+{"type":"invoke","process":1,"f":"release","key":"k0","value":{"token":"a"},"time":3}
+{"type":"ok","process":1,"f":"release","key":"k0","value":null,"time":4}
+)");
+    std::istringstream for_check(history);
+    const Report report = check_history(for_check, {});
+    std::istringstream for_story(history);
+    const Story story = tell_story(for_story, report, {});
+    ASSERT_EQ(story.claims.size(), 1u);
+    EXPECT_EQ(story.claims[0].kind, ClaimKind::NoViolation);
+    EXPECT_EQ(story.headline, "No violation: every check that applies passed.");
+    EXPECT_TRUE(story.swimlane.empty());
+}
+
+}  // namespace
+}  // namespace lockbench::checker

@@ -1,0 +1,502 @@
+#include "checker/story/timeline_html.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <sstream>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "checker/history.hpp"
+#include "checker/history_words.hpp"
+#include "checker/mutual_exclusion.hpp"
+#include "checker/streaming.hpp"
+
+namespace lockbench::checker {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr int kLaneHeight = 18;
+constexpr int kLaneGap = 4;
+constexpr int kTopMargin = 24;  // the axis
+constexpr std::size_t kMaxLanes = 200;
+
+std::string escape(const std::string& text) {
+    std::string out;
+    out.reserve(text.size());
+    for (char c : text) {
+        switch (c) {
+            case '&':
+                out += "&amp;";
+                break;
+            case '<':
+                out += "&lt;";
+                break;
+            case '>':
+                out += "&gt;";
+                break;
+            case '"':
+                out += "&quot;";
+                break;
+            default:
+                out += c;
+        }
+    }
+    return out;
+}
+
+// Milliseconds, the SVG's x unit: short numbers, exact enough at any zoom a browser allows.
+std::string ms(std::int64_t ns) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.4f", static_cast<double>(ns) / 1e6);
+    return buf;
+}
+
+struct DrawnHold {
+    std::uint64_t id = 0;
+    std::string key;
+    std::int64_t process = 0;
+    LockMode mode = LockMode::Exclusive;
+    std::int64_t start_ns = 0;
+    std::int64_t end_ns = 0;
+    bool crashed = false;
+    std::optional<std::int64_t> lease_end_ns;
+};
+
+struct Band {
+    std::int64_t process = 0;
+    std::int64_t start_ns = 0;
+    std::int64_t end_ns = 0;
+};
+
+struct Mark {
+    std::int64_t process = 0;
+    std::int64_t time_ns = 0;
+    std::string what;  // "lost", "rejected"
+    std::uint64_t index = 0;
+};
+
+// Everything the page draws, collected in one pass with the checker's own hold rule.
+class Collector : public HoldObserver {
+  public:
+    // Keeps the first `max_holds` holds, and up to as many in [window_from, window_to]: memory
+    // stays bounded however long the run, and the story's window can always be drawn.
+    Collector(std::size_t max_holds, std::int64_t window_from, std::int64_t window_to)
+        : max_holds_(max_holds), window_from_(window_from), window_to_(window_to) {}
+
+    void hold_ended(const HoldSpan& h) override {
+        ++seen_holds;
+        const bool in_window = h.end_ns >= window_from_ && h.start_ns <= window_to_;
+        if (holds.size() >= max_holds_ && (!in_window || window_holds.size() >= max_holds_))
+            return;
+        DrawnHold d{h.id, *h.key, h.process, h.mode, h.start_ns, h.end_ns, h.crashed, {}};
+        if (auto it = lease_end_.find(h.process);
+            it != lease_end_.end() && it->second.first == h.start_ns)
+            d.lease_end_ns = it->second.second;
+        if (in_window && window_holds.size() < max_holds_)
+            window_holds.push_back(d);
+        if (holds.size() < max_holds_)
+            holds.push_back(std::move(d));
+    }
+    void overlap_found(std::uint64_t earlier, std::uint64_t later, std::int64_t) override {
+        overlapped.insert(earlier);
+        overlapped.insert(later);
+    }
+
+    void on_event(const Event& e) {
+        end_ns = std::max(end_ns, e.time);
+        if (!e.is_nemesis())
+            processes.insert(e.process);
+        if (e.is_nemesis()) {
+            faults.push_back(e);
+            if (!e.target)
+                return;
+            if (e.f == "pause" || e.f == "stall") {
+                paused_since_[*e.target] = e.time;
+            } else if (e.f == "resume") {
+                if (auto it = paused_since_.find(*e.target); it != paused_since_.end()) {
+                    pauses.push_back({*e.target, it->second, e.time});
+                    paused_since_.erase(it);
+                }
+            }
+            return;
+        }
+        if (e.f == "acquire" && e.type == EventType::Invoke) {
+            lease_ms_[e.process] = e.lease_ms;
+        } else if (e.f == "acquire" && e.type == EventType::Ok) {
+            if (auto it = lease_ms_.find(e.process); it != lease_ms_.end() && it->second)
+                lease_end_[e.process] = {e.time, e.time + *it->second * 1'000'000};
+        } else if (e.f == "write" && e.type == EventType::Fail && e.error == history::kStaleFence) {
+            marks.push_back({e.process, e.time, "rejected", e.index});
+        }
+    }
+
+    void finish() {
+        for (const auto& [p, since] : paused_since_)
+            pauses.push_back({p, since, end_ns});
+    }
+
+    std::vector<DrawnHold> holds;         // the first max_holds
+    std::vector<DrawnHold> window_holds;  // those in the story's window
+    std::uint64_t seen_holds = 0;
+    std::unordered_set<std::uint64_t> overlapped;
+    std::vector<Event> faults;
+    std::vector<Band> pauses;
+    std::vector<Mark> marks;
+    std::set<std::int64_t> processes;
+    std::int64_t end_ns = 0;
+
+  private:
+    std::map<std::int64_t, std::optional<std::int64_t>> lease_ms_;
+    std::size_t max_holds_;
+    std::int64_t window_from_, window_to_;
+    // Each process's last grant: (start, when its lease runs out).
+    std::map<std::int64_t, std::pair<std::int64_t, std::int64_t>> lease_end_;
+    std::map<std::int64_t, std::int64_t> paused_since_;
+};
+
+struct IncidentBand {
+    std::string key;
+    std::int64_t start_ns = 0;
+    std::int64_t end_ns = 0;
+    std::string message;
+};
+
+std::vector<IncidentBand> incidents_of(const Report& report, std::int64_t end_ns) {
+    std::vector<IncidentBand> out;
+    const CheckResult* me = report.check("mutual_exclusion");
+    if (!me)
+        return out;
+    const json list = me->fields.value("incident_list", json::array());
+    if (!list.is_array())
+        return out;
+    for (const json& i : list) {
+        if (!i.is_object())
+            continue;
+        IncidentBand band;
+        band.key = i.value("key", std::string());
+        band.start_ns = i.value("start_ns", std::int64_t{0});
+        const json end = i.value("end_ns", json());
+        band.end_ns = std::max(end.is_number_integer() ? end.get<std::int64_t>() : end_ns,
+                               i.value("last_overlap_ns", std::int64_t{0}));
+        band.message = i.value("message", std::string());
+        out.push_back(std::move(band));
+    }
+    return out;
+}
+
+const char* kStyle = R"(
+body { font: 14px/1.4 "DejaVu Sans", sans-serif; margin: 16px 24px; color: #222; }
+h1 { font-size: 18px; margin: 0 0 4px; }
+.verdict { font-weight: bold; }
+.verdict.INVALID { color: #c0392b; } .verdict.VALID { color: #2e7d32; }
+.verdict.UNKNOWN { color: #b26a00; }
+ol.story { margin: 8px 0 12px; padding-left: 24px; max-width: 1100px; }
+ol.story li { margin: 2px 0; }
+.controls { margin: 8px 0; } .controls button { margin-right: 6px; }
+.note { color: #8a5a00; }
+#chart { border: 1px solid #ccc; display: block; cursor: grab; user-select: none; }
+.legend span { display: inline-block; margin-right: 14px; }
+.sw { display: inline-block; width: 14px; height: 10px; margin-right: 4px; vertical-align: middle; }
+pre.swimlane { font-size: 12px; background: #f6f6f6; padding: 8px; overflow-x: auto; }
+)";
+
+// Zoom and pan along time only: the plot group is drawn in milliseconds and scaled by JS;
+// labels and the axis are redrawn at each view so text never stretches.
+const char* kScript = R"(
+(function () {
+  const svg = document.getElementById('chart');
+  const plot = document.getElementById('plot');
+  const axis = document.getElementById('axis');
+  const faultLabels = document.getElementById('fault-labels');
+  const left = +svg.dataset.left, width = +svg.dataset.width, end = +svg.dataset.end;
+  let x0 = 0, x1 = end;
+  function tickStep(span) {
+    const raw = span / 8, p = Math.pow(10, Math.floor(Math.log10(raw)));
+    for (const m of [1, 2, 5, 10]) if (raw <= m * p) return m * p;
+    return 10 * p;
+  }
+  function render() {
+    const k = width / Math.max(x1 - x0, 1e-6);
+    plot.setAttribute('transform', 'translate(' + (left - x0 * k) + ',0) scale(' + k + ',1)');
+    while (axis.firstChild) axis.removeChild(axis.firstChild);
+    const step = tickStep(x1 - x0), ns = 'http://www.w3.org/2000/svg';
+    for (let t = Math.ceil(x0 / step) * step; t <= x1; t += step) {
+      const x = left + (t - x0) * k;
+      const line = document.createElementNS(ns, 'line');
+      line.setAttribute('x1', x); line.setAttribute('x2', x);
+      line.setAttribute('y1', 14); line.setAttribute('y2', svg.getAttribute('height'));
+      line.setAttribute('stroke', '#e4e4e4');
+      axis.appendChild(line);
+      const label = document.createElementNS(ns, 'text');
+      label.setAttribute('x', x + 2); label.setAttribute('y', 12);
+      label.setAttribute('font-size', '11');
+      label.textContent = (t / 1000).toFixed(step < 1 ? 4 : step < 10 ? 3 : 2) + ' s';
+      axis.appendChild(label);
+    }
+    for (const label of faultLabels.children) {
+      label.setAttribute('x', left + (+label.dataset.t - x0) * k + 2);
+      label.style.display = (+label.dataset.t >= x0 && +label.dataset.t <= x1) ? '' : 'none';
+    }
+    document.getElementById('view').textContent =
+      (x0 / 1000).toFixed(3) + ' s to ' + (x1 / 1000).toFixed(3) + ' s';
+  }
+  function show(a, b) { x0 = Math.max(0, a); x1 = Math.min(end, Math.max(b, a + 0.001)); render(); }
+  window.lockbenchShow = show;
+  function zoomToIncident(n) {
+    const band = document.getElementById('incident-' + n);
+    if (!band) { show(0, end); return false; }
+    const a = +band.getAttribute('x'), w = +band.getAttribute('width');
+    const pad = Math.max(w * 0.15, 1);
+    show(a - pad, a + w + pad);
+    return true;
+  }
+  document.getElementById('whole').onclick = () => show(0, end);
+  document.getElementById('first').onclick = () => zoomToIncident(0);
+  document.getElementById('zin').onclick = () => { const c = (x0 + x1) / 2, h = (x1 - x0) / 4; show(c - h, c + h); };
+  document.getElementById('zout').onclick = () => { const c = (x0 + x1) / 2, h = (x1 - x0); show(c - h, c + h); };
+  svg.addEventListener('wheel', (e) => {
+    e.preventDefault();
+    const r = svg.getBoundingClientRect();
+    const t = x0 + (e.clientX - r.left - left) / width * (x1 - x0);
+    const f = e.deltaY < 0 ? 0.8 : 1.25;
+    show(t - (t - x0) * f, t + (x1 - t) * f);
+  }, { passive: false });
+  let drag = null;
+  svg.addEventListener('mousedown', (e) => { drag = { x: e.clientX, a: x0, b: x1 }; });
+  window.addEventListener('mouseup', () => { drag = null; });
+  window.addEventListener('mousemove', (e) => {
+    if (!drag) return;
+    const dt = (e.clientX - drag.x) / width * (drag.b - drag.a);
+    show(drag.a - dt, drag.b - dt);
+  });
+  // Opens at the story: the first incident, when there is one.
+  const zoomed = zoomToIncident(0);
+  // For tests and for people: is the first incident on screen, with a size?
+  const band = document.getElementById('incident-0');
+  if (band) {
+    const r = band.getBoundingClientRect();
+    const visible = zoomed && r.width > 2 && r.height > 2 && r.right > 0 &&
+                    r.left < window.innerWidth && r.bottom > 0 && r.top < window.innerHeight;
+    document.body.dataset.incidentVisible = visible ? 'true' : 'false';
+    document.body.dataset.incidentBox = [r.left, r.top, r.width, r.height].map(Math.round).join(',');
+  } else {
+    document.body.dataset.incidentVisible = 'none';
+  }
+})();
+)";
+
+std::string render(Collector& c, const Report& report, const Story& story,
+                   const TimelineOptions& options) {
+    c.finish();
+    const std::vector<IncidentBand> incidents = incidents_of(report, c.end_ns);
+    // Lanes: the story's processes first, then the rest in order, up to kMaxLanes.
+    std::vector<std::int64_t> lanes;
+    for (const Claim& claim : story.claims) {
+        if (claim.process >= 0 && c.processes.count(claim.process) &&
+            std::find(lanes.begin(), lanes.end(), claim.process) == lanes.end())
+            lanes.push_back(claim.process);
+    }
+    std::sort(lanes.begin(), lanes.end());
+    for (std::int64_t p : c.processes) {
+        if (lanes.size() >= kMaxLanes)
+            break;
+        if (std::find(lanes.begin(), lanes.end(), p) == lanes.end())
+            lanes.push_back(p);
+    }
+    std::sort(lanes.begin(), lanes.end());
+    std::map<std::int64_t, int> lane_of;
+    for (std::size_t i = 0; i < lanes.size(); ++i)
+        lane_of[lanes[i]] = static_cast<int>(i);
+    const auto lane_y = [&](int lane) { return kTopMargin + 20 + lane * (kLaneHeight + kLaneGap); };
+
+    // Too many holds: those in the story's window (the incident), and the page says so.
+    std::string note;
+    const bool all = c.seen_holds <= options.max_holds;
+    std::vector<const DrawnHold*> drawn;
+    for (const DrawnHold& h : all ? c.holds : c.window_holds) {
+        if (lane_of.count(h.process))
+            drawn.push_back(&h);
+    }
+    if (!all) {
+        note = "This run has " + std::to_string(c.seen_holds) + " holds; the " +
+               std::to_string(drawn.size()) + " drawn are those around the story (" +
+               format_seconds(story.window_start_ns) + " to " +
+               format_seconds(story.window_end_ns) + ").";
+    }
+    if (lanes.size() < c.processes.size()) {
+        note += (note.empty() ? "" : " ") + std::to_string(lanes.size()) + " of " +
+                std::to_string(c.processes.size()) + " processes are drawn.";
+    }
+
+    const int left = 70, width = 1100;
+    const int height = lane_y(static_cast<int>(lanes.size())) + 8;
+    const std::int64_t end_ns = std::max<std::int64_t>(c.end_ns, 1);
+    std::ostringstream svg;
+    svg << "<svg id=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" << left + width + 10
+        << "\" height=\"" << height << "\" data-left=\"" << left << "\" data-width=\"" << width
+        << "\" data-end=\"" << ms(end_ns) << "\">\n";
+    svg << "<defs><clipPath id=\"clip\"><rect x=\"" << left << "\" y=\"0\" width=\"" << width
+        << "\" height=\"" << height << "\"/></clipPath></defs>\n<g id=\"axis\"></g>\n";
+    // Lane labels and backgrounds stay put; the plot moves.
+    svg << "<g class=\"labels\" font-size=\"12\">\n";
+    svg << "<text x=\"4\" y=\"" << kTopMargin + 13 << "\">nemesis</text>\n";
+    for (std::size_t i = 0; i < lanes.size(); ++i) {
+        const int y = lane_y(static_cast<int>(i));
+        svg << "<rect x=\"" << left << "\" y=\"" << y << "\" width=\"" << width << "\" height=\""
+            << kLaneHeight << "\" fill=\"" << (i % 2 ? "#fafafa" : "#f2f2f2") << "\"/>"
+            << "<text x=\"4\" y=\"" << y + 13 << "\">process " << lanes[i] << "</text>\n";
+    }
+    svg << "</g>\n<g clip-path=\"url(#clip)\"><g id=\"plot\">\n";
+    const int plot_top = kTopMargin + 20, plot_bottom = height - 4;
+    for (std::size_t n = 0; n < incidents.size(); ++n) {
+        const IncidentBand& i = incidents[n];
+        svg << "<rect id=\"incident-" << n << "\" class=\"incident\" x=\"" << ms(i.start_ns)
+            << "\" y=\"" << kTopMargin << "\" width=\""
+            << ms(std::max<std::int64_t>(i.end_ns - i.start_ns, 1000)) << "\" height=\""
+            << plot_bottom - kTopMargin
+            << "\" fill=\"#d62728\" fill-opacity=\"0.10\" stroke=\"#d62728\" "
+               "stroke-opacity=\"0.6\" vector-effect=\"non-scaling-stroke\"><title>"
+            << escape(i.message) << "</title></rect>\n";
+    }
+    for (const Band& p : c.pauses) {
+        auto lane = lane_of.find(p.process);
+        if (lane == lane_of.end())
+            continue;
+        svg << "<rect class=\"pause\" x=\"" << ms(p.start_ns) << "\" y=\""
+            << lane_y(lane->second) - 2 << "\" width=\"" << ms(p.end_ns - p.start_ns)
+            << "\" height=\"" << kLaneHeight + 4
+            << "\" fill=\"#9e9e9e\" fill-opacity=\"0.45\"><title>process " << p.process
+            << " paused " << format_seconds(p.start_ns) << " to " << format_seconds(p.end_ns)
+            << "</title></rect>\n";
+    }
+    for (const DrawnHold* h : drawn) {
+        const int y = lane_y(lane_of[h->process]);
+        const bool bad = c.overlapped.count(h->id) > 0;
+        const char* fill = bad ? "#d62728" : h->mode == LockMode::Shared ? "#8fb3d9" : "#4878a8";
+        svg << "<rect class=\"hold" << (bad ? " overlap" : "") << "\" x=\"" << ms(h->start_ns)
+            << "\" y=\"" << y + 3 << "\" width=\""
+            << ms(std::max<std::int64_t>(h->end_ns - h->start_ns, 1000)) << "\" height=\""
+            << kLaneHeight - 6 << "\" fill=\"" << fill << "\"><title>" << escape(h->key)
+            << ": process " << h->process << " " << (h->mode == LockMode::Shared ? "shared " : "")
+            << "held it " << format_seconds(h->start_ns) << " to " << format_seconds(h->end_ns)
+            << (h->crashed ? " (crashed)" : "") << (bad ? "; another hold overlapped it" : "")
+            << "</title></rect>\n";
+        if (h->lease_end_ns && *h->lease_end_ns < h->end_ns) {
+            svg << "<line class=\"lease\" x1=\"" << ms(*h->lease_end_ns) << "\" x2=\""
+                << ms(*h->lease_end_ns) << "\" y1=\"" << y << "\" y2=\"" << y + kLaneHeight
+                << "\" stroke=\"#000\" stroke-width=\"2\" vector-effect=\"non-scaling-stroke\">"
+                << "<title>process " << h->process << "'s " << escape(story.lease_name)
+                << " ran out by " << format_seconds(*h->lease_end_ns) << "</title></line>\n";
+        }
+    }
+    for (const Mark& m : c.marks) {
+        auto lane = lane_of.find(m.process);
+        if (lane == lane_of.end())
+            continue;
+        svg << "<line class=\"mark " << m.what << "\" x1=\"" << ms(m.time_ns) << "\" x2=\""
+            << ms(m.time_ns) << "\" y1=\"" << lane_y(lane->second) - 3 << "\" y2=\""
+            << lane_y(lane->second) + kLaneHeight + 3
+            << "\" stroke=\"#2e7d32\" stroke-width=\"4\" vector-effect=\"non-scaling-stroke\">"
+            << "<title>#" << m.index << " the fence rejected process " << m.process
+            << "'s stale write</title></line>\n";
+    }
+    for (const Witness& w : report.witnesses) {
+        if (w.kind != "resource" || !w.evidence.is_object())
+            continue;
+        const json write = w.evidence.value("write", json::object());
+        auto lane = lane_of.find(write.value("process", std::int64_t{-1}));
+        if (lane == lane_of.end())
+            continue;
+        const std::int64_t t = write.value("time_ns", std::int64_t{0});
+        svg << "<line class=\"mark lost\" x1=\"" << ms(t) << "\" x2=\"" << ms(t) << "\" y1=\""
+            << lane_y(lane->second) - 3 << "\" y2=\"" << lane_y(lane->second) + kLaneHeight + 3
+            << "\" stroke=\"#ff9800\" stroke-width=\"4\" vector-effect=\"non-scaling-stroke\">"
+            << "<title>" << escape(w.message) << "</title></line>\n";
+    }
+    for (const Event& f : c.faults) {
+        svg << "<line class=\"fault\" x1=\"" << ms(f.time) << "\" x2=\"" << ms(f.time) << "\" y1=\""
+            << kTopMargin << "\" y2=\"" << plot_bottom
+            << "\" stroke=\"#6a1b9a\" stroke-dasharray=\"4 3\" "
+               "vector-effect=\"non-scaling-stroke\"><title>#"
+            << f.index << " " << format_seconds(f.time) << " nemesis " << escape(f.f) << " "
+            << escape(f.value_json) << "</title></line>\n";
+    }
+    svg << "</g></g>\n<g id=\"fault-labels\" font-size=\"11\" fill=\"#6a1b9a\">\n";
+    for (const Event& f : c.faults) {
+        svg << "<text y=\"" << kTopMargin + 13 << "\" data-t=\"" << ms(f.time) << "\">"
+            << escape(f.f) << (f.target ? " " + std::to_string(*f.target) : "") << "</text>\n";
+    }
+    svg << "</g>\n</svg>\n";
+    (void)plot_top;
+
+    std::ostringstream html;
+    const std::string verdict(verdict_word(report.verdict));
+    html << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>"
+         << escape(options.title) << " - lockbench timeline</title>\n<style>" << kStyle
+         << "</style></head>\n<body>\n";
+    html << "<h1>" << escape(options.title) << " <span class=\"verdict " << verdict << "\">"
+         << verdict << "</span></h1>\n";
+    html << "<p class=\"headline\">" << escape(story.headline) << "</p>\n<ol class=\"story\">\n";
+    for (const Claim& claim : story.claims)
+        html << "<li>" << escape(claim.text) << "</li>\n";
+    html << "</ol>\n";
+    if (!note.empty())
+        html << "<p class=\"note\">" << escape(note) << "</p>\n";
+    html << "<div class=\"controls\"><button id=\"first\">First incident</button>"
+            "<button id=\"whole\">Whole run</button><button id=\"zin\">Zoom in</button>"
+            "<button id=\"zout\">Zoom out</button> <span id=\"view\"></span> "
+            "(wheel: zoom, drag: pan)</div>\n";
+    html << svg.str();
+    html << "<p class=\"legend\"><span><i class=\"sw\" style=\"background:#4878a8\"></i>hold"
+            "</span><span><i class=\"sw\" style=\"background:#8fb3d9\"></i>shared hold</span>"
+            "<span><i class=\"sw\" style=\"background:#d62728\"></i>hold that overlapped "
+            "another</span><span><i class=\"sw\" style=\"background:#f4cccc\"></i>incident"
+            "</span><span><i class=\"sw\" style=\"background:#c9c9c9\"></i>paused</span>"
+            "<span><i class=\"sw\" style=\"background:#000\"></i>"
+         << escape(story.lease_name)
+         << " ran out</span>"
+            "<span><i class=\"sw\" style=\"background:#ff9800\"></i>lost update</span>"
+            "<span><i class=\"sw\" style=\"background:#2e7d32\"></i>stale write rejected</span>"
+            "<span><i class=\"sw\" style=\"background:#6a1b9a\"></i>fault</span></p>\n";
+    if (!story.swimlane.empty())
+        html << "<pre class=\"swimlane\">" << escape(story.swimlane) << "</pre>\n";
+    html << "<script>" << kScript << "</script>\n</body></html>\n";
+    return html.str();
+}
+
+std::string build(HistoryReader& reader, const Report& report, const Story& story,
+                  const TimelineOptions& options) {
+    Collector collector(options.max_holds, story.window_start_ns, story.window_end_ns);
+    MutualExclusionCheck holds;
+    holds.observe(&collector);
+    Event e;
+    while (reader.next(e)) {
+        collector.on_event(e);
+        holds.on_event(e);
+    }
+    // Holds still open at the end are drawn to the end.
+    for (const HoldSpan& h : holds.open_holds(collector.end_ns))
+        collector.hold_ended(h);
+    return render(collector, report, story, options);
+}
+
+}  // namespace
+
+std::string timeline_html(std::istream& history, const Report& report, const Story& story,
+                          const TimelineOptions& options) {
+    HistoryReader reader(history);
+    return build(reader, report, story, options);
+}
+
+std::string timeline_html(const std::filesystem::path& history, const Report& report,
+                          const Story& story, const TimelineOptions& options) {
+    HistoryReader reader(history);
+    return build(reader, report, story, options);
+}
+
+}  // namespace lockbench::checker

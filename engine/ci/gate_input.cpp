@@ -1,0 +1,129 @@
+#include "engine/ci/gate_input.hpp"
+
+#include "checker/report.hpp"
+#include "engine/run/json_reader.hpp"
+
+namespace lockbench::gate_input {
+
+using nlohmann::json;
+
+namespace {
+
+using Fields = json_input::JsonObject<GateInputError>;
+
+std::string outcome_words(Fields& f) {
+    const json* valid = f.find("valid");
+    const checker::Verdict verdict = checker::verdict_of(valid ? *valid : json());
+    if (verdict != checker::Verdict::Invalid)
+        return verdict == checker::Verdict::Valid ? "valid" : "unknown";
+    std::string kinds;
+    if (const json* k = f.find("violation_kinds"); k && k->is_array()) {
+        for (const auto& kind : *k)
+            kinds +=
+                (kinds.empty() ? "" : ",") + (kind.is_string() ? kind.get<std::string>() : "?");
+    }
+    return kinds.empty() ? "violations" : "violations: " + kinds;
+}
+
+// Optional; when present it must be whole, or the gate would divide by nothing.
+std::optional<Yardstick> yardstick_of(Fields& top) {
+    const json* y = top.find("yardstick");
+    if (!y || y->is_null())
+        return std::nullopt;
+    auto yardstick = Yardstick::from_json(*y);
+    if (!yardstick || !(yardstick->reference().cycles_per_s > 0))
+        top.fail(top.at("yardstick"),
+                 "must be a measured yardstick ({\"tool\", \"points\": "
+                 "[{\"connections\", \"cycles_per_s\" > 0, …}]}) or null");
+    return yardstick;
+}
+
+}  // namespace
+
+CurrentSuite parse_current(const json& j, const std::string& origin) {
+    Fields top(j, origin, "");
+    CurrentSuite suite;
+    suite.quick = top.required_boolean("quick");
+    suite.yardstick = yardstick_of(top);
+    suite.interrupted = top.required_boolean("interrupted");
+    const json& runs = top.required_array("runs");
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+        std::string path = "/runs/" + std::to_string(i);
+        Fields f(runs[i], origin, path);
+        CurrentRun r;
+        r.scenario = f.required_string("scenario");
+        r.strategy = f.required_string("strategy");
+        r.faults = f.required_boolean("faults");
+        r.expected = f.string_or_null("expected");
+        r.as_expected = f.boolean_or_null("as_expected");
+        r.got = outcome_words(f);
+        r.cycles_per_s = f.required_number("cycles_per_s", 0);
+        double duration = f.required_number("duration_s", 0);
+        const json& series = f.required_array("cycles_per_second");
+        std::vector<double> per_second;
+        for (std::size_t s = 0; s < series.size(); ++s) {
+            per_second.push_back(
+                f.number_of(series[s], f.at("cycles_per_second") + "/" + std::to_string(s), 0));
+        }
+        r.throughput = throughput_of(per_second, duration, r.cycles_per_s);
+        r.acquire_p99_ms = f.optional_number("acquire_p99_ms", 0);
+        Key key{r.scenario, r.strategy};
+        if (auto [it, fresh] = suite.index.emplace(key, suite.runs.size()); !fresh) {
+            f.fail(path, "a second run of " + r.scenario + " x " + r.strategy +
+                             " (first at /runs/" + std::to_string(it->second) + ")");
+        }
+        suite.runs.push_back(std::move(r));
+    }
+    if (const json* skipped = top.find("skipped")) {
+        if (!skipped->is_array())
+            top.fail("/skipped", "must be an array, not " + type_name(*skipped));
+        for (std::size_t i = 0; i < skipped->size(); ++i) {
+            Fields f((*skipped)[i], origin, "/skipped/" + std::to_string(i));
+            Key key{f.required_string("scenario"), f.required_string("strategy")};
+            suite.skipped[key] = f.required_string("reason");
+        }
+    }
+    return suite;
+}
+
+Baseline parse_baseline(const json& j, const std::string& origin) {
+    Fields top(j, origin, "");
+    const json& version = top.require("version");
+    if (version != json(kBaselineVersion)) {
+        top.fail("/version", "must be " + std::to_string(kBaselineVersion) + ", not " +
+                                 version.dump() + " (refresh it: " + kRefreshCommand + ")");
+    }
+    Baseline b;
+    b.created = top.required_string("created");
+    b.quick = top.required_boolean("quick");
+    b.yardstick = yardstick_of(top);
+    const json& runs = top.required_array("runs");
+    if (runs.empty())
+        top.fail("/runs", "is empty: a gate against nothing would pass anything");
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+        std::string path = "/runs/" + std::to_string(i);
+        Fields f(runs[i], origin, path);
+        BaselineRun r;
+        r.scenario = f.required_string("scenario");
+        r.strategy = f.required_string("strategy");
+        r.faults = f.required_boolean("faults");
+        r.expected = f.string_or_null("expected");
+        r.cycles_per_s = f.required_number("cycles_per_s", 0);
+        r.median = f.required_number("median_cycles_per_s", 0);
+        r.noise = f.required_number("noise", 0);
+        r.acquire_p99_ms = f.optional_number("acquire_p99_ms", 0);
+        // Informational, written by make_baseline; checked so a hand edit fails loudly.
+        f.optional_number("normalised", 0);
+        if (const json* ref = f.find("reference"); ref && !ref->is_null() && !ref->is_string())
+            f.fail(f.at("reference"), "must be a string or null, not " + type_name(*ref));
+        Key key{r.scenario, r.strategy};
+        if (auto [it, fresh] = b.index.emplace(key, b.runs.size()); !fresh) {
+            f.fail(path, "a second entry for " + r.scenario + " x " + r.strategy +
+                             " (first at /runs/" + std::to_string(it->second) + ")");
+        }
+        b.runs.push_back(std::move(r));
+    }
+    return b;
+}
+
+}  // namespace lockbench::gate_input

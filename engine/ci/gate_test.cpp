@@ -1,0 +1,636 @@
+#include "engine/ci/gate.hpp"
+
+#include <fstream>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "checker/testing/temp_dir.hpp"
+
+namespace lockbench {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// Four full seconds around `rate` (relative MAD 0.5%), then a partial second that the gate must
+// ignore: were it counted, its tiny count would read as a drop.
+std::vector<double> steady(double rate) {
+    return {rate, rate * 0.99, rate * 1.01, rate, rate * 0.1};
+}
+
+json run(const std::string& scenario, const std::string& strategy, std::vector<double> per_second,
+         bool faults = false, const std::string& expected = "safe") {
+    double total = 0;
+    for (double s : per_second)
+        total += s;
+    double duration = static_cast<double>(per_second.size()) - 0.5;
+    return {{"scenario", scenario},
+            {"strategy", strategy},
+            {"dir", scenario + "." + strategy},
+            {"cycles_per_s", total / duration},
+            {"cycles_per_second", per_second},
+            {"duration_s", duration},
+            {"faults", faults},
+            {"acquire_p50_ms", 0.2},
+            {"acquire_p99_ms", 1.5},
+            {"valid", expected == "safe"},
+            {"violations", expected == "safe" ? 0 : 3},
+            {"violation_kinds", expected == "safe" ? json::array() : json{"mutual-exclusion"}},
+            {"expected", expected},
+            {"as_expected", true}};
+}
+
+json suite_of(json runs) {
+    return {{"quick", true}, {"interrupted", false}, {"all_as_expected", true}, {"runs", runs}};
+}
+
+// The shape of the shipped suite: a fault-free scenario with the reference strategy, one without
+// it, and a fault scenario whose throughput the gate must not compare. `scale` multiplies a
+// strategy's rate ("*" all of them).
+json typical_suite(std::map<std::string, double> scale = {}) {
+    auto rate = [&](const std::string& strategy, double r) {
+        double all = scale.count("*") ? scale["*"] : 1.0;
+        return steady(r * all * (scale.count(strategy) ? scale[strategy] : 1.0));
+    };
+    return suite_of(
+        {run("baseline", "fenced", rate("fenced", 800)),
+         run("baseline", "redlock", rate("redlock", 300)),
+         run("baseline", "set_nx_px", rate("set_nx_px", 1000)),
+         run("t12-writer-starvation", "rwlock", rate("rwlock", 600)),
+         run("t12-writer-starvation", "rwlock_seed", rate("rwlock_seed", 400)),
+         run("t1-holder-paused", "set_nx_px", rate("t1", 50), true, "violates:mutual_exclusion")});
+}
+
+const json& row(const GateResult& g, const std::string& scenario, const std::string& strategy) {
+    for (const auto& r : g.json["rows"]) {
+        if (r["scenario"] == scenario && r["strategy"] == strategy)
+            return r;
+    }
+    static const json none;
+    ADD_FAILURE() << "no row " << scenario << " x " << strategy;
+    return none;
+}
+
+std::string line_of(const std::string& report, const std::string& start) {
+    std::size_t at = report.find(start);
+    if (at == std::string::npos)
+        return "";
+    return report.substr(at, report.find('\n', at) - at);
+}
+
+std::string last_line(const std::string& report) {
+    std::string trimmed = report.substr(0, report.size() - 1);
+    return trimmed.substr(trimmed.rfind('\n') + 1);
+}
+
+json& run_in(json& suite, const std::string& scenario, const std::string& strategy) {
+    for (auto& r : suite["runs"]) {
+        if (r["scenario"] == scenario && r["strategy"] == strategy)
+            return r;
+    }
+    throw std::logic_error("no run " + scenario + " x " + strategy);
+}
+
+TEST(GateTest, IdenticalSuitePasses) {
+    json suite = typical_suite();
+    GateResult g = run_gate(make_baseline(suite), suite);
+    EXPECT_TRUE(g.pass) << g.report;
+    EXPECT_EQ(g.json["problems"], 0);
+    EXPECT_EQ(g.json["rows"].size(), 6u);
+    for (const auto& r : g.json["rows"])
+        EXPECT_EQ(r["verdict"], "ok") << r.dump();
+    EXPECT_EQ(last_line(g.report), "gate: PASS");
+    EXPECT_EQ(row(g, "baseline", "fenced")["change_pct"], 0.0);
+    EXPECT_EQ(row(g, "t1-holder-paused", "set_nx_px")["compared"], false);
+}
+
+TEST(GateTest, UnexpectedOutcomeFails) {
+    json suite = typical_suite();
+    json current = suite;
+    json& t1 = run_in(current, "t1-holder-paused", "set_nx_px");
+    t1["valid"] = true;
+    t1["violation_kinds"] = json::array();
+    t1["as_expected"] = false;
+    GateResult g = run_gate(make_baseline(suite), current);
+    EXPECT_FALSE(g.pass);
+    const json& r = row(g, "t1-holder-paused", "set_nx_px");
+    EXPECT_EQ(r["verdict"], "UNEXPECTED OUTCOME");
+    EXPECT_EQ(r["reasons"][0], "expected violates:mutual_exclusion, got valid");
+    EXPECT_EQ(last_line(g.report), "gate: FAIL (1 problem)");
+    EXPECT_EQ(line_of(g.report, "t1-holder-paused"),
+              "t1-holder-paused                     set_nx_px               -         -        -"
+              "        faults         50  UNEXPECTED OUTCOME: expected violates:mutual_exclusion, "
+              "got valid; faults injected: outcome only");
+}
+
+TEST(GateTest, UnknownOutcomeFailsAsUnknown) {
+    json suite = typical_suite();
+    json current = suite;
+    json& fenced = run_in(current, "baseline", "fenced");
+    fenced["valid"] = "unknown";
+    fenced["as_expected"] = nullptr;
+    GateResult g = run_gate(make_baseline(suite), current);
+    EXPECT_FALSE(g.pass);
+    EXPECT_EQ(row(g, "baseline", "fenced")["verdict"], "UNKNOWN");
+    EXPECT_EQ(row(g, "baseline", "fenced")["reasons"][0], "expected safe, outcome unknown");
+    EXPECT_EQ(last_line(g.report), "gate: FAIL (1 problem)");
+}
+
+TEST(GateTest, RunWithoutExpectationIsUnknown) {
+    json suite = typical_suite();
+    json current = suite;
+    json extra = run("baseline", "rwlock", steady(700));
+    extra["expected"] = nullptr;
+    extra["as_expected"] = nullptr;
+    current["runs"].push_back(extra);
+    GateResult g = run_gate(make_baseline(suite), current);
+    EXPECT_FALSE(g.pass);
+    EXPECT_EQ(row(g, "baseline", "rwlock")["verdict"], "UNKNOWN");
+    EXPECT_EQ(row(g, "baseline", "rwlock")["reasons"][0],
+              "no expectation stated for this strategy");
+}
+
+TEST(GateTest, MissingRunFails) {
+    json suite = typical_suite();
+    json current = suite;
+    json kept = json::array();
+    for (const auto& r : current["runs"]) {
+        if (r["strategy"] != "redlock")
+            kept.push_back(r);
+    }
+    current["runs"] = kept;
+    GateResult g = run_gate(make_baseline(suite), current);
+    EXPECT_FALSE(g.pass);
+    EXPECT_EQ(row(g, "baseline", "redlock")["verdict"], "MISSING");
+    EXPECT_EQ(row(g, "baseline", "fenced")["verdict"], "ok");
+    EXPECT_EQ(last_line(g.report), "gate: FAIL (1 problem)");
+    EXPECT_EQ(line_of(g.report, "baseline                             redlock"),
+              "baseline                             redlock                 -         -        -"
+              "        0.5%/-          -  MISSING: in the baseline, not in this suite run");
+}
+
+// A pair this machine could not run (a scenario that needs root) is skipped, saying why: the
+// gate says so on its row and in its verdict, neither passing it as run nor failing it as missing.
+TEST(GateTest, APairSkippedOnThisMachineIsReportedNotPassedNorMissing) {
+    json suite = typical_suite();
+    json current = suite;
+    json kept = json::array();
+    for (const auto& r : current["runs"]) {
+        if (r["strategy"] != "redlock")
+            kept.push_back(r);
+    }
+    current["runs"] = kept;
+    current["skipped"] = json::array(
+        {{{"scenario", "baseline"}, {"strategy", "redlock"}, {"reason", "needs root"}}});
+    GateResult g = run_gate(make_baseline(suite), current);
+    EXPECT_TRUE(g.pass) << g.report;
+    EXPECT_EQ(g.json["skipped"], 1);
+    EXPECT_EQ(row(g, "baseline", "redlock")["verdict"], "skipped");
+    EXPECT_EQ(row(g, "baseline", "redlock")["skipped"], "needs root");
+    EXPECT_NE(line_of(g.report, "baseline                             redlock")
+                  .find("skipped: SKIPPED on this machine: needs root"),
+              std::string::npos)
+        << g.report;
+    EXPECT_EQ(last_line(g.report), "gate: PASS, with 1 baseline run(s) SKIPPED on this machine");
+    // A malformed list is an error naming its path.
+    current["skipped"] = json::array({{{"scenario", "baseline"}}});
+    EXPECT_THROW(run_gate(make_baseline(suite), current), GateInputError);
+}
+
+TEST(GateTest, NewRunPassesWhenAsExpected) {
+    json suite = typical_suite();
+    json current = suite;
+    current["runs"].push_back(run("baseline", "rwlock", steady(700)));
+    GateResult g = run_gate(make_baseline(suite), current);
+    EXPECT_TRUE(g.pass) << g.report;
+    EXPECT_EQ(row(g, "baseline", "rwlock")["reasons"][0], "new: not in the baseline");
+}
+
+TEST(GateTest, InterruptedSuiteFails) {
+    json suite = typical_suite();
+    json current = suite;
+    current["interrupted"] = true;
+    GateResult g = run_gate(make_baseline(suite), current);
+    EXPECT_FALSE(g.pass);
+    EXPECT_EQ(g.json["problems"], 1);
+    EXPECT_NE(g.report.find("note: INTERRUPTED: the suite run did not finish\n"),
+              std::string::npos);
+}
+
+TEST(GateTest, RealDropWithLowNoiseFails) {
+    json suite = typical_suite();
+    GateResult g = run_gate(make_baseline(suite), typical_suite({{"fenced", 0.6}}));
+    EXPECT_FALSE(g.pass);
+    const json& r = row(g, "baseline", "fenced");
+    EXPECT_EQ(r["verdict"], "SLOWER");
+    EXPECT_NEAR(r["change_pct"].get<double>(), -40.0, 1e-9);
+    EXPECT_NEAR(r["baseline"]["normalised"].get<double>(), 0.8, 1e-12);
+    EXPECT_NEAR(r["current"]["normalised"].get<double>(), 0.48, 1e-12);
+    // Four runs of 0.5% noise each, in quadrature: 1%.
+    EXPECT_NEAR(r["combined_noise"].get<double>(), 0.01, 1e-12);
+    EXPECT_EQ(line_of(g.report, "baseline                             fenced"),
+              "baseline                             fenced              0.800     0.480   -40.0%"
+              "     0.5%/0.5%        480  SLOWER: drop 40.0% vs set_nx_px > 20% limit and > 3.0% "
+              "(3x noise 1.0%)");
+    EXPECT_EQ(last_line(g.report), "gate: FAIL (1 problem)");
+    // The others kept their ratio to set_nx_px.
+    EXPECT_EQ(row(g, "baseline", "redlock")["verdict"], "ok");
+    EXPECT_EQ(row(g, "baseline", "set_nx_px")["verdict"], "ok");
+}
+
+TEST(GateTest, DropWithinThresholdPassesUnlessTheThresholdIsLowered) {
+    json suite = typical_suite();
+    json current = typical_suite({{"fenced", 0.85}});
+    EXPECT_TRUE(run_gate(make_baseline(suite), current).pass);
+    GateOptions strict;
+    strict.max_drop_pct = 10;
+    GateResult g = run_gate(make_baseline(suite), current, strict);
+    EXPECT_FALSE(g.pass);
+    EXPECT_EQ(row(g, "baseline", "fenced")["verdict"], "SLOWER");
+}
+
+TEST(GateTest, DropWithinThreeTimesTheNoisePasses) {
+    json suite = typical_suite();
+    json current = typical_suite({{"fenced", 0.6}});
+    // Median 480 still, but the seconds scatter: deviations 0, 240, 240, 320, 320 -> MAD 240,
+    // 50% of the median. 3 x 50% dwarfs the 40% drop, so it is not evidence of a regression.
+    run_in(current, "baseline", "fenced")["cycles_per_second"] = {480, 240, 720, 160, 800, 10};
+    run_in(current, "baseline", "fenced")["duration_s"] = 5.5;
+    GateResult g = run_gate(make_baseline(suite), current);
+    EXPECT_TRUE(g.pass) << g.report;
+    const json& r = row(g, "baseline", "fenced");
+    EXPECT_EQ(r["verdict"], "ok");
+    EXPECT_NEAR(r["current"]["noise"].get<double>(), 0.5, 1e-12);
+    EXPECT_NEAR(r["change_pct"].get<double>(), -40.0, 1e-9);
+    double combined = std::sqrt(3 * 0.005 * 0.005 + 0.5 * 0.5);
+    EXPECT_NEAR(r["combined_noise"].get<double>(), combined, 1e-12);
+    EXPECT_EQ(r["reasons"][0],
+              "drop 40.0% vs set_nx_px > 20% limit but within 150.0% (3x noise 50.0%)");
+}
+
+TEST(GateTest, WholeMachineTwiceAsSlowPasses) {
+    json suite = typical_suite();
+    GateResult g = run_gate(make_baseline(suite), typical_suite({{"*", 0.5}}));
+    EXPECT_TRUE(g.pass) << g.report;
+    for (const auto& r : g.json["rows"]) {
+        if (r["compared"] == true) {
+            EXPECT_NEAR(r["change_pct"].get<double>(), 0.0, 1e-9) << r.dump();
+        }
+    }
+    EXPECT_EQ(row(g, "baseline", "fenced")["current"]["median_cycles_per_s"], 400.0);
+}
+
+// A suite as measured on a machine whose yardstick (redis-benchmark's cycle bound at 8
+// connections) is `cycles_per_s`, with 0.5% noise.
+json with_yardstick(json suite, double cycles_per_s) {
+    suite["yardstick"] = {
+        {"tool", "redis-benchmark"},
+        {"points",
+         {{{"connections", 1}, {"cycles_per_s", cycles_per_s / 3}, {"noise", 0.005}},
+          {{"connections", 8}, {"cycles_per_s", cycles_per_s}, {"noise", 0.005}}}}};
+    return suite;
+}
+
+// The gate's blind spot closed: every strategy twice as slow on the same machine keeps every
+// ratio to set_nx_px, but halves every ratio to the machine.
+TEST(GateTest, EveryStrategyTwiceAsSlowOnTheSameMachineFailsAgainstTheYardstick) {
+    const json baseline = make_baseline(with_yardstick(typical_suite(), 20000));
+    GateResult g = run_gate(baseline, with_yardstick(typical_suite({{"*", 0.5}}), 20000));
+    EXPECT_FALSE(g.pass) << g.report;
+    const json& fenced = row(g, "baseline", "fenced");
+    EXPECT_EQ(fenced["verdict"], "SLOWER");
+    EXPECT_NEAR(fenced["change_pct"].get<double>(), 0.0, 1e-9);  // set_nx_px saw nothing
+    EXPECT_NEAR(fenced["yardstick_change_pct"].get<double>(), -50.0, 1e-9);
+    EXPECT_EQ(fenced["reasons"].back(),
+              "drop 50.0% vs the machine (redis-benchmark) > 20% limit and > 3.0% (3x noise 1.0%)");
+    // set_nx_px itself, and the scenario without it, are caught too.
+    EXPECT_EQ(row(g, "baseline", "set_nx_px")["verdict"], "SLOWER");
+    EXPECT_EQ(row(g, "t12-writer-starvation", "rwlock")["verdict"], "SLOWER");
+    EXPECT_EQ(g.json["yardstick"]["connections"], 8);
+    EXPECT_NE(g.report.find("/ the machine yardstick (redis-benchmark, 8 connections: baseline "
+                            "20000, current 20000 cycles/s)"),
+              std::string::npos)
+        << g.report;
+}
+
+TEST(GateTest, LockbenchsOwnConnectionRateIsReportedForDiagnosisNotJudged) {
+    json base_suite = with_yardstick(typical_suite(), 20000);
+    base_suite["yardstick"]["lockbench_cycles_per_s"] = 10000;
+    json cur_suite = with_yardstick(typical_suite(), 20000);
+    cur_suite["yardstick"]["lockbench_cycles_per_s"] = 5000;  // our connection code got slower
+    const json baseline = make_baseline(base_suite);
+    EXPECT_EQ(baseline["yardstick"]["lockbench_cycles_per_s"], 10000.0);
+    GateResult g = run_gate(baseline, cur_suite);
+    EXPECT_TRUE(g.pass) << g.report;  // the strategies did not slow: nothing to fail
+    EXPECT_NE(g.report.find("note: lockbench's own connection, one connection, the yardstick's "
+                            "two commands: baseline 10000, current 5000 cycles/s (-50.0%; for "
+                            "diagnosis, not judged)"),
+              std::string::npos)
+        << g.report;
+}
+
+TEST(GateTest, AMachineTwiceAsSlowPassesAgainstTheYardstick) {
+    const json baseline = make_baseline(with_yardstick(typical_suite(), 20000));
+    GateResult g = run_gate(baseline, with_yardstick(typical_suite({{"*", 0.5}}), 10000));
+    EXPECT_TRUE(g.pass) << g.report;
+    EXPECT_NEAR(row(g, "baseline", "fenced")["yardstick_change_pct"].get<double>(), 0.0, 1e-9);
+}
+
+// seed001 in CI: rwlock got 46% faster, rwlock_seed did not change, and the ratio of each to
+// the other moved. With the machine measured on both sides the gate can tell which one moved.
+TEST(GateTest, AReferenceThatGotFasterIsNotASlowdownOfTheRunsBesideIt) {
+    const json baseline = make_baseline(with_yardstick(typical_suite(), 20000));
+    GateResult g = run_gate(baseline, with_yardstick(typical_suite({{"rwlock", 1.5}}), 20000));
+    EXPECT_TRUE(g.pass) << g.report;
+    const json& seed = row(g, "t12-writer-starvation", "rwlock_seed");
+    EXPECT_EQ(seed["verdict"], "ok");
+    EXPECT_EQ(seed["reasons"].back(),
+              "drop 33.3% vs the other strategies' median, which rose 50.0% vs the machine while "
+              "this run held (0.0%): not a slowdown");
+    // Without the machine on both sides the gate cannot tell, and fails as it always did.
+    EXPECT_FALSE(run_gate(make_baseline(typical_suite()), typical_suite({{"rwlock", 1.5}})).pass);
+    // A run that dropped against the machine as well is a slowdown, whatever its peers did.
+    GateResult both = run_gate(
+        baseline, with_yardstick(typical_suite({{"rwlock", 1.5}, {"rwlock_seed", 0.7}}), 20000));
+    EXPECT_FALSE(both.pass) << both.report;
+    EXPECT_EQ(row(both, "t12-writer-starvation", "rwlock_seed")["verdict"], "SLOWER");
+}
+
+// Acquire p99 against the same two references: `p99` sets a run's p99 (ms) in a suite.
+json with_p99(json suite, const std::string& strategy, double p99) {
+    for (auto& r : suite["runs"]) {
+        if (strategy == "*" || r["strategy"] == strategy)
+            r["acquire_p99_ms"] = p99;
+    }
+    return suite;
+}
+
+TEST(GateTest, OneStrategysAcquireTailTripledFailsAgainstTheReferencesTail) {
+    const json baseline = make_baseline(with_yardstick(typical_suite(), 20000));
+    EXPECT_EQ(baseline["runs"][0]["acquire_p99_ms"], 1.5);
+    GateResult g =
+        run_gate(baseline, with_yardstick(with_p99(typical_suite(), "fenced", 1.5 * 3.5), 20000));
+    EXPECT_FALSE(g.pass) << g.report;
+    const json& fenced = row(g, "baseline", "fenced");
+    EXPECT_EQ(fenced["problems"], json::parse(R"(["LATENCY", "LATENCY"])"));
+    EXPECT_EQ(fenced["reasons"][0],
+              "acquire p99 rose 250.0% vs the machine (redis-benchmark) > "
+              "200% limit");
+    EXPECT_EQ(fenced["reasons"][1], "acquire p99 rose 250.0% vs set_nx_px's p99 > 200% limit");
+    EXPECT_EQ(fenced["current"]["acquire_p99_ms"], 5.25);
+    EXPECT_EQ(row(g, "baseline", "set_nx_px")["verdict"], "ok");
+    // Twice the tail is within the limit: tails are noisy.
+    EXPECT_TRUE(
+        run_gate(baseline, with_yardstick(with_p99(typical_suite(), "fenced", 3.0), 20000)).pass);
+}
+
+TEST(GateTest, EveryTailTripledFailsAgainstTheMachineButNotOnAMachineThatSlow) {
+    const json baseline = make_baseline(with_yardstick(typical_suite(), 20000));
+    // The same machine: only the yardstick sees it (the ratios to set_nx_px stay).
+    GateResult same = run_gate(baseline, with_yardstick(with_p99(typical_suite(), "*", 6), 20000));
+    EXPECT_FALSE(same.pass) << same.report;
+    EXPECT_EQ(row(same, "baseline", "fenced")["reasons"],
+              json{"acquire p99 rose 300.0% vs the machine (redis-benchmark) > 200% limit"});
+    // A machine four times slower: every tail four times longer is what it should be.
+    GateResult slower =
+        run_gate(baseline, with_yardstick(with_p99(typical_suite({{"*", 0.25}}), "*", 6), 5000));
+    EXPECT_TRUE(slower.pass) << slower.report;
+}
+
+TEST(GateTest, TailsUnderAMillisecondAndBaselinesWithoutThemAreNotJudged) {
+    json baseline = make_baseline(with_yardstick(with_p99(typical_suite(), "*", 0.05), 20000));
+    EXPECT_TRUE(run_gate(baseline,
+                         with_yardstick(
+                             with_p99(with_p99(typical_suite(), "*", 0.05), "fenced", 0.9), 20000))
+                    .pass);
+    for (auto& r : baseline["runs"])
+        r.erase("acquire_p99_ms");
+    EXPECT_TRUE(
+        run_gate(baseline, with_yardstick(with_p99(typical_suite(), "fenced", 50), 20000)).pass);
+}
+
+TEST(GateTest, ABaselineWithoutAYardstickIsReadAndSaysWhatItCannotSee) {
+    // An older baseline: ratios to set_nx_px only, said so; the uniform slowdown passes unseen.
+    GateResult g = run_gate(make_baseline(typical_suite()),
+                            with_yardstick(typical_suite({{"*", 0.5}}), 20000));
+    EXPECT_TRUE(g.pass) << g.report;
+    EXPECT_NE(g.report.find("note: the baseline has no machine yardstick"), std::string::npos)
+        << g.report;
+    EXPECT_EQ(row(g, "baseline", "fenced")["yardstick_change_pct"], nullptr);
+    // A yardstick of the wrong shape is bad input, named.
+    json bad = make_baseline(with_yardstick(typical_suite(), 20000));
+    bad["yardstick"]["points"][1]["cycles_per_s"] = "fast";
+    EXPECT_THROW(run_gate(bad, typical_suite()), GateInputError);
+}
+
+TEST(GateTest, ScenarioWithoutTheReferenceUsesTheMedianOfItsOtherStrategies) {
+    json suite = typical_suite();
+    // rwlock_seed 400 -> 200 while rwlock stays at 600. Its reference is the median of the
+    // *other* strategies (rwlock alone here), so the whole 50% drop shows: 0.667 -> 0.333. A
+    // median that included rwlock_seed itself would have shown it as 37.5%.
+    GateResult g = run_gate(make_baseline(suite), typical_suite({{"rwlock_seed", 0.5}}));
+    EXPECT_FALSE(g.pass);
+    const json& r = row(g, "t12-writer-starvation", "rwlock_seed");
+    EXPECT_EQ(r["reference"], "median");
+    EXPECT_EQ(r["verdict"], "SLOWER");
+    EXPECT_NEAR(r["baseline"]["normalised"].get<double>(), 400.0 / 600.0, 1e-12);
+    EXPECT_NEAR(r["current"]["normalised"].get<double>(), 200.0 / 600.0, 1e-12);
+    EXPECT_NEAR(r["change_pct"].get<double>(), -50.0, 1e-9);
+    EXPECT_EQ(row(g, "t12-writer-starvation", "rwlock")["verdict"], "ok");
+    EXPECT_EQ(row(g, "baseline", "fenced")["reference"], "set_nx_px");
+}
+
+TEST(GateTest, RunThatStoppedCompletingCyclesIsSlowerEvenIfAllStopped) {
+    json suite = typical_suite();
+    GateResult g = run_gate(make_baseline(suite), typical_suite({{"*", 0}}));
+    EXPECT_FALSE(g.pass);
+    EXPECT_EQ(row(g, "baseline", "set_nx_px")["verdict"], "SLOWER");
+    EXPECT_EQ(row(g, "baseline", "set_nx_px")["reasons"][0],
+              "completed no cycles (baseline 1000/s)");
+    EXPECT_EQ(g.json["problems"], 5);  // the fault scenario is not compared
+}
+
+TEST(GateTest, MakeBaselineStoresWhatTheGateNeeds) {
+    json suite = typical_suite();
+    run_in(suite, "baseline", "redlock")["cycles_per_second"] = {300, 4};
+    run_in(suite, "baseline", "redlock")["duration_s"] = 1.5;
+    json b = make_baseline(suite);
+    EXPECT_EQ(b["version"], 1);
+    EXPECT_EQ(b["quick"], true);
+    EXPECT_EQ(b["reference_strategy"], "set_nx_px");
+    EXPECT_EQ(b["refresh"],
+              "build/release/engine/lockbench suite --quick --out results && "
+              "build/release/engine/lockbench gate --write-baseline results/baseline.json");
+    EXPECT_EQ(b["created"].get<std::string>().size(), std::string("2026-11-22T21:40:00Z").size());
+    ASSERT_EQ(b["runs"].size(), 6u);
+    const json& fenced = b["runs"][0];
+    EXPECT_EQ(fenced["scenario"], "baseline");
+    EXPECT_EQ(fenced["strategy"], "fenced");
+    EXPECT_EQ(fenced["expected"], "safe");
+    EXPECT_EQ(fenced["faults"], false);
+    EXPECT_EQ(fenced["reference"], "set_nx_px");
+    EXPECT_EQ(fenced["samples"], 4);
+    EXPECT_NEAR(fenced["normalised"].get<double>(), 0.8, 1e-12);
+    EXPECT_NEAR(fenced["median_cycles_per_s"].get<double>(), 800, 1e-9);
+    EXPECT_NEAR(fenced["noise"].get<double>(), 0.005, 1e-12);
+    EXPECT_NEAR(fenced["cycles_per_s"].get<double>(), (800 * 4 + 80) / 4.5, 1e-9);
+    // One full second and a partial one: the partial is dropped, not averaged in.
+    const json& redlock = b["runs"][1];
+    EXPECT_EQ(redlock["samples"], 1);
+    EXPECT_EQ(redlock["median_cycles_per_s"], 300.0);
+    EXPECT_EQ(redlock["noise"], 0.0);
+    // Without set_nx_px, the gate's own rule: the median of the *other* strategies (a median
+    // that included the run itself would halve its drops).
+    const json& rwlock = b["runs"][3];
+    EXPECT_EQ(rwlock["reference"], "median");
+    EXPECT_NEAR(rwlock["normalised"].get<double>(), 600.0 / 400.0, 1e-12);
+    const json& rwlock_seed = b["runs"][4];
+    EXPECT_EQ(rwlock_seed["reference"], "median");
+    EXPECT_NEAR(rwlock_seed["normalised"].get<double>(), 400.0 / 600.0, 1e-12);
+    const json& t1 = b["runs"][5];
+    EXPECT_EQ(t1["faults"], true);
+    EXPECT_EQ(t1["normalised"], nullptr);
+    EXPECT_EQ(t1["reference"], nullptr);
+    EXPECT_EQ(t1["expected"], "violates:mutual_exclusion");
+}
+
+TEST(GateTest, BaselineRoundTripsThroughItsJsonText) {
+    json suite = typical_suite();
+    json stored = json::parse(make_baseline(suite).dump(2));
+    GateResult g = run_gate(stored, suite);
+    EXPECT_TRUE(g.pass) << g.report;
+}
+
+TEST(GateTest, MakeBaselineRefusesABrokenSuite) {
+    json interrupted = typical_suite();
+    interrupted["interrupted"] = true;
+    EXPECT_THROW(make_baseline(interrupted), GateInputError);
+    json unexpected = typical_suite();
+    unexpected["runs"][2]["as_expected"] = false;
+    try {
+        make_baseline(unexpected);
+        FAIL() << "no throw";
+    } catch (const GateInputError& e) {
+        EXPECT_STREQ(e.what(),
+                     "suite.json: /runs/2/as_expected: baseline x set_nx_px is not as expected; a "
+                     "baseline must be a known-good suite");
+    }
+}
+
+std::string error_of(const json& baseline, const json& current) {
+    GateOptions o;
+    o.baseline_name = "results/baseline.json";
+    o.current_name = "results/suite-x/suite.json";
+    try {
+        run_gate(baseline, current, o);
+    } catch (const GateInputError& e) {
+        return e.what();
+    } catch (const std::exception& e) {
+        return std::string("wrong exception type: ") + e.what();
+    }
+    return "no error";
+}
+
+TEST(GateTest, MalformedCurrentNamesFileAndPath) {
+    json suite = typical_suite();
+    json b = make_baseline(suite);
+    auto with = [&](auto edit) {
+        json c = suite;
+        edit(c);
+        return error_of(b, c);
+    };
+    const std::string f = "results/suite-x/suite.json: ";
+    EXPECT_EQ(error_of(b, json::array()), f + "/: must be an object, not an array");
+    EXPECT_EQ(with([](json& c) { c.erase("runs"); }), f + "/runs: missing");
+    EXPECT_EQ(with([](json& c) { c["runs"] = json::object(); }),
+              f + "/runs: must be an array, not an object");
+    EXPECT_EQ(with([](json& c) { c["interrupted"] = "no"; }),
+              f + "/interrupted: must be true or false, not a string");
+    EXPECT_EQ(with([](json& c) { c["runs"][1] = 7; }),
+              f + "/runs/1: must be an object, not a number");
+    EXPECT_EQ(with([](json& c) { c["runs"][0].erase("strategy"); }),
+              f + "/runs/0/strategy: missing");
+    EXPECT_EQ(with([](json& c) { c["runs"][2]["faults"] = "false"; }),
+              f + "/runs/2/faults: must be true or false, not a string");
+    EXPECT_EQ(with([](json& c) { c["runs"][0]["cycles_per_second"][1] = "9"; }),
+              f + "/runs/0/cycles_per_second/1: must be a number, not a string");
+    EXPECT_EQ(with([](json& c) { c["runs"][0]["duration_s"] = -1; }),
+              f + "/runs/0/duration_s: must not be negative");
+    EXPECT_EQ(with([](json& c) { c["runs"][3]["as_expected"] = "yes"; }),
+              f + "/runs/3/as_expected: must be true, false or null, not a string");
+    EXPECT_EQ(with([](json& c) { c["runs"].push_back(c["runs"][1]); }),
+              f + "/runs/6: a second run of baseline x redlock (first at /runs/1)");
+}
+
+TEST(GateTest, MalformedBaselineNamesFileAndPath) {
+    json suite = typical_suite();
+    json good = make_baseline(suite);
+    auto with = [&](auto edit) {
+        json b = good;
+        edit(b);
+        return error_of(b, suite);
+    };
+    const std::string f = "results/baseline.json: ";
+    EXPECT_EQ(error_of(nullptr, suite), f + "/: must be an object, not null");
+    EXPECT_EQ(with([](json& b) { b.erase("runs"); }), f + "/runs: missing");
+    EXPECT_EQ(with([](json& b) { b["runs"] = json::array(); }),
+              f + "/runs: is empty: a gate against nothing would pass anything");
+    EXPECT_EQ(with([](json& b) { b["created"] = 5; }),
+              f + "/created: must be a string, not a number");
+    EXPECT_EQ(with([](json& b) { b["runs"][4]["noise"] = "low"; }),
+              f + "/runs/4/noise: must be a number, not a string");
+    EXPECT_EQ(with([](json& b) { b["runs"][0].erase("median_cycles_per_s"); }),
+              f + "/runs/0/median_cycles_per_s: missing");
+    EXPECT_EQ(with([](json& b) { b["runs"][0]["reference"] = 1; }),
+              f + "/runs/0/reference: must be a string or null, not a number");
+    EXPECT_EQ(with([](json& b) { b["runs"][1]["expected"] = true; }),
+              f + "/runs/1/expected: must be a string or null, not a boolean");
+    EXPECT_EQ(with([](json& b) { b["version"] = 2; }),
+              f + "/version: must be 1, not 2 (refresh it: build/release/engine/lockbench suite "
+                  "--quick --out results && build/release/engine/lockbench gate "
+                  "--write-baseline results/baseline.json)");
+}
+
+class LatestSuiteDirTest : public ::testing::Test {
+  protected:
+    testing::TempDir scratch_;
+    const fs::path& dir_ = scratch_.path();
+};
+
+TEST_F(LatestSuiteDirTest, PicksTheNewestSuiteFolderAndIgnoresOthers) {
+    for (const char* name : {"suite-20261122T100000Z", "suite-20261122T120000Z",
+                             "suite-20261121T235959Z", "20261123T000000Z-baseline", "suite-latest",
+                             "suite-20261123T000000Z.tmp", "suite-2026112xT000000Z"}) {
+        fs::create_directories(dir_ / name);
+    }
+    std::ofstream(dir_ / "suite-20261124T000000Z") << "a file, not a folder";
+    EXPECT_EQ(latest_suite_dir(dir_), dir_ / "suite-20261122T120000Z");
+}
+
+TEST_F(LatestSuiteDirTest, ThrowsWhenThereIsNone) {
+    fs::create_directories(dir_ / "20261123T000000Z-baseline");
+    EXPECT_THROW(latest_suite_dir(dir_), GateInputError);
+    EXPECT_THROW(latest_suite_dir(dir_ / "absent"), GateInputError);
+}
+
+TEST_F(LatestSuiteDirTest, LoadGateJsonNamesTheFile) {
+    std::ofstream(dir_ / "bad.json") << "{\"runs\": [";
+    try {
+        load_gate_json(dir_ / "bad.json");
+        FAIL() << "no throw";
+    } catch (const GateInputError& e) {
+        EXPECT_EQ(std::string(e.what()).rfind((dir_ / "bad.json").string() + ": not valid JSON", 0),
+                  0u)
+            << e.what();
+    }
+    EXPECT_THROW(load_gate_json(dir_ / "absent.json"), GateInputError);
+    std::ofstream(dir_ / "good.json") << "{\"a\": 1}";
+    EXPECT_EQ(load_gate_json(dir_ / "good.json"), json({{"a", 1}}));
+}
+
+}  // namespace
+}  // namespace lockbench

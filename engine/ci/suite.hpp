@@ -1,0 +1,59 @@
+#pragma once
+
+// `lockbench suite`: every shipped scenario against every strategy it names, one result folder per
+// run, one table, and a JUnit file where an outcome that differs from the expectation fails.
+
+#include <atomic>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/topology/inventory.hpp"
+
+namespace lockbench {
+
+struct SuiteOptions {
+    std::filesystem::path scenarios_dir;
+    std::filesystem::path out_dir = "results";
+    std::vector<std::string> strategies;  // empty: all
+    std::vector<std::string> scenarios;   // empty: all
+    bool quick = false;                   // fault-free runs at most kQuickDuration
+    int retries = 0;                      // extra runs of a pair whose outcome was unexpected
+    std::optional<std::filesystem::path> junit;
+    bool progress = false;
+    const std::atomic<bool>* interrupt = nullptr;
+    // Measure the machine yardstick (yardstick.hpp) first and store it in suite.json, so the gate
+    // can see a slowdown that hits every strategy. Off: the gate compares to set_nx_px only.
+    bool yardstick = true;
+    // ZooKeeper strategies: the user's ensemble "HOST:PORT[,HOST:PORT…]"; empty: each run starts
+    // one (as `run --zookeeper`).
+    std::string zookeeper;
+    // The user's servers instead of embedded ones: --redis, or an inventory (whose controls let
+    // pause-server and kill-server act on its hosts). A scenario that cannot run on them (a
+    // topology lockbench must start, a fault on a process it cannot reach) is skipped, saying why.
+    std::vector<Endpoint> redis;
+    std::optional<Inventory> inventory;
+};
+
+struct SuiteOutcome {
+    std::filesystem::path dir;  // <out>/suite-<UTC time>/
+    nlohmann::json table;       // what suite.json holds
+    bool all_as_expected = false;
+    bool interrupted = false;
+    // A run that failed (table["failed"]) is that run's error, and the others are kept: the
+    // highest exit code of those errors (README.md: 2, 4 or 5), 0 when none failed.
+    int failure_exit_code = 0;
+};
+
+inline constexpr double kQuickDuration = 2.5;
+
+// Throws WorkloadError (a bad scenario, exit 2) or EnvironmentError (exit 4) when it cannot
+// start, or cannot write the suite; a run that fails is recorded, and the suite goes on.
+SuiteOutcome run_suite(const SuiteOptions& options);
+std::string format_table(const nlohmann::json& table);
+std::string junit_xml(const nlohmann::json& table);
+
+}  // namespace lockbench

@@ -1,0 +1,736 @@
+// `lockbench suite` and `lockbench gate` as a CI script uses them: the real binary, real
+// redis-servers, and every way a run can go wrong - a malformed file, no redis-server on PATH, a
+// full disk, a server killed from outside, SIGINT/SIGTERM - each ends in one clear line, the
+// documented exit code, no half-written result and no redis-server left running.
+
+#include <arpa/inet.h>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <netinet/in.h>
+#include <sched.h>
+#include <sstream>
+#include <string>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "checker/history_generator.hpp"
+#include "checker/testing/temp_dir.hpp"
+#include "engine/servers/redis_server.hpp"
+
+namespace lockbench {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+using testing::TempDir;
+
+std::string read(const fs::path& p) {
+    std::ifstream in(p);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+void write(const fs::path& p, const std::string& text) {
+    std::ofstream(p) << text;
+}
+
+struct Cli {
+    int code = -1;
+    std::string out, err;
+};
+
+// Runs `lockbench ARGS` through the shell (so a test can set PATH or ulimit in `prefix`).
+Cli lockbench(const fs::path& scratch, const std::string& args, const std::string& prefix = "") {
+    const fs::path out = scratch / "stdout.txt";
+    const fs::path err = scratch / "stderr.txt";
+    std::string cmd = prefix + " '" + std::string(LOCKBENCH_BINARY) + "' " + args + " >'" +
+                      out.string() + "' 2>'" + err.string() + "'";
+    int status = std::system(("bash -c \"" + cmd + "\"").c_str());
+    Cli r;
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = read(out);
+    r.err = read(err);
+    return r;
+}
+
+std::size_t lines(const std::string& s) {
+    std::size_t n = 0;
+    for (char c : s)
+        n += c == '\n';
+    return n;
+}
+
+// Everything under `dir` except the CLI's own output files: what a run left behind.
+std::vector<fs::path> leftovers(const fs::path& dir) {
+    std::vector<fs::path> out;
+    for (const auto& e : fs::recursive_directory_iterator(dir)) {
+        auto name = e.path().filename().string();
+        if (name != "stdout.txt" && name != "stderr.txt" && name != "scenarios" &&
+            e.path().parent_path().filename() != "scenarios")
+            out.push_back(e.path());
+    }
+    return out;
+}
+
+// True when something accepts connections on the loopback port: a leftover server would.
+bool port_answers(int port) {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<std::uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+    ::close(fd);
+    return ok;
+}
+
+// One short, fault-free scenario for two strategies: a suite of two runs in about two seconds.
+void write_tiny_scenarios(const fs::path& dir) {
+    fs::create_directories(dir);
+    write(dir / "tiny.json", R"({"name": "tiny", "clients": 4, "keys": 2, "hold_ms": 1,
+        "lease_ms": 2000, "duration_s": 1, "seed": 3,
+        "expect": {"set_nx_px": "safe", "fenced": "safe"}})");
+}
+
+// `lockbench check` as a Jepsen user calls it on a register history: no lock anywhere.
+TEST(CheckCliTest, ARegisterHistoryIsJudgedByLinearizabilityAlone) {
+    TempDir scratch;
+    const fs::path history = scratch.path() / "register.jsonl";
+    write(history, checker::testing::RegisterHistoryGenerator(11).generate(2000));
+
+    Cli judged = lockbench(scratch.path(), "check '" + history.string() + "' --model register");
+    EXPECT_EQ(judged.code, 0) << judged.out << judged.err;
+    EXPECT_NE(judged.out.find("linearizability   VALID"), std::string::npos) << judged.out;
+    EXPECT_NE(judged.out.find("resource          N/A      the history has no lock operations"),
+              std::string::npos)
+        << judged.out;
+
+    // Without a model nothing applies: unknown, and the report says what is missing.
+    Cli nothing = lockbench(scratch.path(), "check '" + history.string() + "'");
+    EXPECT_EQ(nothing.code, 3) << nothing.out << nothing.err;
+    EXPECT_NE(nothing.out.find("needs --model register"), std::string::npos) << nothing.out;
+
+    Cli no_model =
+        lockbench(scratch.path(), "check '" + history.string() + "' --checks linearizability");
+    EXPECT_EQ(no_model.code, 2);
+    EXPECT_EQ(no_model.err,
+              "lockbench: --checks linearizability needs a model: --model "
+              "mutex|rwlock|register\n");
+    Cli bad_check = lockbench(scratch.path(), "check '" + history.string() + "' --checks speed");
+    EXPECT_EQ(bad_check.code, 2);
+    EXPECT_EQ(lines(bad_check.err), 1u) << bad_check.err;
+}
+
+// A Jepsen user's history.edn, checked in one command; EDN that is not EDN is bad input, located.
+TEST(CheckCliTest, AJepsenEdnHistoryIsCheckedAsItIs) {
+    TempDir scratch;
+    const fs::path history = scratch.path() / "history.edn";
+    write(history, R"({:index 0, :type :invoke, :f :write, :value [k1 3], :process 0, :time 10}
+{:index 1, :type :ok, :f :write, :value [k1 3], :process 0, :time 20}
+{:index 2, :type :invoke, :f :cas, :value [k1 [3 4]], :process 1, :time 30}
+{:index 3, :type :fail, :f :cas, :value [k1 [3 4]], :process 1, :time 40} ; no :error
+{:index 4, :type :invoke, :f :read, :value [k1 nil], :process 0, :time 50}
+{:index 5, :type :ok, :f :read, :value [k1 3], :process 0, :time 60})");
+    Cli jepsen = lockbench(scratch.path(), "check '" + history.string() + "' --model cas-register");
+    EXPECT_EQ(jepsen.code, 0) << jepsen.out << jepsen.err;
+    EXPECT_NE(jepsen.out.find("linearizability   VALID    register, 3 ops on 1 key"),
+              std::string::npos)
+        << jepsen.out;
+    Cli observed = lockbench(scratch.path(), "check '" + history.string() +
+                                                 "' --model cas-register --fail-means observation");
+    EXPECT_EQ(observed.code, 1) << observed.out << observed.err;
+
+    const fs::path broken = scratch.path() / "broken.edn";
+    write(broken, "[{:type :invoke, :f :read, :process 0}\n {:type :ok :f}]");
+    Cli bad = lockbench(scratch.path(), "check '" + broken.string() + "'");
+    EXPECT_EQ(bad.code, 2) << bad.out << bad.err;
+    EXPECT_EQ(bad.err, "lockbench: " + broken.string() +
+                           ": line 2, column 15: the map key f has no value\n");
+    // --format says how to read a file whatever its name.
+    const fs::path renamed = scratch.path() / "history.txt";
+    fs::copy(history, renamed);
+    EXPECT_EQ(lockbench(scratch.path(), "check '" + renamed.string() + "' --model register").code,
+              2);
+    Cli as_edn =
+        lockbench(scratch.path(), "check '" + renamed.string() + "' --model register --format edn");
+    EXPECT_EQ(as_edn.code, 0) << as_edn.out << as_edn.err;
+}
+
+// A history that is not there is bad input (exit 2), in one line naming the file and why.
+TEST(CheckCliTest, AMissingHistoryFileIsBadInputInOneLine) {
+    TempDir scratch;
+    const fs::path missing = scratch.path() / "no-such-history.jsonl";
+    Cli r = lockbench(scratch.path(), "check '" + missing.string() + "'");
+    EXPECT_EQ(r.code, 2) << r.out << r.err;
+    EXPECT_EQ(r.err, "lockbench: history: File does not exist: " + missing.string() +
+                         " (see lockbench --help)\n");
+    // A folder where a file should be passes that check and fails on reading: still bad input.
+    Cli folder = lockbench(scratch.path(), "check '" + scratch.path().string() + "'");
+    EXPECT_EQ(folder.code, 2) << folder.out << folder.err;
+    EXPECT_EQ(lines(folder.err), 1u) << folder.err;
+}
+
+// A bad rate is bad input (exit 2) in one line, before any server starts.
+TEST(RunCliTest, ABadRateIsBadInputInOneLine) {
+    TempDir scratch;
+    const std::string out = " --out '" + (scratch.path() / "results").string() + "'";
+    const std::string per_s =
+        "lockbench: command line: /rate/per_s: must be arrivals per second, "
+        "more than 0 and at most 10000000, not ";
+    for (const auto& [args, message] : std::vector<std::pair<std::string, std::string>>{
+             {"run --rate 0", per_s + "0\n"},
+             {"run --rate=-5", per_s + "-5\n"},
+             {"run --rate 2e7", per_s + "2e+07\n"},
+             {"run --arrivals poisson",
+              "lockbench: --arrivals needs a rate: --rate R, or a rate in the workload\n"},
+             {"run --rate 100 --think-ms 1",
+              "lockbench: think_ms: a run at a rate starts each cycle when its arrival is due, so "
+              "think_ms must be 0 (--think-ms 0)\n"},
+         }) {
+        Cli r = lockbench(scratch.path(), args + out);
+        EXPECT_EQ(r.code, 2) << args << ": " << r.out << r.err;
+        EXPECT_EQ(r.err, message) << args;
+        EXPECT_FALSE(fs::exists(scratch.path() / "results")) << args;
+    }
+    for (const std::string args : {"run --rate fast", "run --rate 100 --arrivals bursty"}) {
+        Cli r = lockbench(scratch.path(), args + out);
+        EXPECT_EQ(r.code, 2) << args << ": " << r.out << r.err;
+        EXPECT_EQ(lines(r.err), 1u) << args << ": " << r.err;
+    }
+}
+
+// The command line a user runs against their own server: a fault that cannot fire there is
+// unknown (exit 3), named in the report, never "safe".
+TEST(RunCliTest, AFaultThatNeverFiredIsExitThreeOnTheUsersServer) {
+    TempDir scratch;
+    RedisServer theirs;
+    write(scratch.path() / "w.json", R"({"name": "w", "clients": 3, "keys": 1, "duration_s": 1.2,
+        "command_timeout_ms": 100,
+        "faults": [
+            {"fault": "partition", "target": "node:0", "at_s": 0.05, "duration_ms": 5000},
+            {"fault": "pause-client", "target": "holder", "key": "k0", "at_s": 0.6}],
+        "expect": {"set_nx_px": "safe"}})");
+    Cli r = lockbench(scratch.path(), "run '" + (scratch.path() / "w.json").string() +
+                                          "' --redis " + theirs.endpoint().to_string() +
+                                          " --out '" + (scratch.path() / "results").string() + "'");
+    EXPECT_EQ(r.code, 3) << r.out << r.err;
+    EXPECT_NE(r.out.find("fault       pause-client on holder of k0 at 0.60 s: took effect 0 of "
+                         "1  <- NOT ALL FIRED"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("expected    safe -> unknown"), std::string::npos) << r.out;
+}
+
+// A run measures the machine first, as a suite does, and says when it could not.
+TEST(RunCliTest, ARunMeasuresTheMachineFirstOrSaysWhyNot) {
+    TempDir scratch;
+    const auto run_in = [&](const std::string& name, const std::string& flags,
+                            const std::string& prefix = "") {
+        const fs::path out = scratch.path() / name;
+        Cli r = lockbench(scratch.path(),
+                          "run --strategy set_nx_px --clients 2 --duration 0.5 --out '" +
+                              out.string() + "'" + flags,
+                          prefix);
+        EXPECT_EQ(r.code, 0) << name << ": " << r.out << r.err;
+        json summary;
+        for (const auto& e : fs::directory_iterator(out))
+            summary = json::parse(read(e.path() / "summary.json"));
+        return std::pair{r, summary};
+    };
+    const auto [measured, with] = run_in("measured", "");
+    ASSERT_TRUE(with["yardstick"].is_object()) << with.dump();
+    ASSERT_EQ(with["yardstick"]["points"].size(), 2u);
+    EXPECT_EQ(with["yardstick"]["points"][0]["connections"], 1);
+    EXPECT_EQ(with["yardstick"]["points"][1]["connections"], 8);
+    EXPECT_GT(with["yardstick"]["points"][1]["cycles_per_s"].get<double>(), 0);
+    EXPECT_NE(measured.out.find("machine     redis-benchmark's cycle bound: "), std::string::npos)
+        << measured.out;
+
+    // Without redis-benchmark (redis-server alone on the PATH) the run goes on and says why.
+    const fs::path bin = scratch.path() / "bin";
+    fs::create_directories(bin);
+    fs::create_symlink("/usr/bin/redis-server", bin / "redis-server");
+    const auto [unmeasured, without] = run_in("unmeasured", "", "PATH='" + bin.string() + "'");
+    EXPECT_EQ(without["yardstick"]["not_measured"],
+              "redis-benchmark not found (Debian: redis-tools): No such file or directory");
+    EXPECT_NE(unmeasured.out.find("machine     not measured: redis-benchmark not found"),
+              std::string::npos)
+        << unmeasured.out;
+
+    const auto [skipped, none] = run_in("skipped", " --no-yardstick");
+    EXPECT_FALSE(none.contains("yardstick")) << none.dump();
+    EXPECT_EQ(skipped.out.find("machine "), std::string::npos) << skipped.out;
+
+    // A ramp measures it once, for all its points.
+    const fs::path ramp_out = scratch.path() / "ramp";
+    Cli ramp = lockbench(scratch.path(),
+                         "run --strategy set_nx_px --clients-ramp 1,2 --duration "
+                         "0.3 --out '" +
+                             ramp_out.string() + "'");
+    ASSERT_EQ(ramp.code, 0) << ramp.out << ramp.err;
+    json curves;
+    for (const auto& e : fs::directory_iterator(ramp_out))
+        curves = json::parse(read(e.path() / "ramp.json"));
+    ASSERT_TRUE(curves["yardstick"].is_object()) << curves.dump();
+    EXPECT_EQ(curves["yardstick"]["points"].size(), 2u);
+}
+
+TEST(SuiteCliTest, RunsEveryPairWritesTheTableJunitAndAWholeSuiteFolder) {
+    TempDir t;
+    write_tiny_scenarios(t.path() / "scenarios");
+    auto r = lockbench(t.path(), "suite --dir '" + (t.path() / "scenarios").string() + "' --out '" +
+                                     (t.path() / "results").string() + "' --junit '" +
+                                     (t.path() / "junit.xml").string() + "'");
+    ASSERT_EQ(r.code, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("2 of 2 runs as expected"), std::string::npos) << r.out;
+    std::vector<fs::path> suites;
+    for (const auto& e : fs::directory_iterator(t.path() / "results"))
+        suites.push_back(e.path());
+    ASSERT_EQ(suites.size(), 1u);
+    EXPECT_EQ(suites[0].filename().string().rfind("suite-", 0), 0u);
+    auto table = json::parse(read(suites[0] / "suite.json"));
+    ASSERT_EQ(table["runs"].size(), 2u);
+    for (const auto& run : table["runs"]) {
+        EXPECT_EQ(run["as_expected"], true);
+        EXPECT_EQ(run["valid"], true);
+        EXPECT_TRUE(fs::exists(suites[0] / run["dir"].get<std::string>() / "summary.json"));
+    }
+    std::string junit = read(t.path() / "junit.xml");
+    EXPECT_NE(junit.find("tests=\"2\" failures=\"0\""), std::string::npos) << junit;
+    // The machine was measured first, by redis-benchmark, at 1 and 8 connections.
+    ASSERT_TRUE(table["yardstick"].is_object()) << table.dump();
+    EXPECT_EQ(table["yardstick"]["tool"], "redis-benchmark");
+    ASSERT_EQ(table["yardstick"]["points"].size(), 2u);
+    EXPECT_EQ(table["yardstick"]["points"][1]["connections"], 8);
+    EXPECT_GT(table["yardstick"]["points"][1]["cycles_per_s"].get<double>(), 0);
+    // Beside it, for diagnosis, lockbench's own connection doing the same cycle.
+    EXPECT_GT(table["yardstick"]["lockbench_cycles_per_s"].get<double>(), 0);
+
+    // The gate against a baseline made from this very suite passes, and says so.
+    auto wb = lockbench(t.path(), "gate --current '" + suites[0].string() + "' --write-baseline '" +
+                                      (t.path() / "baseline.json").string() + "'");
+    ASSERT_EQ(wb.code, 0) << wb.out << wb.err;
+    auto g = lockbench(t.path(), "gate --baseline '" + (t.path() / "baseline.json").string() +
+                                     "' --current '" + (t.path() / "results").string() + "'");
+    EXPECT_EQ(g.code, 0) << g.out << g.err;
+    EXPECT_NE(g.out.find("gate: PASS"), std::string::npos) << g.out;
+    EXPECT_NE(g.out.find("/ the machine yardstick (redis-benchmark, 8 connections"),
+              std::string::npos)
+        << g.out;
+}
+
+// The gate's own tests: long enough for a few per-second samples, so each run measures its noise
+// (one sample would claim none), and two strategies with the same round trips per cycle (SET NX
+// PX, then one release command). A contended machine slows a cycle through more processes more:
+// fenced, whose writes reach another server, fell 34% against set_nx_px under the busy loops
+// below in one CI run. That is a limit of the ratio to another strategy, which the gate shows
+// when it happens; these tests isolate the machine yardstick.
+void write_gate_scenarios(const fs::path& dir) {
+    fs::create_directories(dir);
+    write(dir / "steady.json", R"({"name": "steady", "clients": 4, "keys": 2, "hold_ms": 1,
+        "lease_ms": 2000, "duration_s": 3, "seed": 3,
+        "expect": {"set_nx_px": "safe", "set_nx_px_del": "safe"}})");
+}
+
+// A timing test measures the machine, so it must have the machine to itself: ctest runs it alone
+// (label `timing`, RUN_SERIAL: engine/CMakeLists.txt), which sets LOCKBENCH_TIMING_TESTS; run
+// anywhere else (the parallel list, the binary by hand) it is skipped, saying so.
+constexpr const char* kNotATimingRun =
+    "a timing test: it measures the machine and needs it to itself; `ctest -L timing` runs it "
+    "alone (or set LOCKBENCH_TIMING_TESTS=1 and give it an idle machine)";
+bool timing_run() {
+    return std::getenv("LOCKBENCH_TIMING_TESTS") != nullptr;
+}
+
+// The engine made slower for every strategy alike (a test-only delay per cycle): every ratio to
+// set_nx_px stays put, so only the machine yardstick can catch it - and the gate must.
+TEST(SuiteCliTest, TheGateCatchesAnEngineSlowedForEveryStrategy) {
+    if (!timing_run())
+        GTEST_SKIP() << kNotATimingRun;
+    TempDir t;
+    write_gate_scenarios(t.path() / "scenarios");
+    const std::string suite_args =
+        "suite --dir '" + (t.path() / "scenarios").string() + "' --out '";
+    auto before = lockbench(t.path(), suite_args + (t.path() / "before").string() + "'");
+    ASSERT_EQ(before.code, 0) << before.out << before.err;
+    auto wb = lockbench(t.path(), "gate --current '" + (t.path() / "before").string() +
+                                      "' --write-baseline '" +
+                                      (t.path() / "baseline.json").string() + "'");
+    ASSERT_EQ(wb.code, 0) << wb.out << wb.err;
+    auto slowed = lockbench(t.path(), suite_args + (t.path() / "after").string() + "'",
+                            "LOCKBENCH_TEST_CYCLE_DELAY_MS=9");
+    ASSERT_EQ(slowed.code, 0) << slowed.out << slowed.err;
+    auto g = lockbench(t.path(), "gate --baseline '" + (t.path() / "baseline.json").string() +
+                                     "' --current '" + (t.path() / "after").string() + "'");
+    EXPECT_EQ(g.code, 1) << g.out << g.err;
+    EXPECT_NE(g.out.find("SLOWER: drop"), std::string::npos) << g.out;
+    EXPECT_NE(g.out.find("vs the machine (redis-benchmark)"), std::string::npos) << g.out;
+    EXPECT_EQ(g.out.find("vs set_nx_px >"), std::string::npos) << g.out;  // it saw nothing
+    EXPECT_NE(g.out.find("gate: FAIL (2 problems)"), std::string::npos) << g.out;
+}
+
+// A machine made slower: one busy loop pinned to each core for the whole second suite, so
+// lockbench, redis-server and redis-benchmark all get about half a core where they had one.
+class CpuContention {
+  public:
+    CpuContention() {
+        const long cores = std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN));
+        for (long core = 0; core < cores; ++core) {
+            const pid_t pid = ::fork();
+            if (pid == 0) {
+                cpu_set_t set;
+                CPU_ZERO(&set);
+                CPU_SET(static_cast<int>(core), &set);
+                ::sched_setaffinity(0, sizeof set, &set);
+                ::execl("/bin/sh", "sh", "-c", "while :; do :; done", static_cast<char*>(nullptr));
+                ::_exit(127);
+            }
+            if (pid > 0)
+                loops_.push_back(pid);
+        }
+    }
+    ~CpuContention() {
+        for (pid_t pid : loops_) {
+            ::kill(pid, SIGKILL);
+            ::waitpid(pid, nullptr, 0);
+        }
+    }
+    CpuContention(const CpuContention&) = delete;
+    CpuContention& operator=(const CpuContention&) = delete;
+    std::size_t loops() const { return loops_.size(); }
+
+  private:
+    std::vector<pid_t> loops_;
+};
+
+// The twin of the test above: the same build on a machine made slower by CPU contention. Every
+// strategy slows, and so does the yardstick measured on the same machine in the same suite: the
+// gate must pass. (Absolute throughput does drop; the test checks that it did, or it proved
+// nothing.) Alone, as the test above, for the same reason.
+TEST(SuiteCliTest, TheGatePassesTheSameBuildOnAMachineSlowedByCpuContention) {
+    if (!timing_run())
+        GTEST_SKIP() << kNotATimingRun;
+    TempDir t;
+    write_gate_scenarios(t.path() / "scenarios");
+    const std::string suite_args =
+        "suite --dir '" + (t.path() / "scenarios").string() + "' --out '";
+    auto before = lockbench(t.path(), suite_args + (t.path() / "before").string() + "'");
+    ASSERT_EQ(before.code, 0) << before.out << before.err;
+    auto wb = lockbench(t.path(), "gate --current '" + (t.path() / "before").string() +
+                                      "' --write-baseline '" +
+                                      (t.path() / "baseline.json").string() + "'");
+    ASSERT_EQ(wb.code, 0) << wb.out << wb.err;
+    {
+        CpuContention busy;
+        ASSERT_GE(busy.loops(), 1u);
+        auto loaded = lockbench(t.path(), suite_args + (t.path() / "after").string() + "'");
+        ASSERT_EQ(loaded.code, 0) << loaded.out << loaded.err;
+    }
+    auto g = lockbench(t.path(), "gate --baseline '" + (t.path() / "baseline.json").string() +
+                                     "' --current '" + (t.path() / "after").string() + "'");
+    EXPECT_EQ(g.code, 0) << g.out << g.err;
+    EXPECT_NE(g.out.find("gate: PASS"), std::string::npos) << g.out;
+    // The machine really was slower: the yardstick says so.
+    const auto yardstick = [&](const char* folder) {
+        for (const auto& e : fs::directory_iterator(t.path() / folder)) {
+            const auto suite = nlohmann::json::parse(std::ifstream(e.path() / "suite.json"));
+            return suite["yardstick"]["points"].back()["cycles_per_s"].get<double>();
+        }
+        return 0.0;
+    };
+    EXPECT_LT(yardstick("after"), 0.8 * yardstick("before"))
+        << "the busy loops did not slow the machine: this run proves nothing";
+}
+
+TEST(SuiteCliTest, AMalformedScenarioIsBadInputBeforeAnyServerStarts) {
+    TempDir t;
+    write_tiny_scenarios(t.path() / "scenarios");
+    write(t.path() / "scenarios/broken.json", R"({"name": "broken", "clients": "many"})");
+    auto r =
+        lockbench(t.path(), "suite --no-yardstick --dir '" + (t.path() / "scenarios").string() +
+                                "' --out '" + (t.path() / "results").string() + "'");
+    EXPECT_EQ(r.code, 2);
+    EXPECT_EQ(lines(r.err), 1u) << r.err;
+    EXPECT_NE(r.err.find("broken.json: /clients"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(t.path() / "results"));
+}
+
+TEST(SuiteCliTest, AMalformedBaselineIsBadInput) {
+    TempDir t;
+    write(t.path() / "baseline.json", "{\"runs\": 7}");
+    fs::create_directories(t.path() / "results/suite-20260101T000000Z");
+    write(t.path() / "results/suite-20260101T000000Z/suite.json",
+          R"({"quick": true, "interrupted": false, "all_as_expected": true, "runs": []})");
+    auto r = lockbench(t.path(), "gate --baseline '" + (t.path() / "baseline.json").string() +
+                                     "' --current '" + (t.path() / "results").string() + "'");
+    EXPECT_EQ(r.code, 2) << r.out << r.err;
+    EXPECT_EQ(lines(r.err), 1u) << r.err;
+    EXPECT_NE(r.err.find("baseline.json"), std::string::npos) << r.err;
+}
+
+TEST(SuiteCliTest, NoRedisServerOnPathIsAnEnvironmentErrorAndLeavesNothing) {
+    TempDir t;
+    write_tiny_scenarios(t.path() / "scenarios");
+    auto r = lockbench(t.path(),
+                       "suite --dir '" + (t.path() / "scenarios").string() + "' --out '" +
+                           (t.path() / "results").string() + "'",
+                       "PATH=/nonexistent");
+    EXPECT_EQ(r.code, 4) << r.out << r.err;
+    EXPECT_EQ(lines(r.err), 1u) << r.err;
+    EXPECT_NE(r.err.find("redis-server"), std::string::npos) << r.err;
+    EXPECT_TRUE(!fs::exists(t.path() / "results") || fs::is_empty(t.path() / "results"))
+        << "left behind: " << leftovers(t.path()).size();
+}
+
+// The names under `dir`, at any depth, of folders a result is filled in before it is whole.
+std::vector<std::string> tmp_folders(const fs::path& dir) {
+    std::vector<std::string> out;
+    for (const auto& e : fs::recursive_directory_iterator(dir)) {
+        if (e.path().filename().string().starts_with(".tmp-"))
+            out.push_back(e.path().string());
+    }
+    return out;
+}
+
+// The one suite folder under `results`.
+fs::path the_suite(const fs::path& results) {
+    std::vector<fs::path> suites(fs::directory_iterator(results), fs::directory_iterator{});
+    EXPECT_EQ(suites.size(), 1u);
+    return suites.empty() ? fs::path() : suites[0];
+}
+
+TEST(SuiteCliTest, AFullDiskFailsEachRunWithoutAHalfWrittenResultAndSaysSo) {
+    TempDir t;
+    write_tiny_scenarios(t.path() / "scenarios");
+    // `ulimit -f` makes every write past 64 KiB fail with EFBIG, as a full disk fails with ENOSPC:
+    // each run's history does; the suite's small table still fits, and says so.
+    auto r = lockbench(t.path(),
+                       "suite --no-yardstick --dir '" + (t.path() / "scenarios").string() +
+                           "' --out '" + (t.path() / "results").string() + "'",
+                       "ulimit -f 64;");
+    EXPECT_EQ(r.code, 4) << r.out << r.err;
+    EXPECT_EQ(lines(r.err), 2u) << r.err;
+    EXPECT_EQ(r.err.rfind("failed: tiny x fenced: ", 0), 0u) << r.err;
+    EXPECT_NE(r.out.find("0 of 2 runs as expected, 2 failed"), std::string::npos) << r.out;
+    const fs::path suite = the_suite(t.path() / "results");
+    const json table = json::parse(read(suite / "suite.json"));
+    EXPECT_TRUE(table["runs"].empty());
+    ASSERT_EQ(table["failed"].size(), 2u);
+    EXPECT_EQ(table["failed"][0]["exit_code"], 4);
+    // No run folder, whole or half: just the table.
+    EXPECT_EQ(std::distance(fs::directory_iterator(suite), fs::directory_iterator{}), 2);
+    EXPECT_TRUE(tmp_folders(t.path() / "results").empty());
+}
+
+// One run of three cannot be done (its clients need more file descriptors than the process may
+// open, and as root the right to raise the limit is dropped): it is that run's error - its row,
+// suite.json, JUnit, one line on stderr, exit 4 - and the runs before and after it are kept.
+TEST(SuiteCliTest, ARunThatFailsIsThatRunsErrorAndTheOthersAreKept) {
+    TempDir t;
+    const fs::path scenarios = t.path() / "scenarios";
+    fs::create_directories(scenarios);
+    const std::string tiny = R"("keys": 2, "hold_ms": 1, "lease_ms": 2000, "duration_s": 1,
+        "expect": {"set_nx_px": "safe"}})";
+    write(scenarios / "a-before.json", R"({"name": "a-before", "clients": 4, )" + tiny);
+    write(scenarios / "b-crowd.json", R"({"name": "b-crowd", "clients": 5000, )" + tiny);
+    write(scenarios / "c-after.json", R"({"name": "c-after", "clients": 4, )" + tiny);
+    const fs::path junit = t.path() / "junit.xml";
+    const std::string keep_limit =
+        ::geteuid() == 0 ? "setpriv --bounding-set=-sys_resource --inh-caps=-sys_resource" : "";
+    auto r = lockbench(t.path(),
+                       "suite --no-yardstick --dir '" + scenarios.string() + "' --out '" +
+                           (t.path() / "results").string() + "' --junit '" + junit.string() + "'",
+                       "ulimit -n 512; " + keep_limit);
+    EXPECT_EQ(r.code, 4) << r.out << r.err;
+    EXPECT_EQ(lines(r.err), 1u) << r.err;
+    EXPECT_EQ(r.err.rfind("failed: b-crowd x set_nx_px: --clients 5000 needs about ", 0), 0u)
+        << r.err;
+    EXPECT_NE(r.out.find("b-crowd                              set_nx_px       FAILED: --clients "
+                         "5000 needs about"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("2 of 3 runs as expected, 1 failed"), std::string::npos) << r.out;
+    const fs::path suite = the_suite(t.path() / "results");
+    const json table = json::parse(read(suite / "suite.json"));
+    EXPECT_EQ(table["all_as_expected"], false);
+    ASSERT_EQ(table["runs"].size(), 2u);
+    EXPECT_EQ(table["runs"][0]["scenario"], "a-before");
+    EXPECT_EQ(table["runs"][1]["scenario"], "c-after");
+    for (const auto& run : table["runs"]) {
+        EXPECT_EQ(run["as_expected"], true);
+        EXPECT_TRUE(fs::exists(suite / run["dir"].get<std::string>() / "summary.json"));
+    }
+    ASSERT_EQ(table["failed"].size(), 1u);
+    EXPECT_EQ(table["failed"][0]["scenario"], "b-crowd");
+    EXPECT_EQ(table["failed"][0]["strategy"], "set_nx_px");
+    EXPECT_EQ(table["failed"][0]["exit_code"], 4);
+    EXPECT_NE(table["failed"][0]["error"].get<std::string>().find("file descriptors"),
+              std::string::npos);
+    const std::string xml = read(junit);
+    EXPECT_NE(xml.find("tests=\"3\" failures=\"0\" errors=\"1\""), std::string::npos) << xml;
+    EXPECT_NE(xml.find("<testcase classname=\"b-crowd\" name=\"set_nx_px\">\n    <error "
+                       "message=\"--clients 5000 needs about"),
+              std::string::npos)
+        << xml;
+    EXPECT_TRUE(tmp_folders(t.path() / "results").empty());
+}
+
+// The children of `parent` named `name`, from /proc (the embedded redis-server of a run).
+std::vector<pid_t> children_named(pid_t parent, const std::string& name) {
+    std::vector<pid_t> out;
+    for (const auto& e : fs::directory_iterator("/proc")) {
+        const std::string pid = e.path().filename().string();
+        if (pid.find_first_not_of("0123456789") != std::string::npos)
+            continue;
+        std::string stat = read(e.path() / "stat");
+        auto open = stat.find('('), close = stat.rfind(')');
+        if (open == std::string::npos || close == std::string::npos)
+            continue;
+        std::istringstream rest(stat.substr(close + 2));
+        char state;
+        pid_t ppid = 0;
+        rest >> state >> ppid;
+        if (ppid == parent && stat.substr(open + 1, close - open - 1) == name)
+            out.push_back(std::stoi(pid));
+    }
+    return out;
+}
+
+TEST(SuiteCliTest, AnEmbeddedServerKilledFromOutsideIsAnEnvironmentErrorAndLeavesNoResult) {
+    TempDir t;
+    const std::string results = (t.path() / "results").string();
+    const std::string err = (t.path() / "stderr.txt").string();
+    pid_t pid = ::fork();
+    if (pid == 0) {
+        std::freopen(err.c_str(), "w", stderr);
+        ::execl(LOCKBENCH_BINARY, LOCKBENCH_BINARY, "run", "--no-yardstick", "--duration", "20",
+                "--out", results.c_str(), static_cast<char*>(nullptr));
+        ::_exit(127);
+    }
+    std::vector<pid_t> servers;
+    for (int i = 0; i < 100 && servers.empty(); ++i) {
+        std::this_thread::sleep_for(50ms);
+        servers = children_named(pid, "redis-server");
+    }
+    ASSERT_EQ(servers.size(), 1u);
+    std::this_thread::sleep_for(500ms);
+    ::kill(servers[0], SIGKILL);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 4);
+    std::string message = read(err);
+    EXPECT_EQ(lines(message), 1u) << message;
+    EXPECT_NE(message.find("died"), std::string::npos) << message;
+    EXPECT_TRUE(!fs::exists(results) || fs::is_empty(results));
+}
+
+class SuiteSignalTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(SuiteSignalTest, StopsMidSuiteWritesAnInterruptedSuiteAndLeavesNoServer) {
+    TempDir t;
+    fs::create_directories(t.path() / "scenarios");
+    write(t.path() / "scenarios/long.json", R"({"name": "long", "clients": 4, "keys": 2,
+        "hold_ms": 1, "duration_s": 30, "expect": {"set_nx_px": "safe", "fenced": "safe"}})");
+    pid_t pid = ::fork();
+    if (pid == 0) {
+        std::string scenarios = (t.path() / "scenarios").string();
+        std::string results = (t.path() / "results").string();
+        ::execl(LOCKBENCH_BINARY, LOCKBENCH_BINARY, "suite", "--no-yardstick", "--dir",
+                scenarios.c_str(), "--out", results.c_str(), static_cast<char*>(nullptr));
+        ::_exit(127);
+    }
+    std::this_thread::sleep_for(1500ms);
+    ::kill(pid, GetParam());
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 130);
+    std::vector<fs::path> suites;
+    for (const auto& e : fs::directory_iterator(t.path() / "results"))
+        suites.push_back(e.path());
+    ASSERT_EQ(suites.size(), 1u);
+    EXPECT_TRUE(tmp_folders(t.path() / "results").empty());
+    auto table = json::parse(read(suites[0] / "suite.json"));
+    EXPECT_EQ(table["interrupted"], true);
+    EXPECT_EQ(table["all_as_expected"], false);
+    // The interrupted run itself is whole and marked; its embedded server is gone.
+    bool found_run = false;
+    for (const auto& e : fs::directory_iterator(suites[0])) {
+        if (!e.is_directory())
+            continue;
+        auto summary = json::parse(read(e.path() / "summary.json"));
+        EXPECT_TRUE(summary["interrupted"].get<bool>());
+        auto endpoint = summary["redis"]["endpoints"][0].get<std::string>();
+        EXPECT_FALSE(port_answers(std::stoi(endpoint.substr(endpoint.rfind(':') + 1))));
+        found_run = true;
+    }
+    EXPECT_TRUE(found_run);
+}
+
+// SIGHUP as well: the terminal or the ssh session of a long suite went away.
+INSTANTIATE_TEST_SUITE_P(Signals, SuiteSignalTest, ::testing::Values(SIGINT, SIGTERM, SIGHUP),
+                         [](const auto& param_info) {
+                             return param_info.param == SIGINT    ? "SIGINT"
+                                    : param_info.param == SIGTERM ? "SIGTERM"
+                                                                  : "SIGHUP";
+                         });
+
+// Hosts in network namespaces need root. As another user the Sentinel scenarios are skipped,
+// each with one line, in suite.json, the table and JUnit - and a suite that ran nothing else is
+// not a pass (exit 3). `run` of one is an environment error in one line (exit 4).
+TEST(SuiteCliTest, WithoutRootTheSentinelScenariosAreSkippedSayingWhy) {
+    if (::geteuid() != 0)
+        GTEST_SKIP() << "needs root to become another user";
+    TempDir scratch;
+    const fs::path out = scratch.path() / "results";
+    fs::create_directories(out);
+    for (const auto& p : {scratch.path(), out})
+        fs::permissions(p, fs::perms::all);
+    const std::string as_nobody = "setpriv --reuid=65534 --regid=65534 --clear-groups";
+    const fs::path junit = scratch.path() / "junit.xml";
+    Cli r = lockbench(scratch.path(),
+                      "suite --scenario t5-sentinel-split-brain --no-yardstick --out '" +
+                          out.string() + "' --junit '" + junit.string() + "'",
+                      as_nobody);
+    EXPECT_EQ(r.code, 3) << r.err;
+    std::size_t skipped_lines = 0;
+    for (std::size_t at = r.err.find("skipped: t5-sentinel-split-brain x ");
+         at != std::string::npos; at = r.err.find("skipped: t5-sentinel-split-brain x ", at + 1))
+        ++skipped_lines;
+    EXPECT_EQ(skipped_lines, 3u) << r.err;
+    EXPECT_NE(r.err.find("needs root (CAP_NET_ADMIN)"), std::string::npos) << r.err;
+    EXPECT_NE(r.out.find("0 of 0 runs as expected, 3 skipped"), std::string::npos) << r.out;
+    fs::path suite_dir;
+    for (const auto& e : fs::directory_iterator(out))
+        suite_dir = e.path();
+    const json table = json::parse(read(suite_dir / "suite.json"));
+    EXPECT_TRUE(table["runs"].empty());
+    ASSERT_EQ(table["skipped"].size(), 3u);
+    EXPECT_EQ(table["skipped"][0]["scenario"], "t5-sentinel-split-brain");
+    EXPECT_NE(read(junit).find("skipped=\"3\""), std::string::npos);
+
+    Cli one =
+        lockbench(scratch.path(),
+                  "run '" + std::string(LOCKBENCH_WORKLOADS_DIR) +
+                      "/t5-sentinel-split-brain.json' --no-yardstick --out '" + out.string() + "'",
+                  as_nobody);
+    EXPECT_EQ(one.code, 4) << one.err;
+    EXPECT_EQ(lines(one.err), 1u) << one.err;
+    EXPECT_NE(one.err.find("needs root"), std::string::npos) << one.err;
+}
+
+}  // namespace
+}  // namespace lockbench

@@ -1,0 +1,193 @@
+#include "engine/run/ramp.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+#include "checker/check.hpp"
+#include "engine/run/result_folder.hpp"
+#include "engine/run/run.hpp"
+
+namespace lockbench {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr std::size_t kMaxPoints = 64;
+
+int parse_count(const std::string& text, const std::string& whole) {
+    std::size_t used = 0;
+    long value = 0;
+    try {
+        value = std::stol(text, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    if (text.empty() || used != text.size() || value < 1 || value > 1'000'000)
+        throw WorkloadError("--clients-ramp " + whole + ": '" + text +
+                            "' is not a client count (1 or more)");
+    return static_cast<int>(value);
+}
+
+}  // namespace
+
+std::vector<int> parse_clients_ramp(const std::string& text) {
+    std::vector<int> points;
+    if (text.find(':') != std::string::npos) {
+        std::vector<std::string> parts;
+        std::stringstream in(text);
+        for (std::string part; std::getline(in, part, ':');)
+            parts.push_back(part);
+        if (parts.size() != 2 && parts.size() != 3)
+            throw WorkloadError("--clients-ramp " + text + ": write START:STEP:END or START:END");
+        const int start = parse_count(parts.front(), text);
+        const int step = parts.size() == 3 ? parse_count(parts[1], text) : 1;
+        const int end = parse_count(parts.back(), text);
+        if (end < start)
+            throw WorkloadError("--clients-ramp " + text + ": END is below START");
+        for (long c = start; c <= end && points.size() <= kMaxPoints; c += step)
+            points.push_back(static_cast<int>(c));
+    } else {
+        std::stringstream in(text);
+        for (std::string part; std::getline(in, part, ',');) {
+            const int c = parse_count(part, text);
+            if (!points.empty() && c <= points.back())
+                throw WorkloadError("--clients-ramp " + text +
+                                    ": list the client counts in increasing order");
+            points.push_back(c);
+        }
+    }
+    if (points.size() < 2)
+        throw WorkloadError("--clients-ramp " + text + ": a curve needs at least two points");
+    if (points.size() > kMaxPoints)
+        throw WorkloadError("--clients-ramp " + text + ": more than " + std::to_string(kMaxPoints) +
+                            " points; take a larger STEP");
+    return points;
+}
+
+RampOutcome run_ramp(const RampOptions& options) {
+    // Every point is validated before any runs: a bad count fails in a second, not an hour in.
+    std::vector<Workload> plan;
+    for (const std::string& strategy : options.strategies) {
+        for (int clients : options.clients) {
+            Workload w = options.workload;
+            w.strategy = strategy;
+            w.clients = clients;
+            w.validate();
+            plan.push_back(std::move(w));
+        }
+    }
+    RampOutcome outcome;
+    ResultFolder folder(options.out_dir,
+                        "ramp-" + utc_stamp() + "-" + safe_name(options.workload.name));
+    json curves{{"scenario", options.workload.name},
+                {"clients", options.clients},
+                {"duration_s", options.workload.duration_s},
+                {"curves", json::object()},
+                {"failed", json::array()}};
+    if (options.machine)
+        curves["yardstick"] = options.machine->to_json();
+    else if (!options.machine_not_measured.empty())
+        curves["yardstick"] = {{"not_measured", options.machine_not_measured}};
+    for (std::size_t i = 0; i < plan.size(); ++i) {
+        if (options.interrupt && options.interrupt->load()) {
+            outcome.interrupted = true;
+            break;
+        }
+        const Workload& w = plan[i];
+        if (options.progress) {
+            std::fprintf(stderr, "\r\x1b[K[%zu/%zu] %s with %d clients", i + 1, plan.size(),
+                         w.strategy.c_str(), w.clients);
+        }
+        RunOutcome r;
+        try {
+            r = run_workload({.workload = w,
+                              .redis = options.redis,
+                              .zookeeper = options.zookeeper,
+                              .out_dir = folder.tmp(),
+                              .interrupt = options.interrupt,
+                              .label = w.strategy + "-c" + std::to_string(w.clients)});
+        } catch (...) {
+            // A point that could not be run (too few file descriptors for its clients, say) is
+            // that point's error: the points before it are kept, and the rest are still tried.
+            const RunFailure failure = run_failure(std::current_exception());
+            std::fprintf(stderr, "%sfailed: %s with %d clients: %s\n",
+                         options.progress ? "\r\x1b[K" : "", w.strategy.c_str(), w.clients,
+                         failure.message.c_str());
+            curves["failed"].push_back({{"strategy", w.strategy},
+                                        {"clients", w.clients},
+                                        {"error", failure.message},
+                                        {"exit_code", failure.exit_code}});
+            outcome.failure_exit_code = std::max(outcome.failure_exit_code, failure.exit_code);
+            continue;
+        }
+        if (r.interrupted) {
+            outcome.interrupted = true;
+            break;
+        }
+        const json& s = r.summary;
+        const auto verdict = checker::Report::from_json(s["verdict"]);
+        outcome.verdict = checker::combine(outcome.verdict, verdict.verdict);
+        curves["curves"][w.strategy].push_back(
+            {{"clients", w.clients},
+             {"cycles_per_s", s["throughput"]["cycles_per_s"]},
+             {"acquire_p50_ms", s["latency_ms"]["acquire"]["p50"]},
+             {"acquire_p99_ms", s["latency_ms"]["acquire"]["p99"]},
+             {"fairness", s["fairness"]},
+             {"engine_cpu_share", s["engine"]["cpu_share"]},
+             {"verdict", checker::to_json(verdict.verdict)},
+             {"run", r.dir.filename().string()}});
+    }
+    if (options.progress)
+        std::fprintf(stderr, "\r\x1b[K");
+    curves["interrupted"] = outcome.interrupted;
+    write_atomically(folder.tmp() / "ramp.json", curves.dump(2) + "\n");
+    write_atomically(folder.tmp() / "ramp.txt", format_ramp(curves));
+    outcome.curves = std::move(curves);
+    outcome.dir = folder.commit();
+    return outcome;
+}
+
+std::string format_ramp(const json& curves) {
+    std::ostringstream out;
+    out << "ramp: " << curves.value("scenario", std::string()) << ", "
+        << curves.value("duration_s", 0.0) << " s per point"
+        << (curves.value("interrupted", false) ? "  (INTERRUPTED)" : "") << "\n";
+    for (const auto& [strategy, points] : curves["curves"].items()) {
+        out << "\n" << strategy << "\n";
+        char line[160];
+        std::snprintf(line, sizeof line, "%9s %12s %10s %10s %8s %10s %8s  %s\n", "clients",
+                      "cycles/s", "acq p50", "acq p99", "Jain", "min/max", "cpu", "verdict");
+        out << line;
+        for (const json& p : points) {
+            const json& f = p["fairness"];
+            const std::string jain =
+                f["jain_index"].is_number()
+                    ? std::to_string(f["jain_index"].get<double>()).substr(0, 5)
+                    : std::string("-");
+            const std::string spread = std::to_string(f["cycles_min"].get<std::uint64_t>()) + "/" +
+                                       std::to_string(f["cycles_max"].get<std::uint64_t>());
+            const json& v = p["verdict"];
+            const std::string verdict =
+                v.is_boolean() ? (v.get<bool>() ? "valid" : "INVALID") : v.get<std::string>();
+            std::snprintf(line, sizeof line, "%9d %12.1f %8.3fms %8.3fms %8s %10s %7.0f%%  %s\n",
+                          p["clients"].get<int>(), p["cycles_per_s"].get<double>(),
+                          p["acquire_p50_ms"].get<double>(), p["acquire_p99_ms"].get<double>(),
+                          jain.c_str(), spread.c_str(), 100.0 * p["engine_cpu_share"].get<double>(),
+                          verdict.c_str());
+            out << line;
+        }
+    }
+    const json failed = curves.value("failed", json::array());
+    if (!failed.empty())
+        out << "\nfailed\n";
+    for (const json& f : failed) {
+        out << "  " << f.value("strategy", std::string()) << " with " << f.value("clients", 0)
+            << " clients: " << f.value("error", std::string()) << "\n";
+    }
+    return out.str();
+}
+
+}  // namespace lockbench

@@ -1,0 +1,548 @@
+#include "engine/run/run.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <mutex>
+#include <new>
+#include <random>
+#include <sstream>
+#include <sys/resource.h>
+#include <system_error>
+#include <thread>
+#include <unistd.h>
+
+#include "checker/report.hpp"
+#include "engine/clients/client.hpp"
+#include "engine/clients/client_threads.hpp"
+#include "engine/clients/history_recorder.hpp"
+#include "engine/nemesis/nemesis.hpp"
+#include "engine/nemesis/server_faults.hpp"
+#include "engine/run/result_folder.hpp"
+#include "engine/run/story_files.hpp"
+#include "engine/run/summary.hpp"
+#include "engine/topology/cluster.hpp"
+#include "engine/topology/fault_proxy.hpp"
+#include "engine/topology/sentinel.hpp"
+#include "engine/topology/server_cleanup.hpp"
+#include "strategies/client/zk_client.hpp"
+#include "strategies/registry.hpp"
+
+namespace lockbench {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::string random_hex(std::size_t n) {
+    static constexpr char hex[] = "0123456789abcdef";
+    std::random_device rd;
+    std::string out;
+    for (std::size_t i = 0; i < n; ++i)
+        out.push_back(hex[rd() % 16]);
+    return out;
+}
+
+double cpu_seconds() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    auto secs = [](timeval tv) {
+        return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6;
+    };
+    return secs(u.ru_utime) + secs(u.ru_stime);
+}
+
+}  // namespace
+
+namespace {
+
+// The servers a run names (--redis, or an inventory's masters), none for embedded ones.
+std::vector<Endpoint> external_servers(const RunOptions& options) {
+    if (!options.inventory)
+        return options.redis;
+    if (!options.redis.empty())
+        throw WorkloadError("--redis and --inventory both name the servers: give one");
+    return options.inventory->master_endpoints();
+}
+
+// What the run's faults and topology need of servers lockbench did not start; throws WorkloadError
+// naming what cannot be done there, before anything starts.
+void check_external(const Workload& w, const std::vector<std::unique_ptr<Fault>>& faults,
+                    const RunOptions& options, std::size_t external) {
+    if (external > 0 &&
+        (w.topology.kind == TopologyKind::Replicated || w.topology.in_namespaces())) {
+        throw WorkloadError("topology: '" + std::string(to_string(w.topology.kind)) +
+                            "' starts servers of its own; " +
+                            (options.inventory ? "--inventory" : "--redis") +
+                            " names servers that are already there");
+    }
+    std::vector<const InventoryNode*> masters;
+    if (options.inventory)
+        masters = options.inventory->masters();
+    for (const auto& f : faults) {
+        if (f->only_through_host_control() && !options.inventory) {
+            throw WorkloadError("faults: '" + f->kind() +
+                                "' acts on a node's host through an --inventory's control "
+                                "(iptables there; lockbench never touches its own machine's "
+                                "firewall) - on servers lockbench starts, use 'partition'");
+        }
+        if (f->needs_embedded_servers() && external > 0) {
+            if (!options.inventory || !f->acts_through_host_control()) {
+                throw WorkloadError(
+                    "faults: '" + f->kind() + "' acts on a server process and needs embedded " +
+                    "servers, not " + (options.inventory ? "--inventory" : "--redis") +
+                    (f->acts_through_host_control()
+                         ? " (an --inventory that gives the node's host a control can act on it)"
+                         : ""));
+            }
+            const auto index = static_cast<std::size_t>(f->target().index);
+            if (index >= masters.size()) {
+                throw WorkloadError("faults: '" + f->kind() + "' targets node " +
+                                    std::to_string(index) + " but " + options.inventory->origin +
+                                    " names " + std::to_string(masters.size()) + " master(s)");
+            }
+            const InventoryNode& node = *masters[index];
+            if (!node.control) {
+                throw WorkloadError("faults: '" + f->kind() + "' acts on node " + node.name +
+                                    "'s process, and " + options.inventory->origin +
+                                    " gives no control for its host (\"control\": {\"ssh\": "
+                                    "\"user@host\"} or {\"local\": true})");
+            }
+            const auto* kill = dynamic_cast<const KillServer*>(f.get());
+            if (kill && kill->restarts() && node.restart.empty()) {
+                throw WorkloadError("faults: '" + f->kind() + "' restarts node " + node.name +
+                                    ", and " + options.inventory->origin +
+                                    " gives no \"restart\" command for it (or set "
+                                    "restart_after_ms to null)");
+            }
+            continue;
+        }
+        if (f->needs_embedded_zookeeper() && !options.zookeeper.empty()) {
+            throw WorkloadError("faults: '" + f->kind() +
+                                "' acts on a ZooKeeper server process and needs the embedded "
+                                "ZooKeeper, not --zookeeper");
+        }
+    }
+}
+
+}  // namespace
+
+std::string why_it_cannot_run(const RunOptions& options) {
+    try {
+        const std::vector<Endpoint> external = external_servers(options);
+        Workload w = options.workload;
+        w.resolve(external.size());
+        w.validate();
+        auto faults = Nemesis::parse(w.faults, w.name);
+        Nemesis::validate(faults, w);
+        check_external(w, faults, options, external.size());
+    } catch (const WorkloadError& e) {
+        return e.what();
+    }
+    return "";
+}
+
+RunOutcome run_workload(const RunOptions& options) {
+    const std::vector<Endpoint> external = external_servers(options);
+    std::vector<const InventoryNode*> inventory_masters;
+    if (options.inventory)
+        inventory_masters = options.inventory->masters();
+    Workload w = options.workload;
+    w.resolve(external.size());
+    w.validate();
+    auto faults = Nemesis::parse(w.faults, w.name);
+    Nemesis::validate(faults, w);
+    const StrategyInfo& strategy = *find_strategy(w.strategy);
+    check_external(w, faults, options, external.size());
+    const bool proxied =
+        std::any_of(faults.begin(), faults.end(), [](const auto& f) { return f->needs_proxy(); });
+    const std::size_t nodes =
+        external.empty() ? static_cast<std::size_t>(
+                               w.topology.kind == TopologyKind::Masters ? w.topology.masters : 1)
+                         : external.size();
+    reserve_file_descriptors(w, nodes, proxied);
+    ResultFolder dir(options.out_dir,
+                     utc_stamp() + "-" + safe_name(options.label.empty() ? w.name : options.label));
+    Deployment deployment = Deployment::start(w, external, options.zookeeper);
+    for (const InventoryNode* node : inventory_masters) {
+        deployment.controlled.push_back(node->control ? std::make_unique<ControlledServer>(*node)
+                                                      : nullptr);
+    }
+    if (proxied)
+        deployment.add_proxies();
+    deployment.check_reachable(max_connections_per_node(w) - 32);
+    const bool cluster = w.topology.kind == TopologyKind::Cluster;
+    // A cluster's masters each have their replicas by construction (embedded) or not (the
+    // user's): WAIT's count in each grant tells, where a single master's probe would ask one node.
+    if (strategy.capabilities.needs_replicas && !cluster)
+        deployment.check_replicas(StrategyOptions{}.wait_replicas);
+    // Redlock over a cluster: its lock key once in each shard, on that shard's master - the
+    // Redlock-over-replication case, where a failover to a lagging replica loses a vote.
+    std::vector<std::string> shard_tags;
+    if (cluster && strategy.capabilities.multi_node) {
+        const auto view = read_cluster_nodes(deployment.endpoints, 2s);
+        if (!view)
+            throw EnvironmentError("cannot read CLUSTER NODES from any of the cluster's nodes");
+        shard_tags = shard_hash_tags(*view);
+        if (shard_tags.size() < static_cast<std::size_t>(kMinRedlockMasters)) {
+            throw WorkloadError("topology: " + w.strategy + " is a quorum over masters and needs " +
+                                std::to_string(kMinRedlockMasters) + "; the cluster has " +
+                                std::to_string(shard_tags.size()) + " masters serving slots");
+        }
+    }
+    deployment.check_zookeeper_reachable();
+    for (const auto& f : faults) {
+        if (f->needs_proxy() &&
+            static_cast<std::size_t>(f->target().index) >= deployment.proxies.size()) {
+            throw WorkloadError("faults: '" + f->kind() + "' targets node " +
+                                std::to_string(f->target().index) + " but the deployment has " +
+                                std::to_string(deployment.proxies.size()));
+        }
+        if (f->needs_embedded_servers() && deployment.controlled.empty() &&
+            static_cast<std::size_t>(f->target().index) >= deployment.servers.size()) {
+            throw WorkloadError("faults: '" + f->kind() + "' targets node " +
+                                std::to_string(f->target().index) + " but the topology has " +
+                                std::to_string(deployment.servers.size()));
+        }
+    }
+
+    // On someone else's server (Redis or ZooKeeper), keys carry a per-run prefix so runs never
+    // meet old state.
+    const std::string nonce = random_hex(6);
+    const bool all_embedded =
+        deployment.embedded && (deployment.zookeeper_hosts.empty() || deployment.zookeeper);
+    const std::string key_prefix = all_embedded ? "" : "lockbench:" + nonce + ":";
+    const ConnectionOptions connection{
+        .connect_timeout = std::chrono::milliseconds(w.connect_timeout_ms),
+        .command_timeout = std::chrono::milliseconds(w.command_timeout_ms)};
+
+    KeyPicker keys(w.keys, w.key_distribution);
+    std::atomic<bool> stop{false};
+    std::atomic<std::int64_t> next_process{w.clients};
+    std::atomic<std::uint64_t> live_cycles{0}, live_errors{0};
+    std::atomic<int> connected{0};
+    std::mutex connect_error_mutex;
+    std::string connect_error;
+    ClientDirectory directory;
+    const std::vector<Endpoint> endpoints = deployment.endpoints;
+    const std::optional<Endpoint> resource_endpoint =
+        deployment.resource_proxy ? std::optional(deployment.resource_proxy->endpoint())
+                                  : std::nullopt;
+    const std::string zookeeper_hosts = deployment.zookeeper_hosts;
+    ClientEnvironment env{w,
+                          keys,
+                          stop,
+                          next_process,
+                          live_cycles,
+                          live_errors,
+                          connected,
+                          connect_error_mutex,
+                          connect_error};
+    env.key_prefix = key_prefix;
+    env.record_lease = strategy.capabilities.expires;
+    if (const char* delay = std::getenv("LOCKBENCH_TEST_CYCLE_DELAY_MS"))
+        env.test_cycle_delay = std::chrono::microseconds(
+            static_cast<std::int64_t>(std::max(0.0, std::atof(delay)) * 1000));
+
+    // A whole-client pause stops a process, and a stopped process's ZooKeeper session hears
+    // nothing from it: the C client's own threads do not stop with ours, so each client's
+    // ZooKeeper connections pass a proxy of its own that the pause freezes (FaultProxy). A
+    // partition of one client from ZooKeeper cuts the same proxies.
+    bool own_zookeeper_proxies = false;
+    for (const auto& fault : w.faults) {
+        own_zookeeper_proxies |= (fault.value("fault", "") == "pause-client" &&
+                                  fault.value("scope", "worker") == "client") ||
+                                 fault.value("fault", "") == "partition-client";
+    }
+    std::mutex zookeeper_proxies_mutex;
+    std::vector<std::unique_ptr<FaultProxy>> zookeeper_proxies;
+    // Topology 'sentinel': isolated clients run in a namespace of their own, and every client
+    // thread finds the master through the sentinels it can reach (sentinel.hpp).
+    // A cluster's clients follow its redirects themselves (cluster_routing.hpp).
+    ClientThreads::Placement placement;
+    if (deployment.clients_host) {
+        placement.isolated = w.topology.isolated_clients;
+        placement.enter_isolated = [&deployment] {
+            deployment.lab->enter(*deployment.clients_host);
+        };
+    }
+    if (!deployment.sentinels.empty()) {
+        placement.companion =
+            [&env, sentinels = deployment.sentinels, master = deployment.endpoints.at(0)](
+                EventLoop& loop, std::vector<SimulatedClient*> mine, bool isolated) {
+                return follow_sentinel_master(loop, env, sentinels, master, std::move(mine),
+                                              isolated ? "clients" : "root", 100ms);
+            };
+    }
+    ClientThreads clients(
+        env, directory,
+        [&](EventLoop& loop, int index, int incarnation, Clock clock) {
+            // A successor after a crash is a new process with a new identity.
+            std::string id = "c" + std::to_string(index) +
+                             (incarnation ? "." + std::to_string(incarnation) : "") + "-" + nonce;
+            auto session =
+                std::make_unique<Session>(loop, endpoints, connection, id, std::move(clock));
+            if (cluster)
+                session->use_cluster(shard_tags);
+            if (resource_endpoint)
+                session->set_resource_endpoint(*resource_endpoint);
+            if (!zookeeper_hosts.empty()) {
+                std::string hosts = zookeeper_hosts;
+                if (own_zookeeper_proxies) {
+                    hosts.clear();
+                    std::vector<FaultProxy*> mine;
+                    std::stringstream list(zookeeper_hosts);
+                    for (std::string host; std::getline(list, host, ',');) {
+                        auto proxy = std::make_unique<FaultProxy>(Endpoint::parse(host));
+                        hosts += (hosts.empty() ? "" : ",") + proxy->endpoint().to_string();
+                        mine.push_back(proxy.get());
+                        std::lock_guard lock(zookeeper_proxies_mutex);
+                        zookeeper_proxies.push_back(std::move(proxy));
+                    }
+                    session->set_on_whole_pause([mine](EventLoop::TimePoint until) {
+                        for (FaultProxy* proxy : mine)
+                            proxy->freeze_until(until);
+                    });
+                    session->set_on_partition([mine](EventLoop::TimePoint until) {
+                        for (FaultProxy* proxy : mine)
+                            proxy->blackhole_until(until);
+                    });
+                }
+                // Connects now, while the clients connect to Redis: the session timeout is the
+                // lease every acquire records (HISTORY.md).
+                session->set_zookeeper_hosts(hosts);
+                session->zookeeper(std::chrono::milliseconds(w.lease_ms));
+            }
+            return session;
+        },
+        std::move(placement));
+    // The nemesis starts once every client is registered (a fault for client N at 0 s must find
+    // client N there), and the run once every client is connected.
+    clients.wait_registered();
+    const auto connect_deadline = EventLoop::now() + 10s + std::chrono::milliseconds(w.clients);
+    while (connected.load() < w.clients && !stop &&
+           !(options.interrupt && options.interrupt->load())) {
+        if (EventLoop::now() >= connect_deadline) {
+            clients.stop_and_join();
+            std::lock_guard lock(connect_error_mutex);
+            throw EnvironmentError("only " + std::to_string(connected.load()) + " of " +
+                                   std::to_string(w.clients) +
+                                   " clients could connect to Redis within " +
+                                   std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
+                                                      10s + std::chrono::milliseconds(w.clients))
+                                                      .count()) +
+                                   " s (last error: " + connect_error + ")");
+        }
+        std::this_thread::sleep_for(5ms);
+    }
+
+    // The run starts now: every client is connected and waits at its loop's gate.
+    const auto start = EventLoop::now();
+    const double cpu_start = cpu_seconds();
+    std::optional<HistoryRecorder> history;
+    try {
+        history.emplace(dir.tmp() / "history.jsonl", start);
+    } catch (...) {
+        clients.stop_and_join();
+        throw;
+    }
+    NemesisContext nemesis_context(*history, deployment, directory, w.seed ^ 0x6e656d657369ULL);
+    Nemesis nemesis(std::move(faults), nemesis_context, start);
+    env.history = &*history;
+    env.nemesis = &nemesis;
+    env.start = start;
+    env.deadline = start + std::chrono::duration_cast<std::chrono::nanoseconds>(
+                               std::chrono::duration<double>(w.duration_s));
+    // Faults due at 0 s act before any client does: a server or network fault at once, a client
+    // fault posted to its loop ahead of the gate's opening.
+    try {
+        nemesis.tick(start);
+    } catch (const std::exception& e) {
+        clients.stop_and_join();
+        throw EnvironmentError(std::string("fault injection failed: ") + e.what());
+    }
+    clients.open_gates();
+
+    bool interrupted = false;
+    std::string environment_failure;
+    const auto deadline = env.deadline;
+    auto last_progress = start;
+    auto nemesis_until = deadline;  // the faults due before this were all fired
+    while (!stop) {
+        // Woken at the deadline itself: a closed-loop client starts cycles until it is stopped.
+        std::this_thread::sleep_until(
+            std::min(EventLoop::now() + (w.faults.empty() ? 20ms : 2ms), deadline));
+        auto now = EventLoop::now();
+        if (options.interrupt && options.interrupt->load()) {
+            interrupted = true;
+            nemesis_until = now;
+            break;
+        }
+        try {
+            // Up to the deadline exactly: a fault due just before it still fires.
+            nemesis.tick(std::min(now, deadline - 1ns));
+            deployment.check_alive();
+        } catch (const EnvironmentError& e) {
+            environment_failure = e.what();
+            break;
+        } catch (const std::exception& e) {
+            environment_failure = std::string("fault injection failed: ") + e.what();
+            break;
+        }
+        if (now >= deadline)
+            break;
+        if (options.progress && now - last_progress >= 500ms) {
+            last_progress = now;
+            double elapsed = std::chrono::duration<double>(now - start).count();
+            std::fprintf(stderr, "\r\x1b[K  %5.1f/%.1f s  %s  %10.0f cycles/s  errors %llu",
+                         elapsed, w.duration_s, w.strategy.c_str(),
+                         static_cast<double>(live_cycles.load()) / std::max(elapsed, 1e-9),
+                         static_cast<unsigned long long>(live_errors.load()));
+        }
+    }
+    // The engine's CPU over the measured window: closing thousands of connections afterwards is
+    // not a cost of the cycles (engine_bench.sh divides this by them).
+    const double cpu_used = cpu_seconds() - cpu_start;
+    // The run ends here: no client starts another cycle. Then heal (resume paused servers,
+    // restart killed ones), so that an operation still in flight finishes promptly instead of
+    // timing out against a stopped server; a heal that takes seconds (a promotion polled for)
+    // no longer runs while the clients go on, after the deadline.
+    const auto stopped = EventLoop::now();
+    clients.stop();
+    try {
+        nemesis.heal();
+    } catch (const std::exception& e) {
+        if (environment_failure.empty())
+            environment_failure = std::string("healing faults failed: ") + e.what();
+    }
+    clients.join();
+    if (options.progress)
+        std::fprintf(stderr, "\r\x1b[K");
+    // The clients ran until they were stopped, or until the last operation in flight then ended:
+    // not while they slept out a back-off, nor while the faults healed.
+    const auto end =
+        std::max(stopped, start + std::chrono::nanoseconds(history->last_client_event_ns()));
+    // A crashed ZooKeeper client's session is ended once its timeout has passed: wait for that
+    // (not part of the run's time), or the server - the user's, with --zookeeper - keeps the
+    // session, and an exiting process its handle.
+    if (!zookeeper_hosts.empty())
+        ZkClient::wait_for_undertakers(std::chrono::milliseconds(w.lease_ms) + 5s);
+
+    history->finish();
+    if (!environment_failure.empty())
+        throw EnvironmentError(environment_failure);
+    if (const std::string failure = clients.failure(); !failure.empty())
+        throw InternalError(failure);
+
+    nlohmann::json fault_windows = nlohmann::json::array();
+    for (const auto& fw : nemesis_context.windows()) {
+        fault_windows.push_back(nlohmann::json{
+            {"fault", fw.fault},
+            {"target", fw.target},
+            {"start_s", fw.start_s},
+            {"end_s", fw.end_s ? nlohmann::json(*fw.end_s) : nlohmann::json(nullptr)}});
+    }
+
+    const ClientStats total = clients.total_stats();
+
+    SummaryInputs in{
+        .workload = w,
+        .stats = total,
+        .elapsed_s = std::chrono::duration<double>(end - start).count(),
+        .engine_cpu_s = cpu_used,
+        .history_events = history->events(),
+        .interrupted = interrupted,
+        .deployment_embedded = deployment.embedded,
+        .endpoints = deployment.endpoints,
+        .key_prefix = key_prefix,
+        .faults = fault_windows,
+        .nemesis = nemesis.report(std::chrono::duration<double>(nemesis_until - start).count())};
+    RunOutcome outcome;
+    outcome.summary = make_summary(in, dir.tmp() / "history.jsonl");
+    if (!zookeeper_hosts.empty()) {
+        outcome.summary["zookeeper"] = {
+            {"mode", deployment.zookeeper ? "embedded" : "external"},
+            {"servers", deployment.zookeeper ? nlohmann::json(deployment.zookeeper->size())
+                                             : nlohmann::json(nullptr)},
+            {"hosts", zookeeper_hosts}};
+    }
+    if (options.inventory) {
+        nlohmann::json controlled = nlohmann::json::array();
+        for (const auto& c : deployment.controlled) {
+            if (c)
+                controlled.push_back(c->node().name + " (" + c->node().control->describe() + ")");
+        }
+        outcome.summary["inventory"] = {{"name", options.inventory->name},
+                                        {"file", options.inventory->origin},
+                                        {"controlled", controlled}};
+    }
+    if (deployment.lab) {
+        nlohmann::json hosts = nlohmann::json::object();
+        for (std::size_t i = 0; i < deployment.lab->size(); ++i)
+            hosts[deployment.lab->name(i)] = deployment.lab->address(static_cast<int>(i));
+        nlohmann::json sentinels = nlohmann::json::array();
+        for (const auto& s : deployment.sentinels)
+            sentinels.push_back(s.to_string());
+        outcome.summary["topology"] = {{"hosts", hosts},
+                                       {"root", deployment.lab->address(NetworkLab::kRoot)},
+                                       {"sentinels", sentinels}};
+    }
+    if (options.machine) {
+        outcome.summary["yardstick"] = options.machine->to_json();
+    } else if (!options.machine_not_measured.empty()) {
+        outcome.summary["yardstick"] = {{"not_measured", options.machine_not_measured}};
+    }
+    outcome.interrupted = interrupted;
+    outcome.summary["cleanup"] = clean_up_user_servers(w, deployment, external, key_prefix);
+    write_atomically(dir.tmp() / "workload.json", w.to_json().dump(2) + "\n");
+    write_atomically(dir.tmp() / "summary.json", outcome.summary.dump(2) + "\n");
+    write_atomically(dir.tmp() / "report.txt", make_report(outcome.summary));
+    write_story_files(dir.tmp(), outcome.summary, w);
+    // The full distributions, in HdrHistogram's text format (milliseconds): README.md, results.
+    write_atomically(dir.tmp() / "latency-acquire.hgrm",
+                     total.acquire_latency.percentile_distribution());
+    write_atomically(dir.tmp() / "latency-release.hgrm",
+                     total.release_latency.percentile_distribution());
+    if (w.rate) {
+        write_atomically(dir.tmp() / "latency-acquire-corrected.hgrm",
+                         total.acquire_latency_corrected.percentile_distribution());
+    }
+    outcome.dir = dir.commit();
+    return outcome;
+}
+
+RunFailure run_failure(std::exception_ptr error) {
+    try {
+        std::rethrow_exception(error);
+    } catch (const WorkloadError& e) {
+        return {e.what(), 2};
+    } catch (const EnvironmentError& e) {
+        return {e.what(), 4};
+    } catch (const std::system_error& e) {  // a system call, the file system
+        return {e.what(), 4};
+    } catch (const std::bad_alloc&) {
+        return {"out of memory", 4};
+    } catch (const std::exception& e) {
+        return {std::string("internal error (a bug in lockbench; please report it): ") + e.what(),
+                5};
+    } catch (...) {
+        return {"internal error (a bug in lockbench; please report it): an unknown exception", 5};
+    }
+}
+
+int run_exit_code(const RunOutcome& outcome) {
+    if (outcome.interrupted)
+        return 130;
+    const auto& s = outcome.summary;
+    if (s.contains("as_expected") && s["as_expected"].is_boolean())
+        return s["as_expected"].get<bool>() ? 0 : 1;
+    return checker::exit_code(checker::Report::from_json(s["verdict"]).verdict);
+}
+
+}  // namespace lockbench

@@ -1,0 +1,260 @@
+// Every shipped demonstration (workloads/*.json) against every strategy it names, on real
+// redis-servers with real faults: the checker's verdict must equal the scenario's expectation
+// and every scheduled fault must have fired. A demonstration that fails to demonstrate fails
+// here, and so does a "safe" strategy that shows a violation. Each runs on embedded servers and,
+// where its faults allow, on servers the test starts itself and hands over as --redis.
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <ostream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "checker/check.hpp"
+#include "checker/testing/temp_dir.hpp"
+#include "engine/ci/suite.hpp"
+#include "engine/nemesis/nemesis.hpp"
+#include "engine/run/run.hpp"
+#include "engine/run/workload.hpp"
+#include "engine/servers/redis_server.hpp"
+#include "engine/servers/zookeeper_server.hpp"
+#include "engine/topology/network_lab.hpp"
+#include "strategies/registry.hpp"
+
+namespace lockbench {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ScenarioCase {
+    fs::path file;
+    std::string scenario;
+    std::string strategy;
+};
+
+// A topology scenario starts a deployment of many servers (a Sentinel deployment in network
+// namespaces, a Redis Cluster, a ZooKeeper ensemble): it runs in the binary built with
+// LOCKBENCH_TOPOLOGY_SCENARIOS (label `topology`, opt-in; the default suite and CI's quick suite
+// still assert every one).
+bool is_topology_scenario(const Workload& w) {
+    return w.topology.kind == TopologyKind::Sentinel || w.topology.kind == TopologyKind::Cluster ||
+           w.topology.zookeeper_servers > 1;
+}
+
+std::vector<ScenarioCase> shipped_cases() {
+    std::vector<fs::path> files;
+    for (const auto& entry : fs::directory_iterator(LOCKBENCH_WORKLOADS_DIR)) {
+        if (entry.path().extension() == ".json")
+            files.push_back(entry.path());
+    }
+    std::sort(files.begin(), files.end());
+    std::vector<ScenarioCase> cases;
+    for (const auto& f : files) {
+        Workload w = Workload::load(f);
+#ifdef LOCKBENCH_TOPOLOGY_SCENARIOS
+        const bool wanted = is_topology_scenario(w);
+#else
+        const bool wanted = !is_topology_scenario(w);
+#endif
+        if (!wanted)
+            continue;
+        for (const auto& [strategy, expected] : w.expect)
+            cases.push_back({f, w.name, strategy});
+    }
+    return cases;
+}
+
+// As the suite's --quick: a fault-free scenario needs no more than a few seconds to judge (the
+// demonstrations keep their own timing).
+void quicken(Workload& w) {
+    if (w.faults.empty())
+        w.duration_s = std::min(w.duration_s, kQuickDuration);
+}
+
+// Names the case in gtest's output instead of dumping its bytes.
+void PrintTo(const ScenarioCase& c, std::ostream* os) {
+    *os << c.scenario << " x " << c.strategy;
+}
+
+using testing::TempDir;
+
+class ScenarioTest : public ::testing::TestWithParam<ScenarioCase> {};
+
+// What a failure needs to show: each check's verdict and the processes in its violations, the
+// processes each fault hit, and the first witnesses.
+std::string explain(const nlohmann::json& s) {
+    std::string out = "checks:";
+    for (const auto& [name, check] : s["verdict"]["checks"].items()) {
+        out += "\n  " + name + " " + check.value("valid", nlohmann::json()).dump() + " processes " +
+               check.value("processes", nlohmann::json()).dump();
+    }
+    out += "\nfaults: " + s["nemesis"].dump();
+    for (const auto& reason : s["verdict"].value("unknown_reasons", nlohmann::json::array()))
+        out += "\nunknown: " + reason.get<std::string>();
+    std::size_t shown = 0;
+    for (const auto& v : s["verdict"]["violations"]) {
+        if (++shown > 5)
+            break;
+        out += "\n  [" + v.value("kind", std::string()) + "] " + v.value("message", std::string());
+    }
+    return out;
+}
+
+// The outcome a run must have: its expectation met (judged, not unknown), every fault fired.
+void expect_as_expected(const ScenarioCase& c, const RunOutcome& r) {
+    const auto& s = r.summary;
+    ASSERT_FALSE(r.interrupted);
+    for (const auto& f : s["nemesis"]) {
+        EXPECT_EQ(f["took_effect"], f["due"])
+            << c.scenario << " x " << c.strategy << ": " << f.dump();
+    }
+    ASSERT_TRUE(s["as_expected"].is_boolean())
+        << c.scenario << " x " << c.strategy << ": the verdict was unknown\n"
+        << explain(s);
+    EXPECT_TRUE(s["as_expected"].get<bool>()) << c.scenario << " x " << c.strategy << ": expected "
+                                              << s["expected"].get<std::string>() << "\n"
+                                              << explain(s) << "\nresult kept in " << r.dir;
+}
+
+TEST_P(ScenarioTest, VerdictEqualsTheExpectation) {
+    const auto& c = GetParam();
+    Workload w = Workload::load(c.file);
+    if (w.topology.in_namespaces()) {
+        if (const std::string why = network_lab_unavailable(); !why.empty())
+            GTEST_SKIP() << why;
+    }
+    w.strategy = c.strategy;
+    quicken(w);
+    w.validate();
+    TempDir out;
+    const RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
+    const auto& as_expected = r.summary["as_expected"];
+    if (!as_expected.is_boolean() || !as_expected.get<bool>())
+        out.keep();  // the failure message says where
+    expect_as_expected(c, r);
+}
+
+// A scenario whose faults act on clients or through the fault proxy works on servers lockbench
+// did not start (a user's own deployment, `--redis`, and `--zookeeper` for ZooKeeper's locks):
+// the same outcome, every fault fired.
+bool runs_on_external_servers(const Workload& w) {
+    for (const auto& f : Nemesis::parse(w.faults, w.name)) {
+        if (f->needs_embedded_servers() || f->needs_embedded_zookeeper() || f->needs_network_lab())
+            return false;
+    }
+    return w.topology.kind != TopologyKind::Replicated &&
+           w.topology.kind != TopologyKind::Sentinel && w.topology.kind != TopologyKind::Cluster;
+}
+
+class ExternalScenarioTest : public ::testing::TestWithParam<ScenarioCase> {};
+
+TEST_P(ExternalScenarioTest, VerdictEqualsTheExpectationOnServersItDidNotStart) {
+    const auto& c = GetParam();
+    Workload w = Workload::load(c.file);
+    w.strategy = c.strategy;
+    quicken(w);
+    w.validate();
+    // What the strategy needs (Redlock: its masters), resolved as for embedded servers; the run
+    // resolves the workload itself for the servers it is given.
+    Workload resolved = w;
+    resolved.resolve();
+    // Started here as a user starts theirs: lockbench only gets their addresses.
+    const int nodes =
+        resolved.topology.kind == TopologyKind::Masters ? resolved.topology.masters : 1;
+    std::vector<std::unique_ptr<RedisServer>> servers;
+    std::vector<Endpoint> endpoints;
+    for (int i = 0; i < nodes; ++i) {
+        servers.push_back(std::make_unique<RedisServer>());
+        endpoints.push_back(servers.back()->endpoint());
+    }
+    // A strategy that waits for replicas: the user's master has one (lockbench sees only the
+    // master's address).
+    if (find_strategy(w.strategy)->capabilities.needs_replicas) {
+        servers.push_back(std::make_unique<RedisServer>(RedisServerOptions{
+            .extra_args = {"--replicaof", "127.0.0.1", std::to_string(servers[0]->port())}}));
+        // ... and it has synced, as a deployment in use has.
+        for (int i = 0;
+             i < 500 &&
+             servers.back()->command({"INFO", "replication"}).str.find("master_link_status:up") ==
+                 std::string::npos;
+             ++i)
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    std::unique_ptr<ZooKeeperEnsemble> zookeeper;
+    if (find_strategy(w.strategy)->capabilities.zookeeper)
+        zookeeper = std::make_unique<ZooKeeperEnsemble>(w.topology.zookeeper_servers);
+    TempDir out;
+    RunOutcome r = run_workload({.workload = w,
+                                 .redis = endpoints,
+                                 .zookeeper = zookeeper ? zookeeper->hosts() : "",
+                                 .out_dir = out.path()});
+    EXPECT_EQ(r.summary["redis"]["mode"], "external");
+    if (zookeeper) {
+        EXPECT_EQ(r.summary["zookeeper"]["mode"], "external");
+    }
+    expect_as_expected(c, r);
+}
+
+std::string case_name(const ::testing::TestParamInfo<ScenarioCase>& info) {
+    std::string name = info.param.scenario + "_" + info.param.strategy;
+    std::replace_if(
+        name.begin(), name.end(),
+        [](char ch) { return !std::isalnum(static_cast<unsigned char>(ch)); }, '_');
+    return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shipped, ScenarioTest, ::testing::ValuesIn(shipped_cases()), case_name);
+
+std::vector<ScenarioCase> external_cases() {
+    std::vector<ScenarioCase> out;
+    for (const auto& c : shipped_cases()) {
+        if (runs_on_external_servers(Workload::load(c.file)))
+            out.push_back(c);
+    }
+    return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shipped, ExternalScenarioTest, ::testing::ValuesIn(external_cases()),
+                         case_name);
+
+#ifndef LOCKBENCH_TOPOLOGY_SCENARIOS
+// What linearizability says about the lock service, through `lockbench check --model mutex` on
+// set_nx_px's histories: a holder that crashed (its lease freed the lock), a lost acquire reply
+// and a late unlock are what a lease lock does; a restart without persistence is not.
+class LockServiceTest : public ::testing::TestWithParam<std::pair<std::string, bool>> {};
+
+TEST_P(LockServiceTest, MutexModelJudgesTheService) {
+    const auto& [scenario, linearizable] = GetParam();
+    Workload w = Workload::load(fs::path(LOCKBENCH_WORKLOADS_DIR) / (scenario + ".json"));
+    w.strategy = "set_nx_px";
+    w.checks.model = "none";  // judged below, as a user would, from the history alone
+    TempDir out;
+    RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
+    checker::CheckOptions options;
+    options.model = checker::Model::Mutex;
+    options.only = std::vector<std::string>{"linearizability"};
+    const auto report = checker::check_history(r.dir / "history.jsonl", options);
+    EXPECT_EQ(report.verdict, linearizable ? checker::Verdict::Valid : checker::Verdict::Invalid)
+        << scenario << "\n"
+        << checker::format_report(report);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shipped, LockServiceTest,
+                         ::testing::Values(std::pair{std::string("holder-crash"), true},
+                                           std::pair{std::string("t6-acquire-reply-lost"), true},
+                                           std::pair{std::string("t8-late-unlock"), true},
+                                           std::pair{std::string("t4-restart-without-persistence"),
+                                                     false}),
+                         [](const auto& param_info) {
+                             std::string name = param_info.param.first;
+                             std::replace(name.begin(), name.end(), '-', '_');
+                             return name;
+                         });
+#endif
+
+}  // namespace
+}  // namespace lockbench

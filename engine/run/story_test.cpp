@@ -1,0 +1,521 @@
+// The demonstrations tell their story, and every sentence of it is true: each shipped scenario
+// below runs for real (embedded redis-servers, real faults), and every claim of its story is
+// checked against the history it cites - the event kinds, processes, tokens, values, times and
+// lease arithmetic - and against the checker's report and the scenario's expectations. Then the
+// run's timeline.html is opened in a real headless browser (Debian's chromium): it must load
+// from the file alone and show the first incident on screen.
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "checker/history.hpp"
+#include "checker/history_words.hpp"
+#include "checker/streaming.hpp"
+#include "checker/testing/temp_dir.hpp"
+#include "engine/run/run.hpp"
+#include "engine/run/story_files.hpp"
+#include "engine/run/workload.hpp"
+
+namespace lockbench {
+namespace {
+
+namespace fs = std::filesystem;
+using checker::Claim;
+using checker::ClaimKind;
+using checker::Event;
+using checker::EventType;
+using nlohmann::json;
+
+struct DemoCase {
+    std::string scenario;
+    std::string strategy;
+    std::vector<ClaimKind> must_tell;  // the story is not told without these
+};
+
+void PrintTo(const DemoCase& c, std::ostream* os) {
+    *os << c.scenario << " x " << c.strategy;
+}
+
+std::vector<Event> read_all(const fs::path& history) {
+    checker::HistoryReader reader(history);
+    std::vector<Event> events;
+    for (Event e; reader.next(e);)
+        events.push_back(e);
+    return events;
+}
+
+// The runs of `allowed` characters right after each `mark` in `text` (empty runs skipped):
+// "#12" gives "12", "`fenced`" gives "fenced". (No std::regex: GCC 12's sanitizer builds warn
+// inside it.)
+std::vector<std::string> after_each(const std::string& text, char mark, std::string_view allowed) {
+    std::vector<std::string> out;
+    bool inside = false;  // for a quote mark: a closing mark is not an opening one
+    for (std::size_t at = text.find(mark); at != std::string::npos; at = text.find(mark, at + 1)) {
+        if (mark == '`') {
+            inside = !inside;
+            if (!inside)
+                continue;
+        }
+        std::size_t end = at + 1;
+        while (end < text.size() && allowed.find(text[end]) != std::string_view::npos)
+            ++end;
+        if (end > at + 1)
+            out.push_back(text.substr(at + 1, end - at - 1));
+    }
+    return out;
+}
+
+// Checks one claim against the history and the report; returns what is false ("" when true).
+class ClaimChecker {
+  public:
+    ClaimChecker(std::vector<Event> events, checker::Report report, Workload workload,
+                 std::string key)
+        : events_(std::move(events)),
+          report_(std::move(report)),
+          workload_(std::move(workload)),
+          key_(std::move(key)) {}
+
+    void check(const Claim& c) {
+        SCOPED_TRACE(c.text);
+        // The sentence cites exactly the events the claim rests on.
+        std::set<std::uint64_t> cited;
+        for (const std::string& digits : after_each(c.text, '#', "0123456789"))
+            cited.insert(std::stoull(digits));
+        for (std::uint64_t i : cited) {
+            EXPECT_TRUE(std::find(c.events.begin(), c.events.end(), i) != c.events.end())
+                << "cites #" << i << " which the claim does not rest on";
+        }
+        for (std::uint64_t i : c.events)
+            ASSERT_LT(i, events_.size());
+        switch (c.kind) {
+            case ClaimKind::Acquired: {
+                ASSERT_EQ(c.events.size(), 2u);
+                const Event& invoke = at(c.events[0]);
+                const Event& ok = at(c.events[1]);
+                expect_op(invoke, c.process, "acquire", EventType::Invoke);
+                expect_op(ok, c.process, "acquire", EventType::Ok);
+                EXPECT_EQ(ok.time, c.time_ns);
+                EXPECT_EQ(ok.token, c.token);
+                EXPECT_EQ(invoke.lease_ms, c.lease_ms);
+                expect_says(c, "process " + std::to_string(c.process) + " acquired " + key_);
+                expect_says(c, "token " + ok.token);
+                if (c.lease_ms) {
+                    // A ZooKeeper lock's lease is its session timeout, and is called that.
+                    const bool zk = workload_.strategy.starts_with("zk_");
+                    expect_says(c, (zk ? "session timeout " : "lease ") +
+                                       std::to_string(*c.lease_ms) + " ms");
+                }
+                holder_ok_ = ok.index;
+                holder_ = c.process;
+                holder_lease_ = invoke.lease_ms;
+                break;
+            }
+            case ClaimKind::FaultHit: {
+                ASSERT_EQ(c.events.size(), 1u);
+                const Event& e = at(c.events[0]);
+                EXPECT_TRUE(e.is_nemesis());
+                EXPECT_EQ(e.f, c.fault);
+                EXPECT_EQ(e.time, c.time_ns);
+                if (c.process >= 0) {
+                    EXPECT_EQ(e.target, c.process);
+                    expect_says(c, "process " + std::to_string(c.process));
+                }
+                break;
+            }
+            case ClaimKind::LeaseRanOut:
+            case ClaimKind::LeaseStillRan:
+            case ClaimKind::LeaseMayHaveRunOut: {
+                ASSERT_EQ(c.events.size(), 3u);
+                const Event& invoke = at(c.events[0]);
+                const Event& ok = at(c.events[1]);
+                const Event& grant = at(c.events[2]);
+                ASSERT_TRUE(invoke.lease_ms);
+                EXPECT_EQ(invoke.lease_ms, c.lease_ms);
+                const std::int64_t lease = *invoke.lease_ms * 1'000'000;
+                if (c.kind == ClaimKind::LeaseRanOut) {
+                    EXPECT_EQ(c.time_ns, ok.time + lease);
+                    EXPECT_GE(grant.time, ok.time + lease);
+                } else if (c.kind == ClaimKind::LeaseStillRan) {
+                    EXPECT_EQ(c.time_ns, invoke.time + lease);
+                    EXPECT_LT(grant.time, invoke.time + lease);
+                } else {
+                    EXPECT_GE(grant.time, invoke.time + lease);
+                    EXPECT_LT(grant.time, ok.time + lease);
+                }
+                break;
+            }
+            case ClaimKind::NoLease: {
+                ASSERT_EQ(c.events.size(), 1u);
+                const Event& invoke = at(c.events[0]);
+                expect_op(invoke, c.process, "acquire", EventType::Invoke);
+                EXPECT_FALSE(invoke.lease_ms);
+                break;
+            }
+            case ClaimKind::ForeignRelease: {
+                ASSERT_EQ(c.events.size(), 2u);
+                const Event& invoke = at(c.events[0]);
+                const Event& ok = at(c.events[1]);
+                expect_op(invoke, c.process, "release", EventType::Invoke);
+                expect_op(ok, c.process, "release", EventType::Ok);
+                EXPECT_EQ(ok.time, c.time_ns);
+                ASSERT_TRUE(c.other);
+                EXPECT_NE(c.process, *c.other);
+                EXPECT_EQ(invoke.token, c.token);
+                // It completed while the holder held the lock: after its grant, before its release.
+                EXPECT_GT(ok.index, holder_ok_);
+                EXPECT_FALSE(released_between(*c.other, holder_ok_, ok.index));
+                break;
+            }
+            case ClaimKind::FailedAcquireBefore: {
+                ASSERT_EQ(c.events.size(), 1u);
+                const Event& e = at(c.events[0]);
+                EXPECT_EQ(e.process, c.process);
+                EXPECT_EQ(e.f, "acquire");
+                EXPECT_NE(e.type, EventType::Ok);
+                EXPECT_NE(e.type, EventType::Invoke);
+                break;
+            }
+            case ClaimKind::GrantedWhileHeld: {
+                ASSERT_EQ(c.events.size(), 1u);
+                const Event& grant = at(c.events[0]);
+                expect_op(grant, c.process, "acquire", EventType::Ok);
+                EXPECT_EQ(grant.token, c.token);
+                EXPECT_EQ(grant.time, c.time_ns);
+                ASSERT_TRUE(c.other);
+                EXPECT_EQ(*c.other, holder_);
+                EXPECT_NE(c.process, holder_);
+                // "while it still held it": granted after the holder's grant, before it asked
+                // to release and before it crashed.
+                EXPECT_GT(grant.index, holder_ok_);
+                EXPECT_FALSE(released_between(holder_, holder_ok_, grant.index));
+                break;
+            }
+            case ClaimKind::MoreGrants: {
+                ASSERT_EQ(c.events.size(), 1u);
+                const Event& last = at(c.events[0]);
+                expect_op(last, c.process, "acquire", EventType::Ok);
+                EXPECT_FALSE(released_between(holder_, holder_ok_, last.index));
+                const auto* me = report_.check("mutual_exclusion");
+                ASSERT_NE(me, nullptr);
+                EXPECT_EQ(c.value,
+                          me->fields["incident_list"][0]["grants"].get<std::int64_t>() - 1);
+                break;
+            }
+            case ClaimKind::Wrote: {
+                ASSERT_GE(c.events.size(), 1u);
+                check_extras(c, 1);
+                const Event& w = at(c.events[0]);
+                expect_op(w, c.process, "write", EventType::Ok);
+                EXPECT_EQ(w.number, c.value);
+                EXPECT_EQ(w.time, c.time_ns);
+                break;
+            }
+            case ClaimKind::LostUpdate: {
+                ASSERT_GE(c.events.size(), 2u);
+                check_extras(c, 2);
+                const Event& w = at(c.events[0]);
+                const Event& overwritten = at(c.events[1]);
+                expect_op(w, c.process, "write", EventType::Ok);
+                EXPECT_EQ(w.number, c.value);
+                EXPECT_EQ(overwritten.f, "write");
+                EXPECT_EQ(overwritten.type, EventType::Ok);
+                EXPECT_EQ(overwritten.process, c.other);
+                ASSERT_TRUE(w.number && overwritten.number);
+                EXPECT_LE(*w.number, *overwritten.number);
+                bool listed = false;
+                for (const auto& witness : report_.witnesses) {
+                    if (witness.kind == "resource" &&
+                        witness.evidence["write"]["index"] == w.index &&
+                        witness.evidence["overwritten"]["index"] == overwritten.index)
+                        listed = true;
+                }
+                EXPECT_TRUE(listed) << "the resource check does not list this lost update";
+                break;
+            }
+            case ClaimKind::StaleWriteRejected: {
+                ASSERT_GE(c.events.size(), 1u);
+                check_extras(c, 1);
+                const Event& w = at(c.events[0]);
+                expect_op(w, c.process, "write", EventType::Fail);
+                EXPECT_EQ(w.error, history::kStaleFence);
+                EXPECT_EQ(w.fence, c.value);
+                break;
+            }
+            case ClaimKind::Released: {
+                ASSERT_GE(c.events.size(), 1u);
+                const Event& invoke = at(c.events[0]);
+                expect_op(invoke, c.process, "release", EventType::Invoke);
+                EXPECT_EQ(invoke.time, c.time_ns);
+                if (c.events.size() == 2) {
+                    const Event& answer = at(c.events[1]);
+                    EXPECT_EQ(answer.process, c.process);
+                    EXPECT_EQ(answer.f, "release");
+                    if (answer.type == EventType::Ok)
+                        expect_says(c, "the server said ok");
+                    else
+                        expect_says(c, answer.error);
+                }
+                break;
+            }
+            case ClaimKind::Crashed: {
+                ASSERT_EQ(c.events.size(), 1u);
+                const Event& e = at(c.events[0]);
+                EXPECT_TRUE(e.is_nemesis());
+                EXPECT_EQ(e.f, "crash");
+                EXPECT_EQ(e.target, c.process);
+                EXPECT_EQ(c.process, holder_);
+                EXPECT_FALSE(released_between(holder_, holder_ok_, e.index));
+                crash_index_ = e.index;
+                break;
+            }
+            case ClaimKind::WaitedInVain: {
+                ASSERT_TRUE(c.value);
+                EXPECT_EQ(static_cast<std::int64_t>(c.events.size()), *c.value);
+                for (std::uint64_t i : c.events) {
+                    expect_op(at(i), c.process, "acquire", EventType::Invoke);
+                    // None of them succeeded.
+                    for (std::size_t j = i + 1; j < events_.size(); ++j) {
+                        if (events_[j].process == c.process && events_[j].f == "acquire") {
+                            EXPECT_NE(events_[j].type, EventType::Ok) << "#" << j;
+                            break;
+                        }
+                    }
+                }
+                break;
+            }
+            case ClaimKind::NeverRegranted: {
+                ASSERT_TRUE(crash_index_);
+                for (std::size_t j = *crash_index_; j < events_.size(); ++j) {
+                    const Event& e = events_[j];
+                    if (e.time > c.time_ns)
+                        break;
+                    EXPECT_FALSE(e.f == "acquire" && e.type == EventType::Ok && e.key == key_)
+                        << "#" << j << " granted it";
+                }
+                break;
+            }
+            case ClaimKind::Prevention: {
+                // Every strategy it names is expected safe, or saved by the fence, in this very
+                // scenario; the strategy that ran is not among them.
+                int named = 0;
+                for (const std::string& s :
+                     after_each(c.text, '`', "abcdefghijklmnopqrstuvwxyz_")) {
+                    ++named;
+                    ASSERT_TRUE(workload_.expect.count(s)) << s;
+                    const std::string& outcome = workload_.expect.at(s);
+                    EXPECT_TRUE(outcome == "safe" || outcome.rfind("safe:", 0) == 0 ||
+                                outcome.find("saves:fencing") != std::string::npos)
+                        << s << ": " << outcome;
+                    EXPECT_NE(s, workload_.strategy);
+                }
+                EXPECT_GT(named, 0);
+                break;
+            }
+            case ClaimKind::CheckerFound:
+            case ClaimKind::NoViolation:
+                ADD_FAILURE() << "a demonstration's story must be told from its events";
+                break;
+        }
+    }
+
+  private:
+    const Event& at(std::uint64_t index) const { return events_.at(index); }
+
+    // What a write's sentence cites after its own events: the read it computed from (the value
+    // the sentence gives) or the nemesis resuming the writer, each before the write.
+    void check_extras(const Claim& c, std::size_t own) const {
+        for (std::size_t k = own; k < c.events.size(); ++k) {
+            const Event& e = at(c.events[k]);
+            EXPECT_LT(e.index, c.events[0]);
+            if (e.is_nemesis()) {
+                EXPECT_EQ(e.f, "resume");
+                EXPECT_EQ(e.target, c.process);
+                expect_says(c, "resumed at " + checker::format_seconds(e.time));
+                continue;
+            }
+            expect_op(e, c.process, "read", EventType::Ok);
+            expect_says(c, "read " + (e.number ? std::to_string(*e.number) : "nothing") + " at " +
+                               checker::format_seconds(e.time));
+            // The last read before the write: what it wrote was computed from it.
+            for (std::uint64_t j = e.index + 1; j < c.events[0]; ++j)
+                EXPECT_FALSE(events_[j].process == c.process && events_[j].f == "read");
+        }
+    }
+
+    void expect_op(const Event& e, std::int64_t process, const char* f, EventType type) const {
+        EXPECT_EQ(e.process, process) << "#" << e.index;
+        EXPECT_EQ(e.f, f) << "#" << e.index;
+        EXPECT_EQ(e.type, type) << "#" << e.index;
+        EXPECT_EQ(e.key, key_) << "#" << e.index;
+    }
+    static void expect_says(const Claim& c, const std::string& words) {
+        EXPECT_NE(c.text.find(words), std::string::npos) << "does not say: " << words;
+    }
+    // Did `process` ask to release the key, or crash, in (from, to)?
+    bool released_between(std::int64_t process, std::uint64_t from, std::uint64_t to) const {
+        for (std::uint64_t j = from + 1; j < to && j < events_.size(); ++j) {
+            const Event& e = events_[j];
+            if (e.process == process && e.f == "release" && e.key == key_)
+                return true;
+            if (e.is_nemesis() && e.f == "crash" && e.target == process)
+                return true;
+        }
+        return false;
+    }
+
+    std::vector<Event> events_;
+    checker::Report report_;
+    Workload workload_;
+    std::string key_;
+    std::uint64_t holder_ok_ = 0;
+    std::int64_t holder_ = -1;
+    std::optional<std::int64_t> holder_lease_;
+    std::optional<std::uint64_t> crash_index_;
+};
+
+class StoryTest : public ::testing::TestWithParam<DemoCase> {};
+
+TEST_P(StoryTest, EveryClaimOfTheStoryIsTrueOfTheHistory) {
+    const DemoCase& c = GetParam();
+    Workload w = Workload::load(fs::path(LOCKBENCH_WORKLOADS_DIR) / (c.scenario + ".json"));
+    w.strategy = c.strategy;
+    w.validate();
+    testing::TempDir out;
+    const RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
+    ASSERT_EQ(r.summary["as_expected"], true) << "the demonstration did not demonstrate";
+
+    const checker::Story story = story_of_run(r.dir, r.summary, w);
+    const std::string told = checker::format_story(story);
+    SCOPED_TRACE(told);
+    // story.txt is this story.
+    std::ifstream file(r.dir / "story.txt");
+    std::stringstream written;
+    written << file.rdbuf();
+    EXPECT_EQ(written.str(), told);
+    for (const std::string& line : [&] {
+             std::vector<std::string> lines;
+             std::istringstream in(told);
+             for (std::string l; std::getline(in, l);)
+                 lines.push_back(l);
+             return lines;
+         }()) {
+        // Counted in characters, not bytes (the swimlane's "…").
+        std::size_t columns = 0;
+        for (unsigned char ch : line)
+            columns += (ch & 0xC0) != 0x80;
+        EXPECT_LE(columns, 100u) << line;
+    }
+
+    for (ClaimKind kind : c.must_tell) {
+        EXPECT_TRUE(std::any_of(story.claims.begin(), story.claims.end(),
+                                [&](const Claim& claim) { return claim.kind == kind; }))
+            << "the story leaves out claim kind " << static_cast<int>(kind);
+    }
+    ClaimChecker checker(read_all(r.dir / "history.jsonl"),
+                         checker::Report::from_json(r.summary["verdict"]), w, story.key);
+    for (const Claim& claim : story.claims)
+        checker.check(claim);
+    EXPECT_FALSE(story.swimlane.empty());
+}
+
+std::string case_name(const ::testing::TestParamInfo<DemoCase>& info) {
+    std::string name = info.param.scenario + "_" + info.param.strategy;
+    std::replace_if(
+        name.begin(), name.end(),
+        [](char ch) { return !std::isalnum(static_cast<unsigned char>(ch)); }, '_');
+    return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Demonstrations, StoryTest,
+    ::testing::Values(DemoCase{"t1-holder-paused",
+                               "set_nx_px",
+                               {ClaimKind::Acquired, ClaimKind::FaultHit, ClaimKind::LeaseRanOut,
+                                ClaimKind::GrantedWhileHeld, ClaimKind::MoreGrants,
+                                ClaimKind::LostUpdate, ClaimKind::Released, ClaimKind::Prevention}},
+                      DemoCase{"t5-failover",
+                               "set_nx_px",
+                               {ClaimKind::Acquired, ClaimKind::FaultHit, ClaimKind::LeaseStillRan,
+                                ClaimKind::GrantedWhileHeld}},
+                      DemoCase{"t8-late-unlock",
+                               "set_nx_px_del",
+                               {ClaimKind::Acquired, ClaimKind::ForeignRelease,
+                                ClaimKind::GrantedWhileHeld}},
+                      DemoCase{"seed001-unlock-after-failed-acquire",
+                               "rwlock_seed",
+                               {ClaimKind::Acquired, ClaimKind::NoLease, ClaimKind::ForeignRelease,
+                                ClaimKind::FailedAcquireBefore, ClaimKind::GrantedWhileHeld}},
+                      DemoCase{"holder-crash",
+                               "rwlock_seed",
+                               {ClaimKind::Acquired, ClaimKind::Crashed, ClaimKind::NoLease,
+                                ClaimKind::WaitedInVain, ClaimKind::NeverRegranted}},
+                      DemoCase{"t10-process-pause",
+                               "zk_mutex",
+                               {ClaimKind::Acquired, ClaimKind::FaultHit, ClaimKind::LeaseRanOut,
+                                ClaimKind::GrantedWhileHeld}},
+                      DemoCase{"fencing-saves-t1",
+                               "fenced",
+                               {ClaimKind::Acquired, ClaimKind::FaultHit,
+                                ClaimKind::GrantedWhileHeld, ClaimKind::StaleWriteRejected}}),
+    case_name);
+
+// Runs `command`, returning its standard output ("" when it could not run).
+std::string output_of(const std::string& command) {
+    std::string out;
+    FILE* pipe = ::popen(command.c_str(), "r");
+    if (!pipe)
+        return out;
+    char buf[4096];
+    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, pipe)) > 0;)
+        out.append(buf, n);
+    ::pclose(pipe);
+    return out;
+}
+
+// timeline.html of a real run, in a real browser: self-contained (nothing fetched), it opens at
+// the first incident, drawn on screen with a size, and the browser can take its screenshot.
+TEST(Timeline, ARealRunsTimelineShowsItsIncidentInHeadlessChromium) {
+    ASSERT_EQ(std::system("command -v chromium >/dev/null 2>&1"), 0)
+        << "chromium is not installed: bash scripts/bootstrap.sh installs it";
+    Workload w = Workload::load(fs::path(LOCKBENCH_WORKLOADS_DIR) / "t1-holder-paused.json");
+    w.strategy = "set_nx_px";
+    w.validate();
+    testing::TempDir out;
+    const RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
+    const fs::path page = r.dir / "timeline.html";
+    ASSERT_TRUE(fs::exists(page));
+    std::ifstream in(page);
+    std::stringstream html;
+    html << in.rdbuf();
+    // Nothing to fetch: no external script, style sheet, image or font.
+    for (const char* outside : {"src=", "<link", "@import", "url(http", "https://"})
+        EXPECT_EQ(html.str().find(outside), std::string::npos) << outside;
+    EXPECT_NE(html.str().find("id=\"incident-0\""), std::string::npos);
+
+    const std::string browser =
+        "timeout 120 chromium --headless --no-sandbox --disable-gpu "
+        "--hide-scrollbars --window-size=1300,900 --user-data-dir=" +
+        (out.path() / "profile").string() + " ";
+    const std::string dom =
+        output_of(browser + "--dump-dom 'file://" + page.string() + "' 2>/dev/null");
+    ASSERT_NE(dom.find("<body"), std::string::npos) << "chromium did not load the page";
+    EXPECT_NE(dom.find("data-incident-visible=\"true\""), std::string::npos)
+        << "the first incident is not drawn on screen: " << dom.substr(dom.find("<body"), 200);
+    const fs::path shot = out.path() / "timeline.png";
+    output_of(browser + "--screenshot=" + shot.string() + " 'file://" + page.string() +
+              "' 2>/dev/null");
+    ASSERT_TRUE(fs::exists(shot));
+    EXPECT_GT(fs::file_size(shot), 20'000u);  // a page with a chart, not a blank one
+}
+
+}  // namespace
+}  // namespace lockbench

@@ -1,0 +1,292 @@
+#include "engine/run/summary.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+#include "checker/check.hpp"
+#include "engine/ci/throughput_stats.hpp"
+#include "engine/ci/yardstick.hpp"
+#include "engine/run/expectation.hpp"
+
+namespace lockbench {
+
+using nlohmann::json;
+
+namespace {
+
+// An open-loop run kept its rate when at least this share of the due arrivals started.
+constexpr double kRateKept = 0.99;
+
+double ms(std::chrono::nanoseconds ns) {
+    return static_cast<double>(ns.count()) / 1e6;
+}
+
+json latency_json(const LatencyHistogram& h) {
+    return json{{"count", h.count()},
+                {"p50", ms(h.quantile(0.5))},
+                {"p99", ms(h.quantile(0.99))},
+                {"p999", ms(h.quantile(0.999))},
+                {"max", ms(h.max())}};
+}
+
+// How evenly the lock went round: cycles per client, every client counted.
+json fairness_json(std::vector<std::uint64_t> cycles_per_client, int clients) {
+    cycles_per_client.resize(static_cast<std::size_t>(std::max(clients, 0)), 0);
+    const Fairness f = fairness_of(cycles_per_client);
+    return json{{"clients", f.clients},
+                {"cycles_min", f.min},
+                {"cycles_median", f.median},
+                {"cycles_max", f.max},
+                {"jain_index", f.jain ? json(*f.jain) : json(nullptr)}};
+}
+
+checker::Report judge(const std::filesystem::path& history_path, const CheckSettings& settings) {
+    checker::CheckOptions options;
+    options.model = checker::parse_model(settings.model).value_or(checker::Model::None);
+    options.linearizability.time_limit = std::chrono::duration<double>(settings.time_limit_s);
+    options.liveness_bound_ms = settings.liveness_bound_ms;
+    options.starvation_bound_ms = settings.starvation_bound_ms;
+    try {
+        return checker::check_history(history_path, options);
+    } catch (const checker::HistoryError& e) {
+        // The engine wrote this history; a malformed line is our bug, reported rather than hidden.
+        checker::Report report;
+        report.error = std::string("history.jsonl is malformed: ") + e.what();
+        report.add_unknown_reason(*report.error);
+        return report;
+    }
+}
+
+std::string seconds_text(double s) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2f s", s);
+    return buf;
+}
+
+// {"holder": "k0"} -> "holder of k0"; {"client": 3} -> "client 3"; {"node": 0} -> "node 0".
+std::string describe_target(const json& target) {
+    if (target.is_object()) {
+        if (target.contains("holder"))
+            return "holder of " + target["holder"].get<std::string>();
+        if (target.contains("client"))
+            return "client " + target["client"].dump();
+        if (target.contains("node"))
+            return "node " + target["node"].dump();
+    }
+    return target.is_string() ? target.get<std::string>() : target.dump();
+}
+
+}  // namespace
+
+json make_summary(const SummaryInputs& in, const std::filesystem::path& history_path) {
+    const auto& w = in.workload;
+    const auto& st = in.stats;
+    json ops = json::object();
+    for (std::size_t i = 0; i < st.ops.size(); ++i) {
+        const auto& c = st.ops[i];
+        ops[std::string(to_string(static_cast<Op>(i)))] = {
+            {"ok", c.ok}, {"fail", c.fail}, {"info", c.info}};
+    }
+    json series = json::array();
+    auto seconds = static_cast<std::size_t>(std::ceil(in.elapsed_s));
+    for (std::size_t s = 0; s < seconds; ++s) {
+        series.push_back(
+            {{"t", s},
+             {"cycles", s < st.cycles_per_second.size() ? st.cycles_per_second[s] : 0},
+             {"errors", s < st.errors_per_second.size() ? st.errors_per_second[s] : 0}});
+    }
+    json endpoints = json::array();
+    for (const auto& e : in.endpoints)
+        endpoints.push_back(e.to_string());
+
+    checker::Report verdict = judge(history_path, w.checks);
+    // What the history alone cannot show: whether the run exercised what it was meant to. A
+    // violation found is real whatever else happened (false beats unknown); a "valid" from a
+    // run that did not do what it was asked is not.
+    const std::size_t reasons_before = verdict.unknown_reasons.size();
+    for (const auto& f : in.nemesis) {
+        if (!f["missed"].is_null()) {
+            verdict.add_unknown_reason("fault " + f["fault"].get<std::string>() + " (" +
+                                       describe_target(f["target"]) + ", at " +
+                                       seconds_text(f["at_s"].get<double>()) +
+                                       "): " + f["missed"].get<std::string>());
+        }
+    }
+    if (st.cycles == 0)
+        verdict.add_unknown_reason("no cycle completed: no lock was both granted and released");
+    // At a rate, a client none of whose arrivals fell due was never asked to do anything.
+    const std::uint64_t asked = w.rate ? st.clients_due : static_cast<std::uint64_t>(w.clients);
+    if (st.clients_answered * 2 < asked) {
+        verdict.add_unknown_reason(std::to_string(asked - st.clients_answered) + " of " +
+                                   std::to_string(asked) + " clients " +
+                                   (w.rate ? "with an arrival due " : "") +
+                                   "never got an answer from Redis");
+    }
+    FaultEvidence evidence = FaultEvidence::from_nemesis_report(in.nemesis);
+    evidence.conclusive = evidence.conclusive && verdict.unknown_reasons.size() == reasons_before;
+
+    json summary{
+        {"strategy", w.strategy},
+        {"scenario", w.name},
+        {"seed", w.seed},
+        {"clients", w.clients},
+        {"duration_s", in.elapsed_s},
+        {"interrupted", in.interrupted},
+        {"throughput",
+         {{"cycles", st.cycles},
+          {"cycles_per_s", in.elapsed_s > 0 ? static_cast<double>(st.cycles) / in.elapsed_s : 0}}},
+        {"latency_ms",
+         {{"acquire", latency_json(st.acquire_latency)},
+          {"release", latency_json(st.release_latency)}}},
+        {"ops", ops},
+        {"timeseries", series},
+        {"faults", in.faults},
+        {"nemesis", in.nemesis},
+        {"verdict", verdict.to_json()},
+        {"history", {{"file", "history.jsonl"}, {"events", in.history_events}}},
+        {"redis",
+         {{"mode", in.deployment_embedded ? "embedded" : "external"},
+          {"endpoints", endpoints},
+          {"key_prefix", in.key_prefix}}},
+        {"clients_answered", st.clients_answered},
+        {"fairness", fairness_json(st.cycles_per_client, w.clients)},
+        {"engine",
+         {{"threads", w.threads},
+          {"cpu_s", in.engine_cpu_s},
+          {"cpu_share", in.elapsed_s > 0 ? in.engine_cpu_s / in.elapsed_s : 0}}},
+    };
+    if (w.rate) {
+        // What the rate asked for and what the clients managed: a run that fell behind says so
+        // instead of silently measuring less load (README.md, --rate).
+        summary["latency_ms"]["acquire_corrected"] = latency_json(st.acquire_latency_corrected);
+        const double window = std::min(in.elapsed_s, w.duration_s);
+        summary["open_loop"] = {
+            {"target_per_s", w.rate->per_s},
+            {"arrivals", to_string(w.rate->arrivals)},
+            {"due", st.arrivals_due},
+            {"started", st.arrivals_started},
+            {"achieved_per_s",
+             window > 0 ? static_cast<double>(st.arrivals_started) / window : 0.0},
+            {"kept", static_cast<double>(st.arrivals_started) >=
+                         kRateKept * static_cast<double>(st.arrivals_due)}};
+    } else {
+        summary["open_loop"] = nullptr;
+    }
+    auto expected = w.expect.find(w.strategy);
+    if (expected == w.expect.end()) {
+        summary["expected"] = nullptr;
+        summary["as_expected"] = nullptr;
+    } else {
+        summary["expected"] = expected->second;
+        auto met = Expectation::parse(expected->second).met_by(verdict, evidence);
+        summary["as_expected"] = met ? json(*met) : json(nullptr);
+    }
+    return summary;
+}
+
+std::string make_report(const json& s) {
+    std::ostringstream out;
+    char line[512];
+    out << "lockbench run: " << s["scenario"].get<std::string>() << " / "
+        << s["strategy"].get<std::string>()
+        << (s["interrupted"].get<bool>() ? "  (INTERRUPTED)" : "") << "\n";
+    std::snprintf(line, sizeof line, "clients %d, seed %llu, %.2f s\n", s["clients"].get<int>(),
+                  static_cast<unsigned long long>(s["seed"].get<std::uint64_t>()),
+                  s["duration_s"].get<double>());
+    out << line;
+    std::snprintf(line, sizeof line, "throughput  %.1f cycles/s (%llu cycles)\n",
+                  s["throughput"]["cycles_per_s"].get<double>(),
+                  static_cast<unsigned long long>(s["throughput"]["cycles"].get<std::uint64_t>()));
+    out << line;
+    if (const auto& y = s.value("yardstick", json()); y.is_object()) {
+        if (const auto machine = Yardstick::from_json(y)) {
+            const YardstickPoint& one = machine->points.front();
+            const YardstickPoint& many = machine->reference();
+            std::snprintf(line, sizeof line,
+                          "machine     redis-benchmark's cycle bound: %.0f/s on %d connection%s, "
+                          "%.0f/s on %d (this run: %.3fx)\n",
+                          one.cycles_per_s, one.connections, one.connections == 1 ? "" : "s",
+                          many.cycles_per_s, many.connections,
+                          s["throughput"]["cycles_per_s"].get<double>() / many.cycles_per_s);
+            out << line;
+        } else if (y.contains("not_measured")) {
+            out << "machine     not measured: " << y["not_measured"].get<std::string>() << "\n";
+        }
+    }
+    if (const auto& f = s.value("fairness", json()); f.is_object() && f["jain_index"].is_number()) {
+        std::snprintf(line, sizeof line,
+                      "fairness    cycles per client: min %llu, median %.1f, max %llu; Jain's "
+                      "index %.3f\n",
+                      static_cast<unsigned long long>(f["cycles_min"].get<std::uint64_t>()),
+                      f["cycles_median"].get<double>(),
+                      static_cast<unsigned long long>(f["cycles_max"].get<std::uint64_t>()),
+                      f["jain_index"].get<double>());
+        out << line;
+    }
+    for (const char* op : {"acquire", "release"}) {
+        const auto& l = s["latency_ms"][op];
+        std::snprintf(line, sizeof line,
+                      "%-8s    p50 %.3f ms  p99 %.3f ms  p99.9 %.3f ms  max %.3f ms\n", op,
+                      l["p50"].get<double>(), l["p99"].get<double>(), l["p999"].get<double>(),
+                      l["max"].get<double>());
+        out << line;
+    }
+    if (const auto& open = s["open_loop"]; open.is_object()) {
+        const auto& l = s["latency_ms"]["acquire_corrected"];
+        std::snprintf(line, sizeof line,
+                      "acquire from when due (coordinated omission corrected):\n"
+                      "            p50 %.3f ms  p99 %.3f ms  p99.9 %.3f ms  max %.3f ms\n",
+                      l["p50"].get<double>(), l["p99"].get<double>(), l["p999"].get<double>(),
+                      l["max"].get<double>());
+        out << line;
+        const auto due = open["due"].get<std::uint64_t>();
+        const auto started = open["started"].get<std::uint64_t>();
+        std::snprintf(
+            line, sizeof line,
+            "rate        target %.1f/s %s, achieved %.1f/s: %llu of %llu due arrivals "
+            "started\n",
+            open["target_per_s"].get<double>(), open["arrivals"].get<std::string>().c_str(),
+            open["achieved_per_s"].get<double>(), static_cast<unsigned long long>(started),
+            static_cast<unsigned long long>(due));
+        out << line;
+        if (!open["kept"].get<bool>()) {
+            std::snprintf(
+                line, sizeof line,
+                "RATE NOT KEPT: only %.1f %% of the due arrivals started - the clients "
+                "fell behind, so Redis saw less load than asked (try more --clients)\n",
+                due ? 100.0 * static_cast<double>(started) / static_cast<double>(due) : 100.0);
+            out << line;
+        }
+    }
+    for (const auto& [op, c] : s["ops"].items()) {
+        std::snprintf(line, sizeof line, "%-8s    ok %llu  fail %llu  info %llu\n", op.c_str(),
+                      static_cast<unsigned long long>(c["ok"].get<std::uint64_t>()),
+                      static_cast<unsigned long long>(c["fail"].get<std::uint64_t>()),
+                      static_cast<unsigned long long>(c["info"].get<std::uint64_t>()));
+        out << line;
+    }
+    for (const auto& f : s["nemesis"]) {
+        std::snprintf(line, sizeof line, "fault       %s on %s at %s: took effect %d of %d%s\n",
+                      f["fault"].get<std::string>().c_str(), describe_target(f["target"]).c_str(),
+                      seconds_text(f["at_s"].get<double>()).c_str(), f["took_effect"].get<int>(),
+                      f["due"].get<int>(), f["missed"].is_null() ? "" : "  <- NOT ALL FIRED");
+        out << line;
+    }
+    const auto v = checker::Report::from_json(s["verdict"]);
+    const std::uint64_t count = v.violation_count();
+    out << "verdict     " << checker::verdict_word(v.verdict) << ", " << count << " violation(s)";
+    if (v.witnesses.size() < count)
+        out << " (" << v.witnesses.size() << " listed)";
+    out << "\n" << checker::format_report(v);
+    if (!s["expected"].is_null()) {
+        out << "expected    " << s["expected"].get<std::string>() << " -> "
+            << (s["as_expected"].is_null()     ? "unknown"
+                : s["as_expected"].get<bool>() ? "as expected"
+                                               : "UNEXPECTED")
+            << "\n";
+    }
+    return out.str();
+}
+
+}  // namespace lockbench

@@ -1,0 +1,37 @@
+#pragma once
+
+// summary.json (the fields README.md lists) and report.txt of one run.
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/clients/client.hpp"
+#include "engine/run/workload.hpp"
+#include "strategies/client/redis_connection.hpp"
+
+namespace lockbench {
+
+struct SummaryInputs {
+    const Workload& workload;
+    const ClientStats& stats;
+    double elapsed_s = 0;
+    double engine_cpu_s = 0;
+    std::uint64_t history_events = 0;
+    bool interrupted = false;
+    bool deployment_embedded = true;
+    std::vector<Endpoint> endpoints;
+    std::string key_prefix;                            // on servers that are not ours
+    nlohmann::json faults = nlohmann::json::array();   // fault windows
+    nlohmann::json nemesis = nlohmann::json::array();  // Nemesis::report: did each fault fire
+};
+
+// Builds the summary, judging the history at `history_path` with the checker. The verdict is
+// the checker's, made `unknown` (with `verdict.unknown_reasons`) when the run cannot support a
+// "valid": a fault that never took effect, no completed cycle, most clients never answered.
+nlohmann::json make_summary(const SummaryInputs& in, const std::filesystem::path& history_path);
+std::string make_report(const nlohmann::json& summary);
+
+}  // namespace lockbench

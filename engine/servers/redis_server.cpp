@@ -1,0 +1,462 @@
+#include "engine/servers/redis_server.hpp"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <fcntl.h>
+#include <fstream>
+#include <memory>
+#include <netinet/in.h>
+#include <sched.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+#include <hiredis/hiredis.h>
+
+extern char** environ;
+
+namespace lockbench {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+std::string_view to_string(Persistence p) {
+    switch (p) {
+        case Persistence::None:
+            return "none";
+        case Persistence::AofEverysec:
+            return "aof-everysec";
+        case Persistence::AofAlways:
+            return "aof-always";
+    }
+    return "?";
+}
+
+std::string find_executable(const std::string& name) {
+    if (name.find('/') != std::string::npos) {
+        if (::access(name.c_str(), X_OK) == 0)
+            return name;
+        throw EnvironmentError(name + " is not an executable file");
+    }
+    const char* path = std::getenv("PATH");
+    std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+    std::size_t start = 0;
+    while (start <= dirs.size()) {
+        auto end = dirs.find(':', start);
+        if (end == std::string::npos)
+            end = dirs.size();
+        std::string candidate = dirs.substr(start, end - start);
+        if (candidate.empty())
+            candidate = ".";
+        candidate += "/" + name;
+        if (::access(candidate.c_str(), X_OK) == 0)
+            return candidate;
+        start = end + 1;
+    }
+    throw EnvironmentError(name + " not found in PATH (scripts/bootstrap.sh installs it)");
+}
+
+std::vector<int> pick_free_ports(std::size_t n) {
+    // Every socket stays bound until all are picked: a port just released may be handed out
+    // again at once, and two members of one ensemble on one port is an invalid configuration.
+    std::vector<int> fds, ports;
+    std::string error;
+    while (ports.size() < n && error.empty()) {
+        int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0) {
+            error = std::string("socket: ") + std::strerror(errno);
+            break;
+        }
+        fds.push_back(fd);
+        sockaddr_in addr{};
+        addr.sin_family = AF_INET;
+        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        addr.sin_port = 0;
+        socklen_t len = sizeof addr;
+        if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+            ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+            error = std::string("cannot find a free port: ") + std::strerror(errno);
+            break;
+        }
+        ports.push_back(ntohs(addr.sin_port));
+    }
+    for (int fd : fds)
+        ::close(fd);
+    if (!error.empty())
+        throw EnvironmentError(error);
+    return ports;
+}
+
+int pick_free_port() {
+    return pick_free_ports(1).front();
+}
+
+RedisServer::RedisServer(RedisServerOptions options) : options_(std::move(options)) {
+    binary_path_ = find_executable(options_.binary);
+    char tmpl[] = "/tmp/lockbench-redis-XXXXXX";
+    if (!::mkdtemp(tmpl))
+        throw EnvironmentError(std::string("mkdtemp: ") + std::strerror(errno));
+    dir_ = tmpl;
+    if (options_.port == 0 && options_.netns_fd >= 0)
+        options_.port = options_.sentinel_config.empty() ? 6379 : 26379;
+    const bool pick_port = options_.port == 0;
+    // A picked port can be taken by someone else before redis binds it: try a few.
+    for (int attempt = 0;; ++attempt) {
+        port_ = pick_port ? pick_free_port() : options_.port;
+        try {
+            spawn();
+            wait_ready();
+            return;
+        } catch (const EnvironmentError&) {
+            bool busy = log_tail(20).find("Address already in use") != std::string::npos;
+            stop();
+            if (!(busy && pick_port && attempt < 5)) {
+                std::error_code ec;
+                fs::remove_all(dir_, ec);
+                if (busy)
+                    throw EnvironmentError("port " + std::to_string(port_) + " is busy");
+                throw;
+            }
+        }
+    }
+}
+
+RedisServer::~RedisServer() {
+    stop();
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+}
+
+void RedisServer::spawn() {
+    std::vector<std::string> args{binary_path_};
+    if (!options_.sentinel_config.empty()) {
+        // A sentinel rewrites its configuration file as it learns: one of its own, written
+        // once (a restart keeps what it learned).
+        const fs::path conf = dir_ / "sentinel.conf";
+        if (!fs::exists(conf)) {
+            std::ofstream out(conf);
+            out << options_.sentinel_config;
+            if (!out)
+                throw EnvironmentError("cannot write " + conf.string());
+        }
+        args.push_back(conf.string());
+        args.push_back("--sentinel");
+    }
+    for (std::string& a : std::vector<std::string>{
+             "--port",
+             std::to_string(port_),
+             std::string("--bind"),
+             options_.host,
+             std::string("--dir"),
+             dir_.string(),
+             std::string("--logfile"),
+             (dir_ / "redis.log").string(),
+             std::string("--daemonize"),
+             std::string("no"),
+             // Test servers are on loopback or in the run's own namespaces.
+             std::string("--protected-mode"),
+             std::string("no"),
+         })
+        args.push_back(std::move(a));
+    if (options_.sentinel_config.empty())
+        add_data_server_args(args);
+    const int netns_fd = options_.netns_fd;
+    std::vector<char*> argv;
+    for (auto& a : args)
+        argv.push_back(a.data());
+    argv.push_back(nullptr);
+
+    const pid_t parent = ::getpid();
+    pid_t pid = ::fork();
+    if (pid < 0)
+        throw EnvironmentError(std::string("fork: ") + std::strerror(errno));
+    if (pid == 0) {
+        // Child: its own process group (Ctrl-C goes to lockbench, which stops us in order), and
+        // killed with its parent so an aborted lockbench never leaves a server behind.
+        ::setpgid(0, 0);
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (::getppid() != parent)
+            ::_exit(127);
+        if (netns_fd >= 0 && ::setns(netns_fd, CLONE_NEWNET) != 0)
+            ::_exit(126);
+        int devnull = ::open("/dev/null", O_RDWR);
+        if (devnull >= 0) {
+            ::dup2(devnull, STDIN_FILENO);
+            ::dup2(devnull, STDOUT_FILENO);
+        }
+        ::execv(argv[0], argv.data());
+        ::_exit(127);
+    }
+    pid_ = pid;
+    paused_ = false;
+}
+
+void RedisServer::add_data_server_args(std::vector<std::string>& args) const {
+    for (std::string& a : std::vector<std::string>{
+             std::string("--save"),
+             std::string(""),
+             std::string("--enable-debug-command"),
+             std::string("local"),
+             std::string("--appendonly"),
+             std::string(options_.persistence == Persistence::None ? "no" : "yes"),
+             std::string("--appendfsync"),
+             std::string(options_.persistence == Persistence::AofAlways ? "always" : "everysec"),
+             std::string("--maxclients"),
+             std::to_string(options_.maxclients),
+             // Thousands of clients connect at the start of a run: the default backlog of 511
+             // drops their SYNs and each retry costs a second (the kernel caps it at somaxconn).
+             std::string("--tcp-backlog"),
+             std::string("4096"),
+             // Replicas (failover scenarios) sync at once, not after diskless sync's 5 s delay.
+             std::string("--repl-diskless-sync-delay"),
+             std::string("0"),
+         })
+        args.push_back(std::move(a));
+    if (!options_.password.empty()) {
+        args.push_back("--requirepass");
+        args.push_back(options_.password);
+    }
+    for (const auto& a : options_.extra_args)
+        args.push_back(a);
+}
+
+bool RedisServer::data_commands_answer() const {
+    try {
+        return command({"EXISTS", "lockbench:ready-probe"}).is_integer();
+    } catch (const ReplyError& e) {
+        // A cluster node answers CLUSTERDOWN (no slots yet) or MOVED: it is up. LOADING is not.
+        return !std::string_view(e.what()).starts_with("LOADING");
+    }
+}
+
+void RedisServer::wait_ready() {
+    auto deadline = std::chrono::steady_clock::now() + options_.start_timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+        int status = 0;
+        if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+            pid_ = -1;
+            throw EnvironmentError("redis-server exited at start: " + log_tail(1));
+        }
+        try {
+            // Ours, and not another server that already had the port (a busy port must fail).
+            // INFO (default sections) has process_id and, once an AOF is replayed, loading:0.
+            auto info = command({"INFO"}).str;
+            // A data command answers LOADING until an AOF is replayed; INFO does not wait. A
+            // sentinel has no data commands.
+            if (info.find("process_id:" + std::to_string(pid_) + "\r") != std::string::npos &&
+                (!options_.sentinel_config.empty() || data_commands_answer()))
+                return;
+        } catch (const RedisError&) {
+        }
+        std::this_thread::sleep_for(10ms);
+    }
+    throw EnvironmentError("redis-server on port " + std::to_string(port_) +
+                           " did not answer within " +
+                           std::to_string(options_.start_timeout.count()) + " ms");
+}
+
+Reply RedisServer::command(const std::vector<std::string>& args) const {
+    timeval tv{2, 0};
+    std::unique_ptr<redisContext, decltype(&redisFree)> ctx(
+        redisConnectWithTimeout(options_.host.c_str(), port_, tv), &redisFree);
+    if (!ctx || ctx->err) {
+        throw ClosedError("cannot connect to " + options_.host + ":" + std::to_string(port_) +
+                          (ctx ? std::string(": ") + ctx->errstr : std::string()));
+    }
+    redisSetTimeout(ctx.get(), tv);
+    auto run = [&](const std::vector<std::string>& cmd) {
+        std::vector<const char*> argv;
+        std::vector<std::size_t> argvlen;
+        for (const auto& a : cmd) {
+            argv.push_back(a.data());
+            argvlen.push_back(a.size());
+        }
+        auto* raw = static_cast<redisReply*>(redisCommandArgv(
+            ctx.get(), static_cast<int>(argv.size()), argv.data(), argvlen.data()));
+        if (!raw)
+            throw IoError(std::string("redis-server command failed: ") + ctx->errstr);
+        Reply r;
+        r.type = raw->type == REDIS_REPLY_STRING    ? Reply::Type::String
+                 : raw->type == REDIS_REPLY_STATUS  ? Reply::Type::Status
+                 : raw->type == REDIS_REPLY_ERROR   ? Reply::Type::Error
+                 : raw->type == REDIS_REPLY_INTEGER ? Reply::Type::Integer
+                 : raw->type == REDIS_REPLY_ARRAY   ? Reply::Type::Array
+                                                    : Reply::Type::Nil;
+        if (raw->str)
+            r.str.assign(raw->str, raw->len);
+        r.integer = raw->integer;
+        for (std::size_t i = 0; raw->type == REDIS_REPLY_ARRAY && i < raw->elements; ++i) {
+            Reply e;
+            e.type = raw->element[i]->type == REDIS_REPLY_INTEGER ? Reply::Type::Integer
+                                                                  : Reply::Type::String;
+            if (raw->element[i]->str)
+                e.str.assign(raw->element[i]->str, raw->element[i]->len);
+            e.integer = raw->element[i]->integer;
+            r.elements.push_back(std::move(e));
+        }
+        freeReplyObject(raw);
+        if (r.type == Reply::Type::Error)
+            throw ReplyError(r.str);
+        return r;
+    };
+    if (!options_.password.empty())
+        run({"AUTH", options_.password});
+    return run(args);
+}
+
+bool RedisServer::alive() {
+    if (pid_ <= 0)
+        return false;
+    if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
+        pid_ = -1;
+        paused_ = false;
+        return false;
+    }
+    return true;
+}
+
+bool wait_until_stopped(pid_t pid) {
+    const auto deadline = std::chrono::steady_clock::now() + 1s;
+    for (;;) {
+        std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+        std::string text;
+        std::getline(stat, text);
+        // pid (comm) state …: comm may hold spaces, so read after the last ')'.
+        const auto close = text.rfind(')');
+        if (close != std::string::npos && close + 2 < text.size() && text[close + 2] == 'T')
+            return true;
+        if (!stat || std::chrono::steady_clock::now() >= deadline)
+            return false;
+        std::this_thread::sleep_for(1ms);
+    }
+}
+
+void RedisServer::pause() {
+    if (pid_ > 0 && !paused_) {
+        ::kill(pid_, SIGSTOP);
+        paused_ = true;
+        wait_until_stopped(pid_);
+    }
+}
+
+void RedisServer::resume() {
+    if (pid_ > 0 && paused_) {
+        ::kill(pid_, SIGCONT);
+        paused_ = false;
+    }
+}
+
+void RedisServer::kill() {
+    if (pid_ <= 0)
+        return;
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+    paused_ = false;
+}
+
+void RedisServer::restart(Persistence persistence) {
+    kill();
+    options_.persistence = persistence;
+    spawn();
+    try {
+        wait_ready();
+    } catch (...) {
+        stop();
+        throw;
+    }
+}
+
+void RedisServer::stop() {
+    if (pid_ <= 0)
+        return;
+    if (paused_)
+        ::kill(pid_, SIGCONT);
+    ::kill(pid_, SIGTERM);
+    auto deadline = std::chrono::steady_clock::now() + 3s;
+    while (std::chrono::steady_clock::now() < deadline) {
+        if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
+            pid_ = -1;
+            paused_ = false;
+            return;
+        }
+        std::this_thread::sleep_for(5ms);
+    }
+    kill();
+}
+
+std::string RedisServer::log_tail(std::size_t lines) const {
+    std::ifstream in(dir_ / "redis.log");
+    std::deque<std::string> tail;
+    for (std::string line; std::getline(in, line);) {
+        if (line.empty())
+            continue;
+        tail.push_back(line);
+        if (tail.size() > lines)
+            tail.pop_front();
+    }
+    std::string out;
+    for (const auto& l : tail) {
+        if (!out.empty())
+            out += " | ";
+        out += l;
+    }
+    return out.empty() ? "(no log)" : out;
+}
+
+std::string output_of(const std::vector<std::string>& argv) {
+    int out[2];
+    if (::pipe(out) != 0)
+        throw EnvironmentError(std::string("pipe: ") + std::strerror(errno));
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+    posix_spawn_file_actions_addclose(&actions, out[0]);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+    std::vector<char*> args;
+    for (const auto& a : argv)
+        args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    pid_t pid = 0;
+    const int spawned = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    ::close(out[1]);
+    if (spawned != 0) {
+        ::close(out[0]);
+        throw EnvironmentError(argv[0] +
+                               " not found (Debian: redis-tools): " + std::strerror(spawned));
+    }
+    std::string text;
+    char buf[4096];
+    for (ssize_t n; (n = ::read(out[0], buf, sizeof buf)) != 0;) {
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            break;
+        text.append(buf, static_cast<std::size_t>(n));
+    }
+    ::close(out[0]);
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        const auto end = text.find_last_not_of("\r\n");
+        const auto begin = end == std::string::npos ? end : text.rfind('\n', end);
+        const std::string last =
+            end == std::string::npos
+                ? ""
+                : text.substr(begin == std::string::npos ? 0 : begin + 1,
+                              end - (begin == std::string::npos ? 0 : begin + 1) + 1);
+        throw EnvironmentError(argv[0] + " failed (exit status " + std::to_string(status) + ")" +
+                               (last.empty() ? "" : ": " + last));
+    }
+    return text;
+}
+
+}  // namespace lockbench

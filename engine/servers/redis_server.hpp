@@ -1,0 +1,114 @@
+#pragma once
+
+// An embedded redis-server: started from PATH on a free loopback port in its own temp dir,
+// waited for until it answers PING, and stopped on every exit path (destructor; and if lockbench
+// itself dies, the kernel kills it through PR_SET_PDEATHSIG). It runs in its own process group so
+// a Ctrl-C at the terminal reaches lockbench only, which then stops the server in order.
+//
+// Faults act on it directly: pause()/resume() (SIGSTOP/SIGCONT), kill() (SIGKILL) and restart()
+// on the same port and data dir, so an AOF written before the crash is replayed (T4).
+
+#include <chrono>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+#include "strategies/client/redis_connection.hpp"
+
+namespace lockbench {
+
+// The machine cannot give us what we need: no redis-server, a port that never answers, a busy
+// port. The CLI maps it to exit code 4.
+class EnvironmentError : public std::runtime_error {
+  public:
+    using std::runtime_error::runtime_error;
+};
+
+enum class Persistence { None, AofEverysec, AofAlways };
+std::string_view to_string(Persistence p);
+
+struct RedisServerOptions {
+    Persistence persistence = Persistence::None;
+    int port = 0;                         // 0: pick a free loopback port
+    std::string binary = "redis-server";  // looked up in PATH unless it contains a '/'
+    std::string password;                 // requirepass, if not empty
+    // Redis's own default; a run sizes it for its clients (it needs the file descriptors too).
+    int maxclients = 10'000;
+    std::chrono::milliseconds start_timeout{10'000};
+    std::vector<std::string> extra_args;  // e.g. {"--replicaof", "127.0.0.1", "7001"}
+    // A host in a network namespace (network_lab.hpp): the namespace to run in and the address
+    // to bind there; the port is then 6379 (26379 for a sentinel) unless given - every host has
+    // its own.
+    int netns_fd = -1;
+    std::string host = "127.0.0.1";
+    // Not empty: a Redis Sentinel (redis-server --sentinel) with this configuration (its `sentinel
+    // monitor …` lines), which it rewrites as it learns.
+    std::string sentinel_config;
+};
+
+class RedisServer {
+  public:
+    // Starts the server and waits until it answers; throws EnvironmentError otherwise.
+    explicit RedisServer(RedisServerOptions options = {});
+    ~RedisServer();
+    RedisServer(const RedisServer&) = delete;
+    RedisServer& operator=(const RedisServer&) = delete;
+
+    int port() const { return port_; }
+    pid_t pid() const { return pid_; }
+    Endpoint endpoint() const { return Endpoint{options_.host, port_, options_.password}; }
+    const std::filesystem::path& dir() const { return dir_; }
+    bool running() const { return pid_ > 0; }
+    // False if the process has exited since (reaps it): a server that died under a run, killed
+    // from outside or crashed, must end the run with an error rather than a flood of timeouts.
+    bool alive();
+    bool paused() const { return paused_; }
+    const RedisServerOptions& options() const { return options_; }
+
+    void pause();   // SIGSTOP: connections are still accepted by the kernel, nothing is answered
+    void resume();  // SIGCONT: commands that queued up meanwhile run now
+    void kill();    // SIGKILL, as a crash: no shutdown save, no goodbye to clients
+    // Starts again on the same port and dir, with `persistence` (AOF files left by the previous
+    // run are replayed if the new mode has AOF on).
+    void restart(Persistence persistence);
+    void restart() { restart(options_.persistence); }
+    // SIGTERM (after SIGCONT if paused), then SIGKILL if it lingers.
+    void stop();
+
+    // Sends one command synchronously (for setup, faults and tests); throws RedisError.
+    Reply command(const std::vector<std::string>& args) const;
+
+    // The last lines of the server's log, to explain a failure.
+    std::string log_tail(std::size_t lines = 5) const;
+
+  private:
+    void spawn();
+    void add_data_server_args(std::vector<std::string>& args) const;
+    void wait_ready();
+    bool data_commands_answer() const;
+
+    RedisServerOptions options_;
+    std::filesystem::path dir_;
+    std::string binary_path_;
+    int port_ = 0;
+    pid_t pid_ = -1;
+    bool paused_ = false;
+};
+
+// Resolves `name` in PATH (or checks it if it has a '/'); throws EnvironmentError if missing.
+std::string find_executable(const std::string& name);
+// Runs argv (a Redis tool: redis-cli, redis-benchmark), returns its standard output; throws
+// EnvironmentError naming the tool when it is missing or fails (with its last line of output).
+std::string output_of(const std::vector<std::string>& argv);
+// A loopback TCP port that was free a moment ago (bind to port 0, read it back).
+int pick_free_port();
+// `n` distinct such ports.
+std::vector<int> pick_free_ports(std::size_t n);
+// SIGSTOP is delivered when the kernel gets to each of the process's threads: waits (up to a
+// second) until /proc says the process is stopped, so that a pause is in place when its fault is
+// logged. False if it never was.
+bool wait_until_stopped(pid_t pid);
+
+}  // namespace lockbench

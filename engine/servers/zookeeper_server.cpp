@@ -1,0 +1,396 @@
+#include "engine/servers/zookeeper_server.hpp"
+
+#include <arpa/inet.h>
+#include <cerrno>
+#include <cstring>
+#include <deque>
+#include <fcntl.h>
+#include <fstream>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdexcept>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+#include "engine/servers/redis_server.hpp"  // EnvironmentError, find_executable, pick_free_port
+
+namespace lockbench {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+namespace {
+
+// Connects to 127.0.0.1:port within `timeout`; -1 if nothing listens there.
+int connect_loopback(int port, std::chrono::milliseconds timeout) {
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0)
+        return -1;
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(static_cast<std::uint16_t>(port));
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+        if (errno != EINPROGRESS) {
+            ::close(fd);
+            return -1;
+        }
+        pollfd p{fd, POLLOUT, 0};
+        int err = 0;
+        socklen_t len = sizeof err;
+        if (::poll(&p, 1, static_cast<int>(timeout.count())) != 1 ||
+            ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err != 0) {
+            ::close(fd);
+            return -1;
+        }
+    }
+    return fd;
+}
+
+}  // namespace
+
+ZooKeeperServer::ZooKeeperServer(ZooKeeperServerOptions options) : options_(std::move(options)) {
+    try {
+        java_path_ = find_executable(options_.java);
+    } catch (const EnvironmentError&) {
+        throw EnvironmentError(
+            "java not found in PATH: the embedded ZooKeeper needs a Java runtime "
+            "(scripts/bootstrap.sh installs zookeeper and default-jre-headless)");
+    }
+    if (::access(options_.jar.c_str(), R_OK) != 0) {
+        throw EnvironmentError(options_.jar +
+                               " not found: the embedded ZooKeeper needs Debian's zookeeper "
+                               "package (scripts/bootstrap.sh installs it)");
+    }
+    char tmpl[] = "/tmp/lockbench-zookeeper-XXXXXX";
+    if (!::mkdtemp(tmpl))
+        throw EnvironmentError(std::string("mkdtemp: ") + std::strerror(errno));
+    dir_ = tmpl;
+    if (!options_.ensemble.empty()) {
+        // A member: its ports were chosen by the ensemble, which retries on a busy one; it
+        // cannot serve before a quorum exists, so the ensemble waits once all are started.
+        if (options_.myid < 1 || options_.myid > static_cast<int>(options_.ensemble.size()))
+            throw std::invalid_argument("ZooKeeperServer: myid out of the ensemble");
+        port_ = options_.ensemble[static_cast<std::size_t>(options_.myid - 1)].client_port;
+        try {
+            spawn();
+        } catch (...) {
+            std::error_code ec;
+            fs::remove_all(dir_, ec);
+            throw;
+        }
+        return;
+    }
+    const bool pick_port = options_.port == 0;
+    for (int attempt = 0;; ++attempt) {
+        port_ = pick_port ? pick_free_port() : options_.port;
+        try {
+            if (int fd = connect_loopback(port_, 200ms); fd >= 0) {
+                ::close(fd);
+                throw EnvironmentError("port " + std::to_string(port_) + " is busy");
+            }
+            spawn();
+            wait_ready();
+            return;
+        } catch (const EnvironmentError& e) {
+            const bool busy = std::string_view(e.what()).ends_with("is busy") ||
+                              log_tail(50).find("Address already in use") != std::string::npos;
+            stop();
+            if (!(busy && pick_port && attempt < 5)) {
+                std::error_code ec;
+                fs::remove_all(dir_, ec);
+                if (busy)
+                    throw EnvironmentError("ZooKeeper: port " + std::to_string(port_) + " is busy");
+                throw;
+            }
+        }
+    }
+}
+
+ZooKeeperServer::~ZooKeeperServer() {
+    stop();
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+}
+
+void ZooKeeperServer::spawn() {
+    const fs::path data = dir_ / "data";
+    fs::create_directories(data);
+    {
+        std::ofstream cfg(dir_ / "zoo.cfg", std::ios::trunc);
+        cfg << "tickTime=50\n"
+            << "minSessionTimeout=100\n"
+            << "maxSessionTimeout=600000\n"
+            << "dataDir=" << data.string() << "\n"
+            << "clientPort=" << port_ << "\n"
+            << "clientPortAddress=127.0.0.1\n"
+            << "maxClientCnxns=0\n"
+            << "admin.enableServer=false\n"
+            << "4lw.commands.whitelist=ruok,srvr\n"
+            // Every transaction is fsynced by default: on a shared machine's disk that is tens of
+            // milliseconds per lock operation, and the server's data dies with the run anyway.
+            << "forceSync=no\n";
+        if (!options_.ensemble.empty()) {
+            // Followers wait 5 s for a new leader's snapshot and give a silent leader 1 s.
+            cfg << "initLimit=100\n"
+                << "syncLimit=20\n";
+            for (std::size_t i = 0; i < options_.ensemble.size(); ++i) {
+                const ZooKeeperPeer& peer = options_.ensemble[i];
+                cfg << "server." << i + 1 << "=127.0.0.1:" << peer.quorum_port << ":"
+                    << peer.election_port << "\n";
+            }
+            std::ofstream myid(data / "myid", std::ios::trunc);
+            myid << options_.myid << "\n";
+            if (!myid)
+                throw EnvironmentError("cannot write " + (data / "myid").string());
+        }
+        if (!cfg)
+            throw EnvironmentError("cannot write " + (dir_ / "zoo.cfg").string());
+    }
+    std::string classpath = options_.jar;
+    // Without an SLF4J binding the server logs nothing at all; with slf4j-simple, its warnings
+    // and errors go to zookeeper.log (an "Address already in use" among them).
+    if (::access("/usr/share/java/slf4j-simple.jar", R_OK) == 0)
+        classpath += ":/usr/share/java/slf4j-simple.jar";
+    std::vector<std::string> args{
+        java_path_,
+        "-Xms32m",
+        "-Xmx256m",
+        "-XX:+UseSerialGC",
+        "-XX:TieredStopAtLevel=1",  // starts in about half the time; the server idles anyway
+        "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+        "-Dzookeeper.admin.enableServer=false",
+        "-cp",
+        classpath,
+        options_.ensemble.empty() ? "org.apache.zookeeper.server.ZooKeeperServerMain"
+                                  : "org.apache.zookeeper.server.quorum.QuorumPeerMain",
+        (dir_ / "zoo.cfg").string(),
+    };
+    std::vector<char*> argv;
+    for (auto& a : args)
+        argv.push_back(a.data());
+    argv.push_back(nullptr);
+    const std::string log = (dir_ / "zookeeper.log").string();
+
+    const pid_t parent = ::getpid();
+    pid_t pid = ::fork();
+    if (pid < 0)
+        throw EnvironmentError(std::string("fork: ") + std::strerror(errno));
+    if (pid == 0) {
+        ::setpgid(0, 0);
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (::getppid() != parent)
+            ::_exit(127);
+        int devnull = ::open("/dev/null", O_RDONLY);
+        if (devnull >= 0)
+            ::dup2(devnull, STDIN_FILENO);
+        int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+        if (out >= 0) {
+            ::dup2(out, STDOUT_FILENO);
+            ::dup2(out, STDERR_FILENO);
+        }
+        ::execv(argv[0], argv.data());
+        ::_exit(127);
+    }
+    pid_ = pid;
+}
+
+std::string ZooKeeperServer::four_letter_word(const std::string& word) const {
+    int fd = connect_loopback(port_, 500ms);
+    if (fd < 0)
+        return "";
+    std::string answer;
+    if (::send(fd, word.data(), word.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(word.size())) {
+        const auto deadline = std::chrono::steady_clock::now() + 1s;
+        char buf[4096];
+        while (std::chrono::steady_clock::now() < deadline) {
+            pollfd p{fd, POLLIN, 0};
+            if (::poll(&p, 1, 100) <= 0)
+                continue;
+            ssize_t n = ::read(fd, buf, sizeof buf);
+            if (n <= 0)
+                break;
+            answer.append(buf, static_cast<std::size_t>(n));
+        }
+    }
+    ::close(fd);
+    return answer;
+}
+
+std::string ZooKeeperServer::mode() const {
+    if (pid_ <= 0 || paused_)
+        return "";
+    // `srvr` says "Mode: standalone|leader|follower" once the server serves requests; before
+    // that, "This ZooKeeper instance is not currently serving requests".
+    const std::string answer = four_letter_word("srvr");
+    const auto at = answer.find("Mode: ");
+    if (at == std::string::npos)
+        return "";
+    const auto end = answer.find('\n', at);
+    return answer.substr(at + 6, end == std::string::npos ? std::string::npos : end - at - 6);
+}
+
+void ZooKeeperServer::wait_ready() {
+    auto deadline = std::chrono::steady_clock::now() + options_.start_timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+        int status = 0;
+        if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+            pid_ = -1;
+            throw EnvironmentError("ZooKeeper exited at start: " + log_tail(2));
+        }
+        const std::string m = mode();
+        if (m == "standalone" || m == "leader" || m == "follower")
+            return;
+        std::this_thread::sleep_for(50ms);
+    }
+    throw EnvironmentError("ZooKeeper on port " + std::to_string(port_) +
+                           " did not answer within " +
+                           std::to_string(options_.start_timeout.count()) + " ms: " + log_tail(2));
+}
+
+void ZooKeeperServer::pause() {
+    if (pid_ > 0 && !paused_) {
+        ::kill(pid_, SIGSTOP);
+        paused_ = true;
+        wait_until_stopped(pid_);
+    }
+}
+
+void ZooKeeperServer::resume() {
+    if (pid_ > 0 && paused_) {
+        ::kill(pid_, SIGCONT);
+        paused_ = false;
+    }
+}
+
+void ZooKeeperServer::kill() {
+    if (pid_ <= 0)
+        return;
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+    paused_ = false;
+}
+
+void ZooKeeperServer::restart() {
+    kill();
+    spawn();
+    wait_ready();
+}
+
+bool ZooKeeperServer::alive() {
+    if (pid_ <= 0)
+        return false;
+    if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
+        pid_ = -1;
+        return false;
+    }
+    return true;
+}
+
+void ZooKeeperServer::stop() {
+    if (pid_ <= 0)
+        return;
+    resume();
+    ::kill(pid_, SIGTERM);
+    auto deadline = std::chrono::steady_clock::now() + 5s;
+    while (std::chrono::steady_clock::now() < deadline) {
+        if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
+            pid_ = -1;
+            return;
+        }
+        std::this_thread::sleep_for(10ms);
+    }
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+}
+
+std::string ZooKeeperServer::log_tail(std::size_t lines) const {
+    std::ifstream in(dir_ / "zookeeper.log");
+    std::deque<std::string> tail;
+    for (std::string line; std::getline(in, line);) {
+        if (line.empty() || line.find("maxCnxns is not configured") != std::string::npos)
+            continue;
+        tail.push_back(line);
+        if (tail.size() > lines)
+            tail.pop_front();
+    }
+    std::string out;
+    for (const auto& l : tail) {
+        if (!out.empty())
+            out += " | ";
+        out += l;
+    }
+    return out.empty() ? "(no log)" : out;
+}
+
+ZooKeeperEnsemble::ZooKeeperEnsemble(int servers, ZooKeeperServerOptions base) {
+    if (servers == 1) {
+        servers_.push_back(std::make_unique<ZooKeeperServer>(std::move(base)));
+        return;
+    }
+    if (servers < 3 || servers % 2 == 0)
+        throw std::invalid_argument("a ZooKeeper ensemble has 1, 3, 5 or 7 servers");
+    // A port picked free may be taken before its member binds it: the whole ensemble starts again
+    // on new ports then (every member names every other's ports).
+    for (int attempt = 0;; ++attempt) {
+        std::vector<ZooKeeperPeer> peers;
+        const auto ports = pick_free_ports(static_cast<std::size_t>(servers) * 3);
+        for (std::size_t i = 0; i + 2 < ports.size(); i += 3)
+            peers.push_back({ports[i], ports[i + 1], ports[i + 2]});
+        try {
+            for (int i = 0; i < servers; ++i) {
+                ZooKeeperServerOptions options = base;
+                options.myid = i + 1;
+                options.ensemble = peers;
+                servers_.push_back(std::make_unique<ZooKeeperServer>(std::move(options)));
+            }
+            for (auto& s : servers_)
+                s->wait_ready();
+            return;
+        } catch (const EnvironmentError&) {
+            bool busy = false;
+            for (auto& s : servers_)
+                busy |= s->log_tail(50).find("Address already in use") != std::string::npos;
+            servers_.clear();  // stops every member
+            if (!busy || attempt >= 3)
+                throw;
+        }
+    }
+}
+
+std::string ZooKeeperEnsemble::hosts() const {
+    std::string out;
+    for (const auto& s : servers_)
+        out += (out.empty() ? "" : ",") + s->hosts();
+    return out;
+}
+
+std::optional<std::size_t> ZooKeeperEnsemble::leader() const {
+    for (std::size_t i = 0; i < servers_.size(); ++i) {
+        const std::string m = servers_[i]->mode();
+        if (m == "leader" || m == "standalone")
+            return i;
+    }
+    return std::nullopt;
+}
+
+std::optional<std::size_t> ZooKeeperEnsemble::wait_for_leader(
+    std::chrono::milliseconds timeout) const {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+        if (auto l = leader())
+            return l;
+        if (std::chrono::steady_clock::now() >= deadline)
+            return std::nullopt;
+        std::this_thread::sleep_for(20ms);
+    }
+}
+
+}  // namespace lockbench

@@ -1,0 +1,160 @@
+#include "engine/topology/server_cleanup.hpp"
+
+#include <cstdio>
+#include <zookeeper/zookeeper.h>
+
+#include "engine/topology/cluster.hpp"
+#include "strategies/client/event_loop.hpp"
+#include "strategies/client/redis_connection.hpp"
+#include "strategies/client/zk_client.hpp"
+#include "strategies/zk_lock_internals.hpp"
+
+namespace lockbench {
+
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr ConnectionOptions kCleanupConnection{.connect_timeout = 2000ms,
+                                               .command_timeout = 5000ms};
+
+// Deletes every key of `conn`'s server that matches `pattern`; returns how many went. In a
+// cluster a multi-key UNLINK spanning slots is refused (CROSSSLOT), so there keys go one by one.
+Task<long long> delete_matching(RedisConnection& conn, std::string pattern, bool one_per_command) {
+    long long deleted = 0;
+    std::string unlink = "UNLINK";
+    std::string cursor = "0";
+    do {
+        Reply page = co_await conn.command("SCAN", cursor, "MATCH", pattern, "COUNT", "1000");
+        if (!page.is_array() || page.elements.size() != 2 || !page.elements[1].is_array())
+            throw ReplyError("SCAN answered something other than [cursor, keys]");
+        cursor = page.elements[0].as_string();
+        std::vector<std::string> keys;
+        for (const Reply& key : page.elements[1].elements)
+            keys.push_back(key.as_string());
+        for (std::size_t first = 0; first < keys.size();) {
+            const std::size_t count = one_per_command ? 1 : keys.size() - first;
+            std::vector<std::string> argv{unlink};
+            argv.insert(argv.end(), keys.begin() + static_cast<std::ptrdiff_t>(first),
+                        keys.begin() + static_cast<std::ptrdiff_t>(first + count));
+            std::optional<Reply> reply;
+            try {
+                reply = co_await conn.command_argv(std::move(argv));
+            } catch (const ReplyError& e) {
+                // A server older than Redis 4 has no UNLINK: DEL does the same, blocking.
+                if (unlink != "UNLINK" ||
+                    std::string(e.what()).find("unknown command") == std::string::npos)
+                    throw;
+                unlink = "DEL";
+                continue;
+            }
+            deleted += reply->as_integer();
+            first += count;
+        }
+    } while (cursor != "0");
+    co_return deleted;
+}
+
+// Deletes `path` and everything under it; returns how many znodes went (0 when it was not there).
+Task<long long> delete_tree(ZkClient& zk, std::string path) {
+    long long deleted = 0;
+    auto children = co_await zk.get_children(path);
+    if (children.rc == ZNONODE)
+        co_return 0;
+    if (children.rc != ZOK)
+        throw ReplyError("cannot list " + path + ": " + zerror(children.rc));
+    for (const std::string& child : children.children)
+        deleted += co_await delete_tree(zk, path + "/" + child);
+    auto removed = co_await zk.remove(path);
+    if (removed.rc == ZOK)
+        ++deleted;
+    else if (removed.rc != ZNONODE)
+        throw ReplyError("cannot delete " + path + ": " + zerror(removed.rc));
+    co_return deleted;
+}
+
+// The run's lock nodes under the lock root, then the root and its parent when nothing else is
+// left in them: a concurrent run that finds them gone creates them again (zk_lock_internals.cpp).
+Task<long long> delete_run_znodes(ZkClient& zk, std::string key_prefix) {
+    co_await zk.connected();
+    const std::string prefixed = ZkLockInternals::lock_path(key_prefix);
+    const std::string root = prefixed.substr(0, prefixed.rfind('/'));  // "/lockbench/locks"
+    const std::string name_prefix = prefixed.substr(root.size() + 1);
+    long long deleted = 0;
+    auto locks = co_await zk.get_children(root);
+    if (locks.rc == ZNONODE)
+        co_return 0;
+    if (locks.rc != ZOK)
+        throw ReplyError("cannot list " + root + ": " + zerror(locks.rc));
+    for (const std::string& lock : locks.children) {
+        if (lock.starts_with(name_prefix))
+            deleted += co_await delete_tree(zk, root + "/" + lock);
+    }
+    for (std::string dir = root; dir.size() > 1; dir = dir.substr(0, dir.rfind('/'))) {
+        auto removed = co_await zk.remove(dir);
+        if (removed.rc == ZOK)
+            ++deleted;
+        else if (removed.rc != ZNONODE)
+            break;  // ZNOTEMPTY: someone else's locks are in it
+    }
+    co_return deleted;
+}
+
+}  // namespace
+
+nlohmann::json clean_up_user_servers(const Workload& w, const Deployment& deployment,
+                                     const std::vector<Endpoint>& external,
+                                     const std::string& key_prefix) {
+    const bool redis = !deployment.embedded && !external.empty();
+    const bool zookeeper = !deployment.zookeeper_hosts.empty() && !deployment.zookeeper;
+    if (key_prefix.empty() || (!redis && !zookeeper))
+        return nullptr;
+    nlohmann::json report{{"left", nlohmann::json::array()}};
+    auto leave = [&report](const std::string& what) {
+        report["left"].push_back(what);
+        std::fprintf(stderr, "lockbench: left on your servers: %s\n", what.c_str());
+    };
+    EventLoop loop;
+    if (redis) {
+        // The keys live on the masters; a cluster's are every master serving slots now, which a
+        // failover during the run may have changed from the nodes the user named.
+        std::vector<Endpoint> masters = external;
+        const bool cluster = w.topology.kind == TopologyKind::Cluster;
+        const std::string pattern = "*" + key_prefix + "*";
+        if (cluster) {
+            masters.clear();
+            if (const auto view = read_cluster_nodes(external, 2s)) {
+                for (const ClusterNode* shard : shards_of(*view)) {
+                    masters.push_back(shard->endpoint);
+                    masters.back().password = external.front().password;
+                }
+            } else {
+                leave("keys matching " + pattern + " on the cluster of " +
+                      external.front().to_string() + ": no node answered CLUSTER NODES");
+            }
+        }
+        report["redis"] = nlohmann::json::array();
+        for (const Endpoint& master : masters) {
+            RedisConnection conn(loop, master, kCleanupConnection);
+            try {
+                const long long deleted = run_sync(loop, delete_matching(conn, pattern, cluster));
+                report["redis"].push_back({{"server", master.to_string()}, {"deleted", deleted}});
+            } catch (const std::exception& e) {
+                leave("keys matching " + pattern + " on " + master.to_string() + ": " + e.what());
+            }
+        }
+    }
+    if (zookeeper) {
+        try {
+            ZkClient zk(loop, deployment.zookeeper_hosts, 10'000ms, 5'000ms);
+            const long long deleted = run_sync(loop, delete_run_znodes(zk, key_prefix));
+            report["zookeeper"] = {{"hosts", deployment.zookeeper_hosts}, {"deleted", deleted}};
+        } catch (const std::exception& e) {
+            leave("znodes /lockbench/locks/" + key_prefix + "* on " + deployment.zookeeper_hosts +
+                  ": " + e.what());
+        }
+    }
+    return report;
+}
+
+}  // namespace lockbench
