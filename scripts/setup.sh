@@ -98,7 +98,7 @@ case $mode in
       build asan Asan -DLOCKBENCH_WERROR=ON -DLOCKBENCH_BUILD_BENCHMARKS=OFF -DLOCKBENCH_BUILD_DASHBOARD=OFF
       ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 CTEST_ARGS="-LE scenario|timing|netns|topology ${CTEST_ARGS:-}" run_tests asan
       build tsan Tsan -DLOCKBENCH_WERROR=ON -DLOCKBENCH_BUILD_BENCHMARKS=OFF -DLOCKBENCH_BUILD_DASHBOARD=OFF
-      TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" CTEST_ARGS="-LE scenario|timing|netns|topology ${CTEST_ARGS:-}" run_tests tsan
+      TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$here/scripts/tsan-suppressions.txt" CTEST_ARGS="-LE scenario|timing|netns|topology ${CTEST_ARGS:-}" run_tests tsan
     fi
     if ((gate)); then
       gate_out=$(mktemp -d)
