@@ -44,6 +44,8 @@
 #include <limits>
 #include <unordered_map>
 
+#include "checker/register_values.hpp"
+
 namespace lockbench::checker::lin {
 
 namespace {
@@ -51,44 +53,10 @@ namespace {
 constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
 
 // A value as the register holds it: nil is a value of its own.
-struct Value {
-    bool nil = true;
-    std::int64_t number = 0;
-    friend bool operator==(const Value&, const Value&) = default;
-};
-struct ValueHash {
-    std::size_t operator()(const Value& v) const {
-        return v.nil ? 0x6e696cULL : mix_hash(static_cast<std::uint64_t>(v.number) + 1);
-    }
-};
+using namespace register_values;
 
 std::string value_text(const Value& v) {
     return v.nil ? "null" : std::to_string(v.number);
-}
-
-bool is_ok(const SearchOp& op) {
-    return op.op.outcome == OpOutcome::Ok;
-}
-// Ops that may write a value: writes, and cas ops that succeeded or are in doubt.
-bool may_write(const SearchOp& op) {
-    return op.op.kind == OpKind::Write ||
-           (op.op.kind == OpKind::Cas && op.op.outcome != OpOutcome::Observation);
-}
-Value written_value(const SearchOp& op) {
-    return {false, op.op.kind == OpKind::Write ? op.op.value : op.op.cas_to};
-}
-// The value an ok read or ok cas saw, if `op` is such an observer.
-std::optional<Value> observed_value(const SearchOp& op) {
-    if (!is_ok(op)) {
-        return std::nullopt;
-    }
-    if (op.op.kind == OpKind::Read) {
-        return Value{op.op.read_nil, op.op.read_nil ? 0 : op.op.value};
-    }
-    if (op.op.kind == OpKind::Cas) {
-        return Value{false, op.op.value};
-    }
-    return std::nullopt;
 }
 
 class Refuter {

@@ -44,44 +44,14 @@
 
 #include <queue>
 
+#include "checker/register_values.hpp"
+
 namespace lockbench::checker::lin {
 
 namespace {
 
-struct Value {
-    bool nil = true;
-    std::int64_t number = 0;
-    friend bool operator==(const Value&, const Value&) = default;
-};
-struct ValueHash {
-    std::size_t operator()(const Value& v) const {
-        return v.nil ? 0x6e696cULL : mix_hash(static_cast<std::uint64_t>(v.number) + 1);
-    }
-};
+using namespace register_values;
 
-bool is_ok(const SearchOp& op) {
-    return op.op.outcome == OpOutcome::Ok;
-}
-bool is_producer(const SearchOp& op) {
-    return op.op.kind == OpKind::Write ||
-           (op.op.kind == OpKind::Cas && op.op.outcome != OpOutcome::Observation);
-}
-Value produced(const SearchOp& op) {
-    return {false, op.op.kind == OpKind::Write ? op.op.value : op.op.cas_to};
-}
-// What an ok read or ok cas needs the register to hold.
-std::optional<Value> observed(const SearchOp& op) {
-    if (!is_ok(op)) {
-        return std::nullopt;
-    }
-    if (op.op.kind == OpKind::Read) {
-        return Value{op.op.read_nil, op.op.read_nil ? 0 : op.op.value};
-    }
-    if (op.op.kind == OpKind::Cas) {
-        return Value{false, op.op.value};
-    }
-    return std::nullopt;
-}
 bool is_mismatch(const SearchOp& op) {
     return op.op.kind == OpKind::Cas && op.op.outcome == OpOutcome::Observation;
 }
@@ -125,8 +95,8 @@ class UniqueLinearizer {
     bool index() {
         std::unordered_map<Value, std::uint32_t, ValueHash> producer;
         for (std::uint32_t i = 0; i < ops_.size(); ++i) {
-            if (is_producer(ops_[i])) {
-                const Value v = produced(ops_[i]);
+            if (may_write(ops_[i])) {
+                const Value v = written_value(ops_[i]);
                 if (v == current_ || !producer.emplace(v, i).second) {
                     return false;
                 }
@@ -135,7 +105,7 @@ class UniqueLinearizer {
             }
         }
         for (std::uint32_t i = 0; i < required_; ++i) {
-            if (const auto v = observed(ops_[i])) {
+            if (const auto v = observed_value(ops_[i])) {
                 ++observers_left_[*v];
                 if (const auto p = producer.find(*v); p != producer.end()) {
                     reach_[p->second] = std::max(reach_[p->second], ops_[i].call_seq);
@@ -149,9 +119,9 @@ class UniqueLinearizer {
         // doubt that wrote that value).
         for (std::uint32_t i = 0; i < ops_.size(); ++i) {
             std::uint32_t link = i;
-            while (ops_[link].op.kind == OpKind::Cas && is_producer(ops_[link]) &&
+            while (ops_[link].op.kind == OpKind::Cas && may_write(ops_[link]) &&
                    !is_ok(ops_[link]) && !needed_[link] &&
-                   observers_left_[produced(ops_[link])] > 0) {
+                   observers_left_[written_value(ops_[link])] > 0) {
                 needed_[link] = true;
                 const Value from{false, ops_[link].op.value};
                 const auto p = producer.find(from);
@@ -208,8 +178,8 @@ class UniqueLinearizer {
                 } else {
                     waiting_mismatches_[current_].push_back(i);
                 }
-            } else if (is_producer(op)) {
-                const Value v = produced(op);
+            } else if (may_write(op)) {
+                const Value v = written_value(op);
                 // In doubt and never observed: it may never have taken effect. A write of that
                 // kind is kept aside, for a failed cas that needs the current value gone.
                 if (!is_ok(op) && observers_left_[v] == 0) {
@@ -221,7 +191,7 @@ class UniqueLinearizer {
                     continue;
                 }
                 pool_.push_back(i);
-            } else if (const auto v = observed(op)) {
+            } else if (const auto v = observed_value(op)) {
                 if (*v == current_) {
                     ready_.push_back(i);
                 } else {
@@ -237,14 +207,14 @@ class UniqueLinearizer {
             --unplaced_required_;
         }
         const SearchOp& op = ops_[i];
-        if (const auto v = observed(op)) {
+        if (const auto v = observed_value(op)) {
             --observers_left_[*v];
         } else if (needed_[i]) {
             --observers_left_[Value{false, op.op.value}];
         }
-        if (is_producer(op)) {
+        if (may_write(op)) {
             const Value old = current_;
-            current_ = produced(op);
+            current_ = written_value(op);
             if (auto it = waiting_mismatches_.find(old); it != waiting_mismatches_.end()) {
                 ready_.insert(ready_.end(), it->second.begin(), it->second.end());
                 waiting_mismatches_.erase(it);
