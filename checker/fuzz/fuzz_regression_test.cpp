@@ -3,16 +3,14 @@
 // found without clang. An input passes when it is judged or rejected as bad input; any other
 // exception fails here, and a crash takes the test down.
 
-#include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "checker/fuzz/fuzz_targets.hpp"
+#include "checker/testing/input_files.hpp"
 
 namespace lockbench::checker::fuzz {
 namespace {
@@ -20,19 +18,9 @@ namespace {
 namespace fs = std::filesystem;
 
 std::vector<fs::path> inputs_in(const std::string& folder) {
-    std::vector<fs::path> files;
-    for (const auto& entry : fs::directory_iterator(fs::path(LOCKBENCH_FUZZ_INPUTS) / folder)) {
-        if (entry.is_regular_file())
-            files.push_back(entry.path());
-    }
-    std::sort(files.begin(), files.end());
-    return files;
+    return lockbench::testing::files_in(fs::path(LOCKBENCH_FUZZ_INPUTS) / folder);
 }
-
-std::string contents(const fs::path& file) {
-    std::ifstream in(file, std::ios::binary);
-    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
+using lockbench::testing::contents;
 
 // How many of `folder`'s inputs were judged; fails on any that escaped the contract.
 std::size_t replay(const std::string& folder, bool (*target)(std::string_view)) {
