@@ -1,0 +1,726 @@
+// lockbench adapter for Apache Curator's ZooKeeper locks (strategies/adapters/PROTOCOL.md).
+//
+//   java -jar curator-lock-adapter.jar mutex    InterProcessMutex (exclusive, re-entrant)
+//   java -jar curator-lock-adapter.jar rwlock   InterProcessReadWriteLock (shared = read lock)
+//
+// Requests arrive as JSON lines on stdin, answers leave as JSON lines on stdout; everything else
+// (this adapter's notes, Curator's and ZooKeeper's logging) goes to stderr.
+
+import java.io.BufferedReader;
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.lang.reflect.Method;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
+import org.apache.curator.framework.state.ConnectionState;
+import org.apache.curator.retry.RetryUntilElapsed;
+import org.apache.zookeeper.KeeperException;
+
+public final class CuratorLockAdapter {
+    private static final String LIBRARY = "curator";
+    private static final String VERSION_RESOURCE =
+            "META-INF/maven/org.apache.curator/curator-recipes/pom.properties";
+
+    // Curator keeps the path of the node a thread's grant created in a protected method keyed on
+    // the calling thread; its name ends in the ZooKeeper sequence number, our fencing number.
+    private static final Method LOCK_PATH = lockPathMethod();
+
+    private final boolean readWrite;
+    private final PrintStream out;
+    private final Map<String, ClientSession> sessions = new HashMap<>();
+    private boolean initialized;
+    private String connectString = "";
+    private String namespace = "";
+    private Map<String, Object> options = Map.of();
+
+    private CuratorLockAdapter(boolean readWrite, PrintStream out) {
+        this.readWrite = readWrite;
+        this.out = out;
+    }
+
+    public static void main(String[] args) throws Exception {
+        // Only protocol lines may reach stdout: anything a library prints with System.out would
+        // be read by lockbench as a garbage answer, so System.out becomes stderr.
+        PrintStream protocolOut = new PrintStream(new FileOutputStream(FileDescriptor.out), false,
+                StandardCharsets.UTF_8);
+        System.setOut(System.err);
+        System.setProperty("org.slf4j.simpleLogger.logFile", "System.err");
+        System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
+        System.setProperty("org.slf4j.simpleLogger.showDateTime", "true");
+        System.setProperty("zookeeper.jmx.log4j.disable", "true");
+
+        if (args.length != 1 || !(args[0].equals("mutex") || args[0].equals("rwlock"))) {
+            System.err.println("usage: java -jar curator-lock-adapter.jar mutex|rwlock");
+            System.exit(2);
+        }
+        CuratorLockAdapter adapter = new CuratorLockAdapter(args[0].equals("rwlock"), protocolOut);
+        BufferedReader in =
+                new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        for (String line; (line = in.readLine()) != null;) {
+            if (!line.isBlank())
+                adapter.handle(line);
+        }
+        protocolOut.flush();
+        // halt, not exit: closing the ZooKeeper sessions would delete their lock nodes, which is a
+        // release; the protocol says an adapter whose stdin closes releases nothing.
+        Runtime.getRuntime().halt(0);
+    }
+
+    // ---- requests --------------------------------------------------------------------------
+
+    private void handle(String line) {
+        Object parsed;
+        try {
+            parsed = Json.parse(line);
+        } catch (IllegalArgumentException e) {
+            log("request is not JSON (" + e.getMessage() + "): " + line);
+            return;
+        }
+        if (!(parsed instanceof Map)) {
+            log("request is not a JSON object: " + line);
+            return;
+        }
+        @SuppressWarnings("unchecked")
+        Map<String, Object> request = (Map<String, Object>) parsed;
+        Object id = request.get("id");
+        String type = string(request, "type");
+        if (!(id instanceof Long)) {
+            log("request without an integer id: " + line);
+            return;
+        }
+        switch (type) {
+            case "init" -> init((Long) id, request);
+            case "time" -> send(answer(id, "time_ok").put("unix_ms", System.currentTimeMillis()));
+            case "acquire", "release", "renew" -> {
+                ClientSession session = sessions.get(string(request, "client"));
+                if (!initialized || session == null) {
+                    sendError(id, "bad-request", "unknown client " + Json.quote(string(request, "client"))
+                            + (initialized ? "" : " (no init yet)"));
+                    return;
+                }
+                session.submit((Long) id, type, request);
+            }
+            default -> sendError(id, "unsupported", "unknown request type " + Json.quote(type));
+        }
+    }
+
+    private void init(long id, Map<String, Object> request) {
+        if (initialized) {
+            sendError(id, "bad-request", "init was already received");
+            return;
+        }
+        namespace = string(request, "namespace");
+        options = object(request.get("options"));
+        List<String> hosts = new ArrayList<>();
+        for (Object server : list(object(request.get("servers")).get("zookeeper"))) {
+            Map<String, Object> s = object(server);
+            hosts.add(string(s, "host") + ":" + s.get("port"));
+        }
+        connectString = String.join(",", hosts);
+        List<Object> clients = list(request.get("clients"));
+        // The probe ("clients":[]) must be answered without connecting anywhere.
+        if (!clients.isEmpty() && connectString.isEmpty()) {
+            sendError(id, "bad-request", "Curator needs servers.zookeeper");
+            return;
+        }
+        if (!clients.isEmpty() && namespace.isEmpty()) {
+            sendError(id, "bad-request", "init needs a namespace");
+            return;
+        }
+        for (Object client : clients)
+            sessions.put(String.valueOf(client), new ClientSession(String.valueOf(client)));
+        initialized = true;
+        Json.Obj capabilities = new Json.Obj()
+                .put("reentrant", true)
+                .put("shared", readWrite)
+                .put("fencing", LOCK_PATH != null)
+                // The lease is the ZooKeeper session, which the client's heartbeats keep alive.
+                .put("auto_renewal", true)
+                .put("renew", false)
+                .put("lost_signal", true)
+                // Each client's lock calls run on a thread of its own (see ClientSession).
+                .put("concurrent", true);
+        send(answer(id, "init_ok")
+                        .put("library", LIBRARY + (readWrite ? "-rwlock" : "-mutex"))
+                        .put("version", curatorVersion())
+                        .put("services", List.of("zookeeper"))
+                        .put("capabilities", capabilities));
+    }
+
+    // ---- one client: its ZooKeeper session and its locks, on one thread ---------------------
+
+    /** A grant as lockbench sees it: a re-entered lock keeps its first token. */
+    private static final class Grant {
+        final String token;
+        final String key;
+        final boolean shared;
+        final InterProcessMutex lock;
+        final Long fence;
+        int count = 1;
+        volatile boolean lost;
+
+        Grant(String token, String key, boolean shared, InterProcessMutex lock, Long fence) {
+            this.token = token;
+            this.key = key;
+            this.shared = shared;
+            this.lock = lock;
+            this.fence = fence;
+        }
+    }
+
+    /**
+     * Curator's locks belong to the thread that acquired them (InterProcessMutex keys its state on
+     * Thread.currentThread(), and release() from another thread throws
+     * IllegalMonitorStateException). So every lock call of one client runs on that client's own
+     * single-thread executor, in the order the requests arrived; different clients of a packed
+     * process run concurrently. Only the connection-state listener (Curator's event thread)
+     * touches a grant from elsewhere, and only its `lost` flag.
+     */
+    private final class ClientSession {
+        final String client;
+        final ExecutorService thread;
+        CuratorFramework curator;  // created on the first acquire: the lease sets its session
+        final Map<String, InterProcessMutex> mutexes = new HashMap<>();
+        final Map<String, InterProcessReadWriteLock> readWriteLocks = new HashMap<>();
+        final Map<String, Grant> heldByKeyAndMode = new HashMap<>();
+        final Map<String, Grant> grantsByToken = new ConcurrentHashMap<>();
+        final AtomicLong sessionsLost = new AtomicLong();
+
+        ClientSession(String client) {
+            this.client = client;
+            this.thread = Executors.newSingleThreadExecutor(task -> {
+                Thread t = new Thread(task, "client-" + client);
+                t.setDaemon(true);
+                return t;
+            });
+        }
+
+        void submit(long id, String type, Map<String, Object> request) {
+            thread.execute(() -> {
+                try {
+                    switch (type) {
+                        case "acquire" -> acquire(id, request);
+                        case "release" -> release(id, request);
+                        default -> sendError(id, "unsupported",
+                                "Curator has no renew call: the ZooKeeper session is the lease, "
+                                        + "kept alive by the client's heartbeats");
+                    }
+                } catch (Throwable e) {
+                    log(client + ": " + type + " failed: " + e);
+                    sendError(id, errorCode(e), String.valueOf(e));
+                }
+            });
+        }
+
+        void acquire(long id, Map<String, Object> request) throws Exception {
+            String key = string(request, "key");
+            boolean shared = "shared".equals(string(request, "mode"));
+            if (key.isEmpty() || key.startsWith("/") || key.endsWith("/")) {
+                sendError(id, "bad-request", "bad key " + Json.quote(key));
+                return;
+            }
+            if (shared && !readWrite) {
+                sendError(id, "unsupported", "InterProcessMutex has no shared mode (use rwlock)");
+                return;
+            }
+            long leaseMs = number(request, "lease_ms", 0);
+            long waitMs = number(request, "wait_ms", 0);
+            if (!connect(leaseMs)) {
+                sendError(id, "unavailable",
+                        "no ZooKeeper connection within connect_timeout_ms (" + connectString + ")");
+                return;
+            }
+            forgetLostGrants();
+            String heldKey = key + (shared ? "\0shared" : "\0exclusive");
+            Grant held = heldByKeyAndMode.get(heldKey);
+            InterProcessMutex lock = held != null ? held.lock : lockFor(key, shared);
+            long lostBefore = sessionsLost.get();
+            // acquire(time) returns false only after deleting the node it created (Curator's
+            // LockInternals), so `held` is definite; its exceptions leave the outcome in doubt.
+            if (!lock.acquire(waitMs, TimeUnit.MILLISECONDS)) {
+                sendError(id, "held", "lock " + key + " is held by another client (waited "
+                        + waitMs + " ms)");
+                return;
+            }
+            Grant grant = held;
+            if (grant != null) {
+                grant.count++;
+            } else {
+                String path = lockPath(lock);
+                // The lock node's path is unique on the server (Curator's protected names carry a
+                // random UUID), so a crashed client's successor never reuses a token.
+                String token = path != null ? path : client + "#" + UUID.randomUUID();
+                grant = new Grant(token, key, shared, lock, sequenceNumber(path));
+                heldByKeyAndMode.put(heldKey, grant);
+            }
+            Json.Obj ok = answer(id, "acquire_ok").put("token", grant.token);
+            if (grant.fence != null)
+                ok.put("fence", grant.fence);
+            send(ok.put("reentry", held != null));
+            // Visible to the listener only now: a `lost` must never precede the grant it names.
+            grantsByToken.put(grant.token, grant);
+            // A session lost while acquire() ran reached the listener before this grant existed.
+            if (sessionsLost.get() != lostBefore)
+                reportLost(grant, "ZooKeeper session lost while acquiring");
+        }
+
+        void release(long id, Map<String, Object> request) throws Exception {
+            Grant grant = grantsByToken.get(string(request, "token"));
+            if (grant == null || !grant.key.equals(string(request, "key"))) {
+                sendError(id, "not-held", "token does not hold lock " + string(request, "key"));
+                return;
+            }
+            if (grant.lost) {
+                // The node belonged to a session Curator declared lost: the server deletes it
+                // with that session; a delete from here could remove it early or find it gone.
+                forget(grant);
+                discardLockObjects(grant.key);
+                sendError(id, "not-held", "lock " + grant.key + " was lost with the ZooKeeper session");
+                return;
+            }
+            try {
+                grant.lock.release();
+            } catch (IllegalMonitorStateException e) {
+                forget(grant);
+                discardLockObjects(grant.key);
+                sendError(id, "not-held", "Curator: " + e.getMessage());
+                return;
+            } catch (Exception e) {
+                // Curator forgot the grant and keeps retrying the delete in the background
+                // (guaranteed delete): whether the node is gone now is unknown.
+                if (--grant.count == 0)
+                    forget(grant);
+                throw e;
+            }
+            Json.Obj ok = answer(id, "release_ok");
+            if (--grant.count > 0)
+                ok.put("still_held", true);
+            else
+                forget(grant);
+            send(ok);
+        }
+
+        private void forget(Grant grant) {
+            grantsByToken.remove(grant.token);
+            String heldKey = grant.key + (grant.shared ? "\0shared" : "\0exclusive");
+            if (heldByKeyAndMode.get(heldKey) == grant)
+                heldByKeyAndMode.remove(heldKey);
+        }
+
+        // After a lost session Curator's lock object still believes this thread holds the lock:
+        // acquiring through it would "re-enter" without touching ZooKeeper. Fresh objects instead.
+        private void forgetLostGrants() {
+            for (Grant grant : List.copyOf(heldByKeyAndMode.values())) {
+                if (grant.lost) {
+                    heldByKeyAndMode.values().remove(grant);
+                    discardLockObjects(grant.key);
+                }
+            }
+        }
+
+        private void discardLockObjects(String key) {
+            mutexes.remove(key);
+            readWriteLocks.remove(key);
+        }
+
+        private InterProcessMutex lockFor(String key, boolean shared) {
+            String path = "/" + key;
+            if (!readWrite)
+                return mutexes.computeIfAbsent(key, k -> new InterProcessMutex(curator, path));
+            InterProcessReadWriteLock rw = readWriteLocks.computeIfAbsent(
+                    key, k -> new InterProcessReadWriteLock(curator, path));
+            return shared ? rw.readLock() : rw.writeLock();
+        }
+
+        private boolean connect(long leaseMs) throws Exception {
+            if (curator == null) {
+                long configured = number(options, "session_timeout_ms", 0);
+                int sessionTimeoutMs = (int) (configured > 0 ? configured
+                        : leaseMs > 0 ? leaseMs : 10_000);
+                int connectTimeoutMs = (int) number(options, "connect_timeout_ms", 1000);
+                int commandTimeoutMs = (int) number(options, "command_timeout_ms", 1000);
+                int retryDelayMs = (int) Math.max(1, number(options, "retry_delay_ms", 5));
+                curator = CuratorFrameworkFactory.builder()
+                        .connectString(connectString)
+                        .namespace(namespace)
+                        .sessionTimeoutMs(sessionTimeoutMs)
+                        .connectionTimeoutMs(Math.min(connectTimeoutMs, sessionTimeoutMs))
+                        // Each ZooKeeper operation is retried for at most the command timeout,
+                        // so an answer comes within the protocol's wait_ms + command timeout.
+                        .retryPolicy(new RetryUntilElapsed(commandTimeoutMs, retryDelayMs))
+                        // Container parents are deleted by the server once empty (every 60 s),
+                        // which restarts the sequence numbers the fences are made of. Persistent
+                        // parents keep them increasing; lockbench deletes /<namespace> after a run.
+                        .dontUseContainerParents()
+                        .build();
+                curator.getConnectionStateListenable().addListener(
+                        (framework, state) -> connectionStateChanged(state));
+                curator.start();
+                if (!curator.blockUntilConnected(connectTimeoutMs, TimeUnit.MILLISECONDS))
+                    return false;
+                log(client + ": ZooKeeper session timeout asked " + sessionTimeoutMs
+                        + " ms (lease_ms " + leaseMs + "), granted by the server "
+                        + curator.getZookeeperClient().getZooKeeper().getSessionTimeout() + " ms");
+                return true;
+            }
+            if (curator.getZookeeperClient().isConnected())
+                return true;
+            return curator.blockUntilConnected(
+                    (int) number(options, "connect_timeout_ms", 1000), TimeUnit.MILLISECONDS);
+        }
+
+        /**
+         * LOST is Curator's word that the session is gone (expired at the server, or no
+         * connection for a whole session timeout): its ephemeral lock nodes are, or will be,
+         * deleted, so every grant of this client is reported lost. SUSPENDED is not: it only says
+         * the connection dropped, and if it comes back within the session timeout the session and
+         * its nodes never went away (RECONNECTED); reporting it as `lost` would record a loss that
+         * did not happen. Curator's advice to treat SUSPENDED as lost is advice to the lock's
+         * user; the protocol's `lost` records what the library told it, and LOST is that signal.
+         */
+        private void connectionStateChanged(ConnectionState state) {
+            log(client + ": Curator connection state " + state);
+            if (state != ConnectionState.LOST)
+                return;
+            sessionsLost.incrementAndGet();
+            for (Grant grant : grantsByToken.values())
+                reportLost(grant, "ZooKeeper session lost (Curator ConnectionState LOST)");
+        }
+
+        private void reportLost(Grant grant, String text) {
+            synchronized (grant) {
+                if (grant.lost)
+                    return;
+                grant.lost = true;
+            }
+            send(new Json.Obj()
+                            .put("type", "lost")
+                            .put("client", client)
+                            .put("key", grant.key)
+                            .put("token", grant.token)
+                            .put("text", text));
+        }
+    }
+
+    // ---- helpers ---------------------------------------------------------------------------
+
+    /** The node this thread's grant created, as Curator knows it (on the client's thread). */
+    private static String lockPath(InterProcessMutex lock) {
+        if (LOCK_PATH == null)
+            return null;
+        try {
+            return (String) LOCK_PATH.invoke(lock);
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            log("no lock node path: " + e);
+            return null;
+        }
+    }
+
+    /**
+     * The sequence number ZooKeeper appended to the lock node: strictly increasing among the
+     * children of the lock's node, whichever mode created them, so it is the lock's fence.
+     */
+    private static Long sequenceNumber(String path) {
+        if (path == null)
+            return null;
+        int digits = path.length();
+        while (digits > 0 && Character.isDigit(path.charAt(digits - 1)))
+            digits--;
+        return digits == path.length() ? null : Long.parseLong(path.substring(digits));
+    }
+
+    private static Method lockPathMethod() {
+        try {
+            Method m = InterProcessMutex.class.getDeclaredMethod("getLockPath");
+            m.setAccessible(true);
+            return m;
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            log("InterProcessMutex.getLockPath unreachable, grants carry no fence: " + e);
+            return null;
+        }
+    }
+
+    /** Definite codes come from the callers; whatever is thrown leaves the outcome in doubt. */
+    private static String errorCode(Throwable e) {
+        if (e instanceof KeeperException.ConnectionLossException
+                || e instanceof KeeperException.OperationTimeoutException)
+            return "timeout";
+        if (e instanceof KeeperException.SessionExpiredException)
+            return "session-expired";
+        if (e instanceof KeeperException)
+            return "zookeeper-" + ((KeeperException) e).code().name().toLowerCase();
+        return "error";
+    }
+
+    private static String curatorVersion() {
+        try (InputStream in = CuratorLockAdapter.class.getClassLoader()
+                        .getResourceAsStream(VERSION_RESOURCE)) {
+            Properties p = new Properties();
+            if (in != null)
+                p.load(in);
+            return p.getProperty("version", "unknown");
+        } catch (Exception e) {
+            return "unknown";
+        }
+    }
+
+    private static Json.Obj answer(Object id, String type) {
+        return new Json.Obj().put("in_reply_to", id).put("type", type);
+    }
+
+    private void sendError(Object id, String code, String text) {
+        send(answer(id, "error").put("code", code).put("text", text));
+    }
+
+    private void send(Json.Obj message) {
+        String line = message.toString();
+        synchronized (out) {
+            out.print(line);
+            out.print('\n');
+            out.flush();
+        }
+    }
+
+    private static void log(String text) {
+        System.err.println("curator-lock-adapter: " + text);
+    }
+
+    private static String string(Map<String, Object> m, String name) {
+        Object v = m.get(name);
+        return v instanceof String ? (String) v : "";
+    }
+
+    private static long number(Map<String, Object> m, String name, long fallback) {
+        Object v = m.get(name);
+        return v instanceof Number ? ((Number) v).longValue() : fallback;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> object(Object v) {
+        return v instanceof Map ? (Map<String, Object>) v : Map.of();
+    }
+
+    @SuppressWarnings("unchecked")
+    private static List<Object> list(Object v) {
+        return v instanceof List ? (List<Object>) v : List.of();
+    }
+
+    /** The JSON this protocol needs, without a library on the class path to start up. */
+    static final class Json {
+        static final class Obj {
+            private final Map<String, Object> fields = new LinkedHashMap<>();
+
+            Obj put(String name, Object value) {
+                fields.put(name, value);
+                return this;
+            }
+
+            @Override
+            public String toString() {
+                StringBuilder b = new StringBuilder();
+                write(b, fields);
+                return b.toString();
+            }
+        }
+
+        static String quote(String s) {
+            StringBuilder b = new StringBuilder();
+            write(b, s);
+            return b.toString();
+        }
+
+        private static void write(StringBuilder b, Object v) {
+            if (v == null) {
+                b.append("null");
+            } else if (v instanceof String) {
+                String s = (String) v;
+                b.append('"');
+                for (int i = 0; i < s.length(); i++) {
+                    char c = s.charAt(i);
+                    switch (c) {
+                        case '"' -> b.append("\\\"");
+                        case '\\' -> b.append("\\\\");
+                        case '\n' -> b.append("\\n");
+                        case '\r' -> b.append("\\r");
+                        case '\t' -> b.append("\\t");
+                        default -> {
+                            if (c < 0x20)
+                                b.append(String.format("\\u%04x", (int) c));
+                            else
+                                b.append(c);
+                        }
+                    }
+                }
+                b.append('"');
+            } else if (v instanceof Obj) {
+                write(b, ((Obj) v).fields);
+            } else if (v instanceof Map) {
+                b.append('{');
+                boolean first = true;
+                for (Map.Entry<?, ?> e : ((Map<?, ?>) v).entrySet()) {
+                    if (!first)
+                        b.append(',');
+                    first = false;
+                    write(b, String.valueOf(e.getKey()));
+                    b.append(':');
+                    write(b, e.getValue());
+                }
+                b.append('}');
+            } else if (v instanceof List) {
+                b.append('[');
+                boolean first = true;
+                for (Object o : (List<?>) v) {
+                    if (!first)
+                        b.append(',');
+                    first = false;
+                    write(b, o);
+                }
+                b.append(']');
+            } else {
+                b.append(v);  // Number, Boolean
+            }
+        }
+
+        static Object parse(String text) {
+            Json parser = new Json(text);
+            Object v = parser.value();
+            parser.space();
+            if (parser.at != text.length())
+                throw parser.error("trailing characters");
+            return v;
+        }
+
+        private final String s;
+        private int at;
+
+        private Json(String s) {
+            this.s = s;
+        }
+
+        private IllegalArgumentException error(String what) {
+            return new IllegalArgumentException(what + " at offset " + at);
+        }
+
+        private void space() {
+            while (at < s.length() && " \t\r\n".indexOf(s.charAt(at)) >= 0)
+                at++;
+        }
+
+        private boolean take(char c) {
+            space();
+            if (at < s.length() && s.charAt(at) == c) {
+                at++;
+                return true;
+            }
+            return false;
+        }
+
+        private Object value() {
+            space();
+            if (at >= s.length())
+                throw error("unexpected end");
+            char c = s.charAt(at);
+            if (c == '{') {
+                at++;
+                Map<String, Object> m = new LinkedHashMap<>();
+                if (take('}'))
+                    return m;
+                do {
+                    space();
+                    if (at >= s.length() || s.charAt(at) != '"')
+                        throw error("expected a name");
+                    String name = string();
+                    if (!take(':'))
+                        throw error("expected ':'");
+                    m.put(name, value());
+                } while (take(','));
+                if (!take('}'))
+                    throw error("expected '}'");
+                return m;
+            }
+            if (c == '[') {
+                at++;
+                List<Object> l = new ArrayList<>();
+                if (take(']'))
+                    return l;
+                do {
+                    l.add(value());
+                } while (take(','));
+                if (!take(']'))
+                    throw error("expected ']'");
+                return l;
+            }
+            if (c == '"')
+                return string();
+            for (String word : new String[] {"true", "false", "null"}) {
+                if (s.startsWith(word, at)) {
+                    at += word.length();
+                    return word.equals("null") ? null : Boolean.valueOf(word);
+                }
+            }
+            int start = at;
+            while (at < s.length() && "+-0123456789.eE".indexOf(s.charAt(at)) >= 0)
+                at++;
+            String number = s.substring(start, at);
+            try {
+                if (number.matches("-?\\d+"))
+                    return Long.valueOf(number);
+                return Double.valueOf(number);
+            } catch (NumberFormatException e) {
+                at = start;
+                throw error("unexpected character");
+            }
+        }
+
+        private String string() {
+            at++;  // the opening quote
+            StringBuilder b = new StringBuilder();
+            while (true) {
+                if (at >= s.length())
+                    throw error("unterminated string");
+                char c = s.charAt(at++);
+                if (c == '"')
+                    return b.toString();
+                if (c != '\\') {
+                    b.append(c);
+                    continue;
+                }
+                if (at >= s.length())
+                    throw error("unterminated escape");
+                char e = s.charAt(at++);
+                switch (e) {
+                    case 'n' -> b.append('\n');
+                    case 't' -> b.append('\t');
+                    case 'r' -> b.append('\r');
+                    case 'b' -> b.append('\b');
+                    case 'f' -> b.append('\f');
+                    case 'u' -> {
+                        if (at + 4 > s.length())
+                            throw error("short \\u escape");
+                        b.append((char) Integer.parseInt(s.substring(at, at + 4), 16));
+                        at += 4;
+                    }
+                    default -> b.append(e);  // '"', '\\', '/'
+                }
+            }
+        }
+    }
+}
