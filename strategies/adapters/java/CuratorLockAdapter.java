@@ -24,7 +24,9 @@ import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
@@ -42,6 +44,13 @@ public final class CuratorLockAdapter {
     // Curator keeps the path of the node a thread's grant created in a protected method keyed on
     // the calling thread; its name ends in the ZooKeeper sequence number, our fencing number.
     private static final Method LOCK_PATH = lockPathMethod();
+
+    private static final ScheduledExecutorService DEADLINES =
+            Executors.newSingleThreadScheduledExecutor(task -> {
+                Thread t = new Thread(task, "deadlines");
+                t.setDaemon(true);
+                return t;
+            });
 
     private final boolean readWrite;
     private final PrintStream out;
@@ -147,6 +156,8 @@ public final class CuratorLockAdapter {
         }
         for (Object client : clients)
             sessions.put(String.valueOf(client), new ClientSession(String.valueOf(client)));
+        if (!clients.isEmpty())
+            warmUp();
         initialized = true;
         Json.Obj capabilities = new Json.Obj()
                 .put("reentrant", true)
@@ -186,6 +197,27 @@ public final class CuratorLockAdapter {
         }
     }
 
+    /** One answer per request: whichever of the call and its deadline comes first. */
+    private final class Reply {
+        final long id;
+        private final AtomicBoolean answered = new AtomicBoolean();
+
+        Reply(long id) {
+            this.id = id;
+        }
+
+        boolean send(Json.Obj message) {
+            if (!answered.compareAndSet(false, true))
+                return false;
+            CuratorLockAdapter.this.send(message);
+            return true;
+        }
+
+        boolean error(String code, String text) {
+            return send(answer(id, "error").put("code", code).put("text", text));
+        }
+    }
+
     /**
      * Curator's locks belong to the thread that acquired them (InterProcessMutex keys its state on
      * Thread.currentThread(), and release() from another thread throws
@@ -214,37 +246,49 @@ public final class CuratorLockAdapter {
         }
 
         void submit(long id, String type, Map<String, Object> request) {
+            Reply reply = new Reply(id);
+            // ZooKeeper fails a request in flight only when its read timeout (2/3 of the session
+            // timeout, i.e. of the lease) passes, and Curator then retries: longer than lockbench
+            // waits for an answer (wait_ms + command timeout + 1 s). The answer is `timeout`, in
+            // doubt, at wait_ms + command timeout + 0.8 s; the call goes on on the client's thread.
+            long commandMs = number(options, "command_timeout_ms", 1000);
+            long deadlineMs = type.equals("acquire") ? number(request, "wait_ms", 0) + commandMs + 800
+                                                     : commandMs + 800;
+            DEADLINES.schedule(() -> {
+                if (reply.error("timeout", "no answer from ZooKeeper within " + deadlineMs + " ms"))
+                    log(client + ": " + type + " " + id + " answered `timeout`, still running");
+            }, deadlineMs, TimeUnit.MILLISECONDS);
             thread.execute(() -> {
                 try {
                     switch (type) {
-                        case "acquire" -> acquire(id, request);
-                        case "release" -> release(id, request);
-                        default -> sendError(id, "unsupported",
+                        case "acquire" -> acquire(reply, request);
+                        case "release" -> release(reply, request);
+                        default -> reply.error("unsupported",
                                 "Curator has no renew call: the ZooKeeper session is the lease, "
                                         + "kept alive by the client's heartbeats");
                     }
                 } catch (Throwable e) {
-                    log(client + ": " + type + " failed: " + e);
-                    sendError(id, errorCode(e), String.valueOf(e));
+                    log(client + ": " + type + " " + id + " failed: " + e);
+                    reply.error(errorCode(e), String.valueOf(e));
                 }
             });
         }
 
-        void acquire(long id, Map<String, Object> request) throws Exception {
+        void acquire(Reply reply, Map<String, Object> request) throws Exception {
             String key = string(request, "key");
             boolean shared = "shared".equals(string(request, "mode"));
             if (key.isEmpty() || key.startsWith("/") || key.endsWith("/")) {
-                sendError(id, "bad-request", "bad key " + Json.quote(key));
+                reply.error("bad-request", "bad key " + Json.quote(key));
                 return;
             }
             if (shared && !readWrite) {
-                sendError(id, "unsupported", "InterProcessMutex has no shared mode (use rwlock)");
+                reply.error("unsupported", "InterProcessMutex has no shared mode (use rwlock)");
                 return;
             }
             long leaseMs = number(request, "lease_ms", 0);
             long waitMs = number(request, "wait_ms", 0);
             if (!connect(leaseMs)) {
-                sendError(id, "unavailable",
+                reply.error("unavailable",
                         "no ZooKeeper connection within connect_timeout_ms (" + connectString + ")");
                 return;
             }
@@ -256,25 +300,32 @@ public final class CuratorLockAdapter {
             // acquire(time) returns false only after deleting the node it created (Curator's
             // LockInternals), so `held` is definite; its exceptions leave the outcome in doubt.
             if (!lock.acquire(waitMs, TimeUnit.MILLISECONDS)) {
-                sendError(id, "held", "lock " + key + " is held by another client (waited "
-                        + waitMs + " ms)");
+                reply.error("held", "lock " + key + " is held by another client (waited " + waitMs
+                        + " ms)");
                 return;
             }
             Grant grant = held;
-            if (grant != null) {
-                grant.count++;
-            } else {
+            if (grant == null) {
                 String path = lockPath(lock);
                 // The lock node's path is unique on the server (Curator's protected names carry a
                 // random UUID), so a crashed client's successor never reuses a token.
                 String token = path != null ? path : client + "#" + UUID.randomUUID();
                 grant = new Grant(token, key, shared, lock, sequenceNumber(path));
-                heldByKeyAndMode.put(heldKey, grant);
             }
-            Json.Obj ok = answer(id, "acquire_ok").put("token", grant.token);
+            Json.Obj ok = answer(reply.id, "acquire_ok").put("token", grant.token);
             if (grant.fence != null)
                 ok.put("fence", grant.fence);
-            send(ok.put("reentry", held != null));
+            if (!reply.send(ok.put("reentry", held != null))) {
+                // Answered `timeout` already: nobody will ever release this grant but us.
+                log(client + ": acquire of " + key + " succeeded after its answer: releasing it");
+                lock.release();
+                return;
+            }
+            if (held != null) {
+                held.count++;
+                return;
+            }
+            heldByKeyAndMode.put(heldKey, grant);
             // Visible to the listener only now: a `lost` must never precede the grant it names.
             grantsByToken.put(grant.token, grant);
             // A session lost while acquire() ran reached the listener before this grant existed.
@@ -282,10 +333,10 @@ public final class CuratorLockAdapter {
                 reportLost(grant, "ZooKeeper session lost while acquiring");
         }
 
-        void release(long id, Map<String, Object> request) throws Exception {
+        void release(Reply reply, Map<String, Object> request) throws Exception {
             Grant grant = grantsByToken.get(string(request, "token"));
             if (grant == null || !grant.key.equals(string(request, "key"))) {
-                sendError(id, "not-held", "token does not hold lock " + string(request, "key"));
+                reply.error("not-held", "token does not hold lock " + string(request, "key"));
                 return;
             }
             if (grant.lost) {
@@ -293,7 +344,7 @@ public final class CuratorLockAdapter {
                 // with that session; a delete from here could remove it early or find it gone.
                 forget(grant);
                 discardLockObjects(grant.key);
-                sendError(id, "not-held", "lock " + grant.key + " was lost with the ZooKeeper session");
+                reply.error("not-held", "lock " + grant.key + " was lost with the ZooKeeper session");
                 return;
             }
             try {
@@ -301,7 +352,7 @@ public final class CuratorLockAdapter {
             } catch (IllegalMonitorStateException e) {
                 forget(grant);
                 discardLockObjects(grant.key);
-                sendError(id, "not-held", "Curator: " + e.getMessage());
+                reply.error("not-held", "Curator: " + e.getMessage());
                 return;
             } catch (Exception e) {
                 // Curator forgot the grant and keeps retrying the delete in the background
@@ -310,12 +361,12 @@ public final class CuratorLockAdapter {
                     forget(grant);
                 throw e;
             }
-            Json.Obj ok = answer(id, "release_ok");
+            Json.Obj ok = answer(reply.id, "release_ok");
             if (--grant.count > 0)
                 ok.put("still_held", true);
             else
                 forget(grant);
-            send(ok);
+            reply.send(ok);
         }
 
         private void forget(Grant grant) {
@@ -421,6 +472,28 @@ public final class CuratorLockAdapter {
     }
 
     // ---- helpers ---------------------------------------------------------------------------
+
+    /**
+     * Loading Curator's and ZooKeeper's classes takes a few hundred milliseconds, which the first
+     * acquire would otherwise spend inside its answer deadline; the session itself waits for the
+     * first acquire's lease.
+     */
+    private static void warmUp() {
+        Thread t = new Thread(() -> {
+            try {
+                for (String name : new String[] {"org.apache.curator.framework.CuratorFrameworkFactory",
+                             "org.apache.curator.framework.imps.CuratorFrameworkImpl",
+                             "org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock",
+                             "org.apache.curator.framework.recipes.locks.LockInternals",
+                             "org.apache.zookeeper.ZooKeeper", "org.apache.zookeeper.ClientCnxn"})
+                    Class.forName(name, true, CuratorLockAdapter.class.getClassLoader());
+            } catch (Throwable e) {
+                log("warm-up: " + e);
+            }
+        }, "warm-up");
+        t.setDaemon(true);
+        t.start();
+    }
 
     /** The node this thread's grant created, as Curator knows it (on the client's thread). */
     private static String lockPath(InterProcessMutex lock) {
