@@ -11,7 +11,11 @@ packages=(
   qt6-base-dev qt6-charts-dev libqt6opengl6-dev libgl-dev
   faketime iptables iproute2 procps openssh-client openssh-server
   chromium fonts-dejavu-core
+  etcd-server
 )
+# Node.js and npm run the npm adapters (strategies/adapters/node). A Node.js from elsewhere is
+# used as it is: NodeSource's bundles npm and conflicts with Debian's npm package.
+command -v node >/dev/null && command -v npm >/dev/null || packages+=(nodejs npm)
 
 missing=()
 for p in "${packages[@]}"; do

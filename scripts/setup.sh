@@ -42,6 +42,13 @@ while (($#)); do
 done
 
 "$here/scripts/bootstrap.sh"
+# The npm adapters' libraries at the versions package-lock.json pins; only when that file is newer
+# than the last install, so a machine already set up does not touch the network.
+node_adapters=$here/strategies/adapters/node
+if [[ ! $node_adapters/node_modules/.package-lock.json -nt $node_adapters/package-lock.json ]]; then
+  (cd "$node_adapters" && npm ci --no-audit --no-fund >&2) ||
+    { echo "setup: npm ci failed in $node_adapters (the npm adapters' libraries)" >&2; exit 4; }
+fi
 
 jobs=${LOCKBENCH_JOBS:-$(nproc)}
 build() {  # build <dir> <cmake build type> [cmake args...]

@@ -1,0 +1,97 @@
+// lockbench adapter (../PROTOCOL.md) for redis-semaphore's Mutex on one Redis master, as its users
+// run it: refresh on (every 0.8 x lease, the library's default) and onLockLost -> `lost`.
+//
+// What the library tells its user, and what we answer:
+//   tryAcquire() false      every SET NX it sent was refused (or none was sent) -> `held`
+//   tryAcquire() throws     a SET NX may have been applied -> `timeout` / `redis-error` (in doubt)
+//   onLockLost(err)         its refresh found the key gone or another's -> `lost`
+//   release()               never says whether the key was still ours: `not-held` only when the
+//                           library already knows it lost the lock (it then sends nothing)
+//   renew                   no public call (refresh is automatic) -> `unsupported`
+// The library names its key `mutex:<key>`; ioredis's keyPrefix puts it under the namespace:
+// `<namespace>:mutex:<key>`.
+'use strict';
+const { randomUUID } = require('node:crypto');
+const Redis = require('ioredis');
+const { Mutex } = require('redis-semaphore');
+const { ProtocolError, log, send, serve } = require('./protocol');
+
+const grants = new Map(); // token -> {mutex, client, key, lost}
+let redis;
+let options;
+
+function classify(error) {
+  return /timed out/i.test(String(error?.message)) ? 'timeout' : 'redis-error';
+}
+
+serve({
+  classify,
+  async init(request) {
+    options = { retry_delay_ms: 5, command_timeout_ms: 1000, connect_timeout_ms: 1000, ...request.options };
+    const master = (request.servers?.redis ?? []).find((server) => server.role === 'master');
+    if (request.clients?.length && !master) throw new ProtocolError('unsupported', 'needs one Redis master');
+    if (master) {
+      redis = new Redis({
+        host: master.host,
+        port: master.port,
+        keyPrefix: `${request.namespace}:`,
+        connectTimeout: options.connect_timeout_ms,
+        commandTimeout: options.command_timeout_ms,
+      });
+      redis.on('error', (error) => log('redis:', error.message));
+    }
+    return {
+      library: 'redis-semaphore',
+      version: require('./node_modules/redis-semaphore/package.json').version,
+      services: ['redis'],
+      capabilities: { auto_renewal: true, lost_signal: true, concurrent: true },
+    };
+  },
+
+  async acquire({ client, key, mode, lease_ms, wait_ms }) {
+    if (mode !== 'exclusive') throw new ProtocolError('unsupported', 'Mutex has no shared mode');
+    const token = randomUUID();
+    const mutex = new Mutex(redis, key, {
+      lockTimeout: lease_ms,
+      // The library's loop runs while Date.now() < start + acquireTimeout: a budget of 0 would
+      // make no attempt at all, so "one attempt" is an attempts limit.
+      acquireTimeout: wait_ms > 0 ? wait_ms : options.command_timeout_ms,
+      acquireAttemptsLimit: wait_ms > 0 ? Infinity : 1,
+      retryInterval: options.retry_delay_ms,
+      onLockLost(error) {
+        const grant = grants.get(token);
+        if (!grant) return;
+        grant.lost = true;
+        send({ type: 'lost', client, key, token, text: error.message });
+      },
+    });
+    if (!(await mutex.tryAcquire())) {
+      throw new ProtocolError('held', `lock ${key} is held by another client`);
+    }
+    grants.set(token, { mutex, client, key, lost: false });
+    return { token, reentry: false };
+  },
+
+  async release({ token }) {
+    const grant = grants.get(token);
+    if (!grant) throw new ProtocolError('not-held', 'no grant with this token');
+    if (grant.lost || !grant.mutex.isAcquired) {
+      grants.delete(token);
+      throw new ProtocolError('not-held', 'the library reported this lock lost');
+    }
+    await grant.mutex.release(); // a failure keeps the grant: a retried release is tried again
+    grants.delete(token);
+    return {};
+  },
+
+  async renew() {
+    throw new ProtocolError('unsupported', 'redis-semaphore refreshes by itself and has no renew call');
+  },
+
+  abandon(request, result) {
+    if (request.type !== 'acquire') return;
+    log(`releasing ${request.key}: granted after its answer was sent`);
+    grants.get(result.token)?.mutex.release().catch(() => {});
+    grants.delete(result.token);
+  },
+});
