@@ -13,6 +13,7 @@
 
 #include "checker/history_words.hpp"
 #include "checker/linearizability_partition.hpp"
+#include "checker/lock_tokens.hpp"
 #include "checker/models.hpp"
 #include "checker/register_refutation.hpp"
 #include "checker/report.hpp"
@@ -81,6 +82,10 @@ struct LinearizabilityChecker::Impl {
                     owner != history.owner_of_token.end()) {
                     op.process = owner->second;
                 }
+                if (auto grant = history.grant_of_token.find(event.token);
+                    grant != history.grant_of_token.end()) {
+                    op.grant = grant->second;
+                }
                 op.repeat = !history.released_tokens.insert(event.token).second;
             }
             op.kind = *kind;
@@ -100,7 +105,8 @@ struct LinearizabilityChecker::Impl {
         if (it == open.end()) {
             return;
         }
-        RecordedOp& op = it->second.history->ops[it->second.op];
+        const auto op_index = static_cast<std::uint32_t>(it->second.op);
+        RecordedOp& op = it->second.history->ops[op_index];
         KeyHistory& history = *it->second.history;
         open.erase(it);
         op.complete_index = event.index;
@@ -112,6 +118,9 @@ struct LinearizabilityChecker::Impl {
                 op.return_ns = event.time;
                 if (op.kind == OpKind::Acquire && !event.token.empty()) {
                     history.owner_of_token[event.token] = op.process;
+                    op.token_granted = true;
+                    history.token_granted_twice |=
+                        !history.grant_of_token.emplace(event.token, op_index).second;
                 }
                 break;
             case EventType::Fail:
@@ -154,6 +163,7 @@ struct LinearizabilityChecker::Impl {
             return partitions[a].ops.size() > partitions[b].ops.size();
         });
         std::atomic<std::size_t> next{0};
+        std::atomic<std::size_t> dropped{0};
         auto work = [&] {
             for (std::size_t i; (i = next.fetch_add(1)) < order.size();) {
                 Partition& partition = partitions[order[i]];
@@ -178,6 +188,15 @@ struct LinearizabilityChecker::Impl {
                         partition.decided_without_search = true;
                         continue;
                     }
+                }
+                if (model == Model::Mutex && options.refute &&
+                    lin::linearize_lock_tokens(partition)) {
+                    partition.result.verdict = SearchOutcome::Linearizable;
+                    partition.decided_without_search = true;
+                    continue;
+                }
+                if (model == Model::Mutex && options.drop_unneeded_acquires) {
+                    dropped.fetch_add(lin::drop_unneeded_acquires(partition));
                 }
                 partition.result = search_partition(model, partition, budget, options);
                 if (partition.result.verdict == SearchOutcome::NotLinearizable) {
@@ -238,6 +257,9 @@ struct LinearizabilityChecker::Impl {
             {"processes", processes},
             {"keys_without_search", without_search},
         };
+        if (model == Model::Mutex) {
+            report["acquires_dropped"] = dropped.load();
+        }
         if (ops == 0) {
             report["valid"] = to_json(Verdict::NotApplicable);
             report["reason"] = model == Model::Register

@@ -40,8 +40,12 @@ struct LinearizabilityOptions {
     bool prune = true;
     // Register: decide what needs no search before searching - refute an impossible or stale
     // read (register_refutation.cpp), build a linearization of unique values (unique_values.cpp).
+    // Mutex: build a linearization from the grants' tokens (lock_tokens.cpp).
     // Off: the search alone (benchmarks and the cross-check of the passes).
     bool refute = true;
+    // Mutex: leave out of the search the in-doubt acquires no linearization needs
+    // (lock_tokens.cpp). Off: benchmarks and the cross-check.
+    bool drop_unneeded_acquires = true;
 };
 
 // Fed every event of a history (nemesis events included; it ignores what its model does not
@@ -60,7 +64,9 @@ class LinearizabilityChecker {
     //   {"valid": true|false|"unknown"|"not-applicable" (no op of the model), "model": "...",
     //    "keys": N, "ops": N, "elapsed_s": x,
     //    "keys_without_search": N (register keys decided by register_refutation.hpp or
-    //                              unique_values.hpp: the search did not run on them),
+    //                              unique_values.hpp, mutex keys by lock_tokens.hpp: the search
+    //                              did not run on them),
+    //    "acquires_dropped": N (mutex: in-doubt acquires left out of the search, lock_tokens.hpp),
     //    "reason": "..." (unknown: "time limit" or "memory limit"; "not-applicable": why),
     //    "partial": [...] (unknown: how far the search got on each key it gave up on; see
     //                      lin::partial_json),

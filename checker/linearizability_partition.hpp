@@ -49,6 +49,10 @@ struct RecordedOp {
     std::int64_t return_ns = kNever;
     std::optional<std::int64_t> lease_ms;  // acquire: the lease its invoke asked for
     bool repeat = false;                   // release: its token was released before
+    // Acquire ok: the grant carried a token. Release: the KeyHistory::ops index of the ok acquire
+    // whose token it names (nullopt: no token, or one no grant of the key carried).
+    bool token_granted = false;
+    std::optional<std::uint32_t> grant;
 };
 
 struct KeyHistory {
@@ -56,6 +60,11 @@ struct KeyHistory {
     // Who was granted each token: a release names its grant by token.
     std::unordered_map<std::string, std::int64_t> owner_of_token;
     std::unordered_set<std::string> released_tokens;
+    // The ok acquire (a KeyHistory::ops index) that was granted each token, and whether some
+    // token was granted twice (then a token no longer names one grant: lock_tokens.hpp stands
+    // aside).
+    std::unordered_map<std::string, std::uint32_t> grant_of_token;
+    bool token_granted_twice = false;
 };
 
 // What register_refutation.hpp found without a search: why the key is not linearizable.

@@ -378,6 +378,92 @@ void BM_LeaseLockMillionEvents(benchmark::State& state) {
 }
 BENCHMARK(BM_LeaseLockMillionEvents)->Iterations(1)->Unit(benchmark::kMillisecond);
 
+// The same history, the search alone (no token path) with and without leaving out the in-doubt
+// acquires no linearization needs (lock_tokens.cpp), and the token path. Arg: 0 search alone,
+// 1 search after the drop, 2 token path. The label counts what the drop left out.
+void BM_LeaseLockMillionEventsPaths(benchmark::State& state) {
+    LinearizabilityChecker checker(Model::Mutex);
+    {
+        std::istringstream in(testing::HistoryGenerator(
+                                  {.seed = 2024, .processes = 1000, .keys = 8, .info_ratio = 0.1})
+                                  .generate(1'000'000));
+        HistoryReader reader(in);
+        Event event;
+        while (reader.next(event)) {
+            checker.on_event(event);
+        }
+    }
+    LinearizabilityOptions options;
+    options.threads = 1;
+    options.time_limit = std::chrono::duration<double>(60);
+    options.refute = state.range(0) == 2;
+    options.drop_unneeded_acquires = state.range(0) == 1;
+    for (auto _ : state) {
+        const auto result = checker.check(options);
+        if (result["valid"] != true) {
+            state.SkipWithError(("unexpected verdict " + result["valid"].dump()).c_str());
+            return;
+        }
+        state.SetLabel("dropped " + result["acquires_dropped"].dump() + ", keys without search " +
+                       result["keys_without_search"].dump());
+        benchmark::DoNotOptimize(result);
+    }
+}
+BENCHMARK(BM_LeaseLockMillionEventsPaths)
+    ->ArgName("path")
+    ->Arg(0)
+    ->Arg(1)
+    ->Arg(2)
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
+
+// Issue 32's lock row: clients waiting for a lease lock, a million events, 1,000 processes, 10 %
+// of acquires (and of releases) in doubt, so granted locks wait for leases that run out. The
+// label is the verdict (an unknown is an answer here); a wrong one is an error. Args: keys, path
+// (0 search alone, 2 token path, as above).
+void BM_WaitingLockMillion(benchmark::State& state) {
+    LinearizabilityChecker checker(Model::Mutex);
+    std::uint64_t events = 0;
+    {
+        std::istringstream in(
+            testing::WaitingLockHistoryGenerator({.seed = 32,
+                                                  .processes = 1000,
+                                                  .keys = static_cast<int>(state.range(0)),
+                                                  .in_doubt_ratio = 0.1})
+                .generate(1'000'000));
+        HistoryReader reader(in);
+        Event event;
+        while (reader.next(event)) {
+            checker.on_event(event);
+            ++events;
+        }
+    }
+    LinearizabilityOptions options;
+    options.threads = 1;
+    options.time_limit = std::chrono::duration<double>(30);
+    options.memory_limit_bytes = std::size_t{1} << 30;
+    options.refute = state.range(1) == 2;
+    for (auto _ : state) {
+        const auto result = checker.check(options);
+        if (result["valid"] == false) {
+            state.SkipWithError("wrong verdict false");
+            return;
+        }
+        state.SetLabel(result["valid"].dump() + ", keys without search " +
+                       result["keys_without_search"].dump() + " of " + result["keys"].dump());
+        benchmark::DoNotOptimize(result);
+    }
+    state.counters["events"] = static_cast<double>(events);
+}
+BENCHMARK(BM_WaitingLockMillion)
+    ->ArgNames({"keys", "path"})
+    ->Args({1, 2})
+    ->Args({1, 0})
+    ->Args({8, 2})
+    ->Args({8, 0})
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
+
 // Issue 32's table: a simulated correct register on one key, `--model register --fail-means
 // observation`, 10,000 ops, a share of replies lost (in doubt), small values (0-4) or unique ones,
 // optionally one read corrupted. The label is the verdict (an unknown is an answer here, not an

@@ -1,0 +1,22 @@
+#pragma once
+
+// A mutex key whose every grant carries a token no other grant carries, and whose every release
+// names the grant it belongs to (lockbench's own histories), tells which hold each op is about.
+// Two passes use that before (instead of) the search. How and why: lock_tokens.cpp.
+
+#include <cstddef>
+
+#include "checker/linearizability_partition.hpp"
+
+namespace lockbench::checker::lin {
+
+// True: `partition` (a mutex key) is linearizable, and the pass built a linearization of it.
+// False: the tokens do not name the grants, or the pass found none; the search has to decide.
+bool linearize_lock_tokens(const Partition& partition);
+
+// Removes from `partition` (a mutex key) the in-doubt acquires no linearization needs: it stays
+// linearizable exactly when it was. Returns how many it removed. Call before the search, after
+// linearize_lock_tokens (which needs no such help).
+std::size_t drop_unneeded_acquires(Partition& partition);
+
+}  // namespace lockbench::checker::lin
