@@ -67,6 +67,7 @@ class Adapter:
         self.out = threading.Lock()  # kazoo's connection thread writes `lost` messages too
         self.zk = None
         self.session_lease_ms = None
+        self.starting = threading.Lock()  # a start abandoned by a timeout may still be running
         self.grants = {}  # token -> {"client", "key", "lock", "held"}
 
     def send(self, message):
@@ -86,6 +87,10 @@ class Adapter:
                 "services": ["zookeeper"], "capabilities": CAPABILITIES}
 
     def session(self, lease_ms):
+        with self.starting:
+            return self.started_session(lease_ms)
+
+    def started_session(self, lease_ms):
         if self.zk is None:
             zk = KazooClient(hosts=self.hosts, timeout=lease_ms / 1000)
             zk.add_listener(self.on_state)
@@ -105,13 +110,14 @@ class Adapter:
                            "token": token, "text": f"kazoo connection state {state}"})
 
     def acquire(self, request):
-        zk = self.session(request["lease_ms"])
         wait_s = request.get("wait_ms", 0) / 1000
         path = f"/{self.namespace}/{request['key']}"
-        kind = zk.ReadLock if request.get("mode") == "shared" else zk.WriteLock
-        lock = kind(path, request.get("client", ""))
+        locks = {}
 
         def attempt():
+            zk = self.session(request["lease_ms"])
+            kind = zk.ReadLock if request.get("mode") == "shared" else zk.WriteLock
+            lock = locks["lock"] = kind(path, request.get("client", ""))
             try:
                 # kazoo's retry deadline is `timeout`, also without blocking: bound it there too.
                 if lock.acquire(blocking=wait_s > 0, timeout=wait_s or self.command_s):
@@ -128,10 +134,11 @@ class Adapter:
         def release_unreported(got):
             if got:
                 log(f"acquire of {path} succeeded after its answer: releasing it")
-                lock.release()
+                locks["lock"].release()
 
         if not bounded(wait_s + self.command_s, attempt, release_unreported):
             return error("held", f"lock {request['key']} is held by another client")
+        lock = locks["lock"]
         token = f"{lock.node}@{path}"
         self.grants[token] = {"client": request.get("client"), "key": request["key"],
                               "lock": lock, "held": True}
