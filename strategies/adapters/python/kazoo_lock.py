@@ -1,0 +1,189 @@
+#!/usr/bin/python3
+"""lockbench adapter for kazoo's ZooKeeper locks, speaking strategies/adapters/PROTOCOL.md.
+
+    strategies/adapters/python/kazoo_lock.py
+
+Exclusive mode is kazoo's WriteLock (its Lock, but one that also waits for readers), shared mode
+its ReadLock. The lease is the ZooKeeper session: its timeout is the first acquire's `lease_ms`,
+and kazoo keeps it alive by itself. The fencing number is the lock node's sequence number. When
+kazoo reports the connection SUSPENDED or the session LOST, every held lock gets a `lost` message:
+kazoo's documentation says a SUSPENDED client must assume it no longer holds its locks.
+"""
+import json
+import os
+import sys
+import threading
+import time
+
+import kazoo
+from kazoo.client import KazooClient, KazooState
+from kazoo.exceptions import LockTimeout
+from kazoo.handlers.threading import KazooTimeoutError
+
+CAPABILITIES = {"reentrant": False, "shared": True, "fencing": True, "auto_renewal": True,
+                "renew": False, "lost_signal": True, "concurrent": False}
+
+
+def log(*parts):
+    print("kazoo adapter:", *parts, file=sys.stderr, flush=True)
+
+
+class InDoubt(Exception):
+    pass
+
+
+def bounded(seconds, work, on_late_success=None):
+    """Runs work() for at most `seconds`: kazoo retries a lost connection for as long as the session
+    may live, longer than lockbench waits for an answer. If work() succeeds after we gave up on
+    it, on_late_success(result) undoes what nobody will ever be told about."""
+    outcome = {}
+    finished = threading.Event()
+    handover = threading.Lock()
+
+    def run():
+        try:
+            outcome["result"] = work()
+        except Exception as e:
+            outcome["error"] = e
+        with handover:
+            finished.set()
+            abandoned = outcome.get("abandoned", False)
+        if abandoned and "result" in outcome and on_late_success:
+            on_late_success(outcome["result"])
+
+    threading.Thread(target=run, daemon=True).start()
+    finished.wait(seconds)
+    with handover:
+        if not finished.is_set():
+            outcome["abandoned"] = True
+            raise InDoubt(f"no answer from ZooKeeper within {seconds:.1f} s")
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["result"]
+
+
+class Adapter:
+    def __init__(self):
+        self.out = threading.Lock()  # kazoo's connection thread writes `lost` messages too
+        self.zk = None
+        self.session_lease_ms = None
+        self.starting = threading.Lock()  # a start abandoned by a timeout may still be running
+        self.grants = {}  # token -> {"client", "key", "lock", "held"}
+
+    def send(self, message):
+        with self.out:
+            print(json.dumps(message), flush=True)
+
+    def init(self, request):
+        self.namespace = request.get("namespace", "")
+        options = request.get("options", {})
+        self.connect_s = options.get("connect_timeout_ms", 1000) / 1000
+        self.command_s = options.get("command_timeout_ms", 1000) / 1000
+        self.hosts = ",".join(f"{s['host']}:{s['port']}"
+                              for s in request.get("servers", {}).get("zookeeper", []))
+        # The probe carries no servers and is answered without connecting: the session starts on
+        # the first acquire, whose lease is its timeout.
+        return {"type": "init_ok", "library": "kazoo", "version": kazoo.version.__version__,
+                "services": ["zookeeper"], "capabilities": CAPABILITIES}
+
+    def session(self, lease_ms):
+        with self.starting:
+            return self.started_session(lease_ms)
+
+    def started_session(self, lease_ms):
+        if self.zk is None:
+            zk = KazooClient(hosts=self.hosts, timeout=lease_ms / 1000)
+            zk.add_listener(self.on_state)
+            zk.start(timeout=self.connect_s)  # raises a timeout and stops itself when it fails
+            self.zk, self.session_lease_ms = zk, lease_ms
+        elif lease_ms != self.session_lease_ms:
+            log(f"lease {lease_ms} ms ignored: the session's timeout stays {self.session_lease_ms} ms")
+        return self.zk
+
+    def on_state(self, state):
+        if state not in (KazooState.SUSPENDED, KazooState.LOST):
+            return
+        for token, grant in list(self.grants.items()):
+            if grant["held"]:
+                grant["held"] = False
+                self.send({"type": "lost", "client": grant["client"], "key": grant["key"],
+                           "token": token, "text": f"kazoo connection state {state}"})
+
+    def acquire(self, request):
+        wait_s = request.get("wait_ms", 0) / 1000
+        path = f"/{self.namespace}/{request['key']}"
+        locks = {}
+
+        def attempt():
+            zk = self.session(request["lease_ms"])
+            kind = zk.ReadLock if request.get("mode") == "shared" else zk.WriteLock
+            lock = locks["lock"] = kind(path, request.get("client", ""))
+            try:
+                # kazoo's retry deadline is `timeout`, also without blocking: bound it there too.
+                if lock.acquire(blocking=wait_s > 0, timeout=wait_s or self.command_s):
+                    return True
+            except LockTimeout:
+                pass
+            # kazoo removes its contender node after a refusal only on a best-effort basis, and a
+            # node left behind would take the lock later, unseen: refused is definite once it is gone.
+            for child in zk.get_children(path):
+                if child.startswith(lock.prefix):
+                    zk.delete(f"{path}/{child}")
+            return False
+
+        def release_unreported(got):
+            if got:
+                log(f"acquire of {path} succeeded after its answer: releasing it")
+                locks["lock"].release()
+
+        if not bounded(wait_s + self.command_s, attempt, release_unreported):
+            return error("held", f"lock {request['key']} is held by another client")
+        lock = locks["lock"]
+        token = f"{lock.node}@{path}"
+        self.grants[token] = {"client": request.get("client"), "key": request["key"],
+                              "lock": lock, "held": True}
+        return {"type": "acquire_ok", "token": token, "fence": int(lock.node[-10:]), "reentry": False}
+
+    def release(self, request):
+        grant = self.grants.get(request["token"])
+        if grant is None:
+            return error("not-held", "this adapter never granted that token")
+        # False: kazoo knows the lock as not acquired (released before), nothing was sent.
+        if not bounded(self.command_s, grant["lock"].release):
+            return error("not-held", "kazoo: the lock is not acquired")
+        grant["held"] = False
+        return {"type": "release_ok"}
+
+
+def error(code, text):
+    return {"type": "error", "code": code, "text": text}
+
+
+def main():
+    adapter = Adapter()
+    handlers = {"init": adapter.init, "acquire": adapter.acquire, "release": adapter.release}
+    for line in sys.stdin:
+        request = json.loads(line)
+        kind = request.get("type")
+        try:
+            if kind == "time":
+                answer = {"type": "time_ok", "unix_ms": int(time.time() * 1000)}
+            elif kind in handlers:
+                answer = handlers[kind](request)
+            else:
+                answer = error("unsupported", f"kazoo adapter: no {kind!r} request (no renew call)")
+        except (InDoubt, KazooTimeoutError) as e:
+            answer = error("timeout", str(e))
+        except Exception as e:  # connection loss, expired session, anything else: in doubt
+            log(f"{kind} failed: {e!r}")
+            answer = error("unknown", f"{type(e).__name__}: {e}")
+        answer["in_reply_to"] = request.get("id")
+        adapter.send(answer)
+    # stdin closed: exit without closing the session, which would release what we hold
+    # (PROTOCOL.md, The process).
+    sys.stdout.flush()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

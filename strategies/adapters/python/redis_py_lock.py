@@ -1,0 +1,121 @@
+#!/usr/bin/python3
+"""lockbench adapter for redis-py's Lock (redis.lock.Lock), speaking strategies/adapters/PROTOCOL.md.
+
+    strategies/adapters/python/redis_py_lock.py
+
+One JSON request per line on stdin, one answer per line on stdout, logs on stderr. The lease is
+the Lock's `timeout`, the wait budget its `blocking_timeout`, `renew` is `extend(replace_ttl=True)`.
+"""
+import json
+import sys
+import time
+
+import redis
+from redis.exceptions import ConnectionError, LockNotOwnedError, TimeoutError
+
+CAPABILITIES = {"reentrant": False, "shared": False, "fencing": False, "auto_renewal": False,
+                "renew": True, "lost_signal": False, "concurrent": False}
+
+
+def log(*parts):
+    print("redis-py adapter:", *parts, file=sys.stderr, flush=True)
+
+
+class Adapter:
+    def __init__(self):
+        self.client = None
+        self.namespace = ""
+        self.retry_delay_s = 0.1
+        self.grants = {}  # token -> redis.lock.Lock
+
+    def init(self, request):
+        self.namespace = request.get("namespace", "")
+        options = request.get("options", {})
+        masters = [s for s in request.get("servers", {}).get("redis", []) if s.get("role") == "master"]
+        # The probe carries no servers: answer it without connecting anywhere.
+        if masters:
+            self.client = redis.Redis(
+                host=masters[0]["host"], port=masters[0]["port"],
+                socket_connect_timeout=options.get("connect_timeout_ms", 1000) / 1000,
+                socket_timeout=options.get("command_timeout_ms", 1000) / 1000)
+            self.retry_delay_s = options.get("retry_delay_ms", 100) / 1000
+        return {"type": "init_ok", "library": "redis-py", "version": redis.__version__,
+                "services": ["redis"], "capabilities": CAPABILITIES}
+
+    def acquire(self, request):
+        if request.get("mode", "exclusive") != "exclusive":
+            return error("unsupported", "redis-py's Lock has no shared mode")
+        wait_s = request.get("wait_ms", 0) / 1000
+        lock = self.client.lock(f"{self.namespace}:{request['key']}",
+                                timeout=request["lease_ms"] / 1000, sleep=self.retry_delay_s,
+                                thread_local=False)
+        # False means every SET NX answered "exists": nothing was written, the refusal is definite.
+        # A timeout or a broken connection raises instead, and the SET may have been applied.
+        if not lock.acquire(blocking=wait_s > 0, blocking_timeout=wait_s or None):
+            return error("held", f"lock {request['key']} is held by another client")
+        token = lock.local.token.decode()
+        self.grants[token] = lock
+        return {"type": "acquire_ok", "token": token, "reentry": False}
+
+    def granted_lock(self, request):
+        lock = self.grants.get(request["token"])
+        if lock is not None:
+            # redis-py forgets its token before the release script runs, so after a release that
+            # timed out it would refuse locally; give it back and let the server decide.
+            lock.local.token = request["token"].encode()
+        return lock
+
+    def release(self, request):
+        lock = self.granted_lock(request)
+        if lock is None:
+            return error("not-held", "this adapter never granted that token")
+        try:
+            lock.release()
+        except LockNotOwnedError as e:
+            return error("not-held", str(e))
+        return {"type": "release_ok"}
+
+    def renew(self, request):
+        lock = self.granted_lock(request)
+        if lock is None:
+            return error("not-held", "this adapter never granted that token")
+        try:
+            lock.extend(request["lease_ms"] / 1000, replace_ttl=True)
+        except LockNotOwnedError as e:
+            return error("not-held", str(e))
+        return {"type": "renew_ok"}
+
+
+def error(code, text):
+    return {"type": "error", "code": code, "text": text}
+
+
+def main():
+    adapter = Adapter()
+    handlers = {"init": adapter.init, "acquire": adapter.acquire, "release": adapter.release,
+                "renew": adapter.renew}
+    for line in sys.stdin:
+        request = json.loads(line)
+        kind = request.get("type")
+        try:
+            if kind == "time":
+                answer = {"type": "time_ok", "unix_ms": int(time.time() * 1000)}
+            elif kind in handlers:
+                answer = handlers[kind](request)
+            else:
+                answer = error("unsupported", f"unknown request type {kind!r}")
+        except TimeoutError as e:
+            answer = error("timeout", f"redis: {e}")
+        except ConnectionError as e:
+            # A connection that broke mid-command may have delivered it: in doubt, not refused.
+            answer = error("connection", f"redis: {e}")
+        except Exception as e:  # anything unclassified is in doubt (PROTOCOL.md, Errors)
+            log(f"{kind} failed: {e!r}")
+            answer = error("unknown", f"{type(e).__name__}: {e}")
+        answer["in_reply_to"] = request.get("id")
+        print(json.dumps(answer), flush=True)
+    # stdin closed: exit without releasing anything (PROTOCOL.md, The process).
+
+
+if __name__ == "__main__":
+    main()
