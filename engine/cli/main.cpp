@@ -32,6 +32,7 @@
 #include "engine/run/workload.hpp"
 #include "engine/servers/redis_server.hpp"
 #include "engine/topology/inventory.hpp"
+#include "strategies/external/adapter_registry.hpp"
 #include "strategies/registry.hpp"
 
 namespace {
@@ -473,6 +474,18 @@ int list_strategies() {
         std::printf("%-15s %-50s %s\n", std::string(s.name).c_str(),
                     lockbench::describe(s.capabilities).c_str(), std::string(s.summary).c_str());
     }
+    // Lock libraries through their adapters (strategies/adapters/PROTOCOL.md): library and
+    // version as each adapter's probe reports them, or why it cannot run here.
+    for (const auto& spec : lockbench::shipped_adapters()) {
+        try {
+            const lockbench::StrategyInfo* s = lockbench::find_strategy(spec.name);
+            std::printf("%-15s %-50s %s\n", spec.name.c_str(),
+                        lockbench::describe(s->capabilities).c_str(),
+                        std::string(s->summary).c_str());
+        } catch (const lockbench::AdapterUnavailable& e) {
+            std::printf("%-15s %-50s %s\n", spec.name.c_str(), "unavailable", e.what());
+        }
+    }
     return 0;
 }
 
@@ -748,6 +761,9 @@ int main(int argc, char** argv) {
         std::cerr << "lockbench: " << e.what() << "\n";
         return kExitUsage;
     } catch (const lockbench::EnvironmentError& e) {
+        std::cerr << "lockbench: " << e.what() << "\n";
+        return kExitEnvironment;
+    } catch (const lockbench::AdapterUnavailable& e) {
         std::cerr << "lockbench: " << e.what() << "\n";
         return kExitEnvironment;
     } catch (const std::system_error& e) {  // a system call, the file system
