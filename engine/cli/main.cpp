@@ -63,6 +63,7 @@ void install_interrupt_handlers() {
 struct RunFlags {
     std::string workload_file;
     std::optional<std::string> strategy;
+    std::optional<std::string> client_command;
     std::optional<int> clients, keys, threads;
     std::optional<double> duration, hold_ms, think_ms, rate;
     std::optional<std::string> arrivals;
@@ -125,6 +126,14 @@ int run_command(const RunFlags& f) {
     Workload w = f.workload_file.empty() ? Workload{} : Workload::load(f.workload_file);
     // Flags override the file (the run's workload.json records the result).
     nlohmann::json j = w.to_json();
+    if (f.client_command) {
+        if (f.strategy)
+            throw WorkloadError(
+                "--client-command names the strategy itself: give --strategy or "
+                "--client-command, not both");
+        j.erase("strategy");
+        j["client_command"] = *f.client_command;
+    }
     if (f.strategy)
         // A ramp may name several strategies, one curve each: the first stands for the rest here.
         j["strategy"] =
@@ -643,6 +652,9 @@ int main(int argc, char** argv) {
     run->add_option("--strategy", rf.strategy,
                     "Lock strategy (see `lockbench strategies`); with --clients-ramp, a "
                     "comma-separated list: one curve each");
+    run->add_option("--client-command", rf.client_command,
+                    "Your own lock library: run \"CMD ARGS\" as one adapter process per client "
+                    "(strategies/adapters/PROTOCOL.md) instead of --strategy");
     run->add_option("--clients-ramp", rf.clients_ramp,
                     "Run at each client count, START:STEP:END or N,N,...: one curve per strategy "
                     "(throughput, acquire p50/p99, fairness) in results/ramp-*/ramp.json");
