@@ -273,12 +273,20 @@ bool AdapterProcess::kill_and_reap() {
     return ::kill(pid_, 0) != 0 && errno == ESRCH;
 }
 
-void AdapterProcess::break_with(const std::string& reason) {
+bool AdapterProcess::crash() {
+    const bool reaped = kill_and_reap();
+    break_with("was killed by a crash fault", /*report=*/false);
+    return reaped;
+}
+
+void AdapterProcess::break_with(const std::string& reason, bool report) {
     if (broken_)
         return;
     broken_ = reason;
-    std::fprintf(stderr, "lockbench: %s: adapter (pid %d) %s; the process is killed\n",
-                 who_.c_str(), static_cast<int>(pid_), reason.c_str());
+    if (report) {
+        std::fprintf(stderr, "lockbench: %s: adapter (pid %d) %s; the process is killed\n",
+                     who_.c_str(), static_cast<int>(pid_), reason.c_str());
+    }
     detach_stdout();
     if (stdin_fd_ >= 0)
         ::close(std::exchange(stdin_fd_, -1));
@@ -290,7 +298,7 @@ void AdapterProcess::break_with(const std::string& reason) {
             loop_.schedule(std::exchange(pending->waiter, {}));
     }
     pending_.clear();
-    if (on_broken_)
+    if (on_broken_ && report)
         on_broken_(reason);
 }
 

@@ -83,6 +83,9 @@ class AdapterProcess final : private EventLoop::IoHandler {
     bool resume();  // SIGCONT
     // SIGKILL, then reaps: returns true once the old pid is reaped (gone from the process table).
     bool kill_and_reap();
+    // A crash lockbench injected: SIGKILL and reap, and the call in flight ends in doubt without
+    // the process counting as misbehaving. Returns kill_and_reap()'s answer.
+    bool crash();
     // Closes stdin (the adapter's cue to exit), then waits up to `grace` for it to exit before
     // killing it. Never breaks the process: an exit is what was asked.
     Task<void> close(std::chrono::milliseconds grace);
@@ -98,7 +101,7 @@ class AdapterProcess final : private EventLoop::IoHandler {
 
     void on_io(std::uint32_t epoll_events) override;
     void handle_line(std::string_view line);
-    void break_with(const std::string& reason);
+    void break_with(const std::string& reason, bool report = true);
     void arm_deadline(Pending& pending, const std::string& type, std::chrono::milliseconds timeout);
     void detach_stdout();
     void reap_if_exited();
