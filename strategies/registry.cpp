@@ -1,8 +1,13 @@
 #include "strategies/registry.hpp"
 
+#include <map>
+#include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 
+#include "strategies/external/adapter_registry.hpp"
+#include "strategies/external/external_strategy.hpp"
 #include "strategies/fenced.hpp"
 #include "strategies/redlock.hpp"
 #include "strategies/reentrant_hash.hpp"
@@ -53,7 +58,29 @@ const StrategyInfo* find_strategy(std::string_view name) {
         if (s.name == name)
             return &s;
     }
-    return nullptr;
+    const auto spec = find_adapter(name);
+    if (!spec)
+        return nullptr;
+    // An adapter's capabilities are what its probe said: probed once, kept for the process.
+    struct External {
+        AdapterSpec spec;
+        std::string summary;
+        StrategyInfo info;
+    };
+    static std::mutex mutex;
+    static std::map<std::string, std::unique_ptr<External>, std::less<>> known;
+    const AdapterProbe& probe = probe_adapter(*spec);  // throws AdapterUnavailable
+    std::lock_guard lock(mutex);
+    if (auto it = known.find(name); it != known.end())
+        return &it->second->info;
+    auto entry = std::make_unique<External>();
+    entry->spec = *spec;
+    entry->summary = probe.library + " " + probe.version + ": " + spec->summary;
+    entry->info = StrategyInfo{entry->spec.name, entry->summary, probe.capabilities,
+                               [spec = *spec, probe](const StrategyOptions& o) {
+                                   return std::make_unique<ExternalStrategy>(spec, probe, o);
+                               }};
+    return &known.emplace(std::string(name), std::move(entry)).first->second->info;
 }
 
 std::unique_ptr<Strategy> make_strategy(std::string_view name, const StrategyOptions& options) {

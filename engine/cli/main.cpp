@@ -32,6 +32,7 @@
 #include "engine/run/workload.hpp"
 #include "engine/servers/redis_server.hpp"
 #include "engine/topology/inventory.hpp"
+#include "strategies/external/adapter_registry.hpp"
 #include "strategies/registry.hpp"
 
 namespace {
@@ -62,6 +63,7 @@ void install_interrupt_handlers() {
 struct RunFlags {
     std::string workload_file;
     std::optional<std::string> strategy;
+    std::optional<std::string> client_command;
     std::optional<int> clients, keys, threads;
     std::optional<double> duration, hold_ms, think_ms, rate;
     std::optional<std::string> arrivals;
@@ -124,6 +126,14 @@ int run_command(const RunFlags& f) {
     Workload w = f.workload_file.empty() ? Workload{} : Workload::load(f.workload_file);
     // Flags override the file (the run's workload.json records the result).
     nlohmann::json j = w.to_json();
+    if (f.client_command) {
+        if (f.strategy)
+            throw WorkloadError(
+                "--client-command names the strategy itself: give --strategy or "
+                "--client-command, not both");
+        j.erase("strategy");
+        j["client_command"] = *f.client_command;
+    }
     if (f.strategy)
         // A ramp may name several strategies, one curve each: the first stands for the rest here.
         j["strategy"] =
@@ -473,6 +483,18 @@ int list_strategies() {
         std::printf("%-15s %-50s %s\n", std::string(s.name).c_str(),
                     lockbench::describe(s.capabilities).c_str(), std::string(s.summary).c_str());
     }
+    // Lock libraries through their adapters (strategies/adapters/PROTOCOL.md): library and
+    // version as each adapter's probe reports them, or why it cannot run here.
+    for (const auto& spec : lockbench::shipped_adapters()) {
+        try {
+            const lockbench::StrategyInfo* s = lockbench::find_strategy(spec.name);
+            std::printf("%-15s %-50s %s\n", spec.name.c_str(),
+                        lockbench::describe(s->capabilities).c_str(),
+                        std::string(s->summary).c_str());
+        } catch (const lockbench::AdapterUnavailable& e) {
+            std::printf("%-15s %-50s %s\n", spec.name.c_str(), "unavailable", e.what());
+        }
+    }
     return 0;
 }
 
@@ -630,6 +652,9 @@ int main(int argc, char** argv) {
     run->add_option("--strategy", rf.strategy,
                     "Lock strategy (see `lockbench strategies`); with --clients-ramp, a "
                     "comma-separated list: one curve each");
+    run->add_option("--client-command", rf.client_command,
+                    "Your own lock library: run \"CMD ARGS\" as one adapter process per client "
+                    "(strategies/adapters/PROTOCOL.md) instead of --strategy");
     run->add_option("--clients-ramp", rf.clients_ramp,
                     "Run at each client count, START:STEP:END or N,N,...: one curve per strategy "
                     "(throughput, acquire p50/p99, fairness) in results/ramp-*/ramp.json");
@@ -748,6 +773,9 @@ int main(int argc, char** argv) {
         std::cerr << "lockbench: " << e.what() << "\n";
         return kExitUsage;
     } catch (const lockbench::EnvironmentError& e) {
+        std::cerr << "lockbench: " << e.what() << "\n";
+        return kExitEnvironment;
+    } catch (const lockbench::AdapterUnavailable& e) {
         std::cerr << "lockbench: " << e.what() << "\n";
         return kExitEnvironment;
     } catch (const std::system_error& e) {  // a system call, the file system

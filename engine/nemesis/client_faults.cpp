@@ -1,8 +1,14 @@
 #include "engine/nemesis/client_faults.hpp"
 
+#include <cstdlib>
+#include <fstream>
+#include <iomanip>
+#include <thread>
+
 #include "engine/clients/client.hpp"
 #include "engine/topology/deployment.hpp"
 #include "engine/topology/fault_proxy.hpp"
+#include "strategies/external/external_strategy.hpp"
 
 namespace lockbench {
 
@@ -31,11 +37,38 @@ void PauseClient::apply_to_client(NemesisContext& ctx, SimulatedClient& client) 
         const auto until = EventLoop::now() + duration_;
         const auto process = c.process();
         c.pause(until, whole_client_);
-        double t = ctx.log("pause", json{{"target", process},
-                                         {"client", c.index()},
-                                         {"ms", duration_.count()},
-                                         {"scope", whole_client_ ? "client" : "worker"},
-                                         {"point", point_}});
+        json value{{"target", process},
+                   {"client", c.index()},
+                   {"ms", duration_.count()},
+                   {"scope", whole_client_ ? "client" : "worker"},
+                   {"point", point_}};
+        // A lock library's client is its adapter process: the whole-client pause is SIGSTOP,
+        // proven by the process's state, and SIGCONT when it ends.
+        AdapterProcess* adapter = whole_client_ ? adapter_process(c.session()) : nullptr;
+        if (adapter) {
+            const pid_t pid = adapter->pid();
+            const bool sent = adapter->stop(until);
+            std::optional<char> state = process_state(pid);
+            // The signal is delivered asynchronously; the state says when it was.
+            for (int i = 0; sent && state != 'T' && i < 1000; ++i) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                state = process_state(pid);
+            }
+            if (state != 'T') {
+                adapter->resume();
+                missed("client " + std::to_string(c.index()) + "'s adapter (pid " +
+                       std::to_string(pid) + ") was not seen stopped (state " +
+                       (state ? std::string(1, *state) : std::string("gone")) + ")");
+                return std::chrono::milliseconds(0);
+            }
+            value["proof"] = {{"pid", pid}, {"signal", "SIGSTOP"}, {"state", "T"}};
+            c.session().loop().add_timer(until, [&c, pid] {
+                // The process may have been replaced meanwhile (it broke, or crashed).
+                if (AdapterProcess* now = adapter_process(c.session()); now && now->pid() == pid)
+                    now->resume();
+            });
+        }
+        double t = ctx.log("pause", std::move(value));
         took_effect({process});
         auto window =
             ctx.open_window("pause-client", json{{"client", c.index()}, {"process", process}}, t);
@@ -51,8 +84,24 @@ void CrashClient::apply_to_client(NemesisContext& ctx, SimulatedClient& client) 
     // before an `info` is released under a later id, and nobody releases it now.
     const auto processes = client.processes_holding();
     double t = 0;
-    for (const auto process : processes)
-        t = ctx.log("crash", json{{"target", process}, {"client", client.index()}});
+    // A lock library's client is its adapter process: SIGKILL, proven by the old pid reaped;
+    // the successor gets a new process (a new pid) on its first request.
+    json proof;
+    if (AdapterProcess* adapter = adapter_process(client.session())) {
+        const pid_t pid = adapter->pid();
+        if (!adapter->crash()) {
+            missed("client " + std::to_string(client.index()) + "'s adapter (pid " +
+                   std::to_string(pid) + ") was killed but its pid is still there");
+            return;
+        }
+        proof = {{"pid", pid}, {"signal", "SIGKILL"}, {"reaped", true}};
+    }
+    for (const auto process : processes) {
+        json value{{"target", process}, {"client", client.index()}};
+        if (!proof.is_null())
+            value["proof"] = proof;
+        t = ctx.log("crash", std::move(value));
+    }
     auto window = ctx.open_window(
         "crash-client", json{{"client", client.index()}, {"process", processes.front()}}, t);
     ctx.close_window(window, t);
@@ -67,6 +116,11 @@ SkewClientClock::SkewClientClock(ObjectReader& r)
 void SkewClientClock::apply_to_client(NemesisContext& ctx, SimulatedClient& client) {
     client.session().clock().set_offset(std::chrono::milliseconds(offset_ms_));
     client.session().clock().set_drift(drift_);
+    if (AdapterClient* adapter = adapter_client(client.session());
+        adapter && adapter->faketime_file) {
+        skew_adapter(ctx, client, *adapter->faketime_file);
+        return;
+    }
     double t = ctx.log("clock", json{{"target", client.process()},
                                      {"client", client.index()},
                                      {"offset_ms", offset_ms_},
@@ -74,6 +128,53 @@ void SkewClientClock::apply_to_client(NemesisContext& ctx, SimulatedClient& clie
     took_effect({client.process()});
     ctx.open_window("clock-skew", json{{"client", client.index()}, {"process", client.process()}},
                     t);
+}
+
+DetachedTask SkewClientClock::skew_adapter(NemesisContext& ctx, SimulatedClient& client,
+                                           std::filesystem::path faketime_file) {
+    // libfaketime reads the file on every clock call of the adapter (no cache): the offset holds
+    // from now on, for this process and its successors. Its drift is not modelled there.
+    {
+        std::ofstream out(faketime_file, std::ios::trunc);
+        out << (offset_ms_ >= 0 ? "+" : "-") << std::abs(offset_ms_) / 1000 << "." << std::setw(3)
+            << std::setfill('0') << std::abs(offset_ms_) % 1000 << "\n";
+    }
+    const auto process = client.process();
+    const auto index = client.index();
+    const auto before = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count();
+    std::optional<std::int64_t> seen;
+    std::string why;
+    try {
+        seen = co_await adapter_time(client.session());
+    } catch (const std::exception& e) {
+        why = e.what();
+    }
+    const auto after = std::chrono::duration_cast<std::chrono::milliseconds>(
+                           std::chrono::system_clock::now().time_since_epoch())
+                           .count();
+    // The adapter's clock, read between `before` and `after` on ours, must be off by the offset.
+    const bool shows =
+        seen && *seen >= before + offset_ms_ - 50 && *seen <= after + offset_ms_ + 50;
+    if (!shows) {
+        missed("client " + std::to_string(index) + "'s adapter " +
+               (seen ? "reports " + std::to_string(*seen - (before + after) / 2) +
+                           " ms off, not the offset (does its runtime ignore libfaketime?)"
+                     : "could not be asked the time: " + why));
+        co_return;
+    }
+    double t = ctx.log("clock", json{{"target", process},
+                                     {"client", index},
+                                     {"offset_ms", offset_ms_},
+                                     {"drift", drift_},
+                                     {"proof",
+                                      {{"via", "libfaketime"},
+                                       {"adapter_unix_ms", *seen},
+                                       {"lockbench_unix_ms", (before + after) / 2},
+                                       {"drift_applied", drift_ == 0}}}});
+    took_effect({process});
+    ctx.open_window("clock-skew", json{{"client", index}, {"process", process}}, t);
 }
 
 StallClient::StallClient(ObjectReader& r)

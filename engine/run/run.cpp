@@ -31,6 +31,8 @@
 #include "engine/topology/sentinel.hpp"
 #include "engine/topology/server_cleanup.hpp"
 #include "strategies/client/zk_client.hpp"
+#include "strategies/external/adapter_registry.hpp"
+#include "strategies/external/external_strategy.hpp"
 #include "strategies/registry.hpp"
 
 namespace lockbench {
@@ -280,6 +282,21 @@ RunOutcome run_workload(const RunOptions& options) {
                                               isolated ? "clients" : "root", 100ms);
             };
     }
+    // A lock library's strategy: every client's adapter process logs into the run folder, keys
+    // live under the run's namespace, and a run that may skew a client's clock starts each
+    // process under libfaketime.
+    const std::optional<AdapterSpec> adapter_spec = find_adapter(w.strategy);
+    std::shared_ptr<AdapterRun> adapter_run;
+    if (adapter_spec) {
+        adapter_run = std::make_shared<AdapterRun>();
+        adapter_run->log_dir = dir.tmp() / "adapters";
+        adapter_run->name_space = "lockbench-" + nonce;
+        const bool skews = std::any_of(w.faults.begin(), w.faults.end(), [](const auto& f) {
+            return f.value("fault", "") == "clock-skew";
+        });
+        if (skews)
+            adapter_run->faketime_dir = dir.tmp() / "adapters" / "faketime";
+    }
     ClientThreads clients(
         env, directory,
         [&](EventLoop& loop, int index, int incarnation, Clock clock) {
@@ -292,6 +309,8 @@ RunOutcome run_workload(const RunOptions& options) {
                 session->use_cluster(shard_tags);
             if (resource_endpoint)
                 session->set_resource_endpoint(*resource_endpoint);
+            if (adapter_run)
+                session->set_extension(kAdapterRunKey, adapter_run);
             if (!zookeeper_hosts.empty()) {
                 std::string hosts = zookeeper_hosts;
                 if (own_zookeeper_proxies) {
@@ -463,6 +482,22 @@ RunOutcome run_workload(const RunOptions& options) {
         .key_prefix = key_prefix,
         .faults = fault_windows,
         .nemesis = nemesis.report(std::chrono::duration<double>(nemesis_until - start).count())};
+    if (adapter_run) {
+        // An adapter that broke is a client that measured nothing from then on: with most of
+        // them lost, a "valid" would be a silent pass.
+        const std::size_t lost = adapter_run->clients_lost();
+        if (lost * 2 > static_cast<std::size_t>(w.clients)) {
+            in.unknown_reasons.push_back(
+                std::to_string(lost) + " of " + std::to_string(w.clients) +
+                " clients lost their adapter process (last: " + adapter_run->last_loss() + ")");
+        }
+        const AdapterProbe& probe = probe_adapter(*adapter_spec);
+        in.adapter = {{"library", probe.library},
+                      {"version", probe.version},
+                      {"command", adapter_spec->argv},
+                      {"clients_per_process", 1},
+                      {"clients_lost", lost}};
+    }
     RunOutcome outcome;
     outcome.summary = make_summary(in, dir.tmp() / "history.jsonl");
     if (!zookeeper_hosts.empty()) {
@@ -523,6 +558,8 @@ RunFailure run_failure(std::exception_ptr error) {
     } catch (const WorkloadError& e) {
         return {e.what(), 2};
     } catch (const EnvironmentError& e) {
+        return {e.what(), 4};
+    } catch (const AdapterUnavailable& e) {  // a lock library's runtime or files missing
         return {e.what(), 4};
     } catch (const std::system_error& e) {  // a system call, the file system
         return {e.what(), 4};

@@ -113,6 +113,8 @@ json make_summary(const SummaryInputs& in, const std::filesystem::path& history_
                                        "): " + f["missed"].get<std::string>());
         }
     }
+    for (const auto& reason : in.unknown_reasons)
+        verdict.add_unknown_reason(reason);
     if (st.cycles == 0)
         verdict.add_unknown_reason("no cycle completed: no lock was both granted and released");
     // At a rate, a client none of whose arrivals fell due was never asked to do anything.
@@ -156,6 +158,8 @@ json make_summary(const SummaryInputs& in, const std::filesystem::path& history_
           {"cpu_s", in.engine_cpu_s},
           {"cpu_share", in.elapsed_s > 0 ? in.engine_cpu_s / in.elapsed_s : 0}}},
     };
+    if (!in.adapter.is_null())
+        summary["adapter"] = in.adapter;
     if (w.rate) {
         // What the rate asked for and what the clients managed: a run that fell behind says so
         // instead of silently measuring less load (README.md, --rate).

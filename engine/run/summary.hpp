@@ -26,6 +26,10 @@ struct SummaryInputs {
     std::string key_prefix;                            // on servers that are not ours
     nlohmann::json faults = nlohmann::json::array();   // fault windows
     nlohmann::json nemesis = nlohmann::json::array();  // Nemesis::report: did each fault fire
+    // What else the run knows makes a "valid" unsupported (most clients' adapters broke).
+    std::vector<std::string> unknown_reasons;
+    // A lock library's strategy: its library, version and adapter processes; null otherwise.
+    nlohmann::json adapter;
 };
 
 // Builds the summary, judging the history at `history_path` with the checker. The verdict is

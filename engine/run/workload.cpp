@@ -10,6 +10,8 @@
 #include "engine/nemesis/nemesis.hpp"
 #include "engine/run/expectation.hpp"
 #include "engine/run/json_reader.hpp"
+#include "strategies/external/adapter_process.hpp"
+#include "strategies/external/adapter_registry.hpp"
 #include "strategies/registry.hpp"
 
 namespace lockbench {
@@ -276,6 +278,18 @@ Workload Workload::from_json(const json& j, const std::string& origin) {
     if (!j.contains("strategy") && !w.expect.empty()) {
         // A scenario names the strategies it is about; run the first unless told otherwise.
         w.strategy = w.expect.begin()->first;
+    }
+    if (j.contains("client_command")) {
+        w.client_command = r.string("client_command", "");
+        if (j.contains("strategy"))
+            r.fail("/client_command",
+                   "names the strategy itself: give strategy or client_command, not both");
+        try {
+            split_command_line(w.client_command);
+        } catch (const std::invalid_argument& bad) {
+            r.fail("/client_command", bad.what());
+        }
+        w.strategy = std::string(kCommandPrefix) + w.client_command;
     }
     r.finish();
     return w;

@@ -115,6 +115,9 @@ struct Workload {
     std::string name = "adhoc";
     std::string description;
     std::string strategy = "set_nx_px";
+    // A user's own adapter (strategies/adapters/PROTOCOL.md), "CMD ARGS": the strategy is then
+    // `command:CMD ARGS`, which is what workload.json records.
+    std::string client_command;
     int clients = 16;
     int threads = 1;  // event-loop threads the clients are spread over
     int keys = 4;

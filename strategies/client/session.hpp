@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -57,6 +58,22 @@ class Session {
         return shard_tags_.empty() ? key : "{" + shard_tags_.at(node) + "}" + key;
     }
     ClusterRouting* cluster() { return cluster_.get(); }
+
+    // The lock's nodes as given (before any redirect), and the connections' timeouts: what an
+    // adapter process (strategies/external/) is told to connect to.
+    const std::vector<Endpoint>& nodes() const { return nodes_; }
+    const ConnectionOptions& connection_options() const { return options_; }
+
+    // Per-client state beyond connections, by name, living as long as the session: an adapter
+    // process (strategies/external/), and what the engine hands such a strategy for the run.
+    void set_extension(const std::string& name, std::shared_ptr<void> value) {
+        extensions_[name] = std::move(value);
+    }
+    template <typename T>
+    T* extension(const std::string& name) const {
+        const auto it = extensions_.find(name);
+        return it == extensions_.end() ? nullptr : static_cast<T*>(it->second.get());
+    }
 
     // The command connection to node `i` (created on first use, reconnects after failures).
     RedisConnection& redis(std::size_t node = 0);
@@ -165,6 +182,8 @@ class Session {
     std::function<void(EventLoop::TimePoint)> on_whole_pause_;
     std::function<void(EventLoop::TimePoint)> on_partition_;
     std::optional<std::string> killed_;
+    // Last: an adapter process goes before the connections its strategy used beside it.
+    std::map<std::string, std::shared_ptr<void>> extensions_;
 };
 
 }  // namespace lockbench

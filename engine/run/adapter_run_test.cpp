@@ -1,0 +1,177 @@
+// `lockbench run` with lock libraries behind adapter processes (strategies/adapters/PROTOCOL.md):
+// the null adapter end to end (the resource written by lockbench), most clients' adapters lost
+// making the run unknown, each process fault proven on the adapter process, and no adapter
+// process left after Ctrl-C.
+
+#include <dirent.h>
+#include <fstream>
+#include <signal.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "checker/testing/temp_dir.hpp"
+#include "engine/run/run.hpp"
+#include "engine/testing/redis_fixture.hpp"
+#include "strategies/external/adapter_process.hpp"
+
+namespace lockbench {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using namespace std::chrono_literals;
+using testing::TempDir;
+
+const fs::path kSource = LOCKBENCH_TEST_SOURCE_DIR;
+
+std::vector<json> read_history(const fs::path& file) {
+    std::vector<json> events;
+    std::ifstream in(file);
+    for (std::string line; std::getline(in, line);)
+        events.push_back(json::parse(line));
+    return events;
+}
+
+std::vector<json> nemesis_events(const std::vector<json>& events, const std::string& f) {
+    std::vector<json> out;
+    for (const auto& e : events) {
+        if (e["process"] == "nemesis" && e["f"] == f)
+            out.push_back(e);
+    }
+    return out;
+}
+
+// The processes whose parent is `parent` and whose command line mentions `needle`.
+std::vector<pid_t> children_running(pid_t parent, const std::string& needle) {
+    std::vector<pid_t> out;
+    for (const auto& entry : fs::directory_iterator("/proc")) {
+        const std::string name = entry.path().filename();
+        if (name.find_first_not_of("0123456789") != std::string::npos)
+            continue;
+        std::ifstream stat(entry.path() / "stat");
+        std::string text;
+        std::getline(stat, text);
+        const auto close = text.rfind(") ");
+        if (close == std::string::npos)
+            continue;
+        std::istringstream rest(text.substr(close + 2));
+        char state = 0;
+        pid_t ppid = 0;
+        rest >> state >> ppid;
+        std::ifstream cmd(entry.path() / "cmdline");
+        std::string cmdline((std::istreambuf_iterator<char>(cmd)), {});
+        if (ppid == parent && cmdline.find(needle) != std::string::npos)
+            out.push_back(std::stoi(name));
+    }
+    return out;
+}
+
+TEST(AdapterRunTest, NullAdapterRunsEndToEndWithTheResourceWrittenByLockbench) {
+    TempDir out;
+    Workload w = Workload::from_json(json::parse(R"({
+        "name": "null", "strategy": "null-adapter", "clients": 1, "keys": 2, "duration_s": 0.5
+    })"));
+    RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
+    EXPECT_EQ(r.summary["verdict"]["valid"], true) << r.summary["verdict"].dump(2);
+    EXPECT_EQ(r.summary["adapter"]["library"], "in-memory");
+    EXPECT_EQ(r.summary["adapter"]["version"], "1.0");
+    EXPECT_EQ(r.summary["adapter"]["clients_lost"], 0);
+    std::size_t writes = 0;
+    for (const auto& e : read_history(r.dir / "history.jsonl"))
+        writes += e["f"] == "write" && e["type"] == "ok";
+    EXPECT_GT(writes, 0u);
+    EXPECT_EQ(r.summary["ops"]["write"]["ok"], writes);
+    std::vector<fs::path> logs(fs::directory_iterator(r.dir / "adapters"), {});
+    ASSERT_EQ(logs.size(), 1u);
+    EXPECT_TRUE(logs[0].filename().string().starts_with("c0-"));
+    EXPECT_TRUE(children_running(::getpid(), "minimal_adapter.py").empty());
+}
+
+TEST(AdapterRunTest, MostClientsLosingTheirAdapterMakeTheRunUnknown) {
+    TempDir out;
+    Workload w = Workload::from_json(
+        json{{"name", "garbage"},
+             {"client_command",
+              "/usr/bin/python3 " +
+                  (kSource / "strategies/external/testing/misbehaving_adapter.py").string() +
+                  " garbage 1"},
+             {"clients", 2},
+             {"keys", 2},
+             {"duration_s", 0.5}});
+    RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
+    EXPECT_EQ(r.summary["verdict"]["valid"], "unknown") << r.summary["verdict"].dump(2);
+    const std::string reasons = r.summary["verdict"]["unknown_reasons"].dump();
+    EXPECT_NE(reasons.find("2 of 2 clients lost their adapter process"), std::string::npos)
+        << reasons;
+    EXPECT_NE(reasons.find("answered a line that is not a JSON object"), std::string::npos)
+        << reasons;
+    // Every acquire met garbage: in doubt, never a grant, so no violation can hide the reason.
+    std::size_t infos = 0;
+    for (const auto& e : read_history(r.dir / "history.jsonl"))
+        infos += e["f"] == "acquire" && e["type"] == "info";
+    EXPECT_GE(infos, 2u);
+    EXPECT_EQ(run_exit_code(r), 3);
+    EXPECT_TRUE(children_running(::getpid(), "misbehaving_adapter.py").empty());
+}
+
+TEST(AdapterRunTest, ProcessFaultsAreProvenOnTheAdapterProcess) {
+    TempDir out;
+    Workload w = Workload::from_json(json::parse(R"({
+        "name": "faults", "strategy": "null-adapter", "clients": 2, "keys": 2, "duration_s": 1,
+        "faults": [
+            {"fault": "pause-client", "target": "client:0", "at_s": 0.1, "duration_ms": 200,
+             "scope": "client", "point": "any"},
+            {"fault": "crash-client", "target": "client:0", "at_s": 0.5},
+            {"fault": "clock-skew", "target": "client:1", "at_s": 0.1, "offset_ms": 5000}
+        ]
+    })"));
+    RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
+    const auto events = read_history(r.dir / "history.jsonl");
+    const auto pauses = nemesis_events(events, "pause");
+    ASSERT_EQ(pauses.size(), 1u) << r.summary["nemesis"].dump(2);
+    EXPECT_EQ(pauses[0]["value"]["proof"]["state"], "T");
+    const auto crashes = nemesis_events(events, "crash");
+    ASSERT_GE(crashes.size(), 1u) << r.summary["nemesis"].dump(2);
+    EXPECT_EQ(crashes[0]["value"]["proof"]["reaped"], true);
+    const pid_t crashed_pid = crashes[0]["value"]["proof"]["pid"];
+    EXPECT_FALSE(process_state(crashed_pid).has_value());
+    const auto clocks = nemesis_events(events, "clock");
+    ASSERT_EQ(clocks.size(), 1u) << r.summary["nemesis"].dump(2);
+    const auto& proof = clocks[0]["value"]["proof"];
+    EXPECT_NEAR(proof["adapter_unix_ms"].get<double>() - proof["lockbench_unix_ms"].get<double>(),
+                5000.0, 200.0);
+    EXPECT_EQ(r.summary["verdict"]["unknown_reasons"].dump().find("fault"), std::string::npos)
+        << r.summary["verdict"].dump(2);
+    EXPECT_TRUE(children_running(::getpid(), "minimal_adapter.py").empty());
+}
+
+TEST(AdapterRunTest, CtrlCLeavesNoAdapterProcess) {
+    TempDir out;
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        ::execl(LOCKBENCH_BINARY, LOCKBENCH_BINARY, "run", "--no-yardstick", "--strategy",
+                "null-adapter", "--clients", "3", "--duration", "60", "--out", out.path().c_str(),
+                static_cast<char*>(nullptr));
+        ::_exit(127);
+    }
+    std::vector<pid_t> adapters;
+    const auto until = std::chrono::steady_clock::now() + 30s;
+    while (adapters.size() < 3 && std::chrono::steady_clock::now() < until) {
+        std::this_thread::sleep_for(20ms);
+        adapters = children_running(pid, "minimal_adapter.py");
+    }
+    ASSERT_EQ(adapters.size(), 3u);
+    ::kill(pid, SIGINT);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 130);
+    for (const pid_t adapter : adapters)
+        EXPECT_FALSE(process_state(adapter).has_value()) << "adapter " << adapter << " survived";
+}
+
+}  // namespace
+}  // namespace lockbench

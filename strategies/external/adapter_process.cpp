@@ -1,0 +1,452 @@
+#include "strategies/external/adapter_process.hpp"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <fstream>
+#include <signal.h>
+#include <stdexcept>
+#include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <system_error>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace lockbench {
+
+namespace {
+
+// A line longer than this is not an answer of the protocol but a runaway writer: without a
+// bound, an adapter printing without newlines would grow lockbench's memory forever.
+constexpr std::size_t kMaxLine = 1 << 20;
+
+[[noreturn]] void throw_errno(const std::string& what) {
+    throw std::system_error(errno, std::generic_category(), what);
+}
+
+std::string quoted_excerpt(std::string_view line) {
+    std::string out(line.substr(0, 80));
+    for (char& c : out) {
+        if (static_cast<unsigned char>(c) < 0x20)
+            c = '?';
+    }
+    return "'" + out + (line.size() > 80 ? "...'" : "'");
+}
+
+}  // namespace
+
+std::vector<std::string> split_command_line(const std::string& command) {
+    std::vector<std::string> out;
+    std::string word;
+    bool in_word = false;
+    char quote = 0;
+    for (char c : command) {
+        if (quote) {
+            if (c == quote)
+                quote = 0;
+            else
+                word += c;
+        } else if (c == '\'' || c == '"') {
+            quote = c;
+            in_word = true;
+        } else if (c == ' ' || c == '\t') {
+            if (in_word)
+                out.push_back(std::exchange(word, {}));
+            in_word = false;
+        } else {
+            word += c;
+            in_word = true;
+        }
+    }
+    if (quote)
+        throw std::invalid_argument("an unterminated " + std::string(1, quote) + " quote in '" +
+                                    command + "'");
+    if (in_word)
+        out.push_back(word);
+    if (out.empty())
+        throw std::invalid_argument("an empty command");
+    return out;
+}
+
+std::optional<std::filesystem::path> find_program(const std::string& name) {
+    if (name.empty())
+        return std::nullopt;
+    if (name.find('/') != std::string::npos) {
+        if (::access(name.c_str(), X_OK) == 0)
+            return std::filesystem::path(name);
+        return std::nullopt;
+    }
+    const char* path = std::getenv("PATH");
+    std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+    std::size_t start = 0;
+    while (start <= dirs.size()) {
+        const std::size_t end = std::min(dirs.find(':', start), dirs.size());
+        std::filesystem::path candidate =
+            std::filesystem::path(end > start ? dirs.substr(start, end - start) : ".") / name;
+        if (::access(candidate.c_str(), X_OK) == 0 && !std::filesystem::is_directory(candidate))
+            return candidate;
+        start = end + 1;
+    }
+    return std::nullopt;
+}
+
+std::optional<char> process_state(pid_t pid) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string text;
+    if (!stat || !std::getline(stat, text))
+        return std::nullopt;
+    // "pid (comm) S ...": comm may itself contain ") ", so the last one ends it.
+    const auto close = text.rfind(") ");
+    if (close == std::string::npos || close + 2 >= text.size())
+        return std::nullopt;
+    return text[close + 2];
+}
+
+AdapterProcess::AdapterProcess(EventLoop& loop, const AdapterLaunch& launch, std::string who)
+    : loop_(loop), who_(std::move(who)) {
+    if (launch.argv.empty())
+        throw std::invalid_argument("an adapter needs a command");
+    // A write to an adapter that just died must fail with EPIPE, not end lockbench.
+    struct sigaction current {};
+    if (::sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL)
+        ::signal(SIGPIPE, SIG_IGN);
+
+    const auto program = find_program(launch.argv[0]);
+    if (!program)
+        throw std::system_error(ENOENT, std::generic_category(),
+                                "cannot run adapter '" + launch.argv[0] + "'");
+    // Everything the child needs is built before fork(): between fork and exec only
+    // async-signal-safe calls are allowed in a threaded process.
+    const std::string program_path = program->string();
+    std::vector<char*> argv;
+    for (const auto& a : launch.argv)
+        argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    std::vector<std::string> env_strings;
+    for (char** e = environ; *e; ++e) {
+        std::string_view entry(*e);
+        const auto name = entry.substr(0, entry.find('=') + 1);
+        bool overridden = false;
+        for (const auto& extra : launch.extra_env)
+            overridden |= extra.starts_with(name);
+        if (!overridden)
+            env_strings.emplace_back(entry);
+    }
+    for (const auto& extra : launch.extra_env)
+        env_strings.push_back(extra);
+    std::vector<char*> envp;
+    for (auto& e : env_strings)
+        envp.push_back(e.data());
+    envp.push_back(nullptr);
+
+    int log_fd = -1;
+    if (launch.log) {
+        std::error_code ignored;
+        std::filesystem::create_directories(launch.log->parent_path(), ignored);
+        log_fd = ::open(launch.log->c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        if (log_fd < 0)
+            throw_errno("cannot open adapter log " + launch.log->string());
+    }
+    int to_child[2], from_child[2];
+    if (::pipe2(to_child, O_CLOEXEC) != 0)
+        throw_errno("pipe");
+    if (::pipe2(from_child, O_CLOEXEC) != 0) {
+        const int saved = errno;
+        ::close(to_child[0]);
+        ::close(to_child[1]);
+        errno = saved;
+        throw_errno("pipe");
+    }
+    const pid_t parent = ::getpid();
+    pid_ = ::fork();
+    if (pid_ < 0) {
+        const int saved = errno;
+        for (int fd : {to_child[0], to_child[1], from_child[0], from_child[1], log_fd}) {
+            if (fd >= 0)
+                ::close(fd);
+        }
+        errno = saved;
+        throw_errno("fork");
+    }
+    if (pid_ == 0) {
+        // Its own group: a fault signals the runtime and whatever it started, and a Ctrl-C at
+        // the terminal reaches lockbench only, which then ends its adapters itself.
+        ::setpgid(0, 0);
+        // The safety net when lockbench dies without cleaning up (SIGKILL, a crash): the
+        // adapter must not outlive it. It fires when the spawning thread ends, which happens
+        // only after the run has ended its adapters.
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (::getppid() != parent)
+            ::_exit(127);
+        ::dup2(to_child[0], 0);
+        ::dup2(from_child[1], 1);
+        if (log_fd >= 0)
+            ::dup2(log_fd, 2);
+        sigset_t none;
+        sigemptyset(&none);
+        ::sigprocmask(SIG_SETMASK, &none, nullptr);
+        ::signal(SIGPIPE, SIG_DFL);
+        ::execve(program_path.c_str(), argv.data(), envp.data());
+        const char message[] = "lockbench: exec of the adapter failed\n";
+        [[maybe_unused]] auto n = ::write(2, message, sizeof message - 1);
+        ::_exit(127);
+    }
+    // Also from the parent: a signal sent before the child ran setpgid must still find the group.
+    ::setpgid(pid_, pid_);
+    ::close(to_child[0]);
+    ::close(from_child[1]);
+    if (log_fd >= 0)
+        ::close(log_fd);
+    stdin_fd_ = to_child[1];
+    stdout_fd_ = from_child[0];
+    ::fcntl(stdout_fd_, F_SETFL, ::fcntl(stdout_fd_, F_GETFL) | O_NONBLOCK);
+    loop_.add_fd(stdout_fd_, EPOLLIN, this);
+}
+
+AdapterProcess::~AdapterProcess() {
+    for (auto& [id, pending] : pending_) {
+        if (pending->timer)
+            loop_.cancel_timer(pending->timer);
+    }
+    detach_stdout();
+    if (stdin_fd_ >= 0)
+        ::close(stdin_fd_);
+    kill_and_reap();
+}
+
+const std::string& AdapterProcess::broken_reason() const {
+    static const std::string none;
+    return broken_ ? *broken_ : none;
+}
+
+void AdapterProcess::detach_stdout() {
+    if (stdout_fd_ >= 0) {
+        loop_.remove_fd(stdout_fd_);
+        ::close(stdout_fd_);
+        stdout_fd_ = -1;
+    }
+}
+
+void AdapterProcess::reap_if_exited() {
+    if (reaped_ || pid_ <= 0)
+        return;
+    if (::waitpid(pid_, &wait_status_, WNOHANG) == pid_)
+        reaped_ = true;
+}
+
+std::string AdapterProcess::exit_description() {
+    reap_if_exited();
+    if (!reaped_)
+        return "closed its standard output";
+    if (WIFEXITED(wait_status_))
+        return "exited with status " + std::to_string(WEXITSTATUS(wait_status_));
+    if (WIFSIGNALED(wait_status_))
+        return std::string("was killed by signal ") + ::strsignal(WTERMSIG(wait_status_));
+    return "exited";
+}
+
+bool AdapterProcess::stop(EventLoop::TimePoint until) {
+    stopped_until_ = until;
+    reap_if_exited();
+    return !reaped_ && ::kill(-pid_, SIGSTOP) == 0;
+}
+
+bool AdapterProcess::resume() {
+    reap_if_exited();
+    return !reaped_ && ::kill(-pid_, SIGCONT) == 0;
+}
+
+bool AdapterProcess::kill_and_reap() {
+    if (pid_ <= 0)
+        return false;
+    if (!reaped_) {
+        ::kill(-pid_, SIGKILL);
+        ::kill(pid_, SIGKILL);  // in case the group was never formed
+        while (::waitpid(pid_, &wait_status_, 0) < 0 && errno == EINTR) {
+        }
+        reaped_ = true;
+    }
+    // Reaped: the pid no longer names a process of ours (ESRCH), unless reused since.
+    return ::kill(pid_, 0) != 0 && errno == ESRCH;
+}
+
+bool AdapterProcess::crash() {
+    const bool reaped = kill_and_reap();
+    break_with("was killed by a crash fault", /*report=*/false);
+    return reaped;
+}
+
+void AdapterProcess::break_with(const std::string& reason, bool report) {
+    if (broken_)
+        return;
+    broken_ = reason;
+    if (report) {
+        std::fprintf(stderr, "lockbench: %s: adapter (pid %d) %s; the process is killed\n",
+                     who_.c_str(), static_cast<int>(pid_), reason.c_str());
+    }
+    detach_stdout();
+    if (stdin_fd_ >= 0)
+        ::close(std::exchange(stdin_fd_, -1));
+    kill_and_reap();
+    for (auto& [id, pending] : pending_) {
+        if (pending->timer)
+            loop_.cancel_timer(std::exchange(pending->timer, 0));
+        if (pending->waiter)
+            loop_.schedule(std::exchange(pending->waiter, {}));
+    }
+    pending_.clear();
+    if (on_broken_ && report)
+        on_broken_(reason);
+}
+
+void AdapterProcess::on_io(std::uint32_t /*epoll_events*/) {
+    if (stdout_fd_ < 0)
+        return;
+    char chunk[4096];
+    for (;;) {
+        const ssize_t n = ::read(stdout_fd_, chunk, sizeof chunk);
+        if (n > 0) {
+            buffer_.append(chunk, static_cast<std::size_t>(n));
+            std::size_t start = 0;
+            for (std::size_t nl; (nl = buffer_.find('\n', start)) != std::string::npos;
+                 start = nl + 1) {
+                handle_line(std::string_view(buffer_).substr(start, nl - start));
+                if (broken_)
+                    return;
+            }
+            buffer_.erase(0, start);
+            if (buffer_.size() > kMaxLine) {
+                break_with("wrote more than " + std::to_string(kMaxLine) +
+                           " bytes without a newline");
+                return;
+            }
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return;
+        // End of file (or a read error): the adapter closed its output or exited.
+        if (closing_) {
+            detach_stdout();
+            return;
+        }
+        // Give an exiting process a moment to become reapable, so the line says how it ended.
+        for (int i = 0; i < 20 && !reaped_; ++i) {
+            reap_if_exited();
+            if (!reaped_)
+                ::usleep(1000);
+        }
+        break_with(exit_description() + (pending_.empty() ? "" : " with a request in flight"));
+        return;
+    }
+}
+
+void AdapterProcess::handle_line(std::string_view line) {
+    if (!line.empty() && line.back() == '\r')
+        line.remove_suffix(1);
+    nlohmann::json message = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (message.is_discarded() || !message.is_object()) {
+        break_with("answered a line that is not a JSON object: " + quoted_excerpt(line));
+        return;
+    }
+    const auto reply_to = message.find("in_reply_to");
+    if (reply_to == message.end()) {
+        if (message.value("type", "") == "lost" || message.contains("type")) {
+            if (on_message_)
+                on_message_(message);
+            return;
+        }
+        break_with("wrote a message with neither in_reply_to nor type: " + quoted_excerpt(line));
+        return;
+    }
+    const auto found = reply_to->is_number_integer() ? pending_.find(reply_to->get<std::int64_t>())
+                                                     : pending_.end();
+    if (found == pending_.end()) {
+        break_with("answered in_reply_to " + reply_to->dump() + ", which no request in flight has");
+        return;
+    }
+    Pending* pending = found->second;
+    pending_.erase(found);
+    if (pending->timer)
+        loop_.cancel_timer(std::exchange(pending->timer, 0));
+    pending->reply = std::move(message);
+    if (pending->waiter)
+        loop_.schedule(std::exchange(pending->waiter, {}));
+}
+
+void AdapterProcess::arm_deadline(Pending& pending, const std::string& type,
+                                  std::chrono::milliseconds timeout) {
+    pending.timer = loop_.add_timer(EventLoop::now() + timeout, [this, &pending, type, timeout] {
+        pending.timer = 0;
+        // A process lockbench itself stopped (a pause fault) is not late: its clock starts again
+        // when it is resumed.
+        if (EventLoop::now() < stopped_until_) {
+            pending.timer = loop_.add_timer(stopped_until_, [this, &pending, type, timeout] {
+                pending.timer = 0;
+                arm_deadline(pending, type, timeout);
+            });
+            return;
+        }
+        break_with("gave no answer to " + type + " within " + std::to_string(timeout.count()) +
+                   " ms (late or silent)");
+    });
+}
+
+struct AdapterProcess::ReplyAwaiter {
+    AdapterProcess& process;
+    Pending& pending;
+    bool await_ready() const noexcept { return pending.reply.has_value() || process.broken(); }
+    void await_suspend(std::coroutine_handle<> h) { pending.waiter = h; }
+    void await_resume() const noexcept {}
+};
+
+Task<nlohmann::json> AdapterProcess::call(nlohmann::json request,
+                                          std::chrono::milliseconds timeout) {
+    if (broken_)
+        throw AdapterBroken("the adapter " + *broken_);
+    const std::string type = request.value("type", "request");
+    Pending pending{next_id_++, std::nullopt, {}, 0};
+    request["id"] = pending.id;
+    std::string line = request.dump() + "\n";
+    pending_[pending.id] = &pending;
+    arm_deadline(pending, type, timeout);
+    std::size_t written = 0;
+    while (written < line.size() && !broken_) {
+        const ssize_t n = ::write(stdin_fd_, line.data() + written, line.size() - written);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            break_with(std::string("does not read its standard input (") + std::strerror(errno) +
+                       ")");
+            break;
+        }
+        written += static_cast<std::size_t>(n);
+    }
+    co_await ReplyAwaiter{*this, pending};
+    if (pending.timer)
+        loop_.cancel_timer(std::exchange(pending.timer, 0));
+    pending_.erase(pending.id);
+    if (!pending.reply)
+        throw AdapterBroken("the adapter " + broken_reason());
+    co_return std::move(*pending.reply);
+}
+
+Task<void> AdapterProcess::close(std::chrono::milliseconds grace) {
+    closing_ = true;
+    if (stdin_fd_ >= 0)
+        ::close(std::exchange(stdin_fd_, -1));
+    const auto until = EventLoop::now() + grace;
+    while (!reaped_ && EventLoop::now() < until) {
+        reap_if_exited();
+        if (!reaped_)
+            co_await loop_.sleep_for(std::chrono::milliseconds(5));
+    }
+    detach_stdout();
+    kill_and_reap();
+}
+
+}  // namespace lockbench

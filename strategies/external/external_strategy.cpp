@@ -1,0 +1,293 @@
+#include "strategies/external/external_strategy.hpp"
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+namespace lockbench {
+
+namespace {
+
+using nlohmann::json;
+
+// "c3" of "c3.1-9f3a2b": a client across its processes (a successor keeps the machine's clock,
+// and counts as the same client lost).
+std::string client_of(const std::string& client_id) {
+    return client_id.substr(0, client_id.find_first_of(".-"));
+}
+
+// An `error` answer as the strategy interface says it (PROTOCOL.md's table): `unsupported` is
+// definite (nothing happened: `fail`), anything not handled by the caller is in doubt.
+[[noreturn]] void throw_error_answer(const json& answer, std::string_view request) {
+    const std::string code = answer.value("code", std::string("(no code)"));
+    const std::string text = answer.value("text", std::string());
+    const std::string what =
+        "adapter: " + std::string(request) + " " + code + (text.empty() ? "" : ": " + text);
+    if (code == "unsupported")
+        throw ReplyError(what);
+    throw IoError(what);
+}
+
+// An answer of another type than asked, or missing what it must carry: the adapter is confused,
+// and the operation may have happened.
+[[noreturn]] void throw_unexpected(const json& answer, std::string_view request) {
+    throw IoError("adapter: unexpected answer to " + std::string(request) + ": " +
+                  answer.dump().substr(0, 200));
+}
+
+std::string_view mode_word(LockMode mode) {
+    return mode == LockMode::Shared ? "shared" : "exclusive";
+}
+
+}  // namespace
+
+void AdapterRun::note_broken(const std::string& client, const std::string& reason) {
+    std::lock_guard lock(mutex_);
+    lost_.insert(client_of(client));
+    last_loss_ = client + ": " + reason;
+}
+
+std::size_t AdapterRun::clients_lost() const {
+    std::lock_guard lock(mutex_);
+    return lost_.size();
+}
+
+std::string AdapterRun::last_loss() const {
+    std::lock_guard lock(mutex_);
+    return last_loss_;
+}
+
+std::optional<std::filesystem::path> libfaketime_path() {
+    for (const char* candidate : {"/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1",
+                                  "/usr/lib/aarch64-linux-gnu/faketime/libfaketimeMT.so.1",
+                                  "/usr/lib/faketime/libfaketimeMT.so.1"}) {
+        std::error_code ignored;
+        if (std::filesystem::exists(candidate, ignored))
+            return std::filesystem::path(candidate);
+    }
+    return std::nullopt;
+}
+
+AdapterClient* adapter_client(Session& session) {
+    return session.extension<AdapterClient>(kAdapterClientKey);
+}
+
+AdapterProcess* adapter_process(Session& session) {
+    AdapterClient* client = adapter_client(session);
+    return client && client->process && !client->process->broken() ? client->process.get()
+                                                                   : nullptr;
+}
+
+Task<std::int64_t> adapter_time(Session& session) {
+    AdapterProcess* process = adapter_process(session);
+    if (!process)
+        throw IoError("client " + session.client_id() + " has no adapter process running");
+    // Named, not a braced temporary in the co_await: GCC 12 cannot initialise those there.
+    json message{{"type", "time"}};
+    const json answer = co_await process->call(
+        std::move(message), session.connection_options().command_timeout + std::chrono::seconds(1));
+    if (answer.value("type", "") != "time_ok" || !answer.contains("unix_ms") ||
+        !answer["unix_ms"].is_number())
+        throw_unexpected(answer, "time");
+    co_return answer["unix_ms"].get<std::int64_t>();
+}
+
+ExternalStrategy::ExternalStrategy(AdapterSpec spec, AdapterProbe probe,
+                                   const StrategyOptions& options)
+    : spec_(std::move(spec)), probe_(std::move(probe)), options_(options) {}
+
+std::chrono::milliseconds ExternalStrategy::answer_timeout(Session& session,
+                                                           std::chrono::milliseconds wait) const {
+    // PROTOCOL.md: late = more than the wait budget plus the command timeout plus one second.
+    return wait + session.connection_options().command_timeout + std::chrono::seconds(1);
+}
+
+json ExternalStrategy::init_servers(Session& session) const {
+    json servers = json::object();
+    const auto needs = [&](const char* s) {
+        return std::find(probe_.services.begin(), probe_.services.end(), s) !=
+               probe_.services.end();
+    };
+    if (needs("redis") || needs("redis-masters")) {
+        json redis = json::array();
+        for (const auto& node : session.nodes()) {
+            json entry{{"host", node.host},
+                       {"port", node.port},
+                       {"role", session.cluster() ? "cluster" : "master"}};
+            if (!node.password.empty())
+                entry["password"] = node.password;
+            redis.push_back(std::move(entry));
+        }
+        servers["redis"] = std::move(redis);
+    }
+    if (needs("zookeeper") && !session.zookeeper_hosts().empty()) {
+        json zookeeper = json::array();
+        std::stringstream list(session.zookeeper_hosts());
+        for (std::string host; std::getline(list, host, ',');) {
+            const Endpoint e = Endpoint::parse(host);
+            zookeeper.push_back({{"host", e.host}, {"port", e.port}});
+        }
+        servers["zookeeper"] = std::move(zookeeper);
+    }
+    // etcd: see parse_probe(); the lead adds the session's etcd endpoints here.
+    return servers;
+}
+
+Task<AdapterProcess*> ExternalStrategy::ensure_process(Session& session) {
+    AdapterClient* client = adapter_client(session);
+    if (!client) {
+        session.set_extension(kAdapterClientKey, std::make_shared<AdapterClient>());
+        client = adapter_client(session);
+    }
+    if (client->process && !client->process->broken())
+        co_return client->process.get();
+    // A broken process was killed and reaped when it broke; its successor is a new process.
+    client->process.reset();
+
+    AdapterRun* run = session.extension<AdapterRun>(kAdapterRunKey);
+    AdapterLaunch launch{spec_.argv, {}, std::nullopt};
+    if (run && !run->log_dir.empty())
+        launch.log = run->log_dir / (session.client_id() + ".log");
+    if (run && run->faketime_dir) {
+        const auto library = libfaketime_path();
+        if (!library)
+            throw IoError("libfaketime is not installed: a client's clock cannot be skewed");
+        if (!client->faketime_file) {
+            client->faketime_file =
+                *run->faketime_dir / (client_of(session.client_id()) + ".faketime");
+            std::error_code ignored;
+            std::filesystem::create_directories(*run->faketime_dir, ignored);
+            if (!std::filesystem::exists(*client->faketime_file, ignored))
+                std::ofstream(*client->faketime_file) << "+0\n";
+        }
+        // The file is read on every clock call (no cache), so an offset set during the run takes
+        // effect at once; the monotonic clock stays true, as a skewed wall clock leaves it.
+        launch.extra_env = {"LD_PRELOAD=" + library->string(),
+                            "FAKETIME_TIMESTAMP_FILE=" + client->faketime_file->string(),
+                            "FAKETIME_NO_CACHE=1", "FAKETIME_DONT_FAKE_MONOTONIC=1"};
+    }
+    const std::string who = "client " + session.client_id() + " (" + spec_.name + ")";
+    try {
+        client->process = std::make_unique<AdapterProcess>(session.loop(), launch, who);
+    } catch (const std::exception& e) {
+        throw IoError(who + ": cannot start the adapter: " + e.what());
+    }
+    ++client->processes_started;
+    AdapterProcess* process = client->process.get();
+    const std::string client_id = session.client_id();
+    process->set_on_broken([run, client_id](const std::string& reason) {
+        if (run)
+            run->note_broken(client_id, reason);
+    });
+    process->set_on_message([run, client_id, who](const json& message) {
+        if (message.value("type", "") == "lost" && run && run->on_lost) {
+            run->on_lost(client_id, message);
+            return;
+        }
+        std::fprintf(stderr, "lockbench: %s: adapter says %s\n", who.c_str(),
+                     message.dump().substr(0, 200).c_str());
+    });
+    json init{{"type", "init"},
+              {"clients", json::array({client_id})},
+              {"namespace", run ? run->name_space : std::string("lockbench")},
+              {"servers", init_servers(session)},
+              {"options",
+               {{"connect_timeout_ms", session.connection_options().connect_timeout.count()},
+                {"command_timeout_ms", session.connection_options().command_timeout.count()},
+                {"retry_delay_ms", options_.retry_delay.count()}}}};
+    // A runtime's start (a JVM's class loading) is not an answer being late.
+    const json answer =
+        co_await process->call(std::move(init), answer_timeout(session) + std::chrono::seconds(30));
+    if (answer.value("type", "") == "error")
+        throw_error_answer(answer, "init");
+    if (answer.value("type", "") != "init_ok")
+        throw_unexpected(answer, "init");
+    co_return process;
+}
+
+Task<std::optional<std::chrono::milliseconds>> ExternalStrategy::applied_lease(
+    Session& session, std::chrono::milliseconds /*requested*/) {
+    co_await ensure_process(session);
+    co_return std::nullopt;
+}
+
+Task<AcquireResult> ExternalStrategy::acquire(Session& session, const AcquireRequest& request) {
+    AdapterProcess* process = co_await ensure_process(session);
+    json message{{"type", "acquire"},
+                 {"client", session.client_id()},
+                 {"key", request.key},
+                 {"mode", mode_word(request.mode)},
+                 {"lease_ms", request.lease.count()},
+                 {"wait_ms", request.wait_budget.count()}};
+    const json answer =
+        co_await process->call(std::move(message), answer_timeout(session, request.wait_budget));
+    const std::string type = answer.value("type", "");
+    if (type == "error") {
+        if (answer.value("code", "") == "held")
+            co_return Denied{Denied::Why::Held};
+        throw_error_answer(answer, "acquire");
+    }
+    const auto token = answer.find("token");
+    if (type != "acquire_ok" || token == answer.end() || !token->is_string())
+        throw_unexpected(answer, "acquire");
+    Grant grant{.key = request.key,
+                .mode = request.mode,
+                .token = token->get<std::string>(),
+                .fence = std::nullopt,
+                .lease = request.lease,
+                .validity = request.lease,
+                .reentry = answer.value("reentry", false)};
+    if (const auto fence = answer.find("fence");
+        fence != answer.end() && fence->is_number_integer())
+        grant.fence = fence->get<std::int64_t>();
+    co_return grant;
+}
+
+Task<ReleaseOutcome> ExternalStrategy::release(Session& session, const Grant& grant) {
+    AdapterProcess* process = co_await ensure_process(session);
+    json message{{"type", "release"},
+                 {"client", session.client_id()},
+                 {"key", grant.key},
+                 {"token", grant.token}};
+    const json answer = co_await process->call(std::move(message), answer_timeout(session));
+    const std::string type = answer.value("type", "");
+    if (type == "error") {
+        if (answer.value("code", "") == "not-held")
+            co_return ReleaseOutcome::NotHeld;
+        throw_error_answer(answer, "release");
+    }
+    if (type != "release_ok")
+        throw_unexpected(answer, "release");
+    co_return answer.value("still_held", false) ? ReleaseOutcome::StillHeld
+                                                : ReleaseOutcome::Released;
+}
+
+Task<bool> ExternalStrategy::renew(Session& session, const Grant& grant) {
+    AdapterProcess* process = co_await ensure_process(session);
+    json message{{"type", "renew"},
+                 {"client", session.client_id()},
+                 {"key", grant.key},
+                 {"token", grant.token},
+                 {"lease_ms", grant.lease.count()}};
+    const json answer = co_await process->call(std::move(message), answer_timeout(session));
+    const std::string type = answer.value("type", "");
+    if (type == "error") {
+        if (answer.value("code", "") == "not-held")
+            co_return false;
+        throw_error_answer(answer, "renew");
+    }
+    if (type != "renew_ok")
+        throw_unexpected(answer, "renew");
+    co_return true;
+}
+
+Task<void> ExternalStrategy::shutdown(Session& session) {
+    AdapterClient* client = adapter_client(session);
+    if (client && client->process) {
+        if (!client->process->broken())
+            co_await client->process->close(std::chrono::milliseconds(1000));
+        client->process.reset();
+    }
+}
+
+}  // namespace lockbench

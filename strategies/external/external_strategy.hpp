@@ -1,0 +1,99 @@
+#pragma once
+
+// A lock library driven through its adapter process (PROTOCOL.md). Each client's process is
+// started on the client's first call (its connect phase), lives in the client's Session, and is
+// replaced by a new one after it broke the protocol or died: the client's successor talks to a
+// new process. Answers map to the strategy interface as PROTOCOL.md's error table says: `held`
+// is a Denied, `not-held` a NotHeld / false, `unsupported` a ReplyError (`fail`), anything else
+// - `timeout`, an unknown code, a broken adapter - an IoError (`info`, in doubt).
+
+#include <atomic>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "strategies/external/adapter_process.hpp"
+#include "strategies/external/adapter_registry.hpp"
+#include "strategies/strategy.hpp"
+
+namespace lockbench {
+
+// What the engine hands every client's adapter in a run (Session extension kAdapterRunKey,
+// shared by all clients; thread-safe where it says so). Without one (a test driving the strategy
+// directly), adapters log to lockbench's stderr and use the namespace "lockbench".
+struct AdapterRun {
+    std::filesystem::path log_dir;  // adapters/<client>.log; empty: lockbench's stderr
+    std::string name_space = "lockbench";
+    // Set when the run may skew a client's clock: every process starts under libfaketime,
+    // reading its offset from <dir>/<client>.faketime (kept across the client's processes).
+    std::optional<std::filesystem::path> faketime_dir;
+    // A library's own "lock lost" message, with the client's id (any loop thread).
+    std::function<void(const std::string& client, const nlohmann::json& message)> on_lost;
+
+    // Clients whose adapter broke (thread-safe): most of them lost makes the run unknown.
+    void note_broken(const std::string& client, const std::string& reason);
+    std::size_t clients_lost() const;
+    std::string last_loss() const;
+
+  private:
+    mutable std::mutex mutex_;
+    std::set<std::string> lost_;
+    std::string last_loss_;
+};
+inline constexpr const char* kAdapterRunKey = "adapter.run";
+
+// libfaketime's preload library, where Debian installs it; nothing when it is not installed.
+std::optional<std::filesystem::path> libfaketime_path();
+
+// One client's adapter state (Session extension kAdapterClientKey).
+struct AdapterClient {
+    std::unique_ptr<AdapterProcess> process;
+    std::optional<std::filesystem::path> faketime_file;
+    int processes_started = 0;
+};
+inline constexpr const char* kAdapterClientKey = "adapter.client";
+
+// The client's current adapter process, or null (not an adapter strategy, or none running).
+AdapterProcess* adapter_process(Session& session);
+AdapterClient* adapter_client(Session& session);
+// Asks the client's adapter for its wall clock (`time`): Unix milliseconds. Throws IoError.
+Task<std::int64_t> adapter_time(Session& session);
+
+class ExternalStrategy : public Strategy {
+  public:
+    ExternalStrategy(AdapterSpec spec, AdapterProbe probe, const StrategyOptions& options);
+
+    std::string_view name() const override { return spec_.name; }
+    Capabilities capabilities() const override { return probe_.capabilities; }
+    const AdapterProbe& probe() const { return probe_; }
+
+    Task<AcquireResult> acquire(Session& session, const AcquireRequest& request) override;
+    Task<ReleaseOutcome> release(Session& session, const Grant& grant) override;
+    Task<bool> renew(Session& session, const Grant& grant) override;
+    Task<void> shutdown(Session& session) override;
+    // Starts the client's process and sends its init, in the connect phase: the run's first
+    // acquire must not pay for a runtime's start.
+    Task<std::optional<std::chrono::milliseconds>> applied_lease(
+        Session& session, std::chrono::milliseconds requested) override;
+
+    // init's `servers`, for the services the library asked for.
+    nlohmann::json init_servers(Session& session) const;
+
+  private:
+    // The client's running process, started and initialised if there is none or it broke.
+    Task<AdapterProcess*> ensure_process(Session& session);
+    std::chrono::milliseconds answer_timeout(Session& session,
+                                             std::chrono::milliseconds wait = {}) const;
+
+    AdapterSpec spec_;
+    AdapterProbe probe_;
+    StrategyOptions options_;
+};
+
+}  // namespace lockbench

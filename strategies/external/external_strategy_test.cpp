@@ -1,0 +1,290 @@
+// Adapter processes as a strategy: the protocol's answers mapped to grants, refusals and doubt,
+// each way an adapter can misbehave (one line, `info`, a new process), the process faults'
+// footholds (SIGSTOP seen as state T, SIGKILL reaped, libfaketime's offset in `time`), and no
+// adapter process outliving its test. The null adapter needs no server.
+
+#include "strategies/external/external_strategy.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <signal.h>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "strategies/external/adapter_process.hpp"
+#include "strategies/external/adapter_registry.hpp"
+#include "strategies/registry.hpp"
+
+namespace lockbench {
+namespace {
+
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+const fs::path kSource = LOCKBENCH_TEST_SOURCE_DIR;
+
+bool gone(pid_t pid) {
+    return ::kill(pid, 0) != 0 && errno == ESRCH;
+}
+
+struct AdapterClientUnderTest {
+    EventLoop loop;
+    std::shared_ptr<AdapterRun> run = std::make_shared<AdapterRun>();
+    std::unique_ptr<Session> session;
+    std::unique_ptr<Strategy> strategy;
+
+    explicit AdapterClientUnderTest(const std::string& strategy_name,
+                                    ConnectionOptions options = {}) {
+        // A node is required; the null adapter never makes lockbench connect to it.
+        session = std::make_unique<Session>(
+            loop, std::vector<Endpoint>{Endpoint{"127.0.0.1", 1, ""}}, options, "c0-test");
+        session->set_extension(kAdapterRunKey, run);
+        strategy = make_strategy(strategy_name);
+    }
+    ~AdapterClientUnderTest() {
+        if (strategy)
+            run_sync(loop, strategy->shutdown(*session));
+    }
+    AcquireResult acquire(const std::string& key, std::chrono::milliseconds wait = 0ms) {
+        return run_sync(loop,
+                        strategy->acquire(*session, AcquireRequest{.key = key,
+                                                                   .mode = LockMode::Exclusive,
+                                                                   .lease = 5000ms,
+                                                                   .wait_budget = wait}));
+    }
+    pid_t pid() {
+        AdapterProcess* p = adapter_process(*session);
+        return p ? p->pid() : -1;
+    }
+};
+
+std::string misbehaving(const std::string& mode, int nth) {
+    return std::string(kCommandPrefix) + "/usr/bin/python3 " +
+           (kSource / "strategies/external/testing/misbehaving_adapter.py").string() + " " + mode +
+           " " + std::to_string(nth);
+}
+
+TEST(NullAdapter, GrantsRefusesRenewsAndReleasesAsTheProtocolSays) {
+    AdapterClientUnderTest c("null-adapter");
+    const auto first = c.acquire("orders");
+    const Grant* grant = std::get_if<Grant>(&first);
+    ASSERT_NE(grant, nullptr);
+    EXPECT_FALSE(grant->token.empty());
+    EXPECT_FALSE(grant->fence.has_value());
+    const auto second = c.acquire("orders");
+    ASSERT_TRUE(std::holds_alternative<Denied>(second));
+    EXPECT_EQ(std::get<Denied>(second).why, Denied::Why::Held);
+    EXPECT_TRUE(run_sync(c.loop, c.strategy->renew(*c.session, *grant)));
+    Grant stranger = *grant;
+    stranger.token = "someone-else";
+    EXPECT_EQ(run_sync(c.loop, c.strategy->release(*c.session, stranger)), ReleaseOutcome::NotHeld);
+    EXPECT_FALSE(run_sync(c.loop, c.strategy->renew(*c.session, stranger)));
+    EXPECT_EQ(run_sync(c.loop, c.strategy->release(*c.session, *grant)), ReleaseOutcome::Released);
+    EXPECT_EQ(c.run->clients_lost(), 0u);
+}
+
+TEST(NullAdapter, ProbeNamesLibraryAndCapabilities) {
+    const auto spec = find_adapter("null-adapter");
+    ASSERT_TRUE(spec);
+    const AdapterProbe& probe = probe_adapter(*spec);
+    EXPECT_EQ(probe.library, "in-memory");
+    EXPECT_EQ(probe.version, "1.0");
+    EXPECT_TRUE(probe.services.empty());
+    EXPECT_TRUE(probe.capabilities.renew);
+    EXPECT_FALSE(probe.capabilities.zookeeper);
+    EXPECT_FALSE(probe.capabilities.multi_node);
+}
+
+TEST(NullAdapter, ShutdownLeavesNoProcess) {
+    pid_t pid = -1;
+    {
+        AdapterClientUnderTest c("null-adapter");
+        ASSERT_TRUE(std::holds_alternative<Grant>(c.acquire("k")));
+        pid = c.pid();
+        ASSERT_GT(pid, 0);
+        ASSERT_TRUE(process_state(pid).has_value());
+        run_sync(c.loop, c.strategy->shutdown(*c.session));
+        EXPECT_EQ(c.pid(), -1);
+    }
+    EXPECT_TRUE(gone(pid));
+}
+
+TEST(NullAdapter, SessionGoingKillsItsProcess) {
+    pid_t pid = -1;
+    {
+        AdapterClientUnderTest c("null-adapter");
+        ASSERT_TRUE(std::holds_alternative<Grant>(c.acquire("k")));
+        pid = c.pid();
+        c.strategy.reset();  // no shutdown: the session's end alone must end the process
+    }
+    EXPECT_TRUE(gone(pid));
+}
+
+TEST(ProtocolDocument, CarriesTheMinimalAdapterVerbatim) {
+    std::ifstream doc_in(kSource / "strategies/adapters/PROTOCOL.md");
+    std::ifstream adapter_in(kSource / "strategies/adapters/examples/minimal_adapter.py");
+    std::stringstream doc, adapter;
+    doc << doc_in.rdbuf();
+    adapter << adapter_in.rdbuf();
+    ASSERT_FALSE(adapter.str().empty());
+    EXPECT_NE(doc.str().find("```python\n" + adapter.str() + "```\n"), std::string::npos)
+        << "PROTOCOL.md's example differs from strategies/adapters/examples/minimal_adapter.py";
+}
+
+TEST(AdapterRegistry, MissingRuntimeOrFileIsUnavailableWithItsReason) {
+    const auto spec = find_adapter("command:/nonexistent/runtime adapter.py");
+    ASSERT_TRUE(spec);
+    EXPECT_EQ(missing_for(*spec),
+              "runtime '/nonexistent/runtime' is not installed (not found on PATH)");
+    try {
+        find_strategy("command:/nonexistent/runtime adapter.py");
+        FAIL() << "an adapter that cannot run was found";
+    } catch (const AdapterUnavailable& e) {
+        EXPECT_NE(std::string(e.what()).find("is unavailable: runtime '/nonexistent/runtime'"),
+                  std::string::npos)
+            << e.what();
+    }
+    EXPECT_EQ(find_strategy("no-such-strategy"), nullptr);
+}
+
+TEST(AdapterRegistry, ProbeAnswerIsReadStrictly) {
+    EXPECT_THROW(parse_probe("x", {{"type", "init_ok"}, {"library", "l"}, {"version", "1"}}),
+                 AdapterUnavailable);  // no services
+    EXPECT_THROW(
+        parse_probe(
+            "x",
+            {{"type", "init_ok"}, {"library", "l"}, {"version", "1"}, {"services", {"mysql"}}}),
+        AdapterUnavailable);
+    const auto probe = parse_probe("x", {{"type", "init_ok"},
+                                         {"library", "l"},
+                                         {"version", "1"},
+                                         {"services", {"redis-masters"}},
+                                         {"capabilities", {{"fencing", true}}}});
+    EXPECT_TRUE(probe.capabilities.multi_node);
+    EXPECT_TRUE(probe.capabilities.fencing);
+    EXPECT_FALSE(probe.capabilities.zookeeper);
+}
+
+TEST(CommandLine, SplitsOnSpacesWithQuotes) {
+    EXPECT_EQ(split_command_line("python3  'my adapter.py' -x"),
+              (std::vector<std::string>{"python3", "my adapter.py", "-x"}));
+    EXPECT_THROW(split_command_line("  "), std::invalid_argument);
+    EXPECT_THROW(split_command_line("node \"x.js"), std::invalid_argument);
+}
+
+class Misbehaviour : public ::testing::TestWithParam<std::pair<std::string, std::string>> {};
+
+TEST_P(Misbehaviour, IsOneLineAnInfoAndANewProcess) {
+    const auto& [mode, said] = GetParam();
+    // Late: an answer is due within wait + command timeout + 1 s.
+    AdapterClientUnderTest c(misbehaving(mode, 2), ConnectionOptions{.command_timeout = 100ms});
+    ASSERT_TRUE(std::holds_alternative<Grant>(c.acquire("k")));
+    const pid_t first = c.pid();
+    ::testing::internal::CaptureStderr();
+    try {
+        c.acquire("k");
+        ADD_FAILURE() << "a misbehaving adapter's answer was taken";
+    } catch (const AdapterBroken& e) {
+        EXPECT_NE(std::string(e.what()).find(said), std::string::npos) << e.what();
+    }
+    const std::string err = ::testing::internal::GetCapturedStderr();
+    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+    EXPECT_NE(err.find("client c0-test (" + misbehaving(mode, 2) + "): adapter (pid " +
+                       std::to_string(first) + ") " + said),
+              std::string::npos)
+        << err;
+    EXPECT_TRUE(gone(first));
+    EXPECT_EQ(c.run->clients_lost(), 1u);
+    // The successor: a new process, which grants again (its first acquire).
+    ASSERT_TRUE(std::holds_alternative<Grant>(c.acquire("k")));
+    EXPECT_NE(c.pid(), first);
+    EXPECT_GT(c.pid(), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Modes, Misbehaviour,
+    ::testing::Values(
+        std::pair{"garbage", "answered a line that is not a JSON object: 'this is not json'"},
+        std::pair{"wrong-id", "answered in_reply_to 1003, which no request in flight has"},
+        std::pair{"late", "gave no answer to acquire within 1100 ms (late or silent)"},
+        std::pair{"exit", "exited with status 3 with a request in flight"},
+        std::pair{"close-stdout", "closed its standard output with a request in flight"}),
+    [](const auto& test) {
+        std::string name = test.param.first;
+        std::replace(name.begin(), name.end(), '-', '_');
+        return name;
+    });
+
+TEST(AdapterMessages, LostIsHandedToTheRun) {
+    AdapterClientUnderTest c(misbehaving("lost", 1));
+    std::vector<nlohmann::json> lost;
+    c.run->on_lost = [&](const std::string& client, const nlohmann::json& m) {
+        EXPECT_EQ(client, "c0-test");
+        lost.push_back(m);
+    };
+    ASSERT_TRUE(std::holds_alternative<Grant>(c.acquire("k")));
+    // The lost line follows the grant's: wait for it on the loop, not for a time.
+    const auto until = EventLoop::now() + 5s;
+    while (lost.empty() && EventLoop::now() < until)
+        c.loop.run_once(10ms);
+    ASSERT_EQ(lost.size(), 1u);
+    EXPECT_EQ(lost[0]["text"], "test: the lock was lost");
+    EXPECT_EQ(lost[0]["key"], "k");
+    EXPECT_EQ(c.run->clients_lost(), 0u);
+}
+
+TEST(AdapterFaults, StopShowsStateTAndResumeEndsIt) {
+    AdapterClientUnderTest c("null-adapter");
+    ASSERT_TRUE(std::holds_alternative<Grant>(c.acquire("k")));
+    AdapterProcess* p = adapter_process(*c.session);
+    ASSERT_TRUE(p->stop(EventLoop::now() + 10s));
+    // The signal is delivered asynchronously: wait for the state, bounded.
+    auto until = EventLoop::now() + 5s;
+    while (process_state(p->pid()) != 'T' && EventLoop::now() < until)
+        c.loop.run_once(1ms);
+    EXPECT_EQ(process_state(p->pid()), 'T');
+    ASSERT_TRUE(p->resume());
+    until = EventLoop::now() + 5s;
+    while (process_state(p->pid()) == 'T' && EventLoop::now() < until)
+        c.loop.run_once(1ms);
+    EXPECT_NE(process_state(p->pid()), 'T');
+    EXPECT_TRUE(std::holds_alternative<Denied>(c.acquire("k")));  // it answers again
+}
+
+TEST(AdapterFaults, KillReapsTheOldPid) {
+    AdapterClientUnderTest c("null-adapter");
+    ASSERT_TRUE(std::holds_alternative<Grant>(c.acquire("k")));
+    AdapterProcess* p = adapter_process(*c.session);
+    const pid_t pid = p->pid();
+    EXPECT_TRUE(p->kill_and_reap());
+    EXPECT_TRUE(gone(pid));
+}
+
+TEST(AdapterFaults, LibfaketimeOffsetShowsInTheAdaptersTime) {
+    if (!libfaketime_path())
+        GTEST_SKIP() << "libfaketime is not installed";
+    const fs::path dir =
+        fs::temp_directory_path() / ("lockbench-faketime-" + std::to_string(::getpid()));
+    AdapterClientUnderTest c("null-adapter");
+    c.run->faketime_dir = dir;
+    ASSERT_TRUE(std::holds_alternative<Grant>(c.acquire("k")));
+    const AdapterClient* client = adapter_client(*c.session);
+    ASSERT_TRUE(client->faketime_file);
+    auto skew_of = [&] {
+        const auto before = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                std::chrono::system_clock::now().time_since_epoch())
+                                .count();
+        const std::int64_t adapter = run_sync(c.loop, adapter_time(*c.session));
+        return adapter - before;
+    };
+    EXPECT_LT(std::abs(skew_of()), 1000);
+    std::ofstream(*client->faketime_file) << "+3600\n";
+    const auto skew = skew_of();
+    EXPECT_GT(skew, 3'599'000);
+    EXPECT_LT(skew, 3'601'000);
+    fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace lockbench

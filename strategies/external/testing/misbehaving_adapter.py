@@ -1,0 +1,64 @@
+#!/usr/bin/python3
+"""A test adapter that answers init (and the probe) correctly, then breaks the protocol on its
+Nth acquire in the way its first argument names (external_strategy_test.cpp):
+
+  garbage       a line that is not JSON
+  wrong-id      an answer to an id nobody asked
+  late          no answer at all (silence)
+  exit          exits with status 3
+  close-stdout  closes its standard output and keeps running
+  lost          grants, then sends an unsolicited `lost` for the grant
+  ok            never misbehaves
+
+Second argument: N (default 1). Before that it grants every acquire.
+"""
+import json
+import os
+import sys
+import time
+
+mode = sys.argv[1]
+nth = int(sys.argv[2]) if len(sys.argv) > 2 else 1
+acquires = 0
+
+
+def send(obj):
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+for line in sys.stdin:
+    req = json.loads(line)
+    rid = req["id"]
+    kind = req["type"]
+    if kind == "init":
+        send({"in_reply_to": rid, "type": "init_ok", "library": "misbehaving-" + mode,
+              "version": "0", "services": [], "capabilities": {"renew": True}})
+        continue
+    if kind == "time":
+        send({"in_reply_to": rid, "type": "time_ok", "unix_ms": int(time.time() * 1000)})
+        continue
+    if kind != "acquire":
+        send({"in_reply_to": rid, "type": kind + "_ok"})
+        continue
+    acquires += 1
+    if acquires < nth or mode == "ok":
+        send({"in_reply_to": rid, "type": "acquire_ok", "token": "t%d" % acquires})
+        continue
+    if mode == "garbage":
+        sys.stdout.write("this is not json\n")
+        sys.stdout.flush()
+    elif mode == "wrong-id":
+        send({"in_reply_to": rid + 1000, "type": "acquire_ok", "token": "x"})
+    elif mode == "late":
+        pass
+    elif mode == "exit":
+        sys.exit(3)
+    elif mode == "close-stdout":
+        os.close(1)
+        while True:
+            time.sleep(1)
+    elif mode == "lost":
+        send({"in_reply_to": rid, "type": "acquire_ok", "token": "t%d" % acquires})
+        send({"type": "lost", "client": req["client"], "key": req["key"],
+              "token": "t%d" % acquires, "text": "test: the lock was lost"})
