@@ -16,6 +16,7 @@
 #include "engine/clients/history_recorder.hpp"
 #include "engine/nemesis/fault.hpp"
 #include "engine/nemesis/nemesis.hpp"
+#include "engine/run/run.hpp"
 #include "engine/run/workload.hpp"
 #include "engine/servers/etcd_server.hpp"
 #include "engine/servers/redis_server.hpp"
@@ -285,6 +286,24 @@ TEST(EtcdDeployment, CleanupDeletesTheRunsKeysFromTheUsersEtcdAndNothingElse) {
     ours.etcd = std::make_unique<EtcdCluster>(1);
     ours.etcd_endpoints = ours.etcd->endpoints();
     EXPECT_TRUE(clean_up_user_servers(workload_of("{}"), ours, {}, "lockbench:0a1b2c:").is_null());
+}
+
+TEST(EtcdDeployment, ARunOnTheUsersEtcdSaysSoAndDeletesItsPrefixThere) {
+    EtcdCluster users(1);
+    const Endpoint ep = users.member(0).endpoint();
+    etcd_put(ep, "theirs", "the user's own", 2s);
+    TempDir out;
+    RunOptions options{.workload = workload_of(R"({"clients": 2, "duration_s": 0.2})"),
+                       .out_dir = out.path()};
+    options.etcd = {ep};
+    const RunOutcome outcome = run_workload(options);
+    const auto& summary = outcome.summary;
+    EXPECT_EQ(summary["etcd"]["mode"], "external") << summary.dump(2);
+    EXPECT_TRUE(summary["etcd"]["servers"].is_null());
+    EXPECT_EQ(summary["etcd"]["endpoints"], nlohmann::json::array({ep.to_string()}));
+    EXPECT_EQ(summary["cleanup"]["etcd"]["server"], ep.to_string()) << summary["cleanup"].dump();
+    EXPECT_EQ(summary["cleanup"]["etcd"]["deleted"], 0);
+    EXPECT_EQ(etcd_get(ep, "theirs", 2s), std::optional<std::string>("the user's own"));
 }
 
 // ---- Faults
