@@ -44,6 +44,7 @@ std::string describe(const Capabilities& caps) {
     add(!caps.owner_bound_release, "unowned-release");
     add(caps.pubsub_wakeup, "pubsub-wakeup");
     add(caps.zookeeper, "zookeeper");
+    add(caps.etcd, "etcd");
     add(caps.needs_replicas, "replica-ack");
     return out.empty() ? "-" : out;
 }

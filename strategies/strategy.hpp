@@ -73,6 +73,9 @@ struct Capabilities {
     // The lock lives on ZooKeeper (the run starts one, or --zookeeper names it); Redis keeps only
     // the protected resource. "Expires" then means the session does.
     bool zookeeper = false;
+    // The lock lives on etcd (the run starts one or a cluster, or --etcd names it): each client's
+    // Session is given its endpoints.
+    bool etcd = false;
     // A grant counts only once replicas acknowledged it (Redis WAIT): needs a master with
     // replicas (topology 'replicated', or --redis naming one that has them).
     bool needs_replicas = false;

@@ -74,6 +74,7 @@ struct RunFlags {
     std::string password;
     std::string inventory;
     std::string zookeeper;
+    std::string etcd;
     std::string out = "results";
     std::string clients_ramp;
     bool no_yardstick = false;
@@ -100,6 +101,25 @@ std::string parse_zookeeper_list(const std::string& list_text) {
     if (!list_text.empty() && (list_text.back() == ',' || list_text.front() == ','))
         throw lockbench::WorkloadError("--zookeeper: an empty HOST:PORT in '" + list_text + "'");
     return list_text;
+}
+
+// --etcd HOST:PORT[,HOST:PORT...]: the user's own etcd, every member's client port (none for
+// an empty list).
+std::vector<lockbench::Endpoint> parse_etcd_list(const std::string& list_text) {
+    std::vector<lockbench::Endpoint> endpoints;
+    if (list_text.empty())
+        return endpoints;
+    if (list_text.back() == ',' || list_text.front() == ',')
+        throw lockbench::WorkloadError("--etcd: an empty HOST:PORT in '" + list_text + "'");
+    std::stringstream list(list_text);
+    for (std::string item; std::getline(list, item, ',');) {
+        try {
+            endpoints.push_back(lockbench::Endpoint::parse(item));
+        } catch (const std::invalid_argument& e) {
+            throw lockbench::WorkloadError(std::string("--etcd: ") + e.what());
+        }
+    }
+    return endpoints;
 }
 
 // --redis HOST:PORT[,HOST:PORT...] with --password: the user's own servers ("" for none).
@@ -172,6 +192,7 @@ int run_command(const RunFlags& f) {
     options.redis = parse_redis_list(f.redis, f.password);
     options.inventory = load_inventory(f.inventory);
     options.zookeeper = parse_zookeeper_list(f.zookeeper);
+    options.etcd = parse_etcd_list(f.etcd);
     options.progress = ::isatty(STDERR_FILENO) != 0;
     options.interrupt = &g_interrupted;
     if (!f.no_yardstick) {
@@ -196,6 +217,8 @@ int run_command(const RunFlags& f) {
             throw WorkloadError("--clients-ramp sets the client counts; drop --clients");
         if (options.inventory)
             throw WorkloadError("--clients-ramp takes --redis for your servers, not --inventory");
+        if (!options.etcd.empty())
+            throw WorkloadError("--clients-ramp does not take --etcd: run each client count");
         RampOptions ramp{.workload = options.workload,
                          .clients = parse_clients_ramp(f.clients_ramp),
                          .redis = options.redis,
@@ -686,6 +709,10 @@ int main(int argc, char** argv) {
     run->add_option("--zookeeper", rf.zookeeper,
                     "ZooKeeper strategies (zk_mutex, zk_rwlock): use an existing ensemble "
                     "HOST:PORT[,HOST:PORT...] instead of starting one");
+    run->add_option("--etcd", rf.etcd,
+                    "etcd strategies: use an existing etcd, every member's client port "
+                    "HOST:PORT[,HOST:PORT...], instead of starting one (the run's keys, under "
+                    "its prefix, are deleted afterwards)");
     run->add_option("--out", rf.out, "Results folder")->capture_default_str();
     run->add_flag("--no-yardstick", rf.no_yardstick,
                   "Do not measure the machine with redis-benchmark first (about 2 s)");

@@ -118,6 +118,9 @@ class Fault {
     // Acts on a server of the embedded ZooKeeper (not on --zookeeper's), so it needs a ZooKeeper
     // strategy; its target is a member of the ensemble, or the leader.
     virtual bool needs_embedded_zookeeper() const { return false; }
+    // Acts on a member of the embedded etcd (not on --etcd's), so it needs an etcd strategy; its
+    // target is a member, the leader, or a random member.
+    virtual bool needs_embedded_etcd() const { return false; }
     // Acts on the path to the resource's own server (resource_server 'separate').
     virtual bool needs_separate_resource() const { return false; }
     // Acts on a Redis Cluster's masters and replicas, so it needs topology kind 'cluster'.

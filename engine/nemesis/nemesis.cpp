@@ -8,6 +8,7 @@
 #include "engine/clients/client.hpp"
 #include "engine/nemesis/client_faults.hpp"
 #include "engine/nemesis/cluster_faults.hpp"
+#include "engine/nemesis/etcd_faults.hpp"
 #include "engine/nemesis/network_faults.hpp"
 #include "engine/nemesis/proxy_faults.hpp"
 #include "engine/nemesis/server_faults.hpp"
@@ -238,6 +239,12 @@ std::unique_ptr<Fault> make_fault(const json& spec, const std::string& origin,
         f = std::make_unique<KillZooKeeper>(r);
     else if (kind == "pause-zookeeper")
         f = std::make_unique<PauseZooKeeper>(r);
+    else if (kind == "kill-etcd")
+        f = std::make_unique<KillEtcd>(r);
+    else if (kind == "pause-etcd")
+        f = std::make_unique<PauseEtcd>(r);
+    else if (kind == "partition-etcd")
+        f = std::make_unique<PartitionEtcd>(r);
     else if (kind == "delay-write")
         f = std::make_unique<DelayWrite>(r);
     else if (kind == "partition-hosts")
@@ -255,7 +262,8 @@ std::unique_ptr<Fault> make_fault(const json& spec, const std::string& origin,
                "delay-write|"
                "pause-server|kill-server|isolate-node|clock-jump|failover|drop-replies|"
                "delay-replies|"
-               "reset-connections|partition|kill-zookeeper|pause-zookeeper|partition-hosts|"
+               "reset-connections|partition|kill-zookeeper|pause-zookeeper|kill-etcd|pause-etcd|"
+               "partition-etcd|partition-hosts|"
                "sentinel-failover|cluster-failover|kill-cluster-master, not \"" +
                    kind + "\"");
     }
@@ -267,6 +275,7 @@ std::unique_ptr<Fault> make_fault(const json& spec, const std::string& origin,
 
     const std::string target = r.string("target", f->targets_clients()            ? "random"
                                                   : f->needs_embedded_zookeeper() ? "leader"
+                                                  : f->needs_embedded_etcd()      ? "leader"
                                                   : f->needs_cluster()            ? "master-of:k0"
                                                                                   : "node:0");
     if (f->targets_clients()) {
@@ -302,10 +311,13 @@ std::unique_ptr<Fault> make_fault(const json& spec, const std::string& origin,
         f->target_.kind = FaultTarget::Kind::Network;
     } else {
         f->target_.kind = FaultTarget::Kind::Node;
-        if (target == "master" && !f->needs_embedded_zookeeper()) {
+        const bool member_fault = f->needs_embedded_zookeeper() || f->needs_embedded_etcd();
+        if (target == "master" && !member_fault) {
             f->target_.index = 0;
-        } else if (target == "leader" && f->needs_embedded_zookeeper()) {
+        } else if (target == "leader" && member_fault) {
             f->target_.kind = FaultTarget::Kind::Leader;
+        } else if (target == "random" && f->needs_embedded_etcd()) {
+            f->target_.kind = FaultTarget::Kind::Random;
         } else if (target.rfind("node:", 0) == 0) {
             try {
                 f->target_.index = std::stoi(target.substr(5));
@@ -315,6 +327,9 @@ std::unique_ptr<Fault> make_fault(const json& spec, const std::string& origin,
         } else if (f->needs_embedded_zookeeper()) {
             r.fail(r.at("target"),
                    "must be leader|node:N for a ZooKeeper fault, not \"" + target + "\"");
+        } else if (f->needs_embedded_etcd()) {
+            r.fail(r.at("target"),
+                   "must be leader|random|node:N for an etcd fault, not \"" + target + "\"");
         } else {
             r.fail(r.at("target"),
                    "must be master|node:N for a server fault, not \"" + target + "\"");
@@ -460,6 +475,25 @@ void Nemesis::validate(const std::vector<std::unique_ptr<Fault>>& faults, const 
                 throw WorkloadError(at + "'" + f.kind() + "' acts on ZooKeeper, and " + w.strategy +
                                     " uses none: it could never fire (a ZooKeeper strategy: "
                                     "zk_mutex, zk_rwlock)");
+            }
+        }
+        if (f.needs_embedded_etcd()) {
+            const StrategyInfo* info = find_strategy(w.strategy);
+            if (info && !info->capabilities.etcd) {
+                throw WorkloadError(at + "'" + f.kind() + "' acts on etcd, and " + w.strategy +
+                                    " uses none: it could never fire (an etcd strategy)");
+            }
+            if (t.kind == FaultTarget::Kind::Node && t.index >= w.topology.etcd_servers) {
+                throw WorkloadError(at + "node:" + std::to_string(t.index) + " does not exist (" +
+                                    std::to_string(w.topology.etcd_servers) +
+                                    " etcd member(s), topology's etcd_servers): it could never "
+                                    "fire");
+            }
+            if (f.kind() == "partition-etcd" && w.topology.etcd_servers < 3) {
+                throw WorkloadError(at +
+                                    "'partition-etcd' cuts a member from the others and needs a "
+                                    "cluster (topology's etcd_servers 3, 5 or 7): it could "
+                                    "never fire");
             }
         }
         if (f.needs_separate_resource() && !w.resource_server_separate) {

@@ -130,6 +130,10 @@ void check_external(const Workload& w, const std::vector<std::unique_ptr<Fault>>
                                 "' acts on a ZooKeeper server process and needs the embedded "
                                 "ZooKeeper, not --zookeeper");
         }
+        if (f->needs_embedded_etcd() && !options.etcd.empty()) {
+            throw WorkloadError("faults: '" + f->kind() +
+                                "' acts on an etcd member and needs the embedded etcd, not --etcd");
+        }
     }
 }
 
@@ -171,7 +175,7 @@ RunOutcome run_workload(const RunOptions& options) {
     reserve_file_descriptors(w, nodes, proxied);
     ResultFolder dir(options.out_dir,
                      utc_stamp() + "-" + safe_name(options.label.empty() ? w.name : options.label));
-    Deployment deployment = Deployment::start(w, external, options.zookeeper);
+    Deployment deployment = Deployment::start(w, external, options.zookeeper, options.etcd);
     for (const InventoryNode* node : inventory_masters) {
         deployment.controlled.push_back(node->control ? std::make_unique<ControlledServer>(*node)
                                                       : nullptr);
@@ -199,6 +203,7 @@ RunOutcome run_workload(const RunOptions& options) {
         }
     }
     deployment.check_zookeeper_reachable();
+    deployment.check_etcd_reachable();
     for (const auto& f : faults) {
         if (f->needs_proxy() &&
             static_cast<std::size_t>(f->target().index) >= deployment.proxies.size()) {
@@ -214,11 +219,12 @@ RunOutcome run_workload(const RunOptions& options) {
         }
     }
 
-    // On someone else's server (Redis or ZooKeeper), keys carry a per-run prefix so runs never
-    // meet old state.
+    // On someone else's server (Redis, ZooKeeper or etcd), keys carry a per-run prefix so runs
+    // never meet old state.
     const std::string nonce = random_hex(6);
-    const bool all_embedded =
-        deployment.embedded && (deployment.zookeeper_hosts.empty() || deployment.zookeeper);
+    const bool all_embedded = deployment.embedded &&
+                              (deployment.zookeeper_hosts.empty() || deployment.zookeeper) &&
+                              (deployment.etcd_endpoints.empty() || deployment.etcd);
     const std::string key_prefix = all_embedded ? "" : "lockbench:" + nonce + ":";
     const ConnectionOptions connection{
         .connect_timeout = std::chrono::milliseconds(w.connect_timeout_ms),
@@ -237,6 +243,7 @@ RunOutcome run_workload(const RunOptions& options) {
         deployment.resource_proxy ? std::optional(deployment.resource_proxy->endpoint())
                                   : std::nullopt;
     const std::string zookeeper_hosts = deployment.zookeeper_hosts;
+    const std::vector<Endpoint> etcd_endpoints = deployment.etcd_endpoints;
     ClientEnvironment env{w,
                           keys,
                           stop,
@@ -311,6 +318,8 @@ RunOutcome run_workload(const RunOptions& options) {
                 session->set_resource_endpoint(*resource_endpoint);
             if (adapter_run)
                 session->set_extension(kAdapterRunKey, adapter_run);
+            if (!etcd_endpoints.empty())
+                session->set_etcd_endpoints(etcd_endpoints);
             if (!zookeeper_hosts.empty()) {
                 std::string hosts = zookeeper_hosts;
                 if (own_zookeeper_proxies) {
@@ -506,6 +515,16 @@ RunOutcome run_workload(const RunOptions& options) {
             {"servers", deployment.zookeeper ? nlohmann::json(deployment.zookeeper->size())
                                              : nlohmann::json(nullptr)},
             {"hosts", zookeeper_hosts}};
+    }
+    if (!etcd_endpoints.empty()) {
+        nlohmann::json members = nlohmann::json::array();
+        for (const auto& ep : etcd_endpoints)
+            members.push_back(ep.to_string());
+        outcome.summary["etcd"] = {
+            {"mode", deployment.etcd ? "embedded" : "external"},
+            {"servers",
+             deployment.etcd ? nlohmann::json(deployment.etcd->size()) : nlohmann::json(nullptr)},
+            {"endpoints", members}};
     }
     if (options.inventory) {
         nlohmann::json controlled = nlohmann::json::array();

@@ -33,6 +33,9 @@ struct RunOptions {
     std::optional<Inventory> inventory;
     // ZooKeeper strategies: the user's ensemble "HOST:PORT[,HOST:PORT…]"; empty: start one.
     std::string zookeeper;
+    // The user's etcd, every member's client endpoint (--etcd); empty: start one when the
+    // strategy needs it.
+    std::vector<Endpoint> etcd;
     std::filesystem::path out_dir = "results";
     bool progress = false;                         // a live line on stderr
     const std::atomic<bool>* interrupt = nullptr;  // set by SIGINT/SIGTERM

@@ -202,6 +202,8 @@ Workload Workload::from_json(const json& j, const std::string& origin) {
             {{"none", "none"}, {"aof-everysec", "aof-everysec"}, {"aof-always", "aof-always"}});
         w.topology.zookeeper_servers =
             static_cast<int>(tr.integer("zookeeper_servers", w.topology.zookeeper_servers, 1, 7));
+        w.topology.etcd_servers =
+            static_cast<int>(tr.integer("etcd_servers", w.topology.etcd_servers, 1, 7));
         w.topology.replicas = static_cast<int>(tr.integer("replicas", w.topology.replicas, 1, 6));
         w.topology.min_replicas_to_write = static_cast<int>(
             tr.integer("min_replicas_to_write", w.topology.min_replicas_to_write, 0, 6));
@@ -233,6 +235,10 @@ Workload Workload::from_json(const json& j, const std::string& origin) {
             tr.fail(tr.at("zookeeper_servers"),
                     "must be 1 (standalone) or an odd ensemble of 3, 5 or 7, not " +
                         std::to_string(w.topology.zookeeper_servers));
+        }
+        if (w.topology.etcd_servers % 2 == 0) {
+            tr.fail(tr.at("etcd_servers"), "must be 1 or an odd cluster of 3, 5 or 7, not " +
+                                               std::to_string(w.topology.etcd_servers));
         }
         tr.finish();
     }
@@ -352,6 +358,7 @@ json Workload::to_json() const {
           {"masters", topology.masters},
           {"persistence", topology.persistence},
           {"zookeeper_servers", topology.zookeeper_servers},
+          {"etcd_servers", topology.etcd_servers},
           {"replicas", topology.replicas},
           {"min_replicas_to_write", topology.min_replicas_to_write},
           {"min_replicas_max_lag_s", topology.min_replicas_max_lag_s},

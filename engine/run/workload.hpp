@@ -56,6 +56,9 @@ struct Topology {
     // ZooKeeper strategies: the embedded ZooKeeper's servers, 1 (standalone) or an ensemble of
     // 3, 5 or 7 (for faults of the leader or a follower).
     int zookeeper_servers = 1;
+    // etcd strategies: the embedded etcd's members, 1 or a cluster of 3, 5 or 7 (for faults of
+    // the leader or another member).
+    int etcd_servers = 1;
     // Sentinel: a real Redis Sentinel deployment, each node in a network namespace of its own
     // (network_lab.hpp; needs root): one master and `replicas` replicas, a sentinel beside each
     // (quorum: a majority of them). Clients find the master through the sentinels they can reach.

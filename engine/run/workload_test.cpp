@@ -97,7 +97,8 @@ TEST(WorkloadTest, EveryErrorNamesItsJsonPath) {
          "delay-write|"
          "pause-server|kill-server|isolate-node|clock-jump|failover|drop-replies|"
          "delay-replies|"
-         "reset-connections|partition|kill-zookeeper|pause-zookeeper|partition-hosts|"
+         "reset-connections|partition|kill-zookeeper|pause-zookeeper|kill-etcd|pause-etcd|"
+         "partition-etcd|partition-hosts|"
          "sentinel-failover|cluster-failover|kill-cluster-master, not \"meteor\""},
         {R"({"faults": [{"fault": "kill-zookeeper", "target": "master"}]})",
          "w.json: /faults/0/target: must be leader|node:N for a ZooKeeper fault, not \"master\""},

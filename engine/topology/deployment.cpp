@@ -24,7 +24,7 @@ Persistence persistence_of(const std::string& name) {
 }  // namespace
 
 Deployment Deployment::start(const Workload& w, const std::vector<Endpoint>& external,
-                             const std::string& zookeeper) {
+                             const std::string& zookeeper, const std::vector<Endpoint>& etcd) {
     Deployment d;
     if (w.resource_server_separate) {
         // Storage apart from the lock service, on a path of its own (T13).
@@ -41,6 +41,8 @@ Deployment Deployment::start(const Workload& w, const std::vector<Endpoint>& ext
             d.zookeeper_hosts = zookeeper;
         }
     }
+    if ((info && info->capabilities.etcd) || !etcd.empty())
+        d.start_etcd(w, etcd);
     if (w.topology.kind == TopologyKind::Cluster) {
         if (!external.empty()) {
             d.embedded = false;
@@ -215,7 +217,49 @@ void Deployment::check_zookeeper_reachable() const {
     }
 }
 
+void Deployment::start_etcd(const Workload& w, const std::vector<Endpoint>& external) {
+    if (!external.empty()) {
+        etcd_endpoints = external;
+        return;
+    }
+    bool partitioned = false;
+    for (const auto& fault : w.faults)
+        partitioned |= fault.value("fault", "") == "partition-etcd";
+    std::vector<EtcdHost> hosts;
+    if (partitioned) {
+        if (const std::string why = network_lab_unavailable(); !why.empty()) {
+            throw EnvironmentError(
+                "'partition-etcd' runs each etcd member in a network namespace of its own: " + why);
+        }
+        std::vector<std::string> names;
+        for (int i = 0; i < w.topology.etcd_servers; ++i)
+            names.push_back("etcd" + std::to_string(i + 1));
+        etcd_lab = std::make_unique<NetworkLab>(names);
+        for (std::size_t i = 0; i < etcd_lab->size(); ++i)
+            hosts.push_back({etcd_lab->netns_fd(i), etcd_lab->address(static_cast<int>(i))});
+    }
+    etcd = std::make_unique<EtcdCluster>(w.topology.etcd_servers, EtcdServerOptions{}, hosts);
+    etcd_endpoints = etcd->endpoints();
+}
+
+void Deployment::check_etcd_reachable() const {
+    for (const auto& ep : etcd_endpoints) {
+        try {
+            etcd_status(ep, 2000ms);
+        } catch (const EtcdGatewayError& e) {
+            throw EnvironmentError("cannot reach etcd: " + std::string(e.what()));
+        }
+    }
+}
+
 void Deployment::check_alive() {
+    for (std::size_t i = 0; etcd && i < etcd->size(); ++i) {
+        EtcdServer& m = etcd->member(i);
+        if (m.running() && !m.alive()) {
+            throw EnvironmentError("etcd " + m.name() + " on " + m.endpoint().to_string() +
+                                   " died during the run: " + m.log_tail(1));
+        }
+    }
     for (std::size_t i = 0; zookeeper && i < zookeeper->size(); ++i) {
         ZooKeeperServer& z = zookeeper->server(i);
         if (z.running() && !z.alive()) {

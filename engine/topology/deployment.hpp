@@ -11,6 +11,7 @@
 
 #include "engine/run/workload.hpp"
 #include "engine/servers/controlled_server.hpp"
+#include "engine/servers/etcd_server.hpp"
 #include "engine/servers/redis_server.hpp"
 #include "engine/servers/zookeeper_server.hpp"
 #include "engine/topology/fault_proxy.hpp"
@@ -34,6 +35,13 @@ struct Deployment {
     // ("" when the strategy needs no ZooKeeper).
     std::unique_ptr<ZooKeeperEnsemble> zookeeper;
     std::string zookeeper_hosts;
+    // etcd strategies (or --etcd): every member's client endpoint, which each client's session is
+    // given (empty when the run has no etcd); the members started here (topology's
+    // etcd_servers), none with --etcd. With a 'partition-etcd' fault each member runs in a host
+    // of etcd_lab (declared before the members: it goes after them).
+    std::unique_ptr<NetworkLab> etcd_lab;
+    std::unique_ptr<EtcdCluster> etcd;
+    std::vector<Endpoint> etcd_endpoints;
     // Topology 'sentinel': a sentinel beside each node (servers[i] and sentinel_servers[i] share
     // host i of the lab), their endpoints, and the host the isolated clients run in.
     std::vector<std::unique_ptr<RedisServer>> sentinel_servers;
@@ -53,8 +61,15 @@ struct Deployment {
 
     // `zookeeper`: the user's ensemble ("HOST:PORT,…"), or "" to start one when the workload's
     // strategy needs it.
+    // `etcd`: the user's etcd (--etcd), given to the clients whatever the strategy (an adapter's
+    // needs are known only once it runs); empty: start one when the strategy needs it.
     static Deployment start(const Workload& w, const std::vector<Endpoint>& external,
-                            const std::string& zookeeper = "");
+                            const std::string& zookeeper = "",
+                            const std::vector<Endpoint>& etcd = {});
+    // The etcd part of start(): the user's (`external`), or the members of the workload's
+    // topology started here - in hosts of a network lab when a fault partitions one (throws
+    // EnvironmentError saying why when hosts cannot be made here).
+    void start_etcd(const Workload& w, const std::vector<Endpoint>& external);
     // Throws EnvironmentError naming the endpoint if one does not answer PING, or if a server
     // that is not ours admits fewer clients than the run needs connections.
     void check_reachable(int connections_needed = 0) const;
@@ -63,6 +78,9 @@ struct Deployment {
     void check_replicas(int needed) const;
     // Throws EnvironmentError naming the hosts if ZooKeeper (when used) does not answer.
     void check_zookeeper_reachable() const;
+    // Throws EnvironmentError naming the endpoint if an etcd member (when used) does not answer
+    // its status.
+    void check_etcd_reachable() const;
     // Throws EnvironmentError if an embedded server died without the nemesis killing it.
     void check_alive();
 };

@@ -107,7 +107,8 @@ nlohmann::json clean_up_user_servers(const Workload& w, const Deployment& deploy
                                      const std::string& key_prefix) {
     const bool redis = !deployment.embedded && !external.empty();
     const bool zookeeper = !deployment.zookeeper_hosts.empty() && !deployment.zookeeper;
-    if (key_prefix.empty() || (!redis && !zookeeper))
+    const bool etcd = !deployment.etcd_endpoints.empty() && !deployment.etcd;
+    if (key_prefix.empty() || (!redis && !zookeeper && !etcd))
         return nullptr;
     nlohmann::json report{{"left", nlohmann::json::array()}};
     auto leave = [&report](const std::string& what) {
@@ -153,6 +154,23 @@ nlohmann::json clean_up_user_servers(const Workload& w, const Deployment& deploy
             leave("znodes /lockbench/locks/" + key_prefix + "* on " + deployment.zookeeper_hosts +
                   ": " + e.what());
         }
+    }
+    if (etcd) {
+        // Every key the run's adapters wrote starts with the prefix (their lock keys, leases'
+        // keys under them): one range delete on any member that answers.
+        std::string why;
+        for (const Endpoint& member : deployment.etcd_endpoints) {
+            try {
+                const long long deleted = etcd_delete_prefix(member, key_prefix, 5s);
+                report["etcd"] = {{"server", member.to_string()}, {"deleted", deleted}};
+                why.clear();
+                break;
+            } catch (const EtcdGatewayError& e) {
+                why = e.what();
+            }
+        }
+        if (!why.empty())
+            leave("keys starting with " + key_prefix + " on etcd: " + why);
     }
     return report;
 }

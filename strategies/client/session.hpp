@@ -89,6 +89,12 @@ class Session {
     // Where ZooKeeper strategies connect ("HOST:PORT,…"); empty when the run has no ZooKeeper.
     void set_zookeeper_hosts(std::string hosts) { zookeeper_hosts_ = std::move(hosts); }
     const std::string& zookeeper_hosts() const { return zookeeper_hosts_; }
+    // Where etcd strategies (an adapter's etcd client) connect: every member's client endpoint;
+    // empty when the run has no etcd.
+    void set_etcd_endpoints(std::vector<Endpoint> endpoints) {
+        etcd_endpoints_ = std::move(endpoints);
+    }
+    const std::vector<Endpoint>& etcd_endpoints() const { return etcd_endpoints_; }
     // This client's ZooKeeper session (zk_client.hpp), created on first use asking for
     // `session_timeout`, and again after the server expired it (as Curator makes a new
     // ZooKeeper instance). Throws std::logic_error when no hosts were set.
@@ -174,6 +180,7 @@ class Session {
     std::unique_ptr<RedisConnection> resource_;
     std::string zookeeper_hosts_;
     std::unique_ptr<ZkClient> zookeeper_;
+    std::vector<Endpoint> etcd_endpoints_;
     std::unique_ptr<ClusterRouting> cluster_;
     std::vector<std::string> shard_tags_;
     std::uint64_t token_sequence_ = 0;

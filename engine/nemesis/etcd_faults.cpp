@@ -1,0 +1,223 @@
+#include "engine/nemesis/etcd_faults.hpp"
+
+#include <cerrno>
+#include <csignal>
+#include <fstream>
+#include <set>
+
+#include "engine/servers/redis_server.hpp"  // EnvironmentError
+#include "engine/topology/deployment.hpp"
+
+namespace lockbench {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+namespace {
+
+// The state letter /proc gives the process: 'T' when it is stopped.
+std::string process_state(pid_t pid) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    const auto paren = text.rfind(')');
+    if (paren == std::string::npos || paren + 2 >= text.size())
+        return "gone";
+    return std::string(1, text[paren + 2]);
+}
+
+std::string role_of(const EtcdServer& server) {
+    if (server.paused())
+        return "paused";
+    const auto status = server.status();
+    if (!status)
+        return "not answering";
+    if (status->leads())
+        return "leader";
+    return status->leader_id ? "follower" : "no leader";
+}
+
+}  // namespace
+
+EtcdServer* EtcdFault::member(NemesisContext& ctx, std::size_t& index, std::string& role) {
+    EtcdCluster* cluster = ctx.deployment().etcd.get();
+    if (!cluster) {
+        missed("no embedded etcd to act on");
+        return nullptr;
+    }
+    if (target_.kind == FaultTarget::Kind::Leader) {
+        // An election may be under way (an earlier fault): the leader is whoever wins it.
+        const auto leader = cluster->wait_for_leader(5s);
+        if (!leader) {
+            missed("no etcd member led within 5 s of the fault's time");
+            return nullptr;
+        }
+        index = *leader;
+    } else if (target_.kind == FaultTarget::Kind::Random) {
+        std::vector<std::size_t> running;
+        for (std::size_t i = 0; i < cluster->size(); ++i) {
+            if (cluster->member(i).running())
+                running.push_back(i);
+        }
+        if (running.empty()) {
+            missed("no etcd member was running");
+            return nullptr;
+        }
+        index =
+            running[std::uniform_int_distribution<std::size_t>(0, running.size() - 1)(ctx.rng())];
+    } else {
+        index = static_cast<std::size_t>(target_.index);
+    }
+    if (index >= cluster->size()) {
+        missed("etcd has no member " + std::to_string(index));
+        return nullptr;
+    }
+    EtcdServer& server = cluster->member(index);
+    if (!server.running()) {
+        missed("etcd member " + std::to_string(index) + " was not running");
+        return nullptr;
+    }
+    role = role_of(server);
+    return &server;
+}
+
+KillEtcd::KillEtcd(ObjectReader& r) {
+    const json* v = r.find("restart_after_ms");
+    if (!v) {
+        restart_after_ = 1000ms;
+    } else if (!v->is_null()) {
+        restart_after_ =
+            std::chrono::milliseconds(r.integer("restart_after_ms", 1000, 0, 3'600'000));
+    }
+}
+
+void KillEtcd::apply(NemesisContext& ctx) {
+    std::size_t index = 0;
+    std::string role;
+    EtcdServer* server = member(ctx, index, role);
+    if (!server)
+        return;
+    const pid_t pid = server->pid();
+    server->kill();  // reaps it
+    // The proof: no process has that id any more.
+    const bool gone = ::kill(pid, 0) != 0 && errno == ESRCH;
+    const double t = ctx.log("kill-etcd", json{{"node", index},
+                                               {"name", server->name()},
+                                               {"pid", pid},
+                                               {"pid_gone", gone},
+                                               {"role", role}});
+    if (!gone) {
+        missed("etcd member " + std::to_string(index) + "'s process " + std::to_string(pid) +
+               " was still there after SIGKILL");
+        return;
+    }
+    took_effect();
+    const auto window = ctx.open_window("kill-etcd", json{{"node", index}, {"role", role}}, t);
+    if (!restart_after_)
+        return;
+    ctx.later(EventLoop::now() + *restart_after_, [&ctx, server, window, index] {
+        server->restart();
+        ctx.close_window(window, ctx.log("restart-etcd", json{{"node", index},
+                                                              {"name", server->name()},
+                                                              {"pid", server->pid()},
+                                                              {"role", role_of(*server)}}));
+    });
+}
+
+PauseEtcd::PauseEtcd(ObjectReader& r) : duration_(r.integer("duration_ms", 2000, 0, 3'600'000)) {}
+
+void PauseEtcd::apply(NemesisContext& ctx) {
+    std::size_t index = 0;
+    std::string role;
+    EtcdServer* server = member(ctx, index, role);
+    if (!server)
+        return;
+    server->pause();  // waits until /proc says stopped (up to a second)
+    const std::string state = process_state(server->pid());
+    const double t = ctx.log("pause-etcd", json{{"node", index},
+                                                {"name", server->name()},
+                                                {"pid", server->pid()},
+                                                {"state", state},
+                                                {"role", role},
+                                                {"ms", duration_.count()}});
+    if (state != "T") {
+        server->resume();
+        missed("etcd member " + std::to_string(index) + " was in state " + state +
+               ", not stopped (T), after SIGSTOP");
+        return;
+    }
+    took_effect();
+    const auto window = ctx.open_window("pause-etcd", json{{"node", index}, {"role", role}}, t);
+    ctx.later(EventLoop::now() + duration_, [&ctx, server, window, index] {
+        server->resume();
+        ctx.close_window(window,
+                         ctx.log("resume-etcd", json{{"node", index},
+                                                     {"name", server->name()},
+                                                     {"state", process_state(server->pid())}}));
+    });
+}
+
+PartitionEtcd::PartitionEtcd(ObjectReader& r)
+    : duration_(r.integer("duration_ms", 2000, 0, 3'600'000)) {}
+
+void PartitionEtcd::apply(NemesisContext& ctx) {
+    NetworkLab* lab = ctx.deployment().etcd_lab.get();
+    if (!lab) {
+        missed("the embedded etcd does not run in network namespaces");
+        return;
+    }
+    std::size_t index = 0;
+    std::string role;
+    EtcdServer* server = member(ctx, index, role);
+    if (!server)
+        return;
+    std::set<int> members;
+    for (std::size_t i = 0; i < lab->size(); ++i)
+        members.insert(static_cast<int>(i));
+    const int cut_off = static_cast<int>(index);
+    // Throws when iptables does: the run ends with the reason.
+    const int handle = lab->add_partition(isolate_grudge({cut_off}, members));
+    // The proof: the cut-off member's kernel now drops what every other member sends it (its
+    // own INPUT rules, read back), and each of them what it sends (the same rules on their side).
+    json drops = json::object();
+    std::string unproven;
+    for (int host : members) {
+        std::string rules;
+        try {
+            rules = lab->run(host, {"iptables", "-w", "-S", "INPUT"});
+        } catch (const EnvironmentError& e) {
+            rules = e.what();
+        }
+        json dropped = json::array();
+        for (int other : members) {
+            const bool cut_pair = (host == cut_off) != (other == cut_off);
+            if (other == host || !cut_pair)
+                continue;
+            const std::string rule = "-s " + lab->address(other) + "/32 -j DROP";
+            if (rules.find(rule) != std::string::npos)
+                dropped.push_back(lab->name(static_cast<std::size_t>(other)));
+            else
+                unproven = lab->name(static_cast<std::size_t>(host)) + " does not drop " +
+                           lab->name(static_cast<std::size_t>(other));
+        }
+        drops[lab->name(static_cast<std::size_t>(host))] = dropped;
+    }
+    const double t = ctx.log("partition-etcd", json{{"node", index},
+                                                    {"name", server->name()},
+                                                    {"role", role},
+                                                    {"drops", drops},
+                                                    {"ms", duration_.count()}});
+    if (!unproven.empty()) {
+        lab->remove_partition(handle);
+        missed("the partition of etcd member " + std::to_string(index) +
+               " was not in place: " + unproven);
+        return;
+    }
+    took_effect();
+    const auto window = ctx.open_window("partition-etcd", json{{"node", index}, {"role", role}}, t);
+    ctx.later(EventLoop::now() + duration_, [&ctx, lab, window, handle, index] {
+        lab->remove_partition(handle);
+        ctx.close_window(window, ctx.log("heal-etcd", json{{"node", index}}));
+    });
+}
+
+}  // namespace lockbench

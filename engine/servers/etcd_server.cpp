@@ -1,0 +1,332 @@
+#include "engine/servers/etcd_server.hpp"
+
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <deque>
+#include <fcntl.h>
+#include <fstream>
+#include <sched.h>
+#include <stdexcept>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+#include "engine/servers/redis_server.hpp"  // EnvironmentError, find_executable, pick_free_ports
+
+namespace lockbench {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::string milliseconds_text(std::chrono::milliseconds ms) {
+    return std::to_string(ms.count());
+}
+
+std::string url(const std::string& address, int port) {
+    return "http://" + address + ":" + std::to_string(port);
+}
+
+}  // namespace
+
+EtcdServer::EtcdServer(std::string name, EtcdHost host, int client_port, int peer_port,
+                       std::string initial_cluster, std::string cluster_token,
+                       EtcdServerOptions options)
+    : name_(std::move(name)),
+      host_(std::move(host)),
+      client_port_(client_port),
+      peer_port_(peer_port),
+      initial_cluster_(std::move(initial_cluster)),
+      cluster_token_(std::move(cluster_token)),
+      options_(std::move(options)) {
+    try {
+        binary_path_ = find_executable(options_.binary);
+    } catch (const EnvironmentError&) {
+        throw EnvironmentError(
+            "etcd not found in PATH: the embedded etcd needs Debian's etcd-server package "
+            "(scripts/bootstrap.sh installs it)");
+    }
+    char tmpl[] = "/tmp/lockbench-etcd-XXXXXX";
+    if (!::mkdtemp(tmpl))
+        throw EnvironmentError(std::string("mkdtemp: ") + std::strerror(errno));
+    dir_ = tmpl;
+    try {
+        spawn();
+    } catch (...) {
+        std::error_code ec;
+        fs::remove_all(dir_, ec);
+        throw;
+    }
+}
+
+EtcdServer::~EtcdServer() {
+    stop();
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+}
+
+void EtcdServer::spawn() {
+    std::vector<std::string> args{
+        binary_path_,
+        "--name",
+        name_,
+        "--data-dir",
+        (dir_ / "data").string(),
+        "--listen-client-urls",
+        url(host_.address, client_port_),
+        "--advertise-client-urls",
+        url(host_.address, client_port_),
+        "--listen-peer-urls",
+        url(host_.address, peer_port_),
+        "--initial-advertise-peer-urls",
+        url(host_.address, peer_port_),
+        "--initial-cluster",
+        initial_cluster_,
+        "--initial-cluster-state",
+        "new",
+        "--initial-cluster-token",
+        cluster_token_,
+        "--heartbeat-interval",
+        milliseconds_text(options_.heartbeat_interval),
+        "--election-timeout",
+        milliseconds_text(options_.election_timeout),
+        "--logger",
+        "zap",
+        "--log-outputs",
+        "stderr",
+        "--log-level",
+        "warn",
+    };
+    std::vector<char*> argv;
+    for (auto& a : args)
+        argv.push_back(a.data());
+    argv.push_back(nullptr);
+    const std::string log = (dir_ / "etcd.log").string();
+    const int netns_fd = host_.netns_fd;
+
+    const pid_t parent = ::getpid();
+    const pid_t pid = ::fork();
+    if (pid < 0)
+        throw EnvironmentError(std::string("fork: ") + std::strerror(errno));
+    if (pid == 0) {
+        ::setpgid(0, 0);
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (::getppid() != parent)
+            ::_exit(127);
+        if (netns_fd >= 0 && ::setns(netns_fd, CLONE_NEWNET) != 0)
+            ::_exit(126);
+        int devnull = ::open("/dev/null", O_RDONLY);
+        if (devnull >= 0)
+            ::dup2(devnull, STDIN_FILENO);
+        int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+        if (out >= 0) {
+            ::dup2(out, STDOUT_FILENO);
+            ::dup2(out, STDERR_FILENO);
+        }
+        ::execv(argv[0], argv.data());
+        ::_exit(127);
+    }
+    pid_ = pid;
+}
+
+bool EtcdServer::healthy(std::chrono::milliseconds timeout) const {
+    return running() && !paused_ && etcd_healthy(endpoint(), timeout);
+}
+
+std::optional<EtcdStatus> EtcdServer::status(std::chrono::milliseconds timeout) const {
+    if (!running() || paused_)
+        return std::nullopt;
+    try {
+        return etcd_status(endpoint(), timeout);
+    } catch (const EtcdGatewayError&) {
+        return std::nullopt;
+    }
+}
+
+void EtcdServer::wait_ready() {
+    const auto deadline = std::chrono::steady_clock::now() + options_.start_timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+        int exit_status = 0;
+        if (pid_ > 0 && ::waitpid(pid_, &exit_status, WNOHANG) == pid_) {
+            pid_ = -1;
+            throw EnvironmentError("etcd " + name_ + " exited at start: " + log_tail());
+        }
+        if (healthy()) {
+            if (auto s = this->status())
+                member_id_ = s->member_id;
+            if (member_id_ != 0)
+                return;
+        }
+        std::this_thread::sleep_for(50ms);
+    }
+    throw EnvironmentError("etcd " + name_ + " on " + endpoint().to_string() +
+                           " was not healthy within " +
+                           std::to_string(options_.start_timeout.count()) + " ms: " + log_tail());
+}
+
+void EtcdServer::pause() {
+    if (pid_ > 0 && !paused_) {
+        ::kill(pid_, SIGSTOP);
+        paused_ = true;
+        wait_until_stopped(pid_);
+    }
+}
+
+void EtcdServer::resume() {
+    if (pid_ > 0 && paused_) {
+        ::kill(pid_, SIGCONT);
+        paused_ = false;
+    }
+}
+
+void EtcdServer::kill() {
+    if (pid_ <= 0)
+        return;
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+    paused_ = false;
+}
+
+void EtcdServer::restart() {
+    kill();
+    spawn();
+    wait_ready();
+}
+
+bool EtcdServer::alive() {
+    if (pid_ <= 0)
+        return false;
+    if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
+        pid_ = -1;
+        return false;
+    }
+    return true;
+}
+
+void EtcdServer::stop() {
+    if (pid_ <= 0)
+        return;
+    resume();
+    ::kill(pid_, SIGTERM);
+    const auto deadline = std::chrono::steady_clock::now() + 5s;
+    while (std::chrono::steady_clock::now() < deadline) {
+        if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
+            pid_ = -1;
+            return;
+        }
+        std::this_thread::sleep_for(10ms);
+    }
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+}
+
+std::string EtcdServer::log_tail(std::size_t lines) const {
+    std::ifstream in(dir_ / "etcd.log");
+    std::deque<std::string> tail;
+    for (std::string line; std::getline(in, line);) {
+        if (line.empty())
+            continue;
+        tail.push_back(line);
+        if (tail.size() > lines)
+            tail.pop_front();
+    }
+    std::string out;
+    for (const auto& l : tail)
+        out += (out.empty() ? "" : " | ") + l;
+    return out.empty() ? "(no log)" : out;
+}
+
+EtcdCluster::EtcdCluster(int nodes, EtcdServerOptions options, std::vector<EtcdHost> hosts) {
+    if (nodes < 1 || nodes > 7 || nodes % 2 == 0)
+        throw std::invalid_argument("an etcd cluster has 1, 3, 5 or 7 members");
+    if (!hosts.empty() && hosts.size() != static_cast<std::size_t>(nodes))
+        throw std::invalid_argument("EtcdCluster: one host per member");
+    // Two clusters that reuse each other's ports (one test's after another's) must never take
+    // each other's members for their own.
+    static std::atomic<int> clusters{0};
+    const std::string token =
+        "lockbench-" + std::to_string(::getpid()) + "-" + std::to_string(++clusters);
+    // A port picked free may be taken before its member binds it: the whole cluster starts again
+    // on new ports then (every member names every other's peer port).
+    for (int attempt = 0;; ++attempt) {
+        const bool in_lab = !hosts.empty();
+        const auto ports =
+            in_lab ? std::vector<int>{} : pick_free_ports(static_cast<std::size_t>(nodes) * 2);
+        std::vector<EtcdHost> where;
+        std::vector<std::pair<int, int>> member_ports;  // client, peer
+        std::string initial_cluster;
+        for (int i = 0; i < nodes; ++i) {
+            const auto at = static_cast<std::size_t>(i);
+            where.push_back(in_lab ? hosts[at] : EtcdHost{});
+            member_ports.emplace_back(in_lab ? 2379 : ports[2 * at],
+                                      in_lab ? 2380 : ports[2 * at + 1]);
+            initial_cluster += (i ? "," : "") + std::string("etcd") + std::to_string(i + 1) + "=" +
+                               url(where.back().address, member_ports.back().second);
+        }
+        try {
+            for (int i = 0; i < nodes; ++i) {
+                const auto at = static_cast<std::size_t>(i);
+                members_.push_back(std::make_unique<EtcdServer>(
+                    "etcd" + std::to_string(i + 1), where[at], member_ports[at].first,
+                    member_ports[at].second, initial_cluster, token, options));
+            }
+            for (auto& m : members_)
+                m->wait_ready();
+            return;
+        } catch (const EnvironmentError&) {
+            bool busy = false;
+            for (auto& m : members_)
+                busy |= m->log_tail(20).find("address already in use") != std::string::npos;
+            members_.clear();  // stops every member
+            if (!busy || in_lab || attempt >= 3)
+                throw;
+        }
+    }
+}
+
+std::vector<Endpoint> EtcdCluster::endpoints() const {
+    std::vector<Endpoint> out;
+    for (const auto& m : members_)
+        out.push_back(m->endpoint());
+    return out;
+}
+
+std::optional<std::size_t> EtcdCluster::index_of(std::uint64_t member_id) const {
+    for (std::size_t i = 0; i < members_.size(); ++i) {
+        if (member_id != 0 && members_[i]->member_id() == member_id)
+            return i;
+    }
+    return std::nullopt;
+}
+
+std::optional<std::size_t> EtcdCluster::leader() const {
+    std::optional<std::size_t> found;
+    std::uint64_t term = 0;
+    for (std::size_t i = 0; i < members_.size(); ++i) {
+        const auto s = members_[i]->status();
+        if (s && s->leads() && (!found || s->raft_term > term)) {
+            found = i;
+            term = s->raft_term;
+        }
+    }
+    return found;
+}
+
+std::optional<std::size_t> EtcdCluster::wait_for_leader(std::chrono::milliseconds timeout) const {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+        if (auto l = leader())
+            return l;
+        if (std::chrono::steady_clock::now() >= deadline)
+            return std::nullopt;
+        std::this_thread::sleep_for(20ms);
+    }
+}
+
+}  // namespace lockbench
