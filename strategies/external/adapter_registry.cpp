@@ -157,16 +157,11 @@ AdapterProbe parse_probe(const std::string& adapter, const nlohmann::json& reply
     const auto needs = [&](const char* s) {
         return std::find(probe.services.begin(), probe.services.end(), s) != probe.services.end();
     };
-    // What the run deploys follows from the services: the lock lives on ZooKeeper, or on N
-    // independent masters (deployment.cpp, workload.cpp read these as for our strategies).
+    // What the run deploys follows from the services: the lock lives on ZooKeeper, on etcd, or on
+    // N independent masters (deployment.cpp, workload.cpp read these as for our strategies).
     c.zookeeper = needs("zookeeper");
     c.multi_node = needs("redis-masters");
-    if (needs("etcd")) {
-        // The hook for the embedded etcd service: once the engine deploys etcd and the session
-        // knows its endpoints (Session::etcd_endpoints), map it here and in init_servers().
-        throw AdapterUnavailable("adapter " + adapter + " (" + probe.library + " " + probe.version +
-                                 ") needs etcd, which lockbench cannot deploy yet");
-    }
+    c.etcd = needs("etcd");
     return probe;
 }
 

@@ -129,7 +129,12 @@ json ExternalStrategy::init_servers(Session& session) const {
         }
         servers["zookeeper"] = std::move(zookeeper);
     }
-    // etcd: see parse_probe(); the lead adds the session's etcd endpoints here.
+    if (needs("etcd") && !session.etcd_endpoints().empty()) {
+        json etcd = json::array();
+        for (const auto& e : session.etcd_endpoints())
+            etcd.push_back({{"host", e.host}, {"port", e.port}});
+        servers["etcd"] = std::move(etcd);
+    }
     return servers;
 }
 
