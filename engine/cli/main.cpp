@@ -12,6 +12,7 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <limits>
 #include <new>
 #include <optional>
 #include <signal.h>
@@ -603,7 +604,7 @@ int main(int argc, char** argv) {
     check
         ->add_option("--time-limit", cf.time_limit_s,
                      "Seconds the linearizability search may take before it answers unknown")
-        ->check(CLI::PositiveNumber)
+        ->check(CLI::Range(0.01, 86'400.0))
         ->capture_default_str();
     check->add_flag("--json", cf.json, "Print the report as JSON");
     check
@@ -615,12 +616,12 @@ int main(int argc, char** argv) {
         ->add_option("--liveness-bound-ms", cf.liveness_bound_ms,
                      "A lock without a lease orphaned longer than this while others wait is a "
                      "deadlock (a leased lock: past its lease)")
-        ->check(CLI::PositiveNumber)
+        ->check(CLI::Range(std::int64_t{1}, std::int64_t{86'400'000}))
         ->capture_default_str();
     check
         ->add_option("--starvation-bound-ms", cf.starvation_bound_ms,
                      "A wait for a grant longer than this is starvation (default: not judged)")
-        ->check(CLI::PositiveNumber);
+        ->check(CLI::Range(std::int64_t{1}, std::int64_t{86'400'000}));
 
     RunFlags rf;
     auto* run =
@@ -633,20 +634,32 @@ int main(int argc, char** argv) {
     run->add_option("--clients-ramp", rf.clients_ramp,
                     "Run at each client count, START:STEP:END or N,N,...: one curve per strategy "
                     "(throughput, acquire p50/p99, fairness) in results/ramp-*/ramp.json");
-    run->add_option("--clients", rf.clients, "Concurrent simulated clients");
-    run->add_option("--keys", rf.keys, "Number of lock keys");
-    run->add_option("--threads", rf.threads, "Event-loop threads the clients are spread over");
-    run->add_option("--duration", rf.duration, "Seconds to run");
-    run->add_option("--hold-ms", rf.hold_ms, "Time inside the critical section (constant)");
-    run->add_option("--think-ms", rf.think_ms, "Pause between cycles (constant)");
-    run->add_option("--lease-ms", rf.lease_ms, "Lock lease");
-    run->add_option("--wait-ms", rf.wait_ms, "How long an acquire may wait for a held lock");
-    run->add_option("--seed", rf.seed, "Seed of every random choice");
+    // The ranges a workload file allows (engine/run/workload.cpp): a negative or huge value
+    // would otherwise overflow the clock types the run computes with, or be refused later as a
+    // JSON field the user never wrote.
+    run->add_option("--clients", rf.clients, "Concurrent simulated clients")
+        ->check(CLI::Range(1, 100'000));
+    run->add_option("--keys", rf.keys, "Number of lock keys")->check(CLI::Range(1, 10'000'000));
+    run->add_option("--threads", rf.threads, "Event-loop threads the clients are spread over")
+        ->check(CLI::Range(1, 64));
+    run->add_option("--duration", rf.duration, "Seconds to run")->check(CLI::Range(0.01, 86'400.0));
+    run->add_option("--hold-ms", rf.hold_ms, "Time inside the critical section (constant)")
+        ->check(CLI::Range(0.0, 86'400'000.0));
+    run->add_option("--think-ms", rf.think_ms, "Pause between cycles (constant)")
+        ->check(CLI::Range(0.0, 86'400'000.0));
+    run->add_option("--lease-ms", rf.lease_ms, "Lock lease")
+        ->check(CLI::Range(std::int64_t{1}, std::int64_t{86'400'000}));
+    run->add_option("--wait-ms", rf.wait_ms, "How long an acquire may wait for a held lock")
+        ->check(CLI::Range(std::int64_t{0}, std::int64_t{86'400'000}));
+    run->add_option("--seed", rf.seed, "Seed of every random choice")
+        ->check(CLI::Range(std::uint64_t{0},
+                           static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())));
     run->add_option("--resource", rf.resource, "Protected resource: counter | fenced | none");
     run->add_option("--rate", rf.rate,
                     "Open loop: start this many cycles per second over all clients, and report "
                     "acquire latency from when each was due (every arrival, granted, refused or "
-                    "timed out) as well as from its send (granted ones)");
+                    "timed out) as well as from its send (granted ones)")
+        ->check(CLI::Range(0.001, 10'000'000.0));
     run->add_option("--arrivals", rf.arrivals, "With --rate: fixed (evenly spaced) or poisson")
         ->check(CLI::IsMember({"fixed", "poisson"}));
     run->add_option("--redis", rf.redis, "Use existing Redis server(s) HOST:PORT[,HOST:PORT...]");
