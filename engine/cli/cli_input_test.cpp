@@ -65,8 +65,7 @@ TEST(CliInputTest, AbsurdMillisecondsAndCountsAreUsageErrorsNamingTheFlag) {
     for (const std::string flag :
          {"--hold-ms 1e300", "--think-ms -1", "--duration -1", "--duration 1e300",
           "--lease-ms 9223372036854775807", "--lease-ms -5", "--wait-ms 99999999999999",
-          "--clients -5", "--clients 99999999999", "--keys 0", "--threads 100000", "--rate 1e300",
-          "--seed -1"}) {
+          "--clients -5", "--clients 99999999999", "--keys 0", "--threads 100000", "--seed -1"}) {
         const Cli r = lockbench(scratch, "run --no-yardstick --out '" + out + "' " + flag);
         EXPECT_EQ(r.code, 2) << flag << ": " << r.err;
         EXPECT_EQ(lines(r.err), 1u) << flag << ": " << r.err;
@@ -89,7 +88,7 @@ TEST(CliInputTest, HelpShowsTheRangeOfEachBoundedFlag) {
     const Cli r = lockbench(scratch, "run --help");
     EXPECT_EQ(r.code, 0);
     for (const std::string range : {"INT in [1 - 100000]", "INT in [0 - 86400000]",
-                                    "FLOAT in [0 - 8.64e+07]", "FLOAT in [0.01 - 86400]"})
+                                    "FLOAT in [0 - 86400000]", "FLOAT in [0.01 - 86400]"})
         EXPECT_NE(r.out.find(range), std::string::npos) << range << "\n" << r.out;
 }
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -18,6 +19,7 @@
 #include <signal.h>
 #include <sstream>
 #include <system_error>
+#include <type_traits>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -49,6 +51,40 @@ static_assert(std::atomic<bool>::is_always_lock_free);
 
 extern "C" void on_interrupt(int) {
     g_interrupted.store(true);
+}
+
+// 86400000, not 8.64e+07: a bound as a person writes it.
+template <typename T>
+std::string bound_words(T bound) {
+    if constexpr (std::is_integral_v<T>) {
+        return std::to_string(bound);
+    } else {
+        if (bound == std::floor(bound) && std::fabs(bound) < 1e15)
+            return std::to_string(static_cast<long long>(bound));
+        std::ostringstream os;
+        os << bound;
+        return os.str();
+    }
+}
+
+// A number flag with bounds, worded as the workload file's errors are ("--hold-ms: must be
+// between 0 and 86400000, not 1e300"): a negative or huge value would overflow the clock types a
+// run computes with, or reach the workload reader and be named by a JSON path the user never
+// wrote. --help shows the range.
+template <typename T>
+CLI::Validator within(T lo, T hi) {
+    const std::string type = std::is_floating_point_v<T> ? "FLOAT"
+                             : std::is_signed_v<T>       ? "INT"
+                                                         : "UINT";
+    const std::string lo_words = bound_words(lo), hi_words = bound_words(hi);
+    return CLI::Validator(
+        [lo, hi, lo_words, hi_words](std::string& text) -> std::string {
+            T value{};
+            if (CLI::detail::lexical_cast(text, value) && value >= lo && value <= hi)
+                return {};
+            return "must be between " + lo_words + " and " + hi_words + ", not " + text;
+        },
+        type + " in [" + lo_words + " - " + hi_words + "]");
 }
 
 void install_interrupt_handlers() {
@@ -604,7 +640,7 @@ int main(int argc, char** argv) {
     check
         ->add_option("--time-limit", cf.time_limit_s,
                      "Seconds the linearizability search may take before it answers unknown")
-        ->check(CLI::Range(0.01, 86'400.0))
+        ->check(within(0.01, 86'400.0))
         ->capture_default_str();
     check->add_flag("--json", cf.json, "Print the report as JSON");
     check
@@ -616,12 +652,12 @@ int main(int argc, char** argv) {
         ->add_option("--liveness-bound-ms", cf.liveness_bound_ms,
                      "A lock without a lease orphaned longer than this while others wait is a "
                      "deadlock (a leased lock: past its lease)")
-        ->check(CLI::Range(std::int64_t{1}, std::int64_t{86'400'000}))
+        ->check(within(std::int64_t{1}, std::int64_t{86'400'000}))
         ->capture_default_str();
     check
         ->add_option("--starvation-bound-ms", cf.starvation_bound_ms,
                      "A wait for a grant longer than this is starvation (default: not judged)")
-        ->check(CLI::Range(std::int64_t{1}, std::int64_t{86'400'000}));
+        ->check(within(std::int64_t{1}, std::int64_t{86'400'000}));
 
     RunFlags rf;
     auto* run =
@@ -638,28 +674,27 @@ int main(int argc, char** argv) {
     // would otherwise overflow the clock types the run computes with, or be refused later as a
     // JSON field the user never wrote.
     run->add_option("--clients", rf.clients, "Concurrent simulated clients")
-        ->check(CLI::Range(1, 100'000));
-    run->add_option("--keys", rf.keys, "Number of lock keys")->check(CLI::Range(1, 10'000'000));
+        ->check(within(1, 100'000));
+    run->add_option("--keys", rf.keys, "Number of lock keys")->check(within(1, 10'000'000));
     run->add_option("--threads", rf.threads, "Event-loop threads the clients are spread over")
-        ->check(CLI::Range(1, 64));
-    run->add_option("--duration", rf.duration, "Seconds to run")->check(CLI::Range(0.01, 86'400.0));
+        ->check(within(1, 64));
+    run->add_option("--duration", rf.duration, "Seconds to run")->check(within(0.01, 86'400.0));
     run->add_option("--hold-ms", rf.hold_ms, "Time inside the critical section (constant)")
-        ->check(CLI::Range(0.0, 86'400'000.0));
+        ->check(within(0.0, 86'400'000.0));
     run->add_option("--think-ms", rf.think_ms, "Pause between cycles (constant)")
-        ->check(CLI::Range(0.0, 86'400'000.0));
+        ->check(within(0.0, 86'400'000.0));
     run->add_option("--lease-ms", rf.lease_ms, "Lock lease")
-        ->check(CLI::Range(std::int64_t{1}, std::int64_t{86'400'000}));
+        ->check(within(std::int64_t{1}, std::int64_t{86'400'000}));
     run->add_option("--wait-ms", rf.wait_ms, "How long an acquire may wait for a held lock")
-        ->check(CLI::Range(std::int64_t{0}, std::int64_t{86'400'000}));
+        ->check(within(std::int64_t{0}, std::int64_t{86'400'000}));
     run->add_option("--seed", rf.seed, "Seed of every random choice")
-        ->check(CLI::Range(std::uint64_t{0},
-                           static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())));
+        ->check(within(std::uint64_t{0},
+                       static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())));
     run->add_option("--resource", rf.resource, "Protected resource: counter | fenced | none");
     run->add_option("--rate", rf.rate,
                     "Open loop: start this many cycles per second over all clients, and report "
                     "acquire latency from when each was due (every arrival, granted, refused or "
-                    "timed out) as well as from its send (granted ones)")
-        ->check(CLI::Range(0.001, 10'000'000.0));
+                    "timed out) as well as from its send (granted ones)");
     run->add_option("--arrivals", rf.arrivals, "With --rate: fixed (evenly spaced) or poisson")
         ->check(CLI::IsMember({"fixed", "poisson"}));
     run->add_option("--redis", rf.redis, "Use existing Redis server(s) HOST:PORT[,HOST:PORT...]");
