@@ -45,9 +45,15 @@ done
 "$here/scripts/bootstrap.sh"
 
 jobs=${LOCKBENCH_JOBS:-$(nproc)}
+# A compiler cache where the machine has one: a machine that builds again (the next CI run, a
+# developer's next test) compiles only what changed. The compiler's output is the same either way.
+launcher=()
+if command -v ccache >/dev/null; then
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
 build() {  # build <dir> <cmake build type> [cmake args...]
   local dir=$1 type=$2; shift 2
-  cmake -S "$here" -B "$here/build/$dir" -G Ninja -DCMAKE_BUILD_TYPE="$type" "$@" >/dev/null
+  cmake -S "$here" -B "$here/build/$dir" -G Ninja -DCMAKE_BUILD_TYPE="$type" "${launcher[@]}" "$@" >/dev/null
   cmake --build "$here/build/$dir" -j "$jobs"
 }
 run_tests() {  # run_tests <dir>
