@@ -14,6 +14,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -34,6 +35,67 @@ inline std::string type_name(const nlohmann::json& j) {
     if (j.is_array())
         return "an array";
     return "an object";
+}
+
+// Where a JSON text stopped being readable: nlohmann reports a byte offset for every error, but
+// writes the line and column only into a syntax error's message, not into a number too large for
+// a double ("1e400", an out_of_range error).
+class ErrorPosition : public nlohmann::json::json_sax_t {
+  public:
+    std::size_t offset = 0;
+    std::string token;
+
+    bool null() override { return true; }
+    bool boolean(bool) override { return true; }
+    bool number_integer(number_integer_t) override { return true; }
+    bool number_unsigned(number_unsigned_t) override { return true; }
+    bool number_float(number_float_t, const string_t&) override { return true; }
+    bool string(string_t&) override { return true; }
+    bool binary(binary_t&) override { return true; }
+    bool start_object(std::size_t) override { return true; }
+    bool key(string_t&) override { return true; }
+    bool end_object() override { return true; }
+    bool start_array(std::size_t) override { return true; }
+    bool end_array() override { return true; }
+    bool parse_error(std::size_t position, const std::string& last_token,
+                     const nlohmann::json::exception&) override {
+        offset = position;
+        token = last_token;
+        return false;
+    }
+};
+
+// Parses a whole JSON text. Every way it can be unreadable (bad syntax, a number no double holds,
+// invalid UTF-8) is one Error "ORIGIN: not valid JSON: at line L, column C: WHAT": catching only
+// parse_error let an out_of_range escape as an internal error (exit 5) instead of bad input.
+template <class Error>
+nlohmann::json parse_text(std::string_view text, const std::string& origin) {
+    try {
+        return nlohmann::json::parse(text);
+    } catch (const nlohmann::json::exception& e) {
+        std::string what = e.what();
+        // nlohmann's "[json.exception.parse_error.101] " tag means nothing to a reader.
+        if (const auto tag_end = what.find("] ");
+            what.starts_with("[json.") && tag_end != what.npos)
+            what.erase(0, tag_end + 2);
+        if (what.starts_with("parse error at line"))  // a syntax error: already placed
+            throw Error(origin + ": not valid JSON: " + what);
+        ErrorPosition where;
+        nlohmann::json::sax_parse(text, &where);
+        const std::size_t start =
+            where.offset >= where.token.size() ? where.offset - where.token.size() : 0;
+        std::size_t line = 1, column = 1;
+        for (std::size_t i = 0; i < start && i < text.size(); ++i) {
+            if (text[i] == '\n') {
+                ++line;
+                column = 1;
+            } else {
+                ++column;
+            }
+        }
+        throw Error(origin + ": not valid JSON: at line " + std::to_string(line) + ", column " +
+                    std::to_string(column) + ": " + what);
+    }
 }
 
 inline constexpr double kNoLimit = std::numeric_limits<double>::infinity();
@@ -93,10 +155,15 @@ class JsonObject {
             return fallback;
         if (!v->is_number_integer())
             fail(at(field), "must be an integer, not " + type_name(*v));
+        // Above int64's range get<int64_t>() wraps (2^64-1 read as -1): say the number written.
+        const bool beyond_int64 =
+            v->is_number_unsigned() &&
+            v->get<std::uint64_t>() >
+                static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
         auto i = v->get<std::int64_t>();
-        if (i < lo || i > hi) {
+        if (beyond_int64 || i < lo || i > hi) {
             fail(at(field), "must be between " + std::to_string(lo) + " and " + std::to_string(hi) +
-                                ", not " + std::to_string(i));
+                                ", not " + v->dump());
         }
         return i;
     }

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <ctime>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <set>
@@ -12,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "checker/json_object.hpp"
 #include "engine/ci/gate_input.hpp"
 #include "engine/ci/throughput_stats.hpp"
 
@@ -45,6 +47,7 @@ struct Row {
     std::optional<double> yardstick_change_pct, yardstick_noise;
     bool compared = false;
     std::optional<std::string> skipped;  // the current suite could not run it, and why
+    std::optional<std::string> failed;   // the current suite's run of it errored: the error
 };
 
 std::string pct(double fraction) {
@@ -234,6 +237,12 @@ void compare_scenario(const std::vector<Row*>& rows, const std::optional<Yardsti
 }
 
 void judge_outcome(Row& r) {
+    if (r.failed) {
+        // A run that errored has no outcome: passing it would pass a build that never ran it.
+        r.problems.push_back("FAILED");
+        r.reasons.push_back("the run could not be done: " + *r.failed);
+        return;
+    }
     if (!r.cur && r.skipped) {
         // Not run here, and said so: never counted as passed, never as missing.
         r.reasons.push_back("SKIPPED on this machine: " + *r.skipped);
@@ -284,6 +293,8 @@ json row_json(const Row& r) {
            {"yardstick_noise", optional_number(r.yardstick_noise)}};
     if (r.skipped)
         j["skipped"] = *r.skipped;
+    if (r.failed)
+        j["failed"] = *r.failed;
     j["baseline"] = r.base ? json{{"expected", r.base->expected ? json(*r.base->expected) : json()},
                                   {"normalised", optional_number(r.base_norm)},
                                   {"median_cycles_per_s", r.base->median},
@@ -366,6 +377,11 @@ GateResult run_gate(const json& baseline, const json& current, const GateOptions
             it->second.skipped = why;
             ++skipped;
         }
+    }
+    for (const auto& [key, error] : cur.failed) {
+        Row& r = rows[key];
+        r.key = key;
+        r.failed = error;
     }
     for (auto& [key, r] : rows)
         judge_outcome(r);
@@ -478,6 +494,11 @@ json make_baseline(const json& suite_table, const GateOptions& options) {
         throw GateInputError(options.current_name +
                              ": /interrupted: the suite did not finish; a baseline must be whole");
     }
+    if (!suite.failed.empty()) {
+        const auto& [key, error] = *suite.failed.begin();
+        throw GateInputError(options.current_name + ": /failed: " + key.first + " x " + key.second +
+                             " could not be run (" + error + "); a baseline must be whole");
+    }
     for (std::size_t i = 0; i < suite.runs.size(); ++i) {
         const auto& r = suite.runs[i];
         if (r.as_expected != true) {
@@ -572,11 +593,10 @@ json load_gate_json(const fs::path& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in)
         throw GateInputError(path.string() + ": cannot open");
-    try {
-        return json::parse(in);
-    } catch (const json::parse_error& e) {
-        throw GateInputError(path.string() + ": not valid JSON: " + e.what());
-    }
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (in.bad())
+        throw GateInputError(path.string() + ": cannot read");
+    return json_input::parse_text<GateInputError>(text, path.string());
 }
 
 }  // namespace lockbench

@@ -1,7 +1,8 @@
 #pragma once
 
 // `lockbench gate`: compares a suite run (its suite.json) with results/baseline.json and fails CI
-// on an outcome that differs from its expectation, a run that went missing, an interrupted suite,
+// on an outcome that differs from its expectation, a run that went missing or failed (the suite's
+// `failed` list: a run that could not be done has no outcome to pass), an interrupted suite,
 // or a throughput drop that is both beyond the threshold and beyond the noise the runs measured.
 //
 // Throughput is compared as ratios, never as absolute numbers: the baseline may come from another

@@ -83,6 +83,25 @@ CurrentSuite parse_current(const json& j, const std::string& origin) {
             suite.skipped[key] = f.required_string("reason");
         }
     }
+    if (const json* failed = top.find("failed")) {
+        if (!failed->is_array())
+            top.fail("/failed", "must be an array, not " + type_name(*failed));
+        for (std::size_t i = 0; i < failed->size(); ++i) {
+            const std::string path = "/failed/" + std::to_string(i);
+            Fields f((*failed)[i], origin, path);
+            Key key{f.required_string("scenario"), f.required_string("strategy")};
+            std::string error = f.required_string("error");
+            if (const auto code = f.optional_number("exit_code", 0, 255))
+                error += " (exit " + std::to_string(static_cast<int>(*code)) + ")";
+            if (auto it = suite.index.find(key); it != suite.index.end()) {
+                f.fail(path, key.first + " x " + key.second +
+                                 " both failed and finished (at /runs/" +
+                                 std::to_string(it->second) + ")");
+            }
+            if (!suite.failed.emplace(key, std::move(error)).second)
+                f.fail(path, "a second failure of " + key.first + " x " + key.second);
+        }
+    }
     return suite;
 }
 

@@ -45,6 +45,9 @@ struct CurrentSuite {
     std::map<Key, std::size_t> index;
     // Pairs this machine could not run (a scenario that needs root), and why.
     std::map<Key, std::string> skipped;
+    // Pairs whose run errored (the machine, the disk, a server that died): the error, with the
+    // exit code it would have had alone. Absent in older suites.
+    std::map<Key, std::string> failed;
 };
 
 struct BaselineRun {

@@ -95,6 +95,8 @@ json& run_in(json& suite, const std::string& scenario, const std::string& strate
     throw std::logic_error("no run " + scenario + " x " + strategy);
 }
 
+std::string error_of(const json& baseline, const json& current);
+
 TEST(GateTest, IdenticalSuitePasses) {
     json suite = typical_suite();
     GateResult g = run_gate(make_baseline(suite), suite);
@@ -219,6 +221,101 @@ TEST(GateTest, InterruptedSuiteFails) {
     EXPECT_EQ(g.json["problems"], 1);
     EXPECT_NE(g.report.find("note: INTERRUPTED: the suite run did not finish\n"),
               std::string::npos);
+}
+
+// A run that errored (a server died, the disk filled) is in the suite's `failed` list, not its
+// `runs`: the gate must not read it as a pass, nor as merely missing.
+TEST(GateTest, ARunThatFailedFailsTheGateNamingIt) {
+    json suite = typical_suite();
+    json current = suite;
+    json kept = json::array();
+    for (const auto& r : current["runs"]) {
+        if (r["strategy"] != "redlock")
+            kept.push_back(r);
+    }
+    current["runs"] = kept;
+    current["failed"] = json::array({{{"scenario", "baseline"},
+                                      {"strategy", "redlock"},
+                                      {"error", "redis-server on 127.0.0.1:7001 died"},
+                                      {"exit_code", 4},
+                                      {"attempts", 1}}});
+    GateResult g = run_gate(make_baseline(suite), current);
+    EXPECT_FALSE(g.pass) << g.report;
+    EXPECT_EQ(g.json["problems"], 1);
+    const json& r = row(g, "baseline", "redlock");
+    EXPECT_EQ(r["verdict"], "FAILED");
+    EXPECT_EQ(r["failed"], "redis-server on 127.0.0.1:7001 died (exit 4)");
+    EXPECT_EQ(line_of(g.report, "baseline                             redlock"),
+              "baseline                             redlock                 -         -        -"
+              "        0.5%/-          -  FAILED: the run could not be done: redis-server on "
+              "127.0.0.1:7001 died (exit 4)");
+    EXPECT_EQ(last_line(g.report), "gate: FAIL (1 problem)");
+    // A failed run the baseline never had fails too: it is not "new and as expected".
+    current["failed"][0]["scenario"] = "t9-new";
+    current["runs"] = suite["runs"];
+    g = run_gate(make_baseline(suite), current);
+    EXPECT_FALSE(g.pass) << g.report;
+    EXPECT_EQ(row(g, "t9-new", "redlock")["verdict"], "FAILED");
+}
+
+TEST(GateTest, AMalformedFailedListNamesItsPath) {
+    json suite = typical_suite();
+    json b = make_baseline(suite);
+    const std::string f = "results/suite-x/suite.json: ";
+    json current = suite;
+    current["failed"] = json::object();
+    EXPECT_EQ(error_of(b, current), f + "/failed: must be an array, not an object");
+    current["failed"] = json::array({{{"scenario", "baseline"}, {"strategy", "fenced"}}});
+    EXPECT_EQ(error_of(b, current), f + "/failed/0/error: missing");
+    current["failed"][0]["error"] = "died";
+    EXPECT_EQ(error_of(b, current),
+              f + "/failed/0: baseline x fenced both failed and finished (at /runs/0)");
+    current["failed"][0]["strategy"] = "rwlock";
+    current["failed"][0]["exit_code"] = "four";
+    EXPECT_EQ(error_of(b, current), f + "/failed/0/exit_code: must be a number, not a string");
+}
+
+TEST(GateTest, MakeBaselineRefusesASuiteWithAFailedRun) {
+    json suite = typical_suite();
+    suite["failed"] = json::array(
+        {{{"scenario", "baseline"}, {"strategy", "rwlock"}, {"error", "died"}, {"exit_code", 4}}});
+    try {
+        make_baseline(suite);
+        FAIL() << "no throw";
+    } catch (const GateInputError& e) {
+        EXPECT_STREQ(e.what(),
+                     "suite.json: /failed: baseline x rwlock could not be run (died (exit 4)); a "
+                     "baseline must be whole");
+    }
+}
+
+// A yardstick field of the wrong kind was read with json::value(), whose type_error escaped as an
+// internal error (exit 5).
+TEST(GateTest, AYardstickFieldOfTheWrongKindIsBadInputNamingItsPath) {
+    json suite = typical_suite();
+    json b = make_baseline(suite);
+    const json yardstick = {
+        {"tool", "redis-benchmark"},
+        {"points", {{{"connections", 8}, {"cycles_per_s", 5000.0}, {"noise", 0.01}}}}};
+    for (const auto& [field, value] :
+         std::vector<std::pair<std::string, json>>{{"tool", 5},
+                                                   {"connections", "eight"},
+                                                   {"connections", 1e300},
+                                                   {"samples", "many"},
+                                                   {"noise", json::array()}}) {
+        json current = suite;
+        current["yardstick"] = yardstick;
+        if (field == "tool")
+            current["yardstick"]["tool"] = value;
+        else
+            current["yardstick"]["points"][0][field] = value;
+        EXPECT_EQ(error_of(b, current)
+                      .rfind("results/suite-x/suite.json: /yardstick: must be a "
+                             "measured yardstick",
+                             0),
+                  0u)
+            << field << " = " << value.dump() << ": " << error_of(b, current);
+    }
 }
 
 TEST(GateTest, RealDropWithLowNoiseFails) {
@@ -628,6 +725,19 @@ TEST_F(LatestSuiteDirTest, LoadGateJsonNamesTheFile) {
             << e.what();
     }
     EXPECT_THROW(load_gate_json(dir_ / "absent.json"), GateInputError);
+    // A number no double holds is not a parse_error but an out_of_range: bad input all the same,
+    // placed where the reader found it.
+    std::ofstream(dir_ / "huge.json") << "{\"runs\": [\n  {\"noise\": 1e400}]}";
+    try {
+        load_gate_json(dir_ / "huge.json");
+        FAIL() << "no throw";
+    } catch (const GateInputError& e) {
+        EXPECT_EQ(std::string(e.what()), (dir_ / "huge.json").string() +
+                                             ": not valid JSON: at line 2, column 13: number "
+                                             "overflow parsing '1e400'");
+    }
+    std::ofstream(dir_ / "utf8.json") << "{\"created\": \"caf\xE9\"}";
+    EXPECT_THROW(load_gate_json(dir_ / "utf8.json"), GateInputError);
     std::ofstream(dir_ / "good.json") << "{\"a\": 1}";
     EXPECT_EQ(load_gate_json(dir_ / "good.json"), json({{"a", 1}}));
 }

@@ -88,16 +88,49 @@ json Yardstick::to_json() const {
 }
 
 std::optional<Yardstick> Yardstick::from_json(const json& j) {
+    // Every field is checked before it is read: json::value() throws a type_error on a field of
+    // the wrong kind, which escaped the gate as an internal error (exit 5), not bad input.
+    const auto number_or = [](const json& o, const char* field, double fallback) {
+        const auto it = o.find(field);
+        return it == o.end()     ? std::optional<double>(fallback)
+               : it->is_number() ? std::optional<double>(it->get<double>())
+                                 : std::nullopt;
+    };
     if (!j.is_object() || !j.contains("points") || !j["points"].is_array() || j["points"].empty())
         return std::nullopt;
     Yardstick y;
-    y.tool = j.value("tool", std::string("redis-benchmark"));
+    if (const auto tool = j.find("tool"); tool != j.end()) {
+        if (!tool->is_string())
+            return std::nullopt;
+        y.tool = tool->get<std::string>();
+    }
     for (const auto& p : j["points"]) {
         if (!p.is_object() || !p.contains("cycles_per_s") || !p["cycles_per_s"].is_number())
             return std::nullopt;
-        y.points.push_back({p.value("connections", 1), p.value("set_rps", 0.0),
-                            p.value("release_rps", 0.0), p["cycles_per_s"].get<double>(),
-                            p.value("noise", 0.0), p.value("samples", std::vector<double>{})});
+        YardstickPoint point;
+        point.cycles_per_s = p["cycles_per_s"].get<double>();
+        const auto connections = number_or(p, "connections", 1);
+        const auto set_rps = number_or(p, "set_rps", 0);
+        const auto release_rps = number_or(p, "release_rps", 0);
+        const auto noise = number_or(p, "noise", 0);
+        // A count as a double would be undefined behaviour on conversion beyond int's range.
+        if (!connections || !set_rps || !release_rps || !noise || !(*connections >= 1) ||
+            !(*connections <= 1e6) || *connections != std::floor(*connections))
+            return std::nullopt;
+        point.connections = static_cast<int>(*connections);
+        point.set_rps = *set_rps;
+        point.release_rps = *release_rps;
+        point.noise = *noise;
+        if (const auto samples = p.find("samples"); samples != p.end()) {
+            if (!samples->is_array())
+                return std::nullopt;
+            for (const auto& sample : *samples) {
+                if (!sample.is_number())
+                    return std::nullopt;
+                point.samples.push_back(sample.get<double>());
+            }
+        }
+        y.points.push_back(std::move(point));
     }
     if (const auto own = j.find("lockbench_cycles_per_s"); own != j.end() && own->is_number())
         y.lockbench_cycles_per_s = own->get<double>();

@@ -7,16 +7,19 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <limits>
 #include <new>
 #include <optional>
 #include <signal.h>
 #include <sstream>
 #include <system_error>
+#include <type_traits>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -49,6 +52,40 @@ static_assert(std::atomic<bool>::is_always_lock_free);
 
 extern "C" void on_interrupt(int) {
     g_interrupted.store(true);
+}
+
+// 86400000, not 8.64e+07: a bound as a person writes it.
+template <typename T>
+std::string bound_words(T bound) {
+    if constexpr (std::is_integral_v<T>) {
+        return std::to_string(bound);
+    } else {
+        if (bound == std::floor(bound) && std::fabs(bound) < 1e15)
+            return std::to_string(static_cast<long long>(bound));
+        std::ostringstream os;
+        os << bound;
+        return os.str();
+    }
+}
+
+// A number flag with bounds, worded as the workload file's errors are ("--hold-ms: must be
+// between 0 and 86400000, not 1e300"): a negative or huge value would overflow the clock types a
+// run computes with, or reach the workload reader and be named by a JSON path the user never
+// wrote. --help shows the range.
+template <typename T>
+CLI::Validator within(T lo, T hi) {
+    const std::string type = std::is_floating_point_v<T> ? "FLOAT"
+                             : std::is_signed_v<T>       ? "INT"
+                                                         : "UINT";
+    const std::string lo_words = bound_words(lo), hi_words = bound_words(hi);
+    return CLI::Validator(
+        [lo, hi, lo_words, hi_words](std::string& text) -> std::string {
+            T value{};
+            if (CLI::detail::lexical_cast(text, value) && value >= lo && value <= hi)
+                return {};
+            return "must be between " + lo_words + " and " + hi_words + ", not " + text;
+        },
+        type + " in [" + lo_words + " - " + hi_words + "]");
 }
 
 void install_interrupt_handlers() {
@@ -648,7 +685,7 @@ int main(int argc, char** argv) {
     check
         ->add_option("--time-limit", cf.time_limit_s,
                      "Seconds the linearizability search may take before it answers unknown")
-        ->check(CLI::PositiveNumber)
+        ->check(within(0.01, 86'400.0))
         ->capture_default_str();
     check->add_flag("--json", cf.json, "Print the report as JSON");
     check
@@ -660,12 +697,12 @@ int main(int argc, char** argv) {
         ->add_option("--liveness-bound-ms", cf.liveness_bound_ms,
                      "A lock without a lease orphaned longer than this while others wait is a "
                      "deadlock (a leased lock: past its lease)")
-        ->check(CLI::PositiveNumber)
+        ->check(within(std::int64_t{1}, std::int64_t{86'400'000}))
         ->capture_default_str();
     check
         ->add_option("--starvation-bound-ms", cf.starvation_bound_ms,
                      "A wait for a grant longer than this is starvation (default: not judged)")
-        ->check(CLI::PositiveNumber);
+        ->check(within(std::int64_t{1}, std::int64_t{86'400'000}));
 
     RunFlags rf;
     auto* run =
@@ -681,15 +718,26 @@ int main(int argc, char** argv) {
     run->add_option("--clients-ramp", rf.clients_ramp,
                     "Run at each client count, START:STEP:END or N,N,...: one curve per strategy "
                     "(throughput, acquire p50/p99, fairness) in results/ramp-*/ramp.json");
-    run->add_option("--clients", rf.clients, "Concurrent simulated clients");
-    run->add_option("--keys", rf.keys, "Number of lock keys");
-    run->add_option("--threads", rf.threads, "Event-loop threads the clients are spread over");
-    run->add_option("--duration", rf.duration, "Seconds to run");
-    run->add_option("--hold-ms", rf.hold_ms, "Time inside the critical section (constant)");
-    run->add_option("--think-ms", rf.think_ms, "Pause between cycles (constant)");
-    run->add_option("--lease-ms", rf.lease_ms, "Lock lease");
-    run->add_option("--wait-ms", rf.wait_ms, "How long an acquire may wait for a held lock");
-    run->add_option("--seed", rf.seed, "Seed of every random choice");
+    // The ranges a workload file allows (engine/run/workload.cpp): a negative or huge value
+    // would otherwise overflow the clock types the run computes with, or be refused later as a
+    // JSON field the user never wrote.
+    run->add_option("--clients", rf.clients, "Concurrent simulated clients")
+        ->check(within(1, 100'000));
+    run->add_option("--keys", rf.keys, "Number of lock keys")->check(within(1, 10'000'000));
+    run->add_option("--threads", rf.threads, "Event-loop threads the clients are spread over")
+        ->check(within(1, 64));
+    run->add_option("--duration", rf.duration, "Seconds to run")->check(within(0.01, 86'400.0));
+    run->add_option("--hold-ms", rf.hold_ms, "Time inside the critical section (constant)")
+        ->check(within(0.0, 86'400'000.0));
+    run->add_option("--think-ms", rf.think_ms, "Pause between cycles (constant)")
+        ->check(within(0.0, 86'400'000.0));
+    run->add_option("--lease-ms", rf.lease_ms, "Lock lease")
+        ->check(within(std::int64_t{1}, std::int64_t{86'400'000}));
+    run->add_option("--wait-ms", rf.wait_ms, "How long an acquire may wait for a held lock")
+        ->check(within(std::int64_t{0}, std::int64_t{86'400'000}));
+    run->add_option("--seed", rf.seed, "Seed of every random choice")
+        ->check(within(std::uint64_t{0},
+                       static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())));
     run->add_option("--resource", rf.resource, "Protected resource: counter | fenced | none");
     run->add_option("--rate", rf.rate,
                     "Open loop: start this many cycles per second over all clients, and report "

@@ -226,6 +226,7 @@ RunOutcome run_workload(const RunOptions& options) {
                               (deployment.zookeeper_hosts.empty() || deployment.zookeeper) &&
                               (deployment.etcd_endpoints.empty() || deployment.etcd);
     const std::string key_prefix = all_embedded ? "" : "lockbench:" + nonce + ":";
+    CleanUpOnFailure clean_up_on_failure(w, deployment, external, key_prefix);
     const ConnectionOptions connection{
         .connect_timeout = std::chrono::milliseconds(w.connect_timeout_ms),
         .command_timeout = std::chrono::milliseconds(w.command_timeout_ms)};
@@ -554,6 +555,7 @@ RunOutcome run_workload(const RunOptions& options) {
     }
     outcome.interrupted = interrupted;
     outcome.summary["cleanup"] = clean_up_user_servers(w, deployment, external, key_prefix);
+    clean_up_on_failure.dismiss();
     write_atomically(dir.tmp() / "workload.json", w.to_json().dump(2) + "\n");
     write_atomically(dir.tmp() / "summary.json", outcome.summary.dump(2) + "\n");
     write_atomically(dir.tmp() / "report.txt", make_report(outcome.summary));

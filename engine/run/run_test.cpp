@@ -357,6 +357,77 @@ INSTANTIATE_TEST_SUITE_P(Strategies, RunOnUsersServersTest,
                                            "redlock"),
                          [](const auto& param_info) { return param_info.param; });
 
+// A user's node whose host control cannot act (its namespace does not exist): the run's fault at
+// 0.3 s fails, an environment error (exit 4) after the clients wrote their keys.
+Inventory inventory_with_a_failing_control(const Endpoint& node) {
+    return Inventory::from_json(
+        json{{"nodes",
+              {{{"host", node.host},
+                {"port", node.port},
+                {"control", {{"local", true}, {"netns", "/nonexistent/lockbench-netns"}}}}}}},
+        "inv.json");
+}
+
+Workload counter_workload_with_a_pause_at(double at_s) {
+    return Workload::from_json(json::parse(R"({"name": "fails", "clients": 4, "keys": 2,
+        "duration_s": 3, "hold_ms": 1, "resource": "counter", "faults": [{"fault": "pause-server",
+        "at_s": )" + std::to_string(at_s) + R"(, "duration_ms": 200}]})"));
+}
+
+// Exit 4 writes no summary, but the keys the run wrote on the user's server - the protected
+// resource's counters never expire - go all the same, and nothing else of theirs does.
+TEST(RunTest, ARunThatFailsOnTheUsersServerStillRemovesWhatItWrote) {
+    RedisServer users;
+    users.command({"SET", "orders", "1"});
+    TempDir out;
+    ::testing::internal::CaptureStderr();
+    try {
+        run_workload({.workload = counter_workload_with_a_pause_at(0.3),
+                      .inventory = inventory_with_a_failing_control(users.endpoint()),
+                      .out_dir = out.path()});
+        ADD_FAILURE() << "no environment error";
+    } catch (const EnvironmentError& e) {
+        EXPECT_NE(std::string(e.what()).find("nsenter: cannot open /nonexistent/lockbench-netns"),
+                  std::string::npos)
+            << e.what();
+    }
+    const std::string stderr_text = ::testing::internal::GetCapturedStderr();
+    EXPECT_EQ(users.command({"DBSIZE"}).integer, 1);
+    EXPECT_EQ(users.command({"GET", "orders"}).str, "1");
+    EXPECT_EQ(stderr_text.find("left on your servers"), std::string::npos) << stderr_text;
+    EXPECT_TRUE(fs::is_empty(out.path()));
+}
+
+// When the server is gone by then, what stays on it is named in one line on stderr.
+TEST(RunTest, ARunThatFailsNamesWhatItCouldNotRemoveInOneLine) {
+    auto users = std::make_unique<RedisServer>();
+    const Endpoint endpoint = users->endpoint();
+    TempDir out;
+    Workload w = counter_workload_with_a_pause_at(1.0);
+    // The server stops once the clients wrote their keys, before the fault at 1 s fails.
+    std::thread stopper([&] {
+        const auto give_up = std::chrono::steady_clock::now() + 10s;
+        while (users->command({"DBSIZE"}).integer == 0 &&
+               std::chrono::steady_clock::now() < give_up)
+            std::this_thread::sleep_for(5ms);
+        users.reset();
+    });
+    ::testing::internal::CaptureStderr();
+    EXPECT_THROW(run_workload({.workload = w,
+                               .inventory = inventory_with_a_failing_control(endpoint),
+                               .out_dir = out.path()}),
+                 EnvironmentError);
+    stopper.join();
+    const std::string stderr_text = ::testing::internal::GetCapturedStderr();
+    const std::string expected_start =
+        "lockbench: left on your servers after the error: keys "
+        "matching *lockbench:";
+    EXPECT_EQ(stderr_text.rfind(expected_start, 0), 0u) << stderr_text;
+    EXPECT_NE(stderr_text.find(":* on " + endpoint.to_string() + ": "), std::string::npos)
+        << stderr_text;
+    EXPECT_EQ(std::count(stderr_text.begin(), stderr_text.end(), '\n'), 1) << stderr_text;
+}
+
 TEST(RunTest, AFaultThatNeverFiresMakesTheVerdictUnknownAndSaysWhich) {
     // Every reply is lost from 50 ms on, so nobody is granted k0 again: the pause meant for its
     // next holder never happens, and "safe" would be a lie.

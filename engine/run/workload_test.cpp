@@ -37,7 +37,9 @@ TEST(WorkloadTest, TextThatIsNotJsonIsAWorkloadError) {
         return std::string("no error");
     };
     EXPECT_EQ(parse_error(R"({"clients": 1e400})"),
-              "w.json: not valid JSON: number overflow parsing '1e400'");
+              "w.json: not valid JSON: at line 1, column 13: number overflow parsing '1e400'");
+    EXPECT_EQ(parse_error("{\"name\":\n \"x\", \"hold_ms\": -1e999}"),
+              "w.json: not valid JSON: at line 2, column 18: number overflow parsing '-1e999'");
     EXPECT_EQ(parse_error("{\"clients\": 4,}"),
               "w.json: not valid JSON: parse error at line 1, column 15: syntax error while "
               "parsing object key - unexpected '}'; expected string literal");
@@ -75,8 +77,14 @@ TEST(WorkloadTest, EveryErrorNamesItsJsonPath) {
         {R"({"clients": "many"})", "w.json: /clients: must be an integer, not a string"},
         {R"({"colour": "red"})", "w.json: /colour: unknown field"},
         {R"({"hold_ms": {"uniform": [5, 1]}})",
-         "w.json: /hold_ms/uniform: must be [low, high] with 0 <= low <= high"},
+         "w.json: /hold_ms/uniform: must be [low, high] with 0 <= low <= high <= 86400000"},
         {R"({"hold_ms": {"normal": 3}})", "w.json: /hold_ms/normal: unknown field"},
+        // A time no clock type holds: 1e300 ms wrapped to a short hold and ran anyway.
+        {R"({"hold_ms": 1e300})", "w.json: /hold_ms: must be between 0 and 86400000 ms"},
+        {R"({"think_ms": {"uniform": [0, 1e20]}})",
+         "w.json: /think_ms/uniform: must be [low, high] with 0 <= low <= high <= 86400000"},
+        {R"({"hold_ms": {"exponential": 1e20}})",
+         "w.json: /hold_ms/exponential: must be a mean between 0 and 86400000"},
         {R"({"hold_ms": {}})",
          "w.json: /hold_ms: must be a number or exactly one of {constant|uniform|exponential}"},
         {R"({"resource": "disk"})",

@@ -1,6 +1,7 @@
 #include "engine/topology/inventory.hpp"
 
 #include <fstream>
+#include <iterator>
 
 #include "engine/run/json_reader.hpp"
 
@@ -77,20 +78,13 @@ Inventory Inventory::from_json(const nlohmann::json& j, const std::string& origi
 }
 
 Inventory Inventory::load(const std::filesystem::path& path) {
-    std::ifstream in(path);
+    std::ifstream in(path, std::ios::binary);
     if (!in)
         throw WorkloadError(path.string() + ": cannot open the inventory");
-    nlohmann::json j;
-    try {
-        j = nlohmann::json::parse(in);
-    } catch (const nlohmann::json::parse_error& e) {
-        // nlohmann's message carries the line and column.
-        const std::string what = e.what();
-        const auto pos = what.find("parse error");
-        throw WorkloadError(path.string() + ": not valid JSON: " +
-                            (pos == std::string::npos ? what : what.substr(pos)));
-    }
-    return from_json(j, path.string());
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (in.bad())
+        throw WorkloadError(path.string() + ": cannot read the inventory");
+    return from_json(json_input::parse_text<WorkloadError>(text, path.string()), path.string());
 }
 
 std::vector<const InventoryNode*> Inventory::masters() const {

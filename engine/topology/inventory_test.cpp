@@ -3,10 +3,12 @@
 
 #include "engine/topology/inventory.hpp"
 
+#include <fstream>
 #include <map>
 
 #include <gtest/gtest.h>
 
+#include "checker/testing/temp_dir.hpp"
 #include "engine/run/json_reader.hpp"
 
 namespace lockbench {
@@ -49,6 +51,34 @@ TEST(InventoryTest, ReadsNodesTheirRolesAndHowToReachTheirHosts) {
     // The masters are the lock nodes, in order: node:1 is r3.
     ASSERT_EQ(inv.masters().size(), 2u);
     EXPECT_EQ(inv.masters()[1]->name, "r3");
+}
+
+// Every way a file can fail to be JSON is bad input naming it: a number no double holds used to
+// escape as an out_of_range error, and the CLI called it an internal error (exit 5).
+TEST(InventoryTest, AFileThatIsNotJsonIsBadInputNamingItAndWhere) {
+    testing::TempDir scratch;
+    const auto error_of_file = [&](const std::string& text) {
+        const auto file = scratch.path() / "inv.json";
+        std::ofstream(file, std::ios::binary | std::ios::trunc) << text;
+        try {
+            Inventory::load(file);
+        } catch (const WorkloadError& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    const std::string f = (scratch.path() / "inv.json").string();
+    EXPECT_EQ(error_of_file("{\"nodes\": [\n  {\"host\": \"h\", \"port\": 1e400}]}"),
+              f + ": not valid JSON: at line 2, column 25: number overflow parsing '1e400'");
+    EXPECT_EQ(error_of_file("{\"nodes\": [}"),
+              f + ": not valid JSON: parse error at line 1, column 12: syntax error while "
+                  "parsing value - unexpected '}'; expected '[', '{', or a literal");
+    EXPECT_EQ(error_of_file("{\"nodes\": [{\"host\": 5}]}"),
+              f + ": /nodes/0/host: must be a string, not a number");
+    EXPECT_EQ(error_of_file("{\"nodes\": [{\"host\": \"h\", \"port\": 1e300}]}"),
+              f + ": /nodes/0/port: must be an integer, not a number");
+    EXPECT_EQ(error_of_file("{\"nodes\": [{\"host\": \"h\", \"port\": 18446744073709551615}]}"),
+              f + ": /nodes/0/port: must be between 1 and 65535, not 18446744073709551615");
 }
 
 TEST(InventoryTest, EveryErrorNamesItsJsonPath) {

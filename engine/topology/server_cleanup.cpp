@@ -1,6 +1,7 @@
 #include "engine/topology/server_cleanup.hpp"
 
 #include <cstdio>
+#include <exception>
 #include <zookeeper/zookeeper.h>
 
 #include "engine/topology/cluster.hpp"
@@ -104,16 +105,17 @@ Task<long long> delete_run_znodes(ZkClient& zk, std::string key_prefix) {
 
 nlohmann::json clean_up_user_servers(const Workload& w, const Deployment& deployment,
                                      const std::vector<Endpoint>& external,
-                                     const std::string& key_prefix) {
+                                     const std::string& key_prefix, bool quiet) {
     const bool redis = !deployment.embedded && !external.empty();
     const bool zookeeper = !deployment.zookeeper_hosts.empty() && !deployment.zookeeper;
     const bool etcd = !deployment.etcd_endpoints.empty() && !deployment.etcd;
     if (key_prefix.empty() || (!redis && !zookeeper && !etcd))
         return nullptr;
     nlohmann::json report{{"left", nlohmann::json::array()}};
-    auto leave = [&report](const std::string& what) {
+    auto leave = [&report, quiet](const std::string& what) {
         report["left"].push_back(what);
-        std::fprintf(stderr, "lockbench: left on your servers: %s\n", what.c_str());
+        if (!quiet)
+            std::fprintf(stderr, "lockbench: left on your servers: %s\n", what.c_str());
     };
     EventLoop loop;
     if (redis) {
@@ -173,6 +175,32 @@ nlohmann::json clean_up_user_servers(const Workload& w, const Deployment& deploy
             leave("keys starting with " + key_prefix + " on etcd: " + why);
     }
     return report;
+}
+
+CleanUpOnFailure::CleanUpOnFailure(const Workload& w, const Deployment& deployment,
+                                   const std::vector<Endpoint>& external,
+                                   const std::string& key_prefix)
+    : workload_(w),
+      deployment_(deployment),
+      external_(external),
+      key_prefix_(key_prefix),
+      exceptions_at_start_(std::uncaught_exceptions()) {}
+
+CleanUpOnFailure::~CleanUpOnFailure() {
+    if (dismissed_ || std::uncaught_exceptions() <= exceptions_at_start_)
+        return;
+    try {
+        const nlohmann::json report =
+            clean_up_user_servers(workload_, deployment_, external_, key_prefix_, /*quiet=*/true);
+        if (report.is_null() || report["left"].empty())
+            return;
+        std::string left;
+        for (const auto& what : report["left"])
+            left += (left.empty() ? "" : "; ") + what.get<std::string>();
+        std::fprintf(stderr, "lockbench: left on your servers after the error: %s\n", left.c_str());
+    } catch (...) {
+        // Unwinding already: the run's own error is the one to report.
+    }
 }
 
 }  // namespace lockbench

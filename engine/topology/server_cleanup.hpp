@@ -24,9 +24,33 @@ namespace lockbench {
 // Returns summary.json's `cleanup`: {"redis": [{"server", "deleted"}], "zookeeper": {"hosts",
 // "deleted"}, "etcd": {"server", "deleted"}, "left": ["what was left, where, and why"]}, or null
 // when the run used no server of the user's. Never throws: what cannot be removed (a server that
-// does not answer now) is named in `left`, and on stderr.
+// does not answer now) is named in `left`, and on stderr (one line each) unless `quiet`: a caller
+// that writes no summary says it in one line of its own.
 nlohmann::json clean_up_user_servers(const Workload& w, const Deployment& deployment,
                                      const std::vector<Endpoint>& external,
-                                     const std::string& key_prefix);
+                                     const std::string& key_prefix, bool quiet = false);
+
+// A run that ends in an error after its clients wrote to the user's servers (a server died, a
+// fault's control failed: exit 4) writes no summary, but its keys and znodes are removed all the
+// same while the servers still answer; what could not be is named in one line on stderr. Declared
+// once the key prefix exists and destroyed after the clients are gone; dismiss() once the run's
+// own clean-up ran.
+class CleanUpOnFailure {
+  public:
+    CleanUpOnFailure(const Workload& w, const Deployment& deployment,
+                     const std::vector<Endpoint>& external, const std::string& key_prefix);
+    ~CleanUpOnFailure();
+    CleanUpOnFailure(const CleanUpOnFailure&) = delete;
+    CleanUpOnFailure& operator=(const CleanUpOnFailure&) = delete;
+    void dismiss() { dismissed_ = true; }
+
+  private:
+    const Workload& workload_;
+    const Deployment& deployment_;
+    const std::vector<Endpoint>& external_;
+    const std::string& key_prefix_;
+    int exceptions_at_start_;
+    bool dismissed_ = false;
+};
 
 }  // namespace lockbench
