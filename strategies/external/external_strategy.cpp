@@ -167,9 +167,14 @@ Task<AdapterProcess*> ExternalStrategy::ensure_process(Session& session) {
         }
         // The file is read on every clock call (no cache), so an offset set during the run takes
         // effect at once; the monotonic clock stays true, as a skewed wall clock leaves it.
+        // libfaketime 0.9.10 turns its "monotonic fix" on by itself on recent glibc; it then
+        // misjudges the deadlines of condition variables on the monotonic clock, where a JVM
+        // parks every timed wait: Curator took seconds per request (no answer to an acquire
+        // within its budget). Off, those waits pass through untouched, for every runtime.
         launch.extra_env = {"LD_PRELOAD=" + library->string(),
                             "FAKETIME_TIMESTAMP_FILE=" + client->faketime_file->string(),
-                            "FAKETIME_NO_CACHE=1", "FAKETIME_DONT_FAKE_MONOTONIC=1"};
+                            "FAKETIME_NO_CACHE=1", "FAKETIME_DONT_FAKE_MONOTONIC=1",
+                            "FAKETIME_FORCE_MONOTONIC_FIX=0"};
     }
     const std::string who = "client " + session.client_id() + " (" + spec_.name + ")";
     try {
