@@ -167,9 +167,14 @@ Task<AdapterProcess*> ExternalStrategy::ensure_process(Session& session) {
         }
         // The file is read on every clock call (no cache), so an offset set during the run takes
         // effect at once; the monotonic clock stays true, as a skewed wall clock leaves it.
+        // libfaketime 0.9.10 turns its "monotonic fix" on by itself on recent glibc; it then
+        // misjudges the deadlines of condition variables on the monotonic clock, where a JVM
+        // parks every timed wait: Curator took seconds per request (no answer to an acquire
+        // within its budget). Off, those waits pass through untouched, for every runtime.
         launch.extra_env = {"LD_PRELOAD=" + library->string(),
                             "FAKETIME_TIMESTAMP_FILE=" + client->faketime_file->string(),
-                            "FAKETIME_NO_CACHE=1", "FAKETIME_DONT_FAKE_MONOTONIC=1"};
+                            "FAKETIME_NO_CACHE=1", "FAKETIME_DONT_FAKE_MONOTONIC=1",
+                            "FAKETIME_FORCE_MONOTONIC_FIX=0"};
     }
     const std::string who = "client " + session.client_id() + " (" + spec_.name + ")";
     try {
@@ -192,28 +197,50 @@ Task<AdapterProcess*> ExternalStrategy::ensure_process(Session& session) {
         std::fprintf(stderr, "lockbench: %s: adapter says %s\n", who.c_str(),
                      message.dump().substr(0, 200).c_str());
     });
+    json init_options{{"connect_timeout_ms", session.connection_options().connect_timeout.count()},
+                      {"command_timeout_ms", session.connection_options().command_timeout.count()},
+                      {"retry_delay_ms", options_.retry_delay.count()}};
+    if (client->requested_lease)
+        init_options["lease_ms"] = client->requested_lease->count();
     json init{{"type", "init"},
               {"clients", json::array({client_id})},
               {"namespace", run ? run->name_space : std::string("lockbench")},
               {"servers", init_servers(session)},
-              {"options",
-               {{"connect_timeout_ms", session.connection_options().connect_timeout.count()},
-                {"command_timeout_ms", session.connection_options().command_timeout.count()},
-                {"retry_delay_ms", options_.retry_delay.count()}}}};
+              {"options", std::move(init_options)}};
     // A runtime's start (a JVM's class loading) is not an answer being late.
     const json answer =
         co_await process->call(std::move(init), answer_timeout(session) + std::chrono::seconds(30));
-    if (answer.value("type", "") == "error")
-        throw_error_answer(answer, "init");
-    if (answer.value("type", "") != "init_ok")
-        throw_unexpected(answer, "init");
+    client->applied_lease.reset();
+    try {
+        if (answer.value("type", "") == "error")
+            throw_error_answer(answer, "init");
+        if (answer.value("type", "") != "init_ok")
+            throw_unexpected(answer, "init");
+        if (const auto lease = answer.find("lease_ms"); lease != answer.end()) {
+            // PROTOCOL.md: a positive integer of milliseconds. Anything else would become the
+            // history's lease and mislead the checker: the adapter is confused, not believed.
+            if (!lease->is_number_integer() || lease->get<std::int64_t>() <= 0)
+                throw_unexpected(answer, "init (lease_ms must be a positive integer)");
+            client->applied_lease = std::chrono::milliseconds(lease->get<std::int64_t>());
+        }
+    } catch (...) {
+        // A process whose init failed serves nothing: the next call starts (and inits) a new one.
+        client->process.reset();
+        throw;
+    }
     co_return process;
 }
 
 Task<std::optional<std::chrono::milliseconds>> ExternalStrategy::applied_lease(
-    Session& session, std::chrono::milliseconds /*requested*/) {
+    Session& session, std::chrono::milliseconds requested) {
+    AdapterClient* client = adapter_client(session);
+    if (!client) {
+        session.set_extension(kAdapterClientKey, std::make_shared<AdapterClient>());
+        client = adapter_client(session);
+    }
+    client->requested_lease = requested;
     co_await ensure_process(session);
-    co_return std::nullopt;
+    co_return client->applied_lease;
 }
 
 Task<AcquireResult> ExternalStrategy::acquire(Session& session, const AcquireRequest& request) {

@@ -8,6 +8,7 @@
 // - `timeout`, an unknown code, a broken adapter - an IoError (`info`, in doubt).
 
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -56,6 +57,11 @@ struct AdapterClient {
     std::unique_ptr<AdapterProcess> process;
     std::optional<std::filesystem::path> faketime_file;
     int processes_started = 0;
+    // The run's lease, sent in every init of this client's processes (options.lease_ms): the
+    // library may set its session timeout or lease TTL from it before its first grant.
+    std::optional<std::chrono::milliseconds> requested_lease;
+    // The lease the library says it applies (init_ok's lease_ms), from the latest init.
+    std::optional<std::chrono::milliseconds> applied_lease;
 };
 inline constexpr const char* kAdapterClientKey = "adapter.client";
 
@@ -77,8 +83,10 @@ class ExternalStrategy : public Strategy {
     Task<ReleaseOutcome> release(Session& session, const Grant& grant) override;
     Task<bool> renew(Session& session, const Grant& grant) override;
     Task<void> shutdown(Session& session) override;
-    // Starts the client's process and sends its init, in the connect phase: the run's first
-    // acquire must not pay for a runtime's start.
+    // Starts the client's process and sends its init (with the requested lease), in the connect
+    // phase: the run's first acquire must not pay for a runtime's start. Answers init_ok's
+    // lease_ms, the lease the library applies (a negotiated ZooKeeper session timeout, an etcd
+    // TTL in whole seconds raised to the server's minimum), or nothing where it did not say.
     Task<std::optional<std::chrono::milliseconds>> applied_lease(
         Session& session, std::chrono::milliseconds requested) override;
 

@@ -216,6 +216,39 @@ INSTANTIATE_TEST_SUITE_P(
         return name;
     });
 
+TEST(AppliedLease, IsNothingWhereTheAdapterDoesNotSay) {
+    AdapterClientUnderTest c("null-adapter");
+    EXPECT_EQ(run_sync(c.loop, c.strategy->applied_lease(*c.session, 300ms)), std::nullopt);
+    // Learned by starting the client's process: the run's first acquire finds it running.
+    EXPECT_GT(c.pid(), 0);
+}
+
+TEST(AppliedLease, IsInitOksLeaseForTheLeaseInitAskedFor) {
+    AdapterClientUnderTest c(misbehaving("lease", 1));
+    EXPECT_EQ(run_sync(c.loop, c.strategy->applied_lease(*c.session, 300ms)), 2000ms);
+    const pid_t first = c.pid();
+    // A successor's init asks for the same lease, and is believed again.
+    ASSERT_TRUE(adapter_process(*c.session)->crash());
+    ASSERT_TRUE(std::holds_alternative<Grant>(c.acquire("k")));
+    EXPECT_NE(c.pid(), first);
+    EXPECT_EQ(adapter_client(*c.session)->applied_lease, 2000ms);
+}
+
+TEST(AppliedLease, NotAPositiveIntegerIsAnUnexpectedAnswerAndANewProcessNext) {
+    AdapterClientUnderTest c(misbehaving("bad-lease", 1));
+    try {
+        run_sync(c.loop, c.strategy->applied_lease(*c.session, 300ms));
+        ADD_FAILURE() << "lease_ms 0 was believed";
+    } catch (const IoError& e) {
+        EXPECT_NE(std::string(e.what()).find("lease_ms must be a positive integer"),
+                  std::string::npos)
+            << e.what();
+    }
+    // The process whose init failed is gone, not left serving uninitialised.
+    EXPECT_EQ(adapter_process(*c.session), nullptr);
+    EXPECT_EQ(adapter_client(*c.session)->processes_started, 1);
+}
+
 TEST(AdapterMessages, LostIsHandedToTheRun) {
     AdapterClientUnderTest c(misbehaving("lost", 1));
     std::vector<nlohmann::json> lost;

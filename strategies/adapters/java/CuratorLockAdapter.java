@@ -156,8 +156,22 @@ public final class CuratorLockAdapter {
         }
         for (Object client : clients)
             sessions.put(String.valueOf(client), new ClientSession(String.valueOf(client)));
-        if (!clients.isEmpty())
+        // The lease is the ZooKeeper session, whose timeout the server clamps to its limits: with
+        // the run's lease (options.lease_ms) each client connects now and init answers the
+        // timeout the server granted, which is how long a crashed holder's lock lives.
+        long leaseMs = number(options, "lease_ms", 0);
+        long appliedLeaseMs = 0;
+        if (!clients.isEmpty() && leaseMs > 0) {
+            try {
+                for (ClientSession session : sessions.values())
+                    appliedLeaseMs = Math.max(appliedLeaseMs, session.connectForLease(leaseMs));
+            } catch (Exception e) {
+                sendError(id, "unavailable", "no ZooKeeper session for the lease: " + e);
+                return;
+            }
+        } else if (!clients.isEmpty()) {
             warmUp();
+        }
         initialized = true;
         Json.Obj capabilities = new Json.Obj()
                 .put("reentrant", true)
@@ -169,8 +183,10 @@ public final class CuratorLockAdapter {
                 .put("lost_signal", true)
                 // Each client's lock calls run on a thread of its own (see ClientSession).
                 .put("concurrent", true);
-        send(answer(id, "init_ok")
-                        .put("library", LIBRARY + (readWrite ? "-rwlock" : "-mutex"))
+        Json.Obj ok = answer(id, "init_ok");
+        if (appliedLeaseMs > 0)
+            ok.put("lease_ms", appliedLeaseMs);
+        send(ok.put("library", LIBRARY + (readWrite ? "-rwlock" : "-mutex"))
                         .put("version", curatorVersion())
                         .put("services", List.of("zookeeper"))
                         .put("capabilities", capabilities));
@@ -399,6 +415,17 @@ public final class CuratorLockAdapter {
             InterProcessReadWriteLock rw = readWriteLocks.computeIfAbsent(
                     key, k -> new InterProcessReadWriteLock(curator, path));
             return shared ? rw.readLock() : rw.writeLock();
+        }
+
+        /** Connects on the client's thread (Curator's objects live there); the granted timeout. */
+        long connectForLease(long leaseMs) throws Exception {
+            long connectMs = number(options, "connect_timeout_ms", 1000);
+            return thread.submit(() -> {
+                if (!connect(leaseMs))
+                    throw new IllegalStateException("no ZooKeeper connection within "
+                            + connectMs + " ms (" + connectString + ")");
+                return (long) curator.getZookeeperClient().getZooKeeper().getSessionTimeout();
+            }).get(connectMs + 5000, TimeUnit.MILLISECONDS);
         }
 
         private boolean connect(long leaseMs) throws Exception {

@@ -5,7 +5,10 @@
 //
 // - Lease: etcd leases are whole seconds, so a lease of lease_ms is ceil(lease_ms / 1000) s
 //   (at least 1): never shorter than asked. The server raises a TTL below its minimum (1.5 x the
-//   election timeout rounded up: 2 s with etcd's default flags) to that minimum.
+//   election timeout rounded up: 2 s with etcd's default flags) to that minimum. So init, given
+//   options.lease_ms, grants a probe lease of that TTL, reads the TTL the server applies (a
+//   keep-alive's answer), revokes it and answers it as lease_ms: a crashed holder's lock lives
+//   that long, not the lease lockbench asked for.
 // - Waiting: the library makes one attempt; we retry it every retry_delay_ms until wait_ms.
 // - Fence: the lock key's create revision, read after the grant (omitted if that read fails or
 //   the key is no longer ours).
@@ -26,6 +29,21 @@ let options;
 
 function classify(error) {
   return error instanceof GRPCDeadlineExceededError ? 'timeout' : 'etcd-error';
+}
+
+function ttlSecondsOf(leaseMs) {
+  return Math.max(1, Math.ceil(leaseMs / 1000));
+}
+
+async function appliedLeaseMs(leaseMs) {
+  const probe = locks.lease(ttlSecondsOf(leaseMs), { autoKeepAlive: false });
+  try {
+    await probe.grant();
+    const { TTL } = await probe.keepaliveOnce();
+    return Number(TTL) * 1000;
+  } finally {
+    await probe.revoke().catch((error) => log(`revoking the probe lease: ${error.message}`));
+  }
 }
 
 async function fenceOf(key, leaseId) {
@@ -55,7 +73,9 @@ serve({
       });
       locks = client.namespace(`${request.namespace}/`);
     }
+    const applied = servers.length && options.lease_ms > 0 ? { lease_ms: await appliedLeaseMs(options.lease_ms) } : {};
     return {
+      ...applied,
       library: 'etcd3',
       version: require('./node_modules/etcd3/package.json').version,
       services: ['etcd'],
@@ -65,7 +85,7 @@ serve({
 
   async acquire({ client, key, mode, lease_ms, wait_ms }) {
     if (mode !== 'exclusive') throw new ProtocolError('unsupported', 'etcd3 Lock has no shared mode');
-    const ttlSeconds = Math.max(1, Math.ceil(lease_ms / 1000));
+    const ttlSeconds = ttlSecondsOf(lease_ms);
     const deadline = Date.now() + wait_ms;
     const ourLeases = [];
     for (;;) {

@@ -4,8 +4,10 @@
     strategies/adapters/python/kazoo_lock.py
 
 Exclusive mode is kazoo's WriteLock (its Lock, but one that also waits for readers), shared mode
-its ReadLock. The lease is the ZooKeeper session: its timeout is the first acquire's `lease_ms`,
-and kazoo keeps it alive by itself. The fencing number is the lock node's sequence number. When
+its ReadLock. The lease is the ZooKeeper session: its timeout is init's `options.lease_ms` (or,
+without one, the first acquire's `lease_ms`), and kazoo keeps it alive by itself. The server
+clamps the timeout to its limits, so init connects and answers the timeout it negotiated as
+`lease_ms`: that is how long a crashed holder's lock lives. The fencing number is the lock node's sequence number. When
 kazoo reports the connection SUSPENDED or the session LOST, every held lock gets a `lost` message:
 kazoo's documentation says a SUSPENDED client must assume it no longer holds its locks.
 """
@@ -19,6 +21,7 @@ import kazoo
 from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import LockTimeout
 from kazoo.handlers.threading import KazooTimeoutError
+from kazoo.protocol.serialization import Connect
 
 CAPABILITIES = {"reentrant": False, "shared": True, "fencing": True, "auto_renewal": True,
                 "renew": False, "lost_signal": True, "concurrent": False}
@@ -67,6 +70,7 @@ class Adapter:
         self.out = threading.Lock()  # kazoo's connection thread writes `lost` messages too
         self.zk = None
         self.session_lease_ms = None
+        self.negotiated_ms = None  # the session timeout the server applies, once connected
         self.starting = threading.Lock()  # a start abandoned by a timeout may still be running
         self.grants = {}  # token -> {"client", "key", "lock", "held"}
 
@@ -81,10 +85,16 @@ class Adapter:
         self.command_s = options.get("command_timeout_ms", 1000) / 1000
         self.hosts = ",".join(f"{s['host']}:{s['port']}"
                               for s in request.get("servers", {}).get("zookeeper", []))
-        # The probe carries no servers and is answered without connecting: the session starts on
-        # the first acquire, whose lease is its timeout.
-        return {"type": "init_ok", "library": "kazoo", "version": kazoo.version.__version__,
-                "services": ["zookeeper"], "capabilities": CAPABILITIES}
+        answer = {"type": "init_ok", "library": "kazoo", "version": kazoo.version.__version__,
+                  "services": ["zookeeper"], "capabilities": CAPABILITIES}
+        # The probe carries no servers and is answered without connecting; without a lease the
+        # session starts on the first acquire, whose lease is its timeout.
+        lease_ms = options.get("lease_ms")
+        if self.hosts and isinstance(lease_ms, int) and lease_ms > 0:
+            bounded(self.connect_s + self.command_s, lambda: self.session(lease_ms))
+            if self.negotiated_ms:
+                answer["lease_ms"] = self.negotiated_ms
+        return answer
 
     def session(self, lease_ms):
         with self.starting:
@@ -93,12 +103,31 @@ class Adapter:
     def started_session(self, lease_ms):
         if self.zk is None:
             zk = KazooClient(hosts=self.hosts, timeout=lease_ms / 1000)
+            self.record_negotiated_timeout(zk)
             zk.add_listener(self.on_state)
             zk.start(timeout=self.connect_s)  # raises a timeout and stops itself when it fails
             self.zk, self.session_lease_ms = zk, lease_ms
         elif lease_ms != self.session_lease_ms:
             log(f"lease {lease_ms} ms ignored: the session's timeout stays {self.session_lease_ms} ms")
         return self.zk
+
+    def record_negotiated_timeout(self, zk):
+        """kazoo 2.8 keeps the session timeout it asked for; the server's answer to the connect
+        request carries the one it applies, so the connection's request call is watched for it."""
+        connection = zk._connection
+        invoke = getattr(connection, "_invoke", None)
+        if invoke is None:
+            log("kazoo internals changed: the negotiated session timeout is unknown")
+            return
+
+        def recording_invoke(timeout, request, *args, **kwargs):
+            result = invoke(timeout, request, *args, **kwargs)
+            if isinstance(request, Connect):
+                self.negotiated_ms = result[0].time_out
+                log(f"session timeout asked {request.time_out} ms, negotiated {self.negotiated_ms} ms")
+            return result
+
+        connection._invoke = recording_invoke
 
     def on_state(self, state):
         if state not in (KazooState.SUSPENDED, KazooState.LOST):

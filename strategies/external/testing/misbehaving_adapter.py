@@ -8,7 +8,10 @@ Nth acquire in the way its first argument names (external_strategy_test.cpp):
   exit          exits with status 3
   close-stdout  closes its standard output and keeps running
   lost          grants, then sends an unsolicited `lost` for the grant
-  ok            never misbehaves
+  ok            never misbehaves (nor do lease and bad-lease on acquire)
+  lease         init_ok answers lease_ms as etcd would apply init's options.lease_ms: whole
+                seconds, at least 2 s
+  bad-lease     init_ok answers lease_ms 0 when init carries options.lease_ms
 
 Second argument: N (default 1). Before that it grants every acquire.
 """
@@ -32,8 +35,14 @@ for line in sys.stdin:
     rid = req["id"]
     kind = req["type"]
     if kind == "init":
-        send({"in_reply_to": rid, "type": "init_ok", "library": "misbehaving-" + mode,
-              "version": "0", "services": [], "capabilities": {"renew": True}})
+        answer = {"in_reply_to": rid, "type": "init_ok", "library": "misbehaving-" + mode,
+                  "version": "0", "services": [], "capabilities": {"renew": True}}
+        asked = req.get("options", {}).get("lease_ms")
+        if asked is not None and mode == "lease":
+            answer["lease_ms"] = max(2, -(-asked // 1000)) * 1000
+        elif asked is not None and mode == "bad-lease":
+            answer["lease_ms"] = 0
+        send(answer)
         continue
     if kind == "time":
         send({"in_reply_to": rid, "type": "time_ok", "unix_ms": int(time.time() * 1000)})
@@ -42,7 +51,7 @@ for line in sys.stdin:
         send({"in_reply_to": rid, "type": kind + "_ok"})
         continue
     acquires += 1
-    if acquires < nth or mode == "ok":
+    if acquires < nth or mode in ("ok", "lease", "bad-lease"):
         send({"in_reply_to": rid, "type": "acquire_ok", "token": "t%d" % acquires})
         continue
     if mode == "garbage":
