@@ -137,6 +137,56 @@ TEST(CheckHistory, AViolationMakesTheReportInvalidAndIsListed) {
     EXPECT_TRUE(v.contains("witness"));
 }
 
+// A library's "lost" signals (HISTORY.md: "process": "library") are what the library claimed,
+// not operations: every check judges the history as it judges it without them - a violation and
+// a valid history alike - even one that names a process in flight or reads like a crash.
+TEST(CheckHistory, ALibrarysSignalsChangeNoCheck) {
+    const std::string signals = R"(
+{"type":"info","process":"library","f":"lost","key":"k0","value":{"process":1,"token":"c1-4","text":"refresh failed"},"time":1600000000}
+{"type":"info","process":"library","f":"crash","key":"k0","value":{"process":3,"target":3,"token":"c3-7","text":"?"},"time":1700000000}
+)";
+    const json without = check_text(kOverlap);
+    const json with = check_text(std::string(kOverlap) + signals);
+    EXPECT_EQ(without["valid"], false);
+    EXPECT_EQ(with["events"], without["events"].get<int>() + 2);
+    EXPECT_EQ(with["checks"], without["checks"]);
+    EXPECT_EQ(with["violations"], without["violations"]);
+    EXPECT_EQ(with["valid"], without["valid"]);
+
+    // Interleaved with a valid history: before its first event, inside an operation in flight,
+    // and naming a process that never ran.
+    const std::string valid = R"(
+{"type":"invoke","process":1,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":500},"time":100}
+{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"c1-1","fence":1,"mode":"exclusive"},"time":200}
+{"type":"invoke","process":1,"f":"release","key":"k0","value":{"token":"c1-1"},"time":300}
+{"type":"ok","process":1,"f":"release","key":"k0","value":null,"time":400}
+{"type":"invoke","process":2,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":500},"time":500}
+{"type":"ok","process":2,"f":"acquire","key":"k0","value":{"token":"c2-1","fence":2,"mode":"exclusive"},"time":600}
+{"type":"invoke","process":2,"f":"release","key":"k0","value":{"token":"c2-1"},"time":700}
+{"type":"ok","process":2,"f":"release","key":"k0","value":null,"time":800}
+)";
+    std::string interleaved;
+    std::istringstream lines(valid);
+    int n = 0;
+    for (std::string line; std::getline(lines, line);) {
+        if (line.empty())
+            continue;
+        if (n == 0 || n == 2 || n == 6)
+            interleaved +=
+                R"({"type":"info","process":"library","f":"lost","key":"k0","value":{"process":)" +
+                std::to_string(n == 6 ? 9 : 1) + R"(,"token":"c1-1","text":"gone"},"time":)" +
+                std::to_string(n * 100 + 50) + "}\n";
+        interleaved += line + "\n";
+        ++n;
+    }
+    const json plain = check_text(valid);
+    const json signalled = check_text(interleaved);
+    EXPECT_EQ(plain["valid"], true) << plain.dump(2);
+    EXPECT_EQ(signalled["events"], plain["events"].get<int>() + 3);
+    EXPECT_EQ(signalled["checks"], plain["checks"]);
+    EXPECT_EQ(signalled["valid"], plain["valid"]);
+}
+
 // T1 twice: on k0 the paused holder's stale write lands (a lost update), on k1 the fence rejects
 // it (a save). Each incident counts what followed it; the lost update and the save stay where
 // the resource and fencing checks count them.

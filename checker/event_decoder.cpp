@@ -109,6 +109,7 @@ void reset(Event& e, std::uint64_t line) {
     e.index = 0;
     e.type = EventType::Invoke;
     e.process = 0;
+    e.library = false;
     e.f.clear();
     e.key.clear();
     e.time = 0;
@@ -134,6 +135,7 @@ void reset(Event& e, std::uint64_t line) {
 constexpr std::int64_t kMaxTimeNs = 1'000'000'000'000'000'000;
 constexpr std::int64_t kMaxLeaseMs = 1'000'000'000'000;
 constexpr const char* kTimeRequirement = "must be an integer between -10^18 and 10^18 (ns)";
+constexpr const char* kProcessRequirement = "must be an integer >= 0, \"nemesis\" or \"library\"";
 
 bool time_in_range(std::int64_t time) {
     return time >= -kMaxTimeNs && time <= kMaxTimeNs;
@@ -225,15 +227,19 @@ void EventDecoder::decode_general(const char* line_begin, const char* line_end, 
                     if (c.peek() == '"') {
                         bool process_escaped = false;
                         const std::string_view raw = c.skip_string(process_escaped);
-                        if (!equals(decoded(raw, process_escaped, name_scratch_, line_), "nemesis"))
-                            field_error(line_, field, "must be an integer >= 0 or \"nemesis\"");
+                        const std::string_view name =
+                            decoded(raw, process_escaped, name_scratch_, line_);
+                        if (equals(name, "library"))
+                            e.library = true;
+                        else if (!equals(name, "nemesis"))
+                            field_error(line_, field, kProcessRequirement);
                         e.process = kNemesisProcess;
                     } else {
                         if (c.peek() != '-' && !is_digit(c.peek()))
-                            field_error(line_, field, "must be an integer >= 0 or \"nemesis\"");
+                            field_error(line_, field, kProcessRequirement);
                         const Number n = c.read_number();
                         if (!n.integer || n.value < 0)
-                            field_error(line_, field, "must be an integer >= 0 or \"nemesis\"");
+                            field_error(line_, field, kProcessRequirement);
                         e.process = n.value;
                     }
                     break;
@@ -358,6 +364,9 @@ bool EventDecoder::decode_canonical(const char* line_begin, const char* line_end
         return false;
     if (literal("\"nemesis\"")) {
         e.process = kNemesisProcess;
+    } else if (literal("\"library\"")) {
+        e.process = kNemesisProcess;
+        e.library = true;
     } else {
         if (!integer(number) || number < 0)
             return false;
@@ -425,6 +434,10 @@ void EventDecoder::decode_value(Event& e, std::string_view raw) {
         return n.value;
     };
 
+    // A library's signal names its client as value.process, never a target: nothing of it can
+    // read as a nemesis's crash.
+    if (e.library)
+        return;
     if (e.is_nemesis()) {
         if (c.peek() != '{')
             return;

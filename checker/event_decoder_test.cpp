@@ -97,6 +97,36 @@ TEST(EventDecoder, AnyOtherLayoutTakesTheGeneralPathToTheSameEvent) {
     expect_same(canonical, reordered, other);
 }
 
+TEST(EventDecoder, ALibrarysSignalIsNoClientsEventAndNeverATarget) {
+    // As the engine writes it (the fast path) and reordered (the general path).
+    const std::string engine =
+        R"({"index":7,"type":"info","process":"library","f":"lost","key":"k0",)"
+        R"("value":{"process":3,"token":"t1","text":"refresh failed","target":3},"time":42})";
+    const std::string other =
+        R"({"process":"library","time":42,"index":7,"f":"lost","type":"info","key":"k0",)"
+        R"("value":{"process":3,"token":"t1","text":"refresh failed","target":3}})";
+    EventDecoder decoder;
+    for (const std::string& line : {engine, other}) {
+        Event e;
+        decoder.decode(line.c_str(), line.c_str() + line.size(), 1, e);
+        EXPECT_TRUE(e.is_library()) << line;
+        EXPECT_TRUE(e.is_nemesis()) << line;  // every reader that skips the nemesis skips it
+        EXPECT_EQ(e.process, kNemesisProcess) << line;
+        EXPECT_EQ(e.f, "lost");
+        EXPECT_EQ(e.key, "k0");
+        EXPECT_EQ(e.time, 42);
+        EXPECT_EQ(e.target, std::nullopt) << "a library's event must never read as a crash";
+        EXPECT_EQ(e.value_json, R"({"process":3,"token":"t1","text":"refresh failed","target":3})");
+    }
+    // The decoder's state does not leak into the next line.
+    const std::string nemesis = R"({"index":8,"type":"info","process":"nemesis","f":"crash",)"
+                                R"("value":{"target":3},"time":43})";
+    Event e;
+    decoder.decode(nemesis.c_str(), nemesis.c_str() + nemesis.size(), 2, e);
+    EXPECT_FALSE(e.is_library());
+    EXPECT_EQ(e.target, 3);
+}
+
 TEST(EventDecoder, AMalformedLineIsWordedByTheGeneralPath) {
     // A line that starts in the engine's layout and then goes wrong must get the general path's
     // description, not the fast path's first complaint.
@@ -106,7 +136,7 @@ TEST(EventDecoder, AMalformedLineIsWordedByTheGeneralPath) {
         {R"({"index":0,"type":"done","process":0,"f":"read","key":"k","time":1})",
          "line 2: field `type` must be one of invoke, ok, fail, info"},
         {R"({"index":0,"type":"ok","process":-1,"f":"read","key":"k","time":1})",
-         "line 2: field `process` must be an integer >= 0 or \"nemesis\""},
+         "line 2: field `process` must be an integer >= 0, \"nemesis\" or \"library\""},
     };
     EventDecoder decoder;
     for (const auto& [line, message] : cases) {

@@ -25,7 +25,12 @@ struct Event {
     std::uint64_t line = 0;  // 1-based line number in the file
     std::uint64_t index = 0;
     EventType type = EventType::Invoke;
-    std::int64_t process = 0;  // kNemesisProcess for "nemesis"
+    std::int64_t process = 0;  // kNemesisProcess for "nemesis" and for "library"
+    // "process": "library" (HISTORY.md): a lock library's own signal, such as "the lock was
+    // lost". Its process is kNemesisProcess, so that every reader that passes over the nemesis's
+    // events passes over these too: no check judges them. Readers that show events (the story,
+    // the timeline) tell the two apart by this flag.
+    bool library = false;
     std::string f;
     std::string key;        // "" when omitted
     std::int64_t time = 0;  // ns since run start, the engine's one monotonic clock
@@ -42,8 +47,11 @@ struct Event {
     LockMode mode = LockMode::Exclusive;   // acquire invoke/ok: value.mode
     std::optional<std::int64_t> lease_ms;  // acquire invoke: value.lease_ms
     std::optional<std::int64_t> target;    // nemesis: value.target when it is an integer
+                                           // (never for a library's event)
 
+    // True for the nemesis's events and a library's: no client ran them.
     bool is_nemesis() const { return process == kNemesisProcess; }
+    bool is_library() const { return library; }
 };
 
 class HistoryError : public std::runtime_error {

@@ -322,9 +322,9 @@ TEST(HistoryReader, MissingAndMistypedFields) {
     EXPECT_STREQ(error_of(R"({"index":0,"type":"invoke","process":0,"time":1})").what(),
                  "line 1: missing field `f`");
     EXPECT_STREQ(error_of(R"({"index":0,"type":"invoke","process":"bob","f":"x","time":1})").what(),
-                 "line 1: field `process` must be an integer >= 0 or \"nemesis\"");
+                 "line 1: field `process` must be an integer >= 0, \"nemesis\" or \"library\"");
     EXPECT_STREQ(error_of(R"({"index":0,"type":"invoke","process":-2,"f":"x","time":1})").what(),
-                 "line 1: field `process` must be an integer >= 0 or \"nemesis\"");
+                 "line 1: field `process` must be an integer >= 0, \"nemesis\" or \"library\"");
     EXPECT_STREQ(error_of(R"({"index":0.5,"type":"invoke","process":0,"f":"x","time":1})").what(),
                  "line 1: field `index` must be an integer >= 0");
     EXPECT_STREQ(error_of(R"({"index":0,"type":"invoke","process":0,"f":"x","time":"now"})").what(),

@@ -92,6 +92,8 @@ void HistoryModel::add_line(std::string_view line) {
     ++events_;
     end_ns_ = std::max(end_ns_, e.time);
     holds_check_.on_event(e);
+    if (e.is_library())
+        return;  // a library's signal (HISTORY.md) is no fault: not in the nemesis's list
     if (e.is_nemesis()) {
         nemesis_.push_back({e.time, e.f, target_text(e)});
         return;

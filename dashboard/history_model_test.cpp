@@ -190,8 +190,9 @@ TEST(HistoryModelTest, MalformedLinesNameTheirLineNumberInTheCheckersWords) {
               "history.jsonl:3: not valid JSON: unterminated string at column 44");
     EXPECT_EQ(message_of_third_line(R"({"index":2,"type":"ok","process":0,"f":"read","time":"x"})"),
               "history.jsonl:3: field `time` must be an integer");
-    EXPECT_EQ(message_of_third_line(R"({"index":2,"type":"ok","process":"p","f":"read","time":3})"),
-              "history.jsonl:3: field `process` must be an integer >= 0 or \"nemesis\"");
+    EXPECT_EQ(
+        message_of_third_line(R"({"index":2,"type":"ok","process":"p","f":"read","time":3})"),
+        "history.jsonl:3: field `process` must be an integer >= 0, \"nemesis\" or \"library\"");
     EXPECT_EQ(
         message_of_third_line(R"({"index":5,"type":"invoke","process":0,"f":"read","time":3})"),
         "history.jsonl:3: `index` is 5, expected 2");

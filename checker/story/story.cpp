@@ -108,6 +108,30 @@ std::string describe_fault(const Event& e) {
     return "recorded `" + e.f + "` " + e.value_json;
 }
 
+// A library's "lost" signal (HISTORY.md) as a claim: "At 14.302 s redis-semaphore told process 3
+// it lost k0: refresh failed [#41]." `library`: the strategy's name, or "" when unknown.
+Claim library_said_lost(const Event& e, const std::string& library) {
+    json v = json::parse(e.value_json, nullptr, false);
+    if (!v.is_object())
+        v = json::object();
+    const auto process = int_field(v, "process");
+    const std::string text =
+        v.contains("text") && v["text"].is_string() ? v["text"].get<std::string>() : "";
+    const std::string token =
+        v.contains("token") && v["token"].is_string() ? v["token"].get<std::string>() : "";
+    return {.kind = ClaimKind::LibrarySaidLost,
+            .text = "At " + format_seconds(e.time) + " " +
+                    (library.empty() ? std::string("the lock library") : library) + " told " +
+                    (process ? "process " + std::to_string(*process) : std::string("a client")) +
+                    " it lost " + (e.key.empty() ? std::string("its lock") : e.key) +
+                    (text.empty() ? "" : ": " + text) + " " + at(e.index) + ".",
+            .events = {e.index},
+            .process = process.value_or(-1),
+            .time_ns = e.time,
+            .token = token,
+            .library_text = text};
+}
+
 // The events of one key (and the nemesis's) in a window of the history, by index, with what a
 // story needs from before the window: each process's last acquire invoke and completion.
 class Window {
@@ -118,7 +142,7 @@ class Window {
         std::map<std::int64_t, Event> last_invoke, last_completion;
         while (reader.next(e)) {
             end_ns_ = std::max(end_ns_, e.time);
-            const bool ours = e.is_nemesis() || e.key == key;
+            const bool ours = (e.is_nemesis() && !e.is_library()) || e.key == key;
             if (!ours)
                 continue;
             if (e.time < from_ns) {
@@ -377,6 +401,8 @@ std::string draw(const Window& window, const std::string& key, std::vector<std::
     std::map<std::int64_t, std::int64_t> hold_start, wait_start, pause_start;
     std::vector<std::pair<std::int64_t, std::pair<std::int64_t, std::int64_t>>> holds;
     for (const auto& [index, e] : window.events()) {
+        if (e.is_library())
+            continue;  // told in a sentence; the nemesis lane is for faults
         if (e.is_nemesis()) {
             nemesis[static_cast<std::size_t>(lanes.cell(e.time))] = '!';
             if (!e.target)
@@ -486,6 +512,7 @@ class Teller {
         story.claims.push_back({.kind = ClaimKind::NoViolation,
                                 .text = "The checker judged " + std::to_string(report_.events) +
                                         " events and listed no violation."});
+        tell_library_signals(story);
         return story;
     }
 
@@ -597,7 +624,8 @@ class Teller {
         // ended.
         std::size_t faults = 0;
         for (const auto& [index, e] : window.events()) {
-            if (!e.is_nemesis() || e.time > i.last_overlap_ns || faults == kMaxFaultClaims)
+            if (!e.is_nemesis() || e.is_library() || e.time > i.last_overlap_ns ||
+                faults == kMaxFaultClaims)
                 continue;
             // The releaser's faults led to its release; the others must be near the hold.
             const bool on_releaser = e.target && *e.target == freed_by;
@@ -615,6 +643,17 @@ class Teller {
                                     .process = e.target.value_or(-1),
                                     .time_ns = e.time,
                                     .fault = e.f});
+        }
+
+        // 3b. What the library itself told its user about the key (it lost the lock) before the
+        // overlap ended: whether the holder was warned in time.
+        std::size_t signals = 0;
+        for (const auto& [index, e] : window.events()) {
+            if (!e.is_library() || e.f != "lost" || e.time > i.last_overlap_ns ||
+                signals == kMaxFaultClaims)
+                continue;
+            ++signals;
+            story.claims.push_back(library_said_lost(e, library_name()));
         }
 
         // 4. The lease, against the first overlapping grant.
@@ -960,6 +999,31 @@ class Teller {
         });
     }
 
+    // Without a violation to tell, what the library said it lost is still worth a line: the first
+    // few signals, and how many more there were.
+    void tell_library_signals(Story& story) {
+        Event e;
+        std::uint64_t more = 0;
+        std::optional<std::uint64_t> last;
+        while (history_.next(e)) {
+            if (!e.is_library() || e.f != "lost")
+                continue;
+            if (story.claims.size() <= kMaxFaultClaims) {
+                story.claims.push_back(library_said_lost(e, library_name()));
+            } else {
+                ++more;
+                last = e.index;
+            }
+        }
+        if (more) {
+            story.claims.push_back({.kind = ClaimKind::LibrarySaidLost,
+                                    .text = "It said so " +
+                                            plural(more, "more time", "more times") +
+                                            ", the last " + at(*last) + ".",
+                                    .events = {*last}});
+        }
+    }
+
     const Event* last_read_before(const Event& write) const {
         if (!window_)
             return nullptr;
@@ -1042,6 +1106,9 @@ class Teller {
     // session timeout the ensemble granted, and it runs out on the ensemble.
     const bool session_lease_ = context_.strategy.starts_with("zk_");
     std::string lease_name() const { return session_lease_ ? "session timeout" : "lease"; }
+    const std::string& library_name() const {
+        return context_.library.empty() ? context_.strategy : context_.library;
+    }
     std::string lease_keeper() const { return session_lease_ ? "the ensemble" : "the server"; }
     const std::map<std::uint64_t, LostUpdate> lost_;
     std::set<std::uint64_t> told_lost_;

@@ -23,6 +23,7 @@ namespace lockbench::checker {
 struct StoryContext {
     std::string scenario;  // "" for a history without one
     std::string strategy;  // the strategy the history ran, "" if unknown
+    std::string library;   // a lock library's name (summary.json's adapter.library), "" if none
     // The scenario's expectations, strategy -> outcome (workloads/README.md): what the same
     // scenario does to the other strategies, for the closing "what would have prevented it".
     std::vector<std::pair<std::string, std::string>> expectations;
@@ -49,6 +50,7 @@ enum class ClaimKind : std::uint8_t {
     CheckerFound,         // the checker's own sentence for a violation no story covers
     NoViolation,          // nothing to tell
     Prevention,           // what the scenario's expectations say of the other strategies
+    LibrarySaidLost,      // the lock library told `process` it lost `key` (events: its signal)
 };
 
 struct Claim {
@@ -63,6 +65,7 @@ struct Claim {
     std::optional<std::int64_t> value;     // written value, fence, count
     std::optional<std::int64_t> lease_ms;  // Acquired
     std::string fault;                     // FaultHit: the nemesis event's `f`
+    std::string library_text;              // LibrarySaidLost: what the library said
     // Where the sentence goes in the story's time order (time_ns unless set).
     std::int64_t sort_ns = kUnset;
     static constexpr std::int64_t kUnset = INT64_MIN;

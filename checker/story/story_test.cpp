@@ -1,5 +1,6 @@
 #include "checker/story/story.hpp"
 
+#include <algorithm>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -152,6 +153,85 @@ TEST(Story, AValidHistoryHasNothingToTell) {
     EXPECT_EQ(story.claims[0].kind, ClaimKind::NoViolation);
     EXPECT_EQ(story.headline, "No violation: every check that applies passed.");
     EXPECT_TRUE(story.swimlane.empty());
+}
+
+TEST(Story, NamesWhatTheLibrarySaidItLostAndTheTimelineMarksIt) {
+    // Without a violation: each signal is a sentence, and so is how many more there were.
+    std::string valid = R"(
+{"type":"invoke","process":1,"f":"acquire","key":"k0","value":null,"time":1000000}
+{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"a"},"time":2000000}
+{"type":"info","process":"library","f":"lost","key":"k0","value":{"process":1,"token":"a","text":"refresh failed: lock was taken"},"time":14302000000}
+{"type":"invoke","process":1,"f":"release","key":"k0","value":{"token":"a"},"time":14400000000}
+{"type":"fail","process":1,"f":"release","key":"k0","value":null,"time":14500000000,"error":"not-held"}
+)";
+    for (int i = 0; i < 4; ++i)
+        valid +=
+            R"({"type":"info","process":"library","f":"lost","key":"k1","value":{"process":2,"token":"b","text":"x"},"time":15000000000})"
+            "\n";
+    const std::string history = numbered(valid);
+    std::istringstream for_check(history);
+    const Report report = check_history(for_check, {});
+    ASSERT_EQ(report.verdict, Verdict::Valid);
+    std::istringstream for_story(history);
+    const Story story = tell_story(for_story, report, {.strategy = "redis-semaphore"});
+    std::vector<std::string> texts;
+    for (const Claim& c : story.claims)
+        texts.push_back(c.text);
+    EXPECT_EQ(texts, (std::vector<std::string>{
+                         "The checker judged 9 events and listed no violation.",
+                         "At 14.302 s redis-semaphore told process 1 it lost k0: refresh failed: "
+                         "lock was taken [#2].",
+                         "At 15.000 s redis-semaphore told process 2 it lost k1: x [#5].",
+                         "At 15.000 s redis-semaphore told process 2 it lost k1: x [#6].",
+                         "It said so 2 more times, the last [#8].",
+                     }));
+    EXPECT_EQ(story.claims[1].kind, ClaimKind::LibrarySaidLost);
+    EXPECT_EQ(story.claims[1].process, 1);
+    EXPECT_EQ(story.claims[1].token, "a");
+    EXPECT_EQ(story.claims[1].library_text, "refresh failed: lock was taken");
+    EXPECT_EQ(story.claims[1].events, (std::vector<std::uint64_t>{2}));
+
+    std::istringstream for_page(history);
+    const std::string html = timeline_html(for_page, report, story, {.title = "lost"});
+    EXPECT_NE(html.find("class=\"mark library-lost\""), std::string::npos);
+    EXPECT_NE(html.find("#2 14.302 s the library told process 1 it lost k0: refresh failed: lock "
+                        "was taken</title>"),
+              std::string::npos);
+    // Not a fault: the nemesis lane has none.
+    EXPECT_EQ(html.find("class=\"fault\""), std::string::npos);
+}
+
+TEST(Story, AViolationsStoryNamesTheHoldersLostSignal) {
+    // T1, with the library telling the paused holder at 0.4 s that its lock was gone.
+    std::string with_signal;
+    std::istringstream lines(kT1);
+    int n = 0;
+    for (std::string line; std::getline(lines, line);) {
+        if (line.empty())
+            continue;
+        if (n++ == 6)
+            with_signal +=
+                R"({"type":"info","process":"library","f":"lost","key":"k0","value":{"process":1,"token":"c1-1","text":"refresh failed"},"time":400000000})"
+                "\n";
+        with_signal += line + "\n";
+    }
+    const std::string history = numbered(with_signal);
+    std::istringstream for_check(history);
+    const Report report = check_history(for_check, {});
+    std::istringstream for_story(history);
+    const Story story = tell_story(for_story, report, {.strategy = "redis-semaphore"});
+    std::vector<std::string> texts;
+    for (const Claim& c : story.claims)
+        texts.push_back(c.text);
+    EXPECT_NE(std::find(texts.begin(), texts.end(),
+                        "At 0.400 s redis-semaphore told process 1 it lost k0: refresh failed "
+                        "[#6]."),
+              texts.end())
+        << ::testing::PrintToString(texts);
+    // The nemesis's pause is still the only fault told.
+    EXPECT_EQ(std::count_if(texts.begin(), texts.end(),
+                            [](const std::string& t) { return t.find("the nemesis") != t.npos; }),
+              1);
 }
 
 }  // namespace

@@ -80,6 +80,15 @@ struct Mark {
     std::uint64_t index = 0;
 };
 
+// A lock library's own "you lost the lock" (HISTORY.md: "process": "library").
+struct LibrarySignal {
+    std::int64_t process = -1;
+    std::int64_t time_ns = 0;
+    std::uint64_t index = 0;
+    std::string key;
+    std::string text;
+};
+
 // Everything the page draws, collected in one pass with the checker's own hold rule.
 class Collector : public HoldObserver {
   public:
@@ -109,6 +118,17 @@ class Collector : public HoldObserver {
 
     void on_event(const Event& e) {
         end_ns = std::max(end_ns, e.time);
+        if (e.is_library()) {
+            const json v = json::parse(e.value_json, nullptr, false);
+            LibrarySignal signal{.time_ns = e.time, .index = e.index, .key = e.key};
+            if (v.is_object()) {
+                signal.process = v.value("process", std::int64_t{-1});
+                if (v.contains("text") && v["text"].is_string())
+                    signal.text = v["text"].get<std::string>();
+            }
+            library_signals.push_back(std::move(signal));
+            return;
+        }
         if (!e.is_nemesis())
             processes.insert(e.process);
         if (e.is_nemesis()) {
@@ -147,6 +167,7 @@ class Collector : public HoldObserver {
     std::vector<Event> faults;
     std::vector<Band> pauses;
     std::vector<Mark> marks;
+    std::vector<LibrarySignal> library_signals;
     std::set<std::int64_t> processes;
     std::int64_t end_ns = 0;
 
@@ -405,6 +426,18 @@ std::string render(Collector& c, const Report& report, const Story& story,
             << "<title>#" << m.index << " the fence rejected process " << m.process
             << "'s stale write</title></line>\n";
     }
+    for (const LibrarySignal& l : c.library_signals) {
+        auto lane = lane_of.find(l.process);
+        if (lane == lane_of.end())
+            continue;
+        svg << "<line class=\"mark library-lost\" x1=\"" << ms(l.time_ns) << "\" x2=\""
+            << ms(l.time_ns) << "\" y1=\"" << lane_y(lane->second) - 3 << "\" y2=\""
+            << lane_y(lane->second) + kLaneHeight + 3
+            << "\" stroke=\"#e91e63\" stroke-width=\"4\" vector-effect=\"non-scaling-stroke\">"
+            << "<title>#" << l.index << " " << format_seconds(l.time_ns)
+            << " the library told process " << l.process << " it lost " << escape(l.key)
+            << (l.text.empty() ? "" : ": " + escape(l.text)) << "</title></line>\n";
+    }
     for (const Witness& w : report.witnesses) {
         if (w.kind != "resource" || !w.evidence.is_object())
             continue;
@@ -462,6 +495,8 @@ std::string render(Collector& c, const Report& report, const Story& story,
          << " ran out</span>"
             "<span><i class=\"sw\" style=\"background:#ff9800\"></i>lost update</span>"
             "<span><i class=\"sw\" style=\"background:#2e7d32\"></i>stale write rejected</span>"
+            "<span><i class=\"sw\" style=\"background:#e91e63\"></i>the library said the "
+            "lock was lost</span>"
             "<span><i class=\"sw\" style=\"background:#6a1b9a\"></i>fault</span></p>\n";
     if (!story.swimlane.empty())
         html << "<pre class=\"swimlane\">" << escape(story.swimlane) << "</pre>\n";

@@ -170,6 +170,33 @@ std::vector<std::int64_t> SimulatedClient::processes_holding() const {
     return out;
 }
 
+bool SimulatedClient::record_library_lost(const std::string& key, const std::string& token,
+                                          const std::string& text) {
+    if (!env_.history)
+        return false;
+    // The grant it names, if the client still holds it: its process id and the key as the
+    // history names it. Otherwise (already released), the current process and the key unprefixed.
+    std::int64_t process = process_;
+    std::string history_key =
+        key.starts_with(env_.key_prefix) ? key.substr(env_.key_prefix.size()) : key;
+    for (const Held& h : held_) {
+        if (h.grant.token == token) {
+            process = h.process;
+            history_key = h.key;
+            break;
+        }
+    }
+    HistoryEvent e;
+    e.type = EventType::Info;
+    e.process = HistoryEvent::kLibrary;
+    e.f = "lost";
+    e.key = std::move(history_key);
+    e.value = nlohmann::json{{"process", process}, {"token", token}, {"text", text}}.dump(
+        -1, ' ', false, nlohmann::json::error_handler_t::replace);
+    env_.history->record(std::move(e));
+    return true;
+}
+
 void SimulatedClient::redirect(const Endpoint& endpoint) {
     redirected_to_ = endpoint;
     session_->redirect(0, endpoint);

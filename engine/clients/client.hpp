@@ -173,6 +173,12 @@ class SimulatedClient {
     // Connects to `endpoint` from now on (failover).
     void redirect(const Endpoint& endpoint);
     std::int64_t process() const { return process_; }
+    // The lock library told this client (its adapter's `lost`) that it lost the grant `token` of
+    // `key` (the key as the library got it, with the run's prefix): recorded as a "library"
+    // event (HISTORY.md) naming the process that holds that grant. False before the run started
+    // (there is no history yet).
+    bool record_library_lost(const std::string& key, const std::string& token,
+                             const std::string& text);
     int index() const { return index_; }
     // Every process id whose grants this client still holds, the current one first: a crash
     // ends them all (a grant taken before an `info` is released under a later id).

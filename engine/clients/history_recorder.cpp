@@ -67,6 +67,8 @@ void HistoryRecorder::append_json(std::string& out, const HistoryEvent& e, std::
     out += "\",\"process\":";
     if (e.process == HistoryEvent::kNemesis) {
         out += "\"nemesis\"";
+    } else if (e.process == HistoryEvent::kLibrary) {
+        out += "\"library\"";
     } else {
         out += std::to_string(e.process);
     }
@@ -124,7 +126,7 @@ std::int64_t HistoryRecorder::record(HistoryEvent event) {
     event.clock = nullptr;  // the writer thread must not read a client's clock
     const std::int64_t t =
         std::chrono::duration_cast<std::chrono::nanoseconds>(now - run_start_).count();
-    if (event.process != HistoryEvent::kNemesis)
+    if (event.process >= 0)
         last_client_event_ns_ = t;
     pending_.push_back(Stamped{std::move(event), t});
     ++recorded_;

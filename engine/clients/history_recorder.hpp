@@ -25,7 +25,7 @@ enum class EventType { Invoke, Ok, Fail, Info };
 
 struct HistoryEvent {
     EventType type = EventType::Invoke;
-    std::int64_t process = 0;  // kNemesis for the nemesis
+    std::int64_t process = 0;  // kNemesis for the nemesis, kLibrary for a lock library's signal
     std::string_view f;        // a static name: acquire, release, read, write, pause, ...
     std::string key;
     std::string value = "null";            // already-serialized JSON
@@ -35,6 +35,8 @@ struct HistoryEvent {
     std::optional<std::int64_t> fence;     // fenced resource writes (top-level extra field)
 
     static constexpr std::int64_t kNemesis = -1;
+    // "process": "library" (HISTORY.md): what a lock library itself told a client ("lost").
+    static constexpr std::int64_t kLibrary = -2;
 };
 
 class HistoryRecorder {

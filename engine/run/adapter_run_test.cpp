@@ -5,6 +5,7 @@
 
 #include <dirent.h>
 #include <fstream>
+#include <map>
 #include <signal.h>
 #include <sys/wait.h>
 #include <thread>
@@ -14,6 +15,7 @@
 
 #include "checker/testing/temp_dir.hpp"
 #include "engine/run/run.hpp"
+#include "engine/servers/zookeeper_server.hpp"
 #include "engine/testing/redis_fixture.hpp"
 #include "strategies/external/adapter_process.hpp"
 
@@ -146,6 +148,100 @@ TEST(AdapterRunTest, ProcessFaultsAreProvenOnTheAdapterProcess) {
     EXPECT_EQ(r.summary["verdict"]["unknown_reasons"].dump().find("fault"), std::string::npos)
         << r.summary["verdict"].dump(2);
     EXPECT_TRUE(children_running(::getpid(), "minimal_adapter.py").empty());
+}
+
+TEST(AdapterRunTest, ALibrarysLostSignalIsRecordedInTheHistoryNotOnStderr) {
+    TempDir out;
+    // Grants every acquire, then says at once that the grant was lost.
+    Workload w = Workload::from_json(json{
+        {"name", "lost"},
+        {"client_command",
+         "/usr/bin/python3 " +
+             (kSource / "strategies/external/testing/misbehaving_adapter.py").string() + " lost 1"},
+        {"clients", 1},
+        {"keys", 2},
+        {"duration_s", 0.5}});
+    ::testing::internal::CaptureStderr();
+    RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
+    const std::string stderr_text = ::testing::internal::GetCapturedStderr();
+    EXPECT_EQ(stderr_text.find("lost"), std::string::npos) << stderr_text;
+    EXPECT_EQ(r.summary["verdict"]["valid"], true) << r.summary["verdict"].dump(2);
+
+    const auto events = read_history(r.dir / "history.jsonl");
+    std::map<std::string, json> grants;  // token -> its acquire's ok
+    std::size_t signals = 0;
+    for (const auto& e : events) {
+        if (e["f"] == "acquire" && e["type"] == "ok")
+            grants[e["value"]["token"]] = e;
+        if (e["process"] != "library")
+            continue;
+        ++signals;
+        EXPECT_EQ(e["type"], "info");
+        EXPECT_EQ(e["f"], "lost");
+        EXPECT_EQ(e["value"]["text"], "test: the lock was lost");
+        // The grant it names was recorded just before it, by the process it names, on its key
+        // as the history names it.
+        const auto grant = grants.find(e["value"]["token"].get<std::string>());
+        ASSERT_NE(grant, grants.end()) << e.dump();
+        EXPECT_EQ(e["value"]["process"], grant->second["process"]) << e.dump();
+        EXPECT_EQ(e["key"], grant->second["key"]) << e.dump();
+        EXPECT_GE(e["time"].get<std::int64_t>(), grant->second["time"].get<std::int64_t>());
+    }
+    EXPECT_GT(signals, 0u);
+    EXPECT_EQ(r.summary["adapter"]["lost_signals"], signals);
+    std::ifstream story_file(r.dir / "story.txt");
+    const std::string story((std::istreambuf_iterator<char>(story_file)), {});
+    EXPECT_NE(story.find("misbehaving-lost told process 0 it lost k"), std::string::npos) << story;
+}
+
+// What the library itself wrote on the user's server goes when the run ends: no key of the run
+// is left, and the clean-up counts them.
+TEST(AdapterRunTest, ALibrarysKeysOnTheUsersRedisAreCleanedUp) {
+    TempDir out;
+    RedisServer users;
+    users.command({"SET", "theirs", "1"});
+    Workload w = Workload::from_json(json::parse(R"({
+        "name": "cleanup", "strategy": "redis-py", "clients": 2, "keys": 2, "duration_s": 0.5
+    })"));
+    RunOutcome r =
+        run_workload({.workload = w, .redis = {users.endpoint()}, .out_dir = out.path()});
+    EXPECT_EQ(r.summary["verdict"]["valid"], true) << r.summary["verdict"].dump(2);
+    EXPECT_GT(r.summary["ops"]["acquire"]["ok"].get<int>(), 0);
+    const json& cleanup = r.summary["cleanup"];
+    ASSERT_EQ(cleanup["redis"].size(), 1u) << cleanup.dump();
+    EXPECT_GT(cleanup["redis"][0]["deleted"].get<long long>(), 0) << cleanup.dump();
+    EXPECT_EQ(cleanup["left"], json::array());
+    EXPECT_EQ(users.command({"DBSIZE"}).integer, 1);
+    EXPECT_EQ(users.command({"GET", "theirs"}).str, "1");
+}
+
+// kazoo keeps its lock nodes under /<namespace>: on the user's ZooKeeper they go too.
+TEST(AdapterRunTest, ALibrarysZnodesOnTheUsersZooKeeperAreCleanedUp) {
+    TempDir out;
+    ZooKeeperServer users;
+    Workload w = Workload::from_json(json::parse(R"({
+        "name": "cleanup", "strategy": "kazoo", "clients": 2, "keys": 2, "duration_s": 1
+    })"));
+    RunOutcome r = run_workload({.workload = w, .zookeeper = users.hosts(), .out_dir = out.path()});
+    EXPECT_GT(r.summary["ops"]["acquire"]["ok"].get<int>(), 0) << r.summary.dump(2);
+    const json& cleanup = r.summary["cleanup"];
+    ASSERT_TRUE(cleanup.contains("zookeeper")) << cleanup.dump();
+    // At least /<namespace>, a key's node under it, and that node's lock node parent.
+    EXPECT_GE(cleanup["zookeeper"]["deleted"].get<long long>(), 3) << cleanup.dump();
+    EXPECT_EQ(cleanup["left"], json::array());
+    // Only ZooKeeper's own node is left at the root (asked with kazoo, as a user would).
+    const std::string ask =
+        "/usr/bin/python3 -c \"from kazoo.client import KazooClient; "
+        "z = KazooClient('" +
+        users.hosts() + "'); z.start(10); print(sorted(z.get_children('/'))); z.stop()\"";
+    std::FILE* pipe = ::popen(ask.c_str(), "r");
+    ASSERT_NE(pipe, nullptr);
+    std::string listing;
+    char buffer[256];
+    while (std::fgets(buffer, sizeof buffer, pipe))
+        listing += buffer;
+    ASSERT_EQ(::pclose(pipe), 0) << listing;
+    EXPECT_EQ(listing, "['zookeeper']\n");
 }
 
 TEST(AdapterRunTest, CtrlCLeavesNoAdapterProcess) {

@@ -226,7 +226,9 @@ RunOutcome run_workload(const RunOptions& options) {
                               (deployment.zookeeper_hosts.empty() || deployment.zookeeper) &&
                               (deployment.etcd_endpoints.empty() || deployment.etcd);
     const std::string key_prefix = all_embedded ? "" : "lockbench:" + nonce + ":";
-    CleanUpOnFailure clean_up_on_failure(w, deployment, external, key_prefix);
+    // A lock library behind an adapter keeps its keys under this namespace (PROTOCOL.md's init).
+    const std::string adapter_namespace = "lockbench-" + nonce;
+    CleanUpOnFailure clean_up_on_failure(w, deployment, external, key_prefix, adapter_namespace);
     const ConnectionOptions connection{
         .connect_timeout = std::chrono::milliseconds(w.connect_timeout_ms),
         .command_timeout = std::chrono::milliseconds(w.command_timeout_ms)};
@@ -295,15 +297,35 @@ RunOutcome run_workload(const RunOptions& options) {
     // process under libfaketime.
     const std::optional<AdapterSpec> adapter_spec = find_adapter(w.strategy);
     std::shared_ptr<AdapterRun> adapter_run;
+    std::atomic<std::uint64_t> library_lost_signals{0};
     if (adapter_spec) {
         adapter_run = std::make_shared<AdapterRun>();
         adapter_run->log_dir = dir.tmp() / "adapters";
-        adapter_run->name_space = "lockbench-" + nonce;
+        adapter_run->name_space = adapter_namespace;
         const bool skews = std::any_of(w.faults.begin(), w.faults.end(), [](const auto& f) {
             return f.value("fault", "") == "clock-skew";
         });
         if (skews)
             adapter_run->faketime_dir = dir.tmp() / "adapters" / "faketime";
+        // A library's own "you lost the lock" goes into the history (HISTORY.md: "library"),
+        // recorded on the client's thread with the process that held the grant.
+        adapter_run->on_lost = [&directory, &library_lost_signals](const std::string& client,
+                                                                   const nlohmann::json& message) {
+            const auto text_of = [&message](const char* field) {
+                const auto it = message.find(field);
+                return it != message.end() && it->is_string() ? it->get<std::string>()
+                                                              : std::string();
+            };
+            // "c3.1-9f3a2b": client 3 (run.cpp names them below).
+            const std::size_t index =
+                std::strtoul(client.c_str() + (client.empty() ? 0 : 1), nullptr, 10);
+            directory.post(index,
+                           [&library_lost_signals, key = text_of("key"), token = text_of("token"),
+                            text = text_of("text")](SimulatedClient& c) {
+                               if (c.record_library_lost(key, token, text))
+                                   library_lost_signals.fetch_add(1, std::memory_order_relaxed);
+                           });
+        };
     }
     ClientThreads clients(
         env, directory,
@@ -502,11 +524,10 @@ RunOutcome run_workload(const RunOptions& options) {
                 " clients lost their adapter process (last: " + adapter_run->last_loss() + ")");
         }
         const AdapterProbe& probe = probe_adapter(*adapter_spec);
-        in.adapter = {{"library", probe.library},
-                      {"version", probe.version},
-                      {"command", adapter_spec->argv},
-                      {"clients_per_process", 1},
-                      {"clients_lost", lost}};
+        in.adapter = {
+            {"library", probe.library},      {"version", probe.version},
+            {"command", adapter_spec->argv}, {"clients_per_process", 1},
+            {"clients_lost", lost},          {"lost_signals", library_lost_signals.load()}};
     }
     RunOutcome outcome;
     outcome.summary = make_summary(in, dir.tmp() / "history.jsonl");
@@ -554,7 +575,8 @@ RunOutcome run_workload(const RunOptions& options) {
         outcome.summary["yardstick"] = {{"not_measured", options.machine_not_measured}};
     }
     outcome.interrupted = interrupted;
-    outcome.summary["cleanup"] = clean_up_user_servers(w, deployment, external, key_prefix);
+    outcome.summary["cleanup"] =
+        clean_up_user_servers(w, deployment, external, key_prefix, adapter_namespace);
     clean_up_on_failure.dismiss();
     write_atomically(dir.tmp() / "workload.json", w.to_json().dump(2) + "\n");
     write_atomically(dir.tmp() / "summary.json", outcome.summary.dump(2) + "\n");

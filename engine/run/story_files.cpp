@@ -8,6 +8,9 @@ namespace lockbench {
 checker::Story story_of_run(const std::filesystem::path& dir, const nlohmann::json& summary,
                             const Workload& workload) {
     checker::StoryContext context{.scenario = workload.name, .strategy = workload.strategy};
+    if (const auto adapter = summary.find("adapter");
+        adapter != summary.end() && adapter->is_object())
+        context.library = adapter->value("library", std::string());
     for (const auto& [strategy, outcome] : workload.expect)
         context.expectations.emplace_back(strategy, outcome);
     const auto report = checker::Report::from_json(summary.value("verdict", nlohmann::json()));

@@ -320,6 +320,14 @@ class ClaimChecker {
                 EXPECT_GT(named, 0);
                 break;
             }
+            case ClaimKind::LibrarySaidLost: {
+                ASSERT_EQ(c.events.size(), 1u);
+                const Event& e = at(c.events[0]);
+                EXPECT_TRUE(e.is_library());
+                EXPECT_EQ(e.time, c.time_ns);
+                expect_says(c, "it lost " + e.key);
+                break;
+            }
             case ClaimKind::CheckerFound:
             case ClaimKind::NoViolation:
                 ADD_FAILURE() << "a demonstration's story must be told from its events";

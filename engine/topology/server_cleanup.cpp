@@ -105,7 +105,8 @@ Task<long long> delete_run_znodes(ZkClient& zk, std::string key_prefix) {
 
 nlohmann::json clean_up_user_servers(const Workload& w, const Deployment& deployment,
                                      const std::vector<Endpoint>& external,
-                                     const std::string& key_prefix, bool quiet) {
+                                     const std::string& key_prefix,
+                                     const std::string& adapter_namespace, bool quiet) {
     const bool redis = !deployment.embedded && !external.empty();
     const bool zookeeper = !deployment.zookeeper_hosts.empty() && !deployment.zookeeper;
     const bool etcd = !deployment.etcd_endpoints.empty() && !deployment.etcd;
@@ -124,6 +125,11 @@ nlohmann::json clean_up_user_servers(const Workload& w, const Deployment& deploy
         std::vector<Endpoint> masters = external;
         const bool cluster = w.topology.kind == TopologyKind::Cluster;
         const std::string pattern = "*" + key_prefix + "*";
+        // An adapter's library names its keys itself, under the namespace (`<namespace>:<key>`,
+        // redis-semaphore's `<namespace>:mutex:<key>`), where the key prefix need not appear.
+        std::vector<std::string> patterns{pattern};
+        if (!adapter_namespace.empty())
+            patterns.push_back(adapter_namespace + ":*");
         if (cluster) {
             masters.clear();
             if (const auto view = read_cluster_nodes(external, 2s)) {
@@ -139,31 +145,44 @@ nlohmann::json clean_up_user_servers(const Workload& w, const Deployment& deploy
         report["redis"] = nlohmann::json::array();
         for (const Endpoint& master : masters) {
             RedisConnection conn(loop, master, kCleanupConnection);
+            long long deleted = 0;
             try {
-                const long long deleted = run_sync(loop, delete_matching(conn, pattern, cluster));
+                for (const std::string& each : patterns)
+                    deleted += run_sync(loop, delete_matching(conn, each, cluster));
                 report["redis"].push_back({{"server", master.to_string()}, {"deleted", deleted}});
             } catch (const std::exception& e) {
-                leave("keys matching " + pattern + " on " + master.to_string() + ": " + e.what());
+                leave("keys matching " + pattern +
+                      (adapter_namespace.empty() ? "" : " or " + adapter_namespace + ":*") +
+                      " on " + master.to_string() + ": " + e.what());
             }
         }
     }
     if (zookeeper) {
         try {
             ZkClient zk(loop, deployment.zookeeper_hosts, 10'000ms, 5'000ms);
-            const long long deleted = run_sync(loop, delete_run_znodes(zk, key_prefix));
+            long long deleted = run_sync(loop, delete_run_znodes(zk, key_prefix));
+            // An adapter's library keeps its nodes under /<namespace> (kazoo's, Curator's).
+            if (!adapter_namespace.empty())
+                deleted += run_sync(loop, delete_tree(zk, "/" + adapter_namespace));
             report["zookeeper"] = {{"hosts", deployment.zookeeper_hosts}, {"deleted", deleted}};
         } catch (const std::exception& e) {
-            leave("znodes /lockbench/locks/" + key_prefix + "* on " + deployment.zookeeper_hosts +
-                  ": " + e.what());
+            leave("znodes /lockbench/locks/" + key_prefix + "*" +
+                  (adapter_namespace.empty() ? "" : " and /" + adapter_namespace) + " on " +
+                  deployment.zookeeper_hosts + ": " + e.what());
         }
     }
     if (etcd) {
-        // Every key the run's adapters wrote starts with the prefix (their lock keys, leases'
-        // keys under them): one range delete on any member that answers.
+        // The run's keys start with the prefix, an adapter's library's (its lock keys, leases'
+        // keys under them) with `<namespace>/`: a range delete each, on any member that answers.
+        std::vector<std::string> prefixes{key_prefix};
+        if (!adapter_namespace.empty())
+            prefixes.push_back(adapter_namespace + "/");
         std::string why;
         for (const Endpoint& member : deployment.etcd_endpoints) {
             try {
-                const long long deleted = etcd_delete_prefix(member, key_prefix, 5s);
+                long long deleted = 0;
+                for (const std::string& each : prefixes)
+                    deleted += etcd_delete_prefix(member, each, 5s);
                 report["etcd"] = {{"server", member.to_string()}, {"deleted", deleted}};
                 why.clear();
                 break;
@@ -172,26 +191,30 @@ nlohmann::json clean_up_user_servers(const Workload& w, const Deployment& deploy
             }
         }
         if (!why.empty())
-            leave("keys starting with " + key_prefix + " on etcd: " + why);
+            leave("keys starting with " + key_prefix +
+                  (adapter_namespace.empty() ? "" : " or " + adapter_namespace + "/") +
+                  " on etcd: " + why);
     }
     return report;
 }
 
 CleanUpOnFailure::CleanUpOnFailure(const Workload& w, const Deployment& deployment,
                                    const std::vector<Endpoint>& external,
-                                   const std::string& key_prefix)
+                                   const std::string& key_prefix,
+                                   const std::string& adapter_namespace)
     : workload_(w),
       deployment_(deployment),
       external_(external),
       key_prefix_(key_prefix),
+      adapter_namespace_(adapter_namespace),
       exceptions_at_start_(std::uncaught_exceptions()) {}
 
 CleanUpOnFailure::~CleanUpOnFailure() {
     if (dismissed_ || std::uncaught_exceptions() <= exceptions_at_start_)
         return;
     try {
-        const nlohmann::json report =
-            clean_up_user_servers(workload_, deployment_, external_, key_prefix_, /*quiet=*/true);
+        const nlohmann::json report = clean_up_user_servers(
+            workload_, deployment_, external_, key_prefix_, adapter_namespace_, /*quiet=*/true);
         if (report.is_null() || report["left"].empty())
             return;
         std::string left;

@@ -6,6 +6,9 @@
 // protected resource's counters, lock znodes. A run's keys and znodes all carry its key prefix
 // ("lockbench:<nonce>:", anywhere in the key: a cluster's hash tag or rwlock_seed's "LOCK:LOCK:"
 // goes before it), so nothing else of the user's - another run's keys included - is touched.
+// A lock library behind an adapter names its keys itself, under the run's adapter namespace
+// ("lockbench-<nonce>", PROTOCOL.md's init): `<namespace>:*` on Redis, the tree /<namespace> on
+// ZooKeeper, `<namespace>/` on etcd go too.
 
 #include <string>
 #include <vector>
@@ -20,7 +23,8 @@ namespace lockbench {
 // Removes the run's keys from every master of `external` (a cluster's: every master serving slots
 // that any of them names) and the run's znodes from the user's ZooKeeper (the lock nodes under
 // /lockbench/locks, then the parents if nothing else is left in them) and the run's keys from the
-// user's etcd (every key that starts with the prefix). Call it once the clients are gone.
+// user's etcd (every key that starts with the prefix), and what the adapters wrote under
+// `adapter_namespace` (none when empty). Call it once the clients are gone.
 // Returns summary.json's `cleanup`: {"redis": [{"server", "deleted"}], "zookeeper": {"hosts",
 // "deleted"}, "etcd": {"server", "deleted"}, "left": ["what was left, where, and why"]}, or null
 // when the run used no server of the user's. Never throws: what cannot be removed (a server that
@@ -28,7 +32,8 @@ namespace lockbench {
 // that writes no summary says it in one line of its own.
 nlohmann::json clean_up_user_servers(const Workload& w, const Deployment& deployment,
                                      const std::vector<Endpoint>& external,
-                                     const std::string& key_prefix, bool quiet = false);
+                                     const std::string& key_prefix,
+                                     const std::string& adapter_namespace = {}, bool quiet = false);
 
 // A run that ends in an error after its clients wrote to the user's servers (a server died, a
 // fault's control failed: exit 4) writes no summary, but its keys and znodes are removed all the
@@ -38,7 +43,8 @@ nlohmann::json clean_up_user_servers(const Workload& w, const Deployment& deploy
 class CleanUpOnFailure {
   public:
     CleanUpOnFailure(const Workload& w, const Deployment& deployment,
-                     const std::vector<Endpoint>& external, const std::string& key_prefix);
+                     const std::vector<Endpoint>& external, const std::string& key_prefix,
+                     const std::string& adapter_namespace);
     ~CleanUpOnFailure();
     CleanUpOnFailure(const CleanUpOnFailure&) = delete;
     CleanUpOnFailure& operator=(const CleanUpOnFailure&) = delete;
@@ -49,6 +55,7 @@ class CleanUpOnFailure {
     const Deployment& deployment_;
     const std::vector<Endpoint>& external_;
     const std::string& key_prefix_;
+    const std::string& adapter_namespace_;
     int exceptions_at_start_;
     bool dismissed_ = false;
 };

@@ -1,6 +1,7 @@
 // The clean-up of a run on the user's servers, on a real redis-server: every key carrying the
-// run's prefix goes, wherever the prefix stands in it, and nothing else does; a server that does
-// not answer is named with what was left on it.
+// run's prefix goes, wherever the prefix stands in it, and so does every key an adapter's library
+// wrote under the run's namespace, and nothing else does; a server that does not answer is named
+// with what was left on it.
 
 #include "engine/topology/server_cleanup.hpp"
 
@@ -40,6 +41,27 @@ TEST(ServerCleanupTest, DeletesEveryKeyWithTheRunsPrefixAndNothingElse) {
                                   server.endpoint().to_string() + R"(", "deleted": 2506}]})"));
     EXPECT_EQ(server.command({"DBSIZE"}).integer, 3);
     EXPECT_EQ(server.command({"GET", "lockbench:ffffffffffff:k0"}).str, "theirs");
+}
+
+TEST(ServerCleanupTest, DeletesWhatAnAdaptersLibraryWroteUnderTheRunsNamespace) {
+    RedisServer server;
+    // A library names its keys itself: under the namespace, the key prefix need not be there.
+    for (const std::string& key :
+         {std::string("lockbench-0a1b2c3d4e5f:mutex:") + kPrefix + "k0",
+          std::string("lockbench-0a1b2c3d4e5f:fence-counter"), std::string(kPrefix) + "k0:counter"})
+        server.command({"SET", key, "1"});
+    for (const std::string& theirs : {std::string("lockbench-ffffffffffff:fence-counter"),
+                                      std::string("lockbench-0a1b2c3d4e5f")})
+        server.command({"SET", theirs, "theirs"});
+
+    Deployment users;
+    users.embedded = false;
+    users.endpoints = {server.endpoint()};
+    const json report = clean_up_user_servers(Workload{}, users, users.endpoints, kPrefix,
+                                              "lockbench-0a1b2c3d4e5f");
+    EXPECT_EQ(report, json::parse(R"({"left": [], "redis": [{"server": ")" +
+                                  server.endpoint().to_string() + R"(", "deleted": 3}]})"));
+    EXPECT_EQ(server.command({"DBSIZE"}).integer, 2);
 }
 
 TEST(ServerCleanupTest, AServerThatDoesNotAnswerIsNamedWithWhatWasLeftOnIt) {
