@@ -57,7 +57,23 @@ serve({
   async acquire({ client, key, mode, lease_ms, wait_ms }) {
     if (mode !== 'exclusive') throw new ProtocolError('unsupported', 'Mutex has no shared mode');
     const token = randomUUID();
-    const mutex = new Mutex(redis, key, {
+    // When the SET NX that won was sent (monotonic: a pause or a skewed wall clock leaves it
+    // true): the key's lease started later, when Redis ran it. tryAcquire() retries for up to
+    // wait_ms, so the time before the call would leave a fresh grant's lease half spent.
+    let setSent = performance.now();
+    const timedRedis = new Proxy(redis, {
+      get(target, property) {
+        if (property === 'set') {
+          return (...args) => {
+            setSent = performance.now();
+            return target.set(...args);
+          };
+        }
+        const value = Reflect.get(target, property, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const mutex = new Mutex(timedRedis, key, {
       lockTimeout: lease_ms,
       // The library's loop runs while Date.now() < start + acquireTimeout: a budget of 0 would
       // make no attempt at all, so "one attempt" is an attempts limit.
@@ -71,13 +87,10 @@ serve({
         send({ type: 'lost', client, key, token, text: error.message });
       },
     });
-    // Monotonic (a pause or a skewed wall clock leaves it true), read before the request: the
-    // key's lease started later, when Redis ran the command.
-    const sent = performance.now();
     if (!(await mutex.tryAcquire())) {
       throw new ProtocolError('held', `lock ${key} is held by another client`);
     }
-    const grant = { mutex, client, key, lost: false, lease_ms, confirmedAt: sent };
+    const grant = { mutex, client, key, lost: false, lease_ms, confirmedAt: setSent };
     if (typeof mutex._refresh === 'function') {
       const refresh = mutex._refresh.bind(mutex);
       mutex._refresh = async () => {

@@ -8,9 +8,10 @@ lockbench's embedded server), connects one KazooClient with the given session ti
 default, t1's lease), does nothing for 3 s and prints each heartbeat ping kazoo sends and each
 state change, with the time since connecting. kazoo 2.8's connection loop waits
 max(read_timeout/2 - jitter, jitter) between pings, jitter uniform in 0..0.40 s and
-read_timeout = 2/3 of the negotiated timeout: below a session timeout of about 1.2 s a gap can
-exceed the session timeout itself, and the server expires a healthy, idle session. The Java
-client (Curator) pings every timeout/3 without jitter. Exit 1 when the session was lost.
+read_timeout = 2/3 of the negotiated timeout: the longest gap is max(timeout/3, 0.40 s), so at a
+session timeout not well above 0.4 s (t1's 300 ms) a gap can exceed the session itself and the
+server expires a healthy, idle session. The Java client (Curator) pings every timeout/3 without
+jitter. Exit 1 when the session was lost.
 """
 import logging
 import os
