@@ -257,6 +257,10 @@ Task<AcquireResult> ExternalStrategy::acquire(Session& session, const AcquireReq
     if (type == "error") {
         if (answer.value("code", "") == "held")
             co_return Denied{Denied::Why::Held};
+        // Nothing happened, but nobody was seen holding the lock either (Redlock's split vote):
+        // recorded as `held` it would claim a holder the checker must then find.
+        if (answer.value("code", "") == "refused")
+            co_return Denied{Denied::Why::NoQuorum};
         throw_error_answer(answer, "acquire");
     }
     const auto token = answer.find("token");

@@ -267,6 +267,17 @@ TEST(AdapterMessages, LostIsHandedToTheRun) {
     EXPECT_EQ(c.run->clients_lost(), 0u);
 }
 
+// Redlock's split vote: every server refuses while nobody holds the lock. `refused` must not be
+// recorded as `held`, which claims a holder the linearizability checker then cannot find.
+TEST(AdapterRefusals, RefusedIsADefiniteDenialThatObservesNoHolder) {
+    AdapterClientUnderTest c(misbehaving("refused", 2));
+    ASSERT_TRUE(std::holds_alternative<Grant>(c.acquire("k")));
+    const auto refused = c.acquire("k");
+    ASSERT_TRUE(std::holds_alternative<Denied>(refused));
+    EXPECT_EQ(std::get<Denied>(refused).why, Denied::Why::NoQuorum);
+    EXPECT_EQ(c.run->clients_lost(), 0u);
+}
+
 TEST(AdapterFaults, StopShowsStateTAndResumeEndsIt) {
     AdapterClientUnderTest c("null-adapter");
     ASSERT_TRUE(std::holds_alternative<Grant>(c.acquire("k")));

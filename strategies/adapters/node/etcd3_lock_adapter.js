@@ -17,8 +17,11 @@
 //   our lease, ignoring failure. `held` only if the key we read afterwards is not on one of our
 //   leases; otherwise `in-doubt`.
 // - Renew: one keep-alive of the lease (keepaliveOnce); it renews the lease's original TTL.
-// - Release: revoking the lease; the library ignores "lease not found", so `not-held` only when
-//   the library has already reported the lease lost (we then send nothing).
+// - Release: revoking the lease. The library's revoke drops etcd's "lease not found", and a
+//   holder resumed from a pause past its TTL would answer release_ok for a lock that lapsed and
+//   may be another's: we send the same RPC (lease.client.leaseRevoke, after lease.close(), as
+//   lease.revoke() does) and keep its answer. `not-held` when the library has already reported
+//   the lease lost (we then send nothing) or etcd says the lease is gone.
 'use strict';
 const { Etcd3, EtcdLockFailedError, EtcdLeaseInvalidError, GRPCDeadlineExceededError } = require('etcd3');
 const { ProtocolError, log, send, serve, sleep } = require('./protocol');
@@ -134,7 +137,16 @@ serve({
       grants.delete(token);
       throw new ProtocolError('not-held', 'the library reported this lease lost');
     }
-    await grant.lock.release(); // a failure keeps the grant: a retried release is tried again
+    const { lease } = grant.lock;
+    lease.close();
+    try {
+      await lease.client.leaseRevoke({ ID: token }, grant.lock.callOptions);
+    } catch (error) {
+      // Any other failure keeps the grant: a retried release is tried again.
+      if (!(error instanceof EtcdLeaseInvalidError)) throw error;
+      grants.delete(token);
+      throw new ProtocolError('not-held', 'etcd: the lease had expired before the release');
+    }
     grants.delete(token);
     return {};
   },

@@ -5,8 +5,14 @@
 //   tryAcquire() false      every SET NX it sent was refused (or none was sent) -> `held`
 //   tryAcquire() throws     a SET NX may have been applied -> `timeout` / `redis-error` (in doubt)
 //   onLockLost(err)         its refresh found the key gone or another's -> `lost`
-//   release()               never says whether the key was still ours: `not-held` only when the
-//                           library already knows it lost the lock (it then sends nothing)
+//   release()               never says whether the key was still ours (its delete-if-equal
+//                           script's answer is dropped): `not-held` when the library already knows
+//                           it lost the lock (it then sends nothing); `release_ok` only within the
+//                           lease of the last SET or refresh the library sent and saw succeed (the
+//                           key cannot have expired, so it was ours); after that,
+//                           `release-unconfirmed` (in doubt): a process resumed from a pause
+//                           releases a key that may have expired and be another client's by now,
+//                           and `release_ok` would tell the checker it held the lock until then
 //   renew                   no public call (refresh is automatic) -> `unsupported`
 // The library names its key `mutex:<key>`; ioredis's keyPrefix puts it under the namespace:
 // `<namespace>:mutex:<key>`.
@@ -16,7 +22,7 @@ const Redis = require('ioredis');
 const { Mutex } = require('redis-semaphore');
 const { ProtocolError, log, send, serve } = require('./protocol');
 
-const grants = new Map(); // token -> {mutex, client, key, lost}
+const grants = new Map(); // token -> {mutex, client, key, lost, lease_ms, confirmedAt}
 let redis;
 let options;
 
@@ -51,7 +57,23 @@ serve({
   async acquire({ client, key, mode, lease_ms, wait_ms }) {
     if (mode !== 'exclusive') throw new ProtocolError('unsupported', 'Mutex has no shared mode');
     const token = randomUUID();
-    const mutex = new Mutex(redis, key, {
+    // When the SET NX that won was sent (monotonic: a pause or a skewed wall clock leaves it
+    // true): the key's lease started later, when Redis ran it. tryAcquire() retries for up to
+    // wait_ms, so the time before the call would leave a fresh grant's lease half spent.
+    let setSent = performance.now();
+    const timedRedis = new Proxy(redis, {
+      get(target, property) {
+        if (property === 'set') {
+          return (...args) => {
+            setSent = performance.now();
+            return target.set(...args);
+          };
+        }
+        const value = Reflect.get(target, property, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const mutex = new Mutex(timedRedis, key, {
       lockTimeout: lease_ms,
       // The library's loop runs while Date.now() < start + acquireTimeout: a budget of 0 would
       // make no attempt at all, so "one attempt" is an attempts limit.
@@ -68,7 +90,17 @@ serve({
     if (!(await mutex.tryAcquire())) {
       throw new ProtocolError('held', `lock ${key} is held by another client`);
     }
-    grants.set(token, { mutex, client, key, lost: false });
+    const grant = { mutex, client, key, lost: false, lease_ms, confirmedAt: setSent };
+    if (typeof mutex._refresh === 'function') {
+      const refresh = mutex._refresh.bind(mutex);
+      mutex._refresh = async () => {
+        const refreshSent = performance.now();
+        const refreshed = await refresh();
+        if (refreshed) grant.confirmedAt = Math.max(grant.confirmedAt, refreshSent);
+        return refreshed;
+      };
+    }
+    grants.set(token, grant);
     return { token, reentry: false };
   },
 
@@ -81,6 +113,12 @@ serve({
     }
     await grant.mutex.release(); // a failure keeps the grant: a retried release is tried again
     grants.delete(token);
+    // Read after the answer: the delete ran before it, so within the lease it found our key.
+    if (performance.now() - grant.confirmedAt >= grant.lease_ms) {
+      throw new ProtocolError('release-unconfirmed',
+        `released after the lease (${grant.lease_ms} ms) since the library last confirmed the key: ` +
+        'redis-semaphore does not say whether it was still ours');
+    }
     return {};
   },
 

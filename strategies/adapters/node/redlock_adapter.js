@@ -14,10 +14,14 @@
 // script ran and found the key another's; anything else: the outcome on that server is unknown).
 // It throws ExecutionError when no attempt reached a quorum, and on an acquire it then deletes
 // what it set, ignoring failures. So:
-//   acquire refused     `held` only if no server ever voted for (nothing was set) and every
-//                       vote against was a definite refusal; otherwise `no-quorum` (in doubt)
+//   acquire refused     `refused` only if no server ever voted for (nothing was set) and every
+//                       vote against was a definite refusal; otherwise `quorum-unknown` (in
+//                       doubt). Never `held`: every server refusing does not show a holder -
+//                       contenders that split the votes keep their keys through their retries
+//                       (redlock's script refuses a key that exists, their own too) while nobody
+//                       has a quorum, and `held` would make the checker look for one.
 //   release/extend      `not-held` if every server answered definitely (fewer than a quorum
-//                       had our value); otherwise `no-quorum` (in doubt)
+//                       had our value); otherwise `quorum-unknown` (in doubt)
 'use strict';
 const { randomUUID } = require('node:crypto');
 const Redis = require('ioredis');
@@ -50,7 +54,7 @@ async function refusal(error, definiteCode, nothingMayBeSet) {
   if (!(error instanceof ExecutionError)) return error;
   const { anyFor, allDefinite } = await votes(error);
   if (allDefinite && !(nothingMayBeSet && anyFor)) return new ProtocolError(definiteCode, error.message);
-  return new ProtocolError('no-quorum', `${error.message} (some servers' outcome unknown)`);
+  return new ProtocolError('quorum-unknown', `${error.message} (some servers' outcome unknown)`);
 }
 
 function acquireSettings(wait_ms) {
@@ -126,7 +130,7 @@ serve({
       grants.set(lock.value, { lock });
       return { token: lock.value, reentry: false };
     } catch (error) {
-      throw await refusal(error, 'held', true);
+      throw await refusal(error, 'refused', true);
     }
   },
 

@@ -170,7 +170,7 @@ class Adapter:
         lock = locks["lock"]
         token = f"{lock.node}@{path}"
         self.grants[token] = {"client": request.get("client"), "key": request["key"],
-                              "lock": lock, "held": True}
+                              "lock": lock, "held": True, "session": self.zk.client_id}
         return {"type": "acquire_ok", "token": token, "fence": int(lock.node[-10:]), "reentry": False}
 
     def release(self, request):
@@ -181,6 +181,15 @@ class Adapter:
         if not bounded(self.command_s, grant["lock"].release):
             return error("not-held", "kazoo: the lock is not acquired")
         grant["held"] = False
+        # kazoo's Lock keeps is_acquired through a session expiry, and its release then deletes
+        # in the new session a node the old one's expiry already removed (NoNodeError is
+        # ignored): True, although the lock lapsed and may be another's by now. An ephemeral node
+        # lives only as long as its session: if the session changed, the lock was not held.
+        session = self.zk.client_id  # None while disconnected
+        if session is None:
+            return error("session-unknown", "kazoo: disconnected after the release: session unknown")
+        if session != grant["session"]:
+            return error("not-held", "kazoo: the session that held the lock expired before the release")
         return {"type": "release_ok"}
 
 

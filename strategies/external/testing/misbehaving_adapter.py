@@ -8,6 +8,7 @@ Nth acquire in the way its first argument names (external_strategy_test.cpp):
   exit          exits with status 3
   close-stdout  closes its standard output and keeps running
   lost          grants, then sends an unsolicited `lost` for the grant
+  refused       refuses with `refused` (definite, no holder seen), as Redlock's adapter does
   ok            never misbehaves (nor do lease and bad-lease on acquire)
   lease         init_ok answers lease_ms as etcd would apply init's options.lease_ms: whole
                 seconds, at least 2 s
@@ -67,6 +68,8 @@ for line in sys.stdin:
         os.close(1)
         while True:
             time.sleep(1)
+    elif mode == "refused":
+        send({"in_reply_to": rid, "type": "error", "code": "refused", "text": "no quorum"})
     elif mode == "lost":
         send({"in_reply_to": rid, "type": "acquire_ok", "token": "t%d" % acquires})
         send({"type": "lost", "client": req["client"], "key": req["key"],
