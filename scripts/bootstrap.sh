@@ -7,7 +7,7 @@ packages=(
   g++ cmake ninja-build pkg-config clang-format
   redis-server redis-tools libhiredis-dev nlohmann-json3-dev libcli11-dev
   zookeeper libzookeeper-mt-dev default-jre-headless openjdk-17-jdk-headless libcurator-recipes-java
-  python3-redis python3-kazoo
+  python3-redis python3-kazoo python3-tooz
   googletest libgtest-dev libbenchmark-dev clang libfuzzer-14-dev
   qt6-base-dev qt6-charts-dev libqt6opengl6-dev libgl-dev
   faketime iptables iproute2 procps openssh-client openssh-server
