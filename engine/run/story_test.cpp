@@ -308,7 +308,7 @@ class ClaimChecker {
                 // scenario; the strategy that ran is not among them.
                 int named = 0;
                 for (const std::string& s :
-                     after_each(c.text, '`', "abcdefghijklmnopqrstuvwxyz_")) {
+                     after_each(c.text, '`', "abcdefghijklmnopqrstuvwxyz_-0123456789")) {
                     ++named;
                     ASSERT_TRUE(workload_.expect.count(s)) << s;
                     const std::string& outcome = workload_.expect.at(s);
