@@ -4,8 +4,9 @@
 // started on the client's first call (its connect phase), lives in the client's Session, and is
 // replaced by a new one after it broke the protocol or died: the client's successor talks to a
 // new process. Answers map to the strategy interface as PROTOCOL.md's error table says: `held`
-// is a Denied, `not-held` a NotHeld / false, `unsupported` a ReplyError (`fail`), anything else
-// - `timeout`, an unknown code, a broken adapter - an IoError (`info`, in doubt).
+// is a Denied (Held), `refused` a Denied (NoQuorum: refused, no holder seen), `not-held` a
+// NotHeld / false, `unsupported` a ReplyError (`fail`), anything else - `timeout`, an unknown
+// code, a broken adapter - an IoError (`info`, in doubt).
 
 #include <atomic>
 #include <chrono>
