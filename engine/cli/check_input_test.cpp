@@ -2,50 +2,29 @@
 // names the file, the line and the column - never an internal error (exit 5) from a text the
 // reader let through and the JSON writer then refused.
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
-#include <sys/wait.h>
 
 #include <gtest/gtest.h>
 
 #include "checker/testing/temp_dir.hpp"
+#include "engine/cli/cli_testing.hpp"
 
 namespace lockbench {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Cli {
-    int code = -1;
-    std::string out, err;
-};
-
-std::string read(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
+using testing::Cli;
+using testing::lockbench;
 
 // `lockbench check FILE ARGS` with `text` as the file.
 Cli check(const testing::TempDir& scratch, const std::string& name, const std::string& text,
           const std::string& args = "") {
     const fs::path history = scratch.path() / name;
     std::ofstream(history, std::ios::binary) << text;
-    const fs::path out = scratch.path() / "stdout.txt";
-    const fs::path err = scratch.path() / "stderr.txt";
-    const std::string command = "'" + std::string(LOCKBENCH_BINARY) + "' check '" +
-                                history.string() + "' " + args + " >'" + out.string() + "' 2>'" +
-                                err.string() + "'";
-    const int status = std::system(command.c_str());
-    Cli r;
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = read(out);
-    r.err = read(err);
-    return r;
+    return lockbench(scratch, "check '" + history.string() + "' " + args);
 }
 
 // Two grants of one key at once, in Jepsen's EDN: a violation whose report quotes the key.

@@ -2,47 +2,22 @@
 // line on stderr naming the flag or the file - never an internal error (exit 5), never a run with
 // a value that overflowed a clock type. And a suite whose run errored never passes the gate.
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
-#include <sys/wait.h>
 
 #include <gtest/gtest.h>
 
 #include "checker/testing/temp_dir.hpp"
+#include "engine/cli/cli_testing.hpp"
 
 namespace lockbench {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Cli {
-    int code = -1;
-    std::string out, err;
-};
-
-std::string read(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-// `lockbench ARGS`, with stdout and stderr captured.
-Cli lockbench(const testing::TempDir& scratch, const std::string& args) {
-    const fs::path out = scratch.path() / "stdout.txt";
-    const fs::path err = scratch.path() / "stderr.txt";
-    const std::string command = "'" + std::string(LOCKBENCH_BINARY) + "' " + args + " >'" +
-                                out.string() + "' 2>'" + err.string() + "' </dev/null";
-    const int status = std::system(command.c_str());
-    Cli r;
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = read(out);
-    r.err = read(err);
-    return r;
-}
+using testing::Cli;
+using testing::lockbench;
 
 std::size_t lines(const std::string& text) {
     std::size_t n = 0;

@@ -1,0 +1,44 @@
+#pragma once
+
+// The real `lockbench` binary run from a test, its output captured: what a user would see.
+// Tests that include this are compiled with LOCKBENCH_BINARY naming the binary.
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+
+#include "checker/testing/temp_dir.hpp"
+
+namespace lockbench::testing {
+
+struct Cli {
+    int code = -1;
+    std::string out, err;
+};
+
+inline std::string read_file(const std::filesystem::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+// `lockbench ARGS` (ARGS as a shell would split them), with stdout and stderr captured in
+// `scratch` and nothing on stdin.
+inline Cli lockbench(const TempDir& scratch, const std::string& args) {
+    const std::filesystem::path out = scratch.path() / "stdout.txt";
+    const std::filesystem::path err = scratch.path() / "stderr.txt";
+    const std::string command = "'" + std::string(LOCKBENCH_BINARY) + "' " + args + " >'" +
+                                out.string() + "' 2>'" + err.string() + "' </dev/null";
+    const int status = std::system(command.c_str());
+    Cli r;
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = read_file(out);
+    r.err = read_file(err);
+    return r;
+}
+
+}  // namespace lockbench::testing
