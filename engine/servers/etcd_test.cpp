@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "checker/testing/temp_dir.hpp"
+#include "engine/cli/cli_testing.hpp"
 #include "engine/clients/history_recorder.hpp"
 #include "engine/nemesis/fault.hpp"
 #include "engine/nemesis/nemesis.hpp"
@@ -494,27 +495,13 @@ TEST(EtcdWorkload, ABadEtcdServersIsNamedByItsPath) {
 
 // ---- The command line
 
-struct Cli {
-    int code = -1;
-    std::string err;
-};
-
-Cli lockbench(const fs::path& scratch, const std::string& args) {
-    const fs::path err = scratch / "stderr.txt";
-    const std::string cmd =
-        "'" + std::string(LOCKBENCH_BINARY) + "' " + args + " >/dev/null 2>'" + err.string() + "'";
-    const int status = std::system(cmd.c_str());
-    Cli r;
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    std::ifstream in(err);
-    r.err.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    return r;
-}
+using testing::Cli;
+using testing::lockbench;
 
 TEST(EtcdCli, AnUnreachableEtcdIsExit4InOneLine) {
     TempDir dir;
     const int nobody = pick_free_port();
-    const Cli r = lockbench(dir.path(),
+    const Cli r = lockbench(dir,
                             "run --strategy set_nx_px --duration 0.2 --no-yardstick "
                             "--out '" +
                                 (dir.path() / "results").string() +
@@ -528,7 +515,7 @@ TEST(EtcdCli, AnUnreachableEtcdIsExit4InOneLine) {
 
 TEST(EtcdCli, ABadEtcdListIsExit2) {
     TempDir dir;
-    const Cli r = lockbench(dir.path(),
+    const Cli r = lockbench(dir,
                             "run --strategy set_nx_px --duration 0.2 --no-yardstick "
                             "--out '" +
                                 (dir.path() / "results").string() + "' --etcd 127.0.0.1:2379,");
