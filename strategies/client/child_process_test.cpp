@@ -122,7 +122,8 @@ TEST(ChildProcessTest, PauseIsSeenAsStateTAndResumeEndsIt) {
     EXPECT_EQ(process_state(child.pid()), 'T');
     child.resume();
     EXPECT_FALSE(child.paused());
-    EXPECT_EQ(wait_for_state(child, 'T', /*until_not=*/true), 'S');
+    // Running again: it wakes ('R') and goes back to its sleep ('S').
+    EXPECT_EQ(wait_for_state(child, 'S', /*until_not=*/false), 'S');
     EXPECT_TRUE(child.alive());
 }
 
