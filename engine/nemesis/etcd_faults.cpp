@@ -15,14 +15,10 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// The state letter /proc gives the process: 'T' when it is stopped.
-std::string process_state(pid_t pid) {
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-    const auto paren = text.rfind(')');
-    if (paren == std::string::npos || paren + 2 >= text.size())
-        return "gone";
-    return std::string(1, text[paren + 2]);
+// The state letter /proc gives the member's process: 'T' when it is stopped.
+std::string state_of(const EtcdServer& server) {
+    const auto state = process_state(server.pid());
+    return state ? std::string(1, *state) : "gone";
 }
 
 std::string role_of(const EtcdServer& server) {
@@ -132,7 +128,7 @@ void PauseEtcd::apply(NemesisContext& ctx) {
     if (!server)
         return;
     server->pause();  // waits until /proc says stopped (up to a second)
-    const std::string state = process_state(server->pid());
+    const std::string state = state_of(*server);
     const double t = ctx.log("pause-etcd", json{{"node", index},
                                                 {"name", server->name()},
                                                 {"pid", server->pid()},
@@ -149,10 +145,9 @@ void PauseEtcd::apply(NemesisContext& ctx) {
     const auto window = ctx.open_window("pause-etcd", json{{"node", index}, {"role", role}}, t);
     ctx.later(EventLoop::now() + duration_, [&ctx, server, window, index] {
         server->resume();
-        ctx.close_window(window,
-                         ctx.log("resume-etcd", json{{"node", index},
-                                                     {"name", server->name()},
-                                                     {"state", process_state(server->pid())}}));
+        ctx.close_window(window, ctx.log("resume-etcd", json{{"node", index},
+                                                             {"name", server->name()},
+                                                             {"state", state_of(*server)}}));
     });
 }
 

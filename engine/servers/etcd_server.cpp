@@ -2,15 +2,8 @@
 
 #include <atomic>
 #include <cerrno>
-#include <csignal>
 #include <cstring>
-#include <deque>
-#include <fcntl.h>
-#include <fstream>
-#include <sched.h>
 #include <stdexcept>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
 
@@ -50,23 +43,12 @@ EtcdServer::EtcdServer(std::string name, EtcdHost host, int client_port, int pee
             "etcd not found in PATH: the embedded etcd needs Debian's etcd-server package "
             "(scripts/bootstrap.sh installs it)");
     }
-    char tmpl[] = "/tmp/lockbench-etcd-XXXXXX";
-    if (!::mkdtemp(tmpl))
-        throw EnvironmentError(std::string("mkdtemp: ") + std::strerror(errno));
-    dir_ = tmpl;
-    try {
-        spawn();
-    } catch (...) {
-        std::error_code ec;
-        fs::remove_all(dir_, ec);
-        throw;
-    }
+    dir_ = ServerDir("etcd");
+    spawn();
 }
 
 EtcdServer::~EtcdServer() {
     stop();
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
 }
 
 void EtcdServer::spawn() {
@@ -75,7 +57,7 @@ void EtcdServer::spawn() {
         "--name",
         name_,
         "--data-dir",
-        (dir_ / "data").string(),
+        (dir_.path() / "data").string(),
         "--listen-client-urls",
         url(host_.address, client_port_),
         "--advertise-client-urls",
@@ -101,44 +83,21 @@ void EtcdServer::spawn() {
         "--log-level",
         "warn",
     };
-    std::vector<char*> argv;
-    for (auto& a : args)
-        argv.push_back(a.data());
-    argv.push_back(nullptr);
-    const std::string log = (dir_ / "etcd.log").string();
-    const int netns_fd = host_.netns_fd;
-
-    const pid_t parent = ::getpid();
-    const pid_t pid = ::fork();
-    if (pid < 0)
-        throw EnvironmentError(std::string("fork: ") + std::strerror(errno));
-    if (pid == 0) {
-        ::setpgid(0, 0);
-        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (::getppid() != parent)
-            ::_exit(127);
-        if (netns_fd >= 0 && ::setns(netns_fd, CLONE_NEWNET) != 0)
-            ::_exit(126);
-        int devnull = ::open("/dev/null", O_RDONLY);
-        if (devnull >= 0)
-            ::dup2(devnull, STDIN_FILENO);
-        int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-        if (out >= 0) {
-            ::dup2(out, STDOUT_FILENO);
-            ::dup2(out, STDERR_FILENO);
-        }
-        ::execv(argv[0], argv.data());
-        ::_exit(127);
-    }
-    pid_ = pid;
+    process_ = start_server_process(ChildLaunch{.argv = std::move(args),
+                                                .netns_fd = host_.netns_fd,
+                                                .stdin_from = ChildStream::Null,
+                                                .stdout_to = ChildStream::Log,
+                                                .stderr_to = ChildStream::Log,
+                                                .log = dir_.path() / "etcd.log",
+                                                .role = "etcd"});
 }
 
 bool EtcdServer::healthy(std::chrono::milliseconds timeout) const {
-    return running() && !paused_ && etcd_healthy(endpoint(), timeout);
+    return running() && !paused() && etcd_healthy(endpoint(), timeout);
 }
 
 std::optional<EtcdStatus> EtcdServer::status(std::chrono::milliseconds timeout) const {
-    if (!running() || paused_)
+    if (!running() || paused())
         return std::nullopt;
     try {
         return etcd_status(endpoint(), timeout);
@@ -150,11 +109,8 @@ std::optional<EtcdStatus> EtcdServer::status(std::chrono::milliseconds timeout) 
 void EtcdServer::wait_ready() {
     const auto deadline = std::chrono::steady_clock::now() + options_.start_timeout;
     while (std::chrono::steady_clock::now() < deadline) {
-        int exit_status = 0;
-        if (pid_ > 0 && ::waitpid(pid_, &exit_status, WNOHANG) == pid_) {
-            pid_ = -1;
+        if (!alive())
             throw EnvironmentError("etcd " + name_ + " exited at start: " + log_tail());
-        }
         if (healthy()) {
             if (auto s = this->status())
                 member_id_ = s->member_id;
@@ -168,78 +124,18 @@ void EtcdServer::wait_ready() {
                            std::to_string(options_.start_timeout.count()) + " ms: " + log_tail());
 }
 
-void EtcdServer::pause() {
-    if (pid_ > 0 && !paused_) {
-        ::kill(pid_, SIGSTOP);
-        paused_ = true;
-        wait_until_stopped(pid_);
-    }
-}
-
-void EtcdServer::resume() {
-    if (pid_ > 0 && paused_) {
-        ::kill(pid_, SIGCONT);
-        paused_ = false;
-    }
-}
-
-void EtcdServer::kill() {
-    if (pid_ <= 0)
-        return;
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-    paused_ = false;
-}
-
 void EtcdServer::restart() {
     kill();
     spawn();
     wait_ready();
 }
 
-bool EtcdServer::alive() {
-    if (pid_ <= 0)
-        return false;
-    if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
-        pid_ = -1;
-        return false;
-    }
-    return true;
-}
-
 void EtcdServer::stop() {
-    if (pid_ <= 0)
-        return;
-    resume();
-    ::kill(pid_, SIGTERM);
-    const auto deadline = std::chrono::steady_clock::now() + 5s;
-    while (std::chrono::steady_clock::now() < deadline) {
-        if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
-            pid_ = -1;
-            return;
-        }
-        std::this_thread::sleep_for(10ms);
-    }
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, nullptr, 0);
-    pid_ = -1;
+    process_.terminate(5s);
 }
 
 std::string EtcdServer::log_tail(std::size_t lines) const {
-    std::ifstream in(dir_ / "etcd.log");
-    std::deque<std::string> tail;
-    for (std::string line; std::getline(in, line);) {
-        if (line.empty())
-            continue;
-        tail.push_back(line);
-        if (tail.size() > lines)
-            tail.pop_front();
-    }
-    std::string out;
-    for (const auto& l : tail)
-        out += (out.empty() ? "" : " | ") + l;
-    return out.empty() ? "(no log)" : out;
+    return lockbench::log_tail(dir_.path() / "etcd.log", lines);
 }
 
 EtcdCluster::EtcdCluster(int nodes, EtcdServerOptions options, std::vector<EtcdHost> hosts) {

@@ -26,6 +26,8 @@
 #include <vector>
 
 #include "engine/servers/etcd_gateway.hpp"
+#include "engine/servers/redis_server.hpp"  // ServerDir
+#include "strategies/client/child_process.hpp"
 #include "strategies/client/redis_connection.hpp"  // Endpoint
 
 namespace lockbench {
@@ -60,12 +62,12 @@ class EtcdServer {
     // Where clients reach it: its client port.
     Endpoint endpoint() const { return Endpoint{host_.address, client_port_, ""}; }
     int peer_port() const { return peer_port_; }
-    pid_t pid() const { return pid_; }
-    const std::filesystem::path& dir() const { return dir_; }
-    bool running() const { return pid_ > 0; }
+    pid_t pid() const { return process_.running() ? process_.pid() : -1; }
+    const std::filesystem::path& dir() const { return dir_.path(); }
+    bool running() const { return process_.running(); }
     // False if the process has exited since (reaps it).
-    bool alive();
-    bool paused() const { return paused_; }
+    bool alive() { return process_.alive(); }
+    bool paused() const { return process_.paused(); }
     // Its member id in the cluster (etcd derives it from its name and peer URL), known once it
     // was ready; 0 before.
     std::uint64_t member_id() const { return member_id_; }
@@ -79,9 +81,10 @@ class EtcdServer {
     std::optional<EtcdStatus> status(
         std::chrono::milliseconds timeout = std::chrono::milliseconds(500)) const;
 
-    void pause();   // SIGSTOP, waited for until /proc says it is stopped
-    void resume();  // SIGCONT
-    void kill();    // SIGKILL, as a crash (reaped: when it returns, the process is gone)
+    void pause() { process_.pause(); }    // SIGSTOP, waited for until /proc says it is stopped
+    void resume() { process_.resume(); }  // SIGCONT
+    // SIGKILL, as a crash (reaped: when it returns, the process is gone).
+    void kill() { process_.kill_and_reap(); }
     // Starts again on the same ports and data dir (it rejoins its cluster), and waits.
     void restart();
     // SIGTERM (after SIGCONT if paused), then SIGKILL if it lingers.
@@ -101,9 +104,8 @@ class EtcdServer {
     std::string cluster_token_;
     EtcdServerOptions options_;
     std::string binary_path_;
-    std::filesystem::path dir_;
-    pid_t pid_ = -1;
-    bool paused_ = false;
+    ServerDir dir_;  // before process_: the process ends before its folder goes
+    ChildProcess process_;
     std::uint64_t member_id_ = 0;
 };
 

@@ -37,14 +37,6 @@ bool process_exists(pid_t pid) {
     return pid > 0 && ::kill(pid, 0) == 0;
 }
 
-// The state letter /proc gives the process ('T' when stopped).
-char process_state(pid_t pid) {
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-    const auto paren = text.rfind(')');
-    return paren == std::string::npos || paren + 2 >= text.size() ? '?' : text[paren + 2];
-}
-
 std::vector<pid_t> pids_of(const EtcdCluster& cluster) {
     std::vector<pid_t> out;
     for (std::size_t i = 0; i < cluster.size(); ++i)

@@ -3,17 +3,15 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <deque>
 #include <fcntl.h>
 #include <fstream>
 #include <memory>
 #include <netinet/in.h>
-#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <system_error>
 #include <thread>
 #include <unistd.h>
 
@@ -39,26 +37,10 @@ std::string_view to_string(Persistence p) {
 }
 
 std::string find_executable(const std::string& name) {
-    if (name.find('/') != std::string::npos) {
-        if (::access(name.c_str(), X_OK) == 0)
-            return name;
+    if (auto found = find_program(name))
+        return found->string();
+    if (name.find('/') != std::string::npos)
         throw EnvironmentError(name + " is not an executable file");
-    }
-    const char* path = std::getenv("PATH");
-    std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
-    std::size_t start = 0;
-    while (start <= dirs.size()) {
-        auto end = dirs.find(':', start);
-        if (end == std::string::npos)
-            end = dirs.size();
-        std::string candidate = dirs.substr(start, end - start);
-        if (candidate.empty())
-            candidate = ".";
-        candidate += "/" + name;
-        if (::access(candidate.c_str(), X_OK) == 0)
-            return candidate;
-        start = end + 1;
-    }
     throw EnvironmentError(name + " not found in PATH (scripts/bootstrap.sh installs it)");
 }
 
@@ -93,16 +75,44 @@ std::vector<int> pick_free_ports(std::size_t n) {
     return ports;
 }
 
+ChildProcess start_server_process(const ChildLaunch& launch) {
+    try {
+        return ChildProcess(launch);
+    } catch (const std::system_error& e) {
+        throw EnvironmentError(e.what());
+    }
+}
+
+ServerDir::ServerDir(const std::string& kind) {
+    std::string pattern = "/tmp/lockbench-" + kind + "-XXXXXX";
+    if (!::mkdtemp(pattern.data()))
+        throw EnvironmentError(std::string("mkdtemp: ") + std::strerror(errno));
+    path_ = pattern;
+}
+
+ServerDir::~ServerDir() {
+    std::error_code ignored;
+    if (!path_.empty())
+        fs::remove_all(path_, ignored);
+}
+
+ServerDir& ServerDir::operator=(ServerDir&& other) noexcept {
+    if (this != &other) {
+        std::error_code ignored;
+        if (!path_.empty())
+            fs::remove_all(path_, ignored);
+        path_ = std::exchange(other.path_, {});
+    }
+    return *this;
+}
+
 int pick_free_port() {
     return pick_free_ports(1).front();
 }
 
 RedisServer::RedisServer(RedisServerOptions options) : options_(std::move(options)) {
     binary_path_ = find_executable(options_.binary);
-    char tmpl[] = "/tmp/lockbench-redis-XXXXXX";
-    if (!::mkdtemp(tmpl))
-        throw EnvironmentError(std::string("mkdtemp: ") + std::strerror(errno));
-    dir_ = tmpl;
+    dir_ = ServerDir("redis");
     if (options_.port == 0 && options_.netns_fd >= 0)
         options_.port = options_.sentinel_config.empty() ? 6379 : 26379;
     const bool pick_port = options_.port == 0;
@@ -117,8 +127,6 @@ RedisServer::RedisServer(RedisServerOptions options) : options_(std::move(option
             bool busy = log_tail(20).find("Address already in use") != std::string::npos;
             stop();
             if (!(busy && pick_port && attempt < 5)) {
-                std::error_code ec;
-                fs::remove_all(dir_, ec);
                 if (busy)
                     throw EnvironmentError("port " + std::to_string(port_) + " is busy");
                 throw;
@@ -129,8 +137,6 @@ RedisServer::RedisServer(RedisServerOptions options) : options_(std::move(option
 
 RedisServer::~RedisServer() {
     stop();
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
 }
 
 void RedisServer::spawn() {
@@ -138,7 +144,7 @@ void RedisServer::spawn() {
     if (!options_.sentinel_config.empty()) {
         // A sentinel rewrites its configuration file as it learns: one of its own, written
         // once (a restart keeps what it learned).
-        const fs::path conf = dir_ / "sentinel.conf";
+        const fs::path conf = dir_.path() / "sentinel.conf";
         if (!fs::exists(conf)) {
             std::ofstream out(conf);
             out << options_.sentinel_config;
@@ -154,9 +160,9 @@ void RedisServer::spawn() {
              std::string("--bind"),
              options_.host,
              std::string("--dir"),
-             dir_.string(),
+             dir_.path().string(),
              std::string("--logfile"),
-             (dir_ / "redis.log").string(),
+             (dir_.path() / "redis.log").string(),
              std::string("--daemonize"),
              std::string("no"),
              // Test servers are on loopback or in the run's own namespaces.
@@ -166,35 +172,14 @@ void RedisServer::spawn() {
         args.push_back(std::move(a));
     if (options_.sentinel_config.empty())
         add_data_server_args(args);
-    const int netns_fd = options_.netns_fd;
-    std::vector<char*> argv;
-    for (auto& a : args)
-        argv.push_back(a.data());
-    argv.push_back(nullptr);
-
-    const pid_t parent = ::getpid();
-    pid_t pid = ::fork();
-    if (pid < 0)
-        throw EnvironmentError(std::string("fork: ") + std::strerror(errno));
-    if (pid == 0) {
-        // Child: its own process group (Ctrl-C goes to lockbench, which stops us in order), and
-        // killed with its parent so an aborted lockbench never leaves a server behind.
-        ::setpgid(0, 0);
-        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (::getppid() != parent)
-            ::_exit(127);
-        if (netns_fd >= 0 && ::setns(netns_fd, CLONE_NEWNET) != 0)
-            ::_exit(126);
-        int devnull = ::open("/dev/null", O_RDWR);
-        if (devnull >= 0) {
-            ::dup2(devnull, STDIN_FILENO);
-            ::dup2(devnull, STDOUT_FILENO);
-        }
-        ::execv(argv[0], argv.data());
-        ::_exit(127);
-    }
-    pid_ = pid;
-    paused_ = false;
+    // It logs to --logfile; what it says before that file is open (a bad argument) reaches our
+    // stderr.
+    process_ = start_server_process(ChildLaunch{.argv = std::move(args),
+                                                .netns_fd = options_.netns_fd,
+                                                .stdin_from = ChildStream::Null,
+                                                .stdout_to = ChildStream::Null,
+                                                .stderr_to = ChildStream::Inherit,
+                                                .role = "redis-server"});
 }
 
 void RedisServer::add_data_server_args(std::vector<std::string>& args) const {
@@ -238,18 +223,16 @@ bool RedisServer::data_commands_answer() const {
 void RedisServer::wait_ready() {
     auto deadline = std::chrono::steady_clock::now() + options_.start_timeout;
     while (std::chrono::steady_clock::now() < deadline) {
-        int status = 0;
-        if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-            pid_ = -1;
+        if (!process_.alive())
             throw EnvironmentError("redis-server exited at start: " + log_tail(1));
-        }
         try {
             // Ours, and not another server that already had the port (a busy port must fail).
             // INFO (default sections) has process_id and, once an AOF is replayed, loading:0.
             auto info = command({"INFO"}).str;
             // A data command answers LOADING until an AOF is replayed; INFO does not wait. A
             // sentinel has no data commands.
-            if (info.find("process_id:" + std::to_string(pid_) + "\r") != std::string::npos &&
+            if (info.find("process_id:" + std::to_string(process_.pid()) + "\r") !=
+                    std::string::npos &&
                 (!options_.sentinel_config.empty() || data_commands_answer()))
                 return;
         } catch (const RedisError&) {
@@ -310,57 +293,6 @@ Reply RedisServer::command(const std::vector<std::string>& args) const {
     return run(args);
 }
 
-bool RedisServer::alive() {
-    if (pid_ <= 0)
-        return false;
-    if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
-        pid_ = -1;
-        paused_ = false;
-        return false;
-    }
-    return true;
-}
-
-bool wait_until_stopped(pid_t pid) {
-    const auto deadline = std::chrono::steady_clock::now() + 1s;
-    for (;;) {
-        std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-        std::string text;
-        std::getline(stat, text);
-        // pid (comm) state …: comm may hold spaces, so read after the last ')'.
-        const auto close = text.rfind(')');
-        if (close != std::string::npos && close + 2 < text.size() && text[close + 2] == 'T')
-            return true;
-        if (!stat || std::chrono::steady_clock::now() >= deadline)
-            return false;
-        std::this_thread::sleep_for(1ms);
-    }
-}
-
-void RedisServer::pause() {
-    if (pid_ > 0 && !paused_) {
-        ::kill(pid_, SIGSTOP);
-        paused_ = true;
-        wait_until_stopped(pid_);
-    }
-}
-
-void RedisServer::resume() {
-    if (pid_ > 0 && paused_) {
-        ::kill(pid_, SIGCONT);
-        paused_ = false;
-    }
-}
-
-void RedisServer::kill() {
-    if (pid_ <= 0)
-        return;
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-    paused_ = false;
-}
-
 void RedisServer::restart(Persistence persistence) {
     kill();
     options_.persistence = persistence;
@@ -374,40 +306,11 @@ void RedisServer::restart(Persistence persistence) {
 }
 
 void RedisServer::stop() {
-    if (pid_ <= 0)
-        return;
-    if (paused_)
-        ::kill(pid_, SIGCONT);
-    ::kill(pid_, SIGTERM);
-    auto deadline = std::chrono::steady_clock::now() + 3s;
-    while (std::chrono::steady_clock::now() < deadline) {
-        if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
-            pid_ = -1;
-            paused_ = false;
-            return;
-        }
-        std::this_thread::sleep_for(5ms);
-    }
-    kill();
+    process_.terminate(3s);
 }
 
 std::string RedisServer::log_tail(std::size_t lines) const {
-    std::ifstream in(dir_ / "redis.log");
-    std::deque<std::string> tail;
-    for (std::string line; std::getline(in, line);) {
-        if (line.empty())
-            continue;
-        tail.push_back(line);
-        if (tail.size() > lines)
-            tail.pop_front();
-    }
-    std::string out;
-    for (const auto& l : tail) {
-        if (!out.empty())
-            out += " | ";
-        out += l;
-    }
-    return out.empty() ? "(no log)" : out;
+    return lockbench::log_tail(dir_.path() / "redis.log", lines);
 }
 
 std::string output_of(const std::vector<std::string>& argv) {

@@ -13,8 +13,10 @@
 #include <stdexcept>
 #include <string>
 #include <sys/types.h>
+#include <utility>
 #include <vector>
 
+#include "strategies/client/child_process.hpp"
 #include "strategies/client/redis_connection.hpp"
 
 namespace lockbench {
@@ -24,6 +26,21 @@ namespace lockbench {
 class EnvironmentError : public std::runtime_error {
   public:
     using std::runtime_error::runtime_error;
+};
+
+// A server's own folder, /tmp/lockbench-<kind>-XXXXXX (its data, configuration and log), removed
+// with everything in it when the server goes, also when its constructor fails.
+class ServerDir {
+  public:
+    ServerDir() = default;
+    explicit ServerDir(const std::string& kind);  // throws EnvironmentError
+    ~ServerDir();
+    ServerDir(ServerDir&& other) noexcept : path_(std::exchange(other.path_, {})) {}
+    ServerDir& operator=(ServerDir&& other) noexcept;
+    const std::filesystem::path& path() const { return path_; }
+
+  private:
+    std::filesystem::path path_;
 };
 
 enum class Persistence { None, AofEverysec, AofAlways };
@@ -57,19 +74,22 @@ class RedisServer {
     RedisServer& operator=(const RedisServer&) = delete;
 
     int port() const { return port_; }
-    pid_t pid() const { return pid_; }
+    pid_t pid() const { return process_.running() ? process_.pid() : -1; }
     Endpoint endpoint() const { return Endpoint{options_.host, port_, options_.password}; }
-    const std::filesystem::path& dir() const { return dir_; }
-    bool running() const { return pid_ > 0; }
+    const std::filesystem::path& dir() const { return dir_.path(); }
+    bool running() const { return process_.running(); }
     // False if the process has exited since (reaps it): a server that died under a run, killed
     // from outside or crashed, must end the run with an error rather than a flood of timeouts.
-    bool alive();
-    bool paused() const { return paused_; }
+    bool alive() { return process_.alive(); }
+    bool paused() const { return process_.paused(); }
     const RedisServerOptions& options() const { return options_; }
 
-    void pause();   // SIGSTOP: connections are still accepted by the kernel, nothing is answered
-    void resume();  // SIGCONT: commands that queued up meanwhile run now
-    void kill();    // SIGKILL, as a crash: no shutdown save, no goodbye to clients
+    // SIGSTOP, waited for until /proc says stopped: connections are still accepted by the
+    // kernel, nothing is answered.
+    void pause() { process_.pause(); }
+    void resume() { process_.resume(); }  // SIGCONT: commands that queued up meanwhile run now
+    // SIGKILL, as a crash: no shutdown save, no goodbye to clients.
+    void kill() { process_.kill_and_reap(); }
     // Starts again on the same port and dir, with `persistence` (AOF files left by the previous
     // run are replayed if the new mode has AOF on).
     void restart(Persistence persistence);
@@ -90,11 +110,10 @@ class RedisServer {
     bool data_commands_answer() const;
 
     RedisServerOptions options_;
-    std::filesystem::path dir_;
+    ServerDir dir_;  // before process_: the process ends before its folder goes
     std::string binary_path_;
     int port_ = 0;
-    pid_t pid_ = -1;
-    bool paused_ = false;
+    ChildProcess process_;
 };
 
 // Resolves `name` in PATH (or checks it if it has a '/'); throws EnvironmentError if missing.
@@ -102,13 +121,12 @@ std::string find_executable(const std::string& name);
 // Runs argv (a Redis tool: redis-cli, redis-benchmark), returns its standard output; throws
 // EnvironmentError naming the tool when it is missing or fails (with its last line of output).
 std::string output_of(const std::vector<std::string>& argv);
+// Starts a server's process; what keeps it from starting (fork, exec) is the machine's:
+// EnvironmentError.
+ChildProcess start_server_process(const ChildLaunch& launch);
 // A loopback TCP port that was free a moment ago (bind to port 0, read it back).
 int pick_free_port();
 // `n` distinct such ports.
 std::vector<int> pick_free_ports(std::size_t n);
-// SIGSTOP is delivered when the kernel gets to each of the process's threads: waits (up to a
-// second) until /proc says the process is stopped, so that a pause is in place when its fault is
-// logged. False if it never was.
-bool wait_until_stopped(pid_t pid);
 
 }  // namespace lockbench

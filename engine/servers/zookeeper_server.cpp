@@ -3,16 +3,11 @@
 #include <arpa/inet.h>
 #include <cerrno>
 #include <cstring>
-#include <deque>
-#include <fcntl.h>
 #include <fstream>
 #include <netinet/in.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdexcept>
-#include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
 #include <vector>
@@ -67,23 +62,14 @@ ZooKeeperServer::ZooKeeperServer(ZooKeeperServerOptions options) : options_(std:
                                " not found: the embedded ZooKeeper needs Debian's zookeeper "
                                "package (scripts/bootstrap.sh installs it)");
     }
-    char tmpl[] = "/tmp/lockbench-zookeeper-XXXXXX";
-    if (!::mkdtemp(tmpl))
-        throw EnvironmentError(std::string("mkdtemp: ") + std::strerror(errno));
-    dir_ = tmpl;
+    dir_ = ServerDir("zookeeper");
     if (!options_.ensemble.empty()) {
         // A member: its ports were chosen by the ensemble, which retries on a busy one; it
         // cannot serve before a quorum exists, so the ensemble waits once all are started.
         if (options_.myid < 1 || options_.myid > static_cast<int>(options_.ensemble.size()))
             throw std::invalid_argument("ZooKeeperServer: myid out of the ensemble");
         port_ = options_.ensemble[static_cast<std::size_t>(options_.myid - 1)].client_port;
-        try {
-            spawn();
-        } catch (...) {
-            std::error_code ec;
-            fs::remove_all(dir_, ec);
-            throw;
-        }
+        spawn();
         return;
     }
     const bool pick_port = options_.port == 0;
@@ -102,8 +88,6 @@ ZooKeeperServer::ZooKeeperServer(ZooKeeperServerOptions options) : options_(std:
                               log_tail(50).find("Address already in use") != std::string::npos;
             stop();
             if (!(busy && pick_port && attempt < 5)) {
-                std::error_code ec;
-                fs::remove_all(dir_, ec);
                 if (busy)
                     throw EnvironmentError("ZooKeeper: port " + std::to_string(port_) + " is busy");
                 throw;
@@ -114,15 +98,13 @@ ZooKeeperServer::ZooKeeperServer(ZooKeeperServerOptions options) : options_(std:
 
 ZooKeeperServer::~ZooKeeperServer() {
     stop();
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
 }
 
 void ZooKeeperServer::spawn() {
-    const fs::path data = dir_ / "data";
+    const fs::path data = dir_.path() / "data";
     fs::create_directories(data);
     {
-        std::ofstream cfg(dir_ / "zoo.cfg", std::ios::trunc);
+        std::ofstream cfg(dir_.path() / "zoo.cfg", std::ios::trunc);
         cfg << "tickTime=50\n"
             << "minSessionTimeout=100\n"
             << "maxSessionTimeout=600000\n"
@@ -150,7 +132,7 @@ void ZooKeeperServer::spawn() {
                 throw EnvironmentError("cannot write " + (data / "myid").string());
         }
         if (!cfg)
-            throw EnvironmentError("cannot write " + (dir_ / "zoo.cfg").string());
+            throw EnvironmentError("cannot write " + (dir_.path() / "zoo.cfg").string());
     }
     std::string classpath = options_.jar;
     // Without an SLF4J binding the server logs nothing at all; with slf4j-simple, its warnings
@@ -169,35 +151,14 @@ void ZooKeeperServer::spawn() {
         classpath,
         options_.ensemble.empty() ? "org.apache.zookeeper.server.ZooKeeperServerMain"
                                   : "org.apache.zookeeper.server.quorum.QuorumPeerMain",
-        (dir_ / "zoo.cfg").string(),
+        (dir_.path() / "zoo.cfg").string(),
     };
-    std::vector<char*> argv;
-    for (auto& a : args)
-        argv.push_back(a.data());
-    argv.push_back(nullptr);
-    const std::string log = (dir_ / "zookeeper.log").string();
-
-    const pid_t parent = ::getpid();
-    pid_t pid = ::fork();
-    if (pid < 0)
-        throw EnvironmentError(std::string("fork: ") + std::strerror(errno));
-    if (pid == 0) {
-        ::setpgid(0, 0);
-        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (::getppid() != parent)
-            ::_exit(127);
-        int devnull = ::open("/dev/null", O_RDONLY);
-        if (devnull >= 0)
-            ::dup2(devnull, STDIN_FILENO);
-        int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-        if (out >= 0) {
-            ::dup2(out, STDOUT_FILENO);
-            ::dup2(out, STDERR_FILENO);
-        }
-        ::execv(argv[0], argv.data());
-        ::_exit(127);
-    }
-    pid_ = pid;
+    process_ = start_server_process(ChildLaunch{.argv = std::move(args),
+                                                .stdin_from = ChildStream::Null,
+                                                .stdout_to = ChildStream::Log,
+                                                .stderr_to = ChildStream::Log,
+                                                .log = dir_.path() / "zookeeper.log",
+                                                .role = "ZooKeeper"});
 }
 
 std::string ZooKeeperServer::four_letter_word(const std::string& word) const {
@@ -223,7 +184,7 @@ std::string ZooKeeperServer::four_letter_word(const std::string& word) const {
 }
 
 std::string ZooKeeperServer::mode() const {
-    if (pid_ <= 0 || paused_)
+    if (!running() || paused())
         return "";
     // `srvr` says "Mode: standalone|leader|follower" once the server serves requests; before
     // that, "This ZooKeeper instance is not currently serving requests".
@@ -238,11 +199,8 @@ std::string ZooKeeperServer::mode() const {
 void ZooKeeperServer::wait_ready() {
     auto deadline = std::chrono::steady_clock::now() + options_.start_timeout;
     while (std::chrono::steady_clock::now() < deadline) {
-        int status = 0;
-        if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-            pid_ = -1;
+        if (!alive())
             throw EnvironmentError("ZooKeeper exited at start: " + log_tail(2));
-        }
         const std::string m = mode();
         if (m == "standalone" || m == "leader" || m == "follower")
             return;
@@ -253,81 +211,18 @@ void ZooKeeperServer::wait_ready() {
                            std::to_string(options_.start_timeout.count()) + " ms: " + log_tail(2));
 }
 
-void ZooKeeperServer::pause() {
-    if (pid_ > 0 && !paused_) {
-        ::kill(pid_, SIGSTOP);
-        paused_ = true;
-        wait_until_stopped(pid_);
-    }
-}
-
-void ZooKeeperServer::resume() {
-    if (pid_ > 0 && paused_) {
-        ::kill(pid_, SIGCONT);
-        paused_ = false;
-    }
-}
-
-void ZooKeeperServer::kill() {
-    if (pid_ <= 0)
-        return;
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-    paused_ = false;
-}
-
 void ZooKeeperServer::restart() {
     kill();
     spawn();
     wait_ready();
 }
 
-bool ZooKeeperServer::alive() {
-    if (pid_ <= 0)
-        return false;
-    if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
-        pid_ = -1;
-        return false;
-    }
-    return true;
-}
-
 void ZooKeeperServer::stop() {
-    if (pid_ <= 0)
-        return;
-    resume();
-    ::kill(pid_, SIGTERM);
-    auto deadline = std::chrono::steady_clock::now() + 5s;
-    while (std::chrono::steady_clock::now() < deadline) {
-        if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
-            pid_ = -1;
-            return;
-        }
-        std::this_thread::sleep_for(10ms);
-    }
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, nullptr, 0);
-    pid_ = -1;
+    process_.terminate(5s);
 }
 
 std::string ZooKeeperServer::log_tail(std::size_t lines) const {
-    std::ifstream in(dir_ / "zookeeper.log");
-    std::deque<std::string> tail;
-    for (std::string line; std::getline(in, line);) {
-        if (line.empty() || line.find("maxCnxns is not configured") != std::string::npos)
-            continue;
-        tail.push_back(line);
-        if (tail.size() > lines)
-            tail.pop_front();
-    }
-    std::string out;
-    for (const auto& l : tail) {
-        if (!out.empty())
-            out += " | ";
-        out += l;
-    }
-    return out.empty() ? "(no log)" : out;
+    return lockbench::log_tail(dir_.path() / "zookeeper.log", lines, "maxCnxns is not configured");
 }
 
 ZooKeeperEnsemble::ZooKeeperEnsemble(int servers, ZooKeeperServerOptions base) {

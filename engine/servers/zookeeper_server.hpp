@@ -27,6 +27,9 @@
 #include <sys/types.h>
 #include <vector>
 
+#include "engine/servers/redis_server.hpp"  // ServerDir
+#include "strategies/client/child_process.hpp"
+
 namespace lockbench {
 
 // The ports of one member of an ensemble.
@@ -59,15 +62,15 @@ class ZooKeeperServer {
     ZooKeeperServer& operator=(const ZooKeeperServer&) = delete;
 
     int port() const { return port_; }
-    pid_t pid() const { return pid_; }
+    pid_t pid() const { return process_.running() ? process_.pid() : -1; }
     // "127.0.0.1:PORT", the C client's connect string.
     std::string hosts() const { return "127.0.0.1:" + std::to_string(port_); }
-    const std::filesystem::path& dir() const { return dir_; }
-    bool running() const { return pid_ > 0; }
+    const std::filesystem::path& dir() const { return dir_.path(); }
+    bool running() const { return process_.running(); }
     // False if the process has exited since (reaps it).
-    bool alive();
+    bool alive() { return process_.alive(); }
 
-    bool paused() const { return paused_; }
+    bool paused() const { return process_.paused(); }
     // The member's id in its ensemble (0 when standalone).
     int myid() const { return options_.myid; }
 
@@ -76,9 +79,11 @@ class ZooKeeperServer {
     // "leader", "follower", "standalone", or "" when it does not serve (no quorum, stopped).
     std::string mode() const;
 
-    void pause();   // SIGSTOP: connections are still accepted by the kernel, nothing is answered
-    void resume();  // SIGCONT
-    void kill();    // SIGKILL, as a crash
+    // SIGSTOP, waited for until /proc says stopped: connections are still accepted by the
+    // kernel, nothing is answered.
+    void pause() { process_.pause(); }
+    void resume() { process_.resume(); }       // SIGCONT
+    void kill() { process_.kill_and_reap(); }  // SIGKILL, as a crash
     // Starts again on the same ports and data dir (a member rejoins its ensemble), and waits.
     void restart();
     // SIGTERM (after SIGCONT if paused), then SIGKILL if it lingers.
@@ -93,11 +98,10 @@ class ZooKeeperServer {
     void spawn();
 
     ZooKeeperServerOptions options_;
-    std::filesystem::path dir_;
+    ServerDir dir_;  // before process_: the process ends before its folder goes
     std::string java_path_;
     int port_ = 0;
-    pid_t pid_ = -1;
-    bool paused_ = false;
+    ChildProcess process_;
 };
 
 // One standalone server (servers = 1) or a quorum of 3, 5 or 7 members on loopback, started

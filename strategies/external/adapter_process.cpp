@@ -4,16 +4,11 @@
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
-#include <fstream>
 #include <signal.h>
 #include <stdexcept>
 #include <sys/epoll.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <system_error>
 #include <unistd.h>
-
-extern char** environ;
 
 namespace lockbench {
 
@@ -22,10 +17,6 @@ namespace {
 // A line longer than this is not an answer of the protocol but a runaway writer: without a
 // bound, an adapter printing without newlines would grow lockbench's memory forever.
 constexpr std::size_t kMaxLine = 1 << 20;
-
-[[noreturn]] void throw_errno(const std::string& what) {
-    throw std::system_error(errno, std::generic_category(), what);
-}
 
 std::string quoted_excerpt(std::string_view line) {
     std::string out(line.substr(0, 80));
@@ -71,40 +62,6 @@ std::vector<std::string> split_command_line(const std::string& command) {
     return out;
 }
 
-std::optional<std::filesystem::path> find_program(const std::string& name) {
-    if (name.empty())
-        return std::nullopt;
-    if (name.find('/') != std::string::npos) {
-        if (::access(name.c_str(), X_OK) == 0)
-            return std::filesystem::path(name);
-        return std::nullopt;
-    }
-    const char* path = std::getenv("PATH");
-    std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
-    std::size_t start = 0;
-    while (start <= dirs.size()) {
-        const std::size_t end = std::min(dirs.find(':', start), dirs.size());
-        std::filesystem::path candidate =
-            std::filesystem::path(end > start ? dirs.substr(start, end - start) : ".") / name;
-        if (::access(candidate.c_str(), X_OK) == 0 && !std::filesystem::is_directory(candidate))
-            return candidate;
-        start = end + 1;
-    }
-    return std::nullopt;
-}
-
-std::optional<char> process_state(pid_t pid) {
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string text;
-    if (!stat || !std::getline(stat, text))
-        return std::nullopt;
-    // "pid (comm) S ...": comm may itself contain ") ", so the last one ends it.
-    const auto close = text.rfind(") ");
-    if (close == std::string::npos || close + 2 >= text.size())
-        return std::nullopt;
-    return text[close + 2];
-}
-
 AdapterProcess::AdapterProcess(EventLoop& loop, const AdapterLaunch& launch, std::string who)
     : loop_(loop), who_(std::move(who)) {
     if (launch.argv.empty())
@@ -114,94 +71,20 @@ AdapterProcess::AdapterProcess(EventLoop& loop, const AdapterLaunch& launch, std
     if (::sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL)
         ::signal(SIGPIPE, SIG_IGN);
 
-    const auto program = find_program(launch.argv[0]);
-    if (!program)
-        throw std::system_error(ENOENT, std::generic_category(),
-                                "cannot run adapter '" + launch.argv[0] + "'");
-    // Everything the child needs is built before fork(): between fork and exec only
-    // async-signal-safe calls are allowed in a threaded process.
-    const std::string program_path = program->string();
-    std::vector<char*> argv;
-    for (const auto& a : launch.argv)
-        argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    std::vector<std::string> env_strings;
-    for (char** e = environ; *e; ++e) {
-        std::string_view entry(*e);
-        const auto name = entry.substr(0, entry.find('=') + 1);
-        bool overridden = false;
-        for (const auto& extra : launch.extra_env)
-            overridden |= extra.starts_with(name);
-        if (!overridden)
-            env_strings.emplace_back(entry);
-    }
-    for (const auto& extra : launch.extra_env)
-        env_strings.push_back(extra);
-    std::vector<char*> envp;
-    for (auto& e : env_strings)
-        envp.push_back(e.data());
-    envp.push_back(nullptr);
-
-    int log_fd = -1;
+    ChildLaunch child{.argv = launch.argv,
+                      .extra_env = launch.extra_env,
+                      .stdin_from = ChildStream::Pipe,
+                      .stdout_to = ChildStream::Pipe,
+                      .stderr_to = launch.log ? ChildStream::Log : ChildStream::Inherit,
+                      .role = "adapter"};
     if (launch.log) {
         std::error_code ignored;
         std::filesystem::create_directories(launch.log->parent_path(), ignored);
-        log_fd = ::open(launch.log->c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-        if (log_fd < 0)
-            throw_errno("cannot open adapter log " + launch.log->string());
+        child.log = *launch.log;
     }
-    int to_child[2], from_child[2];
-    if (::pipe2(to_child, O_CLOEXEC) != 0)
-        throw_errno("pipe");
-    if (::pipe2(from_child, O_CLOEXEC) != 0) {
-        const int saved = errno;
-        ::close(to_child[0]);
-        ::close(to_child[1]);
-        errno = saved;
-        throw_errno("pipe");
-    }
-    const pid_t parent = ::getpid();
-    pid_ = ::fork();
-    if (pid_ < 0) {
-        const int saved = errno;
-        for (int fd : {to_child[0], to_child[1], from_child[0], from_child[1], log_fd}) {
-            if (fd >= 0)
-                ::close(fd);
-        }
-        errno = saved;
-        throw_errno("fork");
-    }
-    if (pid_ == 0) {
-        // Its own group: a fault signals the runtime and whatever it started, and a Ctrl-C at
-        // the terminal reaches lockbench only, which then ends its adapters itself.
-        ::setpgid(0, 0);
-        // The safety net when lockbench dies without cleaning up (SIGKILL, a crash): the
-        // adapter must not outlive it. It fires when the spawning thread ends, which happens
-        // only after the run has ended its adapters.
-        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (::getppid() != parent)
-            ::_exit(127);
-        ::dup2(to_child[0], 0);
-        ::dup2(from_child[1], 1);
-        if (log_fd >= 0)
-            ::dup2(log_fd, 2);
-        sigset_t none;
-        sigemptyset(&none);
-        ::sigprocmask(SIG_SETMASK, &none, nullptr);
-        ::signal(SIGPIPE, SIG_DFL);
-        ::execve(program_path.c_str(), argv.data(), envp.data());
-        const char message[] = "lockbench: exec of the adapter failed\n";
-        [[maybe_unused]] auto n = ::write(2, message, sizeof message - 1);
-        ::_exit(127);
-    }
-    // Also from the parent: a signal sent before the child ran setpgid must still find the group.
-    ::setpgid(pid_, pid_);
-    ::close(to_child[0]);
-    ::close(from_child[1]);
-    if (log_fd >= 0)
-        ::close(log_fd);
-    stdin_fd_ = to_child[1];
-    stdout_fd_ = from_child[0];
+    child_ = ChildProcess(child);
+    stdin_fd_ = child_.take_stdin();
+    stdout_fd_ = child_.take_stdout();
     ::fcntl(stdout_fd_, F_SETFL, ::fcntl(stdout_fd_, F_GETFL) | O_NONBLOCK);
     loop_.add_fd(stdout_fd_, EPOLLIN, this);
 }
@@ -230,47 +113,22 @@ void AdapterProcess::detach_stdout() {
     }
 }
 
-void AdapterProcess::reap_if_exited() {
-    if (reaped_ || pid_ <= 0)
-        return;
-    if (::waitpid(pid_, &wait_status_, WNOHANG) == pid_)
-        reaped_ = true;
-}
-
 std::string AdapterProcess::exit_description() {
-    reap_if_exited();
-    if (!reaped_)
-        return "closed its standard output";
-    if (WIFEXITED(wait_status_))
-        return "exited with status " + std::to_string(WEXITSTATUS(wait_status_));
-    if (WIFSIGNALED(wait_status_))
-        return std::string("was killed by signal ") + ::strsignal(WTERMSIG(wait_status_));
-    return "exited";
+    child_.alive();  // reaps it if it has exited
+    return child_.exit_description().value_or("closed its standard output");
 }
 
 bool AdapterProcess::stop(EventLoop::TimePoint until) {
     stopped_until_ = until;
-    reap_if_exited();
-    return !reaped_ && ::kill(-pid_, SIGSTOP) == 0;
+    return child_.signal(SIGSTOP);
 }
 
 bool AdapterProcess::resume() {
-    reap_if_exited();
-    return !reaped_ && ::kill(-pid_, SIGCONT) == 0;
+    return child_.signal(SIGCONT);
 }
 
 bool AdapterProcess::kill_and_reap() {
-    if (pid_ <= 0)
-        return false;
-    if (!reaped_) {
-        ::kill(-pid_, SIGKILL);
-        ::kill(pid_, SIGKILL);  // in case the group was never formed
-        while (::waitpid(pid_, &wait_status_, 0) < 0 && errno == EINTR) {
-        }
-        reaped_ = true;
-    }
-    // Reaped: the pid no longer names a process of ours (ESRCH), unless reused since.
-    return ::kill(pid_, 0) != 0 && errno == ESRCH;
+    return child_.kill_and_reap();
 }
 
 bool AdapterProcess::crash() {
@@ -285,7 +143,7 @@ void AdapterProcess::break_with(const std::string& reason, bool report) {
     broken_ = reason;
     if (report) {
         std::fprintf(stderr, "lockbench: %s: adapter (pid %d) %s; the process is killed\n",
-                     who_.c_str(), static_cast<int>(pid_), reason.c_str());
+                     who_.c_str(), static_cast<int>(child_.pid()), reason.c_str());
     }
     detach_stdout();
     if (stdin_fd_ >= 0)
@@ -335,11 +193,8 @@ void AdapterProcess::on_io(std::uint32_t /*epoll_events*/) {
             return;
         }
         // Give an exiting process a moment to become reapable, so the line says how it ended.
-        for (int i = 0; i < 20 && !reaped_; ++i) {
-            reap_if_exited();
-            if (!reaped_)
-                ::usleep(1000);
-        }
+        for (int i = 0; i < 20 && child_.alive(); ++i)
+            ::usleep(1000);
         break_with(exit_description() + (pending_.empty() ? "" : " with a request in flight"));
         return;
     }
@@ -440,11 +295,8 @@ Task<void> AdapterProcess::close(std::chrono::milliseconds grace) {
     if (stdin_fd_ >= 0)
         ::close(std::exchange(stdin_fd_, -1));
     const auto until = EventLoop::now() + grace;
-    while (!reaped_ && EventLoop::now() < until) {
-        reap_if_exited();
-        if (!reaped_)
-            co_await loop_.sleep_for(std::chrono::milliseconds(5));
-    }
+    while (child_.alive() && EventLoop::now() < until)
+        co_await loop_.sleep_for(std::chrono::milliseconds(5));
     detach_stdout();
     kill_and_reap();
 }

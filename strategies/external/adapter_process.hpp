@@ -22,6 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "strategies/client/child_process.hpp"
 #include "strategies/client/event_loop.hpp"
 #include "strategies/client/redis_connection.hpp"
 
@@ -43,24 +44,17 @@ struct AdapterLaunch {
 // --client-command accepts. Throws std::invalid_argument for an empty command or an open quote.
 std::vector<std::string> split_command_line(const std::string& command);
 
-// A program on PATH (or a path); nothing when it cannot be executed.
-std::optional<std::filesystem::path> find_program(const std::string& name);
-
-// The state letter of /proc/<pid>/stat ('R', 'S', 'T' stopped, 'Z' zombie...); nothing when the
-// process is gone.
-std::optional<char> process_state(pid_t pid);
-
 class AdapterProcess final : private EventLoop::IoHandler {
   public:
-    // Starts the process; throws std::system_error when it cannot be started (fork, pipes, exec
-    // failures show as an immediate exit). `who` names it in messages ("client c3-9f3a2b").
+    // Starts the process; throws std::system_error when it cannot be started (not found, fork,
+    // pipes, exec). `who` names it in messages ("client c3-9f3a2b").
     AdapterProcess(EventLoop& loop, const AdapterLaunch& launch, std::string who);
     // Kills the process group and reaps it.
     ~AdapterProcess();
     AdapterProcess(const AdapterProcess&) = delete;
     AdapterProcess& operator=(const AdapterProcess&) = delete;
 
-    pid_t pid() const { return pid_; }
+    pid_t pid() const { return child_.pid(); }
     bool broken() const { return broken_.has_value(); }
     const std::string& broken_reason() const;
 
@@ -104,18 +98,15 @@ class AdapterProcess final : private EventLoop::IoHandler {
     void break_with(const std::string& reason, bool report = true);
     void arm_deadline(Pending& pending, const std::string& type, std::chrono::milliseconds timeout);
     void detach_stdout();
-    void reap_if_exited();
     std::string exit_description();
 
     EventLoop& loop_;
     std::string who_;
-    pid_t pid_ = -1;
+    ChildProcess child_;
     int stdin_fd_ = -1;
     int stdout_fd_ = -1;
-    bool reaped_ = false;
     bool closing_ = false;
     EventLoop::TimePoint stopped_until_{};
-    int wait_status_ = 0;
     std::string buffer_;
     std::int64_t next_id_ = 1;
     std::map<std::int64_t, Pending*> pending_;
