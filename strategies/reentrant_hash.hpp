@@ -1,8 +1,6 @@
 #pragma once
 
-#include "strategies/lua_scripts.hpp"
-#include "strategies/strategy.hpp"
-#include "strategies/watchdog.hpp"
+#include "strategies/redisson_lock.hpp"
 
 namespace lockbench {
 
@@ -14,7 +12,7 @@ namespace lockbench {
 // id) and the script keeps its answer under an unlock latch, so a retried release never
 // decrements twice (T7). Each acquire gets its own token, so each re-entry is released by its own
 // grant.
-class ReentrantHash final : public Strategy {
+class ReentrantHash final : public RedissonLock {
   public:
     explicit ReentrantHash(StrategyOptions options);
     std::string_view name() const override { return "reentrant_hash"; }
@@ -24,29 +22,23 @@ class ReentrantHash final : public Strategy {
             .reentrant = true, .auto_renewal = true, .renew = true, .pubsub_wakeup = true};
     }
 
-    Task<AcquireResult> acquire(Session& session, const AcquireRequest& request) override;
-    // Released when the owner's count reached 0, StillHeld while re-entries remain.
-    Task<ReleaseOutcome> release(Session& session, const Grant& grant) override;
-    Task<bool> renew(Session& session, const Grant& grant) override;
-    Task<void> shutdown(Session& session) override;
-
     // Where a release of `key` is announced (Redisson: redisson_lock__channel:{name}).
     static std::string channel(std::string_view key) {
         return "lockbench_lock__channel:" + hash_tagged(key);
     }
-    // Watchdog renewal loops still running (for tests: none after the last release).
-    std::size_t watchdogs_running() const { return watchdog_.running(); }
 
   private:
-    Task<AcquireAttempt> try_acquire(Session& session, const AcquireRequest& request);
-    Task<bool> renew_owner(Session& session, std::string key, std::chrono::milliseconds lease);
+    Task<Reply> run_acquire_script(Session& session, const AcquireRequest& request) override;
+    // The owner's count goes down by one; the hash goes when it reaches 0.
+    Task<Reply> run_release_script(Session& session, const Grant& grant, const std::string& latch,
+                                   const std::string& latch_ttl) override;
+    Task<bool> renew_owner(Session& session, std::string key,
+                           std::chrono::milliseconds lease) override;
+    std::string release_channel(std::string_view key) const override { return channel(key); }
 
-    StrategyOptions options_;
     Script acquire_{"reentrant_hash_acquire"};
     Script release_{"reentrant_hash_release"};
     Script renew_{"reentrant_hash_renew"};
-    bool subscriber_in_use_ = false;
-    Watchdog watchdog_;  // last: its loops call renew_owner()
 };
 
 }  // namespace lockbench

@@ -1,8 +1,6 @@
 #pragma once
 
-#include "strategies/lua_scripts.hpp"
-#include "strategies/strategy.hpp"
-#include "strategies/watchdog.hpp"
+#include "strategies/redisson_lock.hpp"
 
 namespace lockbench {
 
@@ -16,7 +14,7 @@ namespace lockbench {
 // stream of readers starves writers (T12). Releases publish on the key's channel (waiters
 // SUBSCRIBE), are retry-safe through the unlock latch (T7), and a watchdog renews whatever the
 // client holds on a key every lease/3, as reentrant_hash does.
-class Rwlock final : public Strategy {
+class Rwlock final : public RedissonLock {
   public:
     explicit Rwlock(StrategyOptions options);
     std::string_view name() const override { return "rwlock"; }
@@ -29,15 +27,6 @@ class Rwlock final : public Strategy {
                             .pubsub_wakeup = true};
     }
 
-    // Exclusive = the write lock, Shared = the read lock.
-    Task<AcquireResult> acquire(Session& session, const AcquireRequest& request) override;
-    // Released when this grant's mode is no longer held by the client, StillHeld while
-    // re-entries of that mode remain.
-    Task<ReleaseOutcome> release(Session& session, const Grant& grant) override;
-    // Extends everything the client holds on the key (its write hold, its live read holds).
-    Task<bool> renew(Session& session, const Grant& grant) override;
-    Task<void> shutdown(Session& session) override;
-
     // Where releases of `key` are announced (Redisson: redisson_rwlock:{name}).
     static std::string channel(std::string_view key) {
         return "lockbench_rwlock:" + hash_tagged(key);
@@ -49,21 +38,24 @@ class Rwlock final : public Strategy {
     static std::string writer_field(std::string_view owner) {
         return std::string(owner) + ":write";
     }
-    // Watchdog renewal loops still running (for tests).
-    std::size_t watchdogs_running() const { return watchdog_.running(); }
 
   private:
-    Task<AcquireAttempt> try_acquire(Session& session, const AcquireRequest& request);
-    Task<bool> renew_owner(Session& session, std::string key, std::chrono::milliseconds lease);
+    // Exclusive = the write lock, Shared = the read lock.
+    Task<Reply> run_acquire_script(Session& session, const AcquireRequest& request) override;
+    // Released when the grant's mode is no longer held by the client, StillHeld while re-entries
+    // of that mode remain.
+    Task<Reply> run_release_script(Session& session, const Grant& grant, const std::string& latch,
+                                   const std::string& latch_ttl) override;
+    // Extends everything the client holds on the key (its write hold, its live read holds).
+    Task<bool> renew_owner(Session& session, std::string key,
+                           std::chrono::milliseconds lease) override;
+    std::string release_channel(std::string_view key) const override { return channel(key); }
 
-    StrategyOptions options_;
     Script read_acquire_{"rwlock_read_acquire"};
     Script write_acquire_{"rwlock_write_acquire"};
     Script read_release_{"rwlock_read_release"};
     Script write_release_{"rwlock_write_release"};
     Script renew_{"rwlock_renew"};
-    bool subscriber_in_use_ = false;
-    Watchdog watchdog_;  // last: its loops call renew_owner()
 };
 
 }  // namespace lockbench

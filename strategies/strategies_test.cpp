@@ -431,9 +431,7 @@ class RedissonLockTest : public RedisTest {
         return r.is_nil() ? "nil" : r.str;
     }
     static std::size_t watchdogs(Client& c) {
-        if (auto* r = dynamic_cast<ReentrantHash*>(c.strategy.get()))
-            return r->watchdogs_running();
-        return dynamic_cast<Rwlock&>(*c.strategy).watchdogs_running();
+        return dynamic_cast<RedissonLock&>(*c.strategy).watchdogs_running();
     }
 
     std::deque<Client> clients_;
