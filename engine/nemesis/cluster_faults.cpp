@@ -88,7 +88,7 @@ void ClusterFailover::apply(NemesisContext& ctx) {
     else if (mode_ == "takeover")
         command.push_back("TAKEOVER");
     try {
-        command_at(to, command, 2s);
+        command_once(to, command, 2s);
     } catch (const RedisError& e) {
         missed("CLUSTER FAILOVER on " + to.to_string() + ": " + e.what());
         return;

@@ -15,8 +15,6 @@
 #include <thread>
 #include <unistd.h>
 
-#include <hiredis/hiredis.h>
-
 extern char** environ;
 
 namespace lockbench {
@@ -245,52 +243,7 @@ void RedisServer::wait_ready() {
 }
 
 Reply RedisServer::command(const std::vector<std::string>& args) const {
-    timeval tv{2, 0};
-    std::unique_ptr<redisContext, decltype(&redisFree)> ctx(
-        redisConnectWithTimeout(options_.host.c_str(), port_, tv), &redisFree);
-    if (!ctx || ctx->err) {
-        throw ClosedError("cannot connect to " + options_.host + ":" + std::to_string(port_) +
-                          (ctx ? std::string(": ") + ctx->errstr : std::string()));
-    }
-    redisSetTimeout(ctx.get(), tv);
-    auto run = [&](const std::vector<std::string>& cmd) {
-        std::vector<const char*> argv;
-        std::vector<std::size_t> argvlen;
-        for (const auto& a : cmd) {
-            argv.push_back(a.data());
-            argvlen.push_back(a.size());
-        }
-        auto* raw = static_cast<redisReply*>(redisCommandArgv(
-            ctx.get(), static_cast<int>(argv.size()), argv.data(), argvlen.data()));
-        if (!raw)
-            throw IoError(std::string("redis-server command failed: ") + ctx->errstr);
-        Reply r;
-        r.type = raw->type == REDIS_REPLY_STRING    ? Reply::Type::String
-                 : raw->type == REDIS_REPLY_STATUS  ? Reply::Type::Status
-                 : raw->type == REDIS_REPLY_ERROR   ? Reply::Type::Error
-                 : raw->type == REDIS_REPLY_INTEGER ? Reply::Type::Integer
-                 : raw->type == REDIS_REPLY_ARRAY   ? Reply::Type::Array
-                                                    : Reply::Type::Nil;
-        if (raw->str)
-            r.str.assign(raw->str, raw->len);
-        r.integer = raw->integer;
-        for (std::size_t i = 0; raw->type == REDIS_REPLY_ARRAY && i < raw->elements; ++i) {
-            Reply e;
-            e.type = raw->element[i]->type == REDIS_REPLY_INTEGER ? Reply::Type::Integer
-                                                                  : Reply::Type::String;
-            if (raw->element[i]->str)
-                e.str.assign(raw->element[i]->str, raw->element[i]->len);
-            e.integer = raw->element[i]->integer;
-            r.elements.push_back(std::move(e));
-        }
-        freeReplyObject(raw);
-        if (r.type == Reply::Type::Error)
-            throw ReplyError(r.str);
-        return r;
-    };
-    if (!options_.password.empty())
-        run({"AUTH", options_.password});
-    return run(args);
+    return command_once(endpoint(), args, 2s);
 }
 
 void RedisServer::restart(Persistence persistence) {

@@ -16,15 +16,6 @@ namespace lockbench {
 
 using namespace std::chrono_literals;
 
-Reply command_at(const Endpoint& node, std::vector<std::string> args,
-                 std::chrono::milliseconds timeout) {
-    EventLoop loop;
-    RedisConnection c(loop, node, {.connect_timeout = timeout, .command_timeout = timeout});
-    return run_sync(loop, [](RedisConnection& conn, std::vector<std::string> a) -> Task<Reply> {
-        co_return co_await conn.command_argv(std::move(a));
-    }(c, std::move(args)));
-}
-
 namespace {
 
 // A field of an INFO-style reply ("cluster_state:ok"), "" when absent.
@@ -100,7 +91,7 @@ std::optional<std::vector<ClusterNode>> read_cluster_nodes(const std::vector<End
                                                            std::chrono::milliseconds timeout) {
     for (const auto& node : nodes) {
         try {
-            Reply r = command_at(node, {"CLUSTER", "NODES"}, timeout);
+            Reply r = command_once(node, {"CLUSTER", "NODES"}, timeout);
             auto view = parse_cluster_nodes(r.as_string());
             if (!view.empty()) {
                 // A node names itself by the address it was told; the password is ours to add.
@@ -257,7 +248,7 @@ void start_cluster_deployment(Deployment& d, const Workload& w) {
 
 bool is_cluster_node(const Endpoint& node) {
     try {
-        return info_field(command_at(node, {"INFO", "cluster"}, 2s).as_string(),
+        return info_field(command_once(node, {"INFO", "cluster"}, 2s).as_string(),
                           "cluster_enabled") == "1";
     } catch (const IoError& e) {
         throw EnvironmentError("cannot reach Redis at " + node.to_string() + ": " + e.what());
@@ -270,8 +261,8 @@ void check_cluster(const std::vector<Endpoint>& nodes) {
     for (const auto& node : nodes) {
         std::string state;
         try {
-            state =
-                info_field(command_at(node, {"CLUSTER", "INFO"}, 2s).as_string(), "cluster_state");
+            state = info_field(command_once(node, {"CLUSTER", "INFO"}, 2s).as_string(),
+                               "cluster_state");
         } catch (const IoError& e) {
             // The cluster may well be ok without it, but the user named it: a verdict on fewer
             // nodes than they think they tested would mislead.

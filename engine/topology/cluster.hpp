@@ -30,10 +30,6 @@ void check_cluster(const std::vector<Endpoint>& nodes);
 // when it answers otherwise; throws EnvironmentError when it cannot be reached.
 bool is_cluster_node(const Endpoint& node);
 
-// One command to one node, synchronously (the nemesis thread, the run's start); throws RedisError.
-Reply command_at(const Endpoint& node, std::vector<std::string> args,
-                 std::chrono::milliseconds timeout);
-
 // One line of CLUSTER NODES.
 struct ClusterNode {
     std::string id;

@@ -256,8 +256,8 @@ TEST_F(ClusterTest, TheFailoverScenarioRunsOnAClusterItDidNotStart) {
     long long deleted = 0;
     for (const auto& master : cleanup["redis"]) {
         deleted += master["deleted"].get<long long>();
-        EXPECT_TRUE(command_at(Endpoint::parse(master["server"].get<std::string>()),
-                               {"KEYS", "*" + prefix + "*"}, 2s)
+        EXPECT_TRUE(command_once(Endpoint::parse(master["server"].get<std::string>()),
+                                 {"KEYS", "*" + prefix + "*"}, 2s)
                         .elements.empty())
             << master.dump();
     }

@@ -119,13 +119,10 @@ void start_sentinel_deployment(Deployment& d, const Workload& w) {
 std::optional<Endpoint> ask_sentinels_for_master(const std::vector<Endpoint>& sentinels,
                                                  std::chrono::milliseconds timeout) {
     for (const auto& s : sentinels) {
-        EventLoop loop;
-        RedisConnection c(loop, s, {.connect_timeout = timeout, .command_timeout = timeout});
         try {
-            Reply r = run_sync(loop, [](RedisConnection& conn) -> Task<Reply> {
-                co_return co_await conn.command("SENTINEL", "get-master-addr-by-name",
-                                                std::string(kSentinelMasterName));
-            }(c));
+            Reply r = command_once(
+                s, {"SENTINEL", "get-master-addr-by-name", std::string(kSentinelMasterName)},
+                timeout);
             if (auto m = master_of(r))
                 return m;
         } catch (const RedisError&) {

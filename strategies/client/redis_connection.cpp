@@ -550,4 +550,14 @@ int RedisConnection::local_port() const {
     return 0;
 }
 
+Reply command_once(const Endpoint& endpoint, std::vector<std::string> args,
+                   std::chrono::milliseconds timeout) {
+    EventLoop loop;
+    RedisConnection connection(loop, endpoint,
+                               {.connect_timeout = timeout, .command_timeout = timeout});
+    return run_sync(loop, [](RedisConnection& c, std::vector<std::string> a) -> Task<Reply> {
+        co_return co_await c.command_argv(std::move(a));
+    }(connection, std::move(args)));
+}
+
 }  // namespace lockbench

@@ -283,4 +283,10 @@ class RedisConnection final : private EventLoop::IoHandler {
     ClusterRouter* router_ = nullptr;
 };
 
+// Connects, sends one command (after AUTH when the endpoint has a password), waits for its reply
+// and closes: for set-up, checks and faults outside a run's event loops. Error replies throw
+// ReplyError, I/O failures and `timeout` (for the connect and for the reply each) IoError.
+Reply command_once(const Endpoint& endpoint, std::vector<std::string> args,
+                   std::chrono::milliseconds timeout);
+
 }  // namespace lockbench
