@@ -549,7 +549,8 @@ std::string format_compare(const json& compare) {
         << " run(s) per strategy";
     if (!compare["sweep"].empty())
         out << " and setting";
-    out << ", interleaved, " << value_text(compare.value("duration_s", 0.0)) << " s each\n";
+    out << (compare["strategies"].size() > 1 ? ", interleaved, " : ", ")
+        << value_text(compare.value("duration_s", 0.0)) << " s each\n";
     if (compare.value("interrupted", false))
         out << "INCOMPLETE: interrupted after " << done << " of " << planned << " runs\n";
     else if (!compare.value("complete", true))

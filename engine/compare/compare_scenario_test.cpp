@@ -174,5 +174,32 @@ TEST(CompareScenario, CtrlCKeepsTheFinishedRunsAndSaysTheComparisonIsIncomplete)
         EXPECT_EQ(e.path().filename().string().find(".tmp"), std::string::npos) << e.path();
 }
 
+// `run --repeat`: one strategy N times into one folder, the same table; a fault-free workload is
+// valid in every run, so it exits 0 as one valid run does.
+TEST(CompareScenario, RunRepeatWritesOneFolderOfNRuns) {
+    testing::TempDir t;
+    const fs::path results = t.path() / "results";
+    const std::string command = std::string("'") + LOCKBENCH_BINARY +
+                                "' run --no-yardstick --strategy set_nx_px --clients 2 --keys 1 "
+                                "--duration 0.3 --repeat 3 --out '" +
+                                results.string() + "' >'" + (t.path() / "stdout.txt").string() +
+                                "' 2>&1";
+    const int status = std::system(command.c_str());
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0) << read(t.path() / "stdout.txt");
+    const std::vector<fs::path> folders{fs::directory_iterator(results), fs::directory_iterator()};
+    ASSERT_EQ(folders.size(), 1u);
+    EXPECT_EQ(folders[0].filename().string().rfind("repeat-", 0), 0u) << folders[0];
+    const json c = json::parse(read(folders[0] / "compare.json"));
+    EXPECT_EQ(c["kind"], "repeat");
+    EXPECT_EQ(c["runs_done"], 3);
+    const json& stats = c["settings"][0]["strategies"]["set_nx_px"];
+    EXPECT_EQ(stats["verdict"]["valid"], 3);
+    EXPECT_EQ(stats["checks"]["mutual_exclusion"]["violated"], 0);
+    EXPECT_NE(read(t.path() / "stdout.txt").find("set_nx_px was safe in 3 of 3 runs"),
+              std::string::npos)
+        << read(t.path() / "stdout.txt");
+}
+
 }  // namespace
 }  // namespace lockbench
