@@ -235,6 +235,26 @@ TEST(HeatMap, MarksTheBoundaryBetweenSafeAndUnsafeSettings) {
         EXPECT_EQ(html.find(outside), std::string::npos) << outside;
 }
 
+// One axis: one row, the boundary between the columns where the lease becomes long enough.
+TEST(HeatMap, OneAxisIsOneRow) {
+    const json w = t1_like();
+    const std::vector<SweepAxis> axes{parse_sweep("lease_ms=300,1000,3000", w)};
+    const auto cells = sweep_cells(axes);
+    json c = plan({"fenced"}, json::array({axes[0].to_json()}), cells.size());
+    for (std::size_t i = 0; i < cells.size(); ++i) {
+        c["settings"][i]["at"] = setting_json(axes, cells[i]);
+        for (int r = 0; r < 3; ++r) {
+            const bool violated = cells[i][0] == 300 || (cells[i][0] == 1000 && r == 0);
+            c["runs"].push_back(
+                run(i, "fenced", !violated, json{{"mutual_exclusion", !violated}}, 100, 1));
+        }
+    }
+    EXPECT_EQ(format_heat_map(summarise_compare(c), "fenced"),
+              "fenced: runs that violated a check, k of n\n"
+              "  lease_ms=300   lease_ms=1000  lease_ms=3000\n"
+              "  3/3 ###        1/3 #        | 0/3 .\n");
+}
+
 TEST(Html, EscapesWhatItQuotes) {
     json c = plan({"set_nx_px"}, json::array(), 1);
     c["scenario"] = "<script>alert(1)</script>";
