@@ -30,6 +30,7 @@
 #include "checker/story/story.hpp"
 #include "engine/ci/gate.hpp"
 #include "engine/ci/suite.hpp"
+#include "engine/cli/compare_command.hpp"
 #include "engine/run/ramp.hpp"
 #include "engine/run/run.hpp"
 #include "engine/run/workload.hpp"
@@ -114,6 +115,7 @@ struct RunFlags {
     std::string etcd;
     std::string out = "results";
     std::string clients_ramp;
+    std::optional<int> repeat;
     bool no_yardstick = false;
 };
 
@@ -180,6 +182,8 @@ std::vector<lockbench::Endpoint> parse_redis_list(const std::string& list_text,
 
 int run_command(const RunFlags& f) {
     using namespace lockbench;
+    if (f.repeat && !f.clients_ramp.empty())
+        throw WorkloadError("--repeat repeats one run; a --clients-ramp is many: drop one of them");
     Workload w = f.workload_file.empty() ? Workload{} : Workload::load(f.workload_file);
     // Flags override the file (the run's workload.json records the result).
     nlohmann::json j = w.to_json();
@@ -276,6 +280,8 @@ int run_command(const RunFlags& f) {
             return outcome.failure_exit_code;
         return checker::exit_code(outcome.verdict);
     }
+    if (f.repeat)
+        return lockbench::cli::repeat_run_command(options, *f.repeat);
     RunOutcome outcome = run_workload(options);
     std::ifstream report(outcome.dir / "report.txt");
     std::cout << report.rdbuf() << "result      " << outcome.dir.string() << "\n";
@@ -762,8 +768,16 @@ int main(int argc, char** argv) {
                     "HOST:PORT[,HOST:PORT...], instead of starting one (the run's keys, under "
                     "its prefix, are deleted afterwards)");
     run->add_option("--out", rf.out, "Results folder")->capture_default_str();
+    run->add_option("--repeat", rf.repeat,
+                    "Run it N times into one folder (repeat-*/): each check as k of n runs "
+                    "with a 95% interval (compare.json, as lockbench compare writes)")
+        ->check(CLI::Range(1, 1000));
     run->add_flag("--no-yardstick", rf.no_yardstick,
                   "Do not measure the machine with redis-benchmark first (about 2 s)");
+
+    lockbench::cli::CompareFlags compare_flags;
+    auto* compare =
+        lockbench::cli::add_compare_command(app, compare_flags, LOCKBENCH_WORKLOADS_DIR);
 
     DemoFlags df;
     auto* demo = app.add_subcommand(
@@ -843,6 +857,10 @@ int main(int argc, char** argv) {
         if (demo->parsed()) {
             install_interrupt_handlers();
             return demo_command(df);
+        }
+        if (compare->parsed()) {
+            install_interrupt_handlers();
+            return lockbench::cli::compare_command(compare_flags, &g_interrupted);
         }
     } catch (const lockbench::WorkloadError& e) {
         std::cerr << "lockbench: " << e.what() << "\n";

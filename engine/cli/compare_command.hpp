@@ -1,0 +1,46 @@
+#pragma once
+
+// `lockbench compare` and `lockbench run --repeat`: the options and what they hand to
+// engine/compare/. Kept out of main.cpp so the subcommand is registered in one call.
+
+#include <atomic>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "engine/run/run.hpp"
+
+namespace lockbench::cli {
+
+struct CompareFlags {
+    std::string workload;  // a file, or the name of a shipped scenario
+    std::string strategies;
+    int repeat = 5;
+    std::vector<std::string> sweeps;
+    std::string dir;  // scenario folder
+    std::string out = "results";
+    std::optional<double> duration;
+    std::optional<std::uint64_t> seed;
+    std::optional<int> clients;
+    std::optional<std::int64_t> lease_ms;
+    std::string redis;
+    std::string password;
+    std::string zookeeper;
+};
+
+// Registers `compare` on `app`; `flags` receives its options.
+CLI::App* add_compare_command(CLI::App& app, CompareFlags& flags, const std::string& scenarios_dir);
+
+// Runs it: 0 when the table was produced (it answers a question; it is not a gate), 130
+// interrupted (what finished is kept), else the exit code of a run that failed (2, 4 or 5).
+// Throws WorkloadError / EnvironmentError as every command does.
+int compare_command(const CompareFlags& flags, const std::atomic<bool>* interrupt);
+
+// `run --repeat N`: `options`' run N times into one folder, the same k-of-n table. Exits as a run
+// does, composed over the runs: 130 interrupted, a failed run's code, else 1 if any run violated
+// (or missed its expectation), 3 if any was unknown, 0.
+int repeat_run_command(const RunOptions& options, int repeat);
+
+}  // namespace lockbench::cli

@@ -1,0 +1,804 @@
+#include "engine/compare/compare.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <set>
+#include <sstream>
+
+#include "checker/report.hpp"
+#include "engine/compare/wilson.hpp"
+#include "engine/run/result_folder.hpp"
+
+namespace lockbench {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// The order a reading names what broke: the damage a user sees first.
+const std::vector<std::string>& reading_order() {
+    static const std::vector<std::string> order{"resource", "mutual_exclusion", "fencing",
+                                                "linearizability", "liveness"};
+    return order;
+}
+
+std::string broke_words(const std::string& check) {
+    if (check == "resource")
+        return "lost an update";
+    if (check == "mutual_exclusion")
+        return "broke mutual exclusion";
+    if (check == "fencing")
+        return "let a stale fencing number through";
+    if (check == "linearizability")
+        return "was not linearizable";
+    if (check == "liveness")
+        return "deadlocked or starved a waiter";
+    return "violated " + check;
+}
+
+// Checks in the report's order, then any the checker added that this file does not know.
+std::vector<std::string> ordered_checks(const std::set<std::string>& seen) {
+    std::vector<std::string> names;
+    for (const auto& name : checker::Report::check_order()) {
+        if (seen.count(name))
+            names.push_back(name);
+    }
+    for (const auto& name : seen) {
+        if (std::find(names.begin(), names.end(), name) == names.end())
+            names.push_back(name);
+    }
+    return names;
+}
+
+json spread_of(std::vector<double> values) {
+    if (values.empty())
+        return json{{"median", nullptr}, {"min", nullptr}, {"max", nullptr}};
+    std::sort(values.begin(), values.end());
+    const std::size_t n = values.size();
+    const double median = n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+    return json{{"median", median}, {"min", values.front()}, {"max", values.back()}};
+}
+
+// {"violated", "valid", "unknown", "not_applicable", "runs", "violation_rate", "wilson_95"}
+json counts_json(int violated, int valid, int unknown, int not_applicable) {
+    const int n = violated + valid + unknown + not_applicable;
+    const RateInterval ci = wilson_interval(violated, n);
+    return json{{"violated", violated},
+                {"valid", valid},
+                {"unknown", unknown},
+                {"not_applicable", not_applicable},
+                {"runs", n},
+                {"violation_rate", n > 0 ? json(static_cast<double>(violated) / n) : json(nullptr)},
+                {"wilson_95", {ci.low, ci.high}}};
+}
+
+void count_into(checker::Verdict v, int& violated, int& valid, int& unknown, int& na) {
+    switch (v) {
+        case checker::Verdict::Invalid:
+            ++violated;
+            break;
+        case checker::Verdict::Valid:
+            ++valid;
+            break;
+        case checker::Verdict::NotApplicable:
+            ++na;
+            break;
+        case checker::Verdict::Unknown:
+            ++unknown;
+            break;
+    }
+}
+
+std::string k_of_n(const json& counts) {
+    return std::to_string(counts["violated"].get<int>()) + " of " +
+           std::to_string(counts["runs"].get<int>());
+}
+
+// "set_nx_px lost an update in 5 of 5 runs and broke mutual exclusion in 5 of 5", "fenced kept
+// the data in 5 of 5 but broke mutual exclusion in 5 of 5", "reentrant_hash was safe in 5 of 5
+// runs".
+std::string reading_of(const std::string& strategy, const json& stats) {
+    const int n = stats["runs"].get<int>();
+    if (n == 0)
+        return strategy + ": no run finished";
+    const json& checks = stats["checks"];
+    std::vector<std::string> broke;
+    for (const auto& name : reading_order()) {
+        if (checks.contains(name) && checks[name]["violated"].get<int>() > 0)
+            broke.push_back(broke_words(name) + " in " + k_of_n(checks[name]));
+    }
+    for (const auto& [name, counts] : checks.items()) {
+        const auto& order = reading_order();
+        if (std::find(order.begin(), order.end(), name) == order.end() &&
+            counts["violated"].get<int>() > 0)
+            broke.push_back(broke_words(name) + " in " + k_of_n(counts));
+    }
+    const int unknown = stats["verdict"]["unknown"].get<int>();
+    const std::string n_text = std::to_string(n);
+    if (broke.empty()) {
+        if (unknown == 0)
+            return strategy + " was safe in " + n_text + " of " + n_text + " runs";
+        return strategy + " showed no violation, but " + std::to_string(unknown) + " of " + n_text +
+               " runs could not be judged (unknown)";
+    }
+    std::string words = strategy + " ";
+    if (checks.contains("resource") && checks["resource"]["valid"].get<int>() == n)
+        words += "kept the data in " + n_text + " of " + n_text + " runs but ";
+    else
+        broke.front() += " runs";
+    for (std::size_t i = 0; i < broke.size(); ++i)
+        words += (i == 0 ? "" : " and ") + broke[i];
+    if (unknown > 0)
+        words += " (" + std::to_string(unknown) + " unknown)";
+    return words;
+}
+
+std::string percent(double rate) {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "%.0f%%", 100 * rate);
+    return buf;
+}
+
+std::string interval_text(const json& counts) {
+    return percent(counts["wilson_95"][0].get<double>()) + "-" +
+           percent(counts["wilson_95"][1].get<double>());
+}
+
+std::string number_text(const json& v, const char* format) {
+    if (!v.is_number())
+        return "-";
+    char buf[32];
+    std::snprintf(buf, sizeof buf, format, v.get<double>());
+    return buf;
+}
+
+// safe: no run violated anything; unsafe: some run did; unknown: nothing judged there.
+enum class Safety { Safe, Unsafe, Unknown };
+
+Safety safety_of(const json& stats) {
+    const json& v = stats["verdict"];
+    if (v["violated"].get<int>() > 0)
+        return Safety::Unsafe;
+    if (v["valid"].get<int>() > 0)
+        return Safety::Safe;
+    return Safety::Unknown;
+}
+
+std::string setting_label(const json& compare, std::size_t index) {
+    const json& sweep = compare["sweep"];
+    const json& setting = compare["settings"][index]["at"];
+    std::string words;
+    for (const json& axis : sweep) {
+        const std::string path = axis["path"].get<std::string>();
+        words += (words.empty() ? "" : " ") + axis["field"].get<std::string>() + "=" +
+                 value_text(setting[path].get<double>());
+    }
+    return words;
+}
+
+std::string html_escape(const std::string& text) {
+    std::string out;
+    for (char c : text) {
+        switch (c) {
+            case '&':
+                out += "&amp;";
+                break;
+            case '<':
+                out += "&lt;";
+                break;
+            case '>':
+                out += "&gt;";
+                break;
+            case '"':
+                out += "&quot;";
+                break;
+            default:
+                out.push_back(c);
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
+json summarise_compare(json compare) {
+    const json& runs = compare["runs"];
+    const std::vector<std::string> strategies = compare["strategies"];
+    json& settings = compare["settings"];
+    for (std::size_t i = 0; i < settings.size(); ++i) {
+        json per_strategy = json::object();
+        for (const std::string& strategy : strategies) {
+            std::set<std::string> seen;
+            std::vector<const json*> mine;
+            for (const json& r : runs) {
+                if (r["setting"].get<std::size_t>() == i && r["strategy"] == strategy) {
+                    mine.push_back(&r);
+                    for (const auto& [name, valid] : r["checks"].items())
+                        seen.insert(name);
+                }
+            }
+            int violated = 0, valid = 0, unknown = 0, na = 0;
+            std::vector<double> throughput, p99;
+            json run_names = json::array();
+            json expected = nullptr;
+            int as_expected = 0;
+            for (const json* r : mine) {
+                count_into(checker::verdict_of((*r)["verdict"]), violated, valid, unknown, na);
+                if ((*r)["cycles_per_s"].is_number())
+                    throughput.push_back((*r)["cycles_per_s"].get<double>());
+                if ((*r)["acquire_p99_ms"].is_number())
+                    p99.push_back((*r)["acquire_p99_ms"].get<double>());
+                run_names.push_back((*r)["run"]);
+                if ((*r)["expected"].is_string()) {
+                    expected = (*r)["expected"];
+                    as_expected += (*r)["as_expected"] == true;
+                }
+            }
+            json checks = json::object();
+            for (const std::string& name : ordered_checks(seen)) {
+                int cv = 0, cok = 0, cu = 0, cna = 0;
+                for (const json* r : mine) {
+                    const json& c = (*r)["checks"];
+                    // A check a run did not report took no part in it.
+                    count_into(c.contains(name) ? checker::verdict_of(c[name])
+                                                : checker::Verdict::NotApplicable,
+                               cv, cok, cu, cna);
+                }
+                checks[name] = counts_json(cv, cok, cu, cna);
+            }
+            // The run's verdict is never "not applicable": a run nothing applied to is unknown.
+            json stats{{"runs", static_cast<int>(mine.size())},
+                       {"verdict", counts_json(violated, valid, unknown + na, 0)},
+                       {"checks", checks},
+                       {"expected", expected},
+                       {"as_expected", expected.is_null() ? json(nullptr) : json(as_expected)},
+                       {"cycles_per_s", spread_of(throughput)},
+                       {"acquire_p99_ms", spread_of(p99)},
+                       {"run_folders", run_names}};
+            stats["reading"] = reading_of(strategy, stats);
+            per_strategy[strategy] = std::move(stats);
+        }
+        settings[i]["strategies"] = std::move(per_strategy);
+    }
+    std::string reading;
+    if (compare["sweep"].empty()) {
+        for (const std::string& strategy : strategies) {
+            if (!settings.empty())
+                reading += (reading.empty() ? "" : "; ") +
+                           settings[0]["strategies"][strategy]["reading"].get<std::string>();
+        }
+    } else {
+        for (const std::string& strategy : strategies) {
+            std::vector<std::string> unsafe;
+            std::size_t judged = 0;
+            for (std::size_t i = 0; i < settings.size(); ++i) {
+                const Safety s = safety_of(settings[i]["strategies"][strategy]);
+                judged += s != Safety::Unknown;
+                if (s == Safety::Unsafe)
+                    unsafe.push_back(setting_label(compare, i));
+            }
+            std::string words = strategy + " ";
+            if (unsafe.empty()) {
+                words += "violated nothing at any of " + std::to_string(judged) + " settings";
+            } else {
+                words += "violated something at " + std::to_string(unsafe.size()) + " of " +
+                         std::to_string(settings.size()) + " settings (";
+                for (std::size_t k = 0; k < unsafe.size() && k < 3; ++k)
+                    words += (k ? ", " : "") + unsafe[k];
+                words += unsafe.size() > 3 ? ", ...)" : ")";
+            }
+            reading += (reading.empty() ? "" : "; ") + words;
+        }
+    }
+    compare["reading"] = reading;
+    return compare;
+}
+
+CompareOutcome run_compare(const CompareOptions& options) {
+    if (options.strategies.empty())
+        throw WorkloadError("compare: --strategy names no strategy");
+    std::set<std::string> distinct(options.strategies.begin(), options.strategies.end());
+    if (distinct.size() != options.strategies.size())
+        throw WorkloadError("compare: --strategy names a strategy twice");
+    if (options.repeat < 1)
+        throw WorkloadError("compare: --repeat must be 1 or more");
+    if (options.sweep.size() > kMaxSweepAxes)
+        throw WorkloadError("compare: at most two --sweep (a heat map has two axes)");
+    const std::vector<std::vector<double>> settings = sweep_cells(options.sweep);
+
+    // Every run is planned and checked before any starts: a strategy that cannot run this
+    // workload, or a setting the workload refuses, fails in a second, not an hour in.
+    std::vector<std::vector<RunOptions>> plan(settings.size());
+    for (std::size_t i = 0; i < settings.size(); ++i) {
+        const Workload at = at_setting(options.base.workload, options.sweep, settings[i]);
+        for (const std::string& strategy : options.strategies) {
+            RunOptions run = options.base;
+            run.workload = at;
+            run.workload.strategy = strategy;
+            std::string why = why_it_cannot_run(run);
+            if (!why.empty()) {
+                const std::string where = setting_words(options.sweep, settings[i]);
+                // "strategy: unknown 'x'" after "--strategy x" would say it twice.
+                if (why.rfind("strategy: ", 0) == 0)
+                    why.erase(0, 10);
+                throw WorkloadError("--strategy " + strategy +
+                                    (where.empty() ? "" : " at " + where) + ": " + why);
+            }
+            plan[i].push_back(std::move(run));
+        }
+    }
+
+    const Workload& w = options.base.workload;
+    ResultFolder folder(options.base.out_dir,
+                        options.kind + "-" + utc_stamp() + "-" + safe_name(w.name));
+    json sweep = json::array();
+    for (const SweepAxis& axis : options.sweep)
+        sweep.push_back(axis.to_json());
+    json setting_list = json::array();
+    for (const auto& setting : settings)
+        setting_list.push_back({{"at", setting_json(options.sweep, setting)}});
+    const std::size_t planned =
+        options.strategies.size() * settings.size() * static_cast<std::size_t>(options.repeat);
+    json compare{{"format", kCompareFormat},
+                 {"version", kCompareVersion},
+                 {"kind", options.kind},
+                 {"scenario", w.name},
+                 {"strategies", options.strategies},
+                 {"repeat", options.repeat},
+                 {"duration_s", w.duration_s},
+                 {"seed", w.seed},
+                 {"confidence", 0.95},
+                 {"sweep", sweep},
+                 {"settings", setting_list},
+                 {"runs_planned", planned},
+                 {"runs", json::array()},
+                 {"failed", json::array()}};
+    if (options.base.machine)
+        compare["yardstick"] = options.base.machine->to_json();
+    else if (!options.base.machine_not_measured.empty())
+        compare["yardstick"] = {{"not_measured", options.base.machine_not_measured}};
+
+    CompareOutcome outcome;
+    const std::size_t n_strategies = options.strategies.size();
+    std::size_t started = 0;
+    for (int round = 0; round < options.repeat && !outcome.interrupted; ++round) {
+        for (std::size_t i = 0; i < settings.size() && !outcome.interrupted; ++i) {
+            for (std::size_t k = 0; k < n_strategies; ++k) {
+                if (options.base.interrupt && options.base.interrupt->load()) {
+                    outcome.interrupted = true;
+                    break;
+                }
+                // Rotated each round, so no strategy always runs first (on a cold machine) or
+                // right after the same neighbour.
+                const std::size_t s = (k + static_cast<std::size_t>(round)) % n_strategies;
+                RunOptions run = plan[i][s];
+                const std::string& strategy = options.strategies[s];
+                const std::string where = setting_words(options.sweep, settings[i]);
+                run.out_dir = folder.tmp();
+                run.progress = false;
+                run.label = strategy + (where.empty() ? "" : "-" + where) + "-r" +
+                            std::to_string(round + 1);
+                ++started;
+                if (options.base.progress) {
+                    std::fprintf(stderr, "\r\x1b[K[%zu/%zu] %s%s%s, round %d", started, planned,
+                                 strategy.c_str(), where.empty() ? "" : " at ", where.c_str(),
+                                 round + 1);
+                }
+                RunOutcome r;
+                try {
+                    r = run_workload(run);
+                } catch (...) {
+                    // A run that could not be done is that run's error; the others still answer.
+                    const RunFailure failure = run_failure(std::current_exception());
+                    std::fprintf(stderr, "%sfailed: %s%s%s, round %d: %s\n",
+                                 options.base.progress ? "\r\x1b[K" : "", strategy.c_str(),
+                                 where.empty() ? "" : " at ", where.c_str(), round + 1,
+                                 failure.message.c_str());
+                    compare["failed"].push_back({{"round", round + 1},
+                                                 {"setting", i},
+                                                 {"strategy", strategy},
+                                                 {"error", failure.message},
+                                                 {"exit_code", failure.exit_code}});
+                    outcome.failure_exit_code =
+                        std::max(outcome.failure_exit_code, failure.exit_code);
+                    continue;
+                }
+                if (r.interrupted) {
+                    // Its folder stays (marked interrupted), but half a run is not a sample.
+                    compare["interrupted_run"] = r.dir.filename().string();
+                    outcome.interrupted = true;
+                    break;
+                }
+                const json& summary = r.summary;
+                const checker::Report report = checker::Report::from_json(summary["verdict"]);
+                json checks = json::object();
+                for (const auto& c : report.checks)
+                    checks[c.name] = checker::to_json(c.verdict());
+                const int exit_code = run_exit_code(r);
+                if (exit_code == 1 || outcome.runs_exit_code == 1)
+                    outcome.runs_exit_code = 1;
+                else if (exit_code == 3)
+                    outcome.runs_exit_code = 3;
+                compare["runs"].push_back(
+                    {{"round", round + 1},
+                     {"setting", i},
+                     {"strategy", strategy},
+                     {"run", r.dir.filename().string()},
+                     {"verdict", checker::to_json(report.verdict)},
+                     {"checks", checks},
+                     {"unknown_reasons", report.unknown_reasons},
+                     {"expected", summary.value("expected", json())},
+                     {"as_expected", summary.value("as_expected", json())},
+                     {"cycles_per_s", summary["throughput"]["cycles_per_s"]},
+                     {"acquire_p99_ms", summary["latency_ms"]["acquire"]["p99"]},
+                     {"exit_code", exit_code}});
+            }
+        }
+    }
+    if (options.base.progress)
+        std::fprintf(stderr, "\r\x1b[K");
+    compare["interrupted"] = outcome.interrupted;
+    compare["runs_done"] = compare["runs"].size();
+    compare["complete"] = !outcome.interrupted && compare["failed"].empty();
+    compare = summarise_compare(std::move(compare));
+    write_atomically(folder.tmp() / "compare.json", compare.dump(2) + "\n");
+    write_atomically(folder.tmp() / "compare.txt", format_compare(compare));
+    write_atomically(folder.tmp() / "compare.html", compare_html(compare));
+    outcome.compare = std::move(compare);
+    outcome.dir = folder.commit();
+    return outcome;
+}
+
+std::string format_heat_map(const json& compare, const std::string& strategy) {
+    const json& sweep = compare["sweep"];
+    if (sweep.empty())
+        return "";
+    const json& settings = compare["settings"];
+    const json& across = sweep[0];
+    const bool two = sweep.size() == 2;
+    const std::size_t columns = across["values"].size();
+    const std::size_t rows = two ? sweep[1]["values"].size() : 1;
+    std::vector<std::string> row_labels(rows);
+    std::size_t label_width = 0;
+    for (std::size_t r = 0; r < rows; ++r) {
+        if (two)
+            row_labels[r] = sweep[1]["field"].get<std::string>() + "=" +
+                            value_text(sweep[1]["values"][r].get<double>());
+        label_width = std::max(label_width, row_labels[r].size());
+    }
+    label_width += 2;
+    std::vector<std::string> headers(columns);
+    std::size_t cell_width = 9;
+    for (std::size_t c = 0; c < columns; ++c) {
+        headers[c] = across["field"].get<std::string>() + "=" +
+                     value_text(across["values"][c].get<double>());
+        cell_width = std::max(cell_width, headers[c].size() + 2);
+    }
+    const auto stats_at = [&](std::size_t r, std::size_t c) -> const json& {
+        return settings[r * columns + c]["strategies"][strategy];
+    };
+    const auto pad = [](std::string s, std::size_t width) {
+        s.resize(std::max(s.size(), width), ' ');
+        return s;
+    };
+    std::ostringstream out;
+    out << strategy << ": runs that violated a check, k of n"
+        << (two ? " (rows " + sweep[1]["path"].get<std::string>() + ", columns " +
+                      across["path"].get<std::string>() + ")"
+                : "")
+        << "\n";
+    std::string header = pad("", label_width);
+    for (const auto& h : headers)
+        header += pad(h, cell_width);
+    while (!header.empty() && header.back() == ' ')
+        header.pop_back();
+    out << header << "\n";
+    for (std::size_t r = 0; r < rows; ++r) {
+        std::string line = pad(row_labels[r], label_width);
+        for (std::size_t c = 0; c < columns; ++c) {
+            const json& stats = stats_at(r, c);
+            const json& v = stats["verdict"];
+            const int n = v["runs"].get<int>();
+            std::string cell = std::to_string(v["violated"].get<int>()) + "/" + std::to_string(n);
+            const Safety safety = safety_of(stats);
+            if (safety == Safety::Unknown) {
+                cell += " ?";
+            } else if (safety == Safety::Safe) {
+                cell += " .";
+            } else {
+                const double rate = v["violation_rate"].get<double>();
+                cell += " " + std::string(static_cast<std::size_t>(std::ceil(rate * 3)), '#');
+            }
+            // The boundary: where the next setting across is on the other side of safe.
+            const bool edge = c + 1 < columns && safety != Safety::Unknown &&
+                              safety_of(stats_at(r, c + 1)) != Safety::Unknown &&
+                              safety_of(stats_at(r, c + 1)) != safety;
+            std::string padded = pad(cell, cell_width - 2);
+            line += padded + (edge ? "| " : "  ");
+        }
+        while (!line.empty() && line.back() == ' ')
+            line.pop_back();
+        out << line << "\n";
+        if (r + 1 < rows) {
+            std::string under = pad("", label_width);
+            bool any = false;
+            for (std::size_t c = 0; c < columns; ++c) {
+                const Safety here = safety_of(stats_at(r, c));
+                const Safety below = safety_of(stats_at(r + 1, c));
+                const bool edge =
+                    here != Safety::Unknown && below != Safety::Unknown && here != below;
+                any = any || edge;
+                under += edge ? std::string(cell_width - 2, '=') + "  " : pad("", cell_width);
+            }
+            while (!under.empty() && under.back() == ' ')
+                under.pop_back();
+            out << (any ? under : "") << "\n";
+        }
+    }
+    return out.str();
+}
+
+std::string format_compare(const json& compare) {
+    std::ostringstream out;
+    const std::size_t planned = compare.value("runs_planned", std::size_t{0});
+    const std::size_t done = compare.value("runs_done", std::size_t{0});
+    out << compare.value("kind", std::string("compare")) << ": "
+        << compare.value("scenario", std::string()) << ", " << compare.value("repeat", 0)
+        << " run(s) per strategy";
+    if (!compare["sweep"].empty())
+        out << " and setting";
+    out << (compare["strategies"].size() > 1 ? ", interleaved, " : ", ")
+        << value_text(compare.value("duration_s", 0.0)) << " s each\n";
+    if (compare.value("interrupted", false))
+        out << "INCOMPLETE: interrupted after " << done << " of " << planned << " runs\n";
+    else if (!compare.value("complete", true))
+        out << "INCOMPLETE: " << compare["failed"].size() << " of " << planned
+            << " runs failed (listed at the end)\n";
+    const std::vector<std::string> strategies = compare["strategies"];
+    if (!compare["sweep"].empty()) {
+        out << "\nheat maps ('.' none violated, one '#' per third of runs violated, '|' and '=' "
+               "the boundary between safe and unsafe settings, '?' not judged)\n";
+        for (const auto& strategy : strategies)
+            out << "\n" << format_heat_map(compare, strategy);
+    }
+    const json& settings = compare["settings"];
+    for (std::size_t i = 0; i < settings.size(); ++i) {
+        const std::string label = setting_label(compare, i);
+        if (!label.empty())
+            out << "\nat " << label << "\n";
+        for (const auto& strategy : strategies) {
+            const json& stats = settings[i]["strategies"][strategy];
+            const json& v = stats["verdict"];
+            char line[200];
+            out << "\n"
+                << strategy << ": " << stats["runs"].get<int>() << " run(s), violated in "
+                << k_of_n(v) << " (95% interval " << interval_text(v) << ")\n";
+            std::set<std::string> names;
+            for (const auto& [name, counts] : stats["checks"].items())
+                names.insert(name);
+            for (const std::string& name : ordered_checks(names)) {
+                const json& counts = stats["checks"][name];
+                if (counts["not_applicable"].get<int>() == counts["runs"].get<int>())
+                    continue;  // did not apply to this strategy in any run
+                std::string extra;
+                if (counts["unknown"].get<int>() > 0)
+                    extra += ", unknown in " + std::to_string(counts["unknown"].get<int>());
+                if (counts["not_applicable"].get<int>() > 0)
+                    extra += ", n/a in " + std::to_string(counts["not_applicable"].get<int>());
+                std::snprintf(line, sizeof line, "  %-18s violated in %-8s  %s%s\n", name.c_str(),
+                              k_of_n(counts).c_str(), interval_text(counts).c_str(), extra.c_str());
+                out << line;
+            }
+            const json& t = stats["cycles_per_s"];
+            const json& p = stats["acquire_p99_ms"];
+            std::snprintf(line, sizeof line, "  %-18s %s median (%s - %s)\n", "cycles/s",
+                          number_text(t["median"], "%.1f").c_str(),
+                          number_text(t["min"], "%.1f").c_str(),
+                          number_text(t["max"], "%.1f").c_str());
+            out << line;
+            std::snprintf(line, sizeof line, "  %-18s %s ms median (%s - %s)\n", "acquire p99",
+                          number_text(p["median"], "%.3f").c_str(),
+                          number_text(p["min"], "%.3f").c_str(),
+                          number_text(p["max"], "%.3f").c_str());
+            out << line;
+            if (stats["expected"].is_string() && compare["sweep"].empty()) {
+                out << "  expected           " << stats["expected"].get<std::string>()
+                    << ": as expected in " << stats["as_expected"].get<int>() << " of "
+                    << stats["runs"].get<int>() << "\n";
+            }
+            out << "  reading            " << stats["reading"].get<std::string>() << "\n";
+        }
+    }
+    out << "\nreading: " << compare.value("reading", std::string()) << "\n";
+    for (const json& f : compare["failed"]) {
+        out << "failed: " << f["strategy"].get<std::string>() << ", round " << f["round"].get<int>()
+            << ": " << f["error"].get<std::string>() << "\n";
+    }
+    return out.str();
+}
+
+std::string compare_html(const json& compare) {
+    const std::vector<std::string> strategies = compare["strategies"];
+    const json& settings = compare["settings"];
+    const json& sweep = compare["sweep"];
+    std::ostringstream h;
+    h << "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>lockbench "
+      << html_escape(compare.value("kind", std::string("compare"))) << ": "
+      << html_escape(compare.value("scenario", std::string())) << "</title>\n<style>\n"
+      << "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222}\n"
+      << "h1{font-size:20px}h2{font-size:16px;margin-top:28px}\n"
+      << "table{border-collapse:collapse;margin:8px 0}\n"
+      << "td,th{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top}\n"
+      << "th{background:#f3f3f3}.bad{color:#b71c1c;font-weight:600}.ok{color:#1b5e20}\n"
+      << ".ci{color:#666;font-size:12px}.reading{background:#fff8e1;padding:8px 12px;"
+      << "border-left:4px solid #f9a825}.incomplete{color:#b71c1c;font-weight:700}\n"
+      << "figure{display:inline-block;margin:8px 24px 8px 0}figcaption{font-weight:600}\n"
+      << "svg.heatmap text{font:12px system-ui,sans-serif}\n"
+      << ".boundary{stroke:#000;stroke-width:4}\n</style></head>\n<body>\n";
+    h << "<h1>lockbench " << html_escape(compare.value("kind", std::string("compare"))) << ": "
+      << html_escape(compare.value("scenario", std::string())) << "</h1>\n<p>"
+      << compare.value("repeat", 0) << " run(s) per strategy"
+      << (sweep.empty() ? "" : " and setting") << ", interleaved, "
+      << value_text(compare.value("duration_s", 0.0)) << " s each.</p>\n";
+    if (!compare.value("complete", true)) {
+        h << "<p class=\"incomplete\">Incomplete: " << compare.value("runs_done", 0) << " of "
+          << compare.value("runs_planned", 0) << " runs done"
+          << (compare.value("interrupted", false) ? " (interrupted)" : "") << ".</p>\n";
+    }
+    h << "<p class=\"reading\">" << html_escape(compare.value("reading", std::string()))
+      << "</p>\n";
+
+    if (!sweep.empty()) {
+        // The heat maps: violation rate per setting, the boundary between safe and unsafe
+        // settings drawn as a thick line.
+        const json& across = sweep[0];
+        const bool two = sweep.size() == 2;
+        const std::size_t columns = across["values"].size();
+        const std::size_t rows = two ? sweep[1]["values"].size() : 1;
+        constexpr int cw = 96, ch = 40, left = 170, top = 48;
+        const int width = left + static_cast<int>(columns) * cw + 16;
+        const int height = top + static_cast<int>(rows) * ch + 16;
+        h << "<h2>Violation rate over the settings</h2>\n<p>Each cell: runs that violated a "
+             "check, k of n. Green: none did; red, deeper as more did; grey: not judged. The "
+             "thick line is the boundary between safe and unsafe settings.</p>\n";
+        for (const std::string& strategy : strategies) {
+            const auto stats_at = [&](std::size_t r, std::size_t c) -> const json& {
+                return settings[r * columns + c]["strategies"][strategy];
+            };
+            h << "<figure><figcaption>" << html_escape(strategy)
+              << "</figcaption>\n<svg class=\"heatmap\" data-strategy=\"" << html_escape(strategy)
+              << "\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\""
+              << height << "\" viewBox=\"0 0 " << width << " " << height << "\">\n";
+            h << "<text x=\"" << left << "\" y=\"14\">"
+              << html_escape(across["path"].get<std::string>()) << " &#8594;</text>\n";
+            if (two)
+                h << "<text x=\"4\" y=\"14\">" << html_escape(sweep[1]["path"].get<std::string>())
+                  << " &#8595;</text>\n";
+            for (std::size_t c = 0; c < columns; ++c) {
+                h << "<text x=\"" << left + static_cast<int>(c) * cw + cw / 2 << "\" y=\""
+                  << top - 8 << "\" text-anchor=\"middle\">"
+                  << value_text(across["values"][c].get<double>()) << "</text>\n";
+            }
+            for (std::size_t r = 0; r < rows; ++r) {
+                const int y = top + static_cast<int>(r) * ch;
+                if (two)
+                    h << "<text x=\"" << left - 8 << "\" y=\"" << y + ch / 2 + 4
+                      << "\" text-anchor=\"end\">"
+                      << value_text(sweep[1]["values"][r].get<double>()) << "</text>\n";
+                for (std::size_t c = 0; c < columns; ++c) {
+                    const json& stats = stats_at(r, c);
+                    const json& v = stats["verdict"];
+                    const Safety safety = safety_of(stats);
+                    std::string fill = "#bdbdbd";
+                    if (safety == Safety::Safe) {
+                        fill = "#a5d6a7";
+                    } else if (safety == Safety::Unsafe) {
+                        // From a light red at a few runs to a deep one at every run.
+                        const double rate = v["violation_rate"].get<double>();
+                        const int g = static_cast<int>(205 - 165 * rate);
+                        char buf[16];
+                        std::snprintf(buf, sizeof buf, "#%02x%02x%02x",
+                                      229 - static_cast<int>(30 * rate), g, g);
+                        fill = buf;
+                    }
+                    const int x = left + static_cast<int>(c) * cw;
+                    h << "<rect class=\"cell\" x=\"" << x << "\" y=\"" << y << "\" width=\"" << cw
+                      << "\" height=\"" << ch << "\" fill=\"" << fill
+                      << "\" stroke=\"#fff\"><title>" << html_escape(strategy) << " at "
+                      << html_escape(setting_label(compare, r * columns + c)) << ": " << k_of_n(v)
+                      << " runs violated a check (95% interval " << interval_text(v)
+                      << ")</title></rect>\n";
+                    h << "<text x=\"" << x + cw / 2 << "\" y=\"" << y + ch / 2 + 4
+                      << "\" text-anchor=\"middle\">" << v["violated"].get<int>() << "/"
+                      << v["runs"].get<int>() << "</text>\n";
+                }
+            }
+            // Boundaries, drawn after the cells so no cell covers them.
+            for (std::size_t r = 0; r < rows; ++r) {
+                for (std::size_t c = 0; c < columns; ++c) {
+                    const Safety here = safety_of(stats_at(r, c));
+                    if (here == Safety::Unknown)
+                        continue;
+                    const int x = left + static_cast<int>(c) * cw;
+                    const int y = top + static_cast<int>(r) * ch;
+                    if (c + 1 < columns) {
+                        const Safety next = safety_of(stats_at(r, c + 1));
+                        if (next != Safety::Unknown && next != here)
+                            h << "<line class=\"boundary\" x1=\"" << x + cw << "\" y1=\"" << y
+                              << "\" x2=\"" << x + cw << "\" y2=\"" << y + ch << "\"/>\n";
+                    }
+                    if (r + 1 < rows) {
+                        const Safety below = safety_of(stats_at(r + 1, c));
+                        if (below != Safety::Unknown && below != here)
+                            h << "<line class=\"boundary\" x1=\"" << x << "\" y1=\"" << y + ch
+                              << "\" x2=\"" << x + cw << "\" y2=\"" << y + ch << "\"/>\n";
+                    }
+                }
+            }
+            h << "</svg></figure>\n";
+        }
+    }
+
+    // The table, per setting: k of n and the interval for every check, throughput, p99.
+    std::set<std::string> check_names;
+    for (const json& s : settings) {
+        for (const auto& [strategy, stats] : s["strategies"].items()) {
+            for (const auto& [name, counts] : stats["checks"].items()) {
+                if (counts["not_applicable"].get<int>() < counts["runs"].get<int>())
+                    check_names.insert(name);
+            }
+        }
+    }
+    const std::vector<std::string> checks = ordered_checks(check_names);
+    for (std::size_t i = 0; i < settings.size(); ++i) {
+        const std::string label = setting_label(compare, i);
+        if (!label.empty())
+            h << "<h2>At " << html_escape(label) << "</h2>\n";
+        h << "<table class=\"compare\"><tr><th>strategy</th><th>runs</th><th>any check "
+             "violated</th>";
+        for (const auto& name : checks)
+            h << "<th>" << html_escape(name) << "</th>";
+        h << "<th>cycles/s median (min-max)</th><th>acquire p99 ms median (min-max)</th>"
+             "<th>reading</th></tr>\n";
+        for (const std::string& strategy : strategies) {
+            const json& stats = settings[i]["strategies"][strategy];
+            const auto cell = [&](const json& counts) {
+                const bool bad = counts["violated"].get<int>() > 0;
+                return std::string("<td class=\"") + (bad ? "bad" : "ok") + "\">" + k_of_n(counts) +
+                       " <span class=\"ci\">(" + interval_text(counts) + ")</span></td>";
+            };
+            h << "<tr><td>" << html_escape(strategy) << "</td><td>" << stats["runs"].get<int>()
+              << "</td>" << cell(stats["verdict"]);
+            for (const auto& name : checks) {
+                if (stats["checks"].contains(name) &&
+                    stats["checks"][name]["not_applicable"].get<int>() <
+                        stats["checks"][name]["runs"].get<int>())
+                    h << cell(stats["checks"][name]);
+                else
+                    h << "<td>n/a</td>";
+            }
+            const json& t = stats["cycles_per_s"];
+            const json& p = stats["acquire_p99_ms"];
+            h << "<td>" << number_text(t["median"], "%.1f") << " (" << number_text(t["min"], "%.1f")
+              << "-" << number_text(t["max"], "%.1f") << ")</td><td>"
+              << number_text(p["median"], "%.3f") << " (" << number_text(p["min"], "%.3f") << "-"
+              << number_text(p["max"], "%.3f") << ")</td><td>"
+              << html_escape(stats["reading"].get<std::string>()) << "</td></tr>\n";
+        }
+        h << "</table>\n";
+    }
+    h << "<p class=\"ci\">k of n: runs in which the check found a violation, of the runs done; "
+         "in brackets the Wilson 95% interval of the violation rate. Each run's own folder "
+         "holds its report, story and timeline.</p>\n";
+    // Tells a headless browser (the test) that every heat map was laid out with a size.
+    h << "<script>window.addEventListener('load',function(){var n=0;"
+         "document.querySelectorAll('svg.heatmap').forEach(function(m){"
+         "var b=m.getBoundingClientRect();if(b.width>0&&b.height>0)n++;});"
+         "document.body.setAttribute('data-heatmaps-drawn',String(n));});</script>\n";
+    h << "</body></html>\n";
+    return h.str();
+}
+
+}  // namespace lockbench

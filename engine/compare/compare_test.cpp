@@ -1,0 +1,267 @@
+// The arithmetic and the words of a comparison, from runs made up here: the Wilson interval at
+// known values, the sweep's fields found (or refused by name), k-of-n counts per check, the
+// reading, and the heat map's boundary.
+
+#include "engine/compare/compare.hpp"
+
+#include <gtest/gtest.h>
+
+#include "engine/compare/sweep.hpp"
+#include "engine/compare/wilson.hpp"
+
+namespace lockbench {
+namespace {
+
+using nlohmann::json;
+
+// Known values (Wilson 1927; e.g. Newcombe 1998, Table I's method 3), z = 1.959964.
+TEST(Wilson, MatchesKnownIntervals) {
+    struct Case {
+        int k, n;
+        double low, high;
+    };
+    for (const Case c : {Case{0, 5, 0.0, 0.434482}, Case{5, 5, 0.565518, 1.0},
+                         Case{5, 10, 0.236593, 0.763407}, Case{1, 3, 0.061492, 0.792340},
+                         Case{7, 20, 0.181192, 0.567146}, Case{0, 1, 0.0, 0.793451}}) {
+        const RateInterval ci = wilson_interval(c.k, c.n);
+        EXPECT_NEAR(ci.low, c.low, 1e-6) << c.k << " of " << c.n;
+        EXPECT_NEAR(ci.high, c.high, 1e-6) << c.k << " of " << c.n;
+    }
+}
+
+TEST(Wilson, NothingKnownWithoutRunsAndExactBoundsAtTheEnds) {
+    const RateInterval none = wilson_interval(0, 0);
+    EXPECT_EQ(none.low, 0.0);
+    EXPECT_EQ(none.high, 1.0);
+    EXPECT_EQ(wilson_interval(0, 50).low, 0.0);
+    EXPECT_EQ(wilson_interval(50, 50).high, 1.0);
+}
+
+json t1_like() {
+    Workload w;
+    w.lease_ms = 300;
+    w.faults = json::array({json{{"fault", "pause-client"},
+                                 {"target", "holder"},
+                                 {"key", "k0"},
+                                 {"at_s", 0.5},
+                                 {"duration_ms", 1000},
+                                 {"scope", "worker"}}});
+    return w.to_json();
+}
+
+TEST(Sweep, FindsTopLevelNestedAndFaultFields) {
+    const json w = t1_like();
+    const SweepAxis lease = parse_sweep("lease_ms=300,1000,3000", w);
+    EXPECT_EQ(lease.path, "lease_ms");
+    EXPECT_TRUE(lease.integer);
+    EXPECT_EQ(lease.values, (std::vector<double>{300, 1000, 3000}));
+    const SweepAxis pause = parse_sweep("faults[0].duration_ms=200,1500", w);
+    EXPECT_EQ(pause.path, "faults[0].duration_ms");
+    // A bare name the one fault has is that fault's.
+    const SweepAxis bare = parse_sweep("duration_ms=200,1500", w);
+    EXPECT_EQ(bare.path, "faults[0].duration_ms");
+    const SweepAxis hold = parse_sweep("hold_ms=0.5,2", w);
+    EXPECT_TRUE(hold.distribution);
+    EXPECT_FALSE(hold.integer);
+    EXPECT_EQ(parse_sweep("topology.masters=3,5", w).path, "topology.masters");
+
+    Workload base = Workload::from_json(w);
+    const Workload at = at_setting(base, {lease, pause}, {1000, 200});
+    EXPECT_EQ(at.lease_ms, 1000);
+    EXPECT_EQ(at.faults[0]["duration_ms"], 200);
+    EXPECT_EQ(at_setting(base, {hold}, {0.5}).hold_ms.a, 0.5);
+}
+
+TEST(Sweep, RefusesWhatIsNotANumericFieldNamingIt) {
+    const json w = t1_like();
+    const auto refused = [&](const std::string& text, const std::string& says) {
+        try {
+            parse_sweep(text, w);
+            ADD_FAILURE() << text << " was accepted";
+        } catch (const WorkloadError& e) {
+            EXPECT_NE(std::string(e.what()).find(says), std::string::npos)
+                << text << ": " << e.what();
+        }
+    };
+    refused("lease=300,1000", "--sweep lease: no such field");
+    refused("faults[3].duration_ms=1,2", "no such field");
+    refused("resource=1,2", "resource: not a numeric field");
+    refused("release_on_failed_acquire=0,1", "not a numeric field");
+    refused("lease_ms=300,abc", "'abc' is not a number");
+    refused("lease_ms=300.5,1000", "takes whole numbers");
+    refused("lease_ms=300", "two values or more");
+    refused("lease_ms=300,300", "300 twice");
+    refused("lease_ms", "write FIELD=v1,v2");
+    refused("faults[x].duration_ms=1,2", "not a field path");
+    refused("lease_ms=300,", "an empty value");
+    // The workload's own bounds, at the setting that breaks them.
+    Workload base = Workload::from_json(w);
+    const SweepAxis lease = parse_sweep("lease_ms=0,1000", w);
+    EXPECT_THROW(at_setting(base, {lease}, {0}), WorkloadError);
+}
+
+TEST(Sweep, TheFirstAxisVariesFastest) {
+    const json w = t1_like();
+    const auto cells =
+        sweep_cells({parse_sweep("lease_ms=1,2", w), parse_sweep("faults[0].duration_ms=5,6", w)});
+    EXPECT_EQ(cells, (std::vector<std::vector<double>>{{1, 5}, {2, 5}, {1, 6}, {2, 6}}));
+    EXPECT_EQ(sweep_cells({}), (std::vector<std::vector<double>>{{}}));
+}
+
+json run(std::size_t setting, const std::string& strategy, const json& verdict, const json& checks,
+         double throughput, double p99) {
+    return json{{"round", 1},
+                {"setting", setting},
+                {"strategy", strategy},
+                {"run", strategy + "-run"},
+                {"verdict", verdict},
+                {"checks", checks},
+                {"expected", nullptr},
+                {"as_expected", nullptr},
+                {"cycles_per_s", throughput},
+                {"acquire_p99_ms", p99}};
+}
+
+json plan(const std::vector<std::string>& strategies, const json& sweep, std::size_t settings) {
+    json list = json::array();
+    for (std::size_t i = 0; i < settings; ++i)
+        list.push_back({{"at", json::object()}});
+    return json{{"format", kCompareFormat}, {"version", kCompareVersion},
+                {"kind", "compare"},        {"scenario", "t1"},
+                {"strategies", strategies}, {"repeat", 5},
+                {"duration_s", 1.0},        {"sweep", sweep},
+                {"settings", list},         {"runs_planned", 5 * strategies.size() * settings},
+                {"runs_done", 0},           {"runs", json::array()},
+                {"failed", json::array()},  {"complete", true},
+                {"interrupted", false}};
+}
+
+TEST(Summary, CountsEachCheckAsKOfNWithItsIntervalAndReadsIt) {
+    json c = plan({"set_nx_px", "fenced", "reentrant_hash"}, json::array(), 1);
+    const json broke{{"mutual_exclusion", false}, {"resource", false}, {"liveness", true}};
+    const json fenced_broke{
+        {"mutual_exclusion", false}, {"fencing", true}, {"resource", true}, {"liveness", true}};
+    const json safe{{"mutual_exclusion", true}, {"resource", true}, {"liveness", true}};
+    const double throughputs[] = {100, 300, 200, 500, 400};
+    for (int i = 0; i < 5; ++i) {
+        c["runs"].push_back(run(0, "set_nx_px", false, broke, throughputs[i], 1.0 + i));
+        c["runs"].push_back(run(0, "fenced", false, fenced_broke, 50, 2));
+        // One run of reentrant_hash could not be judged.
+        c["runs"].push_back(run(0, "reentrant_hash", i == 4 ? json("unknown") : json(true),
+                                i == 4 ? json{{"mutual_exclusion", "unknown"}} : safe, 80, 3));
+    }
+    const json s = summarise_compare(c);
+    const json& set_nx_px = s["settings"][0]["strategies"]["set_nx_px"];
+    EXPECT_EQ(set_nx_px["runs"], 5);
+    EXPECT_EQ(set_nx_px["checks"]["mutual_exclusion"]["violated"], 5);
+    EXPECT_EQ(set_nx_px["checks"]["liveness"]["valid"], 5);
+    EXPECT_NEAR(set_nx_px["checks"]["resource"]["wilson_95"][0].get<double>(), 0.565518, 1e-6);
+    EXPECT_EQ(set_nx_px["cycles_per_s"]["median"], 300.0);
+    EXPECT_EQ(set_nx_px["cycles_per_s"]["min"], 100.0);
+    EXPECT_EQ(set_nx_px["cycles_per_s"]["max"], 500.0);
+    EXPECT_EQ(set_nx_px["acquire_p99_ms"]["median"], 3.0);
+    const json& reentrant = s["settings"][0]["strategies"]["reentrant_hash"];
+    EXPECT_EQ(reentrant["verdict"]["unknown"], 1);
+    EXPECT_EQ(reentrant["verdict"]["valid"], 4);
+    // The check a run did not report took no part in it.
+    EXPECT_EQ(reentrant["checks"]["resource"]["not_applicable"], 1);
+    EXPECT_EQ(s["reading"],
+              "set_nx_px lost an update in 5 of 5 runs and broke mutual exclusion in 5 of 5; "
+              "fenced kept the data in 5 of 5 runs but broke mutual exclusion in 5 of 5; "
+              "reentrant_hash showed no violation, but 1 of 5 runs could not be judged "
+              "(unknown)");
+    const std::string text = format_compare(s);
+    EXPECT_NE(text.find("set_nx_px: 5 run(s), violated in 5 of 5 (95% interval 57%-100%)"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("  mutual_exclusion   violated in 5 of 5    57%-100%"), std::string::npos)
+        << text;
+    EXPECT_NE(text.find("  cycles/s           300.0 median (100.0 - 500.0)"), std::string::npos)
+        << text;
+    // fencing applies only to fenced: not listed for the others.
+    EXPECT_EQ(text.find("fencing"), text.rfind("fencing")) << text;
+}
+
+TEST(Summary, NoRunFinishedIsSaidSo) {
+    json c = plan({"set_nx_px"}, json::array(), 1);
+    c["interrupted"] = true;
+    c["complete"] = false;
+    const json s = summarise_compare(c);
+    EXPECT_EQ(s["settings"][0]["strategies"]["set_nx_px"]["verdict"]["violation_rate"], nullptr);
+    EXPECT_EQ(s["reading"], "set_nx_px: no run finished");
+    EXPECT_NE(format_compare(s).find("INCOMPLETE: interrupted after 0 of 5 runs"),
+              std::string::npos);
+}
+
+// A 2x2 grid: only the long pause under the short lease is unsafe. The boundary is drawn right
+// of it ('|') and under it ('='), nowhere else.
+TEST(HeatMap, MarksTheBoundaryBetweenSafeAndUnsafeSettings) {
+    const json w = t1_like();
+    const std::vector<SweepAxis> axes{parse_sweep("lease_ms=200,2000", w),
+                                      parse_sweep("duration_ms=1200,50", w)};
+    json sweep = json::array();
+    for (const auto& a : axes)
+        sweep.push_back(a.to_json());
+    const auto cells = sweep_cells(axes);
+    json c = plan({"set_nx_px"}, sweep, cells.size());
+    for (std::size_t i = 0; i < cells.size(); ++i) {
+        c["settings"][i]["at"] = setting_json(axes, cells[i]);
+        const bool unsafe = cells[i][0] == 200 && cells[i][1] == 1200;
+        for (int r = 0; r < 3; ++r) {
+            c["runs"].push_back(run(i, "set_nx_px", !unsafe,
+                                    json{{"mutual_exclusion", !unsafe}, {"resource", !unsafe}}, 100,
+                                    1));
+        }
+    }
+    const json s = summarise_compare(c);
+    EXPECT_EQ(format_heat_map(s, "set_nx_px"),
+              "set_nx_px: runs that violated a check, k of n (rows faults[0].duration_ms, "
+              "columns lease_ms)\n"
+              "                  lease_ms=200   lease_ms=2000\n"
+              "duration_ms=1200  3/3 ###      | 0/3 .\n"
+              "                  =============\n"
+              "duration_ms=50    0/3 .          0/3 .\n");
+    EXPECT_EQ(s["reading"],
+              "set_nx_px violated something at 1 of 4 settings (lease_ms=200 duration_ms=1200)");
+    const std::string html = compare_html(s);
+    EXPECT_NE(html.find("<svg class=\"heatmap\" data-strategy=\"set_nx_px\""), std::string::npos);
+    std::size_t boundaries = 0;
+    for (std::size_t at = html.find("class=\"boundary\""); at != std::string::npos;
+         at = html.find("class=\"boundary\"", at + 1))
+        ++boundaries;
+    EXPECT_EQ(boundaries, 2u);
+    // Nothing to fetch.
+    for (const char* outside : {"src=", "<link", "@import", "url(http", "https://"})
+        EXPECT_EQ(html.find(outside), std::string::npos) << outside;
+}
+
+// One axis: one row, the boundary between the columns where the lease becomes long enough.
+TEST(HeatMap, OneAxisIsOneRow) {
+    const json w = t1_like();
+    const std::vector<SweepAxis> axes{parse_sweep("lease_ms=300,1000,3000", w)};
+    const auto cells = sweep_cells(axes);
+    json c = plan({"fenced"}, json::array({axes[0].to_json()}), cells.size());
+    for (std::size_t i = 0; i < cells.size(); ++i) {
+        c["settings"][i]["at"] = setting_json(axes, cells[i]);
+        for (int r = 0; r < 3; ++r) {
+            const bool violated = cells[i][0] == 300 || (cells[i][0] == 1000 && r == 0);
+            c["runs"].push_back(
+                run(i, "fenced", !violated, json{{"mutual_exclusion", !violated}}, 100, 1));
+        }
+    }
+    EXPECT_EQ(format_heat_map(summarise_compare(c), "fenced"),
+              "fenced: runs that violated a check, k of n\n"
+              "  lease_ms=300   lease_ms=1000  lease_ms=3000\n"
+              "  3/3 ###        1/3 #        | 0/3 .\n");
+}
+
+TEST(Html, EscapesWhatItQuotes) {
+    json c = plan({"set_nx_px"}, json::array(), 1);
+    c["scenario"] = "<script>alert(1)</script>";
+    const std::string html = compare_html(summarise_compare(c));
+    EXPECT_EQ(html.find("<script>alert"), std::string::npos);
+    EXPECT_NE(html.find("&lt;script&gt;alert(1)"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace lockbench
