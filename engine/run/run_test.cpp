@@ -246,6 +246,17 @@ TEST_P(RunEveryStrategyTest, SixteenClientsProduceAWellFormedHistoryWithoutLostU
     // rwlock_seed polls every 100 ms, as seed 001 does: whoever releases re-takes the lock long
     // before a waiter looks again, and some clients starve - by design, not by the engine.
     expect_fair_shares(events, r.summary, 16, GetParam() == "rwlock_seed");
+    // Every server the run used, by its own accounting: each Redis node's INFO, the embedded
+    // ZooKeeper's JVM from /proc (server_cost.hpp).
+    std::size_t zookeeper_nodes = 0;
+    for (const auto& node : r.summary["server_cost"]["nodes"]) {
+        EXPECT_FALSE(node.contains("not_measured")) << node.dump();
+        EXPECT_GT(node.value("cpu_us", 0.0), 0) << node.dump();
+        zookeeper_nodes += node["service"] == "zookeeper";
+    }
+    EXPECT_EQ(zookeeper_nodes, GetParam().rfind("zk_", 0) == 0 ? 1u : 0u);
+    EXPECT_EQ(r.summary["server_cost"]["nodes"].size(),
+              zookeeper_nodes + (GetParam() == "redlock" ? 3u : 1u));
     EXPECT_EQ(json::parse(std::ifstream(r.dir / "workload.json"))["strategy"], GetParam());
     // Nothing but the result folder is left behind.
     EXPECT_EQ(std::distance(fs::directory_iterator(out.path()), fs::directory_iterator()), 1);
