@@ -376,8 +376,13 @@ std::string server_cost_line(const json& cost) {
                       total["cpu_us_per_cycle"].get<double>());
         out += text;
         if (total["cpu_us_per_command"].is_number()) {
-            std::snprintf(text, sizeof text, " (%.1f per command)",
-                          total["cpu_us_per_command"].get<double>());
+            // ZooKeeper and etcd count no commands: a per-command figure is then Redis's alone.
+            const auto& nodes = cost["nodes"];
+            const bool redis_only = std::any_of(nodes.begin(), nodes.end(), [](const json& n) {
+                return !n.contains("not_measured") && n["commands"].is_null();
+            });
+            std::snprintf(text, sizeof text, " (%.1f per %scommand)",
+                          total["cpu_us_per_command"].get<double>(), redis_only ? "Redis " : "");
             out += text;
         }
     } else {
