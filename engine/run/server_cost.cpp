@@ -132,8 +132,9 @@ std::vector<MeteredServer> metered_servers(const Deployment& deployment,
     if (deployment.zookeeper) {
         for (std::size_t i = 0; i < deployment.zookeeper->size(); ++i) {
             const ZooKeeperServer& member = deployment.zookeeper->server(i);
-            out.push_back(
-                MeteredServer{.service = "zookeeper", .node = member.hosts(), .pid = member.pid()});
+            out.push_back(MeteredServer{.service = "zookeeper",
+                                        .node = member.hosts(),
+                                        .pid = [&member] { return member.pid(); }});
         }
     } else if (!deployment.zookeeper_hosts.empty()) {
         out.push_back(MeteredServer{
@@ -145,8 +146,9 @@ std::vector<MeteredServer> metered_servers(const Deployment& deployment,
     if (deployment.etcd) {
         for (std::size_t i = 0; i < deployment.etcd->size(); ++i) {
             const EtcdServer& member = deployment.etcd->member(i);
-            out.push_back(MeteredServer{
-                .service = "etcd", .node = member.endpoint().to_string(), .pid = member.pid()});
+            out.push_back(MeteredServer{.service = "etcd",
+                                        .node = member.endpoint().to_string(),
+                                        .pid = [&member] { return member.pid(); }});
         }
     } else {
         for (const auto& endpoint : deployment.etcd_endpoints) {
@@ -170,7 +172,7 @@ std::vector<ServerReading> read_servers(const std::vector<MeteredServer>& server
         } else if (server.redis) {
             out.push_back(read_redis(*server.redis, timeout));
         } else {
-            out.push_back(read_process(server.pid));
+            out.push_back(read_process(server.pid ? server.pid() : -1));
         }
     }
     return out;
@@ -243,6 +245,7 @@ json server_cost_json(const std::vector<MeteredServer>& servers,
     double total_cpu_us = 0, counted_cpu_us = 0;
     std::uint64_t total_commands = 0;
     bool any_measured = false, any_counted = false;
+    std::size_t not_measured = 0;
     // The busiest node, by the share of what it can use.
     double busiest_share = -1, busiest_cores = 0, busiest_capacity = 1;
     std::string busiest_node;
@@ -259,6 +262,7 @@ json server_cost_json(const std::vector<MeteredServer>& servers,
         else if (b.run_id != a.run_id || b.start_ticks != a.start_ticks || a.cpu_s < b.cpu_s)
             why = "restarted during the run: its counters began again";
         if (!why.empty()) {
+            ++not_measured;
             if (!server.role.empty())
                 node["role"] = server.role;
             node["not_measured"] = why;
@@ -332,7 +336,8 @@ json server_cost_json(const std::vector<MeteredServer>& servers,
                  // Only the nodes that count their commands (Redis) are divided by them.
                  {"cpu_us_per_command",
                   total_commands ? json(counted_cpu_us / static_cast<double>(total_commands))
-                                 : json(nullptr)}};
+                                 : json(nullptr)},
+                 {"nodes_not_measured", not_measured}};
     }
     const double engine_cores = engine.elapsed_s > 0 ? engine.cpu_s / engine.elapsed_s : 0;
     const bool engine_saturated = engine_cores >= kSaturatedShare * engine.cores;
@@ -389,6 +394,15 @@ std::string server_cost_line(const json& cost) {
         std::snprintf(text, sizeof text, "%.0f µs CPU, no cycle completed",
                       total["cpu_us"].get<double>());
         out += text;
+    }
+    if (total.is_object() && total.value("nodes_not_measured", 0) > 0) {
+        for (const auto& node : cost["nodes"]) {
+            if (node.contains("not_measured")) {
+                out += "; not measured: " + node["service"].get<std::string>() + " " +
+                       node["node"].get<std::string>() + " (" +
+                       node["not_measured"].get<std::string>() + ")";
+            }
+        }
     }
     const json& engine = cost.value("engine", json());
     if (engine.is_object() && engine["cpu_us_per_cycle"].is_number()) {

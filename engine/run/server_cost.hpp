@@ -11,6 +11,7 @@
 // cycle and says which side was the bottleneck.
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -56,7 +57,8 @@ struct MeteredServer {
     std::string node;     // HOST:PORT
     std::string role;     // "resource" for the protected resource's own server, else ""
     std::optional<Endpoint> redis;
-    pid_t pid = -1;
+    // The process's pid now (-1 when it is not running): after a restart it is another.
+    std::function<pid_t()> pid;
     std::string not_measured;
 };
 

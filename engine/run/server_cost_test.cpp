@@ -193,9 +193,11 @@ TEST(ServerCostTest, DifferencesLeaveOutTheOwnReadingAndRefuseARestartedServer) 
     EXPECT_DOUBLE_EQ(cost["engine"]["cpu_us_per_cycle"].get<double>(), 90);
     // The engine used 0.9 of its one core: saturated; the server's main thread 0.75: not.
     EXPECT_EQ(cost["bottleneck"]["side"], "engine");
+    EXPECT_EQ(cost["total"]["nodes_not_measured"], 2);
     EXPECT_EQ(server_cost_line(cost),
-              "server: 90.0 µs CPU per lock cycle (30.0 per command) · engine: 90.0 µs per cycle "
-              "· bottleneck: engine (0.90 of a core)");
+              "server: 90.0 µs CPU per lock cycle (30.0 per command); not measured: redis b:2 "
+              "(restarted during the run: its counters began again); not measured: zookeeper c:3 "
+              "(the user's) · engine: 90.0 µs per cycle · bottleneck: engine (0.90 of a core)");
 
     const json idle = server_cost_json(
         servers, b, a, 1.0, EngineCost{.cpu_s = 0.5, .elapsed_s = 1.0, .cycles = 10'000});
