@@ -299,6 +299,12 @@ TEST(RunTest, DrivesAnExternalServerWithPerRunKeyPrefixes) {
     RunOutcome r =
         run_workload({.workload = w, .redis = {external.endpoint()}, .out_dir = out.path()});
     EXPECT_EQ(r.summary["redis"]["mode"], "external");
+    // The server's own accounting, read remotely: lockbench's readings (their INFO, and the AUTH
+    // the password needs) are not commands of the run; every client connected before the first.
+    const json& per_command = r.summary["server_cost"]["nodes"][0]["per_command"];
+    EXPECT_TRUE(per_command.contains("set")) << per_command.dump();
+    EXPECT_FALSE(per_command.contains("auth")) << per_command.dump();
+    EXPECT_FALSE(per_command.contains("info")) << per_command.dump();
     const std::string prefix = r.summary["redis"]["key_prefix"];
     EXPECT_EQ(prefix.rfind("lockbench:", 0), 0u);
     // The history names keys as the workload does, on any server...
