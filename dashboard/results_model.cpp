@@ -178,6 +178,11 @@ RunSummary parse_summary(const json& j) {
     s.cycles = tp.number("cycles", 0);
     s.cycles_per_s = tp.number("cycles_per_s", 0);
 
+    Reader cost = nested(top, "server_cost");
+    s.server_us_per_cycle = nested(cost, "total").optional_number("cpu_us_per_cycle");
+    s.engine_us_per_cycle = nested(cost, "engine").optional_number("cpu_us_per_cycle");
+    s.bottleneck = nested(cost, "bottleneck").string("side", "");
+
     Reader lat = nested(top, "latency_ms");
     s.acquire = parse_latency(nested(lat, "acquire"));
     s.release = parse_latency(nested(lat, "release"));

@@ -90,6 +90,11 @@ struct RunSummary {
     std::vector<std::string> unknown_reasons;  // why the verdict is unknown
     std::optional<std::string> expected;
     std::optional<bool> as_expected;
+    // summary.json's server_cost (absent before it, or where no server was measured): the
+    // servers' and the engine's CPU per cycle, and which side was the bottleneck.
+    std::optional<double> server_us_per_cycle;
+    std::optional<double> engine_us_per_cycle;
+    std::string bottleneck;
 
     // Cycles per second of each timeseries bucket. The last bucket of a run is partial
     // (a 2.08 s run has a 0.08 s bucket at t=2); dividing by its real length keeps the line

@@ -38,6 +38,24 @@ json sample_summary() {
     })");
 }
 
+TEST(ResultsModelTest, ReadsTheServerCostWhereTheSummaryHasIt) {
+    // A summary from before server_cost: nothing to show, no problem.
+    RunSummary old = parse_summary(sample_summary());
+    EXPECT_EQ(old.server_us_per_cycle, std::nullopt);
+    EXPECT_EQ(old.engine_us_per_cycle, std::nullopt);
+    EXPECT_EQ(old.bottleneck, "");
+    json j = sample_summary();
+    j["server_cost"] = json::parse(R"({"cycles": 300, "total": {"cpu_us_per_cycle": 12.5},
+        "engine": {"cpu_us_per_cycle": 30.25}, "bottleneck": {"side": "engine"}})");
+    RunSummary s = parse_summary(j);
+    EXPECT_EQ(s.server_us_per_cycle, 12.5);
+    EXPECT_EQ(s.engine_us_per_cycle, 30.25);
+    EXPECT_EQ(s.bottleneck, "engine");
+    // No server measured: total is null.
+    j["server_cost"]["total"] = nullptr;
+    EXPECT_EQ(parse_summary(j).server_us_per_cycle, std::nullopt);
+}
+
 TEST(ResultsModelTest, ParsesEveryFieldTheDashboardDraws) {
     RunSummary s = parse_summary(sample_summary());
     EXPECT_EQ(s.strategy, "set_nx_px");

@@ -129,6 +129,12 @@ void VerdictMatrixView::setRuns(const std::vector<Run>& runs) {
                                                : tr("nothing stated"));
                     for (const std::string& reason : s.unknown_reasons)
                         tip += tr("\nunknown: %1").arg(QString::fromStdString(reason));
+                    if (s.server_us_per_cycle && s.engine_us_per_cycle) {
+                        tip += tr("\nCPU per cycle: server %1 µs, engine %2 µs; bottleneck: %3")
+                                   .arg(*s.server_us_per_cycle, 0, 'f', 1)
+                                   .arg(*s.engine_us_per_cycle, 0, 'f', 1)
+                                   .arg(QString::fromStdString(s.bottleneck));
+                    }
                 }
                 if (int n = count[{sc, st}]; n > 1)
                     text += tr("\n(newest of %1 runs)").arg(n);

@@ -22,7 +22,8 @@
 # Then open loop (--rate) at 20, 50 and 80 % of the closed-loop maximum at 50 clients: target,
 # achieved rate within 1 % of it, acquire p99 from the send and from when due. Last, the
 # engine's CPU per cycle at 100, 1,000 and 10,000 clients holding 10 ms each (lockbench not
-# pinned there: its CPU share is what is measured).
+# pinned there: its CPU share is what is measured). Then engine/server_cost_bench.sh: the server
+# cost lockbench reports against Redis's own accounting under redis-benchmark.
 #
 #   engine/engine_bench.sh [path/to/lockbench] [seconds per run, default 5]
 set -euo pipefail
@@ -152,3 +153,7 @@ print(s["throughput"]["cycles"], s["engine"]["cpu_s"], s["engine"]["cpu_share"])
     printf "%-8s %12.0f %12.2f %14s %8.2f %s\n", cl, n / s, sh, p, v,
            (cl < 10000 ? "" : (sh <= 1 && v <= 1.5 ? "met" : "MISSED")) }'
 done
+
+# Last, the server's cost as lockbench reports it (summary.json's server_cost) beside Redis's own
+# accounting under redis-benchmark: ratios, printed only.
+"$here/engine/server_cost_bench.sh" "$lockbench" "$seconds"

@@ -51,6 +51,14 @@ struct Planned {
     std::string skip;  // why this machine cannot run it ("" = it can)
 };
 
+// The server's CPU per cycle, every node together; null where it was not measured.
+json server_us_per_cycle(const json& summary) {
+    const json cost = summary.value("server_cost", json());
+    if (!cost.is_object() || !cost["total"].is_object())
+        return nullptr;
+    return cost["total"]["cpu_us_per_cycle"];
+}
+
 }  // namespace
 
 SuiteOutcome run_suite(const SuiteOptions& options) {
@@ -242,6 +250,9 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
              {"faults", !p.workload.faults.empty()},
              {"acquire_p50_ms", s["latency_ms"]["acquire"]["p50"]},
              {"acquire_p99_ms", s["latency_ms"]["acquire"]["p99"]},
+             {"server_us_per_cycle", server_us_per_cycle(s)},
+             {"bottleneck",
+              s.contains("server_cost") ? s["server_cost"]["bottleneck"]["side"] : json(nullptr)},
              {"valid", checker::to_json(verdict.verdict)},
              {"violations", verdict.violation_count()},
              {"violation_kinds", kinds},
@@ -284,6 +295,19 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
 
 namespace {
 
+// The server's column: its CPU per cycle, and "!" after it where it was the bottleneck (a side
+// near a full core set the run's pace); "-" when not measured (or a suite from before).
+std::string server_cost_cell(const json& run) {
+    const json us = run.value("server_us_per_cycle", json());
+    if (!us.is_number())
+        return "-";
+    char cell[32];
+    const json side = run.value("bottleneck", json());
+    std::snprintf(cell, sizeof cell, "%.1f%s", us.get<double>(),
+                  side == "server" || side == "both" ? "!" : "");
+    return cell;
+}
+
 // The linearizability column: what the search said about the lock service.
 std::string linearizability_word(const json& run) {
     const json v = run.value("linearizability", json("not-run"));
@@ -307,8 +331,9 @@ std::string linearizability_word(const json& run) {
 std::string format_table(const json& table) {
     std::ostringstream out;
     char line[1024];
-    std::snprintf(line, sizeof line, "%-36s %-15s %9s %8s %9s %5s %5s  %-40s %s\n", "scenario",
-                  "strategy", "cycles/s", "p50 ms", "p99 ms", "viol", "lin", "expected", "outcome");
+    std::snprintf(line, sizeof line, "%-36s %-15s %9s %8s %9s %8s %5s %5s  %-40s %s\n", "scenario",
+                  "strategy", "cycles/s", "p50 ms", "p99 ms", "srv us/c", "viol", "lin", "expected",
+                  "outcome");
     out << line;
     for (const auto& r : table["runs"]) {
         std::string outcome = r["as_expected"].is_null()     ? "UNKNOWN"
@@ -316,11 +341,12 @@ std::string format_table(const json& table) {
                                                              : "UNEXPECTED";
         if (r.value("attempts", 1) > 1)
             outcome += " (attempt " + std::to_string(r.value("attempts", 1)) + ")";
-        std::snprintf(line, sizeof line, "%-36s %-15s %9.0f %8.3f %9.3f %5zu %5s  %-40s %s\n",
+        std::snprintf(line, sizeof line, "%-36s %-15s %9.0f %8.3f %9.3f %8s %5zu %5s  %-40s %s\n",
                       r["scenario"].get<std::string>().c_str(),
                       r["strategy"].get<std::string>().c_str(), r["cycles_per_s"].get<double>(),
                       r["acquire_p50_ms"].get<double>(), r["acquire_p99_ms"].get<double>(),
-                      r["violations"].get<std::size_t>(), linearizability_word(r).c_str(),
+                      server_cost_cell(r).c_str(), r["violations"].get<std::size_t>(),
+                      linearizability_word(r).c_str(),
                       r["expected"].is_string() ? r["expected"].get<std::string>().c_str() : "-",
                       outcome.c_str());
         out << line;
@@ -345,6 +371,11 @@ std::string format_table(const json& table) {
                       sk["reason"].get<std::string>().c_str());
         out << line;
     }
+    const bool server_bound =
+        std::any_of(table["runs"].begin(), table["runs"].end(),
+                    [](const json& r) { return server_cost_cell(r).back() == '!'; });
+    if (server_bound)
+        out << "srv us/c: the servers' CPU per lock cycle; ! the server was the bottleneck\n";
     out << ok << " of " << n << " runs as expected"
         << (failed.empty() ? "" : ", " + std::to_string(failed.size()) + " failed")
         << (skipped.empty() ? "" : ", " + std::to_string(skipped.size()) + " skipped")

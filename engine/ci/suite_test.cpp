@@ -306,7 +306,11 @@ TEST(SuiteCliTest, RunsEveryPairWritesTheTableJunitAndAWholeSuiteFolder) {
         EXPECT_EQ(run["as_expected"], true);
         EXPECT_EQ(run["valid"], true);
         EXPECT_TRUE(fs::exists(suites[0] / run["dir"].get<std::string>() / "summary.json"));
+        // The embedded server's CPU per cycle, from its own accounting, in the table too.
+        EXPECT_GT(run["server_us_per_cycle"].get<double>(), 0) << run.dump();
+        EXPECT_TRUE(run["bottleneck"].is_string()) << run.dump();
     }
+    EXPECT_NE(r.out.find(" srv us/c "), std::string::npos) << r.out;
     std::string junit = read(t.path() / "junit.xml");
     EXPECT_NE(junit.find("tests=\"2\" failures=\"0\""), std::string::npos) << junit;
     // The machine was measured first, by redis-benchmark, at 1 and 8 connections.

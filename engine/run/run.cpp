@@ -24,6 +24,7 @@
 #include "engine/nemesis/nemesis.hpp"
 #include "engine/nemesis/server_faults.hpp"
 #include "engine/run/result_folder.hpp"
+#include "engine/run/server_cost.hpp"
 #include "engine/run/story_files.hpp"
 #include "engine/run/summary.hpp"
 #include "engine/topology/cluster.hpp"
@@ -393,6 +394,11 @@ RunOutcome run_workload(const RunOptions& options) {
         std::this_thread::sleep_for(5ms);
     }
 
+    // The servers' own accounting, read while no client runs a cycle yet (summary's server_cost).
+    const std::vector<MeteredServer> metered = metered_servers(deployment, external);
+    const std::vector<ServerReading> servers_before = read_servers(metered, 2s);
+    const auto metered_from = EventLoop::now();
+
     // The run starts now: every client is connected and waits at its loop's gate.
     const auto start = EventLoop::now();
     const double cpu_start = cpu_seconds();
@@ -473,6 +479,9 @@ RunOutcome run_workload(const RunOptions& options) {
             environment_failure = std::string("healing faults failed: ") + e.what();
     }
     clients.join();
+    // Read again once the last command of any client was answered: every call the run made is in.
+    const auto metered_until = EventLoop::now();
+    const std::vector<ServerReading> servers_after = read_servers(metered, 2s);
     if (options.progress)
         std::fprintf(stderr, "\r\x1b[K");
     // The clients ran until they were stopped, or until the last operation in flight then ended:
@@ -531,6 +540,15 @@ RunOutcome run_workload(const RunOptions& options) {
     }
     RunOutcome outcome;
     outcome.summary = make_summary(in, dir.tmp() / "history.jsonl");
+    const double machine_cores =
+        static_cast<double>(std::max(1U, std::thread::hardware_concurrency()));
+    outcome.summary["server_cost"] = server_cost_json(
+        metered, servers_before, servers_after,
+        std::chrono::duration<double>(metered_until - metered_from).count(),
+        EngineCost{.cpu_s = cpu_used,
+                   .elapsed_s = in.elapsed_s,
+                   .cores = std::min(static_cast<double>(w.threads), machine_cores),
+                   .cycles = total.cycles});
     if (!zookeeper_hosts.empty()) {
         outcome.summary["zookeeper"] = {
             {"mode", deployment.zookeeper ? "embedded" : "external"},

@@ -246,6 +246,20 @@ TEST_P(RunEveryStrategyTest, SixteenClientsProduceAWellFormedHistoryWithoutLostU
     // rwlock_seed polls every 100 ms, as seed 001 does: whoever releases re-takes the lock long
     // before a waiter looks again, and some clients starve - by design, not by the engine.
     expect_fair_shares(events, r.summary, 16, GetParam() == "rwlock_seed");
+    // Every server the run used, by its own accounting: each Redis node's INFO, the embedded
+    // ZooKeeper's JVM from /proc (server_cost.hpp).
+    std::size_t zookeeper_nodes = 0;
+    for (const auto& node : r.summary["server_cost"]["nodes"]) {
+        EXPECT_FALSE(node.contains("not_measured")) << node.dump();
+        EXPECT_GT(node.value("cpu_us", 0.0), 0) << node.dump();
+        zookeeper_nodes += node["service"] == "zookeeper";
+    }
+    EXPECT_EQ(zookeeper_nodes, GetParam().rfind("zk_", 0) == 0 ? 1u : 0u);
+    // Redlock's three masters; set_nx_px_wait's master and its replica.
+    const std::size_t redis_nodes = GetParam() == "redlock"          ? 3
+                                    : GetParam() == "set_nx_px_wait" ? 2
+                                                                     : 1;
+    EXPECT_EQ(r.summary["server_cost"]["nodes"].size(), zookeeper_nodes + redis_nodes);
     EXPECT_EQ(json::parse(std::ifstream(r.dir / "workload.json"))["strategy"], GetParam());
     // Nothing but the result folder is left behind.
     EXPECT_EQ(std::distance(fs::directory_iterator(out.path()), fs::directory_iterator()), 1);
@@ -285,6 +299,12 @@ TEST(RunTest, DrivesAnExternalServerWithPerRunKeyPrefixes) {
     RunOutcome r =
         run_workload({.workload = w, .redis = {external.endpoint()}, .out_dir = out.path()});
     EXPECT_EQ(r.summary["redis"]["mode"], "external");
+    // The server's own accounting, read remotely: lockbench's readings (their INFO, and the AUTH
+    // the password needs) are not commands of the run; every client connected before the first.
+    const json& per_command = r.summary["server_cost"]["nodes"][0]["per_command"];
+    EXPECT_TRUE(per_command.contains("set")) << per_command.dump();
+    EXPECT_FALSE(per_command.contains("auth")) << per_command.dump();
+    EXPECT_FALSE(per_command.contains("info")) << per_command.dump();
     const std::string prefix = r.summary["redis"]["key_prefix"];
     EXPECT_EQ(prefix.rfind("lockbench:", 0), 0u);
     // The history names keys as the workload does, on any server...

@@ -8,6 +8,7 @@
 #include "engine/ci/throughput_stats.hpp"
 #include "engine/ci/yardstick.hpp"
 #include "engine/run/expectation.hpp"
+#include "engine/run/server_cost.hpp"
 
 namespace lockbench {
 
@@ -218,6 +219,9 @@ std::string make_report(const json& s) {
             out << "machine     not measured: " << y["not_measured"].get<std::string>() << "\n";
         }
     }
+    // A summary from before the servers were metered has no server_cost.
+    if (const auto& cost = s.value("server_cost", json()); cost.is_object())
+        out << "cost        " << server_cost_line(cost) << "\n";
     if (const auto& f = s.value("fairness", json()); f.is_object() && f["jain_index"].is_number()) {
         std::snprintf(line, sizeof line,
                       "fairness    cycles per client: min %llu, median %.1f, max %llu; Jain's "
