@@ -83,6 +83,14 @@ const StrategyInfo* find_strategy(std::string_view name) {
     return &known.emplace(std::string(name), std::move(entry)).first->second->info;
 }
 
+bool is_strategy_name(std::string_view name) {
+    for (const auto& s : all_strategies()) {
+        if (s.name == name)
+            return true;
+    }
+    return find_adapter(name).has_value();
+}
+
 std::unique_ptr<Strategy> make_strategy(std::string_view name, const StrategyOptions& options) {
     const StrategyInfo* info = find_strategy(name);
     if (!info)

@@ -19,8 +19,12 @@ struct StrategyInfo {
 };
 
 const std::vector<StrategyInfo>& all_strategies();
-// Null if no strategy has that name.
+// Null if no strategy has that name. A lock library's adapter is probed (started once) to learn
+// its capabilities: throws AdapterUnavailable when its runtime or files are missing.
 const StrategyInfo* find_strategy(std::string_view name);
+// True for a built-in strategy or a registered adapter, without starting the adapter: a scenario
+// may name a lock library this machine lacks and still run for the strategies it has.
+bool is_strategy_name(std::string_view name);
 // One instance per client: instances hold per-client state (watchdogs).
 std::unique_ptr<Strategy> make_strategy(std::string_view name, const StrategyOptions& options = {});
 

@@ -13,6 +13,7 @@
 #include "engine/topology/cluster.hpp"
 #include "engine/topology/deployment.hpp"
 #include "engine/topology/network_lab.hpp"
+#include "strategies/external/adapter_registry.hpp"
 #include "strategies/registry.hpp"
 
 namespace lockbench {
@@ -139,6 +140,15 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
                         }
                     }
                     skip = no_replicas;
+                }
+            }
+            if (skip.empty()) {
+                // A lock library this machine lacks (no npm ci, no JVM) is skipped, saying what
+                // is missing; the scenario still runs for every strategy that is here.
+                try {
+                    find_strategy(strategy);
+                } catch (const AdapterUnavailable& e) {
+                    skip = e.what();
                 }
             }
             if (skip.empty())

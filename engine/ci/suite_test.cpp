@@ -736,5 +736,31 @@ TEST(SuiteCliTest, WithoutRootTheSentinelScenariosAreSkippedSayingWhy) {
     EXPECT_NE(one.err.find("needs root"), std::string::npos) << one.err;
 }
 
+// A machine without one lock library's runtime (no `npm ci`, no JVM) still runs every scenario
+// for the strategies it has; the missing library is skipped saying what is missing.
+TEST(SuiteCliTest, AScenarioNamingALockLibraryThisMachineLacksRunsForTheOthers) {
+    TempDir t;
+    const fs::path dir = t.path() / "scenarios";
+    fs::create_directories(dir);
+    write(dir / "lib.json", R"({"name": "lib", "clients": 2, "keys": 1, "hold_ms": 1,
+        "duration_s": 0.3, "lease_ms": 3000,
+        "expect": {"set_nx_px": "safe",
+                   "command:/nonexistent/runtime adapter.py": "safe"}})");
+    const std::string out = (t.path() / "results").string();
+    Cli one = lockbench(t.path(), "run '" + (dir / "lib.json").string() +
+                                      "' --strategy set_nx_px --no-yardstick --out '" + out + "'");
+    EXPECT_EQ(one.code, 0) << one.err;
+
+    Cli suite = lockbench(
+        t.path(), "suite --no-yardstick --dir '" + dir.string() + "' --out '" + out + "/suites'");
+    EXPECT_EQ(suite.code, 0) << suite.err;
+    EXPECT_NE(suite.err.find("skipped: lib x command:/nonexistent/runtime adapter.py"),
+              std::string::npos)
+        << suite.err;
+    EXPECT_NE(suite.err.find("runtime '/nonexistent/runtime' is not installed"), std::string::npos)
+        << suite.err;
+    EXPECT_NE(suite.out.find("1 of 1 runs as expected, 1 skipped"), std::string::npos) << suite.out;
+}
+
 }  // namespace
 }  // namespace lockbench

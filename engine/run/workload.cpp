@@ -273,7 +273,7 @@ Workload Workload::from_json(const json& j, const std::string& origin) {
         ObjectReader er(*e, origin, "/expect");
         for (const auto& [strategy, outcome] : e->items()) {
             er.find(strategy);
-            if (!find_strategy(strategy))
+            if (!is_strategy_name(strategy))
                 er.fail("/expect/" + strategy, "unknown strategy");
             if (!outcome.is_string())
                 er.fail("/expect/" + strategy, "must be a string");
