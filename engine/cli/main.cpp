@@ -232,6 +232,15 @@ int run_command(const RunFlags& f) {
     options.etcd = parse_etcd_list(f.etcd);
     options.progress = ::isatty(STDERR_FILENO) != 0;
     options.interrupt = &g_interrupted;
+    std::stringstream strategy_names(f.clients_ramp.empty()
+                                         ? options.workload.strategy
+                                         : f.strategy.value_or(options.workload.strategy));
+    for (std::string name; std::getline(strategy_names, name, ',');) {
+        Workload as_run = options.workload;
+        as_run.strategy = name;
+        if (const std::string note = as_run.unused_fence_note(); !note.empty())
+            std::cerr << "lockbench: note: " << note << "\n";
+    }
     if (!f.no_yardstick) {
         // The machine first, as a suite measures it (once here, for a run or a whole ramp): its
         // throughput beside redis-benchmark's.
@@ -343,6 +352,8 @@ int demo_command(const DemoFlags& f) {
     options.progress = ::isatty(STDERR_FILENO) != 0;
     options.interrupt = &g_interrupted;
     std::cout << "lockbench demo: " << w.name << " / " << strategy << "\n";
+    if (const std::string note = options.workload.unused_fence_note(); !note.empty())
+        std::cout << "note: " << note << "\n";
     // The description, in lines that fit a terminal as the story's do.
     std::size_t column = 0;
     std::istringstream words(w.description);
@@ -738,7 +749,9 @@ int main(int argc, char** argv) {
     run->add_option("--seed", rf.seed, "Seed of every random choice")
         ->check(within(std::uint64_t{0},
                        static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())));
-    run->add_option("--resource", rf.resource, "Protected resource: counter | fenced | none");
+    run->add_option("--resource", rf.resource,
+                    "Protected resource: counter | fenced (refuses a write whose fence is below "
+                    "one it accepted; a fence protects nothing on counter) | none");
     run->add_option("--rate", rf.rate,
                     "Open loop: start this many cycles per second over all clients, and report "
                     "acquire latency from when each was due (every arrival, granted, refused or "

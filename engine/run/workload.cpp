@@ -473,6 +473,15 @@ void Workload::validate() const {
     }
 }
 
+std::string Workload::unused_fence_note() const {
+    const StrategyInfo* info = find_strategy(strategy);
+    if (!info || !info->capabilities.fencing || resource != ResourceKind::Counter)
+        return "";
+    return strategy +
+           " hands out fencing numbers, but resource 'counter' ignores them: the fence protects "
+           "nothing here (resource 'fenced', --resource fenced, refuses a stale write)";
+}
+
 KeyPicker::KeyPicker(int keys, KeyDistribution dist) : keys_(keys), dist_(dist) {
     if (dist_.kind == KeyDistribution::Kind::Zipf) {
         cdf_.resize(static_cast<std::size_t>(keys_));

@@ -164,6 +164,10 @@ struct Workload {
     void resolve(std::size_t external_nodes = 0);
     // Cross-field checks (e.g. shared_ratio on a strategy without shared mode).
     void validate() const;
+    // One line when the strategy hands out fencing numbers and the resource ignores them (the
+    // default `counter`): the run measures the lock without its fence, which a user who chose
+    // the strategy for its fence would not guess. "" otherwise.
+    std::string unused_fence_note() const;
 };
 
 std::string_view to_string(ResourceKind k);
