@@ -32,6 +32,7 @@
 #include "engine/ci/suite.hpp"
 #include "engine/run/ramp.hpp"
 #include "engine/run/run.hpp"
+#include "engine/run/scenario_list.hpp"
 #include "engine/run/workload.hpp"
 #include "engine/servers/redis_server.hpp"
 #include "engine/topology/inventory.hpp"
@@ -521,31 +522,11 @@ int gate_command(const GateFlags& f) {
     return result.pass ? 0 : 1;
 }
 
-// The shipped scenarios: every workloads/*.json with expectations, in name order.
-int list_scenarios(const std::string& dir) {
-    namespace fs = std::filesystem;
-    std::vector<fs::path> files;
-    std::error_code ec;
-    for (const auto& entry : fs::directory_iterator(dir, ec)) {
-        if (entry.path().extension() == ".json")
-            files.push_back(entry.path());
-    }
-    if (ec)
-        throw lockbench::WorkloadError(dir + ": " + ec.message());
-    std::sort(files.begin(), files.end());
-    for (const auto& f : files) {
-        lockbench::Workload w = lockbench::Workload::load(f);
-        for (const auto& [strategy, outcome] : w.expect) {
-            lockbench::Workload as_run = w;
-            as_run.strategy = strategy;
-            as_run.validate();
-        }
-        std::printf("%-40s", w.name.c_str());
-        for (const auto& [strategy, outcome] : w.expect) {
-            std::printf(" %s=%s", strategy.c_str(), outcome.c_str());
-        }
-        std::printf("\n");
-    }
+// The shipped scenarios: every workloads/*.json, in name order, each with what it shows and
+// expects (engine/run/scenario_list.hpp), in lines that fit the terminal.
+int list_scenarios(const std::string& dir, bool verbose) {
+    std::cout << lockbench::format_scenarios(lockbench::load_scenarios(dir),
+                                             lockbench::output_columns(), verbose);
     return 0;
 }
 
@@ -587,9 +568,14 @@ int main(int argc, char** argv) {
 
     std::string scenarios_dir = LOCKBENCH_WORKLOADS_DIR;
     auto* scenarios =
-        app.add_subcommand("scenarios", "List the shipped scenarios and their expectations");
+        app.add_subcommand("scenarios",
+                           "List the shipped scenarios: what each shows and what it expects of "
+                           "each strategy (COLUMNS wide)");
     scenarios->add_option("--dir", scenarios_dir, "Folder of scenario files")
         ->capture_default_str();
+    bool scenarios_verbose = false;
+    scenarios->add_flag("--verbose,-v", scenarios_verbose,
+                        "Every strategy's expectation as written, instead of the summary");
 
     lockbench::SuiteOptions so;
     so.scenarios_dir = LOCKBENCH_WORKLOADS_DIR;
@@ -813,7 +799,7 @@ int main(int argc, char** argv) {
         if (strategies->parsed())
             return list_strategies();
         if (scenarios->parsed())
-            return list_scenarios(scenarios_dir);
+            return list_scenarios(scenarios_dir, scenarios_verbose);
         if (check->parsed())
             return check_command(cf);
         if (gate->parsed()) {

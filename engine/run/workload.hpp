@@ -117,6 +117,9 @@ struct CheckSettings {
 struct Workload {
     std::string name = "adhoc";
     std::string description;
+    // One line of what the scenario shows, for `lockbench scenarios` ("" : the description's
+    // first sentence stands in).
+    std::string summary;
     std::string strategy = "set_nx_px";
     // A user's own adapter (strategies/adapters/PROTOCOL.md), "CMD ARGS": the strategy is then
     // `command:CMD ARGS`, which is what workload.json records.

@@ -35,6 +35,16 @@ TEST(WorkloadTest, AFenceOnAResourceThatIgnoresItIsNoted) {
     EXPECT_EQ(note(R"({"strategy": "set_nx_px"})"), "");
 }
 
+// `summary`, the one line `lockbench scenarios` shows, is read and written back.
+TEST(WorkloadTest, ASummaryIsReadAndRecorded) {
+    const Workload w =
+        Workload::from_json(json::parse(R"({"summary": "A pause past the lease."})"));
+    EXPECT_EQ(w.summary, "A pause past the lease.");
+    EXPECT_EQ(w.to_json()["summary"], "A pause past the lease.");
+    EXPECT_EQ(error_of(json::parse(R"({"summary": 3})")),
+              "w.json: /summary: must be a string, not a number");
+}
+
 TEST(WorkloadTest, DefaultsRoundTripThroughJson) {
     Workload w = Workload::from_json(json::object());
     Workload again = Workload::from_json(w.to_json());
