@@ -1143,14 +1143,27 @@ class Teller {
             const Event* newer_grant = w.fence ? higher_fence_before(w, "acquire") : nullptr;
             std::string text = when + lead + std::to_string(w.number.value_or(0)) + with_fence;
             std::vector<std::uint64_t> events{w.index};
+            // A higher fence's write answered before this one was: the two were in flight
+            // together and the resource ran this one first (it would have refused it after).
+            const Event* concurrent = newer_grant ? higher_fence_before(w, "write") : nullptr;
             if (newer_grant) {
                 text += " " + at(w.index) + ", though fence " +
                         std::to_string(*newer_grant->fence) + " had been granted to process " +
                         std::to_string(newer_grant->process) + " at " +
-                        format_seconds(newer_grant->time) + " " + at(newer_grant->index) +
+                        format_seconds(newer_grant->time) + " " + at(newer_grant->index);
+                events.push_back(newer_grant->index);
+                if (concurrent) {
+                    text += "; process " + std::to_string(concurrent->process) +
+                            "'s write with fence " + std::to_string(*concurrent->fence) + " " +
+                            at(concurrent->index) +
+                            " was in flight at the same time, and the resource ran this one "
+                            "first, so it accepted it.";
+                    events.push_back(concurrent->index);
+                } else {
+                    text +=
                         ": no write with a higher fence had reached the resource yet, so it "
                         "accepted this one.";
-                events.push_back(newer_grant->index);
+                }
             } else {
                 text += " " + at(w.index) + ".";
             }

@@ -213,6 +213,39 @@ TEST(Story, AStaleWriteThatLandsFirstIsAcceptedAndTheStorySaysWhy) {
               }));
 }
 
+// The two writes in flight together, the newer holder's answered first: the register ran the
+// stale one first (it would have refused it after), and the story does not claim otherwise.
+TEST(Story, AStaleWriteInFlightBesideANewerOneIsToldAsSuch) {
+    const char* history = R"(
+{"type":"invoke","process":1,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":100000000}
+{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"c1-1","fence":7,"mode":"exclusive"},"time":101000000}
+{"type":"invoke","process":1,"f":"read","key":"k0","value":null,"time":102000000}
+{"type":"ok","process":1,"f":"read","key":"k0","value":4,"time":103000000}
+{"type":"info","process":"nemesis","f":"pause","value":{"target":1,"ms":500},"time":110000000}
+{"type":"invoke","process":2,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":200000000}
+{"type":"ok","process":2,"f":"acquire","key":"k0","value":{"token":"c2-1","fence":8,"mode":"exclusive"},"time":500000000}
+{"type":"invoke","process":2,"f":"read","key":"k0","value":null,"time":501000000}
+{"type":"ok","process":2,"f":"read","key":"k0","value":4,"time":502000000}
+{"type":"info","process":"nemesis","f":"resume","value":{"target":1},"time":610000000}
+{"type":"invoke","process":1,"f":"write","key":"k0","value":5,"fence":7,"time":611000000}
+{"type":"invoke","process":2,"f":"write","key":"k0","value":5,"fence":8,"time":612000000}
+{"type":"ok","process":2,"f":"write","key":"k0","value":5,"fence":8,"time":613000000}
+{"type":"ok","process":1,"f":"write","key":"k0","value":5,"fence":7,"time":614000000}
+{"type":"invoke","process":2,"f":"release","key":"k0","value":{"token":"c2-1"},"time":615000000}
+{"type":"ok","process":2,"f":"release","key":"k0","value":null,"time":616000000}
+{"type":"invoke","process":1,"f":"release","key":"k0","value":{"token":"c1-1"},"time":617000000}
+{"type":"fail","process":1,"f":"release","key":"k0","value":null,"time":618000000,"error":"not-held"}
+)";
+    const std::vector<std::string> texts = claim_texts(history, {.strategy = "fenced"});
+    ASSERT_EQ(texts.size(), 7u) << ::testing::PrintToString(texts);
+    EXPECT_EQ(texts[4], "At 0.613 s process 2 wrote 5 with fence 8 [#12].");
+    EXPECT_EQ(texts[5],
+              "At 0.614 s process 1, resumed at 0.610 s [#9], wrote 5 with fence 7 [#13], though "
+              "fence 8 had been granted to process 2 at 0.500 s [#6]; process 2's write with "
+              "fence 8 [#12] was in flight at the same time, and the resource ran this one first, "
+              "so it accepted it.");
+}
+
 // The prevention names where other scenarios expect the strategies it recommends to fail, from
 // those scenarios' expectations; the scenario told and the strategy that ran are not in it.
 TEST(Story, APreventionSaysWhereTheSuiteShowsTheRecommendedLocksFailing) {
