@@ -5,8 +5,11 @@
 namespace lockbench {
 
 // set_nx_px plus a fencing number issued in the same script as the grant (Kleppmann; Redisson
-// RFencedLock). The number lets the protected resource refuse a paused holder's late write (T1,
-// T13) - but only as long as the counter itself survives (T14: a failover can reissue a number).
+// RFencedLock). A resource that checks the number (resource 'fenced') refuses a write older than
+// one it has accepted: a paused holder's late write that lands after the next holder's (T1, T13).
+// One that lands first is accepted, and the next holder, which read before it landed, overwrites
+// it - a fence orders writes, it does not make a read-modify-write atomic. And only as long as
+// the counter itself survives (T14: a failover can reissue a number).
 class Fenced final : public SetNxPx {
   public:
     using SetNxPx::SetNxPx;

@@ -30,6 +30,11 @@ std::string at(std::uint64_t a, std::uint64_t b) {
     return "[#" + std::to_string(a) + ", #" + std::to_string(b) + "]";
 }
 
+// ", fence 223" for a grant that carried one.
+std::string fence_words(const Event& grant) {
+    return grant.fence ? ", fence " + std::to_string(*grant.fence) : "";
+}
+
 std::string plural(std::uint64_t n, const char* one, const char* many) {
     return std::to_string(n) + " " + (n == 1 ? one : many);
 }
@@ -196,6 +201,61 @@ bool is(const Event& e, std::int64_t process, const char* f, EventType type) {
     return e.process == process && e.f == f && e.type == type;
 }
 
+std::string quoted_names(const std::vector<std::string>& v) {
+    std::string out;
+    for (std::size_t i = 0; i < v.size(); ++i)
+        out += std::string(i == 0 ? "" : i + 1 == v.size() ? " and " : ", ") + "`" + v[i] + "`";
+    return out;
+}
+
+// "a, b and 2 more": at most `shown` names of a list that may be long.
+std::string some_names(const std::vector<std::string>& v, std::size_t shown) {
+    std::string out;
+    const std::size_t listed = std::min(v.size(), shown);
+    for (std::size_t i = 0; i < listed; ++i) {
+        const bool last = i + 1 == listed && listed == v.size();
+        out += std::string(i == 0 ? "" : last ? " and " : ", ") + v[i];
+    }
+    if (listed < v.size())
+        out += " and " + std::to_string(v.size() - listed) + " more";
+    return out;
+}
+
+// Where the other scenarios expect the recommended strategies to fail: a lock safe here may be
+// the wrong advice (one that never expires stays safe under a pause and deadlocks when its holder
+// crashes).
+void add_prevention_caveat(Story& story, const StoryContext& context,
+                           const std::vector<std::string>& safe,
+                           const std::vector<std::string>& fenced) {
+    constexpr std::size_t kScenariosShown = 3;
+    std::vector<std::string> recommended = fenced;
+    recommended.insert(recommended.end(), safe.begin(), safe.end());
+    std::string text;
+    for (const std::string& strategy : recommended) {
+        std::vector<std::string> deadlocks, breaks;
+        for (const auto& f : context.failures_elsewhere) {
+            if (f.strategy != strategy || f.scenario == context.scenario)
+                continue;
+            (f.outcome.find("deadlocks") != std::string::npos ? deadlocks : breaks)
+                .push_back(f.scenario);
+        }
+        if (deadlocks.empty() && breaks.empty())
+            continue;
+        text += text.empty() ? "Elsewhere the shipped scenarios expect " : "; ";
+        text += "`" + strategy + "` to";
+        if (!deadlocks.empty())
+            text += " deadlock in " + some_names(deadlocks, kScenariosShown);
+        if (!deadlocks.empty() && !breaks.empty())
+            text += ", and to";
+        if (!breaks.empty())
+            text += " fail in " + some_names(breaks, kScenariosShown);
+    }
+    if (text.empty())
+        return;
+    text += " (lockbench scenarios).";
+    story.claims.push_back({.kind = ClaimKind::PreventionCaveat, .text = std::move(text)});
+}
+
 // What the scenario's expectations say of the other strategies: who stays safe, whose fence
 // saves the data. Claims about the shipped expectations, not about this history.
 void add_prevention(Story& story, const StoryContext& context) {
@@ -210,12 +270,7 @@ void add_prevention(Story& story, const StoryContext& context) {
     }
     if (safe.empty() && fenced.empty())
         return;
-    const auto names = [](const std::vector<std::string>& v) {
-        std::string out;
-        for (std::size_t i = 0; i < v.size(); ++i)
-            out += std::string(i == 0 ? "" : i + 1 == v.size() ? " and " : ", ") + "`" + v[i] + "`";
-        return out;
-    };
+    const auto names = quoted_names;
     std::string text = "What would have prevented it: in " +
                        (context.scenario.empty() ? "this scenario" : context.scenario) + ", ";
     if (!fenced.empty())
@@ -227,6 +282,7 @@ void add_prevention(Story& story, const StoryContext& context) {
         text += names(safe) + (safe.size() == 1 ? " stays" : " stay") + " safe";
     text += " (the scenario's expectations, each asserted by lockbench's own tests).";
     story.claims.push_back({.kind = ClaimKind::Prevention, .text = std::move(text)});
+    add_prevention_caveat(story, context, safe, fenced);
 }
 
 // Facts the checker already established, read back from the report.
@@ -542,7 +598,7 @@ class Teller {
             window_from = invoke->time;
             std::string text = "At " + format_seconds(ok->time) + " process " +
                                std::to_string(i.holder) + " acquired " + i.key + " (token " +
-                               ok->token;
+                               ok->token + fence_words(*ok);
             if (invoke->lease_ms)
                 text += ", " + lease_name() + " " + std::to_string(*invoke->lease_ms) + " ms";
             text += ") " + at(invoke->index, ok->index) + ".";
@@ -709,8 +765,8 @@ class Teller {
             });
             std::string text = "At " + format_seconds(grant->time) + " process " +
                                std::to_string(grant->process) + " was granted " + i.key +
-                               " (token " + grant->token + ") " + at(grant->index) +
-                               " while process " + std::to_string(i.holder) +
+                               " (token " + grant->token + fence_words(*grant) + ") " +
+                               at(grant->index) + " while process " + std::to_string(i.holder) +
                                " still held it: it had not asked to release it";
             text += holder_release && holder_release->time > grant->time
                         ? " (it did at " + format_seconds(holder_release->time) + ")."
@@ -813,7 +869,8 @@ class Teller {
         if (const Event* e = window.at(holder_last))
             window_to = std::max(window_to, e->time);
         for (const Claim& c : story.claims) {
-            if (c.kind != ClaimKind::Prevention && !c.events.empty())
+            if (c.kind != ClaimKind::Prevention && c.kind != ClaimKind::PreventionCaveat &&
+                !c.events.empty())
                 window_to = std::max(window_to, c.time_ns);
         }
         const std::int64_t pad = std::max<std::int64_t>((window_to - window_from) / 20, 1'000'000);
@@ -859,7 +916,7 @@ class Teller {
             window_from = invoke->time;
             std::string text =
                 "At " + format_seconds(ok->time) + " process " + std::to_string(holder) +
-                " acquired " + w.key + " (token " + ok->token +
+                " acquired " + w.key + " (token " + ok->token + fence_words(*ok) +
                 (invoke->lease_ms
                      ? ", " + lease_name() + " " + std::to_string(*invoke->lease_ms) + " ms"
                      : "") +
@@ -965,14 +1022,16 @@ class Teller {
             if (c.sort_ns == Claim::kUnset)
                 c.sort_ns = c.time_ns;
         }
-        std::stable_sort(story.claims.begin(), story.claims.end(),
-                         [](const Claim& a, const Claim& b) {
-                             const bool a_last = a.kind == ClaimKind::Prevention;
-                             const bool b_last = b.kind == ClaimKind::Prevention;
-                             if (a_last != b_last)
-                                 return b_last;
-                             return a.sort_ns < b.sort_ns;
-                         });
+        std::stable_sort(
+            story.claims.begin(), story.claims.end(), [](const Claim& a, const Claim& b) {
+                const bool a_last =
+                    a.kind == ClaimKind::Prevention || a.kind == ClaimKind::PreventionCaveat;
+                const bool b_last =
+                    b.kind == ClaimKind::Prevention || b.kind == ClaimKind::PreventionCaveat;
+                if (a_last != b_last)
+                    return b_last;
+                return a.sort_ns < b.sort_ns;
+            });
     }
 
     static std::string type_word(EventType t) {
@@ -1024,6 +1083,17 @@ class Teller {
         }
     }
 
+    // The last `f` (an acquire's grant, a write) of the write's key, completed ok before the
+    // write with a fence above the write's own.
+    const Event* higher_fence_before(const Event& write, const char* f) const {
+        if (!window_ || !write.fence)
+            return nullptr;
+        return window_->before(write.index, [&](const Event& e) {
+            return e.f == f && e.type == EventType::Ok && e.key == write.key && e.fence &&
+                   *e.fence > *write.fence;
+        });
+    }
+
     const Event* last_read_before(const Event& write) const {
         if (!window_)
             return nullptr;
@@ -1040,27 +1110,71 @@ class Teller {
             return events;
         };
         const std::string when = "At " + format_seconds(w.time) + " ";
+        const std::string with_fence = w.fence ? " with fence " + std::to_string(*w.fence) : "";
         if (w.type == EventType::Fail) {
-            story.claims.push_back(
-                {.kind = ClaimKind::StaleWriteRejected,
-                 .text = when + lead + (w.number ? std::to_string(*w.number) : "?") +
-                         (w.fence ? " with fence " + std::to_string(*w.fence) : "") +
-                         "; the resource rejected it as stale " + at(w.index) + ".",
-                 .events = with_also({w.index}),
-                 .process = w.process,
-                 .time_ns = w.time,
-                 .value = w.fence});
+            // The write the register had accepted with a higher fence: why this one is stale.
+            const Event* newer = w.fence ? higher_fence_before(w, "write") : nullptr;
+            std::string text =
+                when + lead + (w.number ? std::to_string(*w.number) : "?") + with_fence;
+            std::vector<std::uint64_t> events{w.index};
+            if (newer) {
+                text += "; the resource had already accepted fence " +
+                        std::to_string(*newer->fence) + " (process " +
+                        std::to_string(newer->process) + "'s write at " +
+                        format_seconds(newer->time) + ") and rejected it as stale " +
+                        at(newer->index, w.index) + ".";
+                events.push_back(newer->index);
+            } else {
+                text += "; the resource rejected it as stale " + at(w.index) + ".";
+            }
+            story.claims.push_back({.kind = ClaimKind::StaleWriteRejected,
+                                    .text = std::move(text),
+                                    .events = with_also(std::move(events)),
+                                    .process = w.process,
+                                    .other = newer ? std::optional(newer->process) : std::nullopt,
+                                    .time_ns = w.time,
+                                    .value = w.fence});
             return;
         }
         const auto lost = lost_.find(w.index);
         if (lost == lost_.end()) {
-            story.claims.push_back({.kind = ClaimKind::Wrote,
-                                    .text = when + lead + std::to_string(w.number.value_or(0)) +
-                                            " " + at(w.index) + ".",
-                                    .events = with_also({w.index}),
-                                    .process = w.process,
-                                    .time_ns = w.time,
-                                    .value = w.number});
+            // A fenced write the resource took although a higher fence had been granted: the
+            // fence refuses only a write older than one it has accepted, and none had landed.
+            const Event* newer_grant = w.fence ? higher_fence_before(w, "acquire") : nullptr;
+            std::string text = when + lead + std::to_string(w.number.value_or(0)) + with_fence;
+            std::vector<std::uint64_t> events{w.index};
+            // A higher fence's write answered before this one was: the two were in flight
+            // together and the resource ran this one first (it would have refused it after).
+            const Event* concurrent = newer_grant ? higher_fence_before(w, "write") : nullptr;
+            if (newer_grant) {
+                text += " " + at(w.index) + ", though fence " +
+                        std::to_string(*newer_grant->fence) + " had been granted to process " +
+                        std::to_string(newer_grant->process) + " at " +
+                        format_seconds(newer_grant->time) + " " + at(newer_grant->index);
+                events.push_back(newer_grant->index);
+                if (concurrent) {
+                    text += "; process " + std::to_string(concurrent->process) +
+                            "'s write with fence " + std::to_string(*concurrent->fence) + " " +
+                            at(concurrent->index) +
+                            " was in flight at the same time, and the resource ran this one "
+                            "first, so it accepted it.";
+                    events.push_back(concurrent->index);
+                } else {
+                    text +=
+                        ": no write with a higher fence had reached the resource yet, so it "
+                        "accepted this one.";
+                }
+            } else {
+                text += " " + at(w.index) + ".";
+            }
+            story.claims.push_back(
+                {.kind = ClaimKind::Wrote,
+                 .text = std::move(text),
+                 .events = with_also(std::move(events)),
+                 .process = w.process,
+                 .other = newer_grant ? std::optional(newer_grant->process) : std::nullopt,
+                 .time_ns = w.time,
+                 .value = w.number});
             return;
         }
         told_lost_.insert(w.index);
@@ -1071,12 +1185,25 @@ class Teller {
                    " at " + format_seconds(r->time) + " " + at(r->index) + ")";
             events.push_back(r->index);
         }
+        // Both writes fenced and in order: the register took both, and the read this write
+        // was computed from came before the other landed.
+        const Event* overwritten = window_ ? window_->at(lost->second.overwritten_index) : nullptr;
+        const bool fences_in_order =
+            w.fence && overwritten && overwritten->fence && *overwritten->fence <= *w.fence;
         story.claims.push_back(
             {.kind = ClaimKind::LostUpdate,
-             .text = when + lead + std::to_string(w.number.value_or(0)) + read + " over " +
-                     std::to_string(lost->second.overwritten_value) + " written by process " +
-                     std::to_string(lost->second.overwritten_by) + ": an update was lost " +
-                     at(lost->second.overwritten_index, w.index) + ".",
+             .text =
+                 when + lead + std::to_string(w.number.value_or(0)) + with_fence + read + " over " +
+                 std::to_string(lost->second.overwritten_value) + " written by process " +
+                 std::to_string(lost->second.overwritten_by) +
+                 (fences_in_order
+                      ? " with fence " + std::to_string(*overwritten->fence) +
+                            ": an update was lost " + at(lost->second.overwritten_index, w.index) +
+                            ". The fences came in order, so the resource accepted both: a "
+                            "fence refuses only a write older than one it has accepted; it "
+                            "does not make the read and the write one step."
+                      : ": an update was lost " + at(lost->second.overwritten_index, w.index) +
+                            "."),
              .events = with_also(std::move(events)),
              .process = w.process,
              .other = lost->second.overwritten_by,

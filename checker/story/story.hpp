@@ -27,6 +27,16 @@ struct StoryContext {
     // The scenario's expectations, strategy -> outcome (workloads/README.md): what the same
     // scenario does to the other strategies, for the closing "what would have prevented it".
     std::vector<std::pair<std::string, std::string>> expectations;
+    // What other scenarios expect of a strategy where they expect it to fail (a violation or a
+    // deadlock): strategy, scenario, outcome. A strategy recommended as the prevention is then
+    // named with the scenarios it fails in, so that the story never recommends a lock the suite
+    // shows failing elsewhere (a lock that never expires, say) without saying so.
+    struct FailureElsewhere {
+        std::string strategy;
+        std::string scenario;
+        std::string outcome;
+    };
+    std::vector<FailureElsewhere> failures_elsewhere;
 };
 
 enum class ClaimKind : std::uint8_t {
@@ -42,7 +52,8 @@ enum class ClaimKind : std::uint8_t {
     MoreGrants,           // `value` more grants overlapped the hold (events: the last one)
     Wrote,                // `process` wrote `value` (events: the write's ok)
     LostUpdate,           // ... and that write lost an update (events: it, the overwritten one)
-    StaleWriteRejected,   // the resource refused `process`'s write with fence `value`
+    StaleWriteRejected,   // the resource refused `process`'s write with fence `value`; `other`
+                          // wrote the higher fence it had accepted (events: write, that write)
     Released,             // `process` asked to release; the answer (events: invoke, completion)
     Crashed,              // the nemesis crashed `process` while it held the lock (events: it)
     WaitedInVain,         // `process` tried `value` times and got nothing (events: its invokes)
@@ -50,6 +61,7 @@ enum class ClaimKind : std::uint8_t {
     CheckerFound,         // the checker's own sentence for a violation no story covers
     NoViolation,          // nothing to tell
     Prevention,           // what the scenario's expectations say of the other strategies
+    PreventionCaveat,     // ... and where other scenarios expect those strategies to fail
     LibrarySaidLost,      // the lock library told `process` it lost `key` (events: its signal)
 };
 

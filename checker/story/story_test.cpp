@@ -115,6 +115,172 @@ TEST(Story, TellsT1FromTheEventsCitingEach) {
     EXPECT_EQ(drawn, 1u);
 }
 
+// T1 on a fenced resource, the fence in time: process 2 (fence 8) writes before the paused
+// process 1 (fence 7) wakes, and the register refuses process 1's write.
+const char* kFenceInTime = R"(
+{"type":"invoke","process":1,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":100000000}
+{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"c1-1","fence":7,"mode":"exclusive"},"time":101000000}
+{"type":"invoke","process":1,"f":"read","key":"k0","value":null,"time":102000000}
+{"type":"ok","process":1,"f":"read","key":"k0","value":4,"time":103000000}
+{"type":"info","process":"nemesis","f":"pause","value":{"target":1,"ms":1000},"time":110000000}
+{"type":"invoke","process":2,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":200000000}
+{"type":"ok","process":2,"f":"acquire","key":"k0","value":{"token":"c2-1","fence":8,"mode":"exclusive"},"time":500000000}
+{"type":"invoke","process":2,"f":"read","key":"k0","value":null,"time":501000000}
+{"type":"ok","process":2,"f":"read","key":"k0","value":4,"time":502000000}
+{"type":"invoke","process":2,"f":"write","key":"k0","value":5,"fence":8,"time":503000000}
+{"type":"ok","process":2,"f":"write","key":"k0","value":5,"fence":8,"time":504000000}
+{"type":"invoke","process":2,"f":"release","key":"k0","value":{"token":"c2-1"},"time":505000000}
+{"type":"ok","process":2,"f":"release","key":"k0","value":null,"time":506000000}
+{"type":"info","process":"nemesis","f":"resume","value":{"target":1},"time":1110000000}
+{"type":"invoke","process":1,"f":"write","key":"k0","value":5,"fence":7,"time":1111000000}
+{"type":"fail","process":1,"f":"write","key":"k0","value":5,"fence":7,"time":1112000000,"error":"stale-fence"}
+{"type":"invoke","process":1,"f":"release","key":"k0","value":{"token":"c1-1"},"time":1113000000}
+{"type":"fail","process":1,"f":"release","key":"k0","value":null,"time":1114000000,"error":"not-held"}
+)";
+
+// The same pause, shorter: process 1 (fence 7) wakes after process 2 (fence 8) read and before it
+// wrote. Each write is the highest fence yet, so the register accepts both: a lost update with
+// every fence respected.
+const char* kFenceTooLate = R"(
+{"type":"invoke","process":1,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":100000000}
+{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"c1-1","fence":7,"mode":"exclusive"},"time":101000000}
+{"type":"invoke","process":1,"f":"read","key":"k0","value":null,"time":102000000}
+{"type":"ok","process":1,"f":"read","key":"k0","value":4,"time":103000000}
+{"type":"info","process":"nemesis","f":"pause","value":{"target":1,"ms":500},"time":110000000}
+{"type":"invoke","process":2,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":200000000}
+{"type":"ok","process":2,"f":"acquire","key":"k0","value":{"token":"c2-1","fence":8,"mode":"exclusive"},"time":500000000}
+{"type":"invoke","process":2,"f":"read","key":"k0","value":null,"time":501000000}
+{"type":"ok","process":2,"f":"read","key":"k0","value":4,"time":502000000}
+{"type":"info","process":"nemesis","f":"resume","value":{"target":1},"time":610000000}
+{"type":"invoke","process":1,"f":"write","key":"k0","value":5,"fence":7,"time":611000000}
+{"type":"ok","process":1,"f":"write","key":"k0","value":5,"fence":7,"time":612000000}
+{"type":"invoke","process":2,"f":"write","key":"k0","value":5,"fence":8,"time":700000000}
+{"type":"ok","process":2,"f":"write","key":"k0","value":5,"fence":8,"time":701000000}
+{"type":"invoke","process":2,"f":"release","key":"k0","value":{"token":"c2-1"},"time":702000000}
+{"type":"ok","process":2,"f":"release","key":"k0","value":null,"time":703000000}
+{"type":"invoke","process":1,"f":"release","key":"k0","value":{"token":"c1-1"},"time":704000000}
+{"type":"fail","process":1,"f":"release","key":"k0","value":null,"time":705000000,"error":"not-held"}
+)";
+
+std::vector<std::string> claim_texts(const std::string& history_text, const StoryContext& context) {
+    const std::string history = numbered(history_text);
+    std::istringstream for_check(history);
+    const Report report = check_history(for_check, {});
+    std::istringstream for_story(history);
+    std::vector<std::string> texts;
+    for (const Claim& c : tell_story(for_story, report, context).claims)
+        texts.push_back(c.text);
+    return texts;
+}
+
+TEST(Story, NamesTheFencesAndTheHigherOneThatRefusedTheStaleWrite) {
+    EXPECT_EQ(claim_texts(kFenceInTime, {.strategy = "fenced"}),
+              (std::vector<std::string>{
+                  "At 0.101 s process 1 acquired k0 (token c1-1, fence 7, lease 300 ms) [#0, #1].",
+                  "At 0.110 s the nemesis paused process 1 for 1000 ms [#4].",
+                  "Its 300 ms lease ran out on the server by 0.401 s, while process 1 had not "
+                  "released the lock [#0, #1].",
+                  "At 0.500 s process 2 was granted k0 (token c2-1, fence 8) [#6] while process 1 "
+                  "still held it: it had not asked to release it (it did at 1.113 s).",
+                  "At 0.504 s process 2 wrote 5 with fence 8 [#10].",
+                  "At 1.112 s process 1, resumed at 1.110 s [#13], wrote 5 with fence 7; the "
+                  "resource had already accepted fence 8 (process 2's write at 0.504 s) and "
+                  "rejected it as stale [#10, #15].",
+                  "At 1.113 s process 1 asked to release k0; the answer was `fail not-held` "
+                  "[#16, #17].",
+              }));
+}
+
+TEST(Story, AStaleWriteThatLandsFirstIsAcceptedAndTheStorySaysWhy) {
+    EXPECT_EQ(claim_texts(kFenceTooLate, {.strategy = "fenced"}),
+              (std::vector<std::string>{
+                  "At 0.101 s process 1 acquired k0 (token c1-1, fence 7, lease 300 ms) [#0, #1].",
+                  "At 0.110 s the nemesis paused process 1 for 500 ms [#4].",
+                  "Its 300 ms lease ran out on the server by 0.401 s, while process 1 had not "
+                  "released the lock [#0, #1].",
+                  "At 0.500 s process 2 was granted k0 (token c2-1, fence 8) [#6] while process 1 "
+                  "still held it: it had not asked to release it (it did at 0.704 s).",
+                  "At 0.612 s process 1, resumed at 0.610 s [#9], wrote 5 with fence 7 [#11], "
+                  "though fence 8 had been granted to process 2 at 0.500 s [#6]: no write with a "
+                  "higher fence had reached the resource yet, so it accepted this one.",
+                  "At 0.701 s process 2 wrote 5 with fence 8 (it had read 4 at 0.502 s [#8]) over "
+                  "5 written by process 1 with fence 7: an update was lost [#11, #13]. The fences "
+                  "came in order, so the resource accepted both: a fence refuses only a write "
+                  "older than one it has accepted; it does not make the read and the write one "
+                  "step.",
+                  "At 0.704 s process 1 asked to release k0; the answer was `fail not-held` "
+                  "[#16, #17].",
+              }));
+}
+
+// The two writes in flight together, the newer holder's answered first: the register ran the
+// stale one first (it would have refused it after), and the story does not claim otherwise.
+TEST(Story, AStaleWriteInFlightBesideANewerOneIsToldAsSuch) {
+    const char* history = R"(
+{"type":"invoke","process":1,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":100000000}
+{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"c1-1","fence":7,"mode":"exclusive"},"time":101000000}
+{"type":"invoke","process":1,"f":"read","key":"k0","value":null,"time":102000000}
+{"type":"ok","process":1,"f":"read","key":"k0","value":4,"time":103000000}
+{"type":"info","process":"nemesis","f":"pause","value":{"target":1,"ms":500},"time":110000000}
+{"type":"invoke","process":2,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":200000000}
+{"type":"ok","process":2,"f":"acquire","key":"k0","value":{"token":"c2-1","fence":8,"mode":"exclusive"},"time":500000000}
+{"type":"invoke","process":2,"f":"read","key":"k0","value":null,"time":501000000}
+{"type":"ok","process":2,"f":"read","key":"k0","value":4,"time":502000000}
+{"type":"info","process":"nemesis","f":"resume","value":{"target":1},"time":610000000}
+{"type":"invoke","process":1,"f":"write","key":"k0","value":5,"fence":7,"time":611000000}
+{"type":"invoke","process":2,"f":"write","key":"k0","value":5,"fence":8,"time":612000000}
+{"type":"ok","process":2,"f":"write","key":"k0","value":5,"fence":8,"time":613000000}
+{"type":"ok","process":1,"f":"write","key":"k0","value":5,"fence":7,"time":614000000}
+{"type":"invoke","process":2,"f":"release","key":"k0","value":{"token":"c2-1"},"time":615000000}
+{"type":"ok","process":2,"f":"release","key":"k0","value":null,"time":616000000}
+{"type":"invoke","process":1,"f":"release","key":"k0","value":{"token":"c1-1"},"time":617000000}
+{"type":"fail","process":1,"f":"release","key":"k0","value":null,"time":618000000,"error":"not-held"}
+)";
+    const std::vector<std::string> texts = claim_texts(history, {.strategy = "fenced"});
+    ASSERT_EQ(texts.size(), 7u) << ::testing::PrintToString(texts);
+    EXPECT_EQ(texts[4], "At 0.613 s process 2 wrote 5 with fence 8 [#12].");
+    EXPECT_EQ(texts[5],
+              "At 0.614 s process 1, resumed at 0.610 s [#9], wrote 5 with fence 7 [#13], though "
+              "fence 8 had been granted to process 2 at 0.500 s [#6]; process 2's write with "
+              "fence 8 [#12] was in flight at the same time, and the resource ran this one first, "
+              "so it accepted it.");
+}
+
+// The prevention names where other scenarios expect the strategies it recommends to fail, from
+// those scenarios' expectations; the scenario told and the strategy that ran are not in it.
+TEST(Story, APreventionSaysWhereTheSuiteShowsTheRecommendedLocksFailing) {
+    StoryContext context{
+        .scenario = "t1",
+        .strategy = "set_nx_px",
+        .expectations = {{"set_nx_px", "violates:mutual_exclusion"},
+                         {"reentrant_hash", "safe"},
+                         {"rwlock_seed", "safe"},
+                         {"zk_mutex", "safe"}},
+        .failures_elsewhere = {{"set_nx_px", "t5", "violates:mutual_exclusion"},
+                               {"reentrant_hash", "t1", "violates:resource"},
+                               {"reentrant_hash", "t10", "violates:mutual_exclusion"},
+                               {"rwlock_seed", "holder-crash", "deadlocks"},
+                               {"rwlock_seed", "t6", "deadlocks"},
+                               {"rwlock_seed", "seed001", "violates:mutual_exclusion"},
+                               {"rwlock_seed", "t12", "violates:starvation"},
+                               {"rwlock_seed", "t7", "violates:linearizability"},
+                               {"rwlock_seed", "t8", "violates:mutual_exclusion"}}};
+    const std::vector<std::string> texts = claim_texts(kT1, context);
+    ASSERT_GE(texts.size(), 2u);
+    EXPECT_EQ(texts[texts.size() - 2],
+              "What would have prevented it: in t1, `reentrant_hash`, `rwlock_seed` and "
+              "`zk_mutex` stay safe (the scenario's expectations, each asserted by lockbench's "
+              "own tests).");
+    EXPECT_EQ(texts.back(),
+              "Elsewhere the shipped scenarios expect `reentrant_hash` to fail in t10; "
+              "`rwlock_seed` to deadlock in holder-crash and t6, and to fail in seed001, t12, t7 "
+              "and 1 more (lockbench scenarios).");
+
+    // Nothing failing elsewhere: no caveat.
+    context.failures_elsewhere = {{"set_nx_px", "t5", "violates:mutual_exclusion"}};
+    EXPECT_EQ(claim_texts(kT1, context).back().rfind("What would have prevented it", 0), 0u);
+}
+
 // A ZooKeeper lock lasts as long as its session: the same history, told of zk_mutex, names the
 // session timeout and the ensemble where a Redis lock's story names the lease and the server.
 TEST(Story, AZooKeeperLockRunsOutWithItsSessionNotALease) {

@@ -33,6 +33,7 @@
 #include "engine/cli/compare_command.hpp"
 #include "engine/run/ramp.hpp"
 #include "engine/run/run.hpp"
+#include "engine/run/scenario_list.hpp"
 #include "engine/run/workload.hpp"
 #include "engine/servers/redis_server.hpp"
 #include "engine/topology/inventory.hpp"
@@ -236,6 +237,15 @@ int run_command(const RunFlags& f) {
     options.etcd = parse_etcd_list(f.etcd);
     options.progress = ::isatty(STDERR_FILENO) != 0;
     options.interrupt = &g_interrupted;
+    std::stringstream strategy_names(f.clients_ramp.empty()
+                                         ? options.workload.strategy
+                                         : f.strategy.value_or(options.workload.strategy));
+    for (std::string name; std::getline(strategy_names, name, ',');) {
+        Workload as_run = options.workload;
+        as_run.strategy = name;
+        if (const std::string note = as_run.unused_fence_note(); !note.empty())
+            std::cerr << "lockbench: note: " << note << "\n";
+    }
     if (!f.no_yardstick) {
         // The machine first, as a suite measures it (once here, for a run or a whole ramp): its
         // throughput beside redis-benchmark's.
@@ -349,6 +359,8 @@ int demo_command(const DemoFlags& f) {
     options.progress = ::isatty(STDERR_FILENO) != 0;
     options.interrupt = &g_interrupted;
     std::cout << "lockbench demo: " << w.name << " / " << strategy << "\n";
+    if (const std::string note = options.workload.unused_fence_note(); !note.empty())
+        std::cout << "note: " << note << "\n";
     // The description, in lines that fit a terminal as the story's do.
     std::size_t column = 0;
     std::istringstream words(w.description);
@@ -516,31 +528,11 @@ int gate_command(const GateFlags& f) {
     return result.pass ? 0 : 1;
 }
 
-// The shipped scenarios: every workloads/*.json with expectations, in name order.
-int list_scenarios(const std::string& dir) {
-    namespace fs = std::filesystem;
-    std::vector<fs::path> files;
-    std::error_code ec;
-    for (const auto& entry : fs::directory_iterator(dir, ec)) {
-        if (entry.path().extension() == ".json")
-            files.push_back(entry.path());
-    }
-    if (ec)
-        throw lockbench::WorkloadError(dir + ": " + ec.message());
-    std::sort(files.begin(), files.end());
-    for (const auto& f : files) {
-        lockbench::Workload w = lockbench::Workload::load(f);
-        for (const auto& [strategy, outcome] : w.expect) {
-            lockbench::Workload as_run = w;
-            as_run.strategy = strategy;
-            as_run.validate();
-        }
-        std::printf("%-40s", w.name.c_str());
-        for (const auto& [strategy, outcome] : w.expect) {
-            std::printf(" %s=%s", strategy.c_str(), outcome.c_str());
-        }
-        std::printf("\n");
-    }
+// The shipped scenarios: every workloads/*.json, in name order, each with what it shows and
+// expects (engine/run/scenario_list.hpp), in lines that fit the terminal.
+int list_scenarios(const std::string& dir, bool verbose) {
+    std::cout << lockbench::format_scenarios(lockbench::load_scenarios(dir),
+                                             lockbench::output_columns(), verbose);
     return 0;
 }
 
@@ -582,9 +574,14 @@ int main(int argc, char** argv) {
 
     std::string scenarios_dir = LOCKBENCH_WORKLOADS_DIR;
     auto* scenarios =
-        app.add_subcommand("scenarios", "List the shipped scenarios and their expectations");
+        app.add_subcommand("scenarios",
+                           "List the shipped scenarios: what each shows and what it expects of "
+                           "each strategy (COLUMNS wide)");
     scenarios->add_option("--dir", scenarios_dir, "Folder of scenario files")
         ->capture_default_str();
+    bool scenarios_verbose = false;
+    scenarios->add_flag("--verbose,-v", scenarios_verbose,
+                        "Every strategy's expectation as written, instead of the summary");
 
     lockbench::SuiteOptions so;
     so.scenarios_dir = LOCKBENCH_WORKLOADS_DIR;
@@ -744,7 +741,9 @@ int main(int argc, char** argv) {
     run->add_option("--seed", rf.seed, "Seed of every random choice")
         ->check(within(std::uint64_t{0},
                        static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())));
-    run->add_option("--resource", rf.resource, "Protected resource: counter | fenced | none");
+    run->add_option("--resource", rf.resource,
+                    "Protected resource: counter | fenced (refuses a write whose fence is below "
+                    "one it accepted; a fence protects nothing on counter) | none");
     run->add_option("--rate", rf.rate,
                     "Open loop: start this many cycles per second over all clients, and report "
                     "acquire latency from when each was due (every arrival, granted, refused or "
@@ -814,7 +813,7 @@ int main(int argc, char** argv) {
         if (strategies->parsed())
             return list_strategies();
         if (scenarios->parsed())
-            return list_scenarios(scenarios_dir);
+            return list_scenarios(scenarios_dir, scenarios_verbose);
         if (check->parsed())
             return check_command(cf);
         if (gate->parsed()) {

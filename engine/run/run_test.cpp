@@ -20,6 +20,7 @@
 #include <gtest/gtest.h>
 
 #include "checker/testing/temp_dir.hpp"
+#include "engine/cli/cli_testing.hpp"
 #include "engine/testing/redis_fixture.hpp"
 
 namespace lockbench {
@@ -874,6 +875,40 @@ TEST(RunTest, InterruptStopsCleanlyAndMarksTheResult) {
     EXPECT_TRUE(r.summary["interrupted"].get<bool>());
     EXPECT_EQ(run_exit_code(r), 130);
     expect_well_formed(read_history(r.dir / "history.jsonl"));
+}
+
+// `fenced` on the default resource measures a lock whose fence nothing checks: the run says so in
+// one line when it starts, and its result keeps the note (summary.json, report.txt). On the
+// fenced resource there is nothing to say.
+TEST(RunTest, AFenceTheResourceIgnoresIsNotedWhenTheRunStartsAndInItsResult) {
+    TempDir scratch;
+    const std::string note =
+        "fenced hands out fencing numbers, but resource 'counter' ignores them: the fence "
+        "protects nothing here (resource 'fenced', --resource fenced, refuses a stale write)";
+    for (const std::string resource : {"counter", "fenced"}) {
+        SCOPED_TRACE(resource);
+        const fs::path results = scratch.path() / resource;
+        const testing::Cli r = testing::lockbench(
+            scratch,
+            "run --no-yardstick --strategy fenced --clients 2 --keys 1 --duration 0.3 "
+            "--resource " +
+                resource + " --out '" + results.string() + "'");
+        ASSERT_EQ(r.code, 0) << r.err;
+        const std::vector<fs::path> dirs{fs::directory_iterator(results), fs::directory_iterator()};
+        ASSERT_EQ(dirs.size(), 1u);
+        const json summary = json::parse(std::ifstream(dirs[0] / "summary.json"));
+        const std::string report = testing::read_file(dirs[0] / "report.txt");
+        if (resource == "counter") {
+            EXPECT_EQ(r.err, "lockbench: note: " + note + "\n");
+            EXPECT_EQ(summary["notes"], json::array({note}));
+            EXPECT_NE(report.find("\nnote        " + note + "\nthroughput "), std::string::npos)
+                << report;
+        } else {
+            EXPECT_EQ(r.err, "");
+            EXPECT_EQ(summary["notes"], json::array());
+            EXPECT_EQ(report.find("note "), std::string::npos) << report;
+        }
+    }
 }
 
 // The real thing: SIGINT to a `lockbench run` process.

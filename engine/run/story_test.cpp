@@ -108,6 +108,8 @@ class ClaimChecker {
                 EXPECT_EQ(invoke.lease_ms, c.lease_ms);
                 expect_says(c, "process " + std::to_string(c.process) + " acquired " + key_);
                 expect_says(c, "token " + ok.token);
+                if (ok.fence)
+                    expect_says(c, "fence " + std::to_string(*ok.fence));
                 if (c.lease_ms) {
                     // A ZooKeeper lock's lease is its session timeout, and is called that.
                     const bool zk = workload_.strategy.starts_with("zk_");
@@ -189,6 +191,8 @@ class ClaimChecker {
                 const Event& grant = at(c.events[0]);
                 expect_op(grant, c.process, "acquire", EventType::Ok);
                 EXPECT_EQ(grant.token, c.token);
+                if (grant.fence)
+                    expect_says(c, "fence " + std::to_string(*grant.fence));
                 EXPECT_EQ(grant.time, c.time_ns);
                 ASSERT_TRUE(c.other);
                 EXPECT_EQ(*c.other, holder_);
@@ -212,11 +216,45 @@ class ClaimChecker {
             }
             case ClaimKind::Wrote: {
                 ASSERT_GE(c.events.size(), 1u);
-                check_extras(c, 1);
                 const Event& w = at(c.events[0]);
                 expect_op(w, c.process, "write", EventType::Ok);
                 EXPECT_EQ(w.number, c.value);
                 EXPECT_EQ(w.time, c.time_ns);
+                if (w.fence)
+                    expect_says(c, "with fence " + std::to_string(*w.fence));
+                if (c.other) {
+                    // Accepted though a higher fence had been granted: that grant came first,
+                    // and no write with a higher fence had been accepted before this one.
+                    ASSERT_GE(c.events.size(), 2u);
+                    ASSERT_TRUE(w.fence);
+                    const Event& grant = at(c.events[1]);
+                    expect_op(grant, *c.other, "acquire", EventType::Ok);
+                    ASSERT_TRUE(grant.fence);
+                    EXPECT_GT(*grant.fence, *w.fence);
+                    EXPECT_LT(grant.index, w.index);
+                    const Event* concurrent = c.events.size() > 2 && at(c.events[2]).f == "write"
+                                                  ? &at(c.events[2])
+                                                  : nullptr;
+                    if (concurrent) {
+                        // Answered first, but sent before this write was answered: in flight
+                        // together.
+                        EXPECT_EQ(concurrent->type, EventType::Ok);
+                        ASSERT_TRUE(concurrent->fence);
+                        EXPECT_GT(*concurrent->fence, *w.fence);
+                        EXPECT_LT(concurrent->index, w.index);
+                        expect_says(c, "in flight at the same time");
+                    } else {
+                        for (std::uint64_t j = 0; j < w.index; ++j) {
+                            const Event& e = events_[j];
+                            EXPECT_FALSE(e.f == "write" && e.type == EventType::Ok &&
+                                         e.key == key_ && e.fence && *e.fence > *w.fence)
+                                << "#" << j << " had landed with a higher fence";
+                        }
+                    }
+                    check_extras(c, concurrent ? 3 : 2);
+                } else {
+                    check_extras(c, 1);
+                }
                 break;
             }
             case ClaimKind::LostUpdate: {
@@ -231,6 +269,9 @@ class ClaimChecker {
                 EXPECT_EQ(overwritten.process, c.other);
                 ASSERT_TRUE(w.number && overwritten.number);
                 EXPECT_LE(*w.number, *overwritten.number);
+                if (w.fence && overwritten.fence && *overwritten.fence <= *w.fence)
+                    expect_says(c, "with fence " + std::to_string(*overwritten.fence) +
+                                       ": an update was lost");
                 bool listed = false;
                 for (const auto& witness : report_.witnesses) {
                     if (witness.kind == "resource" &&
@@ -243,11 +284,21 @@ class ClaimChecker {
             }
             case ClaimKind::StaleWriteRejected: {
                 ASSERT_GE(c.events.size(), 1u);
-                check_extras(c, 1);
                 const Event& w = at(c.events[0]);
                 expect_op(w, c.process, "write", EventType::Fail);
                 EXPECT_EQ(w.error, history::kStaleFence);
                 EXPECT_EQ(w.fence, c.value);
+                if (c.other) {
+                    // The write the resource had accepted: another's, earlier, a higher fence.
+                    ASSERT_GE(c.events.size(), 2u);
+                    const Event& accepted = at(c.events[1]);
+                    expect_op(accepted, *c.other, "write", EventType::Ok);
+                    ASSERT_TRUE(accepted.fence && w.fence);
+                    EXPECT_GT(*accepted.fence, *w.fence);
+                    EXPECT_LT(accepted.index, w.index);
+                    expect_says(c, "already accepted fence " + std::to_string(*accepted.fence));
+                }
+                check_extras(c, c.other ? 2 : 1);
                 break;
             }
             case ClaimKind::Released: {
@@ -318,6 +369,36 @@ class ClaimChecker {
                     EXPECT_NE(s, workload_.strategy);
                 }
                 EXPECT_GT(named, 0);
+                break;
+            }
+            case ClaimKind::PreventionCaveat: {
+                // Every scenario it names expects a strategy it names to fail (violates or
+                // deadlocks), by the shipped files themselves.
+                const auto failures = expected_failures(LOCKBENCH_WORKLOADS_DIR);
+                const std::vector<std::string> named =
+                    after_each(c.text, '`', "abcdefghijklmnopqrstuvwxyz_-0123456789");
+                EXPECT_FALSE(named.empty());
+                for (const auto& entry : fs::directory_iterator(LOCKBENCH_WORKLOADS_DIR)) {
+                    const std::string scenario = entry.path().stem().string();
+                    // Named as a whole word: "t13-slow-resource" is not "t13-slow-resource-fenced".
+                    for (std::size_t at = c.text.find(scenario); at != std::string::npos;
+                         at = c.text.find(scenario, at + 1)) {
+                        const std::size_t end = at + scenario.size();
+                        const bool whole = (at == 0 || c.text[at - 1] == ' ') &&
+                                           (end == c.text.size() || c.text[end] == ',' ||
+                                            c.text[end] == ' ' || c.text[end] == ';');
+                        if (!whole)
+                            continue;
+                        EXPECT_NE(scenario, workload_.name);
+                        EXPECT_TRUE(std::any_of(failures.begin(), failures.end(),
+                                                [&](auto& f) {
+                                                    return f.scenario == scenario &&
+                                                           std::find(named.begin(), named.end(),
+                                                                     f.strategy) != named.end();
+                                                }))
+                            << scenario << " expects none of the named strategies to fail";
+                    }
+                }
                 break;
             }
             case ClaimKind::LibrarySaidLost: {
@@ -445,35 +526,35 @@ std::string case_name(const ::testing::TestParamInfo<DemoCase>& info) {
 
 INSTANTIATE_TEST_SUITE_P(
     Demonstrations, StoryTest,
-    ::testing::Values(DemoCase{"t1-holder-paused",
-                               "set_nx_px",
-                               {ClaimKind::Acquired, ClaimKind::FaultHit, ClaimKind::LeaseRanOut,
-                                ClaimKind::GrantedWhileHeld, ClaimKind::MoreGrants,
-                                ClaimKind::LostUpdate, ClaimKind::Released, ClaimKind::Prevention}},
-                      DemoCase{"t5-failover",
-                               "set_nx_px",
-                               {ClaimKind::Acquired, ClaimKind::FaultHit, ClaimKind::LeaseStillRan,
-                                ClaimKind::GrantedWhileHeld}},
-                      DemoCase{"t8-late-unlock",
-                               "set_nx_px_del",
-                               {ClaimKind::Acquired, ClaimKind::ForeignRelease,
-                                ClaimKind::GrantedWhileHeld}},
-                      DemoCase{"seed001-unlock-after-failed-acquire",
-                               "rwlock_seed",
-                               {ClaimKind::Acquired, ClaimKind::NoLease, ClaimKind::ForeignRelease,
-                                ClaimKind::FailedAcquireBefore, ClaimKind::GrantedWhileHeld}},
-                      DemoCase{"holder-crash",
-                               "rwlock_seed",
-                               {ClaimKind::Acquired, ClaimKind::Crashed, ClaimKind::NoLease,
-                                ClaimKind::WaitedInVain, ClaimKind::NeverRegranted}},
-                      DemoCase{"t10-process-pause",
-                               "zk_mutex",
-                               {ClaimKind::Acquired, ClaimKind::FaultHit, ClaimKind::LeaseRanOut,
-                                ClaimKind::GrantedWhileHeld}},
-                      DemoCase{"fencing-saves-t1",
-                               "fenced",
-                               {ClaimKind::Acquired, ClaimKind::FaultHit,
-                                ClaimKind::GrantedWhileHeld, ClaimKind::StaleWriteRejected}}),
+    ::testing::Values(
+        DemoCase{"t1-holder-paused",
+                 "set_nx_px",
+                 {ClaimKind::Acquired, ClaimKind::FaultHit, ClaimKind::LeaseRanOut,
+                  ClaimKind::GrantedWhileHeld, ClaimKind::MoreGrants, ClaimKind::LostUpdate,
+                  ClaimKind::Released, ClaimKind::Prevention, ClaimKind::PreventionCaveat}},
+        DemoCase{"t5-failover",
+                 "set_nx_px",
+                 {ClaimKind::Acquired, ClaimKind::FaultHit, ClaimKind::LeaseStillRan,
+                  ClaimKind::GrantedWhileHeld}},
+        DemoCase{"t8-late-unlock",
+                 "set_nx_px_del",
+                 {ClaimKind::Acquired, ClaimKind::ForeignRelease, ClaimKind::GrantedWhileHeld}},
+        DemoCase{"seed001-unlock-after-failed-acquire",
+                 "rwlock_seed",
+                 {ClaimKind::Acquired, ClaimKind::NoLease, ClaimKind::ForeignRelease,
+                  ClaimKind::FailedAcquireBefore, ClaimKind::GrantedWhileHeld}},
+        DemoCase{"holder-crash",
+                 "rwlock_seed",
+                 {ClaimKind::Acquired, ClaimKind::Crashed, ClaimKind::NoLease,
+                  ClaimKind::WaitedInVain, ClaimKind::NeverRegranted}},
+        DemoCase{"t10-process-pause",
+                 "zk_mutex",
+                 {ClaimKind::Acquired, ClaimKind::FaultHit, ClaimKind::LeaseRanOut,
+                  ClaimKind::GrantedWhileHeld}},
+        DemoCase{"fencing-saves-t1",
+                 "fenced",
+                 {ClaimKind::Acquired, ClaimKind::FaultHit, ClaimKind::GrantedWhileHeld,
+                  ClaimKind::StaleWriteRejected}}),
     case_name);
 
 // Runs `command`, returning its standard output ("" when it could not run).

@@ -161,6 +161,11 @@ json make_summary(const SummaryInputs& in, const std::filesystem::path& history_
     };
     if (!in.adapter.is_null())
         summary["adapter"] = in.adapter;
+    // What the verdict alone would not tell about the run's set-up.
+    json notes = json::array();
+    if (std::string fence = w.unused_fence_note(); !fence.empty())
+        notes.push_back(std::move(fence));
+    summary["notes"] = notes;
     if (w.rate) {
         // What the rate asked for and what the clients managed: a run that fell behind says so
         // instead of silently measuring less load (README.md, --rate).
@@ -200,6 +205,8 @@ std::string make_report(const json& s) {
                   static_cast<unsigned long long>(s["seed"].get<std::uint64_t>()),
                   s["duration_s"].get<double>());
     out << line;
+    for (const auto& note : s.value("notes", json::array()))
+        out << "note        " << note.get<std::string>() << "\n";
     std::snprintf(line, sizeof line, "throughput  %.1f cycles/s (%llu cycles)\n",
                   s["throughput"]["cycles_per_s"].get<double>(),
                   static_cast<unsigned long long>(s["throughput"]["cycles"].get<std::uint64_t>()));

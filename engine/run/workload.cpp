@@ -133,6 +133,7 @@ Workload Workload::from_json(const json& j, const std::string& origin) {
     Workload w;
     w.name = r.string("name", w.name);
     w.description = r.string("description", w.description);
+    w.summary = r.string("summary", w.summary);
     w.strategy = r.string("strategy", w.strategy);
     w.clients = static_cast<int>(r.integer("clients", w.clients, 1, 100'000));
     w.threads = static_cast<int>(r.integer("threads", w.threads, 1, 64));
@@ -326,6 +327,7 @@ json Workload::to_json() const {
     return json{
         {"name", name},
         {"description", description},
+        {"summary", summary},
         {"strategy", strategy},
         {"clients", clients},
         {"threads", threads},
@@ -471,6 +473,15 @@ void Workload::validate() const {
         throw WorkloadError("resource: 'fenced' needs a strategy with fencing numbers, not " +
                             strategy);
     }
+}
+
+std::string Workload::unused_fence_note() const {
+    const StrategyInfo* info = find_strategy(strategy);
+    if (!info || !info->capabilities.fencing || resource != ResourceKind::Counter)
+        return "";
+    return strategy +
+           " hands out fencing numbers, but resource 'counter' ignores them: the fence protects "
+           "nothing here (resource 'fenced', --resource fenced, refuses a stale write)";
 }
 
 KeyPicker::KeyPicker(int keys, KeyDistribution dist) : keys_(keys), dist_(dist) {

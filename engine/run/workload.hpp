@@ -117,6 +117,9 @@ struct CheckSettings {
 struct Workload {
     std::string name = "adhoc";
     std::string description;
+    // One line of what the scenario shows, for `lockbench scenarios` ("" : the description's
+    // first sentence stands in).
+    std::string summary;
     std::string strategy = "set_nx_px";
     // A user's own adapter (strategies/adapters/PROTOCOL.md), "CMD ARGS": the strategy is then
     // `command:CMD ARGS`, which is what workload.json records.
@@ -164,6 +167,10 @@ struct Workload {
     void resolve(std::size_t external_nodes = 0);
     // Cross-field checks (e.g. shared_ratio on a strategy without shared mode).
     void validate() const;
+    // One line when the strategy hands out fencing numbers and the resource ignores them (the
+    // default `counter`): the run measures the lock without its fence, which a user who chose
+    // the strategy for its fence would not guess. "" otherwise.
+    std::string unused_fence_note() const;
 };
 
 std::string_view to_string(ResourceKind k);

@@ -18,6 +18,33 @@ std::string error_of(const json& j) {
     return "";
 }
 
+// A strategy's fence protects only a resource that checks it: on the default counter the run
+// notes it; with the fenced register, with no resource, or without fences there is no note.
+TEST(WorkloadTest, AFenceOnAResourceThatIgnoresItIsNoted) {
+    const auto note = [](const char* text) {
+        return Workload::from_json(json::parse(text)).unused_fence_note();
+    };
+    EXPECT_EQ(note(R"({"strategy": "fenced"})"),
+              "fenced hands out fencing numbers, but resource 'counter' ignores them: the fence "
+              "protects nothing here (resource 'fenced', --resource fenced, refuses a stale "
+              "write)");
+    EXPECT_EQ(note(R"({"strategy": "zk_mutex", "resource": "counter"})").rfind("zk_mutex hands", 0),
+              0u);
+    EXPECT_EQ(note(R"({"strategy": "fenced", "resource": "fenced"})"), "");
+    EXPECT_EQ(note(R"({"strategy": "fenced", "resource": "none"})"), "");
+    EXPECT_EQ(note(R"({"strategy": "set_nx_px"})"), "");
+}
+
+// `summary`, the one line `lockbench scenarios` shows, is read and written back.
+TEST(WorkloadTest, ASummaryIsReadAndRecorded) {
+    const Workload w =
+        Workload::from_json(json::parse(R"({"summary": "A pause past the lease."})"));
+    EXPECT_EQ(w.summary, "A pause past the lease.");
+    EXPECT_EQ(w.to_json()["summary"], "A pause past the lease.");
+    EXPECT_EQ(error_of(json::parse(R"({"summary": 3})")),
+              "w.json: /summary: must be a string, not a number");
+}
+
 TEST(WorkloadTest, DefaultsRoundTripThroughJson) {
     Workload w = Workload::from_json(json::object());
     Workload again = Workload::from_json(w.to_json());
