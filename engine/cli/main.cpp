@@ -442,6 +442,7 @@ int check_command(const CheckFlags& f) {
             converted = checker::jepsen_to_jsonl(read_whole_file(f.history_file));
             std::istringstream in(converted.jsonl);
             report = checker::check_history(in, options);
+            converted.locate(report);
         } else {
             report = checker::check_history(std::filesystem::path(f.history_file), options);
         }
