@@ -34,6 +34,7 @@
 #include "engine/cli/user_input.hpp"
 #include "engine/run/ramp.hpp"
 #include "engine/run/run.hpp"
+#include "engine/run/summary.hpp"
 #include "engine/run/workload.hpp"
 #include "engine/servers/redis_server.hpp"
 #include "engine/topology/inventory.hpp"
@@ -263,7 +264,9 @@ int run_command(const RunFlags& f) {
     options.etcd = parse_etcd_list(f.etcd);
     options.progress = ::isatty(STDERR_FILENO) != 0;
     options.interrupt = &g_interrupted;
-    if (!f.no_yardstick) {
+    if (f.no_yardstick) {
+        options.machine_not_measured = "skipped (--no-yardstick)";
+    } else {
         // The machine first, as a suite measures it (once here, for a run or a whole ramp): its
         // throughput beside redis-benchmark's.
         if (options.progress)
@@ -300,7 +303,9 @@ int run_command(const RunFlags& f) {
         for (std::string name; std::getline(names, name, ',');)
             ramp.strategies.push_back(name);
         RampOutcome outcome = run_ramp(ramp);
-        std::cout << format_ramp(outcome.curves) << "results     " << outcome.dir.string() << "\n";
+        std::cout << format_ramp(outcome.curves)
+                  << format_machine(outcome.curves.value("yardstick", nlohmann::json()))
+                  << "results     " << outcome.dir.string() << "\n";
         if (outcome.interrupted)
             return 130;
         if (outcome.failure_exit_code != 0)
@@ -381,6 +386,7 @@ int demo_command(const DemoFlags& f) {
     j["strategy"] = strategy;
     RunOptions options{.workload = Workload::from_json(j, file.string()), .out_dir = f.out};
     options.redis = parse_redis_list(f.redis, cli::redis_password(f.password, f.password_file));
+    options.machine_not_measured = "a demo does not measure the machine";
     options.inventory = load_inventory(f.inventory);
     options.zookeeper = parse_zookeeper_list(f.zookeeper);
     options.progress = ::isatty(STDERR_FILENO) != 0;
