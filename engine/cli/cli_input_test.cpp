@@ -145,6 +145,11 @@ TEST(CliInputTest, AnUnknownSubcommandIsNamedWithTheNearestOne) {
     const std::string help = " (see lockbench --help)\n";
     EXPECT_EQ(r.err.substr(r.err.size() - help.size()), help) << r.err;
     EXPECT_EQ(lines(r.err), 1u) << r.err;
+    r = lockbench(scratch, "--verison");
+    EXPECT_EQ(r.code, 2);
+    EXPECT_EQ(r.err,
+              "lockbench: there is no option --verison; did you mean --version? (see lockbench "
+              "--help)\n");
 }
 
 // The help to read is the subcommand's, and an unknown option is named as one - also before a

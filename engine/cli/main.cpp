@@ -888,9 +888,15 @@ int main(int argc, char** argv) {
             for (const auto& name : option->get_lnames())
                 options.push_back("--" + name);
         }
+        // `lockbench --bogus` fails as "A subcommand is required" before CLI11 names the option.
+        const bool unknown_first_option =
+            !sub && argc > 1 && argv[1][0] == '-' &&
+            std::find(options.begin(), options.end(), std::string(argv[1])) == options.end();
         std::cerr << "lockbench: "
                   << lockbench::cli::parse_error_line(
-                         e.what(), dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr,
+                         unknown_first_option ? std::string(": ") + argv[1] : e.what(),
+                         unknown_first_option ||
+                             dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr,
                          sub ? sub->get_name() : "", options)
                   << "\n";
         return kExitUsage;

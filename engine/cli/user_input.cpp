@@ -118,7 +118,8 @@ std::string parse_error_line(const std::string& what, bool extras, const std::st
                              const std::vector<std::string>& options) {
     const std::string help =
         "(see lockbench " + (subcommand.empty() ? "" : subcommand + " ") + "--help)";
-    const std::string who = subcommand.empty() ? "lockbench" : subcommand;
+    // Printed after "lockbench: ", which names the command when there is no subcommand.
+    const std::string who = subcommand.empty() ? "there is" : subcommand + " has";
     if (extras) {
         // CLI11: "The following argument(s) was/were not expected: --rate-limit 5".
         const std::size_t colon = what.find(": ");
@@ -128,10 +129,10 @@ std::string parse_error_line(const std::string& what, bool extras, const std::st
         if (starts_with(first, "-")) {
             const std::string name = first.substr(0, first.find('='));
             const auto near = nearest_names(name, options, 3);
-            return who + " has no option " + name +
+            return who + " no option " + name +
                    (near.empty() ? "" : "; did you mean " + either(near) + "?") + " " + help;
         }
-        return who + " takes no argument '" + first + "' here " + help;
+        return who + " no argument '" + first + "' " + help;
     }
     return what + " " + help;
 }
