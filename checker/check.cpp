@@ -1,6 +1,8 @@
 #include "checker/check.hpp"
 
 #include <algorithm>
+#include <string>
+#include <string_view>
 
 #include "checker/fencing.hpp"
 #include "checker/history.hpp"
@@ -13,6 +15,16 @@ namespace lockbench::checker {
 using nlohmann::json;
 
 namespace {
+
+constexpr std::string_view kOtherIgnoredNames = "(any other name)";
+
+// The client operations HISTORY.md defines; any other f is read by no check.
+bool is_lock_op(const std::string& f) {
+    return f == "acquire" || f == "release" || f == "renew";
+}
+bool is_register_op(const std::string& f) {
+    return f == "read" || f == "write" || f == "cas";
+}
 
 void append_all(std::vector<Witness>& into, const json& violations) {
     for (const auto& v : violations)
@@ -61,9 +73,40 @@ Report run_checks(HistoryReader& reader, const CheckOptions& options) {
     Event event;
     Report report;
     std::int64_t end_time_ns = 0;
+    std::uint64_t lock_ops = 0, register_ops = 0;
     while (reader.next(event)) {
         ++report.events;
         end_time_ns = std::max(end_time_ns, event.time);
+        if (!event.is_nemesis()) {
+            if (is_lock_op(event.f)) {
+                ++lock_ops;
+            } else if (is_register_op(event.f)) {
+                ++register_ops;
+            } else {
+                // Said, not silently passed over: `lock` for `acquire` would otherwise read as a
+                // history in which nothing happened.
+                // Past kIgnoredNamesListed names, one entry counts the rest: memory stays
+                // bounded whatever the history holds.
+                constexpr std::size_t kIgnoredNamesListed = 100;
+                auto& list = report.ignored_ops;
+                const auto named = [&](std::string_view f) {
+                    return std::find_if(list.begin(), list.end(),
+                                        [&](const IgnoredOps& i) { return i.f == f; });
+                };
+                auto ignored = named(event.f);
+                if (ignored == list.end() && list.size() >= kIgnoredNamesListed)
+                    ignored = named(kOtherIgnoredNames);
+                if (ignored == list.end()) {
+                    const std::string f = list.size() < kIgnoredNamesListed
+                                              ? event.f
+                                              : std::string(kOtherIgnoredNames);
+                    ignored = list.insert(
+                        list.end(),
+                        IgnoredOps{f, 0, event.line, "line " + std::to_string(event.line)});
+                }
+                ++ignored->count;
+            }
+        }
         if (mutual_exclusion)
             mutual_exclusion->on_event(event);
         if (fencing)
@@ -104,10 +147,17 @@ Report run_checks(HistoryReader& reader, const CheckOptions& options) {
     });
     if (!judged) {
         // Nothing was judged, so nothing can be called valid.
-        report.add_unknown_reason(
-            options.model == Model::None
-                ? "no check applies to this history (a register history needs --model register)"
-                : "no check applies to this history");
+        if (report.events == 0)
+            report.add_unknown_reason("the history is empty: it has no events");
+        else if (lock_ops + register_ops == 0)
+            report.add_unknown_reason(
+                "the history has no operation a check reads (acquire, release, renew, read, "
+                "write, cas)");
+        else if (lock_ops == 0 && options.model == Model::None)
+            report.add_unknown_reason(
+                "no check applies to this history (a register history needs --model register)");
+        else
+            report.add_unknown_reason("no check applies to this history");
     }
     return report;
 }

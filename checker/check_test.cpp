@@ -46,7 +46,21 @@ TEST(CheckHistory, AnEmptyHistoryIsUnknownNotValid) {
     for (const char* name : {"mutual_exclusion", "fencing", "resource", "liveness"})
         EXPECT_EQ(report["checks"][name]["valid"], "not-applicable") << name;
     EXPECT_FALSE(report["checks"].contains("linearizability"));
-    EXPECT_EQ(report["unknown_reasons"],
+    EXPECT_EQ(report["unknown_reasons"], (json{"the history is empty: it has no events"}));
+}
+
+// Each way of judging nothing says which it is: the hint about --model only where it helps.
+TEST(CheckHistory, NothingJudgedSaysWhy) {
+    const auto reasons = [](const std::string& text) {
+        return check_text(text, {})["unknown_reasons"];
+    };
+    EXPECT_EQ(
+        reasons(R"({"type":"info","process":"nemesis","f":"pause","value":null,"time":1}
+)"),
+        (json{"the history has no operation a check reads (acquire, release, renew, read, write, "
+              "cas)"}));
+    EXPECT_EQ(reasons(R"({"type":"invoke","process":0,"f":"read","value":null,"time":1}
+)"),
               (json{"no check applies to this history (a register history needs --model "
                     "register)"}));
 }

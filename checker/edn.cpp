@@ -90,9 +90,10 @@ void Reader::skip_space(int depth) {
             skip_space(depth + 1);
             if (at_end())
                 fail("#_ discards nothing: the text ends");
-            const std::size_t recorded = element_lines_.size();
-            read_form(depth + 1);  // discarded, and so are the element lines it may have recorded
-            element_lines_.resize(recorded);
+            const std::size_t recorded = element_positions_.size();
+            read_form(depth + 1);  // discarded, and so are the element positions it may have
+                                   // recorded
+            element_positions_.resize(recorded);
         } else {
             return;
         }
@@ -103,8 +104,8 @@ bool Reader::next(json& out) {
     skip_space(0);
     if (at_end())
         return false;
-    form_line_ = line_;
-    element_lines_.clear();
+    form_position_ = {line_, column_};
+    element_positions_.clear();
     out = read_form(0);
     return true;
 }
@@ -166,7 +167,7 @@ json Reader::read_collection(char close, int depth) {
             return out;
         }
         if (depth == 0)
-            element_lines_.push_back(line_);
+            element_positions_.push_back({line_, column_});
         out.push_back(read_form(depth + 1));
     }
 }

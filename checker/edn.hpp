@@ -36,6 +36,12 @@ class EdnError : public std::runtime_error {
     std::size_t column_;
 };
 
+// Where a form begins: 1-based line, and column in characters.
+struct Position {
+    std::size_t line = 0;
+    std::size_t column = 0;
+};
+
 // Reads the top-level forms of a text one at a time. The text must outlive the reader.
 class Reader {
   public:
@@ -43,10 +49,10 @@ class Reader {
 
     // The next top-level form; false at the end of the text. Throws EdnError.
     bool next(nlohmann::json& out);
-    // Where the last form returned by next() began (1-based), and, when it is a vector, list or
+    // Where the last form returned by next() began, and, when it is a vector, list or
     // set, where each of its elements began.
-    std::size_t form_line() const { return form_line_; }
-    const std::vector<std::size_t>& element_lines() const { return element_lines_; }
+    Position form_position() const { return form_position_; }
+    const std::vector<Position>& element_positions() const { return element_positions_; }
 
   private:
     nlohmann::json read_form(int depth);
@@ -72,8 +78,8 @@ class Reader {
     std::size_t pos_ = 0;
     std::size_t line_ = 1;
     std::size_t column_ = 1;
-    std::size_t form_line_ = 0;
-    std::vector<std::size_t> element_lines_;
+    Position form_position_;
+    std::vector<Position> element_positions_;
 };
 
 }  // namespace lockbench::checker::edn

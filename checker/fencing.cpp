@@ -62,12 +62,12 @@ void FencingCheck::on_grant(const Event& event) {
         processes_.add(grant.process);
         processes_.add(before->process);
         const Stamp& earlier = *before;
-        add_violation(event.key, "grant", earlier, grant,
-                      event.key + ": " + who(grant.process, grant.token) + " was granted fence " +
-                          std::to_string(grant.fence) + " at " + format_seconds(grant.time_ns) +
-                          ", not above fence " + std::to_string(earlier.fence) + " granted to " +
-                          who(earlier.process, earlier.token) + " at " +
-                          format_seconds(earlier.time_ns));
+        add_violation(
+            event.key, "grant", earlier, grant,
+            key_prefix(event.key) + who(grant.process, grant.token) + " was granted fence " +
+                std::to_string(grant.fence) + " at " + format_seconds(grant.time_ns) +
+                ", not above fence " + std::to_string(earlier.fence) + " granted to " +
+                who(earlier.process, earlier.token) + " at " + format_seconds(earlier.time_ns));
     }
     if (!key.highest_grant || grant.fence > key.highest_grant->fence)
         key.highest_grant = std::move(grant);
@@ -114,7 +114,7 @@ void FencingCheck::on_write(const Event& event) {
         processes_.add(w.accepted_before->process);
         const Stamp& earlier = *w.accepted_before;
         add_violation(event.key, "write", earlier, write,
-                      event.key + ": the resource accepted a write with fence " +
+                      key_prefix(event.key) + "the resource accepted a write with fence " +
                           std::to_string(write.fence) + " by process " +
                           std::to_string(write.process) + " at " + format_seconds(write.time_ns) +
                           " after it had accepted fence " + std::to_string(earlier.fence) +

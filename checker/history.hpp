@@ -58,10 +58,18 @@ class HistoryError : public std::runtime_error {
   public:
     HistoryError(std::uint64_t line, const std::string& message)
         : std::runtime_error("line " + std::to_string(line) + ": " + message), line_(line) {}
+    // Where a text that is not a line per event (Jepsen's EDN) put the op: "line L, column C".
+    HistoryError(std::uint64_t line, std::uint64_t column, const std::string& message)
+        : std::runtime_error("line " + std::to_string(line) + ", column " + std::to_string(column) +
+                             ": " + message),
+          line_(line),
+          column_(column) {}
     std::uint64_t line() const { return line_; }
+    std::uint64_t column() const { return column_; }  // 0: the error names a line only
 
   private:
     std::uint64_t line_;
+    std::uint64_t column_ = 0;
 };
 
 // Decodes a history line by line and validates the sequence: `index` increasing by 1 from 0, a

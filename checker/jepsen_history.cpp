@@ -12,7 +12,7 @@ namespace {
 
 struct Op {
     json map;
-    std::size_t line = 0;
+    edn::Position at;
 };
 
 bool is_client(const json& op) {
@@ -28,12 +28,25 @@ std::string text_of(const json& v) {
 
 std::string ConvertedHistory::locate(const HistoryError& e) const {
     std::string what = e.what();
+    // An error of the conversion itself already names the EDN line and column.
+    if (e.column() != 0 || e.line() < 1 || e.line() > edn_positions.size())
+        return what;
     const std::string prefix = "line " + std::to_string(e.line()) + ": ";
     if (what.rfind(prefix, 0) == 0)
         what.erase(0, prefix.size());
-    if (e.line() >= 1 && e.line() <= edn_lines.size())
-        return "line " + std::to_string(edn_lines[e.line() - 1]) + ": " + what;
-    return what;
+    const edn::Position& at = edn_positions[e.line() - 1];
+    return "line " + std::to_string(at.line) + ", column " + std::to_string(at.column) + ": " +
+           what;
+}
+
+void ConvertedHistory::locate(Report& report) const {
+    for (auto& ignored : report.ignored_ops) {
+        if (ignored.first_line >= 1 && ignored.first_line <= edn_positions.size()) {
+            const edn::Position& at = edn_positions[ignored.first_line - 1];
+            ignored.first =
+                "line " + std::to_string(at.line) + ", column " + std::to_string(at.column);
+        }
+    }
 }
 
 ConvertedHistory jepsen_to_jsonl(std::string_view edn_text) {
@@ -44,17 +57,18 @@ ConvertedHistory jepsen_to_jsonl(std::string_view edn_text) {
     while (reader.next(form)) {
         const bool collection = form.is_array();
         if (one_collection || (collection && !ops.empty())) {
-            throw HistoryError(reader.form_line(),
+            throw HistoryError(reader.form_position().line, reader.form_position().column,
                                "a history is one vector (or list) of ops, or a sequence of op "
                                "maps, not both");
         }
         if (collection) {
             one_collection = true;
-            const auto& lines = reader.element_lines();
+            const auto& positions = reader.element_positions();
             for (std::size_t i = 0; i < form.size(); ++i)
-                ops.push_back({std::move(form[i]), i < lines.size() ? lines[i] : 0});
+                ops.push_back(
+                    {std::move(form[i]), i < positions.size() ? positions[i] : edn::Position{}});
         } else {
-            ops.push_back({std::move(form), reader.form_line()});
+            ops.push_back({std::move(form), reader.form_position()});
         }
     }
 
@@ -63,7 +77,8 @@ ConvertedHistory jepsen_to_jsonl(std::string_view edn_text) {
     bool all_pairs = true;
     for (const Op& op : ops) {
         if (!op.map.is_object())
-            throw HistoryError(op.line, "an op must be a map, not " + op.map.dump());
+            throw HistoryError(op.at.line, op.at.column,
+                               "an op must be a map, not " + op.map.dump());
         if (!is_client(op.map))
             continue;
         any_client = true;
@@ -80,20 +95,22 @@ ConvertedHistory jepsen_to_jsonl(std::string_view edn_text) {
     std::int64_t last_time = 0;
     for (std::size_t i = 0; i < ops.size(); ++i) {
         const json& op = ops[i].map;
-        const std::size_t line = ops[i].line;
+        const auto malformed = [&](const std::string& what) {
+            return HistoryError(ops[i].at.line, ops[i].at.column, what);
+        };
         const auto field = [&](const char* name) -> const json* {
             const auto it = op.find(name);
             return it == op.end() || it->is_null() ? nullptr : &*it;
         };
         const json* type = field("type");
         if (!type || !type->is_string())
-            throw HistoryError(line, "an op needs :type (:invoke, :ok, :fail or :info)");
+            throw malformed("an op needs :type (:invoke, :ok, :fail or :info)");
         const json* f = field("f");
         if (!f || !(f->is_string() || f->is_number()))
-            throw HistoryError(line, "an op needs :f");
+            throw malformed("an op needs :f");
         const json* process = field("process");
         if (!process)
-            throw HistoryError(line, "an op needs :process");
+            throw malformed("an op needs :process");
         json value = op.contains("value") ? op.at("value") : json();
         std::string key;
         if (out.independent && process->is_number_integer()) {
@@ -120,7 +137,7 @@ ConvertedHistory jepsen_to_jsonl(std::string_view edn_text) {
         if (const json* error = field("error"))
             s += ",\"error\":" + json(text_of(*error)).dump();
         s += "}\n";
-        out.edn_lines.push_back(line);
+        out.edn_positions.push_back(ops[i].at);
     }
     return out;
 }

@@ -19,21 +19,26 @@
 #include <string_view>
 #include <vector>
 
+#include "checker/edn.hpp"
 #include "checker/history.hpp"
+#include "checker/report.hpp"
 
 namespace lockbench::checker {
 
 struct ConvertedHistory {
     std::string jsonl;
-    std::vector<std::size_t> edn_lines;  // the EDN line each op (JSONL line i + 1) began on
+    std::vector<edn::Position> edn_positions;  // where each op (JSONL line i + 1) began
     bool independent = false;
 
-    // "line L: what" for an error the JSONL reader reported on one of these ops.
+    // "line L, column C: what" for an error the JSONL reader reported on one of these ops (an
+    // error of the conversion, which names them already, as it is).
     std::string locate(const HistoryError& e) const;
+    // The report's positions (the first of each ignored f) as EDN lines and columns.
+    void locate(Report& report) const;
 };
 
-// Throws edn::EdnError for text that is not EDN, and HistoryError (with the EDN line) for a form
-// that is not an op.
+// Throws edn::EdnError for text that is not EDN, and HistoryError (with the EDN line and column)
+// for a form that is not an op.
 ConvertedHistory jepsen_to_jsonl(std::string_view edn_text);
 
 }  // namespace lockbench::checker

@@ -265,7 +265,7 @@ TEST(JepsenHistory, AFailedCasWithoutAnErrorDidNotHappenUnlessEveryFailObserves)
     ASSERT_EQ(observed.witnesses.size(), 1u);
     EXPECT_EQ(observed.witnesses[0].message,
               "not linearizable against register: process 1's cas (failed) (index 3) cannot be "
-              "placed after 1 ops");
+              "placed after 1 op; by then the model had the register at 1");
     // Knossos's report: the op that could not be placed, the last that was, and the path of
     // model states that led there.
     const json& lin = observed.check("linearizability")->fields;
@@ -339,17 +339,18 @@ TEST(JepsenHistory, ACasOnlyHistoryIsNotMistakenForAnIndependentOne) {
 TEST(JepsenHistory, ADiscardedFormLeavesTheOpLinesAlone) {
     const ConvertedHistory converted =
         jepsen_to_jsonl("[#_ [1\n 2]\n {:process 0, :type :invoke, :f :read}\n]");
-    ASSERT_EQ(converted.edn_lines.size(), 1u);
-    EXPECT_EQ(converted.edn_lines[0], 3u);
+    ASSERT_EQ(converted.edn_positions.size(), 1u);
+    EXPECT_EQ(converted.edn_positions[0].line, 3u);
+    EXPECT_EQ(converted.edn_positions[0].column, 2u);
 }
 
-TEST(JepsenHistory, AMalformedOpNamesItsEdnLine) {
+TEST(JepsenHistory, AMalformedOpNamesItsEdnLineAndColumn) {
     const std::string text = "{:process 0, :type :invoke, :f :read}\n\n{:process 0, :type :ok}\n";
     try {
         jepsen_to_jsonl(text);
         FAIL() << "no error";
     } catch (const HistoryError& e) {
-        EXPECT_STREQ(e.what(), "line 3: an op needs :f");
+        EXPECT_STREQ(e.what(), "line 3, column 1: an op needs :f");
     }
     // A fault the JSONL reader finds is located on the EDN line too.
     const std::string unpaired =
@@ -361,9 +362,36 @@ TEST(JepsenHistory, AMalformedOpNamesItsEdnLine) {
         check_history(in, {});
         FAIL() << "no error";
     } catch (const HistoryError& e) {
-        EXPECT_EQ(converted.locate(e),
-                  "line 2: process 0 invokes `write` while its `read` from line 1 is still in "
-                  "flight");
+        EXPECT_EQ(
+            converted.locate(e),
+            "line 2, column 1: process 0 invokes `write` while its `read` from line 1 is still in "
+            "flight");
+    }
+}
+
+// Inside one vector, each op's own place: the element that is not an op, or lacks a field.
+TEST(JepsenHistory, EveryMalformedOpInAVectorNamesItsLineAndColumn) {
+    const std::vector<std::pair<std::string, std::string>> cases{
+        {"[this]", "line 1, column 2: an op must be a map, not \"this\""},
+        {"[{:type :invoke, :f :read, :process 0}\n   42]",
+         "line 2, column 4: an op must be a map, not 42"},
+        {"[{:type :invoke, :f :read, :process 0}\n {:f :read, :process 0}]",
+         "line 2, column 2: an op needs :type (:invoke, :ok, :fail or :info)"},
+        {"[{:type :invoke, :process 0}]", "line 1, column 2: an op needs :f"},
+        {"  {:type :invoke, :f :read}", "line 1, column 3: an op needs :process"},
+        {"{:type :invoke, :f :read, :process 0}\n [{:type :ok, :f :read, :process 0}]",
+         "line 2, column 2: a history is one vector (or list) of ops, or a sequence of op maps, "
+         "not both"},
+    };
+    for (const auto& [text, message] : cases) {
+        try {
+            const ConvertedHistory converted = jepsen_to_jsonl(text);
+            ADD_FAILURE() << text << ": no error";
+        } catch (const HistoryError& e) {
+            EXPECT_EQ(e.what(), message) << text;
+            // As the command line prints it: the conversion's own position, kept.
+            EXPECT_EQ(ConvertedHistory{}.locate(e), message) << text;
+        }
     }
 }
 

@@ -254,6 +254,61 @@ nlohmann::json refutation_json(Model model, const Partition& partition) {
                nlohmann::json::array({{{"op", unplaceable}, {"model", "inconsistent"}}})}}}};
 }
 
+// The model's state before the first op, as final_path describes states.
+nlohmann::json initial_state_json(Model model, std::optional<std::int64_t> initial_value) {
+    switch (model) {
+        case Model::Mutex:
+            return {{"holder", nullptr}};
+        case Model::RwLock:
+            return {{"writer", nullptr}, {"readers", nlohmann::json::array()}};
+        case Model::UnownedMutex:
+            return {{"locked", false}};
+        case Model::Register:
+            return {{"value", initial_value ? nlohmann::json(*initial_value) : nullptr}};
+        case Model::None:
+            break;
+    }
+    return nullptr;
+}
+
+std::string processes_words(const nlohmann::json& list) {
+    std::string out;
+    for (const auto& p : list)
+        out += (out.empty() ? "" : ", ") + p.dump();
+    return (list.size() == 1 ? "process " : "processes ") + out;
+}
+
+// A state of final_path's in words: what the model expected when the next op could not be placed
+// ("the register at 4", "the lock held by process 0").
+std::string state_words(const nlohmann::json& m) {
+    if (!m.is_object())
+        return "";
+    if (const auto one_of = m.find("one_of"); one_of != m.end() && one_of->is_array()) {
+        std::string out;
+        for (const auto& reading : *one_of)
+            out += (out.empty() ? "" : " or ") + state_words(reading);
+        return out;
+    }
+    if (const auto value = m.find("value"); value != m.end())
+        return value->is_null() ? "the register nil" : "the register at " + value->dump();
+    if (const auto locked = m.find("locked"); locked != m.end())
+        return *locked == true ? "the lock held" : "the lock free";
+    if (const auto writer = m.find("writer"); writer != m.end()) {
+        if (!writer->is_null())
+            return "the lock held exclusively by process " + writer->dump();
+        const nlohmann::json readers = m.value("readers", nlohmann::json::array());
+        return readers.empty() ? "the lock free" : "the lock shared by " + processes_words(readers);
+    }
+    if (const auto holder = m.find("holder"); holder != m.end()) {
+        if (holder->is_null())
+            return "the lock free";
+        const std::int64_t depth = m.value("depth", std::int64_t{1});
+        return "the lock held by process " + holder->dump() +
+               (depth > 1 ? " (" + std::to_string(depth) + " levels deep)" : "");
+    }
+    return "";
+}
+
 }  // namespace
 
 nlohmann::json violation_json(Model model, const Partition& partition,
@@ -270,6 +325,7 @@ nlohmann::json violation_json(Model model, const Partition& partition,
     }
     std::string message = (partition.key->empty() ? "" : *partition.key + ": ") +
                           "not linearizable against " + std::string(to_string(model));
+    nlohmann::json path = final_path(model, partition, initial_value);
     nlohmann::json unplaceable = nullptr;
     if (partition.result.unplaceable) {
         const RecordedOp& op = recorded[partition.ops[*partition.result.unplaceable].source];
@@ -280,7 +336,14 @@ nlohmann::json violation_json(Model model, const Partition& partition,
                     : op.error.empty()        ? " (failed)"
                                               : " (failed, " + op.error + ")") +
                    " (index " + std::to_string(op.invoke_index) + ") cannot be placed after " +
-                   std::to_string(prefix.size()) + " ops";
+                   std::to_string(prefix.size()) + (prefix.size() == 1 ? " op" : " ops");
+        // The state the op met, as --json's final_path shows it: a reader of the text report
+        // should not need the JSON to see what the model expected.
+        const std::string state =
+            state_words(path.size() >= 2 ? path[path.size() - 2]["model"]
+                                         : initial_state_json(model, initial_value));
+        if (!state.empty())
+            message += "; by then the model had " + state;
     }
     nlohmann::json concurrent = nlohmann::json::array();
     for (const auto op : partition.result.concurrent) {
@@ -297,7 +360,7 @@ nlohmann::json violation_json(Model model, const Partition& partition,
               {"longest_prefix_omitted", omitted},
               {"unplaceable", std::move(unplaceable)},
               {"concurrent", std::move(concurrent)},
-              {"final_path", final_path(model, partition, initial_value)}}}};
+              {"final_path", std::move(path)}}}};
 }
 
 }  // namespace lockbench::checker::lin

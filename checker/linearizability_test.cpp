@@ -159,7 +159,7 @@ TEST(MutexModel, DoubleGrantIsNotLinearizable) {
     EXPECT_EQ(v["key"], "k");
     EXPECT_EQ(v["message"],
               "k: not linearizable against mutex: process 1's acquire (index 2) cannot be placed "
-              "after 1 ops");
+              "after 1 op; by then the model had the lock held by process 0");
     EXPECT_EQ(unplaceable(r), ProcessAndIndex(1, 2));
     EXPECT_EQ(prefix_invokes(r), std::vector<std::uint64_t>{0});
     EXPECT_EQ(v["witness"]["longest_prefix_omitted"], 0);
@@ -192,7 +192,7 @@ TEST(MutexModel, FailedHeldAcquireWithNobodyHoldingIsNotLinearizable) {
     ASSERT_EQ(r["valid"], false);
     EXPECT_EQ(r["violations"][0]["message"],
               "k: not linearizable against mutex: process 1's acquire (failed, held) (index 4) "
-              "cannot be placed after 2 ops");
+              "cannot be placed after 2 ops; by then the model had the lock free");
     EXPECT_EQ(r["violations"][0]["witness"]["unplaceable"]["status"], "fail");
 }
 
@@ -448,7 +448,7 @@ TEST(RwLockModel, WriterOverlappingAReaderIsNotLinearizable) {
     EXPECT_EQ(unplaceable(r), ProcessAndIndex(1, 2));
     EXPECT_EQ(r["violations"][0]["message"],
               "k: not linearizable against rwlock: process 1's acquire (index 2) cannot be placed "
-              "after 1 ops");
+              "after 1 op; by then the model had the lock shared by process 0");
 }
 
 TEST(RwLockModel, ReaderOverlappingAWriterIsNotLinearizable) {
@@ -812,7 +812,7 @@ TEST(Partitioning, OneBadKeyMakesTheWholeHistoryInvalidAndIsNamed) {
     EXPECT_EQ(r["violations"][0]["key"], "key3");
     EXPECT_EQ(r["violations"][0]["message"],
               "key3: not linearizable against register: process 3's read (index 14) cannot be "
-              "placed after 1 ops");
+              "placed after 1 op; by then the model had the register at 3");
 }
 
 // Every write is concurrent with every other and the final read sees a value nobody wrote, so

@@ -425,8 +425,8 @@ void LivenessCheck::end_wait(std::int64_t process, std::int64_t end_ns, bool gra
         violating_.add(process);
         if (starvation_violations_.size() < options_.max_violations) {
             std::string message = "process " + std::to_string(process) + " waited " +
-                                  format_seconds(waited) + " for " + wait.key + " (from " +
-                                  format_seconds(wait.start_ns) + ") ";
+                                  format_seconds(waited) + " for " + lock_name(wait.key) +
+                                  " (from " + format_seconds(wait.start_ns) + ") ";
             message += granted ? "until it was granted at " + format_seconds(end_ns)
                                : "and was never granted it";
             message += ", over the starvation bound of " +
@@ -459,7 +459,7 @@ void LivenessCheck::report_deadlock(const std::string& key, const Orphan& orphan
         std::max(evidence.until_ns.value_or(orphan.ended_ns), evidence.at_ns);
     const std::int64_t past_bound_ns = until_ns - bound_ns;
 
-    std::string message = key + ": ";
+    std::string message = key_prefix(key);
     if (orphan.cause == Cause::LostAcquire) {
         message += "process " + std::to_string(orphan.holder) +
                    "'s acquire got no answer (it may hold the lock) at " +

@@ -196,7 +196,7 @@ void MutualExclusionCheck::attribute(Aftermath what, const std::string& key_name
 
 std::string MutualExclusionCheck::message_of(const Incident& incident) {
     const Hold& h = incident.hold;
-    std::string message = incident.key + ": " + who(h.process, h.token) + " held it from " +
+    std::string message = key_prefix(incident.key) + who(h.process, h.token) + " held it from " +
                           format_seconds(h.start_ns) +
                           (h.end_ns ? " to " + format_seconds(*h.end_ns) : " to the end");
     std::string processes;
@@ -241,7 +241,7 @@ void MutualExclusionCheck::blame_suspect(const Released& release) {
 std::string MutualExclusionCheck::message_of(const Witness& w) {
     const Hold& earlier = w.first;
     const Hold& later = w.second;
-    std::string message = w.key + ": " + who(later.process, later.token) + " acquired ";
+    std::string message = key_prefix(w.key) + who(later.process, later.token) + " acquired ";
     const bool shared_involved = earlier.mode == LockMode::Shared || later.mode == LockMode::Shared;
     if (shared_involved)
         message += std::string(mode_name(later.mode)) + " ";

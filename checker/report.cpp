@@ -187,6 +187,12 @@ json Report::to_json() const {
         out["unknown_reasons"] = unknown_reasons;
     if (error)
         out["error"] = *error;
+    if (!ignored_ops.empty()) {
+        json ignored = json::array();
+        for (const auto& i : ignored_ops)
+            ignored.push_back({{"f", i.f}, {"count", i.count}, {"first", i.first}});
+        out["ignored_ops"] = std::move(ignored);
+    }
     return out;
 }
 
@@ -221,6 +227,14 @@ Report Report::from_json(const json& j) {
     }
     if (const json* e = field_of(j, "error"); e && e->is_string())
         r.error = e->get<std::string>();
+    if (const json* ignored = field_of(j, "ignored_ops"); ignored && ignored->is_array()) {
+        const auto text = [](const json& object, std::string_view name) {
+            const json* v = field_of(object, name);
+            return v && v->is_string() ? v->get<std::string>() : std::string();
+        };
+        for (const auto& i : *ignored)
+            r.ignored_ops.push_back({text(i, "f"), count_in(i, "count"), 0, text(i, "first")});
+    }
     return r;
 }
 
@@ -324,6 +338,10 @@ std::string format_report(const Report& report) {
         out << "  error: " << *report.error << "\n";
     for (const auto& reason : report.unknown_reasons)
         out << "  unknown: " << reason << "\n";
+    for (const auto& ignored : report.ignored_ops) {
+        out << "  ignored: " << count_text(ignored.count, "op") << " with f \"" << ignored.f
+            << "\", which no check reads (the first at " << ignored.first << ")\n";
+    }
     // Incidents first: one hold and everything that overlapped it reads as one story, where the
     // pairs would repeat it a hundred times.
     if (const CheckResult* me = report.check("mutual_exclusion")) {

@@ -63,6 +63,15 @@ struct Witness {
     static Witness from_json(const nlohmann::json& j);
 };
 
+// Client ops whose `f` no check reads (`lock` for `acquire`, say): ignored, and said so, one entry
+// per distinct f.
+struct IgnoredOps {
+    std::string f;
+    std::uint64_t count = 0;
+    std::uint64_t first_line = 0;  // the history.jsonl line of the first (0: not known)
+    std::string first;  // where the first was: "line 3" (an EDN history: "line 3, column 2")
+};
+
 struct Report {
     Verdict verdict = Verdict::Unknown;
     std::uint64_t events = 0;
@@ -70,6 +79,7 @@ struct Report {
     std::vector<Witness> witnesses;            // listed violations, capped per check
     std::vector<std::string> unknown_reasons;  // why a verdict could not be given
     std::optional<std::string> error;          // the history could not be read
+    std::vector<IgnoredOps> ignored_ops;       // in the order each f first appeared
 
     // The checks in the order the reports describe them.
     static const std::vector<std::string>& check_order();
@@ -84,7 +94,8 @@ struct Report {
     void compose();
 
     // {"valid", "events", "violation_count", "checks": {name: fields}, "violations": [...],
-    //  "unknown_reasons": [...] (when any), "error": "..." (when any)}
+    //  "unknown_reasons": [...] (when any), "error": "..." (when any),
+    //  "ignored_ops": [{"f", "count", "first"}] (when any)}
     nlohmann::json to_json() const;
     // Reads what to_json wrote (summary.json's `verdict`); lenient about what it does not know.
     static Report from_json(const nlohmann::json& j);

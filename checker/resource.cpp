@@ -85,7 +85,7 @@ void ResourceCheck::on_write(const Event& event) {
     violations_.push_back(json{
         {"kind", "resource"},
         {"key", event.key},
-        {"message", event.key + ": process " + std::to_string(write.process) + " wrote " +
+        {"message", key_prefix(event.key) + "process " + std::to_string(write.process) + " wrote " +
                         std::to_string(write.value) + " at " + format_seconds(write.time_ns) +
                         (direct ? " over " : ", below ") + std::to_string(overwritten.value) +
                         " written by process " + std::to_string(overwritten.process) + " at " +

@@ -61,6 +61,27 @@ inline std::string format_seconds(std::int64_t ns) {
     return buf;
 }
 
+// "orders: " before a sentence about a key; nothing for a history without keys (HISTORY.md lets
+// `key` be omitted), where ": process 0 held it" would read as a glitch.
+inline std::string key_prefix(const std::string& key) {
+    return key.empty() ? std::string() : key + ": ";
+}
+
+// "orders", or "the lock" in a history without keys.
+inline std::string lock_name(const std::string& key) {
+    return key.empty() ? std::string("the lock") : key;
+}
+
+// " (token c5-12, lease 500 ms)" from the parts that are there; nothing when none is.
+inline std::string parenthesised(const std::vector<std::string>& parts) {
+    std::string joined;
+    for (const auto& part : parts) {
+        if (!part.empty())
+            joined += (joined.empty() ? "" : ", ") + part;
+    }
+    return joined.empty() ? joined : " (" + joined + ")";
+}
+
 // "process 5 (token c5-12)": how messages name a holder.
 inline std::string who(std::int64_t process, const std::string& token) {
     std::string s = "process " + std::to_string(process);

@@ -30,9 +30,9 @@ std::string at(std::uint64_t a, std::uint64_t b) {
     return "[#" + std::to_string(a) + ", #" + std::to_string(b) + "]";
 }
 
-// ", fence 223" for a grant that carried one.
-std::string fence_words(const Event& grant) {
-    return grant.fence ? ", fence " + std::to_string(*grant.fence) : "";
+// "fence 223", or "" for a grant without one (one item of a parenthesised list).
+std::string fence_of(const Event& grant) {
+    return grant.fence ? "fence " + std::to_string(*grant.fence) : "";
 }
 
 std::string plural(std::uint64_t n, const char* one, const char* many) {
@@ -555,7 +555,7 @@ class Teller {
         Story story;
         if (!report_.witnesses.empty()) {
             const Witness& w = report_.witnesses.front();
-            story.headline = w.key + ": the " + w.kind + " check found a violation";
+            story.headline = key_prefix(w.key) + "the " + w.kind + " check found a violation";
             story.key = w.key;
             story.claims.push_back({.kind = ClaimKind::CheckerFound, .text = w.message});
             add_prevention(story, context_);
@@ -580,7 +580,8 @@ class Teller {
         const Window window(history_, i.key, i.start_ns - kSecond,
                             std::max(until, i.last_overlap_ns) + kSecond);
         window_ = &window;
-        story.headline = i.key + ": process " + std::to_string(i.holder) + "'s lock was granted " +
+        story.headline = key_prefix(i.key) + "process " + std::to_string(i.holder) +
+                         "'s lock was granted " +
                          (i.grants == 1 ? std::string("to another process")
                                         : std::to_string(i.grants) + " times to other processes") +
                          " while it still held it" +
@@ -596,12 +597,14 @@ class Teller {
         std::int64_t window_from = i.start_ns;
         if (ok && invoke) {
             window_from = invoke->time;
-            std::string text = "At " + format_seconds(ok->time) + " process " +
-                               std::to_string(i.holder) + " acquired " + i.key + " (token " +
-                               ok->token + fence_words(*ok);
-            if (invoke->lease_ms)
-                text += ", " + lease_name() + " " + std::to_string(*invoke->lease_ms) + " ms";
-            text += ") " + at(invoke->index, ok->index) + ".";
+            std::string text =
+                "At " + format_seconds(ok->time) + " process " + std::to_string(i.holder) +
+                " acquired " + lock_name(i.key) +
+                parenthesised({ok->token.empty() ? "" : "token " + ok->token, fence_of(*ok),
+                               invoke->lease_ms
+                                   ? lease_name() + " " + std::to_string(*invoke->lease_ms) + " ms"
+                                   : ""}) +
+                " " + at(invoke->index, ok->index) + ".";
             story.claims.push_back({.kind = ClaimKind::Acquired,
                                     .text = std::move(text),
                                     .events = {invoke->index, ok->index},
@@ -653,7 +656,7 @@ class Teller {
                              (freed_invoke->token.empty() ? ", no token"
                                                           : ", token " + freed_invoke->token) +
                              ") succeeded while process " + std::to_string(i.holder) + " held " +
-                             i.key + ": it freed a lock that was not its own " +
+                             lock_name(i.key) + ": it freed a lock that was not its own " +
                              at(freed_invoke->index, freed->index) + ".",
                      .events = {freed_invoke->index, freed->index},
                      .process = freed->process,
@@ -764,9 +767,11 @@ class Teller {
                 return is(e, i.holder, "release", EventType::Invoke);
             });
             std::string text = "At " + format_seconds(grant->time) + " process " +
-                               std::to_string(grant->process) + " was granted " + i.key +
-                               " (token " + grant->token + fence_words(*grant) + ") " +
-                               at(grant->index) + " while process " + std::to_string(i.holder) +
+                               std::to_string(grant->process) + " was granted " + lock_name(i.key) +
+                               parenthesised({grant->token.empty() ? "" : "token " + grant->token,
+                                              fence_of(*grant)}) +
+                               " " + at(grant->index) + " while process " +
+                               std::to_string(i.holder) +
                                " still held it: it had not asked to release it";
             text += holder_release && holder_release->time > grant->time
                         ? " (it did at " + format_seconds(holder_release->time) + ")."
@@ -790,9 +795,10 @@ class Teller {
                         {.kind = ClaimKind::MoreGrants,
                          .text = "Until " + format_seconds(i.last_overlap_ns) + ", " +
                                  plural(i.grants - 1, "more grant", "more grants") +
-                                 " went to processes " + list_processes(i.processes) +
-                                 " while process " + std::to_string(i.holder) + " held it " +
-                                 at(last->index) + ".",
+                                 (i.processes.size() == 1 ? " went to process "
+                                                          : " went to processes ") +
+                                 list_processes(i.processes) + " while process " +
+                                 std::to_string(i.holder) + " held it " + at(last->index) + ".",
                          .events = {last->index},
                          .process = last->process,
                          .other = i.holder,
@@ -831,7 +837,7 @@ class Teller {
                 return e.process == i.holder && e.f == "release" && e.type != EventType::Invoke;
             });
             std::string text = "At " + format_seconds(release->time) + " process " +
-                               std::to_string(i.holder) + " asked to release " + i.key;
+                               std::to_string(i.holder) + " asked to release " + lock_name(i.key);
             std::vector<std::uint64_t> events{release->index};
             if (answer) {
                 events.push_back(answer->index);
@@ -901,7 +907,7 @@ class Teller {
         const Window window(history_, w.key, crash_ns - kSecond,
                             regranted.value_or(std::numeric_limits<std::int64_t>::max()));
         window_ = &window;
-        story.headline = w.key + ": process " + std::to_string(holder) + left +
+        story.headline = key_prefix(w.key) + "process " + std::to_string(holder) + left +
                          " and nobody could take it" +
                          (context_.strategy.empty() ? "" : " (" + context_.strategy + ")") + ".";
         std::int64_t window_from = crash_ns;
@@ -916,11 +922,12 @@ class Teller {
             window_from = invoke->time;
             std::string text =
                 "At " + format_seconds(ok->time) + " process " + std::to_string(holder) +
-                " acquired " + w.key + " (token " + ok->token + fence_words(*ok) +
-                (invoke->lease_ms
-                     ? ", " + lease_name() + " " + std::to_string(*invoke->lease_ms) + " ms"
-                     : "") +
-                ") " + at(invoke->index, ok->index) + ".";
+                " acquired " + lock_name(w.key) +
+                parenthesised({ok->token.empty() ? "" : "token " + ok->token, fence_of(*ok),
+                               invoke->lease_ms
+                                   ? lease_name() + " " + std::to_string(*invoke->lease_ms) + " ms"
+                                   : ""}) +
+                " " + at(invoke->index, ok->index) + ".";
             story.claims.push_back({.kind = ClaimKind::Acquired,
                                     .text = std::move(text),
                                     .events = {invoke->index, ok->index},
@@ -933,8 +940,8 @@ class Teller {
             story.claims.push_back({.kind = ClaimKind::Crashed,
                                     .text = "At " + format_seconds(crash->time) +
                                             " the nemesis crashed process " +
-                                            std::to_string(holder) + " while it held " + w.key +
-                                            " " + at(crash->index) + ".",
+                                            std::to_string(holder) + " while it held " +
+                                            lock_name(w.key) + " " + at(crash->index) + ".",
                                     .events = {crash->index},
                                     .process = holder,
                                     .time_ns = crash->time,
@@ -973,8 +980,9 @@ class Teller {
             const std::int64_t first_ns = window.at(attempts.front())->time;
             story.claims.push_back({.kind = ClaimKind::WaitedInVain,
                                     .text = "From " + format_seconds(first_ns) + " process " +
-                                            std::to_string(waiter) + " tried to acquire " + w.key +
-                                            " " + plural(attempts.size(), "time", "times") +
+                                            std::to_string(waiter) + " tried to acquire " +
+                                            lock_name(w.key) + " " +
+                                            plural(attempts.size(), "time", "times") +
                                             "; none succeeded " + cited + ".",
                                     .events = attempts,
                                     .process = waiter,
@@ -986,7 +994,7 @@ class Teller {
         story.claims.push_back(
             {.kind = ClaimKind::NeverRegranted,
              .text =
-                 "Nobody was granted " + w.key + " from " +
+                 "Nobody was granted " + lock_name(w.key) + " from " +
                  (crashed ? std::string("the crash") : format_seconds(crash_ns)) + " until " +
                  (regranted ? format_seconds(*regranted)
                             : "the end of the history at " + format_seconds(until)) +

@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -100,9 +102,174 @@ TEST(CheckInputTest, InfInEdnIsAValueAndSwallowsNothing) {
                            "--model register");
     EXPECT_EQ(time.code, 2) << time.out;
     EXPECT_EQ(
-        time.err.rfind("lockbench: " + (scratch.path() / "time.edn").string() + ": line 2: ", 0),
+        time.err.rfind(
+            "lockbench: " + (scratch.path() / "time.edn").string() + ": line 2, column 2: ", 0),
         0u)
         << time.err;
+}
+
+// Every op that is not one names where it is: the line and the column it began at.
+TEST(CheckInputTest, AMalformedEdnOpNamesItsLineAndColumn) {
+    testing::TempDir scratch;
+    const std::string file = (scratch.path() / "h.edn").string();
+    for (const auto& [text, message] : std::vector<std::pair<std::string, std::string>>{
+             {"[this]\n", "line 1, column 2: an op must be a map, not \"this\""},
+             {"[{:f :read :process 0}]\n",
+              "line 1, column 2: an op needs :type (:invoke, :ok, :fail or :info)"},
+             {"[{:type :invoke :f :read :process 0}\n 42]\n",
+              "line 2, column 2: an op must be a map, not 42"},
+             {"[{:type :invoke :f :read :process 0}\n {:type :invoke :f :write :process 0 "
+              ":value 1}]\n",
+              "line 2, column 2: process 0 invokes `write` while its `read` from line 1 is still "
+              "in flight"},
+         }) {
+        const Cli r = check(scratch, "h.edn", text);
+        EXPECT_EQ(r.code, 2) << text;
+        EXPECT_EQ(r.out, "") << text;
+        EXPECT_EQ(r.err, "lockbench: " + file + ": " + message + "\n") << text;
+    }
+}
+
+const std::string kNothingApplies =
+    "  mutual_exclusion  N/A      the history has no lock operations\n"
+    "  fencing           N/A      no fencing numbers were issued\n"
+    "  resource          N/A      the history has no lock operations\n"
+    "  liveness          N/A      the history has no lock operations\n";
+
+// Nothing judged is unknown, and the reason says what was missing: not a hint about registers.
+TEST(CheckInputTest, AnEmptyHistoryIsUnknownAndSaysItIsEmpty) {
+    testing::TempDir scratch;
+    for (const char* name : {"empty.jsonl", "empty.edn"}) {
+        const Cli r = check(scratch, name, "");
+        EXPECT_EQ(r.code, 3) << name;
+        EXPECT_EQ(r.out, "history: 0 events \u2014 UNKNOWN\n" + kNothingApplies +
+                             "  unknown: the history is empty: it has no events\n")
+            << name;
+    }
+}
+
+// `lock` for `acquire` is said, once per name with its count and where the first was.
+TEST(CheckInputTest, AnOpWhoseFIsUnknownIsNamedNotIgnoredSilently) {
+    testing::TempDir scratch;
+    const std::string edn =
+        "[{:type :invoke :f :lock :process 0 :value nil}\n"
+        " {:type :ok :f :lock :process 0 :value nil}\n"
+        " {:type :invoke :f :lock :process 1 :value nil}\n"
+        " {:type :ok :f :lock :process 1 :value nil}\n"
+        " {:type :info :f :start :process :nemesis}\n"
+        " {:type :invoke :f :unlock :process 0 :value nil}]\n";
+    Cli r = check(scratch, "lock.edn", edn);
+    EXPECT_EQ(r.code, 3) << r.err;
+    EXPECT_EQ(r.out,
+              "history: 6 events \u2014 UNKNOWN\n" + kNothingApplies +
+                  "  unknown: the history has no operation a check reads (acquire, release, "
+                  "renew, read, write, cas)\n"
+                  "  ignored: 4 ops with f \"lock\", which no check reads (the first at line 1, "
+                  "column 2)\n"
+                  "  ignored: 1 op with f \"unlock\", which no check reads (the first at line 6, "
+                  "column 2)\n");
+    r = check(scratch, "lock.edn", edn, "--json");
+    EXPECT_NE(r.out.find(R"("ignored_ops": [
+    {
+      "count": 4,
+      "f": "lock",
+      "first": "line 1, column 2"
+    },)"),
+              std::string::npos)
+        << r.out;
+
+    // Beside ops that are judged, in history.jsonl: the line.
+    const Cli jsonl =
+        check(scratch, "mixed.jsonl",
+              R"({"index":0,"type":"invoke","process":0,"f":"acquire","value":null,"time":1}
+{"index":1,"type":"ok","process":0,"f":"acquire","value":{"token":"a"},"time":2}
+{"index":2,"type":"invoke","process":0,"f":"unlock","value":null,"time":3}
+)");
+    EXPECT_EQ(jsonl.code, 0) << jsonl.err;
+    EXPECT_NE(jsonl.out.find("\n  ignored: 1 op with f \"unlock\", which no check reads (the first "
+                             "at line 3)\n"),
+              std::string::npos)
+        << jsonl.out;
+}
+
+// A history may omit `key` (HISTORY.md): its messages then have no ": " before them, and a grant
+// without a token no "(token )".
+TEST(CheckInputTest, AHistoryWithoutKeysOrTokensReadsWithoutGaps) {
+    testing::TempDir scratch;
+    const std::string grants =
+        "[{:type :invoke :f :acquire :process 0 :value nil}\n"
+        " {:type :ok :f :acquire :process 0 :value {:token \"a\"}}\n"
+        " {:type :invoke :f :acquire :process 1 :value nil}\n"
+        " {:type :ok :f :acquire :process 1 :value {:token \"b\"}}]\n";
+    Cli r = check(scratch, "tokens.edn", grants);
+    EXPECT_EQ(r.code, 1) << r.err;
+    EXPECT_NE(r.out.find("incidents (1):\n  process 0 (token a) held it from 0.000 s to the end; 1 "
+                         "grant to process 1 overlapped it at 0.000 s\n"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("violations (1):\n  [mutual_exclusion] process 1 (token b) acquired at "
+                         "0.000 s while process 0 (token a) held it since 0.000 s\n"),
+              std::string::npos)
+        << r.out;
+
+    std::string untokened = grants;
+    for (const char* token : {" {:token \"a\"}", " {:token \"b\"}"})
+        untokened.replace(untokened.find(token), std::string(token).size(), " nil");
+    r = check(scratch, "untokened.edn", untokened, "--story");
+    EXPECT_EQ(r.code, 1) << r.err;
+    EXPECT_NE(r.out.find("\nprocess 0's lock was granted to another process while it still held "
+                         "it.\n"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("1. At 0.000 s process 0 acquired the lock [#0, #1]."), std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("3. At 0.000 s process 1 was granted the lock [#3] while"),
+              std::string::npos)
+        << r.out;
+    EXPECT_EQ(r.out.find("(token"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("\n: "), std::string::npos) << r.out;
+}
+
+// The text report says what the model expected, as --json's final_path does.
+TEST(CheckInputTest, AnUnplaceableOpSaysWhatTheModelExpected) {
+    testing::TempDir scratch;
+    const Cli r = check(scratch, "release.edn",
+                        "[{:type :invoke :f :acquire :process 0 :value nil}\n"
+                        " {:type :ok :f :acquire :process 0 :value nil}\n"
+                        " {:type :invoke :f :release :process 1 :value nil}\n"
+                        " {:type :ok :f :release :process 1 :value nil}]\n",
+                        "--model mutex --checks linearizability");
+    EXPECT_EQ(r.code, 1) << r.err;
+    // The search's time in between is the machine's.
+    const std::string head =
+        "history: 4 events \u2014 INVALID\n"
+        "  linearizability   INVALID  mutex, 2 ops on 1 key, ";
+    EXPECT_EQ(r.out.substr(0, head.size()), head) << r.out;
+    const std::size_t violations = r.out.find("\nviolations");
+    ASSERT_NE(violations, std::string::npos) << r.out;
+    EXPECT_EQ(r.out.substr(violations),
+              "\nviolations (1):\n"
+              "  [linearizability] not linearizable against mutex: process 1's release (index 2) "
+              "cannot be placed after 1 op; by then the model had the lock held by process 0\n");
+}
+
+// checker/HISTORY.md's example, judged: what its prose says is what `lockbench check` answers.
+TEST(CheckInputTest, TheHistoryDocumentsExampleIsJudgedAsItSays) {
+    const std::string doc = testing::read_file(LOCKBENCH_HISTORY_MD);
+    const std::size_t section = doc.find("\n## Example\n");
+    ASSERT_NE(section, std::string::npos);
+    const std::size_t begin = doc.find("```\n", section) + 4;
+    const std::size_t end = doc.find("```\n", begin);
+    const std::string example = doc.substr(begin, end - begin);
+    const std::string prose = doc.substr(end + 4, doc.find("\n## ", end) - end - 4);
+    testing::TempDir scratch;
+    const Cli r = check(scratch, "example.jsonl", example, "--model mutex");
+    EXPECT_EQ(r.code, 1) << r.out << r.err;
+    EXPECT_NE(r.out.find("  mutual_exclusion  INVALID  "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("  linearizability   VALID    "), std::string::npos) << r.out;
+    EXPECT_NE(prose.find("linearizable"), std::string::npos) << prose;
+    EXPECT_NE(prose.find("`lockbench check --model mutex` reports it INVALID"), std::string::npos)
+        << prose;
 }
 
 }  // namespace

@@ -2,14 +2,22 @@
 // line on stderr naming the flag or the file - never an internal error (exit 5), never a run with
 // a value that overflowed a clock type. And a suite whose run errored never passes the gate.
 
+#include <arpa/inet.h>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <netinet/in.h>
 #include <string>
+#include <sys/socket.h>
+#include <thread>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
 #include "checker/testing/temp_dir.hpp"
 #include "engine/cli/cli_testing.hpp"
+#include "engine/cli/user_input.hpp"
+#include "engine/servers/redis_server.hpp"
 
 namespace lockbench {
 namespace {
@@ -119,6 +127,170 @@ TEST(CliInputTest, TheGateFailsASuiteWithAFailedRunAndNamesIt) {
               std::string::npos)
         << r.out;
     EXPECT_NE(r.out.find("gate: FAIL (1 problem)"), std::string::npos) << r.out;
+}
+
+// A misspelt subcommand is named, with the nearest there is; not "A subcommand is required".
+TEST(CliInputTest, AnUnknownSubcommandIsNamedWithTheNearestOne) {
+    testing::TempDir scratch;
+    Cli r = lockbench(scratch, "chek h.jsonl");
+    EXPECT_EQ(r.code, 2);
+    EXPECT_EQ(r.err,
+              "lockbench: unknown subcommand 'chek'; did you mean check? (see lockbench --help)\n");
+    r = lockbench(scratch, "bogus");
+    EXPECT_EQ(r.code, 2);
+    EXPECT_EQ(
+        r.err.rfind("lockbench: unknown subcommand 'bogus'; the subcommands are strategies, ", 0),
+        0u)
+        << r.err;
+    const std::string help = " (see lockbench --help)\n";
+    EXPECT_EQ(r.err.substr(r.err.size() - help.size()), help) << r.err;
+    EXPECT_EQ(lines(r.err), 1u) << r.err;
+    r = lockbench(scratch, "--verison");
+    EXPECT_EQ(r.code, 2);
+    EXPECT_EQ(r.err,
+              "lockbench: there is no option --verison; did you mean --version? (see lockbench "
+              "--help)\n");
+}
+
+// The help to read is the subcommand's, and an unknown option is named as one - also before a
+// value that would otherwise be taken for the workload file.
+TEST(CliInputTest, AnUnknownOptionIsNamedWithTheSubcommandsHelp) {
+    testing::TempDir scratch;
+    const std::string out = " --out '" + (scratch.path() / "results").string() + "'";
+    for (const auto& [args, message] : std::vector<std::pair<std::string, std::string>>{
+             {"run --bogus", "lockbench: run has no option --bogus (see lockbench run --help)\n"},
+             {"run --rate-limit 5",
+              "lockbench: run has no option --rate-limit; did you mean --rate? (see lockbench "
+              "run --help)\n"},
+             {"run --clinets 4",
+              "lockbench: run has no option --clinets; did you mean --clients? (see lockbench "
+              "run --help)\n"},
+             {"run --clients 0",
+              "lockbench: --clients: must be between 1 and 100000, not 0 (see lockbench run "
+              "--help)\n"},
+             {"run --resource bogus --no-yardstick",
+              "lockbench: --resource: must be one of none|counter|fenced, not \"bogus\"\n"},
+             {"run no-such-workload.json --no-yardstick",
+              "lockbench: no-such-workload.json: cannot open\n"},
+         }) {
+        const Cli r = lockbench(scratch, args + out);
+        EXPECT_EQ(r.code, 2) << args << ": " << r.err;
+        EXPECT_EQ(r.err, message) << args;
+        EXPECT_FALSE(fs::exists(scratch.path() / "results")) << args;
+    }
+}
+
+// `demo t1` means t1-holder-paused: the names that continue it, not every name that begins so.
+TEST(CliInputTest, AnUnknownScenarioSuggestsTheNearestNames) {
+    testing::TempDir scratch;
+    const fs::path dir = scratch.path() / "scenarios";
+    for (const char* name : {"baseline", "t1-holder-paused", "t10-process-pause", "t8-late-unlock"})
+        write(scratch, std::string("scenarios/") + name + ".json", "{}");
+    for (const auto& [name, suggestion] : std::vector<std::pair<std::string, std::string>>{
+             {"t1", "; did you mean t1-holder-paused?"},
+             {"t1-holder", "; did you mean t1-holder-paused?"},
+             {"basline", "; did you mean baseline?"},
+             {"nothing-like-it", ""},
+         }) {
+        // --no-yardstick as run takes it: accepted, not an unknown option.
+        const Cli r =
+            lockbench(scratch, "demo " + name + " --no-yardstick --dir '" + dir.string() + "'");
+        EXPECT_EQ(r.code, 2) << name;
+        EXPECT_EQ(r.err, "lockbench: demo: no scenario named " + name + " in " + dir.string() +
+                             suggestion + " (see lockbench scenarios)\n")
+            << name;
+    }
+}
+
+TEST(CliInputTest, NearestNamesAndTheDefaultRedisPort) {
+    EXPECT_EQ(cli::nearest_names("t5", {"t5-failover", "t50", "t5-sentinel"}),
+              (std::vector<std::string>{"t5-failover", "t5-sentinel"}));
+    EXPECT_EQ(cli::nearest_names("zzz", {"run", "demo"}), std::vector<std::string>{});
+    EXPECT_EQ(cli::either({"a", "b", "c"}), "a, b or c");
+    // As redis-cli takes it: a host alone is port 6379.
+    EXPECT_EQ(cli::with_redis_port("127.0.0.1"), "127.0.0.1:6379");
+    EXPECT_EQ(cli::with_redis_port("[::1]"), "[::1]:6379");
+    EXPECT_EQ(cli::with_redis_port("10.0.0.5:7000"), "10.0.0.5:7000");
+    EXPECT_EQ(cli::with_redis_port("[::1]:7000"), "[::1]:7000");
+}
+
+// A port where something else listens (ssh here) says what answered, not just "protocol error".
+TEST(CliInputTest, APortThatIsNotRedisSaysWhatAnswered) {
+    const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+    ASSERT_GE(listener, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+    ASSERT_EQ(::listen(listener, 8), 0);
+    socklen_t length = sizeof address;
+    ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length), 0);
+    const int port = ntohs(address.sin_port);
+    std::thread ssh([listener] {
+        for (;;) {
+            const int c = ::accept(listener, nullptr, nullptr);
+            if (c < 0)
+                return;  // the test shut the listener down
+            const std::string banner = "SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3\r\n";
+            [[maybe_unused]] const auto sent = ::send(c, banner.data(), banner.size(), 0);
+            char buf[256];
+            while (::recv(c, buf, sizeof buf, 0) > 0) {
+            }
+            ::close(c);
+        }
+    });
+    testing::TempDir scratch;
+    const std::string endpoint = "127.0.0.1:" + std::to_string(port);
+    const Cli r = lockbench(scratch, "run --no-yardstick --duration 0.1 --redis " + endpoint +
+                                         " --out '" + (scratch.path() / "results").string() + "'");
+    ::shutdown(listener, SHUT_RDWR);
+    ssh.join();
+    ::close(listener);
+    EXPECT_EQ(r.code, 4) << r.out << r.err;
+    EXPECT_EQ(r.err, "lockbench: cannot reach Redis at " + endpoint + ": " + endpoint +
+                         " did not answer like Redis (got 'SSH-2.0-OpenSSH_9.2p1 "
+                         "Debian-2+deb12u3'): protocol error: is this a Redis server?\n");
+}
+
+// The password: on the command line (every local user sees it in ps), in a file, or in the
+// environment as redis-cli's REDISCLI_AUTH; a refused or missing one names the ways to give it.
+TEST(CliInputTest, TheRedisPasswordComesFromAFileOrTheEnvironmentAndARefusalSaysHow) {
+    RedisServer server({.password = "s3cret"});
+    testing::TempDir scratch;
+    const std::string endpoint = "127.0.0.1:" + std::to_string(server.port());
+    const std::string run =
+        "run --no-yardstick --strategy set_nx_px --clients 1 --duration 0.2 "
+        "--redis " +
+        endpoint + " --out '" + (scratch.path() / "results").string() + "'";
+    ::unsetenv("LOCKBENCH_REDIS_PASSWORD");
+    Cli r = lockbench(scratch, run);
+    EXPECT_EQ(r.code, 4) << r.out << r.err;
+    EXPECT_EQ(r.err, "lockbench: cannot reach Redis at " + endpoint +
+                         ": NOAUTH Authentication required. (it wants a password: "
+                         "--password-file FILE, LOCKBENCH_REDIS_PASSWORD or --password)\n");
+    r = lockbench(scratch, run + " --password wrong");
+    EXPECT_EQ(r.code, 4) << r.out << r.err;
+    EXPECT_NE(r.err.find("WRONGPASS"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.substr(r.err.find(" (the password")),
+              " (the password given with --password, --password-file or "
+              "LOCKBENCH_REDIS_PASSWORD was refused)\n")
+        << r.err;
+
+    const fs::path file = write(scratch, "password", "s3cret\n");
+    r = lockbench(scratch, run + " --password-file '" + file.string() + "'");
+    EXPECT_EQ(r.code, 0) << r.out << r.err;
+    r = lockbench(scratch, run + " --password-file '" + file.string() + "' --password s3cret");
+    EXPECT_EQ(r.code, 2) << r.out << r.err;
+    EXPECT_EQ(r.err, "lockbench: --password excludes --password-file (see lockbench run --help)\n");
+    r = lockbench(scratch, run + " --password-file '" + (scratch.path() / "none").string() + "'");
+    EXPECT_EQ(r.code, 2) << r.out << r.err;
+    EXPECT_EQ(r.err, "lockbench: --password-file: cannot read " +
+                         (scratch.path() / "none").string() + "\n");
+
+    ::setenv("LOCKBENCH_REDIS_PASSWORD", "s3cret", 1);
+    r = lockbench(scratch, run);
+    ::unsetenv("LOCKBENCH_REDIS_PASSWORD");
+    EXPECT_EQ(r.code, 0) << r.out << r.err;
 }
 
 }  // namespace

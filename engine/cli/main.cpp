@@ -14,6 +14,7 @@
 #include <iostream>
 #include <iterator>
 #include <limits>
+#include <map>
 #include <new>
 #include <optional>
 #include <signal.h>
@@ -31,9 +32,11 @@
 #include "engine/ci/gate.hpp"
 #include "engine/ci/suite.hpp"
 #include "engine/cli/compare_command.hpp"
+#include "engine/cli/user_input.hpp"
 #include "engine/run/ramp.hpp"
 #include "engine/run/run.hpp"
 #include "engine/run/scenario_list.hpp"
+#include "engine/run/summary.hpp"
 #include "engine/run/workload.hpp"
 #include "engine/servers/redis_server.hpp"
 #include "engine/topology/inventory.hpp"
@@ -111,6 +114,7 @@ struct RunFlags {
     std::optional<std::string> resource;
     std::string redis;
     std::string password;
+    std::string password_file;
     std::string inventory;
     std::string zookeeper;
     std::string etcd;
@@ -162,7 +166,7 @@ std::vector<lockbench::Endpoint> parse_etcd_list(const std::string& list_text) {
     return endpoints;
 }
 
-// --redis HOST:PORT[,HOST:PORT...] with --password: the user's own servers ("" for none).
+// --redis HOST[:PORT][,HOST[:PORT]...] with its password: the user's own servers ("" for none).
 std::vector<lockbench::Endpoint> parse_redis_list(const std::string& list_text,
                                                   const std::string& password) {
     std::vector<lockbench::Endpoint> endpoints;
@@ -171,7 +175,8 @@ std::vector<lockbench::Endpoint> parse_redis_list(const std::string& list_text,
     std::stringstream list(list_text);
     for (std::string item; std::getline(list, item, ',');) {
         try {
-            lockbench::Endpoint ep = lockbench::Endpoint::parse(item);
+            lockbench::Endpoint ep =
+                lockbench::Endpoint::parse(lockbench::cli::with_redis_port(item));
             ep.password = password;
             endpoints.push_back(ep);
         } catch (const std::invalid_argument& e) {
@@ -230,8 +235,35 @@ int run_command(const RunFlags& f) {
             throw WorkloadError("--arrivals needs a rate: --rate R, or a rate in the workload");
         j["rate"]["arrivals"] = *f.arrivals;
     }
-    RunOptions options{.workload = Workload::from_json(j, "command line"), .out_dir = f.out};
-    options.redis = parse_redis_list(f.redis, f.password);
+    // A field the flags set is named by its flag, not by a JSON path the user never wrote.
+    std::map<std::string, std::string> flag_of;
+    const auto given = [&](bool set, const char* path, const char* flag) {
+        if (set)
+            flag_of[path] = flag;
+    };
+    given(f.strategy.has_value(), "/strategy", "--strategy");
+    given(f.client_command.has_value(), "/client_command", "--client-command");
+    given(f.clients.has_value(), "/clients", "--clients");
+    given(f.keys.has_value(), "/keys", "--keys");
+    given(f.threads.has_value(), "/threads", "--threads");
+    given(f.duration.has_value(), "/duration_s", "--duration");
+    given(f.hold_ms.has_value(), "/hold_ms", "--hold-ms");
+    given(f.think_ms.has_value(), "/think_ms", "--think-ms");
+    given(f.lease_ms.has_value(), "/lease_ms", "--lease-ms");
+    given(f.wait_ms.has_value(), "/wait_ms", "--wait-ms");
+    given(f.seed.has_value(), "/seed", "--seed");
+    given(f.resource.has_value(), "/resource", "--resource");
+    given(f.rate.has_value(), "/rate", "--rate");
+    given(f.rate.has_value(), "/rate/per_s", "--rate");
+    given(f.arrivals.has_value(), "/rate/arrivals", "--arrivals");
+    std::optional<Workload> workload;
+    try {
+        workload = Workload::from_json(j, "command line");
+    } catch (const WorkloadError& e) {
+        throw WorkloadError(cli::name_the_flag(e.what(), flag_of));
+    }
+    RunOptions options{.workload = *workload, .out_dir = f.out};
+    options.redis = parse_redis_list(f.redis, cli::redis_password(f.password, f.password_file));
     options.inventory = load_inventory(f.inventory);
     options.zookeeper = parse_zookeeper_list(f.zookeeper);
     options.etcd = parse_etcd_list(f.etcd);
@@ -246,7 +278,9 @@ int run_command(const RunFlags& f) {
         if (const std::string note = as_run.unused_fence_note(); !note.empty())
             std::cerr << "lockbench: note: " << note << "\n";
     }
-    if (!f.no_yardstick) {
+    if (f.no_yardstick) {
+        options.machine_not_measured = "skipped (--no-yardstick)";
+    } else {
         // The machine first, as a suite measures it (once here, for a run or a whole ramp): its
         // throughput beside redis-benchmark's.
         if (options.progress)
@@ -283,7 +317,9 @@ int run_command(const RunFlags& f) {
         for (std::string name; std::getline(names, name, ',');)
             ramp.strategies.push_back(name);
         RampOutcome outcome = run_ramp(ramp);
-        std::cout << format_ramp(outcome.curves) << "results     " << outcome.dir.string() << "\n";
+        std::cout << format_ramp(outcome.curves)
+                  << format_machine(outcome.curves.value("yardstick", nlohmann::json()))
+                  << "results     " << outcome.dir.string() << "\n";
         if (outcome.interrupted)
             return 130;
         if (outcome.failure_exit_code != 0)
@@ -306,6 +342,8 @@ struct DemoFlags {
     std::string dir = LOCKBENCH_WORKLOADS_DIR;
     std::string redis;
     std::string password;
+    std::string password_file;
+    bool no_yardstick = false;  // accepted as run takes it; a demo never measures the machine
     std::string inventory;
     std::string zookeeper;
     std::string out = "results";
@@ -335,9 +373,19 @@ int demo_command(const DemoFlags& f) {
     fs::path file = f.scenario;
     if (file.extension() != ".json" || !fs::exists(file))
         file = fs::path(f.dir) / (f.scenario + ".json");
-    if (!fs::exists(file))
+    if (!fs::exists(file)) {
+        std::vector<std::string> names;
+        std::error_code ec;
+        for (const auto& entry : fs::directory_iterator(f.dir, ec)) {
+            if (entry.path().extension() == ".json")
+                names.push_back(entry.path().stem().string());
+        }
+        std::sort(names.begin(), names.end());
+        const auto near = cli::nearest_names(f.scenario, names);
         throw WorkloadError("demo: no scenario named " + f.scenario + " in " + f.dir +
+                            (near.empty() ? "" : "; did you mean " + cli::either(near) + "?") +
                             " (see lockbench scenarios)");
+    }
     Workload w = Workload::load(file);
     if (w.expect.empty())
         throw WorkloadError("demo: " + file.string() +
@@ -353,7 +401,8 @@ int demo_command(const DemoFlags& f) {
     nlohmann::json j = w.to_json();
     j["strategy"] = strategy;
     RunOptions options{.workload = Workload::from_json(j, file.string()), .out_dir = f.out};
-    options.redis = parse_redis_list(f.redis, f.password);
+    options.redis = parse_redis_list(f.redis, cli::redis_password(f.password, f.password_file));
+    options.machine_not_measured = "a demo does not measure the machine";
     options.inventory = load_inventory(f.inventory);
     options.zookeeper = parse_zookeeper_list(f.zookeeper);
     options.progress = ::isatty(STDERR_FILENO) != 0;
@@ -460,6 +509,7 @@ int check_command(const CheckFlags& f) {
             converted = checker::jepsen_to_jsonl(read_whole_file(f.history_file));
             std::istringstream in(converted.jsonl);
             report = checker::check_history(in, options);
+            converted.locate(report);
         } else {
             report = checker::check_history(std::filesystem::path(f.history_file), options);
         }
@@ -556,6 +606,12 @@ int list_strategies() {
     return 0;
 }
 
+constexpr const char* kPasswordHelp =
+    "AUTH password for --redis (seen by every local user in ps: prefer --password-file or "
+    "LOCKBENCH_REDIS_PASSWORD)";
+constexpr const char* kPasswordFileHelp =
+    "Read the AUTH password for --redis from the first line of this file";
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -603,11 +659,14 @@ int main(int argc, char** argv) {
     suite->add_option("--out", so.out_dir, "Results folder")->capture_default_str();
     suite->add_option("--zookeeper", so.zookeeper,
                       "ZooKeeper strategies: use an existing ensemble HOST:PORT[,HOST:PORT...]");
-    std::string suite_redis, suite_password, suite_inventory;
+    std::string suite_redis, suite_password, suite_password_file, suite_inventory;
     suite->add_option("--redis", suite_redis,
-                      "Run on existing Redis server(s) HOST:PORT[,HOST:PORT...]; scenarios that "
+                      "Run on existing Redis server(s) HOST[:PORT][,HOST[:PORT]...] (port 6379 "
+                      "when none is given); scenarios that "
                       "need servers of lockbench's own are skipped, saying why");
-    suite->add_option("--password", suite_password, "AUTH password for --redis");
+    suite->add_option("--password", suite_password, kPasswordHelp);
+    suite->add_option("--password-file", suite_password_file, kPasswordFileHelp)
+        ->excludes("--password");
     suite
         ->add_option("--inventory", suite_inventory,
                      "Run on your deployment, node by node (see run --help); pause-server and "
@@ -710,8 +769,9 @@ int main(int argc, char** argv) {
     RunFlags rf;
     auto* run =
         app.add_subcommand("run", "Run a workload against real Redis and judge its history");
-    run->add_option("workload", rf.workload_file, "Workload JSON file (workloads/README.md)")
-        ->check(CLI::ExistingFile);
+    // No existence check here: CLI11 checks a positional before it reports an unknown option,
+    // so `run --rate-limit 5` said "File does not exist: 5"; a missing file is refused on loading.
+    run->add_option("workload", rf.workload_file, "Workload JSON file (workloads/README.md)");
     run->add_option("--strategy", rf.strategy,
                     "Lock strategy (see `lockbench strategies`); with --clients-ramp, a "
                     "comma-separated list: one curve each");
@@ -750,8 +810,11 @@ int main(int argc, char** argv) {
                     "timed out) as well as from its send (granted ones)");
     run->add_option("--arrivals", rf.arrivals, "With --rate: fixed (evenly spaced) or poisson")
         ->check(CLI::IsMember({"fixed", "poisson"}));
-    run->add_option("--redis", rf.redis, "Use existing Redis server(s) HOST:PORT[,HOST:PORT...]");
-    run->add_option("--password", rf.password, "AUTH password for --redis");
+    run->add_option("--redis", rf.redis,
+                    "Use existing Redis server(s) HOST[:PORT][,HOST[:PORT]...] (port 6379 when "
+                    "none is given)");
+    run->add_option("--password", rf.password, kPasswordHelp);
+    run->add_option("--password-file", rf.password_file, kPasswordFileHelp)->excludes("--password");
     run->add_option(
            "--inventory", rf.inventory,
            "Your deployment node by node (a JSON file: README, 'Testing your own "
@@ -787,8 +850,14 @@ int main(int argc, char** argv) {
                      "Strategy to show (default: the first the scenario breaks, set_nx_px "
                      "when it is one)");
     demo->add_option("--dir", df.dir, "Folder of scenario files")->capture_default_str();
-    demo->add_option("--redis", df.redis, "Use existing Redis server(s) HOST:PORT[,HOST:PORT...]");
-    demo->add_option("--password", df.password, "AUTH password for --redis");
+    demo->add_option("--redis", df.redis,
+                     "Use existing Redis server(s) HOST[:PORT][,HOST[:PORT]...] (port 6379 when "
+                     "none is given)");
+    demo->add_option("--password", df.password, kPasswordHelp);
+    demo->add_option("--password-file", df.password_file, kPasswordFileHelp)
+        ->excludes("--password");
+    demo->add_flag("--no-yardstick", df.no_yardstick,
+                   "Accepted as run takes it: a demo never measures the machine");
     demo->add_option("--inventory", df.inventory, "Your deployment node by node (see run --help)")
         ->check(CLI::ExistingFile)
         ->excludes("--redis");
@@ -796,6 +865,24 @@ int main(int argc, char** argv) {
                      "ZooKeeper strategies: use an existing ensemble HOST:PORT[,HOST:PORT...]");
     demo->add_option("--out", df.out, "Results folder")->capture_default_str();
 
+    // "A subcommand is required" for a misspelt one would send the user looking for a missing
+    // word: name the one they wrote and the nearest there is.
+    if (argc > 1 && argv[1][0] != '-') {
+        std::vector<std::string> names;
+        for (const auto* sub : app.get_subcommands({}))
+            names.push_back(sub->get_name());
+        if (std::find(names.begin(), names.end(), argv[1]) == names.end()) {
+            const auto near = lockbench::cli::nearest_names(argv[1], names, 3);
+            std::string all;
+            for (const auto& name : names)
+                all += (all.empty() ? "" : ", ") + name;
+            std::cerr << "lockbench: unknown subcommand '" << argv[1] << "'"
+                      << (near.empty() ? "; the subcommands are " + all
+                                       : "; did you mean " + lockbench::cli::either(near) + "?")
+                      << " (see lockbench --help)\n";
+            return kExitUsage;
+        }
+    }
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -805,7 +892,26 @@ int main(int argc, char** argv) {
     } catch (const CLI::CallForVersion& e) {
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
-        std::cerr << "lockbench: " << e.what() << " (see lockbench --help)\n";
+        // The help to read is the subcommand's, and an unknown option is named as one.
+        const CLI::App* sub = nullptr;
+        if (argc > 1 && argv[1][0] != '-')
+            sub = app.get_subcommand_ptr(argv[1]).get();
+        std::vector<std::string> options;
+        for (const auto* option : (sub ? sub : &app)->get_options()) {
+            for (const auto& name : option->get_lnames())
+                options.push_back("--" + name);
+        }
+        // `lockbench --bogus` fails as "A subcommand is required" before CLI11 names the option.
+        const bool unknown_first_option =
+            !sub && argc > 1 && argv[1][0] == '-' &&
+            std::find(options.begin(), options.end(), std::string(argv[1])) == options.end();
+        std::cerr << "lockbench: "
+                  << lockbench::cli::parse_error_line(
+                         unknown_first_option ? std::string(": ") + argv[1] : e.what(),
+                         unknown_first_option ||
+                             dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr,
+                         sub ? sub->get_name() : "", options)
+                  << "\n";
         return kExitUsage;
     }
 
@@ -830,7 +936,8 @@ int main(int argc, char** argv) {
             so.interrupt = &g_interrupted;
             so.yardstick = !no_yardstick;
             so.zookeeper = parse_zookeeper_list(so.zookeeper);
-            so.redis = parse_redis_list(suite_redis, suite_password);
+            so.redis = parse_redis_list(
+                suite_redis, lockbench::cli::redis_password(suite_password, suite_password_file));
             so.inventory = load_inventory(suite_inventory);
             auto outcome = lockbench::run_suite(so);
             std::cout << lockbench::format_table(outcome.table) << "results     "

@@ -3,6 +3,7 @@
 // summary.json (the fields README.md lists) and report.txt of one run.
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,5 +38,9 @@ struct SummaryInputs {
 // "valid": a fault that never took effect, no completed cycle, most clients never answered.
 nlohmann::json make_summary(const SummaryInputs& in, const std::filesystem::path& history_path);
 std::string make_report(const nlohmann::json& summary);
+// report.txt's `machine` lines from a `yardstick` entry (measured, or `not_measured` and why), with
+// the run's throughput beside it when given; "" when there is none.
+std::string format_machine(const nlohmann::json& yardstick,
+                           std::optional<double> run_cycles_per_s = std::nullopt);
 
 }  // namespace lockbench

@@ -147,7 +147,20 @@ void Deployment::check_reachable(int connections_needed) const {
             run_sync(loop,
                      [](RedisConnection& conn) -> Task<void> { co_await conn.command("PING"); }(c));
         } catch (const RedisError& e) {
-            throw EnvironmentError("cannot reach Redis at " + ep.to_string() + ": " + e.what());
+            // The server's own words say what is wrong, not what to do about it.
+            const std::string said = e.what();
+            const bool no_password = said.find("NOAUTH") != std::string::npos;
+            const bool wrong_password =
+                said.find("WRONGPASS") != std::string::npos ||
+                said.find("invalid password") != std::string::npos ||
+                said.find("without any password configured") != std::string::npos;
+            throw EnvironmentError(
+                "cannot reach Redis at " + ep.to_string() + ": " + said +
+                (no_password      ? " (it wants a password: --password-file FILE, "
+                                    "LOCKBENCH_REDIS_PASSWORD or --password)"
+                 : wrong_password ? " (the password given with --password, --password-file or "
+                                    "LOCKBENCH_REDIS_PASSWORD was refused)"
+                                  : ""));
         }
         // A server refuses connections beyond its maxclients (ours too, when it could not get the
         // file descriptors for what it was asked): every client past it would only record

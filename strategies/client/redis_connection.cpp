@@ -71,6 +71,21 @@ void append_resp_command(std::string& out, const std::vector<std::string>& args)
 
 namespace {
 
+// A port that is not Redis (ssh, a web server) answers bytes no RESP reader takes: quote them,
+// so "protocol error" says what was there instead.
+std::string not_redis(const std::string& endpoint, std::string_view got) {
+    std::string shown;
+    for (const char c : got.substr(0, got.find_first_of("\r\n"))) {
+        if (shown.size() == 40) {
+            shown += "...";
+            break;
+        }
+        shown += c >= 0x20 && c < 0x7f ? c : '?';
+    }
+    return endpoint + " did not answer like Redis (got '" + shown +
+           "'): protocol error: is this a Redis server?";
+}
+
 Reply convert(const redisReply* r) {
     Reply out;
     switch (r->type) {
@@ -334,14 +349,16 @@ void RedisConnection::read_input() {
         ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
         if (n > 0) {
             if (redisReaderFeed(reader_, buf, static_cast<std::size_t>(n)) != REDIS_OK) {
-                fail_all(make_error<ClosedError>("protocol error from " + endpoint_.to_string()));
+                fail_all(make_error<ClosedError>(not_redis(
+                    endpoint_.to_string(), std::string_view(buf, static_cast<std::size_t>(n)))));
                 return;
             }
             for (;;) {
                 void* raw = nullptr;
                 if (redisReaderGetReply(reader_, &raw) != REDIS_OK) {
-                    fail_all(
-                        make_error<ClosedError>("protocol error from " + endpoint_.to_string()));
+                    fail_all(make_error<ClosedError>(
+                        not_redis(endpoint_.to_string(),
+                                  std::string_view(buf, static_cast<std::size_t>(n)))));
                     return;
                 }
                 if (!raw)
