@@ -595,8 +595,9 @@ GateResult run_gate(const json& baseline, const json& current, const GateOptions
     result.pass = problems == 0;
     std::ostringstream out;
     // First the verdict and its counts, in one line: what a CI log shows when it is folded.
-    out << "gate " << (result.pass ? "PASS" : "FAIL") << ": " << rows.size() << " cells, "
-        << problems << (problems == 1 ? " problem" : " problems");
+    out << "gate " << (result.pass ? "PASS" : "FAIL") << ": " << rows.size()
+        << (rows.size() == 1 ? " cell, " : " cells, ") << problems
+        << (problems == 1 ? " problem" : " problems");
     if (problems > 0)
         out << " (" << problem_counts(rows, cur.interrupted) << ")";
     const std::pair<std::size_t, const char*> counts[] = {
@@ -615,7 +616,7 @@ GateResult run_gate(const json& baseline, const json& current, const GateOptions
         << " suite";
     if (cur.filtered()) {
         out << " of " << cur.filter_words() << "; the baseline's " << filtered_out
-            << " other cells are left out";
+            << (filtered_out == 1 ? " other cell is" : " other cells are") << " left out";
     } else {
         out << ", unfiltered";
     }
