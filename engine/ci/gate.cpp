@@ -36,18 +36,74 @@ using gate_input::parse_current;
 
 // --- Comparing ---
 
+// What the gate says about a cell. The kind decides whether it fails the gate, whether the short
+// report shows it (what changed or failed) or only --verbose (what is routine), and how the summary
+// line counts it.
+enum class Kind {
+    Failed,
+    Missing,
+    Unknown,
+    Unexpected,
+    Slower,
+    Latency,
+    WithinNoise,   // beyond the limit, within the noise: not a failure, but worth a look
+    NotASlowdown,  // the reference got faster
+    NotCompared,   // throughput could not be compared (the reference stopped)
+    Skipped,       // this machine could not run it
+    ChangedExpectation,
+    New,
+    Routine,  // faults injected, no other strategy to compare with: --verbose only
+};
+
+const char* problem_name(Kind kind) {
+    switch (kind) {
+        case Kind::Failed:
+            return "FAILED";
+        case Kind::Missing:
+            return "MISSING";
+        case Kind::Unknown:
+            return "UNKNOWN";
+        case Kind::Unexpected:
+            return "UNEXPECTED OUTCOME";
+        case Kind::Slower:
+            return "SLOWER";
+        case Kind::Latency:
+            return "LATENCY";
+        default:
+            return nullptr;  // not a problem
+    }
+}
+
+struct Finding {
+    Kind kind;
+    std::string words;  // plain words, naming what a number was measured against
+};
+
 struct Row {
     Key key;
     const BaselineRun* base = nullptr;
     const CurrentRun* cur = nullptr;
-    std::vector<std::string> problems;  // in order of severity
-    std::vector<std::string> reasons;
+    std::vector<Finding> findings;  // problems in order of severity, then the rest
     std::optional<std::string> reference;
     std::optional<double> base_norm, cur_norm, change_pct, combined_noise;
     std::optional<double> yardstick_change_pct, yardstick_noise;
     bool compared = false;
     std::optional<std::string> skipped;  // the current suite could not run it, and why
     std::optional<std::string> failed;   // the current suite's run of it errored: the error
+
+    void add(Kind kind, std::string words) { findings.push_back({kind, std::move(words)}); }
+    std::vector<std::string> problems() const {
+        std::vector<std::string> out;
+        for (const auto& f : findings) {
+            if (const char* name = problem_name(f.kind))
+                out.push_back(name);
+        }
+        return out;
+    }
+    bool has(Kind kind) const {
+        return std::any_of(findings.begin(), findings.end(),
+                           [&](const Finding& f) { return f.kind == kind; });
+    }
 };
 
 std::string pct(double fraction) {
@@ -55,6 +111,14 @@ std::string pct(double fraction) {
     std::snprintf(buf, sizeof buf, "%.1f%%", fraction * 100);
     return buf;
 }
+
+std::string signed_pct(double fraction) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%+.1f%%", fraction * 100);
+    return buf;
+}
+
+constexpr const char* kMachineWords = "this machine";
 
 std::string num(double d) {
     std::ostringstream os;
@@ -68,8 +132,18 @@ struct Yardsticks {
     YardstickPoint cur;
 };
 
+// "allowed: 24.5%, 3x the measured noise of 8.2%": the larger of the limit and the noise, which
+// is the drop a cell may show before it fails.
+std::string allowed_words(double combined_noise, const GateOptions& options) {
+    const double noise_allowance = options.noise_factor * combined_noise;
+    if (noise_allowance * 100 <= options.max_drop_pct)
+        return "allowed: " + num(options.max_drop_pct) + "%";
+    return "allowed: " + pct(noise_allowance) + ", " + num(options.noise_factor) +
+           "x the measured noise of " + pct(combined_noise);
+}
+
 // One comparison of normalised throughput: a drop is a problem only beyond both the limit and the
-// noise. `against` names the reference in the reasons.
+// noise. `against` names the reference the words give the drop against.
 void judge_drop(Row& r, double base_norm, double cur_norm, double combined_noise,
                 const std::string& against, const GateOptions& options) {
     if (base_norm <= 0)
@@ -77,17 +151,12 @@ void judge_drop(Row& r, double base_norm, double cur_norm, double combined_noise
     const double drop = 1 - cur_norm / base_norm;
     const bool beyond_limit = cur_norm < base_norm * (1 - options.max_drop_pct / 100);
     const bool beyond_noise = drop > options.noise_factor * combined_noise;
-    const std::string noise_words = pct(options.noise_factor * combined_noise) + " (" +
-                                    num(options.noise_factor) + "x noise " + pct(combined_noise) +
-                                    ")";
-    if (beyond_limit && beyond_noise) {
-        r.problems.push_back("SLOWER");
-        r.reasons.push_back("drop " + pct(drop) + " vs " + against + " > " +
-                            num(options.max_drop_pct) + "% limit and > " + noise_words);
-    } else if (beyond_limit) {
-        r.reasons.push_back("drop " + pct(drop) + " vs " + against + " > " +
-                            num(options.max_drop_pct) + "% limit but within " + noise_words);
-    }
+    const std::string words = "throughput " + pct(drop) + " below baseline against " + against +
+                              " (" + allowed_words(combined_noise, options) + ")";
+    if (beyond_limit && beyond_noise)
+        r.add(Kind::Slower, words);
+    else if (beyond_limit)
+        r.add(Kind::WithinNoise, words);
 }
 
 // A p99 under a millisecond on a shared machine moves with the scheduler, not with lockbench.
@@ -101,9 +170,8 @@ void judge_p99(Row& r, double base, double cur, const std::string& against,
         return;
     const double rise = cur / base - 1;
     if (rise * 100 > options.max_p99_rise_pct) {
-        r.problems.push_back("LATENCY");
-        r.reasons.push_back("acquire p99 rose " + pct(rise) + " vs " + against + " > " +
-                            num(options.max_p99_rise_pct) + "% limit");
+        r.add(Kind::Latency, "acquire p99 " + pct(rise) + " above baseline against " + against +
+                                 " (allowed: " + num(options.max_p99_rise_pct) + "%)");
     }
 }
 
@@ -143,8 +211,8 @@ void compare_scenario(const std::vector<Row*>& rows, const std::optional<Yardsti
         if (cur_median <= 0 && base_median > 0) {
             // Normalisation would hide this if every strategy stopped at once.
             r->compared = true;
-            r->problems.push_back("SLOWER");
-            r->reasons.push_back("completed no cycles (baseline " + num(base_median) + "/s)");
+            r->add(Kind::Slower,
+                   "completed no cycles (baseline: " + num(base_median) + " cycles/s)");
             continue;
         }
         // Against the machine: every strategy slower by the same factor shows here, and only
@@ -159,15 +227,14 @@ void compare_scenario(const std::vector<Row*>& rows, const std::optional<Yardsti
             r->compared = true;
             r->yardstick_change_pct = (cur_y / base_y - 1) * 100;
             r->yardstick_noise = combined;
-            judge_drop(*r, base_y, cur_y, combined, "the machine (redis-benchmark)", options);
+            judge_drop(*r, base_y, cur_y, combined, kMachineWords, options);
         }
         // The acquire tail, against the same two references.
         const auto base_p99 = r->base->acquire_p99_ms, cur_p99 = r->cur->acquire_p99_ms;
         if (base_p99 && cur_p99) {
             if (yardsticks) {
                 judge_p99(*r, *base_p99 * yardsticks->base.cycles_per_s,
-                          *cur_p99 * yardsticks->cur.cycles_per_s, "the machine (redis-benchmark)",
-                          options);
+                          *cur_p99 * yardsticks->cur.cycles_per_s, kMachineWords, options);
             }
             const auto reference_p99 = [&](bool baseline) -> std::optional<double> {
                 for (const Row* other : common) {
@@ -183,16 +250,16 @@ void compare_scenario(const std::vector<Row*>& rows, const std::optional<Yardsti
             }
         }
         if (!ref_base || !ref_cur) {
-            r->reasons.push_back(
-                "throughput not compared to other strategies: none in this "
-                "scenario");
+            r->add(Kind::Routine,
+                   "throughput not compared with other strategies: none other in this scenario");
             continue;
         }
         const Reference& ref_b = *ref_base;
         const Reference& ref_c = *ref_cur;
         r->reference = ref_b.name;
         if (ref_b.median <= 0 || ref_c.median <= 0) {
-            r->reasons.push_back("throughput not compared: the reference completed no cycles");
+            r->add(Kind::NotCompared, "throughput not compared: the reference (" + ref_b.name +
+                                          ") completed no cycles");
             continue;
         }
         bool is_reference = r->key.second == ref_b.name;
@@ -226,9 +293,12 @@ void compare_scenario(const std::vector<Row*>& rows, const std::optional<Yardsti
                                           1;
             const double drop = 1 - cur_norm / base_norm;
             if (drop * 100 > options.max_drop_pct && ref_vs_machine * 100 > options.max_drop_pct) {
-                r->reasons.push_back("drop " + pct(drop) + " vs " + ref_words + ", which rose " +
-                                     pct(ref_vs_machine) + " vs the machine while this run held (" +
-                                     pct(*r->yardstick_change_pct / 100) + "): not a slowdown");
+                r->add(Kind::NotASlowdown,
+                       "throughput " + pct(drop) + " below baseline against " + ref_words +
+                           ", which itself rose " + pct(ref_vs_machine) + " against " +
+                           kMachineWords + " while this run held (" +
+                           signed_pct(*r->yardstick_change_pct / 100) +
+                           "): the reference got faster, this run did not slow");
                 continue;
             }
         }
@@ -239,37 +309,34 @@ void compare_scenario(const std::vector<Row*>& rows, const std::optional<Yardsti
 void judge_outcome(Row& r) {
     if (r.failed) {
         // A run that errored has no outcome: passing it would pass a build that never ran it.
-        r.problems.push_back("FAILED");
-        r.reasons.push_back("the run could not be done: " + *r.failed);
+        r.add(Kind::Failed, "the run could not be done: " + *r.failed);
         return;
     }
     if (!r.cur && r.skipped) {
         // Not run here, and said so: never counted as passed, never as missing.
-        r.reasons.push_back("SKIPPED on this machine: " + *r.skipped);
+        r.add(Kind::Skipped, "skipped on this machine: " + *r.skipped);
         return;
     }
     if (!r.cur) {
-        r.problems.push_back("MISSING");
-        r.reasons.push_back("in the baseline, not in this suite run");
+        r.add(Kind::Missing, "in the baseline, not in this suite run");
         return;
     }
     std::string expected = r.cur->expected.value_or("nothing stated");
     if (!r.cur->as_expected.has_value()) {
-        r.problems.push_back("UNKNOWN");
-        r.reasons.push_back(r.cur->expected ? "expected " + expected + ", outcome " + r.cur->got
-                                            : "no expectation stated for this strategy");
+        r.add(Kind::Unknown, r.cur->expected ? "expected " + expected + ", outcome " + r.cur->got
+                                             : "no expectation stated for this strategy");
     } else if (!*r.cur->as_expected) {
-        r.problems.push_back("UNEXPECTED OUTCOME");
-        r.reasons.push_back("expected " + expected + ", got " + r.cur->got);
+        r.add(Kind::Unexpected, "expected " + expected + ", got " + r.cur->got);
     }
     if (r.base && r.base->expected != r.cur->expected) {
-        r.reasons.push_back("expectation changed from " +
-                            r.base->expected.value_or("nothing stated") + " to " + expected);
+        r.add(Kind::ChangedExpectation, "expectation changed from " +
+                                            r.base->expected.value_or("nothing stated") + " to " +
+                                            expected);
     }
     if (!r.base)
-        r.reasons.push_back("new: not in the baseline");
+        r.add(Kind::New, "new: not in the baseline");
     else if (r.base->faults || r.cur->faults)
-        r.reasons.push_back("faults injected: outcome only");
+        r.add(Kind::Routine, "faults injected: outcome compared, throughput not");
 }
 
 json optional_number(const std::optional<double>& d) {
@@ -277,13 +344,17 @@ json optional_number(const std::optional<double>& d) {
 }
 
 json row_json(const Row& r) {
+    const auto problems = r.problems();
+    json reasons = json::array();
+    for (const auto& f : r.findings)
+        reasons.push_back(f.words);
     json j{{"scenario", r.key.first},
            {"strategy", r.key.second},
-           {"verdict", !r.problems.empty() ? r.problems.front()
-                       : r.skipped         ? "skipped"
-                                           : "ok"},
-           {"problems", r.problems},
-           {"reasons", r.reasons},
+           {"verdict", !problems.empty() ? problems.front()
+                       : r.skipped       ? "skipped"
+                                         : "ok"},
+           {"problems", problems},
+           {"reasons", reasons},
            {"faults", (r.base && r.base->faults) || (r.cur && r.cur->faults)},
            {"compared", r.compared},
            {"reference", r.reference ? json(*r.reference) : json(nullptr)},
@@ -317,6 +388,39 @@ json row_json(const Row& r) {
     return j;
 }
 
+// Findings in words, each problem named once before the findings it covers ("LATENCY: a; b").
+std::string findings_words(const Row& r, bool routine_too) {
+    std::string out;
+    const char* last_problem = nullptr;
+    for (const auto& f : r.findings) {
+        if (f.kind == Kind::Routine && !routine_too)
+            continue;
+        const char* problem = problem_name(f.kind);
+        out += out.empty() ? "" : "; ";
+        if (problem && (!last_problem || std::string(problem) != last_problem))
+            out += std::string(problem) + ": ";
+        last_problem = problem;
+        out += f.words;
+    }
+    return out;
+}
+
+// The short report's line for a cell that changed or failed, or nullopt for one that is routine.
+std::optional<std::string> cell_line(const Row& r) {
+    const bool shown = std::any_of(r.findings.begin(), r.findings.end(),
+                                   [](const Finding& f) { return f.kind != Kind::Routine; });
+    if (!shown)
+        return std::nullopt;
+    return r.key.first + " / " + r.key.second + ": " + findings_words(r, false) + "\n";
+}
+
+// A new cell that ran as expected says nothing but "new": those of one scenario share a line.
+bool only_new(const Row& r) {
+    return r.has(Kind::New) && std::all_of(r.findings.begin(), r.findings.end(), [](const auto& f) {
+               return f.kind == Kind::New || f.kind == Kind::Routine;
+           });
+}
+
 std::string row_line(const Row& r) {
     auto fixed = [](const std::optional<double>& d, const char* format) {
         if (!d)
@@ -333,25 +437,68 @@ std::string row_line(const Row& r) {
         noise = (r.base ? pct(r.base->noise) : "-") + "/" +
                 (r.cur ? pct(r.cur->throughput.noise) : "-");
     }
-    std::string verdict;
-    for (const auto& p : r.problems)
-        verdict += (verdict.empty() ? "" : ", ") + p;
-    if (verdict.empty())
-        verdict = r.skipped ? "skipped" : "ok";
-    std::string reasons;
-    for (const auto& why : r.reasons)
-        reasons += (reasons.empty() ? "" : "; ") + why;
-    if (!reasons.empty())
-        verdict += ": " + reasons;
-    char line[1024];
+    std::string verdict = r.problems().empty() ? (r.skipped ? "skipped" : "ok") : "";
+    const std::string words = findings_words(r, true);
+    if (!words.empty())
+        verdict += (verdict.empty() ? "" : ": ") + words;
+    char line[2048];
     std::snprintf(
-        line, sizeof line, "%-36s %-15s %9s %9s %8s %13s %10s  %s\n", r.key.first.c_str(),
+        line, sizeof line, "%-36s %-15s %9s %9s %8s %10s %13s %10s  %s\n", r.key.first.c_str(),
         r.key.second.c_str(), fixed(r.base_norm, "%.3f").c_str(), fixed(r.cur_norm, "%.3f").c_str(),
-        fixed(r.change_pct, "%+.1f%%").c_str(), noise.c_str(),
+        fixed(r.change_pct, "%+.1f%%").c_str(), fixed(r.yardstick_change_pct, "%+.1f%%").c_str(),
+        noise.c_str(),
         fixed(r.cur ? std::optional<double>(r.cur->throughput.median) : std::nullopt, "%.0f")
             .c_str(),
         verdict.c_str());
     return line;
+}
+
+// "1 UNEXPECTED OUTCOME, 2 SLOWER": each kind of problem with its count, in order of severity.
+std::string problem_counts(const std::map<Key, Row>& rows, bool interrupted) {
+    std::vector<std::pair<std::string, std::size_t>> counts;
+    if (interrupted)
+        counts.emplace_back("INTERRUPTED", 1);
+    for (Kind kind : {Kind::Failed, Kind::Missing, Kind::Unknown, Kind::Unexpected, Kind::Slower,
+                      Kind::Latency}) {
+        std::size_t n = 0;
+        for (const auto& [key, r] : rows) {
+            n += std::count_if(r.findings.begin(), r.findings.end(),
+                               [&](const Finding& f) { return f.kind == kind; });
+        }
+        if (n > 0)
+            counts.emplace_back(problem_name(kind), n);
+    }
+    std::string out;
+    for (const auto& [name, n] : counts)
+        out += (out.empty() ? "" : ", ") + std::to_string(n) + " " + name;
+    return out;
+}
+
+// What the numbers mean, said once: printed whenever a cell is.
+std::string legend(const std::optional<Yardsticks>& yardsticks, const GateOptions& options) {
+    std::ostringstream out;
+    out << "how to read this:\n"
+        << "  throughput: fault-free runs' median cycles per second, compared as ratios, never as "
+           "raw numbers:\n"
+        << "    \"against " << options.reference_strategy << "\": to " << options.reference_strategy
+        << "'s in the same scenario (the other strategies' median where it did not run)\n";
+    if (yardsticks) {
+        out << "    \"against " << kMachineWords
+            << "\": to the cycles per second redis-benchmark measured on it ("
+            << yardsticks->base.connections << " connections: baseline "
+            << num(std::round(yardsticks->base.cycles_per_s)) << ", current "
+            << num(std::round(yardsticks->cur.cycles_per_s)) << ")\n";
+    }
+    out << "    \"below baseline\": how far that ratio fell since the baseline\n"
+        << "  SLOWER: fell more than " << num(options.max_drop_pct) << "% and more than "
+        << num(options.noise_factor) << "x the measured noise, the variation of the per-second\n"
+        << "    throughput (baseline and this suite combined); \"allowed\" is the larger of the "
+           "two\n"
+        << "  LATENCY: a fault-free run's acquire p99 (1 ms or more) rose more than "
+        << num(options.max_p99_rise_pct) << "% against a reference\n"
+        << "  runs with faults injected are judged by their outcome only; --verbose lists every "
+           "cell\n";
+    return out.str();
 }
 
 }  // namespace
@@ -361,7 +508,14 @@ GateResult run_gate(const json& baseline, const json& current, const GateOptions
     CurrentSuite cur = parse_current(current, options.current_name);
 
     std::map<Key, Row> rows;  // sorted by (scenario, strategy): the report reads like the suite's
+    std::size_t filtered_out = 0;
     for (const auto& b : base.runs) {
+        // A suite run with --scenario/--strategy is compared with the part of the baseline it
+        // selected: what it left out is not missing.
+        if (!cur.includes({b.scenario, b.strategy})) {
+            ++filtered_out;
+            continue;
+        }
         Row& r = rows[{b.scenario, b.strategy}];
         r.key = {b.scenario, b.strategy};
         r.base = &b;
@@ -386,6 +540,7 @@ GateResult run_gate(const json& baseline, const json& current, const GateOptions
     for (auto& [key, r] : rows)
         judge_outcome(r);
     std::vector<std::string> notes;
+    std::vector<std::string> diagnosis;  // --verbose only
     std::optional<Yardsticks> yardsticks;
     if (!base.yardstick) {
         notes.push_back(
@@ -408,11 +563,12 @@ GateResult run_gate(const json& baseline, const json& current, const GateOptions
         cur.yardstick->lockbench_cycles_per_s) {
         const double b = *base.yardstick->lockbench_cycles_per_s;
         const double c = *cur.yardstick->lockbench_cycles_per_s;
-        notes.push_back(
-            "lockbench's own connection, one connection, the yardstick's two commands: "
+        diagnosis.push_back(
+            "lockbench's own connection doing the yardstick's two commands on one connection: "
             "baseline " +
             num(std::round(b)) + ", current " + num(std::round(c)) + " cycles/s (" +
-            (b > 0 ? pct(c / b - 1) : std::string("-")) + "; for diagnosis, not judged)");
+            (b > 0 ? signed_pct(c / b - 1) : std::string("-")) +
+            "); shown to tell a slower connection layer from a slower machine, not judged");
     }
     std::map<std::string, std::vector<Row*>> by_scenario;
     for (auto& [key, r] : rows)
@@ -420,54 +576,96 @@ GateResult run_gate(const json& baseline, const json& current, const GateOptions
     for (const auto& [scenario, scenario_rows] : by_scenario)
         compare_scenario(scenario_rows, yardsticks, options);
 
-    std::size_t problems = 0;
-    if (cur.interrupted) {
-        ++problems;
-        notes.push_back("INTERRUPTED: the suite run did not finish");
-    }
+    std::size_t problems = cur.interrupted ? 1 : 0;
     if (base.quick != cur.quick) {
         notes.push_back(std::string("the baseline is from a ") + (base.quick ? "quick" : "full") +
                         " suite, this run is " + (cur.quick ? "quick" : "full") +
                         ": throughput compares runs of different lengths");
     }
-    for (const auto& [key, r] : rows)
-        problems += r.problems.size();
+    std::size_t within_noise = 0, changed_expectation = 0, fresh = 0, not_a_slowdown = 0;
+    for (const auto& [key, r] : rows) {
+        problems += r.problems().size();
+        within_noise += r.has(Kind::WithinNoise) && !r.has(Kind::Slower);
+        changed_expectation += r.has(Kind::ChangedExpectation);
+        fresh += r.has(Kind::New);
+        not_a_slowdown += r.has(Kind::NotASlowdown);
+    }
 
     GateResult result;
     result.pass = problems == 0;
     std::ostringstream out;
-    out << "baseline: " << options.baseline_name << " (created " << base.created << ", "
-        << (base.quick ? "quick" : "full") << " suite)\n";
-    out << "current:  " << options.current_name << " (" << (cur.quick ? "quick" : "full")
-        << " suite)\n";
-    out << "throughput: fault-free runs, median per-second cycles / " << options.reference_strategy
-        << "'s in the same scenario (median of strategies where absent)";
-    if (yardsticks) {
-        out << " and / the machine yardstick (redis-benchmark, " << yardsticks->base.connections
-            << " connections: baseline " << num(std::round(yardsticks->base.cycles_per_s))
-            << ", current " << num(std::round(yardsticks->cur.cycles_per_s)) << " cycles/s)";
+    // First the verdict and its counts, in one line: what a CI log shows when it is folded.
+    out << "gate " << (result.pass ? "PASS" : "FAIL") << ": " << rows.size()
+        << (rows.size() == 1 ? " cell, " : " cells, ") << problems
+        << (problems == 1 ? " problem" : " problems");
+    if (problems > 0)
+        out << " (" << problem_counts(rows, cur.interrupted) << ")";
+    const std::pair<std::size_t, const char*> counts[] = {
+        {within_noise, " slower within noise"},
+        {not_a_slowdown, " slower only against a reference that got faster"},
+        {changed_expectation,
+         changed_expectation == 1 ? " expectation changed" : " expectations changed"},
+        {fresh, " new"},
+        {skipped, " skipped on this machine"}};
+    for (const auto& [n, what] : counts) {
+        if (n > 0)
+            out << ", " << n << what;
     }
-    out << "; SLOWER = drop > " << num(options.max_drop_pct) << "% and > "
-        << num(options.noise_factor) << "x noise\n";
+    out << "\n";
+    out << "compared " << options.current_name << " (" << (cur.quick ? "quick" : "full")
+        << " suite";
+    if (cur.filtered()) {
+        out << " of " << cur.filter_words() << "; the baseline's " << filtered_out
+            << (filtered_out == 1 ? " other cell is" : " other cells are") << " left out";
+    } else {
+        out << ", unfiltered";
+    }
+    out << ") with " << options.baseline_name << " (" << (base.quick ? "quick" : "full")
+        << " suite, created " << base.created << ")\n";
+    if (cur.interrupted)
+        out << "INTERRUPTED: the suite run did not finish\n";
     for (const auto& n : notes)
         out << "note: " << n << "\n";
-    char header[256];
-    std::snprintf(header, sizeof header, "%-36s %-15s %9s %9s %8s %13s %10s  %s\n", "scenario",
-                  "strategy", "base norm", "cur norm", "change", "noise b/c", "cycles/s",
-                  "verdict");
-    out << header;
+    bool shown = false;
     json rows_json = json::array();
-    for (const auto& [key, r] : rows) {
-        out << row_line(r);
-        rows_json.push_back(row_json(r));
+    if (options.verbose) {
+        for (const auto& d : diagnosis)
+            out << "note: " << d << "\n";
+        char header[256];
+        std::snprintf(header, sizeof header, "%-36s %-15s %9s %9s %8s %10s %13s %10s  %s\n",
+                      "scenario", "strategy", "base norm", "cur norm", "vs ref", "vs machine",
+                      "noise b/c", "cycles/s", "verdict");
+        out << header;
+        for (const auto& [key, r] : rows)
+            out << row_line(r);
+        shown = true;
+    } else {
+        std::map<std::string, std::vector<std::string>> fresh_by_scenario;
+        for (const auto& [key, r] : rows) {
+            if (only_new(r)) {
+                fresh_by_scenario[key.first].push_back(key.second);
+            } else if (auto line = cell_line(r)) {
+                out << *line;
+                shown = true;
+            }
+        }
+        for (const auto& [scenario, strategies] : fresh_by_scenario) {
+            std::string names;
+            for (const auto& s : strategies)
+                names += (names.empty() ? "" : ", ") + s;
+            out << scenario << " / " << names << ": new, not in the baseline (outcome as "
+                << "expected)\n";
+            shown = true;
+        }
     }
-    if (result.pass && skipped > 0)
-        out << "gate: PASS, with " << skipped << " baseline run(s) SKIPPED on this machine\n";
-    else if (result.pass)
-        out << "gate: PASS\n";
-    else
-        out << "gate: FAIL (" << problems << (problems == 1 ? " problem)\n" : " problems)\n");
+    if (shown)
+        out << legend(yardsticks, options);
+    for (const auto& [key, r] : rows)
+        rows_json.push_back(row_json(r));
     result.report = out.str();
+    json filter = nullptr;
+    if (cur.filtered())
+        filter = {{"scenarios", cur.scenario_filter}, {"strategies", cur.strategy_filter}};
     result.json = {
         {"pass", result.pass},
         {"problems", problems},
@@ -478,7 +676,8 @@ GateResult run_gate(const json& baseline, const json& current, const GateOptions
         {"reference_strategy", options.reference_strategy},
         {"baseline",
          {{"file", options.baseline_name}, {"created", base.created}, {"quick", base.quick}}},
-        {"current", {{"file", options.current_name}, {"quick", cur.quick}}},
+        {"current", {{"file", options.current_name}, {"quick", cur.quick}, {"filter", filter}}},
+        {"left_out_by_filter", filtered_out},
         {"yardstick", yardsticks ? json{{"connections", yardsticks->base.connections},
                                         {"baseline_cycles_per_s", yardsticks->base.cycles_per_s},
                                         {"current_cycles_per_s", yardsticks->cur.cycles_per_s}}

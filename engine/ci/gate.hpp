@@ -5,6 +5,9 @@
 // `failed` list: a run that could not be done has no outcome to pass), an interrupted suite,
 // or a throughput drop that is both beyond the threshold and beyond the noise the runs measured.
 //
+// A suite run with --scenario/--strategy (its suite.json's "filter") is compared with the part of
+// the baseline that filter selects.
+//
 // Throughput is compared as ratios, never as absolute numbers: the baseline may come from another
 // machine, and CI runs on shared, noisy 2-core hosts. Each fault-free run's throughput (the median
 // of its full per-second samples) is divided by that of a reference strategy in the same suite run
@@ -42,6 +45,8 @@ struct GateOptions {
     // The strategy each scenario's throughput is normalised by; where a scenario lacks it (in the
     // baseline or the current run), the median over the fault-free strategies both runs share.
     std::string reference_strategy = "set_nx_px";
+    // The report lists every cell as a table, not only those that changed or failed.
+    bool verbose = false;
     // Names used in error messages and the report header (typically the file paths).
     std::string baseline_name = "baseline.json";
     std::string current_name = "suite.json";
@@ -49,8 +54,9 @@ struct GateOptions {
 
 struct GateResult {
     bool pass = false;
-    std::string
-        report;  // one line per (scenario, strategy), then "gate: PASS" / "gate: FAIL (n ..."
+    // "gate PASS: 147 cells, 0 problems, ..." first, then each cell that changed or failed in
+    // words and a legend of the numbers (verbose: a table of every cell).
+    std::string report;
     nlohmann::json json;  // the same as data: {"pass", "problems", "rows": [...], ...}
 };
 

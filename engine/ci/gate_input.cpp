@@ -1,5 +1,7 @@
 #include "engine/ci/gate_input.hpp"
 
+#include <algorithm>
+
 #include "checker/report.hpp"
 #include "engine/run/json_reader.hpp"
 
@@ -38,7 +40,41 @@ std::optional<Yardstick> yardstick_of(Fields& top) {
     return yardstick;
 }
 
+std::vector<std::string> string_list(Fields& filter, const std::string& name) {
+    std::vector<std::string> out;
+    const json* list = filter.find(name);
+    if (!list || list->is_null())
+        return out;
+    if (!list->is_array())
+        filter.fail(filter.at(name), "must be an array of names, not " + type_name(*list));
+    for (std::size_t i = 0; i < list->size(); ++i) {
+        if (!(*list)[i].is_string()) {
+            filter.fail(filter.at(name) + "/" + std::to_string(i),
+                        "must be a name, not " + type_name((*list)[i]));
+        }
+        out.push_back((*list)[i].get<std::string>());
+    }
+    return out;
+}
+
+bool selects(const std::vector<std::string>& filter, const std::string& name) {
+    return filter.empty() || std::find(filter.begin(), filter.end(), name) != filter.end();
+}
+
 }  // namespace
+
+bool CurrentSuite::includes(const Key& key) const {
+    return selects(scenario_filter, key.first) && selects(strategy_filter, key.second);
+}
+
+std::string CurrentSuite::filter_words() const {
+    std::string out;
+    for (const auto& s : scenario_filter)
+        out += (out.empty() ? "" : " ") + std::string("--scenario ") + s;
+    for (const auto& s : strategy_filter)
+        out += (out.empty() ? "" : " ") + std::string("--strategy ") + s;
+    return out;
+}
 
 CurrentSuite parse_current(const json& j, const std::string& origin) {
     Fields top(j, origin, "");
@@ -46,6 +82,13 @@ CurrentSuite parse_current(const json& j, const std::string& origin) {
     suite.quick = top.required_boolean("quick");
     suite.yardstick = yardstick_of(top);
     suite.interrupted = top.required_boolean("interrupted");
+    if (const json* filter = top.find("filter"); filter && !filter->is_null()) {
+        if (!filter->is_object())
+            top.fail("/filter", "must be an object or null, not " + type_name(*filter));
+        Fields f(*filter, origin, "/filter");
+        suite.scenario_filter = string_list(f, "scenarios");
+        suite.strategy_filter = string_list(f, "strategies");
+    }
     const json& runs = top.required_array("runs");
     for (std::size_t i = 0; i < runs.size(); ++i) {
         std::string path = "/runs/" + std::to_string(i);

@@ -82,9 +82,14 @@ std::string line_of(const std::string& report, const std::string& start) {
     return report.substr(at, report.find('\n', at) - at);
 }
 
-std::string last_line(const std::string& report) {
-    std::string trimmed = report.substr(0, report.size() - 1);
-    return trimmed.substr(trimmed.rfind('\n') + 1);
+std::string first_line(const std::string& report) {
+    return report.substr(0, report.find('\n'));
+}
+
+GateOptions verbose() {
+    GateOptions o;
+    o.verbose = true;
+    return o;
 }
 
 json& run_in(json& suite, const std::string& scenario, const std::string& strategy) {
@@ -105,7 +110,16 @@ TEST(GateTest, IdenticalSuitePasses) {
     EXPECT_EQ(g.json["rows"].size(), 6u);
     for (const auto& r : g.json["rows"])
         EXPECT_EQ(r["verdict"], "ok") << r.dump();
-    EXPECT_EQ(last_line(g.report), "gate: PASS");
+    // Nothing changed, nothing failed: the verdict, what was compared, and no legend.
+    EXPECT_EQ(g.report,
+              "gate PASS: 6 cells, 0 problems\n"
+              "compared suite.json (quick suite, unfiltered) with baseline.json (quick suite, "
+              "created " +
+                  g.json["baseline"]["created"].get<std::string>() +
+                  ")\n"
+                  "note: the baseline has no machine yardstick: throughput is compared to other "
+                  "strategies only, so a slowdown of every strategy cannot be seen (refresh the "
+                  "baseline)\n");
     EXPECT_EQ(row(g, "baseline", "fenced")["change_pct"], 0.0);
     EXPECT_EQ(row(g, "t1-holder-paused", "set_nx_px")["compared"], false);
 }
@@ -122,11 +136,16 @@ TEST(GateTest, UnexpectedOutcomeFails) {
     const json& r = row(g, "t1-holder-paused", "set_nx_px");
     EXPECT_EQ(r["verdict"], "UNEXPECTED OUTCOME");
     EXPECT_EQ(r["reasons"][0], "expected violates:mutual_exclusion, got valid");
-    EXPECT_EQ(last_line(g.report), "gate: FAIL (1 problem)");
+    EXPECT_EQ(first_line(g.report), "gate FAIL: 6 cells, 1 problem (1 UNEXPECTED OUTCOME)");
     EXPECT_EQ(line_of(g.report, "t1-holder-paused"),
+              "t1-holder-paused / set_nx_px: UNEXPECTED OUTCOME: expected "
+              "violates:mutual_exclusion, got valid");
+    GateResult v = run_gate(make_baseline(suite), current, verbose());
+    EXPECT_EQ(line_of(v.report, "t1-holder-paused"),
               "t1-holder-paused                     set_nx_px               -         -        -"
-              "        faults         50  UNEXPECTED OUTCOME: expected violates:mutual_exclusion, "
-              "got valid; faults injected: outcome only");
+              "          -        faults         50  UNEXPECTED OUTCOME: expected "
+              "violates:mutual_exclusion, got valid; faults injected: outcome compared, "
+              "throughput not");
 }
 
 TEST(GateTest, UnknownOutcomeFailsAsUnknown) {
@@ -139,7 +158,7 @@ TEST(GateTest, UnknownOutcomeFailsAsUnknown) {
     EXPECT_FALSE(g.pass);
     EXPECT_EQ(row(g, "baseline", "fenced")["verdict"], "UNKNOWN");
     EXPECT_EQ(row(g, "baseline", "fenced")["reasons"][0], "expected safe, outcome unknown");
-    EXPECT_EQ(last_line(g.report), "gate: FAIL (1 problem)");
+    EXPECT_EQ(first_line(g.report), "gate FAIL: 6 cells, 1 problem (1 UNKNOWN)");
 }
 
 TEST(GateTest, RunWithoutExpectationIsUnknown) {
@@ -169,10 +188,14 @@ TEST(GateTest, MissingRunFails) {
     EXPECT_FALSE(g.pass);
     EXPECT_EQ(row(g, "baseline", "redlock")["verdict"], "MISSING");
     EXPECT_EQ(row(g, "baseline", "fenced")["verdict"], "ok");
-    EXPECT_EQ(last_line(g.report), "gate: FAIL (1 problem)");
-    EXPECT_EQ(line_of(g.report, "baseline                             redlock"),
+    EXPECT_EQ(first_line(g.report), "gate FAIL: 6 cells, 1 problem (1 MISSING)");
+    EXPECT_EQ(line_of(g.report, "baseline / redlock"),
+              "baseline / redlock: MISSING: in the baseline, not in this suite run");
+    EXPECT_EQ(line_of(run_gate(make_baseline(suite), current, verbose()).report,
+                      "baseline                             redlock"),
               "baseline                             redlock                 -         -        -"
-              "        0.5%/-          -  MISSING: in the baseline, not in this suite run");
+              "          -        0.5%/-          -  MISSING: in the baseline, not in this suite "
+              "run");
 }
 
 // A pair this machine could not run (a scenario that needs root) is skipped, saying why: the
@@ -193,11 +216,9 @@ TEST(GateTest, APairSkippedOnThisMachineIsReportedNotPassedNorMissing) {
     EXPECT_EQ(g.json["skipped"], 1);
     EXPECT_EQ(row(g, "baseline", "redlock")["verdict"], "skipped");
     EXPECT_EQ(row(g, "baseline", "redlock")["skipped"], "needs root");
-    EXPECT_NE(line_of(g.report, "baseline                             redlock")
-                  .find("skipped: SKIPPED on this machine: needs root"),
-              std::string::npos)
-        << g.report;
-    EXPECT_EQ(last_line(g.report), "gate: PASS, with 1 baseline run(s) SKIPPED on this machine");
+    EXPECT_EQ(line_of(g.report, "baseline / redlock"),
+              "baseline / redlock: skipped on this machine: needs root");
+    EXPECT_EQ(first_line(g.report), "gate PASS: 6 cells, 0 problems, 1 skipped on this machine");
     // A malformed list is an error naming its path.
     current["skipped"] = json::array({{{"scenario", "baseline"}}});
     EXPECT_THROW(run_gate(make_baseline(suite), current), GateInputError);
@@ -210,6 +231,9 @@ TEST(GateTest, NewRunPassesWhenAsExpected) {
     GateResult g = run_gate(make_baseline(suite), current);
     EXPECT_TRUE(g.pass) << g.report;
     EXPECT_EQ(row(g, "baseline", "rwlock")["reasons"][0], "new: not in the baseline");
+    EXPECT_EQ(first_line(g.report), "gate PASS: 7 cells, 0 problems, 1 new");
+    EXPECT_EQ(line_of(g.report, "baseline / "),
+              "baseline / rwlock: new, not in the baseline (outcome as expected)");
 }
 
 TEST(GateTest, InterruptedSuiteFails) {
@@ -219,8 +243,9 @@ TEST(GateTest, InterruptedSuiteFails) {
     GateResult g = run_gate(make_baseline(suite), current);
     EXPECT_FALSE(g.pass);
     EXPECT_EQ(g.json["problems"], 1);
-    EXPECT_NE(g.report.find("note: INTERRUPTED: the suite run did not finish\n"),
-              std::string::npos);
+    EXPECT_EQ(first_line(g.report), "gate FAIL: 6 cells, 1 problem (1 INTERRUPTED)");
+    EXPECT_NE(g.report.find("\nINTERRUPTED: the suite run did not finish\n"), std::string::npos)
+        << g.report;
 }
 
 // A run that errored (a server died, the disk filled) is in the suite's `failed` list, not its
@@ -245,11 +270,10 @@ TEST(GateTest, ARunThatFailedFailsTheGateNamingIt) {
     const json& r = row(g, "baseline", "redlock");
     EXPECT_EQ(r["verdict"], "FAILED");
     EXPECT_EQ(r["failed"], "redis-server on 127.0.0.1:7001 died (exit 4)");
-    EXPECT_EQ(line_of(g.report, "baseline                             redlock"),
-              "baseline                             redlock                 -         -        -"
-              "        0.5%/-          -  FAILED: the run could not be done: redis-server on "
+    EXPECT_EQ(line_of(g.report, "baseline / redlock"),
+              "baseline / redlock: FAILED: the run could not be done: redis-server on "
               "127.0.0.1:7001 died (exit 4)");
-    EXPECT_EQ(last_line(g.report), "gate: FAIL (1 problem)");
+    EXPECT_EQ(first_line(g.report), "gate FAIL: 6 cells, 1 problem (1 FAILED)");
     // A failed run the baseline never had fails too: it is not "new and as expected".
     current["failed"][0]["scenario"] = "t9-new";
     current["runs"] = suite["runs"];
@@ -329,11 +353,16 @@ TEST(GateTest, RealDropWithLowNoiseFails) {
     EXPECT_NEAR(r["current"]["normalised"].get<double>(), 0.48, 1e-12);
     // Four runs of 0.5% noise each, in quadrature: 1%.
     EXPECT_NEAR(r["combined_noise"].get<double>(), 0.01, 1e-12);
-    EXPECT_EQ(line_of(g.report, "baseline                             fenced"),
-              "baseline                             fenced              0.800     0.480   -40.0%"
-              "     0.5%/0.5%        480  SLOWER: drop 40.0% vs set_nx_px > 20% limit and > 3.0% "
-              "(3x noise 1.0%)");
-    EXPECT_EQ(last_line(g.report), "gate: FAIL (1 problem)");
+    EXPECT_EQ(line_of(g.report, "baseline / fenced"),
+              "baseline / fenced: SLOWER: throughput 40.0% below baseline against set_nx_px "
+              "(allowed: 20%)");
+    EXPECT_EQ(first_line(g.report), "gate FAIL: 6 cells, 1 problem (1 SLOWER)");
+    EXPECT_EQ(
+        line_of(run_gate(make_baseline(suite), typical_suite({{"fenced", 0.6}}), verbose()).report,
+                "baseline                             fenced"),
+        "baseline                             fenced              0.800     0.480   -40.0%"
+        "          -     0.5%/0.5%        480  SLOWER: throughput 40.0% below baseline "
+        "against set_nx_px (allowed: 20%)");
     // The others kept their ratio to set_nx_px.
     EXPECT_EQ(row(g, "baseline", "redlock")["verdict"], "ok");
     EXPECT_EQ(row(g, "baseline", "set_nx_px")["verdict"], "ok");
@@ -366,7 +395,13 @@ TEST(GateTest, DropWithinThreeTimesTheNoisePasses) {
     double combined = std::sqrt(3 * 0.005 * 0.005 + 0.5 * 0.5);
     EXPECT_NEAR(r["combined_noise"].get<double>(), combined, 1e-12);
     EXPECT_EQ(r["reasons"][0],
-              "drop 40.0% vs set_nx_px > 20% limit but within 150.0% (3x noise 50.0%)");
+              "throughput 40.0% below baseline against set_nx_px (allowed: 150.0%, 3x the "
+              "measured noise of 50.0%)");
+    // Not a failure, but a change worth a look: shown, and counted apart from the problems.
+    EXPECT_EQ(first_line(g.report), "gate PASS: 6 cells, 0 problems, 1 slower within noise");
+    EXPECT_EQ(line_of(g.report, "baseline / fenced"),
+              "baseline / fenced: throughput 40.0% below baseline against set_nx_px (allowed: "
+              "150.0%, 3x the measured noise of 50.0%)");
 }
 
 TEST(GateTest, WholeMachineTwiceAsSlowPasses) {
@@ -403,13 +438,14 @@ TEST(GateTest, EveryStrategyTwiceAsSlowOnTheSameMachineFailsAgainstTheYardstick)
     EXPECT_NEAR(fenced["change_pct"].get<double>(), 0.0, 1e-9);  // set_nx_px saw nothing
     EXPECT_NEAR(fenced["yardstick_change_pct"].get<double>(), -50.0, 1e-9);
     EXPECT_EQ(fenced["reasons"].back(),
-              "drop 50.0% vs the machine (redis-benchmark) > 20% limit and > 3.0% (3x noise 1.0%)");
+              "throughput 50.0% below baseline against this machine (allowed: 20%)");
     // set_nx_px itself, and the scenario without it, are caught too.
     EXPECT_EQ(row(g, "baseline", "set_nx_px")["verdict"], "SLOWER");
     EXPECT_EQ(row(g, "t12-writer-starvation", "rwlock")["verdict"], "SLOWER");
     EXPECT_EQ(g.json["yardstick"]["connections"], 8);
-    EXPECT_NE(g.report.find("/ the machine yardstick (redis-benchmark, 8 connections: baseline "
-                            "20000, current 20000 cycles/s)"),
+    EXPECT_NE(g.report.find("\n    \"against this machine\": to the cycles per second "
+                            "redis-benchmark measured on it (8 connections: baseline 20000, "
+                            "current 20000)\n"),
               std::string::npos)
         << g.report;
 }
@@ -423,11 +459,15 @@ TEST(GateTest, LockbenchsOwnConnectionRateIsReportedForDiagnosisNotJudged) {
     EXPECT_EQ(baseline["yardstick"]["lockbench_cycles_per_s"], 10000.0);
     GateResult g = run_gate(baseline, cur_suite);
     EXPECT_TRUE(g.pass) << g.report;  // the strategies did not slow: nothing to fail
-    EXPECT_NE(g.report.find("note: lockbench's own connection, one connection, the yardstick's "
-                            "two commands: baseline 10000, current 5000 cycles/s (-50.0%; for "
-                            "diagnosis, not judged)"),
+    // Not judged, so not in the short report, where it read as a failure.
+    EXPECT_EQ(g.report.find("lockbench's own connection"), std::string::npos) << g.report;
+    const GateResult v = run_gate(baseline, cur_suite, verbose());
+    EXPECT_NE(v.report.find("note: lockbench's own connection doing the yardstick's two commands "
+                            "on one connection: baseline 10000, current 5000 cycles/s (-50.0%); "
+                            "shown to tell a slower connection layer from a slower machine, not "
+                            "judged\n"),
               std::string::npos)
-        << g.report;
+        << v.report;
 }
 
 TEST(GateTest, AMachineTwiceAsSlowPassesAgainstTheYardstick) {
@@ -446,8 +486,11 @@ TEST(GateTest, AReferenceThatGotFasterIsNotASlowdownOfTheRunsBesideIt) {
     const json& seed = row(g, "t12-writer-starvation", "rwlock_seed");
     EXPECT_EQ(seed["verdict"], "ok");
     EXPECT_EQ(seed["reasons"].back(),
-              "drop 33.3% vs the other strategies' median, which rose 50.0% vs the machine while "
-              "this run held (0.0%): not a slowdown");
+              "throughput 33.3% below baseline against the other strategies' median, which "
+              "itself rose 50.0% against this machine while this run held (+0.0%): the "
+              "reference got faster, this run did not slow");
+    EXPECT_EQ(first_line(g.report),
+              "gate PASS: 6 cells, 0 problems, 1 slower only against a reference that got faster");
     // Without the machine on both sides the gate cannot tell, and fails as it always did.
     EXPECT_FALSE(run_gate(make_baseline(typical_suite()), typical_suite({{"rwlock", 1.5}})).pass);
     // A run that dropped against the machine as well is a slowdown, whatever its peers did.
@@ -455,6 +498,108 @@ TEST(GateTest, AReferenceThatGotFasterIsNotASlowdownOfTheRunsBesideIt) {
         baseline, with_yardstick(typical_suite({{"rwlock", 1.5}, {"rwlock_seed", 0.7}}), 20000));
     EXPECT_FALSE(both.pass) << both.report;
     EXPECT_EQ(row(both, "t12-writer-starvation", "rwlock_seed")["verdict"], "SLOWER");
+}
+
+// The short report as a CI log shows it: the verdict and its counts first, then only the cells
+// that changed or failed, in words, and what the numbers mean once.
+TEST(GateTest, TheShortReportIsASummaryLineTheCellsThatChangedOrFailedAndALegend) {
+    const json baseline = make_baseline(with_yardstick(typical_suite(), 20000));
+    json current = with_yardstick(typical_suite({{"fenced", 0.6}}), 20000);
+    json& t1 = run_in(current, "t1-holder-paused", "set_nx_px");
+    t1["valid"] = true;
+    t1["violation_kinds"] = json::array();
+    t1["as_expected"] = false;
+    current["runs"].push_back(run("baseline", "rwlock", steady(700)));
+    const GateResult g = run_gate(baseline, current);
+    EXPECT_FALSE(g.pass);
+    EXPECT_EQ(g.report,
+              "gate FAIL: 7 cells, 3 problems (1 UNEXPECTED OUTCOME, 2 SLOWER), 1 new\n"
+              "compared suite.json (quick suite, unfiltered) with baseline.json (quick suite, "
+              "created " +
+                  baseline["created"].get<std::string>() +
+                  ")\n"
+                  "baseline / fenced: SLOWER: throughput 40.0% below baseline against this "
+                  "machine (allowed: 20%); throughput 40.0% below baseline against set_nx_px "
+                  "(allowed: 20%)\n"
+                  "t1-holder-paused / set_nx_px: UNEXPECTED OUTCOME: expected "
+                  "violates:mutual_exclusion, got valid\n"
+                  "baseline / rwlock: new, not in the baseline (outcome as expected)\n"
+                  "how to read this:\n"
+                  "  throughput: fault-free runs' median cycles per second, compared as ratios, "
+                  "never as raw numbers:\n"
+                  "    \"against set_nx_px\": to set_nx_px's in the same scenario (the other "
+                  "strategies' median where it did not run)\n"
+                  "    \"against this machine\": to the cycles per second redis-benchmark "
+                  "measured on it (8 connections: baseline 20000, current 20000)\n"
+                  "    \"below baseline\": how far that ratio fell since the baseline\n"
+                  "  SLOWER: fell more than 20% and more than 3x the measured noise, the "
+                  "variation of the per-second\n"
+                  "    throughput (baseline and this suite combined); \"allowed\" is the larger "
+                  "of the two\n"
+                  "  LATENCY: a fault-free run's acquire p99 (1 ms or more) rose more than 200% "
+                  "against a reference\n"
+                  "  runs with faults injected are judged by their outcome only; --verbose lists "
+                  "every cell\n");
+}
+
+// A run can gain against set_nx_px while it loses against the machine (every strategy slowed,
+// this one less): the table showed "+40.0%" beside "drop 30.0%". Each number now says what it
+// is measured against, in its own column and in the words.
+TEST(GateTest, VerboseListsEveryCellWithOneColumnPerBasisAndNoContradictorySigns) {
+    const json baseline = make_baseline(with_yardstick(typical_suite(), 20000));
+    const GateResult g = run_gate(
+        baseline, with_yardstick(typical_suite({{"*", 0.5}, {"fenced", 1.4}}), 20000), verbose());
+    EXPECT_FALSE(g.pass);
+    EXPECT_EQ(line_of(g.report, "scenario  "),
+              "scenario                             strategy        base norm  cur norm   vs ref "
+              "vs machine     noise b/c   cycles/s  verdict");
+    EXPECT_EQ(line_of(g.report, "baseline                             fenced"),
+              "baseline                             fenced              0.800     1.120   +40.0%"
+              "     -30.0%     0.5%/0.5%        560  SLOWER: throughput 30.0% below baseline "
+              "against this machine (allowed: 20%)");
+    // Every cell is listed, the routine ones too.
+    EXPECT_EQ(line_of(g.report, "t1-holder-paused "),
+              "t1-holder-paused                     set_nx_px               -         -        -"
+              "          -        faults         25  ok: faults injected: outcome compared, "
+              "throughput not");
+    EXPECT_NE(g.report.find("how to read this:\n"), std::string::npos);
+}
+
+// `suite --scenario baseline --strategy fenced --strategy redlock` records its filter; the gate
+// compares it with that part of the baseline: what the filter left out is not missing, what it
+// selected and the suite lacks still is.
+TEST(GateTest, AFilteredSuiteIsComparedWithTheMatchingPartOfTheBaseline) {
+    const json suite = typical_suite();
+    json current = suite;
+    json kept = json::array();
+    for (const auto& r : suite["runs"]) {
+        if (r["scenario"] == "baseline" && r["strategy"] == "fenced")
+            kept.push_back(r);
+    }
+    current["runs"] = kept;
+    current["filter"] = {{"scenarios", {"baseline"}}, {"strategies", {"fenced", "redlock"}}};
+    GateResult g = run_gate(make_baseline(suite), current);
+    EXPECT_FALSE(g.pass) << g.report;
+    EXPECT_EQ(g.json["rows"].size(), 2u) << g.report;
+    EXPECT_EQ(row(g, "baseline", "fenced")["verdict"], "ok");
+    EXPECT_EQ(row(g, "baseline", "redlock")["verdict"], "MISSING");
+    EXPECT_EQ(first_line(g.report), "gate FAIL: 2 cells, 1 problem (1 MISSING)");
+    EXPECT_EQ(line_of(g.report, "compared "),
+              "compared suite.json (quick suite of --scenario baseline --strategy fenced "
+              "--strategy redlock; the baseline's 4 other cells are left out) with baseline.json "
+              "(quick suite, created " +
+                  g.json["baseline"]["created"].get<std::string>() + ")");
+    EXPECT_EQ(g.json["left_out_by_filter"], 4);
+    // The suite with the cell it selected: a pass.
+    json whole = suite;
+    current["runs"].push_back(run_in(whole, "baseline", "redlock"));
+    g = run_gate(make_baseline(suite), current);
+    EXPECT_TRUE(g.pass) << g.report;
+    EXPECT_EQ(first_line(g.report), "gate PASS: 2 cells, 0 problems");
+    // A filter of the wrong shape is bad input, naming its path.
+    current["filter"] = {{"scenarios", {"baseline", 7}}};
+    EXPECT_EQ(error_of(make_baseline(suite), current),
+              "results/suite-x/suite.json: /filter/scenarios/1: must be a name, not a number");
 }
 
 // Acquire p99 against the same two references: `p99` sets a run's p99 (ms) in a suite.
@@ -475,9 +620,14 @@ TEST(GateTest, OneStrategysAcquireTailTripledFailsAgainstTheReferencesTail) {
     const json& fenced = row(g, "baseline", "fenced");
     EXPECT_EQ(fenced["problems"], json::parse(R"(["LATENCY", "LATENCY"])"));
     EXPECT_EQ(fenced["reasons"][0],
-              "acquire p99 rose 250.0% vs the machine (redis-benchmark) > "
-              "200% limit");
-    EXPECT_EQ(fenced["reasons"][1], "acquire p99 rose 250.0% vs set_nx_px's p99 > 200% limit");
+              "acquire p99 250.0% above baseline against this machine (allowed: 200%)");
+    EXPECT_EQ(fenced["reasons"][1],
+              "acquire p99 250.0% above baseline against set_nx_px's p99 (allowed: 200%)");
+    // The problem named once for both findings.
+    EXPECT_EQ(line_of(g.report, "baseline / fenced"),
+              "baseline / fenced: LATENCY: acquire p99 250.0% above baseline against this machine "
+              "(allowed: 200%); acquire p99 250.0% above baseline against set_nx_px's p99 "
+              "(allowed: 200%)");
     EXPECT_EQ(fenced["current"]["acquire_p99_ms"], 5.25);
     EXPECT_EQ(row(g, "baseline", "set_nx_px")["verdict"], "ok");
     // Twice the tail is within the limit: tails are noisy.
@@ -491,7 +641,7 @@ TEST(GateTest, EveryTailTripledFailsAgainstTheMachineButNotOnAMachineThatSlow) {
     GateResult same = run_gate(baseline, with_yardstick(with_p99(typical_suite(), "*", 6), 20000));
     EXPECT_FALSE(same.pass) << same.report;
     EXPECT_EQ(row(same, "baseline", "fenced")["reasons"],
-              json{"acquire p99 rose 300.0% vs the machine (redis-benchmark) > 200% limit"});
+              json{"acquire p99 300.0% above baseline against this machine (allowed: 200%)"});
     // A machine four times slower: every tail four times longer is what it should be.
     GateResult slower =
         run_gate(baseline, with_yardstick(with_p99(typical_suite({{"*", 0.25}}), "*", 6), 5000));
@@ -547,7 +697,7 @@ TEST(GateTest, RunThatStoppedCompletingCyclesIsSlowerEvenIfAllStopped) {
     EXPECT_FALSE(g.pass);
     EXPECT_EQ(row(g, "baseline", "set_nx_px")["verdict"], "SLOWER");
     EXPECT_EQ(row(g, "baseline", "set_nx_px")["reasons"][0],
-              "completed no cycles (baseline 1000/s)");
+              "completed no cycles (baseline: 1000 cycles/s)");
     EXPECT_EQ(g.json["problems"], 5);  // the fault scenario is not compared
 }
 

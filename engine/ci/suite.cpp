@@ -1,6 +1,7 @@
 #include "engine/ci/suite.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <sstream>
 #include <unistd.h>
@@ -168,10 +169,19 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
     ResultFolder folder(options.out_dir, "suite-" + utc_stamp());
     const fs::path& tmp = folder.tmp();
 
+    const bool terminal = options.progress == SuiteProgress::Terminal;
+    // What a line that must stay starts with: on a terminal, the progress line is wiped first.
+    const char* wipe = terminal ? "\r\x1b[K" : "";
+    const auto say = [&](const std::string& what) {
+        if (terminal)
+            std::fprintf(stderr, "\r\x1b[K%s", what.c_str());
+        else if (options.progress == SuiteProgress::Lines)
+            std::fprintf(stderr, "%s\n", what.c_str());
+    };
+
     std::optional<Yardstick> yardstick;
     if (options.yardstick) {
-        if (options.progress)
-            std::fprintf(stderr, "\r\x1b[Kmeasuring the machine (redis-benchmark)");
+        say("measuring the machine (redis-benchmark)");
         yardstick = measure_yardstick();
     }
 
@@ -186,17 +196,23 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
         }
         const auto& p = plan[i];
         if (!p.skip.empty()) {
-            std::fprintf(stderr, "%sskipped: %s x %s: %s\n", options.progress ? "\r\x1b[K" : "",
-                         p.workload.name.c_str(), p.workload.strategy.c_str(), p.skip.c_str());
+            std::fprintf(stderr, "%sskipped: %s x %s: %s\n", wipe, p.workload.name.c_str(),
+                         p.workload.strategy.c_str(), p.skip.c_str());
             skipped.push_back({{"scenario", p.workload.name},
                                {"strategy", p.workload.strategy},
                                {"reason", p.skip}});
             continue;
         }
-        if (options.progress) {
-            std::fprintf(stderr, "\r\x1b[K[%zu/%zu] %s x %s", i + 1, plan.size(),
-                         p.workload.name.c_str(), p.workload.strategy.c_str());
-        }
+        const std::string counter = "[" + std::to_string(i + 1) + "/" +
+                                    std::to_string(plan.size()) + "] " + p.workload.name + " x " +
+                                    p.workload.strategy;
+        if (terminal)
+            say(counter);
+        const auto started = std::chrono::steady_clock::now();
+        const auto wall_s = [&] {
+            return std::chrono::duration<double>(std::chrono::steady_clock::now() - started)
+                .count();
+        };
         RunOptions ro{.workload = p.workload,
                       .redis = options.redis,
                       .inventory = options.inventory,
@@ -220,14 +236,14 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
             // One run that could not be done (the machine, the disk, a bug) is that run's
             // error: the runs before it and after it are kept and written.
             const RunFailure failure = run_failure(std::current_exception());
-            std::fprintf(stderr, "%sfailed: %s x %s: %s\n", options.progress ? "\r\x1b[K" : "",
-                         p.workload.name.c_str(), p.workload.strategy.c_str(),
-                         failure.message.c_str());
+            std::fprintf(stderr, "%sfailed: %s x %s: %s\n", wipe, p.workload.name.c_str(),
+                         p.workload.strategy.c_str(), failure.message.c_str());
             failed.push_back({{"scenario", p.workload.name},
                               {"strategy", p.workload.strategy},
                               {"error", failure.message},
                               {"exit_code", failure.exit_code},
-                              {"attempts", attempts}});
+                              {"attempts", attempts},
+                              {"wall_s", wall_s()}});
             outcome.failure_exit_code = std::max(outcome.failure_exit_code, failure.exit_code);
             all_ok = false;
             continue;
@@ -271,24 +287,37 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
              {"unknown_reasons", verdict.unknown_reasons},
              {"expected", s["expected"]},
              {"as_expected", s["as_expected"]},
-             {"attempts", attempts}});
+             {"attempts", attempts},
+             {"wall_s", wall_s()}});
+        if (options.progress == SuiteProgress::Lines) {
+            char took[32];
+            std::snprintf(took, sizeof took, " (%.1f s)", wall_s());
+            say(counter + ": " +
+                (s["as_expected"].is_null() ? std::string("UNKNOWN")
+                 : as_expected              ? std::string("as expected")
+                                            : std::string("UNEXPECTED")) +
+                (attempts > 1 ? " (attempt " + std::to_string(attempts) + ")" : "") + took);
+        }
     }
     // Measured again after the runs: a machine whose load changed meanwhile shows it as noise.
     if (yardstick && !outcome.interrupted) {
-        if (options.progress)
-            std::fprintf(stderr, "\r\x1b[Kmeasuring the machine again (redis-benchmark)");
+        say("measuring the machine again (redis-benchmark)");
         try {
             yardstick->absorb(measure_yardstick());
         } catch (const EnvironmentError& e) {
             // The runs are done and kept: the first measurement stands alone, saying so.
-            std::fprintf(stderr, "%sthe machine could not be measured again: %s\n",
-                         options.progress ? "\r\x1b[K" : "", e.what());
+            std::fprintf(stderr, "%sthe machine could not be measured again: %s\n", wipe, e.what());
         }
     }
-    if (options.progress)
+    if (terminal)
         std::fprintf(stderr, "\r\x1b[K");
     outcome.all_as_expected = all_ok && !outcome.interrupted;
+    // The gate compares a filtered suite with the part of the baseline it selected.
+    json filter = nullptr;
+    if (!options.scenarios.empty() || !options.strategies.empty())
+        filter = {{"scenarios", options.scenarios}, {"strategies", options.strategies}};
     outcome.table = {{"quick", options.quick},
+                     {"filter", filter},
                      {"interrupted", outcome.interrupted},
                      {"all_as_expected", outcome.all_as_expected},
                      {"yardstick", yardstick ? yardstick->to_json() : json(nullptr)},
@@ -393,6 +422,22 @@ std::string format_table(const json& table) {
     return out.str();
 }
 
+namespace {
+
+// JUnit's time attribute: seconds, as CI dashboards read them.
+std::string seconds_of(const json& entry) {
+    double s = 0;
+    if (const auto wall = entry.find("wall_s"); wall != entry.end() && wall->is_number())
+        s = wall->get<double>();
+    else if (const auto d = entry.find("duration_s"); d != entry.end() && d->is_number())
+        s = d->get<double>();
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3f", s);
+    return buf;
+}
+
+}  // namespace
+
 std::string junit_xml(const json& table) {
     std::size_t failures = 0;
     for (const auto& r : table["runs"])
@@ -401,24 +446,35 @@ std::string junit_xml(const json& table) {
     out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
     const json skipped = table.value("skipped", json::array());
     const json failed = table.value("failed", json::array());
+    double total = 0;
+    for (const auto& r : table["runs"])
+        total += std::stod(seconds_of(r));
+    for (const auto& f : failed)
+        total += std::stod(seconds_of(f));
+    char total_text[32];
+    std::snprintf(total_text, sizeof total_text, "%.3f", total);
     out << "<testsuite name=\"lockbench\" tests=\""
         << table["runs"].size() + failed.size() + skipped.size() << "\" failures=\"" << failures
-        << "\" errors=\"" << failed.size() << "\" skipped=\"" << skipped.size() << "\">\n";
+        << "\" errors=\"" << failed.size() << "\" skipped=\"" << skipped.size() << "\" time=\""
+        << total_text << "\">\n";
     for (const auto& f : failed) {
         out << "  <testcase classname=\"" << xml_escape(f["scenario"].get<std::string>())
-            << "\" name=\"" << xml_escape(f["strategy"].get<std::string>()) << "\">\n"
+            << "\" name=\"" << xml_escape(f["strategy"].get<std::string>()) << "\" time=\""
+            << seconds_of(f) << "\">\n"
             << "    <error message=\"" << xml_escape(f["error"].get<std::string>())
             << "\"/>\n  </testcase>\n";
     }
     for (const auto& sk : skipped) {
         out << "  <testcase classname=\"" << xml_escape(sk["scenario"].get<std::string>())
-            << "\" name=\"" << xml_escape(sk["strategy"].get<std::string>()) << "\">\n"
+            << "\" name=\"" << xml_escape(sk["strategy"].get<std::string>())
+            << "\" time=\"0.000\">\n"
             << "    <skipped message=\"" << xml_escape(sk["reason"].get<std::string>())
             << "\"/>\n  </testcase>\n";
     }
     for (const auto& r : table["runs"]) {
         out << "  <testcase classname=\"" << xml_escape(r["scenario"].get<std::string>())
-            << "\" name=\"" << xml_escape(r["strategy"].get<std::string>()) << "\">\n";
+            << "\" name=\"" << xml_escape(r["strategy"].get<std::string>()) << "\" time=\""
+            << seconds_of(r) << "\">\n";
         if (!(r["as_expected"].is_boolean() && r["as_expected"].get<bool>())) {
             std::string expected =
                 r["expected"].is_string() ? r["expected"].get<std::string>() : "-";

@@ -15,6 +15,11 @@
 
 namespace lockbench {
 
+// How a suite shows its progress on stderr. A terminal gets one line redrawn in place; a CI log or
+// a pipe (`| tee`), which cannot redraw, gets one plain line per finished run instead, so that a
+// quarter of an hour of runs does not look like a hang.
+enum class SuiteProgress { None, Terminal, Lines };
+
 struct SuiteOptions {
     std::filesystem::path scenarios_dir;
     std::filesystem::path out_dir = "results";
@@ -23,7 +28,7 @@ struct SuiteOptions {
     bool quick = false;                   // fault-free runs at most kQuickDuration
     int retries = 0;                      // extra runs of a pair whose outcome was unexpected
     std::optional<std::filesystem::path> junit;
-    bool progress = false;
+    SuiteProgress progress = SuiteProgress::None;
     const std::atomic<bool>* interrupt = nullptr;
     // Measure the machine yardstick (yardstick.hpp) first and store it in suite.json, so the gate
     // can see a slowdown that hits every strategy. Off: the gate compares to set_nx_px only.
@@ -54,6 +59,8 @@ inline constexpr double kQuickDuration = 2.5;
 // start, or cannot write the suite; a run that fails is recorded, and the suite goes on.
 SuiteOutcome run_suite(const SuiteOptions& options);
 std::string format_table(const nlohmann::json& table);
+// One test case per (scenario, strategy), each with its time: the run's wall-clock seconds
+// (start-up, retries and checking included; "wall_s"), or its measured duration in an older table.
 std::string junit_xml(const nlohmann::json& table);
 
 }  // namespace lockbench

@@ -3,6 +3,8 @@
 // full disk, a server killed from outside, SIGINT/SIGTERM - each ends in one clear line, the
 // documented exit code, no half-written result and no redis-server left running.
 
+#include "engine/ci/suite.hpp"
+
 #include <arpa/inet.h>
 #include <chrono>
 #include <csignal>
@@ -10,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <netinet/in.h>
+#include <regex>
 #include <sched.h>
 #include <sstream>
 #include <string>
@@ -337,11 +340,13 @@ TEST(SuiteCliTest, RunsEveryPairWritesTheTableJunitAndAWholeSuiteFolder) {
     auto wb = lockbench(t.path(), "gate --current '" + suites[0].string() + "' --write-baseline '" +
                                       (t.path() / "baseline.json").string() + "'");
     ASSERT_EQ(wb.code, 0) << wb.out << wb.err;
-    auto g = lockbench(t.path(), "gate --baseline '" + (t.path() / "baseline.json").string() +
-                                     "' --current '" + (t.path() / "results").string() + "'");
+    auto g =
+        lockbench(t.path(), "gate --verbose --baseline '" + (t.path() / "baseline.json").string() +
+                                "' --current '" + (t.path() / "results").string() + "'");
     EXPECT_EQ(g.code, 0) << g.out << g.err;
-    EXPECT_NE(g.out.find("gate: PASS"), std::string::npos) << g.out;
-    EXPECT_NE(g.out.find("/ the machine yardstick (redis-benchmark, 8 connections"),
+    EXPECT_EQ(g.out.rfind("gate PASS: 2 cells, 0 problems\n", 0), 0u) << g.out;
+    EXPECT_NE(g.out.find("\"against this machine\": to the cycles per second redis-benchmark "
+                         "measured on it (8 connections"),
               std::string::npos)
         << g.out;
 }
@@ -390,10 +395,12 @@ TEST(SuiteCliTest, TheGateCatchesAnEngineSlowedForEveryStrategy) {
     auto g = lockbench(t.path(), "gate --baseline '" + (t.path() / "baseline.json").string() +
                                      "' --current '" + (t.path() / "after").string() + "'");
     EXPECT_EQ(g.code, 1) << g.out << g.err;
-    EXPECT_NE(g.out.find("SLOWER: drop"), std::string::npos) << g.out;
-    EXPECT_NE(g.out.find("vs the machine (redis-benchmark)"), std::string::npos) << g.out;
-    EXPECT_EQ(g.out.find("vs set_nx_px >"), std::string::npos) << g.out;  // it saw nothing
-    EXPECT_NE(g.out.find("gate: FAIL (2 problems)"), std::string::npos) << g.out;
+    EXPECT_EQ(g.out.rfind("gate FAIL: 2 cells, 2 problems (2 SLOWER)\n", 0), 0u) << g.out;
+    EXPECT_NE(g.out.find("SLOWER: throughput "), std::string::npos) << g.out;
+    EXPECT_NE(g.out.find("below baseline against this machine (allowed: "), std::string::npos)
+        << g.out;
+    // set_nx_px saw nothing.
+    EXPECT_EQ(g.out.find("below baseline against set_nx_px"), std::string::npos) << g.out;
 }
 
 // A machine made slower: one busy loop pinned to each core for the whole second suite, so
@@ -456,7 +463,7 @@ TEST(SuiteCliTest, TheGatePassesTheSameBuildOnAMachineSlowedByCpuContention) {
     auto g = lockbench(t.path(), "gate --baseline '" + (t.path() / "baseline.json").string() +
                                      "' --current '" + (t.path() / "after").string() + "'");
     EXPECT_EQ(g.code, 0) << g.out << g.err;
-    EXPECT_NE(g.out.find("gate: PASS"), std::string::npos) << g.out;
+    EXPECT_EQ(g.out.rfind("gate PASS: ", 0), 0u) << g.out;
     // The machine really was slower: the yardstick says so.
     const auto yardstick = [&](const char* folder) {
         for (const auto& e : fs::directory_iterator(t.path() / folder)) {
@@ -519,6 +526,12 @@ std::vector<std::string> tmp_folders(const fs::path& dir) {
     return out;
 }
 
+// A progress line's "(2.4 s)" as "(S s)": how long a run took is the machine's, not the test's.
+std::string without_seconds(const std::string& text) {
+    static const std::regex seconds(R"(\((\d+\.\d) s\))");
+    return std::regex_replace(text, seconds, "(S s)");
+}
+
 // The one suite folder under `results`.
 fs::path the_suite(const fs::path& results) {
     std::vector<fs::path> suites(fs::directory_iterator(results), fs::directory_iterator{});
@@ -549,6 +562,70 @@ TEST(SuiteCliTest, AFullDiskFailsEachRunWithoutAHalfWrittenResultAndSaysSo) {
     EXPECT_TRUE(tmp_folders(t.path() / "results").empty());
 }
 
+// What a CI log shows (stderr is no terminal there): one plain line per finished run, so a long
+// suite does not look like a hang; the table records a --scenario/--strategy filter, and the
+// gate compares it with the part of a whole suite's baseline it selected.
+TEST(SuiteCliTest, OffATerminalEachFinishedRunIsOneLineAndAFilteredSuiteIsGatedAsSuch) {
+    TempDir t;
+    write_tiny_scenarios(t.path() / "scenarios");
+    const std::string suite = "suite --no-yardstick --dir '" + (t.path() / "scenarios").string() +
+                              "' --out '" + (t.path() / "results").string() + "'";
+    auto whole = lockbench(t.path(), suite);
+    ASSERT_EQ(whole.code, 0) << whole.out << whole.err;
+    EXPECT_EQ(
+        without_seconds(whole.err),
+        "[1/2] tiny x fenced: as expected (S s)\n[2/2] tiny x set_nx_px: as expected (S s)\n");
+    const fs::path baseline = t.path() / "baseline.json";
+    auto wb = lockbench(t.path(), "gate --current '" + the_suite(t.path() / "results").string() +
+                                      "' --write-baseline '" + baseline.string() + "'");
+    ASSERT_EQ(wb.code, 0) << wb.out << wb.err;
+    fs::remove_all(t.path() / "results");
+
+    auto part = lockbench(t.path(), suite + " --strategy fenced");
+    ASSERT_EQ(part.code, 0) << part.out << part.err;
+    EXPECT_EQ(without_seconds(part.err), "[1/1] tiny x fenced: as expected (S s)\n");
+    const fs::path part_dir = the_suite(t.path() / "results");
+    const json table = json::parse(read(part_dir / "suite.json"));
+    EXPECT_EQ(table["filter"], json::parse(R"({"scenarios": [], "strategies": ["fenced"]})"));
+    auto g = lockbench(t.path(), "gate --baseline '" + baseline.string() + "' --current '" +
+                                     part_dir.string() + "'");
+    EXPECT_EQ(g.code, 0) << g.out << g.err;
+    EXPECT_EQ(g.out, "gate PASS: 1 cell, 0 problems\ncompared " +
+                         (part_dir / "suite.json").string() +
+                         " (full suite of --strategy fenced; the baseline's 1 other cell is left "
+                         "out) with " +
+                         baseline.string() + " (full suite, created " +
+                         json::parse(read(baseline))["created"].get<std::string>() +
+                         ")\nnote: the baseline has no machine yardstick: throughput is compared "
+                         "to other strategies only, so a slowdown of every strategy cannot be "
+                         "seen (refresh the baseline)\n");
+}
+
+// JUnit test cases carry their time: a run's wall-clock seconds, or an older table's measured
+// duration; the suite's time is their sum.
+TEST(SuiteJunitTest, EachTestCaseCarriesItsTimeInSeconds) {
+    const json table = json::parse(R"({"quick": true, "interrupted": false, "runs": [
+        {"scenario": "a", "strategy": "fenced", "dir": "a.fenced", "duration_s": 2.5,
+         "wall_s": 4.0626, "valid": true, "violations": 0, "expected": "safe",
+         "as_expected": true},
+        {"scenario": "b", "strategy": "set_nx_px", "dir": "b.set_nx_px", "duration_s": 1.5,
+         "valid": true, "violations": 0, "expected": "safe", "as_expected": true}],
+      "failed": [{"scenario": "c", "strategy": "redlock", "error": "died", "exit_code": 4,
+                  "wall_s": 0.25}],
+      "skipped": [{"scenario": "d", "strategy": "fenced", "reason": "needs root"}]})");
+    EXPECT_EQ(junit_xml(table),
+              "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+              "<testsuite name=\"lockbench\" tests=\"4\" failures=\"0\" errors=\"1\" "
+              "skipped=\"1\" time=\"5.813\">\n"
+              "  <testcase classname=\"c\" name=\"redlock\" time=\"0.250\">\n"
+              "    <error message=\"died\"/>\n  </testcase>\n"
+              "  <testcase classname=\"d\" name=\"fenced\" time=\"0.000\">\n"
+              "    <skipped message=\"needs root\"/>\n  </testcase>\n"
+              "  <testcase classname=\"a\" name=\"fenced\" time=\"4.063\">\n  </testcase>\n"
+              "  <testcase classname=\"b\" name=\"set_nx_px\" time=\"1.500\">\n  </testcase>\n"
+              "</testsuite>\n");
+}
+
 // One run of three cannot be done (its clients need more file descriptors than the process may
 // open, and as root the right to raise the limit is dropped): it is that run's error - its row,
 // suite.json, JUnit, one line on stderr, exit 4 - and the runs before and after it are kept.
@@ -569,9 +646,16 @@ TEST(SuiteCliTest, ARunThatFailsIsThatRunsErrorAndTheOthersAreKept) {
                            (t.path() / "results").string() + "' --junit '" + junit.string() + "'",
                        "ulimit -n 512; " + keep_limit);
     EXPECT_EQ(r.code, 4) << r.out << r.err;
-    EXPECT_EQ(lines(r.err), 1u) << r.err;
-    EXPECT_EQ(r.err.rfind("failed: b-crowd x set_nx_px: --clients 5000 needs about ", 0), 0u)
-        << r.err;
+    // Not a terminal: one line per finished run, the failed one's being its error.
+    const std::string err = without_seconds(r.err);
+    EXPECT_EQ(lines(err), 3u) << err;
+    EXPECT_EQ(err.rfind("[1/3] a-before x set_nx_px: as expected (S s)\n"
+                        "failed: b-crowd x set_nx_px: --clients 5000 needs about ",
+                        0),
+              0u)
+        << err;
+    EXPECT_NE(err.find("\n[3/3] c-after x set_nx_px: as expected (S s)\n"), std::string::npos)
+        << err;
     EXPECT_NE(r.out.find("b-crowd                              set_nx_px       FAILED: --clients "
                          "5000 needs about"),
               std::string::npos)
@@ -595,9 +679,11 @@ TEST(SuiteCliTest, ARunThatFailsIsThatRunsErrorAndTheOthersAreKept) {
               std::string::npos);
     const std::string xml = read(junit);
     EXPECT_NE(xml.find("tests=\"3\" failures=\"0\" errors=\"1\""), std::string::npos) << xml;
-    EXPECT_NE(xml.find("<testcase classname=\"b-crowd\" name=\"set_nx_px\">\n    <error "
-                       "message=\"--clients 5000 needs about"),
-              std::string::npos)
+    const std::size_t crowd =
+        xml.find("<testcase classname=\"b-crowd\" name=\"set_nx_px\" time=\"");
+    ASSERT_NE(crowd, std::string::npos) << xml;
+    EXPECT_EQ(xml.find("\">\n    <error message=\"--clients 5000 needs about", crowd),
+              xml.find('\n', crowd) - 2)
         << xml;
     EXPECT_TRUE(tmp_folders(t.path() / "results").empty());
 }

@@ -545,6 +545,7 @@ struct GateFlags {
     std::string write_baseline;
     double max_drop_pct = 20;
     double max_p99_rise_pct = 200;
+    bool verbose = false;
 };
 
 // The suite a gate judges: a suite folder (holding suite.json) or a results folder, whose newest
@@ -563,6 +564,7 @@ int gate_command(const GateFlags& f) {
     lockbench::GateOptions options;
     options.max_drop_pct = f.max_drop_pct;
     options.max_p99_rise_pct = f.max_p99_rise_pct;
+    options.verbose = f.verbose;
     const fs::path suite = suite_json_of(f.current);
     options.current_name = suite.string();
     const nlohmann::json current = lockbench::load_gate_json(suite);
@@ -702,6 +704,8 @@ int main(int argc, char** argv) {
         "--write-baseline", gf.write_baseline,
         "Instead of gating, write the current suite as the new baseline to this file");
     baseline_opt->excludes(write_opt);
+    gate->add_flag("--verbose", gf.verbose,
+                   "List every cell as a table, not only those that changed or failed");
 
     CheckFlags cf;
     auto* check = app.add_subcommand(
@@ -932,7 +936,8 @@ int main(int argc, char** argv) {
             install_interrupt_handlers();
             if (!junit.empty())
                 so.junit = junit;
-            so.progress = ::isatty(STDERR_FILENO) != 0;
+            so.progress = ::isatty(STDERR_FILENO) != 0 ? lockbench::SuiteProgress::Terminal
+                                                       : lockbench::SuiteProgress::Lines;
             so.interrupt = &g_interrupted;
             so.yardstick = !no_yardstick;
             so.zookeeper = parse_zookeeper_list(so.zookeeper);

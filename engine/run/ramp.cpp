@@ -124,6 +124,12 @@ RampOutcome run_ramp(const RampOptions& options) {
             continue;
         }
         if (r.interrupted) {
+            // The point cut short is written like any interrupted run, inside the ramp's folder:
+            // the table names it, so no folder there is unaccounted for. It is not on the curve,
+            // which would plot a shorter, unfinished measurement beside whole ones.
+            curves["interrupted_point"] = {{"strategy", w.strategy},
+                                           {"clients", w.clients},
+                                           {"run", r.dir.filename().string()}};
             outcome.interrupted = true;
             break;
         }
@@ -179,6 +185,11 @@ std::string format_ramp(const json& curves) {
                           verdict.c_str());
             out << line;
         }
+    }
+    if (const auto cut = curves.find("interrupted_point"); cut != curves.end()) {
+        out << "\ninterrupted\n  " << cut->value("strategy", std::string()) << " with "
+            << cut->value("clients", 0) << " clients: cut short, not on the curve (its run: "
+            << cut->value("run", std::string()) << ")\n";
     }
     const json failed = curves.value("failed", json::array());
     if (!failed.empty())

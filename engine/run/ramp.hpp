@@ -3,7 +3,8 @@
 // `lockbench run --clients-ramp`: the same workload at each client count, for each strategy, and
 // one curve per strategy - throughput, acquire p50/p99 and fairness against clients - in
 // `<out>/ramp-<UTC time>-<scenario>/` (ramp.json, ramp.txt and one run folder per point), which
-// appears whole or not at all like every result. The dashboard plots ramp.json.
+// appears whole or not at all like every result. The dashboard plots ramp.json. An interrupted
+// ramp names the point it cut short ("interrupted_point": its run folder is there, off the curve).
 
 #include <atomic>
 #include <filesystem>

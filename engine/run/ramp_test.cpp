@@ -1,10 +1,13 @@
 #include "engine/run/ramp.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -149,6 +152,68 @@ TEST(ClientsRamp, APointThatFailsIsNamedAndThePointsBeforeItAreKept) {
         << table;
     // Its folder and the one point's run, nothing else: the failed point left no folder.
     EXPECT_EQ(std::distance(fs::directory_iterator(ramps[0]), fs::directory_iterator{}), 3);
+}
+
+// Ctrl-C during a point: the run cut short is written inside the ramp's folder, like any
+// interrupted run, and the ramp's table names it - no folder there is one the table does not list.
+TEST(ClientsRamp, AnInterruptedRampNamesThePointItCutShort) {
+    testing::TempDir out;
+    Workload w;
+    w.name = "ramp-cut";
+    w.keys = 2;
+    w.duration_s = 120;  // never reached: the test interrupts the first point
+    w.lease_ms = 5000;
+    std::atomic<bool> interrupt{false};
+    std::atomic<bool> finished{false};  // a ramp that failed must not leave the thread waiting
+    std::thread ctrl_c([&] {
+        // The first point is running once its clients have written history.
+        const auto running = [&] {
+            std::error_code ec;
+            for (auto it = fs::recursive_directory_iterator(out.path(), ec);
+                 !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+                std::error_code size_ec;
+                if (it->path().filename() == "history.jsonl" &&
+                    fs::file_size(it->path(), size_ec) > 0 && !size_ec)
+                    return true;
+            }
+            return false;
+        };
+        while (!finished && !running())
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        interrupt = true;
+    });
+    RampOutcome r;
+    try {
+        r = run_ramp({.workload = w,
+                      .strategies = {"set_nx_px"},
+                      .clients = {1, 4},
+                      .out_dir = out.path(),
+                      .interrupt = &interrupt});
+    } catch (...) {
+        finished = true;
+        ctrl_c.join();
+        throw;
+    }
+    finished = true;
+    ctrl_c.join();
+    EXPECT_TRUE(r.interrupted);
+    const json saved = json::parse(std::ifstream(r.dir / "ramp.json"));
+    EXPECT_EQ(saved["interrupted"], true);
+    EXPECT_TRUE(saved["curves"].empty()) << saved.dump(2);
+    std::vector<std::string> runs;
+    for (const auto& e : fs::directory_iterator(r.dir)) {
+        if (e.is_directory())
+            runs.push_back(e.path().filename().string());
+    }
+    ASSERT_EQ(runs.size(), 1u);
+    EXPECT_EQ(saved["interrupted_point"],
+              (json{{"strategy", "set_nx_px"}, {"clients", 1}, {"run", runs[0]}}));
+    const json summary = json::parse(std::ifstream(r.dir / runs[0] / "summary.json"));
+    EXPECT_EQ(summary["clients"], 1);
+    EXPECT_EQ(read_text(r.dir / "ramp.txt"),
+              "ramp: ramp-cut, 120 s per point  (INTERRUPTED)\n"
+              "\ninterrupted\n  set_nx_px with 1 clients: cut short, not on the curve (its run: " +
+                  runs[0] + ")\n");
 }
 
 }  // namespace
