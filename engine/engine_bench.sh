@@ -15,7 +15,7 @@
 #                   is waking the halted core the reply is for; a client that does more system
 #                   calls before it sleeps (redis-benchmark does) wakes faster, and any blocking
 #                   one-connection client, lockbench or 40 lines of C, reads ~0.9 of the bound.
-#                   Printed for what it shows, without a target (see README, Performance).
+#                   Printed for what it shows, without a target (see docs/performance.md).
 # 50 clients: the clients on the other cores, as memtier_benchmark's guide advises. Each ratio is
 # the median of ROUNDS (default 5) interleaved rounds - redis-benchmark, then lockbench, seconds
 # apart - so a machine whose speed drifts over minutes moves both sides of each round together.

@@ -821,7 +821,7 @@ int main(int argc, char** argv) {
     run->add_option("--password-file", rf.password_file, kPasswordFileHelp)->excludes("--password");
     run->add_option(
            "--inventory", rf.inventory,
-           "Your deployment node by node (a JSON file: README, 'Testing your own "
+           "Your deployment node by node (a JSON file: docs/deployments.md, 'Testing your own "
            "deployment'): its masters are the lock nodes, and pause-server/kill-server act "
            "on the hosts it gives a control for (ssh or local)")
         ->check(CLI::ExistingFile)
