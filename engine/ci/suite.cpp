@@ -181,8 +181,13 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
 
     std::optional<Yardstick> yardstick;
     if (options.yardstick) {
-        say("measuring the machine (redis-benchmark)");
+        // Off a terminal a line stays: said once measured, so that a machine that cannot be
+        // measured (no redis-server) says one line, the reason.
+        if (terminal)
+            say("measuring the machine (redis-benchmark)");
         yardstick = measure_yardstick();
+        if (!terminal)
+            say("measured the machine (redis-benchmark)");
     }
 
     json runs = json::array();

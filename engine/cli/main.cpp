@@ -269,15 +269,19 @@ int run_command(const RunFlags& f) {
     options.etcd = parse_etcd_list(f.etcd);
     options.progress = ::isatty(STDERR_FILENO) != 0;
     options.interrupt = &g_interrupted;
-    std::stringstream strategy_names(f.clients_ramp.empty()
-                                         ? options.workload.strategy
-                                         : f.strategy.value_or(options.workload.strategy));
-    for (std::string name; std::getline(strategy_names, name, ',');) {
-        Workload as_run = options.workload;
-        as_run.strategy = name;
-        if (const std::string note = as_run.unused_fence_note(); !note.empty())
-            std::cerr << "lockbench: note: " << note << "\n";
-    }
+    // Said once the run has a result, never before an error: a run that cannot start says one
+    // line, the reason.
+    const auto tell_fence_notes = [&] {
+        std::stringstream strategy_names(f.clients_ramp.empty()
+                                             ? options.workload.strategy
+                                             : f.strategy.value_or(options.workload.strategy));
+        for (std::string name; std::getline(strategy_names, name, ',');) {
+            Workload as_run = options.workload;
+            as_run.strategy = name;
+            if (const std::string note = as_run.unused_fence_note(); !note.empty())
+                std::cerr << "lockbench: note: " << note << "\n";
+        }
+    };
     if (f.no_yardstick) {
         options.machine_not_measured = "skipped (--no-yardstick)";
     } else {
@@ -317,6 +321,7 @@ int run_command(const RunFlags& f) {
         for (std::string name; std::getline(names, name, ',');)
             ramp.strategies.push_back(name);
         RampOutcome outcome = run_ramp(ramp);
+        tell_fence_notes();
         std::cout << format_ramp(outcome.curves)
                   << format_machine(outcome.curves.value("yardstick", nlohmann::json()))
                   << "results     " << outcome.dir.string() << "\n";
@@ -326,9 +331,13 @@ int run_command(const RunFlags& f) {
             return outcome.failure_exit_code;
         return checker::exit_code(outcome.verdict);
     }
-    if (f.repeat)
-        return lockbench::cli::repeat_run_command(options, *f.repeat);
+    if (f.repeat) {
+        const int code = lockbench::cli::repeat_run_command(options, *f.repeat);
+        tell_fence_notes();
+        return code;
+    }
     RunOutcome outcome = run_workload(options);
+    tell_fence_notes();
     std::ifstream report(outcome.dir / "report.txt");
     std::cout << report.rdbuf() << "result      " << outcome.dir.string() << "\n";
     if (outcome.interrupted)

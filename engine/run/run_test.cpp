@@ -878,9 +878,9 @@ TEST(RunTest, InterruptStopsCleanlyAndMarksTheResult) {
 }
 
 // `fenced` on the default resource measures a lock whose fence nothing checks: the run says so in
-// one line when it starts, and its result keeps the note (summary.json, report.txt). On the
-// fenced resource there is nothing to say.
-TEST(RunTest, AFenceTheResourceIgnoresIsNotedWhenTheRunStartsAndInItsResult) {
+// one line once it has a result (never before an error), and its result keeps the note
+// (summary.json, report.txt). On the fenced resource there is nothing to say.
+TEST(RunTest, AFenceTheResourceIgnoresIsNotedWithTheRunsResult) {
     TempDir scratch;
     const std::string note =
         "fenced hands out fencing numbers, but resource 'counter' ignores them: the fence "
