@@ -193,6 +193,7 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
     json runs = json::array();
     json skipped = json::array();
     json failed = json::array();
+    json interrupted_run = nullptr;
     bool all_ok = true;
     for (std::size_t i = 0; i < plan.size(); ++i) {
         if (options.interrupt && options.interrupt->load()) {
@@ -254,6 +255,11 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
             continue;
         }
         if (r.interrupted) {
+            // Written like any interrupted run, inside the suite's folder: the table names it, so
+            // no folder there is unaccounted for; it is no row, being no whole measurement.
+            interrupted_run = {{"scenario", p.workload.name},
+                               {"strategy", p.workload.strategy},
+                               {"dir", fs::relative(r.dir, tmp).string()}};
             outcome.interrupted = true;
             break;
         }
@@ -324,6 +330,7 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
     outcome.table = {{"quick", options.quick},
                      {"filter", filter},
                      {"interrupted", outcome.interrupted},
+                     {"interrupted_run", interrupted_run},
                      {"all_as_expected", outcome.all_as_expected},
                      {"yardstick", yardstick ? yardstick->to_json() : json(nullptr)},
                      {"runs", runs},

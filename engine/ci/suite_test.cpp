@@ -774,6 +774,9 @@ TEST_P(SuiteSignalTest, StopsMidSuiteWritesAnInterruptedSuiteAndLeavesNoServer) 
             continue;
         auto summary = json::parse(read(e.path() / "summary.json"));
         EXPECT_TRUE(summary["interrupted"].get<bool>());
+        // The table names it: no folder in a suite is unaccounted for.
+        EXPECT_EQ(table["interrupted_run"]["dir"], e.path().filename().string());
+        EXPECT_EQ(table["interrupted_run"]["scenario"], "long");
         auto endpoint = summary["redis"]["endpoints"][0].get<std::string>();
         EXPECT_FALSE(port_answers(std::stoi(endpoint.substr(endpoint.rfind(':') + 1))));
         found_run = true;
