@@ -75,34 +75,6 @@ bool is_grant(const SearchOp& op) {
     return op.op.kind == OpKind::Acquire && op.op.outcome != OpOutcome::Observation;
 }
 
-// For each op of the partition, the partition index of the grant its release names (-1: none or
-// not a release); nullopt when the tokens do not name the grants.
-std::optional<std::vector<std::int64_t>> grants_named(const Partition& partition) {
-    const auto& recorded = partition.history->ops;
-    if (partition.history->token_granted_twice) {
-        return std::nullopt;
-    }
-    std::vector<std::int64_t> op_of_source(recorded.size(), -1);
-    for (std::uint32_t i = 0; i < partition.ops.size(); ++i) {
-        op_of_source[partition.ops[i].source] = i;
-    }
-    std::vector<std::int64_t> grant(partition.ops.size(), -1);
-    for (std::uint32_t i = 0; i < partition.ops.size(); ++i) {
-        const SearchOp& op = partition.ops[i];
-        const RecordedOp& r = recorded[op.source];
-        if (op.op.kind == OpKind::Acquire && op.op.outcome == OpOutcome::Ok && !r.token_granted) {
-            return std::nullopt;
-        }
-        if (op.op.kind == OpKind::Release) {
-            if (!r.grant || op_of_source[*r.grant] < 0) {
-                return std::nullopt;
-            }
-            grant[i] = op_of_source[*r.grant];
-        }
-    }
-    return grant;
-}
-
 class TokenLinearizer {
   public:
     explicit TokenLinearizer(const Partition& partition)
@@ -284,6 +256,32 @@ class TokenLinearizer {
 };
 
 }  // namespace
+
+std::optional<std::vector<std::int64_t>> grants_named(const Partition& partition) {
+    const auto& recorded = partition.history->ops;
+    if (partition.history->token_granted_twice) {
+        return std::nullopt;
+    }
+    std::vector<std::int64_t> op_of_source(recorded.size(), -1);
+    for (std::uint32_t i = 0; i < partition.ops.size(); ++i) {
+        op_of_source[partition.ops[i].source] = i;
+    }
+    std::vector<std::int64_t> grant(partition.ops.size(), -1);
+    for (std::uint32_t i = 0; i < partition.ops.size(); ++i) {
+        const SearchOp& op = partition.ops[i];
+        const RecordedOp& r = recorded[op.source];
+        if (op.op.kind == OpKind::Acquire && op.op.outcome == OpOutcome::Ok && !r.token_granted) {
+            return std::nullopt;
+        }
+        if (op.op.kind == OpKind::Release) {
+            if (!r.grant || op_of_source[*r.grant] < 0) {
+                return std::nullopt;
+            }
+            grant[i] = op_of_source[*r.grant];
+        }
+    }
+    return grant;
+}
 
 bool linearize_lock_tokens(const Partition& partition) {
     return TokenLinearizer(partition).run();
