@@ -15,9 +15,13 @@
 // MutexModel::step with the search's bounds. The choices:
 //   - a `held` refusal goes as soon as the lock is held while it is in flight (it changes
 //     nothing: the search's own pruning, which moves such an op to the front, shows nothing is
-//     lost). If its return comes while the lock is free, a grant is placed for it: the acquire
-//     in flight that returns first, else the in-doubt acquire in flight with the shortest lease
-//     (its hold ends soonest);
+//     lost). If its return comes while the lock is free, a grant is placed for it: among the
+//     first few ok and in-doubt acquires in flight, one whose hold is over before the next grant
+//     returns (an ok one's first release is called by then, an in-doubt one's lease may have
+//     run out), so that grant does not find it held; else the acquire in flight that returns
+//     first, else the in-doubt one with the shortest lease (its hold ends soonest). Placing the
+//     ok one that returns first when a grant in doubt was the holder (waiters refused while a
+//     lost grant's lease runs) let the next grant take it over, and its ok release was stuck;
 //   - every other required op goes at its return, as late as it may: holds begin as late and end
 //     as late as they can, which leaves the most room to the refusals; an acquire that finds the
 //     lock held ends that hold with a release of it in flight (ok, retried, in doubt, then
