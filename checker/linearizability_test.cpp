@@ -1891,6 +1891,20 @@ TEST(RwLockTokens, AWriterWhoseLeaseMayHaveRunOutIsTakenOver) {
     EXPECT_EQ(running["keys_without_search"], 0);
 }
 
+// As ManyWaiters' mutex case: a reader refused with nobody holding borrows the writer in doubt
+// whose lease runs out before the next grant returns, not the ok writer returning first.
+TEST(RwLockTokens, ARefusalIsExplainedByTheWriterInDoubtThatIsGoneBeforeTheNextGrant) {
+    const json r =
+        run(Model::RwLock,
+            {invoke(1, "acquire").lease(1), invoke(2, "acquire").lease(2),
+             invoke(3, "acquire").shared(), fail(3, "acquire", "held"), invoke(4, "acquire"),
+             ok(4, "acquire").token("t4"), invoke(4, "release").token("t4"), ok(4, "release"),
+             ok(1, "acquire").token("t1"), invoke(1, "release").token("t1"), ok(1, "release"),
+             info(2, "acquire")});
+    EXPECT_EQ(r["valid"], true) << r.dump(2);
+    EXPECT_EQ(r["keys_without_search"], 1);
+}
+
 TEST(RwLockTokens, GrantsWithoutTokensAreLeftToTheSearch) {
     const json r = run(Model::RwLock, {invoke(0, "acquire").shared(), invoke(1, "acquire").shared(),
                                        ok(0, "acquire"), ok(1, "acquire")});

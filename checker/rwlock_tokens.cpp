@@ -17,8 +17,9 @@
 //   - a `held` refusal goes as soon as a hold it conflicts with exists while it is in flight (a
 //     writer for a shared one, anyone for an exclusive one): it changes nothing, not even the
 //     model's `now`. If its return comes with no such hold, a grant in flight that makes one is
-//     placed for it: an ok acquire in flight, first to return first, else an in-doubt one, the
-//     shortest lease first (its hold ends soonest);
+//     placed for it, among the first few ok and in-doubt acquires in flight: one whose hold is
+//     over before the next grant returns if there is one (as lock_tokens.cpp's), else an ok one,
+//     first to return first, else an in-doubt one, the shortest lease first;
 //   - an ok acquire goes at its return, after ending each hold it conflicts with by a release in
 //     flight of that holder's process (ok, then retried, then in doubt, then `not-held`), and
 //     takes a hold over without one only when the model lets it (the holder's lease may have run
@@ -77,7 +78,14 @@ class RwTokenLinearizer {
           placed_(ops_.size(), false),
           called_(ops_.size(), false) {}
 
-    bool run() {
+    bool run(const std::vector<std::int64_t>& grant_of_release) {
+        first_release_call_.assign(ops_.size(), kNeverReturned);
+        for (std::uint32_t i = 0; i < ops_.size(); ++i) {
+            if (grant_of_release[i] >= 0) {
+                auto& first = first_release_call_[static_cast<std::size_t>(grant_of_release[i])];
+                first = std::min(first, ops_[i].call_seq);
+            }
+        }
         std::size_t processes = 0;
         for (const SearchOp& op : ops_) {
             processes = std::max(processes, static_cast<std::size_t>(op.op.process) + 1);
@@ -111,6 +119,11 @@ class RwTokenLinearizer {
         std::sort(by_return_.begin(), by_return_.end(), [&](std::uint32_t a, std::uint32_t b) {
             return ops_[a].return_seq < ops_[b].return_seq;
         });
+        for (const std::uint32_t i : by_return_) {
+            if (is_grant(ops_[i])) {
+                grant_returns_.push_back(i);
+            }
+        }
         for (const Point& p : points) {
             if (p.call) {
                 on_call(p.op);
@@ -240,8 +253,36 @@ class RwTokenLinearizer {
         }
     }
 
-    // A grant in flight that explains `refusal`, placed; false when none could be.
-    bool grant_for(const SearchOp& refusal) {
+    // The first required grant to return after `seq`, other than `except` (nullptr: none).
+    const SearchOp* next_grant_return(std::uint64_t seq, std::uint32_t except) const {
+        auto it = std::upper_bound(
+            grant_returns_.begin(), grant_returns_.end(), seq,
+            [&](std::uint64_t s, std::uint32_t g) { return s < ops_[g].return_seq; });
+        if (it != grant_returns_.end() && *it == except) {
+            ++it;
+        }
+        return it == grant_returns_.end() ? nullptr : &ops_[*it];
+    }
+
+    // As lock_tokens.cpp's: whether grant `g`, placed now at `seq` for a refusal, is over before
+    // the next grant returns (an ok one's first release is called by then, an in-doubt one's lease
+    // may have run out), so that grant does not find it held.
+    bool gone_before_next_grant(std::uint32_t g, std::uint64_t seq) const {
+        const SearchOp* next = next_grant_return(seq, g);
+        if (next == nullptr) {
+            return true;
+        }
+        if (!ops_[g].info) {
+            return next->return_seq > first_release_call_[g];
+        }
+        const std::int64_t start = std::max(state_.now_ns, ops_[g].op.earliest_ns);
+        return ops_[g].op.lease_ns != kNever &&
+               next->op.latest_ns >= lease_end(start, ops_[g].op.lease_ns);
+    }
+
+    // A grant in flight that explains `refusal` (returning at `seq`), placed; false when none
+    // could be. One gone before the next grant returns first, as lock_tokens.cpp's.
+    bool grant_for(const SearchOp& refusal, std::uint64_t seq) {
         const auto explains = [&](std::uint32_t g) {
             return refusal.op.mode == LockMode::Exclusive || ops_[g].op.mode == LockMode::Exclusive;
         };
@@ -255,10 +296,18 @@ class RwTokenLinearizer {
                     }
                 }
             }
-            return std::any_of(candidates.begin(), candidates.end(),
-                               [&](std::uint32_t g) { return place(g); });
+            return candidates;
         };
-        return try_from(pending_grants_) || try_from(pending_doubtful_grants_);
+        std::vector<std::uint32_t> candidates = try_from(pending_grants_);
+        const std::vector<std::uint32_t> doubtful = try_from(pending_doubtful_grants_);
+        candidates.insert(candidates.end(), doubtful.begin(), doubtful.end());
+        for (const std::uint32_t g : candidates) {
+            if (gone_before_next_grant(g, seq) && place(g)) {
+                return true;
+            }
+        }
+        return std::any_of(candidates.begin(), candidates.end(),
+                           [&](std::uint32_t g) { return place(g); });
     }
 
     bool force(std::uint32_t i) {
@@ -267,7 +316,7 @@ class RwTokenLinearizer {
             if (place(i)) {
                 return true;
             }
-            return grant_for(op) && (placed_[i] || place(i));
+            return grant_for(op, op.return_seq) && (placed_[i] || place(i));
         }
         if (is_grant(op)) {
             end_conflicting_holds(op.op);
@@ -283,6 +332,8 @@ class RwTokenLinearizer {
     std::vector<std::vector<std::uint32_t>> releases_of_;  // per process, in call order
     std::vector<std::size_t> first_unplaced_release_;      // per process: all before are placed
     std::vector<std::uint32_t> by_return_;                 // required ops, by return
+    std::vector<std::uint32_t> grant_returns_;             // required grants, by return
+    std::vector<std::uint64_t> first_release_call_;        // per grant: its first release's call
     std::size_t next_return_ = 0;
     std::vector<std::uint32_t> refusals_needing_writer_;  // shared `held`, in flight
     std::vector<std::uint32_t> refusals_needing_holder_;  // exclusive `held`, in flight
@@ -293,7 +344,8 @@ class RwTokenLinearizer {
 }  // namespace
 
 bool linearize_rwlock_tokens(const Partition& partition) {
-    return grants_named(partition) && RwTokenLinearizer(partition).run();
+    const auto grant_of_release = grants_named(partition);
+    return grant_of_release && RwTokenLinearizer(partition).run(*grant_of_release);
 }
 
 }  // namespace lockbench::checker::lin
