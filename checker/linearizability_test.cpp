@@ -1915,7 +1915,9 @@ TEST(RwLockTokens, GrantsWithoutTokensAreLeftToTheSearch) {
 // token_lock_history's clients against a simulated lease rwlock: each acquire asks for a shared
 // or an exclusive hold at random; a shared one is granted while no writer holds, an exclusive one
 // while nobody holds (holds whose lease ran out are gone).
-std::vector<Event> token_rwlock_history(std::mt19937_64& rng, int max_ops, bool corrupt) {
+// `processes`: 0 picks 2-5.
+std::vector<Event> token_rwlock_history(std::mt19937_64& rng, int max_ops, bool corrupt,
+                                        int processes = 0) {
     auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<std::uint64_t>(n)); };
     struct Slot {
         std::int64_t process = 0;
@@ -1928,7 +1930,9 @@ std::vector<Event> token_rwlock_history(std::mt19937_64& rng, int max_ops, bool 
         std::string granted;
         bool lost_reply = false;
     };
-    const int processes = 2 + pick(4);
+    if (processes == 0) {
+        processes = 2 + pick(4);
+    }
     std::vector<Slot> slots(static_cast<std::size_t>(processes));
     for (int p = 0; p < processes; ++p) {
         slots[static_cast<std::size_t>(p)].process = p;
@@ -2100,6 +2104,17 @@ void cross_check_rwlock_tokens(std::uint64_t seed, int histories) {
 
 TEST(CrossCheck, RwLockTokensAgreeWithBruteForceAndTheSearch) {
     cross_check_rwlock_tokens(test_seed(), 4000);
+}
+
+// Readers and writers at scale: 50 clients, 20,000 ops, a sixth of the replies lost. The path
+// decides what the search alone cannot in its time limit.
+TEST(RwLockTokens, FiftyReadersAndWritersAreDecidedWithoutSearch) {
+    std::mt19937_64 rng(32);
+    const std::vector<Event> history = token_rwlock_history(rng, 20'000, false, 50);
+    const json r = run(Model::RwLock, history);
+    EXPECT_EQ(r["valid"], true) << r.dump().substr(0, 2000);
+    EXPECT_EQ(r["keys_without_search"], 1);
+    EXPECT_LT(r["elapsed_s"].get<double>(), 1.0);
 }
 
 TEST(CrossCheck, RwLockTokensFixedSeeds) {
