@@ -80,10 +80,12 @@ class RwTokenLinearizer {
 
     bool run(const std::vector<std::int64_t>& grant_of_release) {
         first_release_call_.assign(ops_.size(), kNeverReturned);
+        has_ok_release_.assign(ops_.size(), false);
         for (std::uint32_t i = 0; i < ops_.size(); ++i) {
             if (grant_of_release[i] >= 0) {
-                auto& first = first_release_call_[static_cast<std::size_t>(grant_of_release[i])];
-                first = std::min(first, ops_[i].call_seq);
+                const auto g = static_cast<std::size_t>(grant_of_release[i]);
+                first_release_call_[g] = std::min(first_release_call_[g], ops_[i].call_seq);
+                has_ok_release_[g] = has_ok_release_[g] || ops_[i].op.outcome == OpOutcome::Ok;
             }
         }
         std::size_t processes = 0;
@@ -152,11 +154,17 @@ class RwTokenLinearizer {
                                                 : kNever;
     }
 
+    // Op `i` as the search steps it here: taking effect no later than the first return still to
+    // be placed.
+    ModelOp bounded(std::uint32_t i) {
+        ModelOp op = ops_[i].op;
+        op.latest_ns = linearized_no_later_than(op.latest_ns, bound_ns());
+        return op;
+    }
+
     bool place(std::uint32_t i) {
         const SearchOp& op = ops_[i];
-        ModelOp bounded = op.op;
-        bounded.latest_ns = linearized_no_later_than(bounded.latest_ns, bound_ns());
-        auto next = RwLockModel::step(state_, bounded);
+        auto next = RwLockModel::step(state_, bounded(i));
         if (!next || !next->holds.rest.empty()) {
             return false;
         }
@@ -319,9 +327,44 @@ class RwTokenLinearizer {
             return grant_for(op, op.return_seq) && (placed_[i] || place(i));
         }
         if (is_grant(op)) {
+            place_grants_that_must_come_first(i);
             end_conflicting_holds(op.op);
         }
         return place(i);
+    }
+
+    static bool conflict(const ModelOp& a, const ModelOp& b) {
+        return a.process != b.process &&
+               (a.mode == LockMode::Exclusive || b.mode == LockMode::Exclusive);
+    }
+
+    // Before grant `g` at its return: an ok grant in flight that conflicts with it and returns
+    // before g's first release is called cannot follow g (g holds until then) unless g's lease
+    // may have run out; it may precede g, taken over once its own lease may have run out (it took
+    // effect early, and its lease ran out while it waited for its reply). Placed first when the
+    // model, stepped on a copy, accepts both in that order - and only when no ok release names
+    // it, which a hold taken over could never have.
+    void place_grants_that_must_come_first(std::uint32_t g) {
+        int tried = 0;
+        std::vector<std::uint32_t> first;
+        for (auto it = pending_grants_.begin(); it != pending_grants_.end() && tried < kGrantsTried;
+             ++it, ++tried) {
+            const std::uint32_t h = it->second;
+            if (h != g && !has_ok_release_[h] && ops_[h].return_seq < first_release_call_[g] &&
+                conflict(ops_[h].op, ops_[g].op)) {
+                first.push_back(h);
+            }
+        }
+        for (const std::uint32_t h : first) {
+            auto after_h = RwLockModel::step(state_, bounded(h));
+            if (!after_h || !after_h->holds.rest.empty()) {
+                continue;
+            }
+            const auto after_g = RwLockModel::step(*after_h, bounded(g));
+            if (after_g && after_g->holds.rest.empty()) {
+                place(h);
+            }
+        }
     }
 
     const std::vector<SearchOp>& ops_;
@@ -334,6 +377,7 @@ class RwTokenLinearizer {
     std::vector<std::uint32_t> by_return_;                 // required ops, by return
     std::vector<std::uint32_t> grant_returns_;             // required grants, by return
     std::vector<std::uint64_t> first_release_call_;        // per grant: its first release's call
+    std::vector<bool> has_ok_release_;                     // per grant
     std::size_t next_return_ = 0;
     std::vector<std::uint32_t> refusals_needing_writer_;  // shared `held`, in flight
     std::vector<std::uint32_t> refusals_needing_holder_;  // exclusive `held`, in flight
