@@ -23,7 +23,10 @@
 //   - an ok acquire goes at its return, after ending each hold it conflicts with by a release in
 //     flight of that holder's process (ok, then retried, then in doubt, then `not-held`), and
 //     takes a hold over without one only when the model lets it (the holder's lease may have run
-//     out): holds begin and end as late as they can, which leaves the most room to the refusals;
+//     out): holds begin and end as late as they can, which leaves the most room to the refusals.
+//     Before it, an ok acquire in flight that conflicts with it and returns before its first
+//     release is called goes first, when the model takes both in that order (the early one's
+//     lease may have run out by the later grant) and no ok release names the early one;
 //   - every other required op goes at its return; in-doubt ops go only where needed (above).
 // When every required op is placed, the ops placed, in that order, are a linearization the
 // search accepts: each was placed where the search may place it, with the step the search takes.
