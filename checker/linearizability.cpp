@@ -17,6 +17,7 @@
 #include "checker/models.hpp"
 #include "checker/register_refutation.hpp"
 #include "checker/report.hpp"
+#include "checker/rwlock_tokens.hpp"
 #include "checker/unique_values.hpp"
 #include "checker/wgl_search.hpp"
 
@@ -191,6 +192,12 @@ struct LinearizabilityChecker::Impl {
                 }
                 if (model == Model::Mutex && options.refute &&
                     lin::linearize_lock_tokens(partition)) {
+                    partition.result.verdict = SearchOutcome::Linearizable;
+                    partition.decided_without_search = true;
+                    continue;
+                }
+                if (model == Model::RwLock && options.refute &&
+                    lin::linearize_rwlock_tokens(partition)) {
                     partition.result.verdict = SearchOutcome::Linearizable;
                     partition.decided_without_search = true;
                     continue;

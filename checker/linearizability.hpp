@@ -40,7 +40,8 @@ struct LinearizabilityOptions {
     bool prune = true;
     // Register: decide what needs no search before searching - refute an impossible or stale
     // read (register_refutation.cpp), build a linearization of unique values (unique_values.cpp).
-    // Mutex: build a linearization from the grants' tokens (lock_tokens.cpp).
+    // Mutex and rwlock: build a linearization from the grants' tokens (lock_tokens.cpp,
+    // rwlock_tokens.cpp).
     // Off: the search alone (benchmarks and the cross-check of the passes).
     bool refute = true;
     // Mutex: leave out of the search the in-doubt acquires no linearization needs

@@ -15,9 +15,13 @@
 // MutexModel::step with the search's bounds. The choices:
 //   - a `held` refusal goes as soon as the lock is held while it is in flight (it changes
 //     nothing: the search's own pruning, which moves such an op to the front, shows nothing is
-//     lost). If its return comes while the lock is free, a grant is placed for it: the acquire
-//     in flight that returns first, else the in-doubt acquire in flight with the shortest lease
-//     (its hold ends soonest);
+//     lost). If its return comes while the lock is free, a grant is placed for it: among the
+//     first few ok and in-doubt acquires in flight, one whose hold is over before the next grant
+//     returns (an ok one's first release is called by then, an in-doubt one's lease may have
+//     run out), so that grant does not find it held; else the acquire in flight that returns
+//     first, else the in-doubt one with the shortest lease (its hold ends soonest). Placing the
+//     ok one that returns first when a grant in doubt was the holder (waiters refused while a
+//     lost grant's lease runs) let the next grant take it over, and its ok release was stuck;
 //   - every other required op goes at its return, as late as it may: holds begin as late and end
 //     as late as they can, which leaves the most room to the refusals; an acquire that finds the
 //     lock held ends that hold with a release of it in flight (ok, retried, in doubt, then
@@ -75,33 +79,9 @@ bool is_grant(const SearchOp& op) {
     return op.op.kind == OpKind::Acquire && op.op.outcome != OpOutcome::Observation;
 }
 
-// For each op of the partition, the partition index of the grant its release names (-1: none or
-// not a release); nullopt when the tokens do not name the grants.
-std::optional<std::vector<std::int64_t>> grants_named(const Partition& partition) {
-    const auto& recorded = partition.history->ops;
-    if (partition.history->token_granted_twice) {
-        return std::nullopt;
-    }
-    std::vector<std::int64_t> op_of_source(recorded.size(), -1);
-    for (std::uint32_t i = 0; i < partition.ops.size(); ++i) {
-        op_of_source[partition.ops[i].source] = i;
-    }
-    std::vector<std::int64_t> grant(partition.ops.size(), -1);
-    for (std::uint32_t i = 0; i < partition.ops.size(); ++i) {
-        const SearchOp& op = partition.ops[i];
-        const RecordedOp& r = recorded[op.source];
-        if (op.op.kind == OpKind::Acquire && op.op.outcome == OpOutcome::Ok && !r.token_granted) {
-            return std::nullopt;
-        }
-        if (op.op.kind == OpKind::Release) {
-            if (!r.grant || op_of_source[*r.grant] < 0) {
-                return std::nullopt;
-            }
-            grant[i] = op_of_source[*r.grant];
-        }
-    }
-    return grant;
-}
+// How many grants in flight of each kind a refusal with the lock free weighs: with hundreds of
+// waiters in flight, weighing them all would make the pass quadratic.
+constexpr int kGrantsTried = 8;
 
 class TokenLinearizer {
   public:
@@ -141,6 +121,11 @@ class TokenLinearizer {
         std::sort(by_return_.begin(), by_return_.end(), [&](std::uint32_t a, std::uint32_t b) {
             return ops_[a].return_seq < ops_[b].return_seq;
         });
+        for (const std::uint32_t i : by_return_) {
+            if (is_grant(ops_[i])) {
+                grant_returns_.push_back(i);
+            }
+        }
         for (const Point& p : points) {
             if (p.call) {
                 on_call(p.op);
@@ -243,20 +228,63 @@ class TokenLinearizer {
         return false;
     }
 
+    // The first required grant to return after `seq`, other than `except` (nullptr: none).
+    const SearchOp* next_grant_return(std::uint64_t seq, std::uint32_t except) const {
+        auto it = std::upper_bound(
+            grant_returns_.begin(), grant_returns_.end(), seq,
+            [&](std::uint64_t s, std::uint32_t g) { return s < ops_[g].return_seq; });
+        if (it != grant_returns_.end() && *it == except) {
+            ++it;
+        }
+        return it == grant_returns_.end() ? nullptr : &ops_[*it];
+    }
+
+    // Whether a grant placed now, at `seq`, for a refusal holds no longer than the lock may stay
+    // taken: an ok grant until its first release is called, one in doubt until its lease may have
+    // run out - so no grant returning meanwhile finds it held (and takes an ok grant over, which
+    // its release could then never end).
+    bool gone_before_next_grant(std::uint32_t g, std::uint64_t seq) const {
+        const SearchOp* next = next_grant_return(seq, g);
+        if (next == nullptr) {
+            return true;
+        }
+        if (!ops_[g].info) {
+            return !releases_[g].empty() && next->return_seq > ops_[releases_[g].front()].call_seq;
+        }
+        const std::int64_t start = std::max(state_.now_ns, ops_[g].op.earliest_ns);
+        return ops_[g].op.lease_ns != kNever &&
+               next->op.latest_ns >= lease_end(start, ops_[g].op.lease_ns);
+    }
+
+    // A `held` refusal returning at `seq` with the lock free: a grant in flight is placed for it,
+    // one that is gone before the next grant returns if there is one, else the ok one returning
+    // first, else the one in doubt with the shortest lease.
+    bool grant_for_refusal(std::uint64_t seq) {
+        std::vector<std::uint32_t> candidates;
+        const auto take = [&](const auto& grants) {
+            int tried = 0;
+            for (auto it = grants.begin(); it != grants.end() && tried < kGrantsTried;
+                 ++it, ++tried) {
+                candidates.push_back(it->second);
+            }
+        };
+        take(pending_grants_);
+        take(pending_doubtful_grants_);
+        for (const std::uint32_t g : candidates) {
+            if (gone_before_next_grant(g, seq) && place(g)) {
+                return true;
+            }
+        }
+        return (!pending_grants_.empty() && place(pending_grants_.begin()->second)) ||
+               (!pending_doubtful_grants_.empty() &&
+                place(pending_doubtful_grants_.begin()->second));
+    }
+
     bool force(std::uint32_t i) {
         const SearchOp& op = ops_[i];
         if (is_refusal(op)) {
-            if (!lock_held()) {
-                bool granted = false;
-                if (!pending_grants_.empty()) {
-                    granted = place(pending_grants_.begin()->second);
-                }
-                if (!granted && !pending_doubtful_grants_.empty()) {
-                    granted = place(pending_doubtful_grants_.begin()->second);
-                }
-                if (!granted) {
-                    return false;
-                }
+            if (!lock_held() && !grant_for_refusal(op.return_seq)) {
+                return false;
             }
             return placed_[i] || place(i);
         }
@@ -275,6 +303,7 @@ class TokenLinearizer {
     std::vector<bool> called_;
     std::vector<std::vector<std::uint32_t>> releases_;  // per grant, its releases in call order
     std::vector<std::uint32_t> by_return_;              // required ops, by return
+    std::vector<std::uint32_t> grant_returns_;          // required grants, by return
     std::size_t next_return_ = 0;
     std::optional<std::uint32_t> holder_grant_;
     std::vector<std::uint32_t> pending_refusals_;
@@ -284,6 +313,32 @@ class TokenLinearizer {
 };
 
 }  // namespace
+
+std::optional<std::vector<std::int64_t>> grants_named(const Partition& partition) {
+    const auto& recorded = partition.history->ops;
+    if (partition.history->token_granted_twice) {
+        return std::nullopt;
+    }
+    std::vector<std::int64_t> op_of_source(recorded.size(), -1);
+    for (std::uint32_t i = 0; i < partition.ops.size(); ++i) {
+        op_of_source[partition.ops[i].source] = i;
+    }
+    std::vector<std::int64_t> grant(partition.ops.size(), -1);
+    for (std::uint32_t i = 0; i < partition.ops.size(); ++i) {
+        const SearchOp& op = partition.ops[i];
+        const RecordedOp& r = recorded[op.source];
+        if (op.op.kind == OpKind::Acquire && op.op.outcome == OpOutcome::Ok && !r.token_granted) {
+            return std::nullopt;
+        }
+        if (op.op.kind == OpKind::Release) {
+            if (!r.grant || op_of_source[*r.grant] < 0) {
+                return std::nullopt;
+            }
+            grant[i] = op_of_source[*r.grant];
+        }
+    }
+    return grant;
+}
 
 bool linearize_lock_tokens(const Partition& partition) {
     return TokenLinearizer(partition).run();

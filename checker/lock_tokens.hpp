@@ -5,10 +5,18 @@
 // Two passes use that before (instead of) the search. How and why: lock_tokens.cpp.
 
 #include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
 
 #include "checker/linearizability_partition.hpp"
 
 namespace lockbench::checker::lin {
+
+// For each op of `partition` (a lock key), the partition index of the grant its release names
+// (-1: none, or not a release); nullopt when the tokens do not name the grants: an ok acquire
+// without a token, a token granted twice, or a release naming no grant of the key.
+std::optional<std::vector<std::int64_t>> grants_named(const Partition& partition);
 
 // True: `partition` (a mutex key) is linearizable, and the pass built a linearization of it.
 // False: the tokens do not name the grants, or the pass found none; the search has to decide.

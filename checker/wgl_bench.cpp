@@ -421,8 +421,8 @@ BENCHMARK(BM_LeaseLockMillionEventsPaths)
 // of acquires (and of releases) in doubt, so granted locks wait for leases that run out. The
 // label is the verdict (an unknown is an answer here); a wrong one is an error. Args: keys, path
 // (0 search alone, 2 token path, as above).
-void BM_WaitingLockMillion(benchmark::State& state) {
-    LinearizabilityChecker checker(Model::Mutex);
+void waiting_lock_million(benchmark::State& state, Model model) {
+    LinearizabilityChecker checker(model);
     std::uint64_t events = 0;
     {
         std::istringstream in(
@@ -455,12 +455,25 @@ void BM_WaitingLockMillion(benchmark::State& state) {
     }
     state.counters["events"] = static_cast<double>(events);
 }
+void BM_WaitingLockMillion(benchmark::State& state) {
+    waiting_lock_million(state, Model::Mutex);
+}
 BENCHMARK(BM_WaitingLockMillion)
     ->ArgNames({"keys", "path"})
     ->Args({1, 2})
     ->Args({1, 0})
     ->Args({8, 2})
     ->Args({8, 0})
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
+// The same history against the rwlock model (every hold exclusive): rwlock_tokens.cpp's path.
+void BM_WaitingRwLockMillion(benchmark::State& state) {
+    waiting_lock_million(state, Model::RwLock);
+}
+BENCHMARK(BM_WaitingRwLockMillion)
+    ->ArgNames({"keys", "path"})
+    ->Args({1, 2})
+    ->Args({1, 0})
     ->Iterations(1)
     ->Unit(benchmark::kMillisecond);
 

@@ -1,0 +1,398 @@
+// Rwlock keys whose grants carry unique tokens: a linearization built without search.
+//
+// The model is RwLockModel, stepped exactly as the search steps it (models.hpp): each op bounded
+// to take effect no later than the earliest return still to be placed, leases starting no earlier
+// than the invokes placed before them. Shared holds coexist; an exclusive hold excludes every
+// other hold (the writer's own shared holds are a downgrade; no upgrade); each hold ends at a
+// release by its process or once its lease may have run out. When every ok acquire carries a
+// token no other grant carries and every release names one (grants_named, lock_tokens.hpp), each
+// release is its holder's, under the holder's process, so the holds a release can end are known.
+//
+// The pass is lock_tokens.cpp's for the mutex, widened to many holders: Wing & Gong's search with
+// one choice at each step and no backtracking, walking the calls and returns in history order.
+// An op is placed only after its call, and every required op is placed by its return at the
+// latest (the search's own rules); each placement is RwLockModel::step with the search's bound,
+// and a step that leaves more than one reading of the lock (a holder's re-entry once its lease may
+// have run out: a re-entry or a new grant) counts as a failed placement. The choices:
+//   - a `held` refusal goes as soon as a hold it conflicts with exists while it is in flight (a
+//     writer for a shared one, anyone for an exclusive one): it changes nothing, not even the
+//     model's `now`. If its return comes with no such hold, a grant in flight that makes one is
+//     placed for it, among the first few ok and in-doubt acquires in flight: one whose hold is
+//     over before the next grant returns if there is one (as lock_tokens.cpp's), else an ok one,
+//     first to return first, else an in-doubt one, the shortest lease first;
+//   - an ok acquire goes at its return, after ending each hold it conflicts with by a release in
+//     flight of that holder's process (ok, then retried, then in doubt, then `not-held`), and
+//     takes a hold over without one only when the model lets it (the holder's lease may have run
+//     out): holds begin and end as late as they can, which leaves the most room to the refusals.
+//     Before it, an ok acquire in flight that conflicts with it and returns before its first
+//     release is called goes first, when the model takes both in that order (the early one's
+//     lease may have run out by the later grant) and no ok release names the early one;
+//   - every other required op goes at its return; in-doubt ops go only where needed (above).
+// When every required op is placed, the ops placed, in that order, are a linearization the
+// search accepts: each was placed where the search may place it, with the step the search takes.
+// So `valid` is sound whatever the choices. The pass is not complete - a choice can be wrong (a
+// grant placed early for a refusal that blocks a grant returning before that grant's release
+// begins; a shared refusal whose only witness is a writer that readers in flight still block) -
+// so when a placement fails it answers nothing and the search decides: a wrong choice costs time,
+// never a wrong answer, and the pass never says `invalid`. The cross-check against the
+// brute-force oracle (linearizability_test.cpp) counts how often it answers. Cost: O(n log n)
+// plus, per forced grant, the releases in flight of the processes it displaces.
+
+#include "checker/rwlock_tokens.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "checker/lock_tokens.hpp"
+
+namespace lockbench::checker::lin {
+
+namespace {
+
+bool is_refusal(const SearchOp& op) {
+    return op.op.kind == OpKind::Acquire && op.op.outcome == OpOutcome::Observation;
+}
+bool is_grant(const SearchOp& op) {
+    return op.op.kind == OpKind::Acquire && op.op.outcome != OpOutcome::Observation;
+}
+
+// The order a holder's releases in flight are tried in: one that certainly took effect first.
+int release_rank(const ModelOp& op) {
+    return op.outcome == OpOutcome::Observation ? 3
+           : op.outcome == OpOutcome::Info      ? 2
+           : op.repeat                          ? 1
+                                                : 0;
+}
+
+// How many grants in flight a refusal with no conflicting hold tries before the pass gives up:
+// each try that fails costs a model step, and with hundreds of waiters in flight trying them all
+// would make the pass quadratic.
+constexpr int kGrantsTried = 8;
+
+class RwTokenLinearizer {
+  public:
+    explicit RwTokenLinearizer(const Partition& partition)
+        : ops_(partition.ops),
+          required_(partition.required_ops),
+          placed_(ops_.size(), false),
+          called_(ops_.size(), false) {}
+
+    bool run(const std::vector<std::int64_t>& grant_of_release) {
+        first_release_call_.assign(ops_.size(), kNeverReturned);
+        has_ok_release_.assign(ops_.size(), false);
+        for (std::uint32_t i = 0; i < ops_.size(); ++i) {
+            if (grant_of_release[i] >= 0) {
+                const auto g = static_cast<std::size_t>(grant_of_release[i]);
+                first_release_call_[g] = std::min(first_release_call_[g], ops_[i].call_seq);
+                has_ok_release_[g] = has_ok_release_[g] || ops_[i].op.outcome == OpOutcome::Ok;
+            }
+        }
+        std::size_t processes = 0;
+        for (const SearchOp& op : ops_) {
+            processes = std::max(processes, static_cast<std::size_t>(op.op.process) + 1);
+        }
+        releases_of_.resize(processes);
+        first_unplaced_release_.assign(processes, 0);
+        struct Point {
+            std::uint64_t seq;
+            std::uint32_t op;
+            bool call;
+        };
+        std::vector<Point> points;
+        points.reserve(ops_.size() * 2);
+        for (std::uint32_t i = 0; i < ops_.size(); ++i) {
+            points.push_back({ops_[i].call_seq, i, true});
+            if (i < required_) {
+                points.push_back({ops_[i].return_seq, i, false});
+                by_return_.push_back(i);
+            }
+            if (ops_[i].op.kind == OpKind::Release) {
+                releases_of_[static_cast<std::size_t>(ops_[i].op.process)].push_back(i);
+            }
+        }
+        for (auto& releases : releases_of_) {
+            std::sort(releases.begin(), releases.end(), [&](std::uint32_t a, std::uint32_t b) {
+                return ops_[a].call_seq < ops_[b].call_seq;
+            });
+        }
+        std::sort(points.begin(), points.end(),
+                  [](const Point& a, const Point& b) { return a.seq < b.seq; });
+        std::sort(by_return_.begin(), by_return_.end(), [&](std::uint32_t a, std::uint32_t b) {
+            return ops_[a].return_seq < ops_[b].return_seq;
+        });
+        for (const std::uint32_t i : by_return_) {
+            if (is_grant(ops_[i])) {
+                grant_returns_.push_back(i);
+            }
+        }
+        for (const Point& p : points) {
+            if (p.call) {
+                on_call(p.op);
+            } else if (!placed_[p.op] && !force(p.op)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+  private:
+    const RwLockModel::Holds& holds() const { return state_.holds.first; }
+
+    bool holds_anything(std::int32_t process) const {
+        const auto& readers = holds().readers;
+        return holds().writer == process ||
+               std::any_of(readers.begin(), readers.end(),
+                           [&](const RwLockModel::Reader& r) { return r.process == process; });
+    }
+
+    std::int64_t bound_ns() {
+        while (next_return_ < by_return_.size() && placed_[by_return_[next_return_]]) {
+            ++next_return_;
+        }
+        return next_return_ < by_return_.size() ? ops_[by_return_[next_return_]].op.latest_ns
+                                                : kNever;
+    }
+
+    // Op `i` as the search steps it here: taking effect no later than the first return still to
+    // be placed.
+    ModelOp bounded(std::uint32_t i) {
+        ModelOp op = ops_[i].op;
+        op.latest_ns = linearized_no_later_than(op.latest_ns, bound_ns());
+        return op;
+    }
+
+    bool place(std::uint32_t i) {
+        const SearchOp& op = ops_[i];
+        auto next = RwLockModel::step(state_, bounded(i));
+        if (!next || !next->holds.rest.empty()) {
+            return false;
+        }
+        state_ = std::move(*next);
+        placed_[i] = true;
+        if (is_grant(op)) {
+            pending_grants_.erase({op.return_seq, i});
+            pending_doubtful_grants_.erase({op.op.lease_ns, i});
+        }
+        if (!is_refusal(op)) {
+            place_pending_refusals();
+        }
+        return true;
+    }
+
+    // Refusals in flight that the holds now explain go now: later, the holds may be gone.
+    void place_pending_refusals() {
+        if (holds().writer != RwLockModel::kNoWriter) {
+            place_all(refusals_needing_writer_);
+        }
+        if (holds().writer != RwLockModel::kNoWriter || !holds().readers.empty()) {
+            place_all(refusals_needing_holder_);
+        }
+    }
+
+    void place_all(std::vector<std::uint32_t>& refusals) {
+        std::vector<std::uint32_t> waiting;
+        waiting.swap(refusals);
+        for (const std::uint32_t r : waiting) {
+            if (!placed_[r] && !place(r)) {
+                refusals.push_back(r);
+            }
+        }
+    }
+
+    void on_call(std::uint32_t i) {
+        called_[i] = true;
+        const SearchOp& op = ops_[i];
+        if (is_refusal(op)) {
+            if (!place(i)) {
+                (op.op.mode == LockMode::Shared ? refusals_needing_writer_
+                                                : refusals_needing_holder_)
+                    .push_back(i);
+            }
+        } else if (is_grant(op)) {
+            if (op.info) {
+                pending_doubtful_grants_.insert({op.op.lease_ns, i});
+            } else {
+                pending_grants_.insert({op.return_seq, i});
+            }
+        }
+    }
+
+    // Ends `process`'s holds with its releases in flight; false when some hold remains.
+    bool end_holds_of(std::int32_t process) {
+        const auto p = static_cast<std::size_t>(process);
+        auto& releases = releases_of_[p];
+        auto& first = first_unplaced_release_[p];
+        while (first < releases.size() && placed_[releases[first]]) {
+            ++first;
+        }
+        for (int pass = 0; pass < 4; ++pass) {
+            for (std::size_t k = first; k < releases.size() && called_[releases[k]]; ++k) {
+                const std::uint32_t r = releases[k];
+                if (placed_[r] || release_rank(ops_[r].op) != pass) {
+                    continue;
+                }
+                place(r);
+                if (!holds_anything(process)) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    // Before a grant to `grant` at its return: the holds it conflicts with end by their releases
+    // in flight where they can (taken over once its lease may have run out, a hold can never be
+    // released ok again).
+    void end_conflicting_holds(const ModelOp& grant) {
+        std::vector<std::int32_t> holders;
+        if (holds().writer != RwLockModel::kNoWriter && holds().writer != grant.process) {
+            holders.push_back(holds().writer);
+        }
+        if (grant.mode == LockMode::Exclusive) {
+            for (const RwLockModel::Reader& r : holds().readers) {
+                if (r.process != grant.process) {
+                    holders.push_back(r.process);
+                }
+            }
+        }
+        for (const std::int32_t holder : holders) {
+            end_holds_of(holder);
+        }
+    }
+
+    // The first required grant to return after `seq`, other than `except` (nullptr: none).
+    const SearchOp* next_grant_return(std::uint64_t seq, std::uint32_t except) const {
+        auto it = std::upper_bound(
+            grant_returns_.begin(), grant_returns_.end(), seq,
+            [&](std::uint64_t s, std::uint32_t g) { return s < ops_[g].return_seq; });
+        if (it != grant_returns_.end() && *it == except) {
+            ++it;
+        }
+        return it == grant_returns_.end() ? nullptr : &ops_[*it];
+    }
+
+    // As lock_tokens.cpp's: whether grant `g`, placed now at `seq` for a refusal, is over before
+    // the next grant returns (an ok one's first release is called by then, an in-doubt one's lease
+    // may have run out), so that grant does not find it held.
+    bool gone_before_next_grant(std::uint32_t g, std::uint64_t seq) const {
+        const SearchOp* next = next_grant_return(seq, g);
+        if (next == nullptr) {
+            return true;
+        }
+        if (!ops_[g].info) {
+            return next->return_seq > first_release_call_[g];
+        }
+        const std::int64_t start = std::max(state_.now_ns, ops_[g].op.earliest_ns);
+        return ops_[g].op.lease_ns != kNever &&
+               next->op.latest_ns >= lease_end(start, ops_[g].op.lease_ns);
+    }
+
+    // A grant in flight that explains `refusal` (returning at `seq`), placed; false when none
+    // could be. One gone before the next grant returns first, as lock_tokens.cpp's.
+    bool grant_for(const SearchOp& refusal, std::uint64_t seq) {
+        const auto explains = [&](std::uint32_t g) {
+            return refusal.op.mode == LockMode::Exclusive || ops_[g].op.mode == LockMode::Exclusive;
+        };
+        const auto try_from = [&](const auto& grants) {
+            std::vector<std::uint32_t> candidates;
+            for (const auto& [order, g] : grants) {
+                if (explains(g)) {
+                    candidates.push_back(g);
+                    if (candidates.size() == kGrantsTried) {
+                        break;
+                    }
+                }
+            }
+            return candidates;
+        };
+        std::vector<std::uint32_t> candidates = try_from(pending_grants_);
+        const std::vector<std::uint32_t> doubtful = try_from(pending_doubtful_grants_);
+        candidates.insert(candidates.end(), doubtful.begin(), doubtful.end());
+        for (const std::uint32_t g : candidates) {
+            if (gone_before_next_grant(g, seq) && place(g)) {
+                return true;
+            }
+        }
+        return std::any_of(candidates.begin(), candidates.end(),
+                           [&](std::uint32_t g) { return place(g); });
+    }
+
+    bool force(std::uint32_t i) {
+        const SearchOp& op = ops_[i];
+        if (is_refusal(op)) {
+            if (place(i)) {
+                return true;
+            }
+            return grant_for(op, op.return_seq) && (placed_[i] || place(i));
+        }
+        if (is_grant(op)) {
+            place_grants_that_must_come_first(i);
+            end_conflicting_holds(op.op);
+        }
+        return place(i);
+    }
+
+    static bool conflict(const ModelOp& a, const ModelOp& b) {
+        return a.process != b.process &&
+               (a.mode == LockMode::Exclusive || b.mode == LockMode::Exclusive);
+    }
+
+    // Before grant `g` at its return: an ok grant in flight that conflicts with it and returns
+    // before g's first release is called cannot follow g (g holds until then) unless g's lease
+    // may have run out; it may precede g, taken over once its own lease may have run out (it took
+    // effect early, and its lease ran out while it waited for its reply). Placed first when the
+    // model, stepped on a copy, accepts both in that order - and only when no ok release names
+    // it, which a hold taken over could never have.
+    void place_grants_that_must_come_first(std::uint32_t g) {
+        int tried = 0;
+        std::vector<std::uint32_t> first;
+        for (auto it = pending_grants_.begin(); it != pending_grants_.end() && tried < kGrantsTried;
+             ++it, ++tried) {
+            const std::uint32_t h = it->second;
+            if (h != g && !has_ok_release_[h] && ops_[h].return_seq < first_release_call_[g] &&
+                conflict(ops_[h].op, ops_[g].op)) {
+                first.push_back(h);
+            }
+        }
+        for (const std::uint32_t h : first) {
+            auto after_h = RwLockModel::step(state_, bounded(h));
+            if (!after_h || !after_h->holds.rest.empty()) {
+                continue;
+            }
+            const auto after_g = RwLockModel::step(*after_h, bounded(g));
+            if (after_g && after_g->holds.rest.empty()) {
+                place(h);
+            }
+        }
+    }
+
+    const std::vector<SearchOp>& ops_;
+    const std::size_t required_;
+    RwLockModel::State state_ = RwLockModel::initial();
+    std::vector<bool> placed_;
+    std::vector<bool> called_;
+    std::vector<std::vector<std::uint32_t>> releases_of_;  // per process, in call order
+    std::vector<std::size_t> first_unplaced_release_;      // per process: all before are placed
+    std::vector<std::uint32_t> by_return_;                 // required ops, by return
+    std::vector<std::uint32_t> grant_returns_;             // required grants, by return
+    std::vector<std::uint64_t> first_release_call_;        // per grant: its first release's call
+    std::vector<bool> has_ok_release_;                     // per grant
+    std::size_t next_return_ = 0;
+    std::vector<std::uint32_t> refusals_needing_writer_;  // shared `held`, in flight
+    std::vector<std::uint32_t> refusals_needing_holder_;  // exclusive `held`, in flight
+    std::set<std::pair<std::uint64_t, std::uint32_t>> pending_grants_;          // ok: by return
+    std::set<std::pair<std::int64_t, std::uint32_t>> pending_doubtful_grants_;  // by lease
+};
+
+}  // namespace
+
+bool linearize_rwlock_tokens(const Partition& partition) {
+    const auto grant_of_release = grants_named(partition);
+    return grant_of_release && RwTokenLinearizer(partition).run(*grant_of_release);
+}
+
+}  // namespace lockbench::checker::lin
