@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <iostream>
 #include <limits>
+#include <memory>
 #include <sstream>
 #include <unistd.h>
 
@@ -54,7 +55,9 @@ void print(const CompareOutcome& outcome) {
 
 }  // namespace
 
-CLI::App* add_compare_command(CLI::App& app, CompareFlags& f, const std::string& scenarios_dir) {
+Command add_compare_command(CLI::App& app, const std::string& scenarios_dir) {
+    auto flags = std::make_shared<CompareFlags>();
+    CompareFlags& f = *flags;
     f.dir = scenarios_dir;
     auto* c = app.add_subcommand(
         "compare",
@@ -92,7 +95,9 @@ CLI::App* add_compare_command(CLI::App& app, CompareFlags& f, const std::string&
     c->add_option("--password", f.password, "AUTH password for --redis");
     c->add_option("--zookeeper", f.zookeeper,
                   "ZooKeeper strategies: use an existing ensemble HOST:PORT[,HOST:PORT...]");
-    return c;
+    return {c, true, [flags](const std::atomic<bool>* interrupt) {
+                return compare_command(*flags, interrupt);
+            }};
 }
 
 int compare_command(const CompareFlags& f, const std::atomic<bool>* interrupt) {

@@ -1,7 +1,7 @@
 #pragma once
 
 // `lockbench compare` and `lockbench run --repeat`: the options and what they hand to
-// engine/compare/. Kept out of main.cpp so the subcommand is registered in one call.
+// engine/compare/.
 
 #include <atomic>
 #include <optional>
@@ -10,6 +10,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "engine/cli/commands.hpp"
 #include "engine/run/run.hpp"
 
 namespace lockbench::cli {
@@ -30,8 +31,8 @@ struct CompareFlags {
     std::string zookeeper;
 };
 
-// Registers `compare` on `app`; `flags` receives its options.
-CLI::App* add_compare_command(CLI::App& app, CompareFlags& flags, const std::string& scenarios_dir);
+// Registers `compare` on `app`.
+Command add_compare_command(CLI::App& app, const std::string& scenarios_dir);
 
 // Runs it: 0 when the table was produced (it answers a question; it is not a gate), 130
 // interrupted (what finished is kept), else the exit code of a run that failed (2, 4 or 5).
