@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include "engine/cli/commands.hpp"
+#include "engine/cli/server_options.hpp"
 #include "engine/run/run.hpp"
 
 namespace lockbench::cli {
@@ -21,14 +22,11 @@ struct CompareFlags {
     int repeat = 5;
     std::vector<std::string> sweeps;
     std::string dir;  // scenario folder
-    std::string out = "results";
     std::optional<double> duration;
     std::optional<std::uint64_t> seed;
     std::optional<int> clients;
     std::optional<std::int64_t> lease_ms;
-    std::string redis;
-    std::string password;
-    std::string zookeeper;
+    ServerFlags server;
 };
 
 // Registers `compare` on `app`.

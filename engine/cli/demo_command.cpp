@@ -24,13 +24,8 @@ struct DemoFlags {
     std::string scenario;
     std::optional<std::string> strategy;
     std::string dir;
-    std::string redis;
-    std::string password;
-    std::string password_file;
+    ServerFlags server;
     bool no_yardstick = false;  // accepted as run takes it; a demo never measures the machine
-    std::string inventory;
-    std::string zookeeper;
-    std::string out = "results";
 };
 
 // The strategy a demonstration shows by default: the first the scenario breaks (set_nx_px when
@@ -102,11 +97,9 @@ int demo_command(const DemoFlags& f, const std::atomic<bool>* interrupt) {
     }
     nlohmann::json j = w.to_json();
     j["strategy"] = strategy;
-    RunOptions options{.workload = Workload::from_json(j, file.string()), .out_dir = f.out};
-    options.redis = parse_redis_list(f.redis, cli::redis_password(f.password, f.password_file));
+    RunOptions options{.workload = Workload::from_json(j, file.string()), .out_dir = f.server.out};
+    apply_server_flags(f.server, options);
     options.machine_not_measured = "a demo does not measure the machine";
-    options.inventory = load_inventory(f.inventory);
-    options.zookeeper = parse_zookeeper_list(f.zookeeper);
     options.progress = ::isatty(STDERR_FILENO) != 0;
     options.interrupt = interrupt;
     std::cout << "lockbench demo: " << w.name << " / " << strategy << "\n";
@@ -143,21 +136,9 @@ Command add_demo_command(CLI::App& app, const std::string& scenarios_dir) {
                      "Strategy to show (default: the first the scenario breaks, set_nx_px "
                      "when it is one)");
     demo->add_option("--dir", df.dir, "Folder of scenario files")->capture_default_str();
-    demo->add_option("--redis", df.redis,
-                     "Use existing Redis server(s) HOST[:PORT][,HOST[:PORT]...] (port 6379 when "
-                     "none is given)");
-    demo->add_option("--password", df.password, kPasswordHelp);
-    demo->add_option("--password-file", df.password_file, kPasswordFileHelp)
-        ->excludes("--password");
+    add_server_options(*demo, df.server, {.inventory = true, .etcd = false});
     demo->add_flag("--no-yardstick", df.no_yardstick,
                    "Accepted as run takes it: a demo never measures the machine");
-    demo->add_option("--inventory", df.inventory, "Your deployment node by node (see run --help)")
-        ->check(CLI::ExistingFile)
-        ->excludes("--redis");
-    demo->add_option("--zookeeper", df.zookeeper,
-                     "ZooKeeper strategies: use an existing ensemble HOST:PORT[,HOST:PORT...]");
-    demo->add_option("--out", df.out, "Results folder")->capture_default_str();
-
     return {demo, true, [flags](const std::atomic<bool>* interrupt) {
                 return demo_command(*flags, interrupt);
             }};

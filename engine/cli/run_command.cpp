@@ -35,13 +35,7 @@ struct RunFlags {
     std::optional<std::int64_t> lease_ms, wait_ms;
     std::optional<std::uint64_t> seed;
     std::optional<std::string> resource;
-    std::string redis;
-    std::string password;
-    std::string password_file;
-    std::string inventory;
-    std::string zookeeper;
-    std::string etcd;
-    std::string out = "results";
+    ServerFlags server;
     std::string clients_ramp;
     std::optional<int> repeat;
     bool no_yardstick = false;
@@ -203,11 +197,8 @@ int ramp_command(const RunFlags& f, const RunOptions& options) {
 int run_command(const RunFlags& f, const std::atomic<bool>* interrupt) {
     if (f.repeat && !f.clients_ramp.empty())
         throw WorkloadError("--repeat repeats one run; a --clients-ramp is many: drop one of them");
-    RunOptions options{.workload = workload_of(f), .out_dir = f.out};
-    options.redis = parse_redis_list(f.redis, cli::redis_password(f.password, f.password_file));
-    options.inventory = load_inventory(f.inventory);
-    options.zookeeper = parse_zookeeper_list(f.zookeeper);
-    options.etcd = parse_etcd_list(f.etcd);
+    RunOptions options{.workload = workload_of(f), .out_dir = f.server.out};
+    apply_server_flags(f.server, options);
     options.progress = ::isatty(STDERR_FILENO) != 0;
     options.interrupt = interrupt;
     note_unused_fences(f, options);
@@ -273,26 +264,7 @@ Command add_run_command(CLI::App& app) {
                     "timed out) as well as from its send (granted ones)");
     run->add_option("--arrivals", rf.arrivals, "With --rate: fixed (evenly spaced) or poisson")
         ->check(CLI::IsMember({"fixed", "poisson"}));
-    run->add_option("--redis", rf.redis,
-                    "Use existing Redis server(s) HOST[:PORT][,HOST[:PORT]...] (port 6379 when "
-                    "none is given)");
-    run->add_option("--password", rf.password, kPasswordHelp);
-    run->add_option("--password-file", rf.password_file, kPasswordFileHelp)->excludes("--password");
-    run->add_option(
-           "--inventory", rf.inventory,
-           "Your deployment node by node (a JSON file: README, 'Testing your own "
-           "deployment'): its masters are the lock nodes, and pause-server/kill-server act "
-           "on the hosts it gives a control for (ssh or local)")
-        ->check(CLI::ExistingFile)
-        ->excludes("--redis");
-    run->add_option("--zookeeper", rf.zookeeper,
-                    "ZooKeeper strategies (zk_mutex, zk_rwlock): use an existing ensemble "
-                    "HOST:PORT[,HOST:PORT...] instead of starting one");
-    run->add_option("--etcd", rf.etcd,
-                    "etcd strategies: use an existing etcd, every member's client port "
-                    "HOST:PORT[,HOST:PORT...], instead of starting one (the run's keys, under "
-                    "its prefix, are deleted afterwards)");
-    run->add_option("--out", rf.out, "Results folder")->capture_default_str();
+    add_server_options(*run, rf.server);
     run->add_option("--repeat", rf.repeat,
                     "Run it N times into one folder (repeat-*/): each check as k of n runs "
                     "with a 95% interval (compare.json, as lockbench compare writes)")

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "engine/cli/user_input.hpp"
+#include "engine/run/run.hpp"
 #include "engine/run/workload.hpp"
 
 namespace lockbench::cli {
@@ -60,6 +61,50 @@ std::vector<Endpoint> parse_redis_list(const std::string& list_text, const std::
         }
     }
     return endpoints;
+}
+
+void add_server_options(CLI::App& command, ServerFlags& flags, ServerOptionSet which) {
+    command.add_option("--redis", flags.redis,
+                       "Use existing Redis server(s) HOST[:PORT][,HOST[:PORT]...] (port 6379 "
+                       "when none is given)");
+    command.add_option("--password", flags.password,
+                       "AUTH password for --redis (seen by every local user in ps: prefer "
+                       "--password-file or LOCKBENCH_REDIS_PASSWORD)");
+    command
+        .add_option("--password-file", flags.password_file,
+                    "Read the AUTH password for --redis from the first line of this file")
+        ->excludes("--password");
+    if (which.inventory) {
+        command
+            .add_option("--inventory", flags.inventory,
+                        "Your deployment node by node (a JSON file: README, 'Testing your own "
+                        "deployment'): its masters are the lock nodes, and "
+                        "pause-server/kill-server act on the hosts it gives a control for (ssh "
+                        "or local)")
+            ->check(CLI::ExistingFile)
+            ->excludes("--redis");
+    }
+    command.add_option("--zookeeper", flags.zookeeper,
+                       "ZooKeeper strategies (zk_mutex, zk_rwlock): use an existing ensemble "
+                       "HOST:PORT[,HOST:PORT...] instead of starting one");
+    if (which.etcd) {
+        command.add_option("--etcd", flags.etcd,
+                           "etcd strategies: use an existing etcd, every member's client port "
+                           "HOST:PORT[,HOST:PORT...], instead of starting one (the run's keys, "
+                           "under its prefix, are deleted afterwards)");
+    }
+    command.add_option("--out", flags.out, "Results folder")->capture_default_str();
+}
+
+std::vector<Endpoint> redis_endpoints(const ServerFlags& flags) {
+    return parse_redis_list(flags.redis, redis_password(flags.password, flags.password_file));
+}
+
+void apply_server_flags(const ServerFlags& flags, RunOptions& options) {
+    options.redis = redis_endpoints(flags);
+    options.inventory = load_inventory(flags.inventory);
+    options.zookeeper = parse_zookeeper_list(flags.zookeeper);
+    options.etcd = parse_etcd_list(flags.etcd);
 }
 
 }  // namespace lockbench::cli

@@ -1,23 +1,50 @@
 #pragma once
 
-// The servers a run uses instead of starting its own: --redis (with --password or
-// --password-file), --inventory, --zookeeper and --etcd, as run, suite, demo and compare take
-// them. Each flag is parsed here, once; bad input throws WorkloadError naming the flag.
+// The servers a run uses instead of starting its own - --redis (with --password or
+// --password-file), --inventory, --zookeeper, --etcd - and the results folder: one option group,
+// declared and worded once for run, suite, demo and compare (a new way to reach a server, such
+// as a user or TLS for --redis, is added here for all of them). Each flag is parsed here, once;
+// bad input throws WorkloadError naming the flag.
 
 #include <optional>
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
+#include "engine/run/run.hpp"
 #include "engine/servers/redis_server.hpp"
 #include "engine/topology/inventory.hpp"
 
 namespace lockbench::cli {
 
-constexpr const char* kPasswordHelp =
-    "AUTH password for --redis (seen by every local user in ps: prefer --password-file or "
-    "LOCKBENCH_REDIS_PASSWORD)";
-constexpr const char* kPasswordFileHelp =
-    "Read the AUTH password for --redis from the first line of this file";
+// The flags as given, before parsing.
+struct ServerFlags {
+    std::string redis;
+    std::string password;
+    std::string password_file;
+    std::string inventory;
+    std::string zookeeper;
+    std::string etcd;
+    std::string out = "results";
+};
+
+// Which of the group a subcommand takes beside --redis, --password, --password-file,
+// --zookeeper and --out.
+struct ServerOptionSet {
+    bool inventory = true;
+    bool etcd = true;
+};
+
+// Adds the group to `command`, bound to `flags`.
+void add_server_options(CLI::App& command, ServerFlags& flags, ServerOptionSet which = {});
+
+// The flags' servers into `options` (redis, inventory, zookeeper, etcd; a flag not given leaves
+// its field empty). Throws WorkloadError naming the first bad flag.
+void apply_server_flags(const ServerFlags& flags, RunOptions& options);
+
+// --redis with its password (--password, --password-file or $LOCKBENCH_REDIS_PASSWORD).
+std::vector<Endpoint> redis_endpoints(const ServerFlags& flags);
 
 // --inventory FILE: the user's deployment, node by node (engine/topology/inventory.hpp).
 std::optional<Inventory> load_inventory(const std::string& file);

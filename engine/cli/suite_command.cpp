@@ -15,7 +15,7 @@ namespace {
 struct SuiteFlags {
     SuiteOptions so;
     std::string junit;
-    std::string redis, password, password_file, inventory;
+    ServerFlags server;
     bool no_yardstick = false;
 };
 
@@ -27,9 +27,10 @@ int suite_command(SuiteFlags& f, const std::atomic<bool>* interrupt) {
     so.progress = ::isatty(STDERR_FILENO) != 0 ? SuiteProgress::Terminal : SuiteProgress::Lines;
     so.interrupt = interrupt;
     so.yardstick = !f.no_yardstick;
-    so.zookeeper = parse_zookeeper_list(so.zookeeper);
-    so.redis = parse_redis_list(f.redis, redis_password(f.password, f.password_file));
-    so.inventory = load_inventory(f.inventory);
+    so.out_dir = f.server.out;
+    so.zookeeper = parse_zookeeper_list(f.server.zookeeper);
+    so.redis = redis_endpoints(f.server);
+    so.inventory = load_inventory(f.server.inventory);
     auto outcome = run_suite(so);
     std::cout << format_table(outcome.table) << "results     " << outcome.dir.string() << "\n";
     if (outcome.interrupted)
@@ -67,22 +68,11 @@ Command add_suite_command(CLI::App& app, const std::string& scenarios_dir) {
         ->capture_default_str();
     suite->add_option("--junit", f.junit,
                       "Write a JUnit XML file: one test case per (scenario, strategy)");
-    suite->add_option("--out", f.so.out_dir, "Results folder")->capture_default_str();
-    suite->add_option("--zookeeper", f.so.zookeeper,
-                      "ZooKeeper strategies: use an existing ensemble HOST:PORT[,HOST:PORT...]");
-    suite->add_option("--redis", f.redis,
-                      "Run on existing Redis server(s) HOST[:PORT][,HOST[:PORT]...] (port 6379 "
-                      "when none is given); scenarios that "
-                      "need servers of lockbench's own are skipped, saying why");
-    suite->add_option("--password", f.password, kPasswordHelp);
-    suite->add_option("--password-file", f.password_file, kPasswordFileHelp)
-        ->excludes("--password");
-    suite
-        ->add_option("--inventory", f.inventory,
-                     "Run on your deployment, node by node (see run --help); pause-server and "
-                     "kill-server act on the hosts it gives a control for")
-        ->check(CLI::ExistingFile)
-        ->excludes("--redis");
+    add_server_options(*suite, f.server, {.inventory = true, .etcd = false});
+    // On the user's servers a suite runs what it can there.
+    CLI::Option* redis = suite->get_option("--redis");
+    redis->description(redis->get_description() +
+                       "; scenarios that need servers of lockbench's own are skipped, saying why");
     suite->add_flag("--no-yardstick", f.no_yardstick,
                     "Skip measuring the machine with redis-benchmark first (the gate then "
                     "compares throughput to set_nx_px only)");
