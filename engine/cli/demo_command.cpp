@@ -13,6 +13,7 @@
 #include "engine/cli/commands.hpp"
 #include "engine/cli/server_options.hpp"
 #include "engine/cli/user_input.hpp"
+#include "engine/run/expectation.hpp"
 #include "engine/run/run.hpp"
 #include "engine/run/workload.hpp"
 
@@ -31,9 +32,15 @@ struct DemoFlags {
 // The strategy a demonstration shows by default: the first the scenario breaks (set_nx_px when
 // it is one of them, the lock most people write).
 std::string demo_strategy(const Workload& w) {
+    // By the expectation's grammar (expectation.hpp), not by words in its text; the file was
+    // checked on loading, so the text parses.
     const auto breaks = [](const std::string& outcome) {
-        return outcome.find("violates") != std::string::npos ||
-               outcome.find("deadlocks") != std::string::npos;
+        const Expectation expectation = Expectation::parse(outcome);
+        return std::any_of(expectation.terms.begin(), expectation.terms.end(),
+                           [](const auto& term) {
+                               return term.kind == Expectation::Kind::Violates ||
+                                      term.kind == Expectation::Kind::Deadlocks;
+                           });
     };
     if (auto it = w.expect.find("set_nx_px"); it != w.expect.end() && breaks(it->second))
         return it->first;
