@@ -202,6 +202,31 @@ TEST(CliInputTest, AnUnknownScenarioSuggestsTheNearestNames) {
     }
 }
 
+// The strategy a demonstration shows by default: the first its scenario's expectation says it
+// breaks (violates or deadlocks), set_nx_px ahead of the others; else the first it names.
+TEST(CliInputTest, ADemoShowsTheFirstStrategyItsScenarioBreaks) {
+    testing::TempDir scratch;
+    const fs::path dir = scratch.path() / "scenarios";
+    const std::string out = (scratch.path() / "results").string();
+    for (
+        const auto& [expect, shown] : std::vector<std::pair<std::string, std::string>>{
+            {R"({"fenced": "safe", "set_nx_px": "safe", "set_nx_px_del": "deadlocks"})",
+             "set_nx_px_del"},
+            {R"({"fenced": "violates:mutual_exclusion", "set_nx_px": "violates:fencing|resource"})",
+             "set_nx_px"},
+            {R"({"fenced": "safe:liveness", "set_nx_px": "safe"})", "fenced"},
+        }) {
+        write(scratch, "scenarios/s.json",
+              R"({"name": "s", "duration_s": 0.1, "expect": )" + expect + "}");
+        // An unreachable --redis: the demo names its choice, then stops before anything runs.
+        const Cli r = lockbench(
+            scratch, "demo s --dir '" + dir.string() + "' --redis 127.0.0.1:1 --out '" + out + "'");
+        EXPECT_EQ(r.out.substr(0, r.out.find('\n')), "lockbench demo: s / " + shown) << expect;
+        EXPECT_EQ(r.code, 4) << expect << ": " << r.err;
+        EXPECT_FALSE(fs::exists(out) && !fs::is_empty(out)) << expect;
+    }
+}
+
 TEST(CliInputTest, NearestNamesAndTheDefaultRedisPort) {
     EXPECT_EQ(cli::nearest_names("t5", {"t5-failover", "t50", "t5-sentinel"}),
               (std::vector<std::string>{"t5-failover", "t5-sentinel"}));

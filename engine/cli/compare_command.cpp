@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <iostream>
 #include <limits>
+#include <memory>
 #include <sstream>
 #include <unistd.h>
 
@@ -26,25 +27,6 @@ Workload load_named(const std::string& name, const std::string& dir) {
     return Workload::load(file);
 }
 
-std::vector<Endpoint> endpoints_of(const std::string& list_text, const std::string& flag,
-                                   const std::string& password) {
-    std::vector<Endpoint> endpoints;
-    if (list_text.empty())
-        return endpoints;
-    if (list_text.front() == ',' || list_text.back() == ',')
-        throw WorkloadError(flag + ": an empty HOST:PORT in '" + list_text + "'");
-    std::stringstream list(list_text);
-    for (std::string item; std::getline(list, item, ',');) {
-        try {
-            endpoints.push_back(Endpoint::parse(item));
-            endpoints.back().password = password;
-        } catch (const std::invalid_argument& e) {
-            throw WorkloadError(flag + ": " + e.what());
-        }
-    }
-    return endpoints;
-}
-
 void print(const CompareOutcome& outcome) {
     std::cout << format_compare(outcome.compare) << "results     " << outcome.dir.string() << "\n";
     if (outcome.interrupted)
@@ -54,7 +36,9 @@ void print(const CompareOutcome& outcome) {
 
 }  // namespace
 
-CLI::App* add_compare_command(CLI::App& app, CompareFlags& f, const std::string& scenarios_dir) {
+Command add_compare_command(CLI::App& app, const std::string& scenarios_dir) {
+    auto flags = std::make_shared<CompareFlags>();
+    CompareFlags& f = *flags;
     f.dir = scenarios_dir;
     auto* c = app.add_subcommand(
         "compare",
@@ -87,12 +71,10 @@ CLI::App* add_compare_command(CLI::App& app, CompareFlags& f, const std::string&
     c->add_option("--lease-ms", f.lease_ms, "Lock lease")
         ->check(CLI::Range(std::int64_t{1}, std::int64_t{86'400'000}));
     c->add_option("--dir", f.dir, "Folder of scenario files")->capture_default_str();
-    c->add_option("--out", f.out, "Results folder")->capture_default_str();
-    c->add_option("--redis", f.redis, "Use existing Redis server(s) HOST:PORT[,HOST:PORT...]");
-    c->add_option("--password", f.password, "AUTH password for --redis");
-    c->add_option("--zookeeper", f.zookeeper,
-                  "ZooKeeper strategies: use an existing ensemble HOST:PORT[,HOST:PORT...]");
-    return c;
+    add_server_options(*c, f.server, {.inventory = false, .etcd = false});
+    return {c, true, [flags](const std::atomic<bool>* interrupt) {
+                return compare_command(*flags, interrupt);
+            }};
 }
 
 int compare_command(const CompareFlags& f, const std::atomic<bool>* interrupt) {
@@ -108,11 +90,8 @@ int compare_command(const CompareFlags& f, const std::atomic<bool>* interrupt) {
         j["lease_ms"] = *f.lease_ms;
     CompareOptions options;
     options.base.workload = Workload::from_json(j, "command line");
-    options.base.out_dir = f.out;
-    options.base.redis = endpoints_of(f.redis, "--redis", f.password);
-    // Checked here; the ZooKeeper client takes the list as written.
-    endpoints_of(f.zookeeper, "--zookeeper", "");
-    options.base.zookeeper = f.zookeeper;
+    options.base.out_dir = f.server.out;
+    apply_server_flags(f.server, options.base);
     options.base.progress = ::isatty(STDERR_FILENO) != 0;
     options.base.interrupt = interrupt;
     // The runs are compared with each other, on one machine, interleaved: no yardstick needed.

@@ -1,7 +1,7 @@
 #pragma once
 
 // `lockbench compare` and `lockbench run --repeat`: the options and what they hand to
-// engine/compare/. Kept out of main.cpp so the subcommand is registered in one call.
+// engine/compare/.
 
 #include <atomic>
 #include <optional>
@@ -10,6 +10,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "engine/cli/commands.hpp"
+#include "engine/cli/server_options.hpp"
 #include "engine/run/run.hpp"
 
 namespace lockbench::cli {
@@ -20,18 +22,15 @@ struct CompareFlags {
     int repeat = 5;
     std::vector<std::string> sweeps;
     std::string dir;  // scenario folder
-    std::string out = "results";
     std::optional<double> duration;
     std::optional<std::uint64_t> seed;
     std::optional<int> clients;
     std::optional<std::int64_t> lease_ms;
-    std::string redis;
-    std::string password;
-    std::string zookeeper;
+    ServerFlags server;
 };
 
-// Registers `compare` on `app`; `flags` receives its options.
-CLI::App* add_compare_command(CLI::App& app, CompareFlags& flags, const std::string& scenarios_dir);
+// Registers `compare` on `app`.
+Command add_compare_command(CLI::App& app, const std::string& scenarios_dir);
 
 // Runs it: 0 when the table was produced (it answers a question; it is not a gate), 130
 // interrupted (what finished is kept), else the exit code of a run that failed (2, 4 or 5).

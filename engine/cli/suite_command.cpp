@@ -1,0 +1,87 @@
+#include <iostream>
+#include <memory>
+#include <string>
+#include <unistd.h>
+
+#include "engine/ci/suite.hpp"
+#include "engine/cli/commands.hpp"
+#include "engine/cli/server_options.hpp"
+#include "engine/cli/user_input.hpp"
+
+namespace lockbench::cli {
+
+namespace {
+
+struct SuiteFlags {
+    SuiteOptions so;
+    std::string junit;
+    ServerFlags server;
+    bool no_yardstick = false;
+};
+
+// `lockbench suite`: 0 every pair as expected, 1 one was not, 3 nothing judged, 130 interrupted.
+int suite_command(SuiteFlags& f, const std::atomic<bool>* interrupt) {
+    SuiteOptions& so = f.so;
+    if (!f.junit.empty())
+        so.junit = f.junit;
+    so.progress = ::isatty(STDERR_FILENO) != 0 ? SuiteProgress::Terminal : SuiteProgress::Lines;
+    so.interrupt = interrupt;
+    so.yardstick = !f.no_yardstick;
+    so.out_dir = f.server.out;
+    so.zookeeper = parse_zookeeper_list(f.server.zookeeper);
+    so.redis = redis_endpoints(f.server);
+    so.inventory = load_inventory(f.server.inventory);
+    auto outcome = run_suite(so);
+    std::cout << format_table(outcome.table) << "results     " << outcome.dir.string() << "\n";
+    if (outcome.interrupted)
+        return 130;
+    if (outcome.failure_exit_code != 0)
+        return outcome.failure_exit_code;
+    if (!outcome.all_as_expected)
+        return 1;
+    // Every pair skipped: nothing was judged, which is not a pass.
+    if (outcome.table["runs"].empty() && !outcome.table["skipped"].empty()) {
+        std::cerr << "lockbench suite: every selected pair was skipped on this machine; "
+                     "nothing was judged\n";
+        return 3;
+    }
+    return 0;
+}
+
+}  // namespace
+
+Command add_suite_command(CLI::App& app, const std::string& scenarios_dir) {
+    auto flags = std::make_shared<SuiteFlags>();
+    SuiteFlags& f = *flags;
+    f.so.scenarios_dir = scenarios_dir;
+    auto* suite =
+        app.add_subcommand("suite", "Run every shipped scenario against every strategy it names");
+    suite->add_flag("--quick", f.so.quick,
+                    "Cap fault-free runs at 2.5 s (demonstrations keep their timing)");
+    suite->add_option("--strategy", f.so.strategies, "Only these strategies (repeatable)");
+    suite->add_option("--scenario", f.so.scenarios, "Only these scenarios (repeatable)");
+    suite
+        ->add_option("--retries", f.so.retries,
+                     "Run a pair again (up to N times) when its outcome was unexpected; the "
+                     "table marks it")
+        ->check(CLI::Range(0, 5))
+        ->capture_default_str();
+    suite->add_option("--junit", f.junit,
+                      "Write a JUnit XML file: one test case per (scenario, strategy)");
+    add_server_options(*suite, f.server, {.inventory = true, .etcd = false});
+    // On the user's servers a suite runs what it can there.
+    CLI::Option* redis = suite->get_option("--redis");
+    redis->description(redis->get_description() +
+                       "; scenarios that need servers of lockbench's own are skipped, saying why");
+    suite->add_flag("--no-yardstick", f.no_yardstick,
+                    "Skip measuring the machine with redis-benchmark first (the gate then "
+                    "compares throughput to set_nx_px only)");
+    suite->add_option("--dir", f.so.scenarios_dir, "Folder of scenario files")
+        ->capture_default_str();
+
+    return {suite, true, [flags](const std::atomic<bool>* interrupt) {
+                return suite_command(*flags, interrupt);
+            }};
+}
+
+}  // namespace lockbench::cli
