@@ -102,8 +102,64 @@ std::string scenario_from_folder(std::string name) {
 
 }  // namespace
 
+namespace {
+
+std::string scalar_text(const json& v) {
+    return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+}  // namespace
+
+std::string describe_target(const json& target) {
+    if (target.is_null())
+        return "";
+    if (!target.is_object())
+        return scalar_text(target);
+    // The field that names whom the fault hit comes first; the rest qualify it.
+    static const std::vector<std::pair<std::string, std::string>> subjects = {
+        {"client", "client "},
+        {"node", "node "},
+        {"holder", "the holder of "},
+        {"master_of", "of "},
+        {"from", "from "}};
+    std::string subject;
+    std::string subject_key;
+    for (const auto& [key, words] : subjects) {
+        if (const auto it = target.find(key); it != target.end()) {
+            subject = words + scalar_text(*it);
+            subject_key = key;
+            break;
+        }
+    }
+    std::string details;
+    for (auto it = target.begin(); it != target.end(); ++it) {
+        if (it.key() == subject_key)
+            continue;
+        // A role ("leader") or a shape ("hosts") reads on its own; a number needs its name.
+        const bool bare = it.key() == "role" || it.key() == "shape";
+        std::string part =
+            bare ? scalar_text(it.value()) : it.key() + " " + scalar_text(it.value());
+        if (it.key() == "point")
+            part = "at " + scalar_text(it.value());
+        details += (details.empty() ? "" : ", ") + part;
+    }
+    if (subject.empty())
+        return details;
+    return details.empty() ? subject : subject + " (" + details + ")";
+}
+
 std::string FaultWindow::label() const {
-    return target.empty() ? fault : fault + " " + target;
+    std::string name = fault;
+    std::replace(name.begin(), name.end(), '-', ' ');
+    std::string whom = describe_target(target);
+    // pause-client {"client":1} is "pause client 1", not "pause client client 1".
+    if (const auto space = whom.find(' ');
+        space != std::string::npos && name.ends_with(" " + whom.substr(0, space)))
+        whom = whom.substr(space + 1);
+    // partition-hosts {"shape":"hosts"} is "partition hosts", not "partition hosts hosts".
+    if (whom.empty() || name.ends_with(" " + whom))
+        return name;
+    return name + " " + whom;
 }
 
 std::vector<TimePoint> RunSummary::rate_series() const {
@@ -208,7 +264,7 @@ RunSummary parse_summary(const json& j) {
                 w.start_s = fr.number("start_s", 0);
                 w.end_s = fr.number("end_s", w.start_s);
                 if (const json* t = fr.find("target"))
-                    w.target = t->is_string() ? t->get<std::string>() : t->dump();
+                    w.target = *t;
             } else {
                 w.fault = f.dump();
             }
@@ -333,6 +389,13 @@ Run load_run(const fs::path& dir) {
     return run;
 }
 
+std::size_t Ramp::point_count() const {
+    std::size_t n = 0;
+    for (const auto& [strategy, points] : curves)
+        n += points.size();
+    return n;
+}
+
 Ramp parse_ramp(const json& j) {
     Reader top = reader_of(j, "");
     Ramp ramp;
@@ -368,6 +431,23 @@ ResultsScan scan_results(const fs::path& dir) {
     std::error_code ec;
     if (!fs::is_directory(dir, ec)) {
         scan.errors.push_back(dir.string() + ": not a results folder");
+        return scan;
+    }
+    if (fs::exists(dir / "ramp.json", ec)) {
+        // A ramp's own folder: its point runs are the curve's points, as in a results folder.
+        try {
+            std::ifstream in(dir / "ramp.json");
+            if (!in)
+                throw std::runtime_error("cannot read ramp.json");
+            Ramp ramp = parse_ramp(json::parse(in));
+            ramp.dir = dir;
+            ramp.name = fs::absolute(dir).lexically_normal().filename().string();
+            if (ramp.name.empty())  // "ramp-x/" normalises to an empty last component
+                ramp.name = fs::absolute(dir).lexically_normal().parent_path().filename().string();
+            scan.ramps.push_back(std::move(ramp));
+        } catch (const std::exception& e) {
+            scan.errors.push_back((dir / "ramp.json").string() + ": " + e.what());
+        }
         return scan;
     }
     std::vector<fs::path> folders;

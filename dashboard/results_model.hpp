@@ -32,11 +32,17 @@ struct FaultWindow {
     std::string fault;
     double start_s = 0;
     double end_s = 0;
-    std::string target;
+    nlohmann::json target;  // as the engine wrote it: "leader", {"client":1,"process":1}, …
     nlohmann::json raw;
 
-    std::string label() const;  // "pause-client c3"
+    // For a person, from the fault's fields: "pause client 1 (process 1)", "kill etcd node 0
+    // (leader)", never the raw JSON of the target.
+    std::string label() const;
 };
+
+// A fault's target in words: {"client":1,"process":1} -> "client 1 (process 1)",
+// {"holder":"k0"} -> "the holder of k0", "leader" -> "leader".
+std::string describe_target(const nlohmann::json& target);
 
 struct TimePoint {
     double t = 0;
@@ -143,6 +149,8 @@ struct Ramp {
     std::string name;  // folder name
     std::string scenario;
     std::map<std::string, std::vector<RampPoint>> curves;  // strategy -> points, by clients
+
+    std::size_t point_count() const;
 };
 
 // Throws std::runtime_error naming the JSON path, as parse_summary does.
@@ -155,7 +163,8 @@ struct ResultsScan {
     std::vector<std::string> errors;  // problems with the folder itself or with any run
 };
 
-// Never throws: every problem becomes a message in ResultsScan::errors / Run::errors.
+// Never throws: every problem becomes a message in ResultsScan::errors / Run::errors. A ramp's
+// own folder (one holding ramp.json) scans as that ramp, its point runs kept out of `runs`.
 ResultsScan scan_results(const std::filesystem::path& dir);
 
 // Reads one run folder (finished or `.tmp-…`).
