@@ -62,12 +62,15 @@ class MainWindow : public QMainWindow {
     bool pollLive();
 
     // Renders every view to DIR/<view>.png; returns the files written, or empty with `error` set.
+    // verdicts.png is as tall as the whole matrix (the window grows for it, then shrinks back).
     QStringList renderScreenshots(const QString& dir, QString* error);
 
     const ResultsScan& scan() const { return scan_; }
     // Everything the message bar shows, one problem per entry.
     QStringList messages() const { return messages_; }
     QLabel* messageBar() const { return message_bar_; }
+    // "<folder> — 3 runs · 1 ramp, 8 points on the Scalability tab"
+    QLabel* folderLabel() const { return folder_label_; }
     QTabWidget* tabs() const { return tabs_; }
     VerdictMatrixView* verdictMatrix() const { return matrix_; }
     ThroughputView* throughputView() const { return throughput_; }
@@ -89,9 +92,14 @@ class MainWindow : public QMainWindow {
     void showLoaded(int run_index, const Loaded& loaded);
     void updateLiveSummary();
     void refreshCharts();
+    // The run the timeline shows for a scenario: its newest with violations, else its newest.
+    int preferredRun(const std::string& scenario) const;
     void refreshMessages();
     void fillViolations();
     void showStory(const Run& run);
+    void fitStory();
+    void growToWholeMatrix();
+    bool eventFilter(QObject* watched, QEvent* event) override;
     void violationSelected(int row);
     void zoomToIncident(std::size_t index);
     void finishLiveRun();
