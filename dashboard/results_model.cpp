@@ -425,6 +425,116 @@ Ramp parse_ramp(const json& j) {
     return ramp;
 }
 
+const CompareCell* Comparison::cell(const std::string& strategy, std::size_t column,
+                                    std::size_t row) const {
+    const std::size_t columns = sweep.empty() ? 1 : sweep[0].values.size();
+    const std::size_t index = row * columns + column;
+    if (index >= settings.size())
+        return nullptr;
+    const auto it = settings[index].strategies.find(strategy);
+    return it == settings[index].strategies.end() ? nullptr : &it->second;
+}
+
+Comparison parse_compare(const json& j) {
+    Reader top = reader_of(j, "");
+    const std::string format = top.string("format", "");
+    if (format != "lockbench-compare")
+        throw std::runtime_error("/format: \"" + format + "\" is not lockbench-compare");
+    const json* version = top.find("version");
+    if (!version || *version != 1)
+        throw std::runtime_error("/version: " + (version ? version->dump() : "missing") +
+                                 " is not one this dashboard reads (1)");
+    Comparison c;
+    c.kind = top.string("kind", "compare");
+    c.scenario = top.string("scenario", "");
+    c.repeat = static_cast<int>(top.number("repeat", 0));
+    c.reading = top.string("reading", "");
+    c.complete = top.boolean("complete", true);
+    if (const json* list = top.optional_array("strategies")) {
+        for (const auto& s : *list) {
+            if (s.is_string())
+                c.strategies.push_back(s.get<std::string>());
+        }
+    }
+    if (const json* axes = top.optional_array("sweep")) {
+        for (std::size_t i = 0; i < axes->size(); ++i) {
+            Reader a = reader_of((*axes)[i], "/sweep/" + std::to_string(i));
+            SweepAxis axis;
+            axis.field = a.string("field", "");
+            if (const json* values = a.optional_array("values")) {
+                for (const auto& v : *values) {
+                    if (v.is_number())
+                        axis.values.push_back(v.get<double>());
+                }
+            }
+            c.sweep.push_back(std::move(axis));
+        }
+    }
+    if (const json* settings = top.optional_array("settings")) {
+        for (std::size_t i = 0; i < settings->size(); ++i) {
+            const std::string at = "/settings/" + std::to_string(i);
+            Reader r = reader_of((*settings)[i], at);
+            CompareSetting setting;
+            if (const json* where = r.optional_object("at"))
+                setting.at = *where;
+            Reader per = nested(r, "strategies");
+            if (const json* all = r.optional_object("strategies")) {
+                for (const auto& [strategy, unused] : all->items()) {
+                    (void)unused;
+                    Reader st = nested(per, strategy.c_str());
+                    Reader verdict = nested(st, "verdict");
+                    CompareCell cell;
+                    cell.runs = static_cast<int>(st.number("runs", 0));
+                    cell.violated = static_cast<int>(verdict.number("violated", 0));
+                    cell.valid = static_cast<int>(verdict.number("valid", 0));
+                    cell.unknown = static_cast<int>(verdict.number("unknown", 0));
+                    cell.violation_rate = verdict.optional_number("violation_rate", 0, 1);
+                    if (const json* w = verdict.optional_array("wilson_95");
+                        w && w->size() == 2 && (*w)[0].is_number() && (*w)[1].is_number())
+                        cell.wilson = {(*w)[0].get<double>(), (*w)[1].get<double>()};
+                    cell.cycles_per_s_median = nested(st, "cycles_per_s").optional_number("median");
+                    cell.acquire_p99_ms_median =
+                        nested(st, "acquire_p99_ms").optional_number("median");
+                    cell.reading = st.string("reading", "");
+                    setting.strategies[strategy] = cell;
+                }
+            }
+            c.settings.push_back(std::move(setting));
+        }
+    }
+    return c;
+}
+
+namespace {
+
+bool is_comparison_folder(const std::string& name) {
+    return name.starts_with("compare-") || name.starts_with("repeat-");
+}
+
+// Reads dir/compare.json into `scan`, or says why not.
+void add_comparison(const fs::path& dir, const std::string& name, ResultsScan& scan) {
+    try {
+        std::ifstream in(dir / "compare.json");
+        if (!in)
+            throw std::runtime_error("cannot read");
+        Comparison c = parse_compare(json::parse(in));
+        c.dir = dir;
+        c.name = name;
+        scan.comparisons.push_back(std::move(c));
+    } catch (const std::exception& e) {
+        scan.errors.push_back(name + "/compare.json: " + e.what());
+    }
+}
+
+std::string folder_name_of(const fs::path& dir) {
+    fs::path p = fs::absolute(dir).lexically_normal();
+    if (p.filename().empty())  // "x/" normalises to an empty last component
+        p = p.parent_path();
+    return p.filename().string();
+}
+
+}  // namespace
+
 ResultsScan scan_results(const fs::path& dir) {
     ResultsScan scan;
     scan.dir = dir;
@@ -441,15 +551,16 @@ ResultsScan scan_results(const fs::path& dir) {
                 throw std::runtime_error("cannot read ramp.json");
             Ramp ramp = parse_ramp(json::parse(in));
             ramp.dir = dir;
-            ramp.name = fs::absolute(dir).lexically_normal().filename().string();
-            if (ramp.name.empty())  // "ramp-x/" normalises to an empty last component
-                ramp.name = fs::absolute(dir).lexically_normal().parent_path().filename().string();
+            ramp.name = folder_name_of(dir);
             scan.ramps.push_back(std::move(ramp));
         } catch (const std::exception& e) {
             scan.errors.push_back((dir / "ramp.json").string() + ": " + e.what());
         }
         return scan;
     }
+    const bool comparison_folder = fs::exists(dir / "compare.json", ec);
+    if (comparison_folder)
+        add_comparison(dir, folder_name_of(dir), scan);
     std::vector<fs::path> folders;
     for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
         if (it->is_directory(ec))
@@ -488,6 +599,18 @@ ResultsScan scan_results(const fs::path& dir) {
             }
             continue;
         }
+        if (name.starts_with(".tmp-compare-") || name.starts_with(".tmp-repeat-"))
+            continue;  // a comparison still running: its table appears when it is done
+        if (is_comparison_folder(name) && fs::exists(f / "compare.json", ec)) {
+            // Its runs are ordinary runs (repeats of one workload): cells counting them.
+            ResultsScan inner = scan_results(f);
+            scan.errors.insert(scan.errors.end(), inner.errors.begin(), inner.errors.end());
+            for (auto& r : inner.runs)
+                scan.runs.push_back(std::move(r));
+            for (auto& c : inner.comparisons)
+                scan.comparisons.push_back(std::move(c));
+            continue;
+        }
         if (name.starts_with("suite-") || name.starts_with(".tmp-suite-")) {
             // `lockbench suite` writes its runs one level down: results/suite-<time>/<run>/.
             ResultsScan inner = scan_results(f);
@@ -500,7 +623,7 @@ ResultsScan scan_results(const fs::path& dir) {
         scan.errors.insert(scan.errors.end(), run.errors.begin(), run.errors.end());
         scan.runs.push_back(std::move(run));
     }
-    if (scan.runs.empty() && scan.ramps.empty() && scan.errors.empty())
+    if (scan.runs.empty() && scan.ramps.empty() && scan.comparisons.empty() && scan.errors.empty())
         scan.errors.push_back(dir.string() + ": no runs yet (run `lockbench run --out " +
                               dir.string() + "`)");
     return scan;
