@@ -35,6 +35,7 @@
 #include <QScatterSeries>
 #include <QScrollBar>
 #include <QTabWidget>
+#include <QTableWidget>
 #include <QTimer>
 #include <QValueAxis>
 #include <gtest/gtest.h>
@@ -42,6 +43,7 @@
 
 #include "checker/testing/temp_dir.hpp"
 #include "dashboard/chart_style.hpp"
+#include "dashboard/compare_view.hpp"
 #include "dashboard/dashboard_test_results.hpp"
 #include "dashboard/latency_view.hpp"
 #include "dashboard/main_window.hpp"
@@ -531,7 +533,7 @@ TEST_F(DashboardViewTest, ScreenshotsOfEveryViewAreWrittenAndNotBlank) {
     fs::path out = scratch() / "png";
     QString error;
     QStringList files = w->renderScreenshots(QString::fromStdString(out.string()), &error);
-    ASSERT_EQ(files.size(), 5) << error.toStdString();
+    ASSERT_EQ(files.size(), 6) << error.toStdString();
     for (const QString& f : files) {
         QImage img(f);
         ASSERT_FALSE(img.isNull()) << f.toStdString();
@@ -572,7 +574,7 @@ TEST_F(DashboardViewTest, MalformedResultsShowMessagesNamingTheFilesAndDoNotCras
     EXPECT_EQ(w->throughputView()->lineCount(), 0);
     QString error;
     EXPECT_EQ(w->renderScreenshots(QString::fromStdString((dir / "png").string()), &error).size(),
-              5);
+              6);
 }
 
 TEST_F(DashboardViewTest, EmptyFolderSaysThereAreNoRuns) {
@@ -675,7 +677,7 @@ TEST_F(DashboardViewTest, VerdictScreenshotShowsTheWholeMatrix) {
     QString error;
     const QStringList files =
         w->renderScreenshots(QString::fromStdString((scratch() / "png").string()), &error);
-    ASSERT_EQ(files.size(), 5) << error.toStdString();
+    ASSERT_EQ(files.size(), 6) << error.toStdString();
     EXPECT_EQ(w->size(), window);
     const qreal dpr = w->devicePixelRatio();
     QImage verdicts(files[0]);
@@ -885,6 +887,158 @@ TEST_F(DashboardViewTest, ARampFolderOpensOnItsPoints) {
         EXPECT_TRUE(folder_line.endsWith("— 0 runs · 1 ramp, 4 points on the Scalability tab"))
             << folder_line.toStdString();
     }
+}
+
+// compare.json as engine/compare/README.md describes it (version 1): a 3 × 2 sweep of two
+// strategies. set_nx_px breaks wherever the pause outlasts the lease; fenced never does.
+nlohmann::json a_compare_json() {
+    using nlohmann::json;
+    const auto counts = [](int violated, int runs) {
+        json c{{"violated", violated},
+               {"valid", runs - violated},
+               {"unknown", 0},
+               {"not_applicable", 0},
+               {"runs", runs}};
+        c["violation_rate"] = runs ? json(static_cast<double>(violated) / runs) : json(nullptr);
+        c["wilson_95"] = json::array({violated ? 0.2 : 0.0, violated ? 1.0 : 0.43});
+        return c;
+    };
+    json settings = json::array();
+    const int leases[] = {300, 1000, 3000};
+    const int pauses[] = {200, 1500};
+    for (int pause : pauses) {
+        for (int lease : leases) {
+            const int broke = pause > lease ? 5 : 0;
+            settings.push_back(
+                {{"at", {{"lease_ms", lease}, {"faults[0].duration_ms", pause}}},
+                 {"strategies",
+                  {{"set_nx_px",
+                    {{"runs", 5},
+                     {"verdict", counts(broke, 5)},
+                     {"checks", {{"mutual_exclusion", counts(broke, 5)}}},
+                     {"expected", nullptr},
+                     {"as_expected", nullptr},
+                     {"cycles_per_s", {{"median", 120.0}, {"min", 100.0}, {"max", 130.0}}},
+                     {"acquire_p99_ms", {{"median", 2.5}, {"min", 2.0}, {"max", 3.0}}},
+                     {"run_folders", json::array()},
+                     {"reading", "set_nx_px broke mutual exclusion in 5 of 5 runs"}}},
+                   {"fenced",
+                    {{"runs", 5},
+                     {"verdict", counts(0, 5)},
+                     {"checks", {{"mutual_exclusion", counts(0, 5)}}},
+                     {"expected", nullptr},
+                     {"as_expected", nullptr},
+                     {"cycles_per_s", {{"median", 90.0}, {"min", 80.0}, {"max", 95.0}}},
+                     {"acquire_p99_ms", {{"median", 3.0}, {"min", 2.0}, {"max", 4.0}}},
+                     {"run_folders", json::array()},
+                     {"reading", "fenced kept every check in 5 of 5 runs"}}}}}});
+        }
+    }
+    return {{"format", "lockbench-compare"},
+            {"version", 1},
+            {"kind", "compare"},
+            {"scenario", "t1-holder-paused"},
+            {"strategies", {"set_nx_px", "fenced"}},
+            {"repeat", 5},
+            {"duration_s", 1.0},
+            {"seed", 1},
+            {"confidence", 0.95},
+            {"sweep",
+             {{{"field", "lease_ms"}, {"path", "lease_ms"}, {"values", {300, 1000, 3000}}},
+              {{"field", "pause_ms"}, {"path", "faults[0].duration_ms"}, {"values", {200, 1500}}}}},
+            {"settings", settings},
+            {"runs", json::array()},
+            {"failed", json::array()},
+            {"runs_planned", 60},
+            {"runs_done", 60},
+            {"interrupted", false},
+            {"complete", true},
+            {"reading", "set_nx_px violated something at 2 of 6 settings"}};
+}
+
+// The Compare tab reads a comparison's folder: the table of k of n per strategy, and a heat map
+// per strategy over the sweep, cells coloured by the violation rate.
+TEST_F(DashboardViewTest, CompareTabShowsTheNewestComparisonsCountsAndHeatMaps) {
+    const fs::path results = scratch() / "results";
+    const fs::path compare = results / "compare-20260101T000000Z-t1-holder-paused";
+    fs::create_directories(compare);
+    std::ofstream(compare / "compare.json") << a_compare_json().dump(2);
+    // Its runs are ordinary runs: the matrix counts them.
+    copy_run(real_run(results_, "short-lease"), compare / "20260101T000001Z-t1-holder-paused",
+             [](nlohmann::json& j) { j["scenario"] = "t1-holder-paused"; });
+    for (const fs::path& dir : {results, compare}) {
+        auto w = open(dir);
+        EXPECT_TRUE(w->messages().isEmpty()) << w->messages().join('\n').toStdString();
+        ASSERT_EQ(w->scan().comparisons.size(), 1u) << dir;
+        EXPECT_EQ(w->scan().runs.size(), 1u);
+        EXPECT_TRUE(w->folderLabel()->text().endsWith("1 run · 1 comparison on the Compare tab"))
+            << w->folderLabel()->text().toStdString();
+        CompareView* v = w->compareView();
+        EXPECT_TRUE(v->title()->text().startsWith(
+            "compare-20260101T000000Z-t1-holder-paused: t1-holder-paused, 2 strategies × 5 "
+            "runs each at 6 settings (the table sums them; the maps below show each)\n"
+            "set_nx_px violated something at 2 of 6 settings"))
+            << v->title()->text().toStdString();
+        QTableWidget* table = v->summaryTable();
+        ASSERT_EQ(table->rowCount(), 2);
+        EXPECT_EQ(table->verticalHeaderItem(0)->text(), "set_nx_px");
+        // Summed over the six settings: set_nx_px broke in two of them, 5 of 5 runs each.
+        EXPECT_EQ(table->item(0, 0)->text(), "30");
+        EXPECT_EQ(table->item(0, 1)->text(), "10 of 30");
+        EXPECT_EQ(table->item(0, 1)->background().color(), CompareView::rateColor(10.0 / 30));
+        EXPECT_EQ(table->item(1, 1)->text(), "0 of 30");
+
+        ASSERT_EQ(v->heatMapCount(), 2);
+        QTableWidget* map = v->heatMap("set_nx_px");
+        ASSERT_NE(map, nullptr);
+        ASSERT_EQ(map->columnCount(), 3);
+        ASSERT_EQ(map->rowCount(), 2);
+        EXPECT_EQ(map->horizontalHeaderItem(0)->text(), "lease_ms=300");
+        EXPECT_EQ(map->verticalHeaderItem(1)->text(), "pause_ms=1500");
+        // A pause of 1500 ms outlasts the 300 and 1000 ms leases, not the 3000 ms one.
+        const QString expected[2][3] = {{"0/5", "0/5", "0/5"}, {"5/5", "5/5", "0/5"}};
+        for (int r = 0; r < 2; ++r) {
+            for (int c = 0; c < 3; ++c) {
+                EXPECT_EQ(map->item(r, c)->text(), expected[r][c]) << r << "," << c;
+                EXPECT_EQ(map->item(r, c)->background().color(),
+                          CompareView::rateColor(expected[r][c] == "5/5" ? 1.0 : 0.0))
+                    << r << "," << c;
+            }
+        }
+        EXPECT_EQ(CompareView::rateColor(1.0),
+                  VerdictMatrixView::colorOf(VerdictMatrixView::Cell::violated));
+        EXPECT_EQ(CompareView::rateColor(0.0),
+                  VerdictMatrixView::colorOf(VerdictMatrixView::Cell::safe));
+        EXPECT_EQ(v->heatMap("fenced")->item(1, 0)->text(), "0/5");
+    }
+    // Without a sweep the table is the one setting's, with its interval, medians and reading.
+    {
+        auto one = a_compare_json();
+        one["sweep"] = nlohmann::json::array();
+        one["settings"] = nlohmann::json::array({one["settings"][3]});
+        std::ofstream(compare / "compare.json") << one.dump();
+        auto w = open(compare);
+        QTableWidget* table = w->compareView()->summaryTable();
+        ASSERT_EQ(table->rowCount(), 2);
+        EXPECT_EQ(table->item(0, 0)->text(), "5");
+        EXPECT_EQ(table->item(0, 1)->text(), "5 of 5 (100 %, 95 %: 20–100 %)");
+        EXPECT_EQ(table->item(0, 2)->text(), "120");
+        EXPECT_EQ(table->item(0, 3)->text(), "2.50");
+        EXPECT_EQ(table->item(1, 4)->text(), "fenced kept every check in 5 of 5 runs");
+        EXPECT_EQ(w->compareView()->heatMapCount(), 0);
+    }
+    // Its own folder opens on the Compare tab.
+    EXPECT_EQ(open(compare)->tabs()->currentIndex(), MainWindow::compare_tab);
+    // A format or version this dashboard does not know is a message naming the file, no table.
+    auto j = a_compare_json();
+    j["version"] = 2;
+    std::ofstream(compare / "compare.json") << j.dump();
+    auto w = open(results);
+    EXPECT_TRUE(w->scan().comparisons.empty());
+    EXPECT_TRUE(w->messages().join('\n').contains(
+        "compare-20260101T000000Z-t1-holder-paused/compare.json: /version: 2 is not one this "
+        "dashboard reads (1)"))
+        << w->messages().join('\n').toStdString();
 }
 
 }  // namespace

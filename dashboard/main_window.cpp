@@ -26,6 +26,7 @@
 #include <QtConcurrent>
 
 #include "dashboard/chart_style.hpp"
+#include "dashboard/compare_view.hpp"
 #include "dashboard/latency_view.hpp"
 #include "dashboard/scalability_view.hpp"
 #include "dashboard/throughput_view.hpp"
@@ -59,6 +60,7 @@ MainWindow::MainWindow(const QString& results_dir, QWidget* parent)
       throughput_(new ThroughputView),
       latency_(new LatencyView),
       scalability_(new ScalabilityView),
+      compare_(new CompareView),
       timeline_(new TimelineView),
       run_box_(new QComboBox),
       color_box_(new QComboBox),
@@ -139,6 +141,7 @@ MainWindow::MainWindow(const QString& results_dir, QWidget* parent)
     tl->addWidget(page_split, 1);
     tabs_->addTab(timeline_page, tr("Timeline"));
     tabs_->addTab(scalability_, tr("Scalability"));
+    tabs_->addTab(compare_, tr("Compare"));
     layout->addWidget(tabs_, 1);
     setCentralWidget(central);
 
@@ -180,6 +183,11 @@ MainWindow::MainWindow(const QString& results_dir, QWidget* parent)
     // empty matrix.
     if (scan_.runs.empty() && !scan_.ramps.empty())
         tabs_->setCurrentIndex(scalability_tab);
+    // A comparison's own folder opens on its table.
+    std::error_code ec;
+    if (!scan_.comparisons.empty() &&
+        std::filesystem::equivalent(scan_.comparisons.back().dir, results_dir_.toStdString(), ec))
+        tabs_->setCurrentIndex(compare_tab);
 }
 
 MainWindow::~MainWindow() {
@@ -216,6 +224,11 @@ void MainWindow::reload() {
             points += ramp.point_count();
         contents += " · " + count(scan_.ramps.size(), tr("ramp"), tr("ramps")) + ", " +
                     tr("%1 on the Scalability tab").arg(count(points, tr("point"), tr("points")));
+    }
+    if (!scan_.comparisons.empty()) {
+        contents +=
+            " · " + tr("%1 on the Compare tab")
+                        .arg(count(scan_.comparisons.size(), tr("comparison"), tr("comparisons")));
     }
     folder_label_->setText(tr("%1 — %2").arg(QDir(results_dir_).absolutePath(), contents));
 
@@ -327,6 +340,7 @@ void MainWindow::refreshCharts() {
     latency_->setRuns(finished, scenario());
     // The newest ramp (folder names sort by time).
     scalability_->setRamp(scan_.ramps.empty() ? nullptr : &scan_.ramps.back());
+    compare_->setComparison(scan_.comparisons.empty() ? nullptr : &scan_.comparisons.back());
 }
 
 void MainWindow::refreshMessages() {
@@ -659,7 +673,8 @@ QStringList MainWindow::renderScreenshots(const QString& dir, QString* error) {
         QApplication::processEvents();
     }
     const int before = tabs_->currentIndex();
-    const QStringList names = {"verdicts", "throughput", "latency", "timeline", "scalability"};
+    const QStringList names = {"verdicts", "throughput",  "latency",
+                               "timeline", "scalability", "compare"};
     QStringList written;
     const QSize window_size = size();
     for (int i = 0; i < names.size(); ++i) {

@@ -25,6 +25,7 @@ class QTimer;
 
 namespace lockbench::dashboard {
 
+class CompareView;
 class LatencyView;
 class ScalabilityView;
 class ThroughputView;
@@ -35,7 +36,14 @@ class MainWindow : public QMainWindow {
     Q_OBJECT
 
   public:
-    enum Tab { verdicts_tab, throughput_tab, latency_tab, timeline_tab, scalability_tab };
+    enum Tab {
+        verdicts_tab,
+        throughput_tab,
+        latency_tab,
+        timeline_tab,
+        scalability_tab,
+        compare_tab
+    };
 
     explicit MainWindow(const QString& results_dir, QWidget* parent = nullptr);
     ~MainWindow() override;
@@ -76,6 +84,7 @@ class MainWindow : public QMainWindow {
     ThroughputView* throughputView() const { return throughput_; }
     LatencyView* latencyView() const { return latency_; }
     ScalabilityView* scalabilityView() const { return scalability_; }
+    CompareView* compareView() const { return compare_; }
     TimelineView* timelineView() const { return timeline_; }
     QListWidget* violationList() const { return violations_; }
     // The open run's story.txt (lockbench's narrative of its first violation), beside the list.
@@ -125,6 +134,7 @@ class MainWindow : public QMainWindow {
     ThroughputView* throughput_;
     LatencyView* latency_;
     ScalabilityView* scalability_;
+    CompareView* compare_;
     TimelineView* timeline_;
     QComboBox* run_box_;
     QComboBox* color_box_;
