@@ -650,13 +650,28 @@ void MainWindow::updateLiveSummary() {
 // A picture of the matrix is read as the whole suite: rows below a scrollbar would be missing
 // from it without a sign. The window grows (for the picture only) until every row shows.
 void MainWindow::growToWholeMatrix() {
+    // Wide enough that every strategy's name reads in full (a suite has 19 columns); the rows'
+    // heights follow from the widths, so the width comes first.
+    int columns_width = 0;
+    for (int c = 0; c < matrix_->columnCount(); ++c)
+        columns_width += std::max(matrix_->horizontalHeader()->sectionSizeHint(c), 100);
+    const int needed_width =
+        matrix_->verticalHeader()->width() + columns_width + 2 * matrix_->frameWidth();
+    if (needed_width > matrix_->width()) {
+        resize(width() + needed_width - matrix_->width(), height());
+        QApplication::processEvents();
+    }
+    // Rows follow their contents only once laid out at the new width: converge, never below the
+    // window's own height.
+    const int window_height = height();
     for (int attempt = 0; attempt < 4; ++attempt) {
+        matrix_->resizeRowsToContents();
         const int needed = matrix_->verticalHeader()->length() +
                            matrix_->horizontalHeader()->height() + 2 * matrix_->frameWidth();
-        const int missing = needed - matrix_->height();
-        if (missing <= 0)
+        const int target = std::max(window_height, height() + needed - matrix_->height());
+        if (target == height())
             return;
-        resize(width(), height() + missing);
+        resize(width(), target);
         QApplication::processEvents();
     }
 }
