@@ -3,8 +3,11 @@
 // their colours), not only that a PNG appears. Broken and empty folders must leave a usable
 // window with a message naming the file.
 
+#include <array>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <set>
 #include <sstream>
 #include <unistd.h>
@@ -16,17 +19,23 @@
 #include <QBarSeries>
 #include <QBarSet>
 #include <QChart>
+#include <QComboBox>
 #include <QEventLoop>
 #include <QGraphicsRectItem>
 #include <QGraphicsScene>
+#include <QGraphicsSimpleTextItem>
+#include <QHeaderView>
 #include <QImage>
 #include <QLabel>
 #include <QLineSeries>
 #include <QListWidget>
 #include <QLogValueAxis>
 #include <QPlainTextEdit>
+#include <QRegularExpression>
 #include <QScatterSeries>
+#include <QScrollBar>
 #include <QTabWidget>
+#include <QTableWidget>
 #include <QTimer>
 #include <QValueAxis>
 #include <gtest/gtest.h>
@@ -34,6 +43,7 @@
 
 #include "checker/testing/temp_dir.hpp"
 #include "dashboard/chart_style.hpp"
+#include "dashboard/compare_view.hpp"
 #include "dashboard/dashboard_test_results.hpp"
 #include "dashboard/latency_view.hpp"
 #include "dashboard/main_window.hpp"
@@ -42,6 +52,8 @@
 #include "dashboard/throughput_view.hpp"
 #include "dashboard/timeline_view.hpp"
 #include "dashboard/verdict_matrix_view.hpp"
+#include "strategies/external/adapter_registry.hpp"
+#include "strategies/registry.hpp"
 
 namespace lockbench::dashboard {
 namespace {
@@ -82,6 +94,37 @@ std::string read(const fs::path& p) {
     std::stringstream ss;
     ss << in.rdbuf();
     return ss.str();
+}
+
+// A copy of a real run's folder as `to`, its summary.json changed by `edit`.
+void copy_run(const fs::path& from, const fs::path& to,
+              const std::function<void(nlohmann::json&)>& edit) {
+    fs::create_directories(to.parent_path());
+    fs::copy(from, to, fs::copy_options::recursive);
+    auto summary = nlohmann::json::parse(read(to / "summary.json"));
+    edit(summary);
+    std::ofstream(to / "summary.json") << summary.dump();
+}
+
+// CIELAB distance (ΔE 1976): about 2 is the smallest difference a person notices, 20 and more
+// reads as another colour.
+double delta_e(const QColor& a, const QColor& b) {
+    const auto lab = [](const QColor& c) {
+        const auto linear = [](double u) {
+            return u > 0.04045 ? std::pow((u + 0.055) / 1.055, 2.4) : u / 12.92;
+        };
+        const double r = linear(c.redF()), g = linear(c.greenF()), bl = linear(c.blueF());
+        const double x = (0.4124 * r + 0.3576 * g + 0.1805 * bl) / 0.95047;
+        const double y = 0.2126 * r + 0.7152 * g + 0.0722 * bl;
+        const double z = (0.0193 * r + 0.1192 * g + 0.9505 * bl) / 1.08883;
+        const auto f = [](double t) {
+            return t > 0.008856 ? std::cbrt(t) : 7.787 * t + 16.0 / 116;
+        };
+        return std::array<double, 3>{116 * f(y) - 16, 500 * (f(x) - f(y)), 200 * (f(y) - f(z))};
+    };
+    const auto p = lab(a);
+    const auto q = lab(b);
+    return std::hypot(p[0] - q[0], p[1] - q[1], p[2] - q[2]);
 }
 
 class DashboardViewTest : public ::testing::Test {
@@ -356,7 +399,8 @@ TEST_F(DashboardViewTest, FaultWindowsNemesisMarksAndCheckerWitnessesAreDrawn) {
     fs::copy(real, run);
     auto summary = nlohmann::json::parse(read(run / "summary.json"));
     summary["faults"] = nlohmann::json::parse(
-        R"([{"fault": "pause-client", "start_s": 0.2, "end_s": 0.5, "target": "p3", "new": 1}])");
+        R"([{"fault": "pause-client", "start_s": 0.2, "end_s": 0.5,
+             "target": {"client": 3, "process": 3}, "new": 1}])");
     const std::int64_t w0 = 300'000'000;
     const std::int64_t w1 = 300'400'000;
     summary["verdict"] = {{"valid", false},
@@ -394,7 +438,8 @@ TEST_F(DashboardViewTest, FaultWindowsNemesisMarksAndCheckerWitnessesAreDrawn) {
     ASSERT_EQ(tv->chart()->series().size(), 2);
     auto* area = qobject_cast<QAreaSeries*>(tv->chart()->series().front());
     ASSERT_NE(area, nullptr);
-    EXPECT_EQ(area->name(), "fault: pause-client p3");
+    // In words from the fault's fields, not its JSON.
+    EXPECT_EQ(area->name(), "fault: pause client 3 (process 3)");
     EXPECT_DOUBLE_EQ(area->lowerSeries()->at(0).x(), 0.2);
     EXPECT_DOUBLE_EQ(area->upperSeries()->at(1).x(), 0.5);
     EXPECT_DOUBLE_EQ(area->upperSeries()->at(0).y(), tv->axisY()->max());
@@ -406,8 +451,10 @@ TEST_F(DashboardViewTest, FaultWindowsNemesisMarksAndCheckerWitnessesAreDrawn) {
     int fault_rects = 0;
     for (QGraphicsItem* item : v->scene()->items()) {
         if (item->data(TimelineView::kKindRole).toInt() == TimelineView::fault_window &&
-            qgraphicsitem_cast<QGraphicsRectItem*>(item))
+            qgraphicsitem_cast<QGraphicsRectItem*>(item)) {
             ++fault_rects;
+            EXPECT_EQ(item->toolTip(), "pause client 3 (process 3)");
+        }
     }
     EXPECT_EQ(fault_rects, 1);
 
@@ -486,7 +533,7 @@ TEST_F(DashboardViewTest, ScreenshotsOfEveryViewAreWrittenAndNotBlank) {
     fs::path out = scratch() / "png";
     QString error;
     QStringList files = w->renderScreenshots(QString::fromStdString(out.string()), &error);
-    ASSERT_EQ(files.size(), 5) << error.toStdString();
+    ASSERT_EQ(files.size(), 6) << error.toStdString();
     for (const QString& f : files) {
         QImage img(f);
         ASSERT_FALSE(img.isNull()) << f.toStdString();
@@ -527,7 +574,7 @@ TEST_F(DashboardViewTest, MalformedResultsShowMessagesNamingTheFilesAndDoNotCras
     EXPECT_EQ(w->throughputView()->lineCount(), 0);
     QString error;
     EXPECT_EQ(w->renderScreenshots(QString::fromStdString((dir / "png").string()), &error).size(),
-              5);
+              6);
 }
 
 TEST_F(DashboardViewTest, EmptyFolderSaysThereAreNoRuns) {
@@ -583,6 +630,415 @@ TEST_F(DashboardViewTest, LiveRunIsFollowedAsItGrowsAndThenAsItsFinishedFolder) 
     EXPECT_FALSE(now.in_progress);
     EXPECT_EQ(w->timelineView()->timeline()->events, events_after);
     EXPECT_TRUE(w->messages().isEmpty()) << w->messages().join('\n').toStdString();
+}
+
+// Every strategy lockbench ships (the registry's and the adapters') has its own colour, clearly
+// apart from every other one and from the red of a violation: two lines on one chart never look
+// alike (set_nx_px_del and set_nx_px_wait did).
+TEST(ChartStyleTest, EveryStrategyHasItsOwnClearlyDistinctColour) {
+    std::vector<QString> names;
+    for (const auto& s : all_strategies())
+        names.push_back(QString::fromUtf8(s.name.data(), static_cast<qsizetype>(s.name.size())));
+    for (const auto& a : shipped_adapters())
+        names.push_back(QString::fromStdString(a.name));
+    const auto& own = strategies_with_own_color();
+    for (const QString& n : names) {
+        EXPECT_NE(std::find(own.begin(), own.end(), n), own.end())
+            << n.toStdString() << " has no colour of its own";
+    }
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        EXPECT_GE(delta_e(strategy_color(names[i]), overlap_color()), 25) << names[i].toStdString();
+        for (std::size_t j = i + 1; j < names.size(); ++j) {
+            EXPECT_GE(delta_e(strategy_color(names[i]), strategy_color(names[j])), 25)
+                << names[i].toStdString() << " and " << names[j].toStdString();
+        }
+    }
+    EXPECT_GE(delta_e(strategy_color("set_nx_px_del"), strategy_color("set_nx_px_wait")), 25);
+    // Stable: an unknown name gets the same colour every time.
+    EXPECT_EQ(strategy_color("some-new-adapter"), strategy_color("some-new-adapter"));
+}
+
+// 80 scenarios do not fit an 800-pixel window: the picture of the matrix grows until every row is
+// in it, the other pictures keep the window's size, and the window is its old size afterwards.
+TEST_F(DashboardViewTest, VerdictScreenshotShowsTheWholeMatrix) {
+    const fs::path dir = scratch() / "many";
+    const fs::path real = real_run(results_, "calm");
+    ASSERT_FALSE(real.empty());
+    constexpr int kScenarios = 80;
+    for (int i = 0; i < kScenarios; ++i) {
+        char name[64];
+        std::snprintf(name, sizeof name, "20260101T0000%02dZ-scenario-%02d", i, i);
+        copy_run(real, dir / name,
+                 [&](nlohmann::json& j) { j["scenario"] = std::string(name).substr(17); });
+    }
+    auto w = open(dir);
+    ASSERT_EQ(w->verdictMatrix()->rowCount(), kScenarios);
+    const QSize window = w->size();
+    QString error;
+    const QStringList files =
+        w->renderScreenshots(QString::fromStdString((scratch() / "png").string()), &error);
+    ASSERT_EQ(files.size(), 6) << error.toStdString();
+    EXPECT_EQ(w->size(), window);
+    const qreal dpr = w->devicePixelRatio();
+    QImage verdicts(files[0]);
+    ASSERT_FALSE(verdicts.isNull());
+    EXPECT_EQ(verdicts.width(), qRound(window.width() * dpr));
+    VerdictMatrixView* m = w->verdictMatrix();
+    const int rows_height = m->verticalHeader()->length() + m->horizontalHeader()->height();
+    EXPECT_GE(verdicts.height(), qRound((window.height() + rows_height - m->height()) * dpr));
+    EXPECT_GT(verdicts.height(), qRound(window.height() * dpr));
+    // The last row is in the picture: the lowest pixel of a safe (green) cell is below where the
+    // window ended.
+    const QRgb safe = VerdictMatrixView::colorOf(VerdictMatrixView::Cell::safe).rgb();
+    int lowest_green = -1;
+    for (int y = verdicts.height() - 1; y >= 0 && lowest_green < 0; --y) {
+        for (int x = 0; x < verdicts.width(); x += 3) {
+            if (verdicts.pixel(x, y) == safe) {
+                lowest_green = y;
+                break;
+            }
+        }
+    }
+    EXPECT_GT(lowest_green, qRound(window.height() * dpr));
+    const int last_row_height = m->rowHeight(kScenarios - 1);
+    EXPECT_GE(lowest_green, verdicts.height() - qRound(2 * last_row_height * dpr));
+    for (int i = 1; i < files.size(); ++i)
+        EXPECT_EQ(QImage(files[i]).size(), window * dpr) << files[i].toStdString();
+}
+
+// Opened without --run, the window shows one run in the timeline: the Scenario box names its
+// scenario, and choosing another scenario opens one of its runs.
+TEST_F(DashboardViewTest, TimelineAndScenarioBoxNameTheSameScenario) {
+    auto w = open(results_);
+    ASSERT_GE(w->currentRun(), 0);
+    const auto scenario_of_run = [&] {
+        return QString::fromStdString(
+            w->scan().runs[static_cast<std::size_t>(w->currentRun())].scenario());
+    };
+    // The run with violations opens first, though "calm" sorts first in the box.
+    EXPECT_EQ(scenario_of_run(), "short-lease");
+    EXPECT_EQ(w->scenario(), "short-lease");
+    w->setScenario("calm");
+    ASSERT_GE(w->currentRun(), 0);
+    EXPECT_EQ(scenario_of_run(), "calm");
+    EXPECT_EQ(w->throughputView()->lineCount(), 2);
+    ASSERT_TRUE(w->openRun(run_index(*w, "set_nx_px", "short-lease")));
+    EXPECT_EQ(w->scenario(), "short-lease");
+    EXPECT_EQ(w->throughputView()->lineCount(), 1);
+}
+
+// The story's lines are up to 100 columns and its swimlane is drawn in columns: all of it shows
+// in the pane, unwrapped, nothing behind a horizontal scrollbar.
+TEST_F(DashboardViewTest, StoryIsNotCutOffOnTheRight) {
+    auto w = open(results_);
+    w->tabs()->setCurrentIndex(MainWindow::timeline_tab);
+    ASSERT_TRUE(w->openRun(run_index(*w, "set_nx_px", "short-lease")));
+    QApplication::processEvents();
+    QPlainTextEdit* story = w->storyPanel();
+    ASSERT_FALSE(story->toPlainText().isEmpty());
+    const QFontMetricsF metrics(story->font());
+    qreal longest = 0;
+    for (const QString& line : story->toPlainText().split('\n'))
+        longest = std::max(longest, metrics.horizontalAdvance(line));
+    ASSERT_GT(longest, 0);
+    EXPECT_EQ(story->horizontalScrollBar()->maximum(), 0);
+    // Not by wrapping: the swimlane's columns stay lined up.
+    EXPECT_EQ(story->lineWrapMode(), QPlainTextEdit::NoWrap);
+    EXPECT_LE(longest, story->viewport()->width());
+    EXPECT_GE(story->font().pointSizeF(), 7);
+    // A narrower pane still shows it all.
+    w->resize(900, 800);
+    QApplication::processEvents();
+    EXPECT_EQ(story->horizontalScrollBar()->maximum(), 0);
+}
+
+// The texts of the timeline's axis labels as drawn.
+QStringList axis_texts(TimelineView* v) {
+    static const QRegularExpression tick("^-?[0-9.]+ (s|ms|µs|ns)$");
+    QStringList out;
+    for (QGraphicsItem* item : v->scene()->items(Qt::AscendingOrder)) {
+        auto* text = qgraphicsitem_cast<QGraphicsSimpleTextItem*>(item);
+        if (text && item->data(TimelineView::kKindRole).toInt() == TimelineView::axis &&
+            tick.match(text->text()).hasMatch())
+            out << text->text();
+    }
+    return out;
+}
+
+QSet<QString> units_of(const QStringList& labels) {
+    QSet<QString> units;
+    for (const QString& l : labels)
+        units.insert(l.section(' ', 1));
+    return units;
+}
+
+TEST(TimelineAxisTest, EveryLabelOfAnAxisIsInOneUnit) {
+    EXPECT_EQ(axis_labels(0, 1'000'000'000, 200'000'000),
+              (QStringList{"0.0 s", "0.2 s", "0.4 s", "0.6 s", "0.8 s", "1.0 s"}));
+    EXPECT_EQ(axis_labels(0, 1'500'000'000, 500'000'000),
+              (QStringList{"0.0 s", "0.5 s", "1.0 s", "1.5 s"}));
+    EXPECT_EQ(axis_labels(1'000'000, 3'000'000, 1'000'000), (QStringList{"1 ms", "2 ms", "3 ms"}));
+    EXPECT_EQ(axis_labels(1'332'000'000, 1'332'200'000, 50'000'000 / 1000),
+              (QStringList{"1.33200 s", "1.33205 s", "1.33210 s", "1.33215 s", "1.33220 s"}));
+    EXPECT_EQ(axis_labels(0, 900, 300), (QStringList{"0 ns", "300 ns", "600 ns", "900 ns"}));
+}
+
+TEST_F(DashboardViewTest, TimelineAxisLabelsShareOneUnitAtEveryZoom) {
+    auto w = open(results_);
+    w->tabs()->setCurrentIndex(MainWindow::timeline_tab);
+    ASSERT_TRUE(w->openRun(run_index(*w, "set_nx_px", "calm")));
+    QApplication::processEvents();
+    TimelineView* v = w->timelineView();
+    v->showAll();
+    QStringList labels = axis_texts(v);
+    ASSERT_GE(labels.size(), 3) << labels.join(", ").toStdString();
+    EXPECT_TRUE(labels.front().startsWith("0")) << labels.join(", ").toStdString();
+    EXPECT_EQ(units_of(labels).size(), 1) << labels.join(", ").toStdString();
+    v->setTimeWindow(100'000, 900'000);
+    labels = axis_texts(v);
+    ASSERT_GE(labels.size(), 3);
+    EXPECT_EQ(units_of(labels), QSet<QString>{"µs"}) << labels.join(", ").toStdString();
+}
+
+// No expectation is not an unknown verdict: "–" (tooltip: no expectation), never "?".
+TEST_F(DashboardViewTest, ARunWithoutAnExpectationShowsADashNotAQuestionMark) {
+    const fs::path dir = scratch() / "results";
+    const fs::path real = real_run(results_, "calm");
+    copy_run(real, dir / "20260101T000000Z-calm", [](nlohmann::json& j) {
+        j.erase("expected");
+        j.erase("as_expected");
+    });
+    copy_run(real, dir / "20260101T000001Z-other", [](nlohmann::json& j) {
+        j["scenario"] = "other";
+        j["expected"] = "safe";
+        j["as_expected"] = nullptr;
+    });
+    auto w = open(dir);
+    VerdictMatrixView* m = w->verdictMatrix();
+    const int col = m->columnOf(QString::fromStdString(w->scan().runs[0].strategy()));
+    const int none = m->rowOf("calm");
+    const int unknown = m->rowOf("other");
+    ASSERT_TRUE(col >= 0 && none >= 0 && unknown >= 0);
+    EXPECT_EQ(m->cellMark(none, col), VerdictMatrixView::Mark::no_expectation);
+    EXPECT_EQ(m->item(none, col)->text(), "– safe");
+    EXPECT_TRUE(m->item(none, col)->toolTip().contains("no expectation"))
+        << m->item(none, col)->toolTip().toStdString();
+    EXPECT_EQ(VerdictMatrixView::markOf(VerdictMatrixView::Mark::no_expectation), "–");
+    EXPECT_EQ(m->cellMark(unknown, col), VerdictMatrixView::Mark::unknown);
+    EXPECT_TRUE(m->item(unknown, col)->text().startsWith("? safe"))
+        << m->item(unknown, col)->text().toStdString();
+}
+
+// Five runs of one cell (repeats, or other settings), three of them violated: the cell says so
+// and is red, though the newest run was safe; a click opens the newest violated run.
+TEST_F(DashboardViewTest, ACellOverSeveralRunsCountsThem) {
+    const fs::path dir = scratch() / "results";
+    const fs::path real = real_run(results_, "short-lease");
+    const fs::path calm = real_run(results_, "calm");
+    for (int i = 0; i < 5; ++i) {
+        const bool violated = i == 1 || i == 2 || i == 3;
+        const std::string name = "20260101T00000" + std::to_string(i) + "Z-short-lease";
+        // A safe run: a calm run's verdict under short-lease's name.
+        copy_run(violated ? real : calm, dir / name, [&](nlohmann::json& j) {
+            j["scenario"] = "short-lease";
+            j["strategy"] = "set_nx_px";
+            j["expected"] = "violates:mutual_exclusion";
+            j["as_expected"] = violated;
+        });
+    }
+    auto w = open(dir);
+    VerdictMatrixView* m = w->verdictMatrix();
+    ASSERT_EQ(m->rowCount(), 1);
+    ASSERT_EQ(m->columnCount(), 1);
+    EXPECT_EQ(m->cellState(0, 0), VerdictMatrixView::Cell::violated);
+    EXPECT_EQ(m->cellMark(0, 0), VerdictMatrixView::Mark::unexpected);
+    const QString text = m->item(0, 0)->text();
+    EXPECT_TRUE(text.contains("\n3 of 5 violated")) << text.toStdString();
+    EXPECT_TRUE(text.startsWith("✗ mutual exclusion")) << text.toStdString();
+    const int run = m->runAt(0, 0);
+    ASSERT_GE(run, 0);
+    EXPECT_EQ(w->scan().runs[static_cast<std::size_t>(run)].name, "20260101T000003Z-short-lease");
+    const QString tip = m->item(0, 0)->toolTip();
+    for (int i = 0; i < 5; ++i)
+        EXPECT_TRUE(tip.contains(QString("20260101T00000%1Z-short-lease: ").arg(i)))
+            << tip.toStdString();
+}
+
+// A folder of ramps only, or a ramp's own folder, opens on its points: the Scalability tab with
+// a line per strategy, and the folder line says how many points there are.
+TEST_F(DashboardViewTest, ARampFolderOpensOnItsPoints) {
+    const fs::path results = scratch() / "results";
+    const fs::path ramp = results / "ramp-20260101T000000Z-calm";
+    fs::create_directories(ramp);
+    std::ofstream(ramp / "ramp.json") << R"({"scenario": "calm", "curves": {
+        "set_nx_px": [{"clients": 1, "cycles_per_s": 100, "acquire_p50_ms": 1, "acquire_p99_ms": 2},
+                      {"clients": 4, "cycles_per_s": 300, "acquire_p50_ms": 2, "acquire_p99_ms": 5}],
+        "fenced": [{"clients": 1, "cycles_per_s": 90, "acquire_p50_ms": 1, "acquire_p99_ms": 3},
+                   {"clients": 4, "cycles_per_s": 250, "acquire_p50_ms": 2, "acquire_p99_ms": 6}]}})";
+    for (const fs::path& dir : {results, ramp}) {
+        auto w = open(dir);
+        EXPECT_TRUE(w->messages().isEmpty()) << w->messages().join('\n').toStdString();
+        ASSERT_EQ(w->scan().ramps.size(), 1u) << dir;
+        EXPECT_EQ(w->scan().ramps.front().name, "ramp-20260101T000000Z-calm");
+        EXPECT_TRUE(w->scan().runs.empty());
+        EXPECT_EQ(w->tabs()->currentIndex(), MainWindow::scalability_tab);
+        EXPECT_EQ(w->scalabilityView()->lineCount(), 6);
+        const QString folder_line = w->folderLabel()->text();
+        EXPECT_TRUE(folder_line.endsWith("— 0 runs · 1 ramp, 4 points on the Scalability tab"))
+            << folder_line.toStdString();
+    }
+}
+
+// compare.json as engine/compare/README.md describes it (version 1): a 3 × 2 sweep of two
+// strategies. set_nx_px breaks wherever the pause outlasts the lease; fenced never does.
+nlohmann::json a_compare_json() {
+    using nlohmann::json;
+    const auto counts = [](int violated, int runs) {
+        json c{{"violated", violated},
+               {"valid", runs - violated},
+               {"unknown", 0},
+               {"not_applicable", 0},
+               {"runs", runs}};
+        c["violation_rate"] = runs ? json(static_cast<double>(violated) / runs) : json(nullptr);
+        c["wilson_95"] = json::array({violated ? 0.2 : 0.0, violated ? 1.0 : 0.43});
+        return c;
+    };
+    json settings = json::array();
+    const int leases[] = {300, 1000, 3000};
+    const int pauses[] = {200, 1500};
+    for (int pause : pauses) {
+        for (int lease : leases) {
+            const int broke = pause > lease ? 5 : 0;
+            settings.push_back(
+                {{"at", {{"lease_ms", lease}, {"faults[0].duration_ms", pause}}},
+                 {"strategies",
+                  {{"set_nx_px",
+                    {{"runs", 5},
+                     {"verdict", counts(broke, 5)},
+                     {"checks", {{"mutual_exclusion", counts(broke, 5)}}},
+                     {"expected", nullptr},
+                     {"as_expected", nullptr},
+                     {"cycles_per_s", {{"median", 120.0}, {"min", 100.0}, {"max", 130.0}}},
+                     {"acquire_p99_ms", {{"median", 2.5}, {"min", 2.0}, {"max", 3.0}}},
+                     {"run_folders", json::array()},
+                     {"reading", "set_nx_px broke mutual exclusion in 5 of 5 runs"}}},
+                   {"fenced",
+                    {{"runs", 5},
+                     {"verdict", counts(0, 5)},
+                     {"checks", {{"mutual_exclusion", counts(0, 5)}}},
+                     {"expected", nullptr},
+                     {"as_expected", nullptr},
+                     {"cycles_per_s", {{"median", 90.0}, {"min", 80.0}, {"max", 95.0}}},
+                     {"acquire_p99_ms", {{"median", 3.0}, {"min", 2.0}, {"max", 4.0}}},
+                     {"run_folders", json::array()},
+                     {"reading", "fenced kept every check in 5 of 5 runs"}}}}}});
+        }
+    }
+    return {{"format", "lockbench-compare"},
+            {"version", 1},
+            {"kind", "compare"},
+            {"scenario", "t1-holder-paused"},
+            {"strategies", {"set_nx_px", "fenced"}},
+            {"repeat", 5},
+            {"duration_s", 1.0},
+            {"seed", 1},
+            {"confidence", 0.95},
+            {"sweep",
+             {{{"field", "lease_ms"}, {"path", "lease_ms"}, {"values", {300, 1000, 3000}}},
+              {{"field", "pause_ms"}, {"path", "faults[0].duration_ms"}, {"values", {200, 1500}}}}},
+            {"settings", settings},
+            {"runs", json::array()},
+            {"failed", json::array()},
+            {"runs_planned", 60},
+            {"runs_done", 60},
+            {"interrupted", false},
+            {"complete", true},
+            {"reading", "set_nx_px violated something at 2 of 6 settings"}};
+}
+
+// The Compare tab reads a comparison's folder: the table of k of n per strategy, and a heat map
+// per strategy over the sweep, cells coloured by the violation rate.
+TEST_F(DashboardViewTest, CompareTabShowsTheNewestComparisonsCountsAndHeatMaps) {
+    const fs::path results = scratch() / "results";
+    const fs::path compare = results / "compare-20260101T000000Z-t1-holder-paused";
+    fs::create_directories(compare);
+    std::ofstream(compare / "compare.json") << a_compare_json().dump(2);
+    // Its runs are ordinary runs: the matrix counts them.
+    copy_run(real_run(results_, "short-lease"), compare / "20260101T000001Z-t1-holder-paused",
+             [](nlohmann::json& j) { j["scenario"] = "t1-holder-paused"; });
+    for (const fs::path& dir : {results, compare}) {
+        auto w = open(dir);
+        EXPECT_TRUE(w->messages().isEmpty()) << w->messages().join('\n').toStdString();
+        ASSERT_EQ(w->scan().comparisons.size(), 1u) << dir;
+        EXPECT_EQ(w->scan().runs.size(), 1u);
+        EXPECT_TRUE(w->folderLabel()->text().endsWith("1 run · 1 comparison on the Compare tab"))
+            << w->folderLabel()->text().toStdString();
+        CompareView* v = w->compareView();
+        EXPECT_TRUE(v->title()->text().startsWith(
+            "compare-20260101T000000Z-t1-holder-paused: t1-holder-paused, 2 strategies × 5 "
+            "runs each at 6 settings (the table sums them; the maps below show each)\n"
+            "set_nx_px violated something at 2 of 6 settings"))
+            << v->title()->text().toStdString();
+        QTableWidget* table = v->summaryTable();
+        ASSERT_EQ(table->rowCount(), 2);
+        EXPECT_EQ(table->verticalHeaderItem(0)->text(), "set_nx_px");
+        // Summed over the six settings: set_nx_px broke in two of them, 5 of 5 runs each.
+        EXPECT_EQ(table->item(0, 0)->text(), "30");
+        EXPECT_EQ(table->item(0, 1)->text(), "10 of 30");
+        EXPECT_EQ(table->item(0, 1)->background().color(), CompareView::rateColor(10.0 / 30));
+        EXPECT_EQ(table->item(1, 1)->text(), "0 of 30");
+
+        ASSERT_EQ(v->heatMapCount(), 2);
+        QTableWidget* map = v->heatMap("set_nx_px");
+        ASSERT_NE(map, nullptr);
+        ASSERT_EQ(map->columnCount(), 3);
+        ASSERT_EQ(map->rowCount(), 2);
+        EXPECT_EQ(map->horizontalHeaderItem(0)->text(), "lease_ms=300");
+        EXPECT_EQ(map->verticalHeaderItem(1)->text(), "pause_ms=1500");
+        // A pause of 1500 ms outlasts the 300 and 1000 ms leases, not the 3000 ms one.
+        const QString expected[2][3] = {{"0/5", "0/5", "0/5"}, {"5/5", "5/5", "0/5"}};
+        for (int r = 0; r < 2; ++r) {
+            for (int c = 0; c < 3; ++c) {
+                EXPECT_EQ(map->item(r, c)->text(), expected[r][c]) << r << "," << c;
+                EXPECT_EQ(map->item(r, c)->background().color(),
+                          CompareView::rateColor(expected[r][c] == "5/5" ? 1.0 : 0.0))
+                    << r << "," << c;
+            }
+        }
+        EXPECT_EQ(CompareView::rateColor(1.0),
+                  VerdictMatrixView::colorOf(VerdictMatrixView::Cell::violated));
+        EXPECT_EQ(CompareView::rateColor(0.0),
+                  VerdictMatrixView::colorOf(VerdictMatrixView::Cell::safe));
+        EXPECT_EQ(v->heatMap("fenced")->item(1, 0)->text(), "0/5");
+    }
+    // Without a sweep the table is the one setting's, with its interval, medians and reading.
+    {
+        auto one = a_compare_json();
+        one["sweep"] = nlohmann::json::array();
+        one["settings"] = nlohmann::json::array({one["settings"][3]});
+        std::ofstream(compare / "compare.json") << one.dump();
+        auto w = open(compare);
+        QTableWidget* table = w->compareView()->summaryTable();
+        ASSERT_EQ(table->rowCount(), 2);
+        EXPECT_EQ(table->item(0, 0)->text(), "5");
+        EXPECT_EQ(table->item(0, 1)->text(), "5 of 5 (100 %, 95 %: 20–100 %)");
+        EXPECT_EQ(table->item(0, 2)->text(), "120");
+        EXPECT_EQ(table->item(0, 3)->text(), "2.50");
+        EXPECT_EQ(table->item(1, 4)->text(), "fenced kept every check in 5 of 5 runs");
+        EXPECT_EQ(w->compareView()->heatMapCount(), 0);
+    }
+    // Its own folder opens on the Compare tab.
+    EXPECT_EQ(open(compare)->tabs()->currentIndex(), MainWindow::compare_tab);
+    // A format or version this dashboard does not know is a message naming the file, no table.
+    auto j = a_compare_json();
+    j["version"] = 2;
+    std::ofstream(compare / "compare.json") << j.dump();
+    auto w = open(results);
+    EXPECT_TRUE(w->scan().comparisons.empty());
+    EXPECT_TRUE(w->messages().join('\n').contains(
+        "compare-20260101T000000Z-t1-holder-paused/compare.json: /version: 2 is not one this "
+        "dashboard reads (1)"))
+        << w->messages().join('\n').toStdString();
 }
 
 }  // namespace

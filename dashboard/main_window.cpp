@@ -1,18 +1,24 @@
 #include "dashboard/main_window.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <map>
 
 #include <QApplication>
 #include <QComboBox>
 #include <QDir>
+#include <QEvent>
 #include <QFile>
 #include <QFileSystemWatcher>
 #include <QFontDatabase>
+#include <QFontMetricsF>
 #include <QHBoxLayout>
+#include <QHeaderView>
 #include <QLabel>
 #include <QListWidget>
 #include <QPlainTextEdit>
+#include <QScrollBar>
 #include <QSplitter>
 #include <QTabWidget>
 #include <QTimer>
@@ -20,6 +26,7 @@
 #include <QtConcurrent>
 
 #include "dashboard/chart_style.hpp"
+#include "dashboard/compare_view.hpp"
 #include "dashboard/latency_view.hpp"
 #include "dashboard/scalability_view.hpp"
 #include "dashboard/throughput_view.hpp"
@@ -53,6 +60,7 @@ MainWindow::MainWindow(const QString& results_dir, QWidget* parent)
       throughput_(new ThroughputView),
       latency_(new LatencyView),
       scalability_(new ScalabilityView),
+      compare_(new CompareView),
       timeline_(new TimelineView),
       run_box_(new QComboBox),
       color_box_(new QComboBox),
@@ -112,26 +120,41 @@ MainWindow::MainWindow(const QString& results_dir, QWidget* parent)
     violations_->setTextElideMode(Qt::ElideNone);
     violations_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     violations_->setUniformItemSizes(false);
-    // The story above the list: sentences that cite the history, and its text swimlane.
-    auto* side = new QSplitter(Qt::Vertical);
+    // The story below the list and the timeline, across the whole width: its sentences cite the
+    // history and its text swimlane is drawn in columns (up to 100), which a side pane cuts.
+    auto* page_split = new QSplitter(Qt::Vertical);
     story_->setReadOnly(true);
+    // The font shrinks until the longest line fits the pane (fitStory); only below a readable
+    // size do lines wrap. A story cut off at the pane's right edge hides how it ends.
     story_->setLineWrapMode(QPlainTextEdit::NoWrap);
     story_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    story_->viewport()->installEventFilter(this);
     story_->setPlaceholderText(tr("No story.txt in this run (made by an older lockbench)."));
-    side->addWidget(story_);
-    side->addWidget(violations_);
-    side->setSizes({360, 360});
-    split->addWidget(side);
+    split->addWidget(violations_);
     split->addWidget(timeline_);
     split->setStretchFactor(1, 1);
-    split->setSizes({420, 860});
-    tl->addWidget(split, 1);
+    split->setSizes({380, 900});
+    page_split->addWidget(split);
+    page_split->addWidget(story_);
+    page_split->setStretchFactor(0, 1);
+    page_split->setSizes({420, 300});
+    tl->addWidget(page_split, 1);
     tabs_->addTab(timeline_page, tr("Timeline"));
     tabs_->addTab(scalability_, tr("Scalability"));
+    tabs_->addTab(compare_, tr("Compare"));
     layout->addWidget(tabs_, 1);
     setCentralWidget(central);
 
-    connect(scenario_box_, &QComboBox::currentTextChanged, this, [this] { refreshCharts(); });
+    // The Timeline tab and the Scenario box always name the same scenario: a timeline of one
+    // scenario beside the charts of another reads as one story that is not.
+    connect(scenario_box_, &QComboBox::currentTextChanged, this, [this](const QString& text) {
+        refreshCharts();
+        const bool agrees =
+            current_run_ >= 0 &&
+            qs(scan_.runs[static_cast<std::size_t>(current_run_)].scenario()) == text;
+        if (!agrees)
+            openRun(preferredRun(text.toStdString()));
+    });
     connect(matrix_, &VerdictMatrixView::runActivated, this, [this](int run) {
         openRun(run);
         tabs_->setCurrentIndex(timeline_tab);
@@ -156,6 +179,15 @@ MainWindow::MainWindow(const QString& results_dir, QWidget* parent)
     connect(live_timer_, &QTimer::timeout, this, [this] { pollLive(); });
 
     reload();
+    // A folder of ramps only (or a ramp's own folder) opens where its points are, not on an
+    // empty matrix.
+    if (scan_.runs.empty() && !scan_.ramps.empty())
+        tabs_->setCurrentIndex(scalability_tab);
+    // A comparison's own folder opens on its table.
+    std::error_code ec;
+    if (!scan_.comparisons.empty() &&
+        std::filesystem::equivalent(scan_.comparisons.back().dir, results_dir_.toStdString(), ec))
+        tabs_->setCurrentIndex(compare_tab);
 }
 
 MainWindow::~MainWindow() {
@@ -182,8 +214,23 @@ void MainWindow::reload() {
     scan_ = scan_results(results_dir_.toStdString());
     if (watcher_->directories().isEmpty() && QDir(results_dir_).exists())
         watcher_->addPath(results_dir_);
-    folder_label_->setText(tr("%1 — %n run(s)", "", static_cast<int>(scan_.runs.size()))
-                               .arg(QDir(results_dir_).absolutePath()));
+    const auto count = [](std::size_t n, const QString& one, const QString& many) {
+        return QString("%1 %2").arg(n).arg(n == 1 ? one : many);
+    };
+    QString contents = count(scan_.runs.size(), tr("run"), tr("runs"));
+    if (!scan_.ramps.empty()) {
+        std::size_t points = 0;
+        for (const Ramp& ramp : scan_.ramps)
+            points += ramp.point_count();
+        contents += " · " + count(scan_.ramps.size(), tr("ramp"), tr("ramps")) + ", " +
+                    tr("%1 on the Scalability tab").arg(count(points, tr("point"), tr("points")));
+    }
+    if (!scan_.comparisons.empty()) {
+        contents +=
+            " · " + tr("%1 on the Compare tab")
+                        .arg(count(scan_.comparisons.size(), tr("comparison"), tr("comparisons")));
+    }
+    folder_label_->setText(tr("%1 — %2").arg(QDir(results_dir_).absolutePath(), contents));
 
     QStringList scenarios;
     for (const Run& r : scan_.runs) {
@@ -252,6 +299,20 @@ void MainWindow::reload() {
     refreshMessages();
 }
 
+int MainWindow::preferredRun(const std::string& scenario) const {
+    int newest = -1;
+    int with_violations = -1;
+    for (std::size_t i = 0; i < scan_.runs.size(); ++i) {
+        const Run& r = scan_.runs[i];
+        if (r.scenario() != scenario)
+            continue;
+        newest = static_cast<int>(i);
+        if (r.summary && !r.summary->violations.empty())
+            with_violations = newest;
+    }
+    return with_violations >= 0 ? with_violations : newest;
+}
+
 void MainWindow::setScenario(const QString& scenario) {
     scenario_box_->setCurrentText(scenario);
     refreshCharts();
@@ -279,6 +340,7 @@ void MainWindow::refreshCharts() {
     latency_->setRuns(finished, scenario());
     // The newest ramp (folder names sort by time).
     scalability_->setRamp(scan_.ramps.empty() ? nullptr : &scan_.ramps.back());
+    compare_->setComparison(scan_.comparisons.empty() ? nullptr : &scan_.comparisons.back());
 }
 
 void MainWindow::refreshMessages() {
@@ -314,6 +376,13 @@ bool MainWindow::openRun(int index) {
     current_run_ = index;
     run_box_->setCurrentIndex(index);
     const Run& run = scan_.runs[static_cast<std::size_t>(index)];
+    if (const QString sc = qs(run.scenario()); scenario_box_->currentText() != sc) {
+        {
+            QSignalBlocker block(scenario_box_);
+            scenario_box_->setCurrentText(sc);
+        }
+        refreshCharts();
+    }
     loading_run_.clear();
     std::error_code ec;
     auto size = std::filesystem::file_size(run.history_path(), ec);
@@ -385,6 +454,36 @@ void MainWindow::showStory(const Run& run) {
     QFile file(qs((run.dir / "story.txt").string()));
     story_->setPlainText(file.open(QIODevice::ReadOnly) ? QString::fromUtf8(file.readAll())
                                                         : QString());
+    fitStory();
+}
+
+bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == story_->viewport() && event->type() == QEvent::Resize)
+        fitStory();
+    return QMainWindow::eventFilter(watched, event);
+}
+
+void MainWindow::fitStory() {
+    constexpr qreal kSmallestReadablePt = 7;
+    QFont font = QFontDatabase::systemFont(QFontDatabase::FixedFont);
+    const qreal base = font.pointSizeF() > 0 ? font.pointSizeF() : 10;
+    const QStringList lines = story_->toPlainText().split('\n');
+    const QFontMetricsF metrics(font);
+    qreal longest = 0;
+    for (const QString& line : lines)
+        longest = std::max(longest, metrics.horizontalAdvance(line));
+    // The document's margins and the cursor's width on each side.
+    const qreal room = story_->viewport()->width() - 2 * story_->document()->documentMargin() - 4;
+    qreal size = base;
+    if (longest > room && room > 0)
+        size = std::max(kSmallestReadablePt, std::floor(base * room / longest * 10) / 10);
+    font.setPointSizeF(size);
+    const bool fits = longest * size / base <= room;
+    const auto wrap = fits ? QPlainTextEdit::NoWrap : QPlainTextEdit::WidgetWidth;
+    if (story_->font() != font)
+        story_->setFont(font);
+    if (story_->lineWrapMode() != wrap)
+        story_->setLineWrapMode(wrap);
 }
 
 void MainWindow::fillViolations() {
@@ -548,6 +647,35 @@ void MainWindow::updateLiveSummary() {
     refreshCharts();
 }
 
+// A picture of the matrix is read as the whole suite: rows below a scrollbar would be missing
+// from it without a sign. The window grows (for the picture only) until every row shows.
+void MainWindow::growToWholeMatrix() {
+    // Wide enough that every strategy's name reads in full (a suite has 19 columns); the rows'
+    // heights follow from the widths, so the width comes first.
+    int columns_width = 0;
+    for (int c = 0; c < matrix_->columnCount(); ++c)
+        columns_width += std::max(matrix_->horizontalHeader()->sectionSizeHint(c), 100);
+    const int needed_width =
+        matrix_->verticalHeader()->width() + columns_width + 2 * matrix_->frameWidth();
+    if (needed_width > matrix_->width()) {
+        resize(width() + needed_width - matrix_->width(), height());
+        QApplication::processEvents();
+    }
+    // Rows follow their contents only once laid out at the new width: converge, never below the
+    // window's own height.
+    const int window_height = height();
+    for (int attempt = 0; attempt < 4; ++attempt) {
+        matrix_->resizeRowsToContents();
+        const int needed = matrix_->verticalHeader()->length() +
+                           matrix_->horizontalHeader()->height() + 2 * matrix_->frameWidth();
+        const int target = std::max(window_height, height() + needed - matrix_->height());
+        if (target == height())
+            return;
+        resize(width(), target);
+        QApplication::processEvents();
+    }
+}
+
 QStringList MainWindow::renderScreenshots(const QString& dir, QString* error) {
     if (!QDir().mkpath(dir)) {
         if (error)
@@ -560,14 +688,23 @@ QStringList MainWindow::renderScreenshots(const QString& dir, QString* error) {
         QApplication::processEvents();
     }
     const int before = tabs_->currentIndex();
-    const QStringList names = {"verdicts", "throughput", "latency", "timeline", "scalability"};
+    const QStringList names = {"verdicts", "throughput",  "latency",
+                               "timeline", "scalability", "compare"};
     QStringList written;
+    const QSize window_size = size();
     for (int i = 0; i < names.size(); ++i) {
         tabs_->setCurrentIndex(i);
         // Lay the tab out (and let the timeline rebuild for its real size) before grabbing.
         QApplication::processEvents();
+        if (i == verdicts_tab)
+            growToWholeMatrix();
         QString path = QDir(dir).filePath(names[i] + ".png");
-        if (!grab().save(path)) {
+        const bool saved = grab().save(path);
+        if (size() != window_size) {
+            resize(window_size);
+            QApplication::processEvents();
+        }
+        if (!saved) {
             if (error)
                 *error = tr("cannot write %1").arg(path);
             return {};

@@ -25,6 +25,7 @@ class QTimer;
 
 namespace lockbench::dashboard {
 
+class CompareView;
 class LatencyView;
 class ScalabilityView;
 class ThroughputView;
@@ -35,7 +36,14 @@ class MainWindow : public QMainWindow {
     Q_OBJECT
 
   public:
-    enum Tab { verdicts_tab, throughput_tab, latency_tab, timeline_tab, scalability_tab };
+    enum Tab {
+        verdicts_tab,
+        throughput_tab,
+        latency_tab,
+        timeline_tab,
+        scalability_tab,
+        compare_tab
+    };
 
     explicit MainWindow(const QString& results_dir, QWidget* parent = nullptr);
     ~MainWindow() override;
@@ -62,17 +70,21 @@ class MainWindow : public QMainWindow {
     bool pollLive();
 
     // Renders every view to DIR/<view>.png; returns the files written, or empty with `error` set.
+    // verdicts.png is as tall as the whole matrix (the window grows for it, then shrinks back).
     QStringList renderScreenshots(const QString& dir, QString* error);
 
     const ResultsScan& scan() const { return scan_; }
     // Everything the message bar shows, one problem per entry.
     QStringList messages() const { return messages_; }
     QLabel* messageBar() const { return message_bar_; }
+    // "<folder> — 3 runs · 1 ramp, 8 points on the Scalability tab"
+    QLabel* folderLabel() const { return folder_label_; }
     QTabWidget* tabs() const { return tabs_; }
     VerdictMatrixView* verdictMatrix() const { return matrix_; }
     ThroughputView* throughputView() const { return throughput_; }
     LatencyView* latencyView() const { return latency_; }
     ScalabilityView* scalabilityView() const { return scalability_; }
+    CompareView* compareView() const { return compare_; }
     TimelineView* timelineView() const { return timeline_; }
     QListWidget* violationList() const { return violations_; }
     // The open run's story.txt (lockbench's narrative of its first violation), beside the list.
@@ -89,9 +101,14 @@ class MainWindow : public QMainWindow {
     void showLoaded(int run_index, const Loaded& loaded);
     void updateLiveSummary();
     void refreshCharts();
+    // The run the timeline shows for a scenario: its newest with violations, else its newest.
+    int preferredRun(const std::string& scenario) const;
     void refreshMessages();
     void fillViolations();
     void showStory(const Run& run);
+    void fitStory();
+    void growToWholeMatrix();
+    bool eventFilter(QObject* watched, QEvent* event) override;
     void violationSelected(int row);
     void zoomToIncident(std::size_t index);
     void finishLiveRun();
@@ -117,6 +134,7 @@ class MainWindow : public QMainWindow {
     ThroughputView* throughput_;
     LatencyView* latency_;
     ScalabilityView* scalability_;
+    CompareView* compare_;
     TimelineView* timeline_;
     QComboBox* run_box_;
     QComboBox* color_box_;

@@ -102,8 +102,64 @@ std::string scenario_from_folder(std::string name) {
 
 }  // namespace
 
+namespace {
+
+std::string scalar_text(const json& v) {
+    return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+}  // namespace
+
+std::string describe_target(const json& target) {
+    if (target.is_null())
+        return "";
+    if (!target.is_object())
+        return scalar_text(target);
+    // The field that names whom the fault hit comes first; the rest qualify it.
+    static const std::vector<std::pair<std::string, std::string>> subjects = {
+        {"client", "client "},
+        {"node", "node "},
+        {"holder", "the holder of "},
+        {"master_of", "of "},
+        {"from", "from "}};
+    std::string subject;
+    std::string subject_key;
+    for (const auto& [key, words] : subjects) {
+        if (const auto it = target.find(key); it != target.end()) {
+            subject = words + scalar_text(*it);
+            subject_key = key;
+            break;
+        }
+    }
+    std::string details;
+    for (auto it = target.begin(); it != target.end(); ++it) {
+        if (it.key() == subject_key)
+            continue;
+        // A role ("leader") or a shape ("hosts") reads on its own; a number needs its name.
+        const bool bare = it.key() == "role" || it.key() == "shape";
+        std::string part =
+            bare ? scalar_text(it.value()) : it.key() + " " + scalar_text(it.value());
+        if (it.key() == "point")
+            part = "at " + scalar_text(it.value());
+        details += (details.empty() ? "" : ", ") + part;
+    }
+    if (subject.empty())
+        return details;
+    return details.empty() ? subject : subject + " (" + details + ")";
+}
+
 std::string FaultWindow::label() const {
-    return target.empty() ? fault : fault + " " + target;
+    std::string name = fault;
+    std::replace(name.begin(), name.end(), '-', ' ');
+    std::string whom = describe_target(target);
+    // pause-client {"client":1} is "pause client 1", not "pause client client 1".
+    if (const auto space = whom.find(' ');
+        space != std::string::npos && name.ends_with(" " + whom.substr(0, space)))
+        whom = whom.substr(space + 1);
+    // partition-hosts {"shape":"hosts"} is "partition hosts", not "partition hosts hosts".
+    if (whom.empty() || name.ends_with(" " + whom))
+        return name;
+    return name + " " + whom;
 }
 
 std::vector<TimePoint> RunSummary::rate_series() const {
@@ -208,7 +264,7 @@ RunSummary parse_summary(const json& j) {
                 w.start_s = fr.number("start_s", 0);
                 w.end_s = fr.number("end_s", w.start_s);
                 if (const json* t = fr.find("target"))
-                    w.target = t->is_string() ? t->get<std::string>() : t->dump();
+                    w.target = *t;
             } else {
                 w.fault = f.dump();
             }
@@ -333,6 +389,13 @@ Run load_run(const fs::path& dir) {
     return run;
 }
 
+std::size_t Ramp::point_count() const {
+    std::size_t n = 0;
+    for (const auto& [strategy, points] : curves)
+        n += points.size();
+    return n;
+}
+
 Ramp parse_ramp(const json& j) {
     Reader top = reader_of(j, "");
     Ramp ramp;
@@ -362,6 +425,116 @@ Ramp parse_ramp(const json& j) {
     return ramp;
 }
 
+const CompareCell* Comparison::cell(const std::string& strategy, std::size_t column,
+                                    std::size_t row) const {
+    const std::size_t columns = sweep.empty() ? 1 : sweep[0].values.size();
+    const std::size_t index = row * columns + column;
+    if (index >= settings.size())
+        return nullptr;
+    const auto it = settings[index].strategies.find(strategy);
+    return it == settings[index].strategies.end() ? nullptr : &it->second;
+}
+
+Comparison parse_compare(const json& j) {
+    Reader top = reader_of(j, "");
+    const std::string format = top.string("format", "");
+    if (format != "lockbench-compare")
+        throw std::runtime_error("/format: \"" + format + "\" is not lockbench-compare");
+    const json* version = top.find("version");
+    if (!version || *version != 1)
+        throw std::runtime_error("/version: " + (version ? version->dump() : "missing") +
+                                 " is not one this dashboard reads (1)");
+    Comparison c;
+    c.kind = top.string("kind", "compare");
+    c.scenario = top.string("scenario", "");
+    c.repeat = static_cast<int>(top.number("repeat", 0));
+    c.reading = top.string("reading", "");
+    c.complete = top.boolean("complete", true);
+    if (const json* list = top.optional_array("strategies")) {
+        for (const auto& s : *list) {
+            if (s.is_string())
+                c.strategies.push_back(s.get<std::string>());
+        }
+    }
+    if (const json* axes = top.optional_array("sweep")) {
+        for (std::size_t i = 0; i < axes->size(); ++i) {
+            Reader a = reader_of((*axes)[i], "/sweep/" + std::to_string(i));
+            SweepAxis axis;
+            axis.field = a.string("field", "");
+            if (const json* values = a.optional_array("values")) {
+                for (const auto& v : *values) {
+                    if (v.is_number())
+                        axis.values.push_back(v.get<double>());
+                }
+            }
+            c.sweep.push_back(std::move(axis));
+        }
+    }
+    if (const json* settings = top.optional_array("settings")) {
+        for (std::size_t i = 0; i < settings->size(); ++i) {
+            const std::string at = "/settings/" + std::to_string(i);
+            Reader r = reader_of((*settings)[i], at);
+            CompareSetting setting;
+            if (const json* where = r.optional_object("at"))
+                setting.at = *where;
+            Reader per = nested(r, "strategies");
+            if (const json* all = r.optional_object("strategies")) {
+                for (const auto& [strategy, unused] : all->items()) {
+                    (void)unused;
+                    Reader st = nested(per, strategy.c_str());
+                    Reader verdict = nested(st, "verdict");
+                    CompareCell cell;
+                    cell.runs = static_cast<int>(st.number("runs", 0));
+                    cell.violated = static_cast<int>(verdict.number("violated", 0));
+                    cell.valid = static_cast<int>(verdict.number("valid", 0));
+                    cell.unknown = static_cast<int>(verdict.number("unknown", 0));
+                    cell.violation_rate = verdict.optional_number("violation_rate", 0, 1);
+                    if (const json* w = verdict.optional_array("wilson_95");
+                        w && w->size() == 2 && (*w)[0].is_number() && (*w)[1].is_number())
+                        cell.wilson = {(*w)[0].get<double>(), (*w)[1].get<double>()};
+                    cell.cycles_per_s_median = nested(st, "cycles_per_s").optional_number("median");
+                    cell.acquire_p99_ms_median =
+                        nested(st, "acquire_p99_ms").optional_number("median");
+                    cell.reading = st.string("reading", "");
+                    setting.strategies[strategy] = cell;
+                }
+            }
+            c.settings.push_back(std::move(setting));
+        }
+    }
+    return c;
+}
+
+namespace {
+
+bool is_comparison_folder(const std::string& name) {
+    return name.starts_with("compare-") || name.starts_with("repeat-");
+}
+
+// Reads dir/compare.json into `scan`, or says why not.
+void add_comparison(const fs::path& dir, const std::string& name, ResultsScan& scan) {
+    try {
+        std::ifstream in(dir / "compare.json");
+        if (!in)
+            throw std::runtime_error("cannot read");
+        Comparison c = parse_compare(json::parse(in));
+        c.dir = dir;
+        c.name = name;
+        scan.comparisons.push_back(std::move(c));
+    } catch (const std::exception& e) {
+        scan.errors.push_back(name + "/compare.json: " + e.what());
+    }
+}
+
+std::string folder_name_of(const fs::path& dir) {
+    fs::path p = fs::absolute(dir).lexically_normal();
+    if (p.filename().empty())  // "x/" normalises to an empty last component
+        p = p.parent_path();
+    return p.filename().string();
+}
+
+}  // namespace
+
 ResultsScan scan_results(const fs::path& dir) {
     ResultsScan scan;
     scan.dir = dir;
@@ -370,6 +543,24 @@ ResultsScan scan_results(const fs::path& dir) {
         scan.errors.push_back(dir.string() + ": not a results folder");
         return scan;
     }
+    if (fs::exists(dir / "ramp.json", ec)) {
+        // A ramp's own folder: its point runs are the curve's points, as in a results folder.
+        try {
+            std::ifstream in(dir / "ramp.json");
+            if (!in)
+                throw std::runtime_error("cannot read ramp.json");
+            Ramp ramp = parse_ramp(json::parse(in));
+            ramp.dir = dir;
+            ramp.name = folder_name_of(dir);
+            scan.ramps.push_back(std::move(ramp));
+        } catch (const std::exception& e) {
+            scan.errors.push_back((dir / "ramp.json").string() + ": " + e.what());
+        }
+        return scan;
+    }
+    const bool comparison_folder = fs::exists(dir / "compare.json", ec);
+    if (comparison_folder)
+        add_comparison(dir, folder_name_of(dir), scan);
     std::vector<fs::path> folders;
     for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
         if (it->is_directory(ec))
@@ -408,6 +599,18 @@ ResultsScan scan_results(const fs::path& dir) {
             }
             continue;
         }
+        if (name.starts_with(".tmp-compare-") || name.starts_with(".tmp-repeat-"))
+            continue;  // a comparison still running: its table appears when it is done
+        if (is_comparison_folder(name) && fs::exists(f / "compare.json", ec)) {
+            // Its runs are ordinary runs (repeats of one workload): cells counting them.
+            ResultsScan inner = scan_results(f);
+            scan.errors.insert(scan.errors.end(), inner.errors.begin(), inner.errors.end());
+            for (auto& r : inner.runs)
+                scan.runs.push_back(std::move(r));
+            for (auto& c : inner.comparisons)
+                scan.comparisons.push_back(std::move(c));
+            continue;
+        }
         if (name.starts_with("suite-") || name.starts_with(".tmp-suite-")) {
             // `lockbench suite` writes its runs one level down: results/suite-<time>/<run>/.
             ResultsScan inner = scan_results(f);
@@ -420,7 +623,7 @@ ResultsScan scan_results(const fs::path& dir) {
         scan.errors.insert(scan.errors.end(), run.errors.begin(), run.errors.end());
         scan.runs.push_back(std::move(run));
     }
-    if (scan.runs.empty() && scan.ramps.empty() && scan.errors.empty())
+    if (scan.runs.empty() && scan.ramps.empty() && scan.comparisons.empty() && scan.errors.empty())
         scan.errors.push_back(dir.string() + ": no runs yet (run `lockbench run --out " +
                               dir.string() + "`)");
     return scan;

@@ -32,11 +32,17 @@ struct FaultWindow {
     std::string fault;
     double start_s = 0;
     double end_s = 0;
-    std::string target;
+    nlohmann::json target;  // as the engine wrote it: "leader", {"client":1,"process":1}, …
     nlohmann::json raw;
 
-    std::string label() const;  // "pause-client c3"
+    // For a person, from the fault's fields: "pause client 1 (process 1)", "kill etcd node 0
+    // (leader)", never the raw JSON of the target.
+    std::string label() const;
 };
+
+// A fault's target in words: {"client":1,"process":1} -> "client 1 (process 1)",
+// {"holder":"k0"} -> "the holder of k0", "leader" -> "leader".
+std::string describe_target(const nlohmann::json& target);
 
 struct TimePoint {
     double t = 0;
@@ -143,19 +149,68 @@ struct Ramp {
     std::string name;  // folder name
     std::string scenario;
     std::map<std::string, std::vector<RampPoint>> curves;  // strategy -> points, by clients
+
+    std::size_t point_count() const;
 };
 
 // Throws std::runtime_error naming the JSON path, as parse_summary does.
 Ramp parse_ramp(const nlohmann::json& j);
 
-struct ResultsScan {
-    std::filesystem::path dir;
-    std::vector<Run> runs;            // sorted by folder name, i.e. by start time
-    std::vector<Ramp> ramps;          // finished ramps (their runs are not in `runs`), by time
-    std::vector<std::string> errors;  // problems with the folder itself or with any run
+// One strategy at one setting of a comparison (`lockbench compare`, `run --repeat`): compare.json's
+// settings[i].strategies[name], read tolerantly.
+struct CompareCell {
+    int runs = 0;
+    int violated = 0;  // runs whose verdict broke a check
+    int valid = 0;
+    int unknown = 0;
+    std::optional<double> violation_rate;             // violated / judged runs
+    std::optional<std::pair<double, double>> wilson;  // its 95 % interval
+    std::optional<double> cycles_per_s_median;
+    std::optional<double> acquire_p99_ms_median;
+    std::string reading;
 };
 
-// Never throws: every problem becomes a message in ResultsScan::errors / Run::errors.
+struct CompareSetting {
+    nlohmann::json at;  // {"lease_ms": 300, …}, {} without a sweep
+    std::map<std::string, CompareCell> strategies;
+};
+
+struct SweepAxis {
+    std::string field;  // as the user typed it
+    std::vector<double> values;
+};
+
+// compare.json (engine/compare/README.md, version 1).
+struct Comparison {
+    std::filesystem::path dir;
+    std::string name;  // folder name
+    std::string kind;  // "compare" or "repeat"
+    std::string scenario;
+    std::vector<std::string> strategies;
+    int repeat = 0;
+    std::vector<SweepAxis> sweep;          // the first axis varies fastest
+    std::vector<CompareSetting> settings;  // one per grid point
+    std::string reading;
+    bool complete = true;
+
+    // The cell of a strategy at grid point (column along the first axis, row along the second).
+    const CompareCell* cell(const std::string& strategy, std::size_t column, std::size_t row) const;
+};
+
+// Throws std::runtime_error naming the JSON path, or an unknown format or version.
+Comparison parse_compare(const nlohmann::json& j);
+
+struct ResultsScan {
+    std::filesystem::path dir;
+    std::vector<Run> runs;                // sorted by folder name, i.e. by start time
+    std::vector<Ramp> ramps;              // finished ramps (their runs are not in `runs`), by time
+    std::vector<Comparison> comparisons;  // finished comparisons (their runs are in `runs`)
+    std::vector<std::string> errors;      // problems with the folder itself or with any run
+};
+
+// Never throws: every problem becomes a message in ResultsScan::errors / Run::errors. A ramp's
+// own folder (one holding ramp.json) scans as that ramp, its point runs kept out of `runs`; a
+// comparison's folder (compare.json) as that comparison, its runs in `runs`.
 ResultsScan scan_results(const std::filesystem::path& dir);
 
 // Reads one run folder (finished or `.tmp-…`).

@@ -64,7 +64,7 @@ TEST(ResultsModelTest, ParsesEveryFieldTheDashboardDraws) {
     EXPECT_DOUBLE_EQ(s.release.max, 9);
     ASSERT_EQ(s.timeseries.size(), 3u);
     ASSERT_EQ(s.faults.size(), 2u);
-    EXPECT_EQ(s.faults[0].label(), "pause-client c3");
+    EXPECT_EQ(s.faults[0].label(), "pause client c3");
     EXPECT_DOUBLE_EQ(s.faults[0].end_s, 1.5);
     EXPECT_EQ(s.validity, Validity::invalid);
     ASSERT_EQ(s.violations.size(), 1u);
@@ -81,6 +81,28 @@ TEST(ResultsModelTest, ParsesEveryFieldTheDashboardDraws) {
 
 // The checker keeps at most 100 witnesses per check but counts every violation; the matrix shows
 // the count, not the length of the witness list.
+// The targets as the engine's nemesis writes them (NemesisContext::open_window), in words.
+TEST(ResultsModelTest, FaultLabelsAreWordsFromTheFaultsFieldsNotJson) {
+    const auto label = [](const char* fault, const char* target) {
+        json j = sample_summary();
+        j["faults"] = json::array({{{"fault", fault}, {"start_s", 1}, {"end_s", 2}}});
+        if (target)
+            j["faults"][0]["target"] = json::parse(target);
+        return parse_summary(j).faults.at(0).label();
+    };
+    EXPECT_EQ(label("pause-client", R"({"client":1,"process":1})"), "pause client 1 (process 1)");
+    EXPECT_EQ(label("pause-client", R"({"holder":"k0"})"), "pause client the holder of k0");
+    EXPECT_EQ(label("kill-etcd", R"({"node":0,"role":"leader"})"), "kill etcd node 0 (leader)");
+    EXPECT_EQ(label("stall", R"({"client":2,"point":"in-release"})"),
+              "stall client 2 (at in-release)");
+    EXPECT_EQ(label("pause-server", R"({"node":1})"), "pause server node 1");
+    EXPECT_EQ(label("kill-cluster-master", R"({"master_of":"k0"})"), "kill cluster master of k0");
+    EXPECT_EQ(label("partition-hosts", R"({"shape":"hosts"})"), "partition hosts");
+    EXPECT_EQ(label("partition", R"("the network")"), "partition the network");
+    EXPECT_EQ(label("pause-server", R"("leader")"), "pause server leader");
+    EXPECT_EQ(label("reset-connections", nullptr), "reset connections");
+}
+
 TEST(ResultsModelTest, ViolationCountIsTheCheckersCountNotTheWitnessList) {
     json j = sample_summary();
     EXPECT_EQ(parse_summary(j).violation_count, 1u);

@@ -54,6 +54,35 @@ QString format_ns(std::int64_t ns) {
     return QString::number(ns) + " ns";
 }
 
+QStringList axis_labels(std::int64_t t0, std::int64_t t1, std::int64_t step) {
+    step = std::max<std::int64_t>(step, 1);
+    const double largest = static_cast<double>(std::max(std::abs(t0), std::abs(t1)));
+    double unit = 1;
+    QString suffix = "ns";
+    if (largest >= 1e9) {
+        unit = 1e9;
+        suffix = "s";
+    } else if (largest >= 1e6) {
+        unit = 1e6;
+        suffix = "ms";
+    } else if (largest >= 1e3) {
+        unit = 1e3;
+        suffix = "µs";
+    }
+    // A step of 0.2 s needs one decimal, of 50 µs in seconds five: enough that no two ticks
+    // print the same number.
+    const double step_in_unit = static_cast<double>(step) / unit;
+    const int decimals =
+        std::clamp(static_cast<int>(std::ceil(-std::log10(step_in_unit) - 1e-9)), 0, 9);
+    QStringList out;
+    for (std::int64_t tick = (t0 / step) * step; tick <= t1; tick += step) {
+        if (tick < t0)
+            continue;
+        out << QString::number(static_cast<double>(tick) / unit, 'f', decimals) + " " + suffix;
+    }
+    return out;
+}
+
 TimelineView::TimelineView(QWidget* parent)
     : QGraphicsView(parent), scene_(new QGraphicsScene(this)) {
     setScene(scene_);
@@ -286,16 +315,19 @@ void TimelineView::rebuild() {
     band->setZValue(4);
     band->setData(kKindRole, axis);
     const std::int64_t step = nice_step(t1_ - t0_, std::max(2, pixels / 110));
+    const QStringList labels = axis_labels(t0_, t1_, step);
+    int label = 0;
     for (std::int64_t tick = (t0_ / step) * step; tick <= t1_; tick += step) {
         if (tick < t0_)
             continue;
+        const QString text = labels.value(label++);
         double x = xOf(tick);
         auto* l = scene_->addLine(x, top + 14, x, top + kAxisHeight, QPen(QColor(150, 150, 150)));
         l->setZValue(5);
         auto* grid = scene_->addLine(x, top + kAxisHeight, x, bottom, QPen(QColor(235, 235, 235)));
         grid->setZValue(-4);
         if (x + 56 < width)  // a label cut by the edge reads as a different number
-            add_text(scene_, format_ns(tick), x + 2, top, axis, QColor(60, 60, 60))->setZValue(5);
+            add_text(scene_, text, x + 2, top, axis, QColor(60, 60, 60))->setZValue(5);
     }
     auto* base = scene_->addLine(0, top + kAxisHeight, width, top + kAxisHeight,
                                  QPen(QColor(150, 150, 150)));

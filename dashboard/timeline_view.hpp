@@ -16,6 +16,7 @@
 #include <vector>
 
 #include <QGraphicsView>
+#include <QStringList>
 
 #include "dashboard/history_model.hpp"
 #include "dashboard/results_model.hpp"
@@ -99,7 +100,12 @@ class TimelineView : public QGraphicsView {
     double drag_x_ = 0;
 };
 
-// Formats ns since run start for the axis and tooltips ("1.250 s", "12.5 ms", "830 µs").
+// Formats ns since run start for tooltips ("1.250 s", "12.5 ms", "830 µs").
 QString format_ns(std::int64_t ns);
+
+// The labels of an axis from t0 to t1 with ticks every `step` ns, all in one unit chosen from the
+// axis range (never "0 ns", "500.0 ms", "1.000 s" on one axis), with as many decimals as the step
+// needs.
+QStringList axis_labels(std::int64_t t0, std::int64_t t1, std::int64_t step);
 
 }  // namespace lockbench::dashboard

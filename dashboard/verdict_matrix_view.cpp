@@ -57,26 +57,126 @@ QString VerdictMatrixView::markOf(Mark m) {
             return QStringLiteral("✗");
         case Mark::unknown:
             return QStringLiteral("?");
+        case Mark::no_expectation:
+            return QStringLiteral("–");
         case Mark::none:
             break;
     }
     return {};
 }
 
+namespace {
+
+// One run as a cell would show it on its own.
+struct RunCell {
+    VerdictMatrixView::Cell state = VerdictMatrixView::Cell::unknown;
+    VerdictMatrixView::Mark mark = VerdictMatrixView::Mark::none;
+    QString outcome;  // "mutual exclusion", "safe", "running…"
+    bool violated = false;
+};
+
+RunCell cell_of(const Run& r) {
+    using Cell = VerdictMatrixView::Cell;
+    using Mark = VerdictMatrixView::Mark;
+    RunCell c;
+    if (r.in_progress) {
+        c.outcome = VerdictMatrixView::tr("running…");
+        return c;
+    }
+    if (!r.summary) {
+        c.outcome = VerdictMatrixView::tr("unreadable summary");
+        return c;
+    }
+    const RunSummary& s = *r.summary;
+    switch (s.validity) {
+        case Validity::valid:
+            c.state = Cell::safe;
+            break;
+        case Validity::invalid:
+            c.state = s.only_liveness_violated() ? Cell::liveness_only : Cell::violated;
+            c.violated = true;
+            break;
+        case Validity::unknown:
+            c.state = Cell::unknown;
+            break;
+    }
+    const auto met = s.met_expectation();
+    if (!s.expected && !met)
+        c.mark = Mark::no_expectation;
+    else
+        c.mark = !met ? Mark::unknown : *met ? Mark::expected : Mark::unexpected;
+    c.outcome = QString::fromStdString(s.short_outcome());
+    return c;
+}
+
+// Worse first: a cell shows the worst of its runs.
+int severity(VerdictMatrixView::Cell c) {
+    using Cell = VerdictMatrixView::Cell;
+    switch (c) {
+        case Cell::violated:
+            return 4;
+        case Cell::liveness_only:
+            return 3;
+        case Cell::unknown:
+            return 2;
+        case Cell::safe:
+            return 1;
+        case Cell::empty:
+            break;
+    }
+    return 0;
+}
+
+QString mark_words(VerdictMatrixView::Mark m) {
+    using Mark = VerdictMatrixView::Mark;
+    switch (m) {
+        case Mark::expected:
+            return VerdictMatrixView::tr("as expected");
+        case Mark::unexpected:
+            return VerdictMatrixView::tr("not as expected");
+        case Mark::unknown:
+            return VerdictMatrixView::tr("expectation cannot be told");
+        case Mark::no_expectation:
+            return VerdictMatrixView::tr("no expectation");
+        case Mark::none:
+            break;
+    }
+    return {};
+}
+
+// Several runs: not as expected if any was not; as expected only if every run with an
+// expectation met it.
+VerdictMatrixView::Mark combined_mark(const std::vector<RunCell>& cells) {
+    using Mark = VerdictMatrixView::Mark;
+    bool unexpected = false;
+    bool unknown = false;
+    bool expected = false;
+    for (const RunCell& c : cells) {
+        unexpected |= c.mark == Mark::unexpected;
+        unknown |= c.mark == Mark::unknown || c.mark == Mark::none;
+        expected |= c.mark == Mark::expected;
+    }
+    if (unexpected)
+        return Mark::unexpected;
+    if (unknown)
+        return Mark::unknown;
+    return expected ? Mark::expected : Mark::no_expectation;
+}
+
+}  // namespace
+
 void VerdictMatrixView::setRuns(const std::vector<Run>& runs) {
     clear();
     std::set<QString> strategies;
     std::set<QString> scenarios;
-    std::map<std::pair<QString, QString>, int> newest;  // runs are in start order
-    std::map<std::pair<QString, QString>, int> count;
+    std::map<std::pair<QString, QString>, std::vector<int>> cells;  // runs in start order
     for (std::size_t i = 0; i < runs.size(); ++i) {
         const Run& r = runs[i];
         QString st = QString::fromStdString(r.strategy());
         QString sc = QString::fromStdString(r.scenario());
         strategies.insert(st);
         scenarios.insert(sc);
-        newest[{sc, st}] = static_cast<int>(i);
-        ++count[{sc, st}];
+        cells[{sc, st}].push_back(static_cast<int>(i));
     }
     setRowCount(static_cast<int>(scenarios.size()));
     setColumnCount(static_cast<int>(strategies.size()));
@@ -91,42 +191,53 @@ void VerdictMatrixView::setRuns(const std::vector<Run>& runs) {
             Cell state = Cell::empty;
             Mark mark = Mark::none;
             int run_index = -1;
-            if (auto it = newest.find({sc, st}); it != newest.end()) {
-                run_index = it->second;
+            if (auto it = cells.find({sc, st}); it != cells.end()) {
+                const std::vector<int>& indices = it->second;
+                std::vector<RunCell> each;
+                int violated = 0;
+                for (int i : indices) {
+                    each.push_back(cell_of(runs[static_cast<std::size_t>(i)]));
+                    violated += each.back().violated ? 1 : 0;
+                }
+                // The newest run of the worst outcome speaks for the cell and opens on a click.
+                std::size_t shown = 0;
+                for (std::size_t k = 0; k < each.size(); ++k) {
+                    if (severity(each[k].state) >= severity(each[shown].state))
+                        shown = k;
+                }
+                run_index = indices[shown];
                 const Run& r = runs[static_cast<std::size_t>(run_index)];
-                QString text;
+                state = each[shown].state;
+                mark = indices.size() == 1 ? each[shown].mark : combined_mark(each);
+                QString text =
+                    markOf(mark) + (markOf(mark).isEmpty() ? "" : " ") + each[shown].outcome;
                 QString tip = QString::fromStdString(r.name);
-                if (r.in_progress) {
-                    state = Cell::unknown;
-                    text = tr("running…");
-                } else if (!r.summary) {
-                    state = Cell::unknown;
-                    text = tr("unreadable summary");
-                } else {
-                    const RunSummary& s = *r.summary;
-                    switch (s.validity) {
-                        case Validity::valid:
-                            state = Cell::safe;
-                            break;
-                        case Validity::invalid:
-                            state =
-                                s.only_liveness_violated() ? Cell::liveness_only : Cell::violated;
-                            break;
-                        case Validity::unknown:
-                            state = Cell::unknown;
-                            break;
+                if (indices.size() > 1) {
+                    text += tr("\n%1 of %2 violated").arg(violated).arg(indices.size());
+                    tip = tr("%1 runs; the cell shows %2, the newest of the worst outcome")
+                              .arg(indices.size())
+                              .arg(QString::fromStdString(r.name));
+                    for (std::size_t k = indices.size(); k-- > 0;) {
+                        const Run& each_run = runs[static_cast<std::size_t>(indices[k])];
+                        tip += QString("\n%1: %2 (%3)")
+                                   .arg(QString::fromStdString(each_run.name), each[k].outcome,
+                                        mark_words(each[k].mark));
                     }
-                    const auto met = s.met_expectation();
-                    mark = !met ? Mark::unknown : *met ? Mark::expected : Mark::unexpected;
-                    text = markOf(mark) + " " + QString::fromStdString(s.short_outcome());
-                    if (s.validity == Validity::invalid)
-                        text += tr("\n%n violation(s)", "", static_cast<int>(s.violation_count));
+                } else if (r.summary && r.summary->validity == Validity::invalid) {
+                    text +=
+                        tr("\n%n violation(s)", "", static_cast<int>(r.summary->violation_count));
+                }
+                if (r.summary && !r.in_progress) {
+                    const RunSummary& s = *r.summary;
                     if (mark != Mark::expected && s.expected)
                         text += tr("\nexpected %1").arg(QString::fromStdString(*s.expected));
                     tip += tr("\noutcome: %1").arg(QString::fromStdString(s.outcome()));
                     tip += tr("\nexpected: %1")
                                .arg(s.expected ? QString::fromStdString(*s.expected)
                                                : tr("nothing stated"));
+                    if (mark == Mark::no_expectation)
+                        tip += tr("\n– : no expectation (the scenario states none for %1)")
+                                   .arg(QString::fromStdString(s.strategy));
                     for (const std::string& reason : s.unknown_reasons)
                         tip += tr("\nunknown: %1").arg(QString::fromStdString(reason));
                     if (s.server_us_per_cycle && s.engine_us_per_cycle) {
@@ -136,8 +247,6 @@ void VerdictMatrixView::setRuns(const std::vector<Run>& runs) {
                                    .arg(QString::fromStdString(s.bottleneck));
                     }
                 }
-                if (int n = count[{sc, st}]; n > 1)
-                    text += tr("\n(newest of %1 runs)").arg(n);
                 item->setText(text);
                 item->setToolTip(tip);
             }

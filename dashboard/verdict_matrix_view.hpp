@@ -20,22 +20,27 @@ class VerdictMatrixView : public QTableWidget {
   public:
     // What happened, which decides the colour.
     enum class Cell { safe, violated, liveness_only, unknown, empty };
-    // Whether it was what the scenario expects, which decides the mark.
-    enum class Mark { expected, unexpected, unknown, none };
+    // Whether it was what the scenario expects, which decides the mark. no_expectation ("–"):
+    // the scenario states none for this strategy, which is not the "?" of a verdict that could
+    // not be told.
+    enum class Mark { expected, unexpected, unknown, none, no_expectation };
 
     explicit VerdictMatrixView(QWidget* parent = nullptr);
 
-    // The newest run of each (strategy, scenario) fills its cell.
+    // Every run of a (strategy, scenario) fills its cell: one run says what it showed; several
+    // (repeats, or the same scenario with other settings) are counted - "3 of 5 violated" - and
+    // coloured by the worst of them, so a violation is never hidden behind a newer safe run.
     void setRuns(const std::vector<Run>& runs);
 
-    int runAt(int row, int column) const;  // index into the runs given, -1 for an empty cell
+    // Index into the runs given, -1 for an empty cell: the newest run of the cell's worst outcome.
+    int runAt(int row, int column) const;
     Cell cellState(int row, int column) const;
     Mark cellMark(int row, int column) const;
     int rowOf(const QString& scenario) const;
     int columnOf(const QString& strategy) const;
 
     static QColor colorOf(Cell c);
-    static QString markOf(Mark m);  // "✓", "✗", "?", ""
+    static QString markOf(Mark m);  // "✓", "✗", "?", "", "–"
 
   signals:
     void runActivated(int run_index);

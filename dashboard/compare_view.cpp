@@ -1,0 +1,213 @@
+#include "dashboard/compare_view.hpp"
+
+#include <algorithm>
+
+#include <QHeaderView>
+#include <QLabel>
+#include <QScrollArea>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+namespace lockbench::dashboard {
+namespace {
+
+QString qs(const std::string& s) {
+    return QString::fromStdString(s);
+}
+
+QString number(double v) {
+    return QString::number(v, 'g', 6);
+}
+
+QTableWidgetItem* cell_item(const QString& text) {
+    auto* item = new QTableWidgetItem(text);
+    item->setTextAlignment(Qt::AlignCenter);
+    item->setForeground(QColor(Qt::black));
+    return item;
+}
+
+// "3 of 5 (60 %, 95 %: 23–88 %)"
+QString violated_text(const CompareCell& c) {
+    QString text = CompareView::tr("%1 of %2").arg(c.violated).arg(c.runs);
+    if (c.violation_rate && c.wilson) {
+        text += CompareView::tr(" (%1 %, 95 %: %2–%3 %)")
+                    .arg(*c.violation_rate * 100, 0, 'f', 0)
+                    .arg(c.wilson->first * 100, 0, 'f', 0)
+                    .arg(c.wilson->second * 100, 0, 'f', 0);
+    }
+    if (c.unknown > 0)
+        text += CompareView::tr(", %1 unknown").arg(c.unknown);
+    return text;
+}
+
+}  // namespace
+
+CompareView::CompareView(QWidget* parent)
+    : QWidget(parent),
+      title_(new QLabel),
+      summary_(new QTableWidget),
+      maps_box_(new QWidget),
+      maps_layout_(new QVBoxLayout(maps_box_)) {
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    title_->setWordWrap(true);
+    title_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    layout->addWidget(title_);
+    summary_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    summary_->setWordWrap(true);
+    summary_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    summary_->horizontalHeader()->setStretchLastSection(true);
+    summary_->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    layout->addWidget(summary_, 1);
+    auto* scroll = new QScrollArea;
+    scroll->setWidgetResizable(true);
+    scroll->setWidget(maps_box_);
+    layout->addWidget(scroll, 2);
+    setComparison(nullptr);
+}
+
+QColor CompareView::rateColor(std::optional<double> rate) {
+    if (!rate)
+        return QColor(221, 221, 221);
+    // The matrix's green (safe) to its red (violated), through its amber.
+    const QColor safe(198, 239, 206);
+    const QColor half(255, 214, 153);
+    const QColor all(255, 170, 170);
+    const double r = std::clamp(*rate, 0.0, 1.0);
+    const auto mix = [](const QColor& a, const QColor& b, double t) {
+        return QColor::fromRgbF(static_cast<float>(a.redF() + (b.redF() - a.redF()) * t),
+                                static_cast<float>(a.greenF() + (b.greenF() - a.greenF()) * t),
+                                static_cast<float>(a.blueF() + (b.blueF() - a.blueF()) * t));
+    };
+    return r <= 0.5 ? mix(safe, half, r * 2) : mix(half, all, (r - 0.5) * 2);
+}
+
+QTableWidget* CompareView::heatMap(const std::string& strategy) const {
+    const auto it = maps_.find(strategy);
+    return it == maps_.end() ? nullptr : it->second;
+}
+
+void CompareView::setComparison(const Comparison* c) {
+    // The maps and their labels are the layout's widgets: deleted with it, once.
+    maps_.clear();
+    while (QLayoutItem* item = maps_layout_->takeAt(0)) {
+        delete item->widget();
+        delete item;
+    }
+    summary_->clear();
+    summary_->setRowCount(0);
+    summary_->setColumnCount(0);
+    if (!c) {
+        title_->setText(
+            tr("No comparison in this results folder. Make one with: lockbench compare "
+               "WORKLOAD --strategy set_nx_px,fenced --repeat 5 (add --sweep "
+               "lease_ms=300,1000,3000 for a safety map)."));
+        return;
+    }
+    QString title = tr("%1: %2, %3 strategies × %4 runs each")
+                        .arg(qs(c->name), qs(c->scenario))
+                        .arg(c->strategies.size())
+                        .arg(c->repeat);
+    if (c->settings.size() > 1)
+        title += tr(" at %1 settings (the table sums them; the maps below show each)")
+                     .arg(c->settings.size());
+    if (!c->complete)
+        title += tr(" (incomplete: not every planned run was judged)");
+    if (!c->reading.empty())
+        title += "\n" + qs(c->reading);
+    title_->setText(title);
+
+    const QStringList headers = {tr("runs"), tr("violated"), tr("cycles/s (median)"),
+                                 tr("acquire p99 ms (median)"), tr("reading")};
+    summary_->setColumnCount(static_cast<int>(headers.size()));
+    summary_->setHorizontalHeaderLabels(headers);
+    summary_->setRowCount(static_cast<int>(c->strategies.size()));
+    QStringList rows;
+    for (std::size_t i = 0; i < c->strategies.size(); ++i) {
+        const std::string& strategy = c->strategies[i];
+        rows << qs(strategy);
+        // Over a sweep, the runs of every setting together: the maps tell them apart.
+        CompareCell total;
+        for (const CompareSetting& setting : c->settings) {
+            const auto it = setting.strategies.find(strategy);
+            if (it == setting.strategies.end())
+                continue;
+            total.runs += it->second.runs;
+            total.violated += it->second.violated;
+            total.valid += it->second.valid;
+            total.unknown += it->second.unknown;
+        }
+        if (total.violated + total.valid > 0)
+            total.violation_rate =
+                static_cast<double>(total.violated) / (total.violated + total.valid);
+        const CompareCell* cell = c->settings.size() > 1 ? &total : c->cell(strategy, 0, 0);
+        if (!cell)
+            continue;
+        const int row = static_cast<int>(i);
+        summary_->setItem(row, 0, cell_item(QString::number(cell->runs)));
+        auto* violated = cell_item(violated_text(*cell));
+        violated->setBackground(rateColor(cell->violation_rate));
+        summary_->setItem(row, 1, violated);
+        summary_->setItem(row, 2,
+                          cell_item(cell->cycles_per_s_median
+                                        ? QString::number(*cell->cycles_per_s_median, 'f', 0)
+                                        : QString("–")));
+        summary_->setItem(row, 3,
+                          cell_item(cell->acquire_p99_ms_median
+                                        ? QString::number(*cell->acquire_p99_ms_median, 'f', 2)
+                                        : QString("–")));
+        auto* reading = new QTableWidgetItem(qs(cell->reading));
+        reading->setToolTip(qs(cell->reading));
+        summary_->setItem(row, 4, reading);
+    }
+    summary_->setVerticalHeaderLabels(rows);
+
+    if (c->sweep.empty())
+        return;
+    const SweepAxis& across = c->sweep[0];
+    const SweepAxis* down = c->sweep.size() > 1 ? &c->sweep[1] : nullptr;
+    const std::size_t columns = across.values.size();
+    const std::size_t row_count = down ? down->values.size() : 1;
+    for (const std::string& strategy : c->strategies) {
+        auto* label = new QLabel(
+            tr("<b>%1</b>: runs that violated a check, k of n%2")
+                .arg(qs(strategy).toHtmlEscaped(), down ? tr(" (rows %1, columns %2)")
+                                                              .arg(qs(down->field).toHtmlEscaped(),
+                                                                   qs(across.field).toHtmlEscaped())
+                                                        : QString()));
+        maps_layout_->addWidget(label);
+        auto* map = new QTableWidget(static_cast<int>(row_count), static_cast<int>(columns));
+        map->setEditTriggers(QAbstractItemView::NoEditTriggers);
+        QStringList column_labels;
+        for (double v : across.values)
+            column_labels << qs(across.field) + "=" + number(v);
+        map->setHorizontalHeaderLabels(column_labels);
+        QStringList row_labels;
+        for (std::size_t r = 0; r < row_count; ++r)
+            row_labels << (down ? qs(down->field) + "=" + number(down->values[r]) : QString());
+        map->setVerticalHeaderLabels(row_labels);
+        for (std::size_t r = 0; r < row_count; ++r) {
+            for (std::size_t col = 0; col < columns; ++col) {
+                const CompareCell* cell = c->cell(strategy, col, r);
+                auto* item = cell_item(cell ? tr("%1/%2").arg(cell->violated).arg(cell->runs)
+                                            : QString("–"));
+                item->setBackground(rateColor(cell ? cell->violation_rate : std::nullopt));
+                if (cell)
+                    item->setToolTip(violated_text(*cell));
+                map->setItem(static_cast<int>(r), static_cast<int>(col), item);
+            }
+        }
+        map->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+        map->resizeRowsToContents();
+        // Every cell in view: the map is a picture, not a list to scroll.
+        map->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+        map->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+        map->setFixedHeight(map->horizontalHeader()->height() + map->verticalHeader()->length() +
+                            2 * map->frameWidth() + 2);
+        maps_layout_->addWidget(map);
+        maps_[strategy] = map;
+    }
+    maps_layout_->addStretch(1);
+}
+
+}  // namespace lockbench::dashboard
