@@ -113,8 +113,7 @@ struct RunFlags {
     std::optional<std::uint64_t> seed;
     std::optional<std::string> resource;
     std::string redis;
-    std::string password;
-    std::string password_file;
+    lockbench::cli::RedisAccessFlags access;
     std::string inventory;
     std::string zookeeper;
     std::string etcd;
@@ -161,26 +160,6 @@ std::vector<lockbench::Endpoint> parse_etcd_list(const std::string& list_text) {
             endpoints.push_back(lockbench::Endpoint::parse(item));
         } catch (const std::invalid_argument& e) {
             throw lockbench::WorkloadError(std::string("--etcd: ") + e.what());
-        }
-    }
-    return endpoints;
-}
-
-// --redis HOST[:PORT][,HOST[:PORT]...] with its password: the user's own servers ("" for none).
-std::vector<lockbench::Endpoint> parse_redis_list(const std::string& list_text,
-                                                  const std::string& password) {
-    std::vector<lockbench::Endpoint> endpoints;
-    if (list_text.empty())
-        return endpoints;
-    std::stringstream list(list_text);
-    for (std::string item; std::getline(list, item, ',');) {
-        try {
-            lockbench::Endpoint ep =
-                lockbench::Endpoint::parse(lockbench::cli::with_redis_port(item));
-            ep.password = password;
-            endpoints.push_back(ep);
-        } catch (const std::invalid_argument& e) {
-            throw lockbench::WorkloadError(std::string("--redis: ") + e.what());
         }
     }
     return endpoints;
@@ -263,7 +242,8 @@ int run_command(const RunFlags& f) {
         throw WorkloadError(cli::name_the_flag(e.what(), flag_of));
     }
     RunOptions options{.workload = *workload, .out_dir = f.out};
-    options.redis = parse_redis_list(f.redis, cli::redis_password(f.password, f.password_file));
+    const cli::RedisServers redis = cli::open_redis_servers(f.redis, f.access);
+    options.redis = redis.endpoints;
     options.inventory = load_inventory(f.inventory);
     options.zookeeper = parse_zookeeper_list(f.zookeeper);
     options.etcd = parse_etcd_list(f.etcd);
@@ -341,8 +321,7 @@ struct DemoFlags {
     std::optional<std::string> strategy;
     std::string dir = LOCKBENCH_WORKLOADS_DIR;
     std::string redis;
-    std::string password;
-    std::string password_file;
+    lockbench::cli::RedisAccessFlags access;
     bool no_yardstick = false;  // accepted as run takes it; a demo never measures the machine
     std::string inventory;
     std::string zookeeper;
@@ -401,7 +380,8 @@ int demo_command(const DemoFlags& f) {
     nlohmann::json j = w.to_json();
     j["strategy"] = strategy;
     RunOptions options{.workload = Workload::from_json(j, file.string()), .out_dir = f.out};
-    options.redis = parse_redis_list(f.redis, cli::redis_password(f.password, f.password_file));
+    const cli::RedisServers redis = cli::open_redis_servers(f.redis, f.access);
+    options.redis = redis.endpoints;
     options.machine_not_measured = "a demo does not measure the machine";
     options.inventory = load_inventory(f.inventory);
     options.zookeeper = parse_zookeeper_list(f.zookeeper);
@@ -661,14 +641,17 @@ int main(int argc, char** argv) {
     suite->add_option("--out", so.out_dir, "Results folder")->capture_default_str();
     suite->add_option("--zookeeper", so.zookeeper,
                       "ZooKeeper strategies: use an existing ensemble HOST:PORT[,HOST:PORT...]");
-    std::string suite_redis, suite_password, suite_password_file, suite_inventory;
+    std::string suite_redis, suite_inventory;
+    lockbench::cli::RedisAccessFlags suite_access;
     suite->add_option("--redis", suite_redis,
                       "Run on existing Redis server(s) HOST[:PORT][,HOST[:PORT]...] (port 6379 "
-                      "when none is given); scenarios that "
+                      "when none is given; also [redis[s]://][USER:PASSWORD@]HOST[:PORT], "
+                      "unix:/PATH); scenarios that "
                       "need servers of lockbench's own are skipped, saying why");
-    suite->add_option("--password", suite_password, kPasswordHelp);
-    suite->add_option("--password-file", suite_password_file, kPasswordFileHelp)
+    suite->add_option("--password", suite_access.password, kPasswordHelp);
+    suite->add_option("--password-file", suite_access.password_file, kPasswordFileHelp)
         ->excludes("--password");
+    lockbench::cli::add_redis_access_options(*suite, suite_access);
     suite
         ->add_option("--inventory", suite_inventory,
                      "Run on your deployment, node by node (see run --help); pause-server and "
@@ -816,9 +799,12 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({"fixed", "poisson"}));
     run->add_option("--redis", rf.redis,
                     "Use existing Redis server(s) HOST[:PORT][,HOST[:PORT]...] (port 6379 when "
-                    "none is given)");
-    run->add_option("--password", rf.password, kPasswordHelp);
-    run->add_option("--password-file", rf.password_file, kPasswordFileHelp)->excludes("--password");
+                    "none is given; also [redis[s]://][USER:PASSWORD@]HOST[:PORT] with rediss:// "
+                    "for TLS, unix:/PATH for a unix socket)");
+    run->add_option("--password", rf.access.password, kPasswordHelp);
+    run->add_option("--password-file", rf.access.password_file, kPasswordFileHelp)
+        ->excludes("--password");
+    lockbench::cli::add_redis_access_options(*run, rf.access);
     run->add_option(
            "--inventory", rf.inventory,
            "Your deployment node by node (a JSON file: README, 'Testing your own "
@@ -856,10 +842,12 @@ int main(int argc, char** argv) {
     demo->add_option("--dir", df.dir, "Folder of scenario files")->capture_default_str();
     demo->add_option("--redis", df.redis,
                      "Use existing Redis server(s) HOST[:PORT][,HOST[:PORT]...] (port 6379 when "
-                     "none is given)");
-    demo->add_option("--password", df.password, kPasswordHelp);
-    demo->add_option("--password-file", df.password_file, kPasswordFileHelp)
+                     "none is given; also [redis[s]://][USER:PASSWORD@]HOST[:PORT], "
+                     "unix:/PATH)");
+    demo->add_option("--password", df.access.password, kPasswordHelp);
+    demo->add_option("--password-file", df.access.password_file, kPasswordFileHelp)
         ->excludes("--password");
+    lockbench::cli::add_redis_access_options(*demo, df.access);
     demo->add_flag("--no-yardstick", df.no_yardstick,
                    "Accepted as run takes it: a demo never measures the machine");
     demo->add_option("--inventory", df.inventory, "Your deployment node by node (see run --help)")
@@ -941,8 +929,9 @@ int main(int argc, char** argv) {
             so.interrupt = &g_interrupted;
             so.yardstick = !no_yardstick;
             so.zookeeper = parse_zookeeper_list(so.zookeeper);
-            so.redis = parse_redis_list(
-                suite_redis, lockbench::cli::redis_password(suite_password, suite_password_file));
+            const auto suite_servers =
+                lockbench::cli::open_redis_servers(suite_redis, suite_access);
+            so.redis = suite_servers.endpoints;
             so.inventory = load_inventory(suite_inventory);
             auto outcome = lockbench::run_suite(so);
             std::cout << lockbench::format_table(outcome.table) << "results     "
