@@ -130,6 +130,11 @@ TEST(RedisAccessTest, AnAclUserConnectsAndAWrongOneIsOneLine) {
               "lockbench: warning: the password in --redis is seen by every local user in ps; "
               "prefer LOCKBENCH_REDIS_PASSWORD or --password-file\n");
 
+    r = lockbench(scratch, run_args(scratch) + " --user alice");
+    EXPECT_EQ(r.code, 2) << r.out << r.err;
+    EXPECT_EQ(r.err,
+              "lockbench: --user is the ACL user for --redis's servers, and there is no --redis\n");
+
     r = lockbench(scratch, run_args(scratch) + " --redis " + address +
                                " --user bob --password-file '" + password_file.string() + "'");
     EXPECT_EQ(r.code, 4) << r.out << r.err;

@@ -227,6 +227,9 @@ std::vector<RedisTarget> parse_redis_targets(const std::string& list_text, const
 RedisServers open_redis_servers(const std::string& list_text, const RedisAccessFlags& flags) {
     const std::vector<RedisTarget> targets = parse_redis_targets(
         list_text, flags.user, redis_password(flags.password, flags.password_file));
+    if (targets.empty() && !flags.user.empty())
+        throw WorkloadError(
+            "--user is the ACL user for --redis's servers, and there is no --redis");
     RedisServers servers;
     bool warned = false;
     bool any_tls = false;
