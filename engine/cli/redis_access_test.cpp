@@ -244,6 +244,37 @@ TEST(RedisAccessTest, ATlsRunGoesThroughStunnelAndAWrongCaIsOneLine) {
                          "(is it a TLS port?)\n");
     EXPECT_EQ(stunnels_running(), std::vector<std::string>{});
 
+    // A server that asks for a client certificate gets the one --tls-cert names.
+    const int mutual_port = pick_free_ports(1).front();
+    RedisServer mutual({.extra_args = {"--tls-port", std::to_string(mutual_port), "--tls-cert-file",
+                                       (dir / "server.pem").string(), "--tls-key-file",
+                                       (dir / "server.key").string(), "--tls-ca-cert-file",
+                                       (dir / "ca.pem").string(), "--tls-auth-clients", "yes"}});
+    const std::string mutual_url = "rediss://127.0.0.1:" + std::to_string(mutual_port);
+    r = lockbench(scratch, run_args(scratch) + " --redis " + mutual_url + " --tls-ca '" +
+                               (dir / "ca.pem").string() + "' --tls-cert '" +
+                               (dir / "server.pem").string() + "' --tls-key '" +
+                               (dir / "server.key").string() + "'");
+    EXPECT_EQ(r.code, 0) << r.out << r.err;
+    r = lockbench(scratch, run_args(scratch) + " --redis " + mutual_url + " --tls-ca '" +
+                               (dir / "ca.pem").string() + "'");
+    EXPECT_EQ(r.code, 4) << r.out << r.err;
+    EXPECT_EQ(r.err, "lockbench: cannot reach Redis at " + mutual_url +
+                         " through TLS: the server ended the TLS session after the handshake "
+                         "(as one that wants a client certificate does: --tls-cert, "
+                         "--tls-key)\n");
+    EXPECT_EQ(stunnels_running(), std::vector<std::string>{});
+
+    // The certificate is for 127.0.0.1, not for the name localhost.
+    r = lockbench(scratch, run_args(scratch) +
+                               " --redis rediss://localhost:" + std::to_string(tls_port) +
+                               " --tls-ca '" + (dir / "ca.pem").string() + "'");
+    EXPECT_EQ(r.code, 4) << r.out << r.err;
+    EXPECT_EQ(r.err,
+              "lockbench: cannot reach Redis at rediss://localhost:" + std::to_string(tls_port) +
+                  " through TLS: the TLS handshake failed: certificate verify failed (is "
+                  "the certificate for localhost, as --redis names it?)\n");
+
     r = lockbench(scratch, run_args(scratch) + " --redis " + url);
     EXPECT_EQ(r.code, 2) << r.out << r.err;
     EXPECT_EQ(r.err,

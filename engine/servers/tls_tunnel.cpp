@@ -135,6 +135,7 @@ bool TlsTunnel::session_logged_as_ended() const {
 std::string TlsTunnel::why_it_failed() const {
     std::ifstream log(dir_.path() / "stunnel.log");
     std::string verification, ssl_error, first_error;
+    bool certificate_wanted = false;
     for (std::string line; std::getline(log, line);) {
         const auto level = line.find(" LOG");
         const auto text = line.find("]: ", level == std::string::npos ? 0 : level);
@@ -147,6 +148,11 @@ std::string TlsTunnel::why_it_failed() const {
             if (said.starts_with(prefix) && verification.empty())
                 verification = said.substr(prefix.size());
         }
+        // TLS 1.3: a server that wants a client certificate ends the session after the
+        // handshake; stunnel reads its alert, or finds the socket closed first.
+        if (said.find("alert certificate required") != std::string::npos ||
+            said.starts_with("TLS socket closed"))
+            certificate_wanted = true;
         if (said.starts_with("SSL_connect: "))
             ssl_error = said;
         else if (line[level + 4] <= '3' && first_error.empty())
@@ -154,8 +160,17 @@ std::string TlsTunnel::why_it_failed() const {
     }
     if (!verification.empty())
         return "the server's certificate does not verify against --tls-ca: " + verification;
-    if (!ssl_error.empty())
-        return "the TLS handshake failed: " + ssl_error.substr(ssl_error.rfind(':') + 1);
+    if (!ssl_error.empty()) {
+        const std::string reason = ssl_error.substr(ssl_error.rfind(':') + 1);
+        // What is left once the chain verified: the certificate names another host.
+        return "the TLS handshake failed: " + reason +
+               (reason == "certificate verify failed"
+                    ? " (is the certificate for " + server_.host + ", as --redis names it?)"
+                    : "");
+    }
+    if (certificate_wanted)
+        return "the server ended the TLS session after the handshake (as one that wants a "
+               "client certificate does: --tls-cert, --tls-key)";
     if (!first_error.empty())
         return first_error;
     return "the tunnel closed the connection (" + log_tail(dir_.path() / "stunnel.log", 2) + ")";
