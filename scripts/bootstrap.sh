@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   g++ cmake ninja-build pkg-config clang-format
-  redis-server redis-tools libhiredis-dev nlohmann-json3-dev libcli11-dev
+  redis-server redis-tools libhiredis-dev nlohmann-json3-dev libcli11-dev stunnel4
   zookeeper libzookeeper-mt-dev default-jre-headless openjdk-17-jdk-headless libcurator-recipes-java
   python3-redis python3-kazoo python3-tooz
   googletest libgtest-dev libbenchmark-dev clang libfuzzer-14-dev

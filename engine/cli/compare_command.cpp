@@ -91,7 +91,7 @@ int compare_command(const CompareFlags& f, const std::atomic<bool>* interrupt) {
     CompareOptions options;
     options.base.workload = Workload::from_json(j, "command line");
     options.base.out_dir = f.server.out;
-    apply_server_flags(f.server, options.base);
+    const RedisServers redis = apply_server_flags(f.server, options.base);
     options.base.progress = ::isatty(STDERR_FILENO) != 0;
     options.base.interrupt = interrupt;
     // The runs are compared with each other, on one machine, interleaved: no yardstick needed.

@@ -105,7 +105,7 @@ int demo_command(const DemoFlags& f, const std::atomic<bool>* interrupt) {
     nlohmann::json j = w.to_json();
     j["strategy"] = strategy;
     RunOptions options{.workload = Workload::from_json(j, file.string()), .out_dir = f.server.out};
-    apply_server_flags(f.server, options);
+    const RedisServers redis = apply_server_flags(f.server, options);
     options.machine_not_measured = "a demo does not measure the machine";
     options.progress = ::isatty(STDERR_FILENO) != 0;
     options.interrupt = interrupt;

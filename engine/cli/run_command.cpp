@@ -200,7 +200,7 @@ int run_command(const RunFlags& f, const std::atomic<bool>* interrupt) {
     if (f.repeat && !f.clients_ramp.empty())
         throw WorkloadError("--repeat repeats one run; a --clients-ramp is many: drop one of them");
     RunOptions options{.workload = workload_of(f), .out_dir = f.server.out};
-    apply_server_flags(f.server, options);
+    const RedisServers redis = apply_server_flags(f.server, options);
     options.progress = ::isatty(STDERR_FILENO) != 0;
     options.interrupt = interrupt;
     if (!measure_machine(f, options, interrupt))

@@ -46,34 +46,19 @@ std::vector<Endpoint> parse_etcd_list(const std::string& list_text) {
     return endpoints;
 }
 
-std::vector<Endpoint> parse_redis_list(const std::string& list_text, const std::string& password) {
-    std::vector<Endpoint> endpoints;
-    if (list_text.empty())
-        return endpoints;
-    std::stringstream list(list_text);
-    for (std::string item; std::getline(list, item, ',');) {
-        try {
-            Endpoint ep = Endpoint::parse(with_redis_port(item));
-            ep.password = password;
-            endpoints.push_back(ep);
-        } catch (const std::invalid_argument& e) {
-            throw WorkloadError(std::string("--redis: ") + e.what());
-        }
-    }
-    return endpoints;
-}
-
 void add_server_options(CLI::App& command, ServerFlags& flags, ServerOptionSet which) {
     command.add_option("--redis", flags.redis,
                        "Use existing Redis server(s) HOST[:PORT][,HOST[:PORT]...] (port 6379 "
-                       "when none is given)");
-    command.add_option("--password", flags.password,
+                       "when none is given; also [redis[s]://][USER:PASSWORD@]HOST[:PORT] with "
+                       "rediss:// for TLS, unix:/PATH for a unix socket)");
+    command.add_option("--password", flags.access.password,
                        "AUTH password for --redis (seen by every local user in ps: prefer "
                        "--password-file or LOCKBENCH_REDIS_PASSWORD)");
     command
-        .add_option("--password-file", flags.password_file,
+        .add_option("--password-file", flags.access.password_file,
                     "Read the AUTH password for --redis from the first line of this file")
         ->excludes("--password");
+    add_redis_access_options(command, flags.access);
     if (which.inventory) {
         command
             .add_option(
@@ -97,15 +82,18 @@ void add_server_options(CLI::App& command, ServerFlags& flags, ServerOptionSet w
     command.add_option("--out", flags.out, "Results folder")->capture_default_str();
 }
 
-std::vector<Endpoint> redis_endpoints(const ServerFlags& flags) {
-    return parse_redis_list(flags.redis, redis_password(flags.password, flags.password_file));
+RedisServers redis_servers(const ServerFlags& flags) {
+    return open_redis_servers(flags.redis, flags.access);
 }
 
-void apply_server_flags(const ServerFlags& flags, RunOptions& options) {
-    options.redis = redis_endpoints(flags);
+RedisServers apply_server_flags(const ServerFlags& flags, RunOptions& options) {
+    // The other flags first: a mistake there is refused before any tunnel starts.
     options.inventory = load_inventory(flags.inventory);
     options.zookeeper = parse_zookeeper_list(flags.zookeeper);
     options.etcd = parse_etcd_list(flags.etcd);
+    RedisServers redis = redis_servers(flags);
+    options.redis = redis.endpoints;
+    return redis;
 }
 
 }  // namespace lockbench::cli

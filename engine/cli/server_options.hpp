@@ -12,6 +12,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "engine/cli/user_input.hpp"
 #include "engine/run/run.hpp"
 #include "engine/servers/redis_server.hpp"
 #include "engine/topology/inventory.hpp"
@@ -21,8 +22,7 @@ namespace lockbench::cli {
 // The flags as given, before parsing.
 struct ServerFlags {
     std::string redis;
-    std::string password;
-    std::string password_file;
+    RedisAccessFlags access;  // --user, --password, --password-file, --tls-*
     std::string inventory;
     std::string zookeeper;
     std::string etcd;
@@ -40,11 +40,13 @@ struct ServerOptionSet {
 void add_server_options(CLI::App& command, ServerFlags& flags, ServerOptionSet which = {});
 
 // The flags' servers into `options` (redis, inventory, zookeeper, etcd; a flag not given leaves
-// its field empty). Throws WorkloadError naming the first bad flag.
-void apply_server_flags(const ServerFlags& flags, RunOptions& options);
+// its field empty). The result keeps --redis's TLS tunnels up: keep it while the run lasts.
+// Throws WorkloadError naming the first bad flag, EnvironmentError when a tunnel cannot start.
+[[nodiscard]] RedisServers apply_server_flags(const ServerFlags& flags, RunOptions& options);
 
-// --redis with its password (--password, --password-file or $LOCKBENCH_REDIS_PASSWORD).
-std::vector<Endpoint> redis_endpoints(const ServerFlags& flags);
+// --redis with its user and password (--password, --password-file or $LOCKBENCH_REDIS_PASSWORD),
+// its TLS servers behind their tunnels (which live as long as the result).
+RedisServers redis_servers(const ServerFlags& flags);
 
 // --inventory FILE: the user's deployment, node by node (engine/topology/inventory.hpp).
 std::optional<Inventory> load_inventory(const std::string& file);
@@ -56,8 +58,5 @@ std::string parse_zookeeper_list(const std::string& list_text);
 // --etcd HOST:PORT[,HOST:PORT...]: the user's own etcd, every member's client port (none for
 // an empty list).
 std::vector<Endpoint> parse_etcd_list(const std::string& list_text);
-
-// --redis HOST[:PORT][,HOST[:PORT]...] with its password: the user's own servers ("" for none).
-std::vector<Endpoint> parse_redis_list(const std::string& list_text, const std::string& password);
 
 }  // namespace lockbench::cli

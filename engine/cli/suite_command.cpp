@@ -29,8 +29,9 @@ int suite_command(SuiteFlags& f, const std::atomic<bool>* interrupt) {
     so.yardstick = !f.no_yardstick;
     so.out_dir = f.server.out;
     so.zookeeper = parse_zookeeper_list(f.server.zookeeper);
-    so.redis = redis_endpoints(f.server);
     so.inventory = load_inventory(f.server.inventory);
+    const RedisServers redis = redis_servers(f.server);
+    so.redis = redis.endpoints;
     auto outcome = run_suite(so);
     std::cout << format_table(outcome.table) << "results     " << outcome.dir.string() << "\n";
     if (outcome.interrupted)

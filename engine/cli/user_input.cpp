@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 
 #include "engine/run/workload.hpp"
@@ -112,6 +113,158 @@ std::string redis_password(const std::string& password_flag, const std::string& 
     if (const char* from_environment = std::getenv("LOCKBENCH_REDIS_PASSWORD"))
         return from_environment;
     return "";
+}
+
+void add_redis_access_options(CLI::App& subcommand, RedisAccessFlags& flags) {
+    subcommand.add_option("--user", flags.user,
+                          "Redis 6+ ACL user for --redis (AUTH user password); the password "
+                          "comes from --password-file, LOCKBENCH_REDIS_PASSWORD or --password");
+    subcommand.add_option("--tls-ca", flags.tls_ca,
+                          "CA file that a rediss:// server's certificate must chain to (TLS goes "
+                          "through an stunnel lockbench starts)");
+    subcommand.add_option("--tls-cert", flags.tls_cert,
+                          "Client certificate for a rediss:// server that asks for one");
+    subcommand.add_option("--tls-key", flags.tls_key, "The client certificate's key")
+        ->needs("--tls-cert");
+}
+
+namespace {
+
+// A URL's %XX escapes, so that a password may hold ':', '@' or ','.
+std::string percent_decoded(const std::string& text, const std::string& item) {
+    std::string out;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        if (text[i] != '%') {
+            out += text[i];
+            continue;
+        }
+        const auto hex = [](char c) {
+            return c >= '0' && c <= '9'   ? c - '0'
+                   : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                   : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                          : -1;
+        };
+        if (i + 2 >= text.size() || hex(text[i + 1]) < 0 || hex(text[i + 2]) < 0)
+            throw WorkloadError("--redis: '" + item + "': '%' must start an escape like %40");
+        out += static_cast<char>(hex(text[i + 1]) * 16 + hex(text[i + 2]));
+        i += 2;
+    }
+    return out;
+}
+
+RedisTarget parse_redis_target(const std::string& item, const std::string& user,
+                               const std::string& password) {
+    RedisTarget target;
+    target.endpoint.user = user;
+    target.endpoint.password = password;
+    std::string rest = item;
+    if (starts_with(rest, "unix:") || starts_with(rest, "/")) {
+        rest = rest.substr(starts_with(rest, "unix:") ? 5 : 0);
+        // unix:///run/redis.sock, as a URL writes it.
+        if (starts_with(rest, "//"))
+            rest = rest.substr(2);
+        if (!starts_with(rest, "/"))
+            throw WorkloadError("--redis: '" + item +
+                                "': a unix socket is an absolute path (unix:/run/redis.sock)");
+        target.endpoint.host = rest;
+        target.endpoint.port = 0;
+        return target;
+    }
+    if (starts_with(rest, "rediss://")) {
+        target.tls = true;
+        rest = rest.substr(9);
+    } else if (starts_with(rest, "redis://")) {
+        rest = rest.substr(8);
+    } else if (rest.find("://") != std::string::npos) {
+        throw WorkloadError("--redis: '" + item +
+                            "': the scheme is redis:// or rediss:// (TLS), or unix:PATH");
+    }
+    if (const std::size_t at = rest.rfind('@'); at != std::string::npos) {
+        const std::string credentials = rest.substr(0, at);
+        rest = rest.substr(at + 1);
+        const std::size_t colon = credentials.find(':');
+        if (colon == std::string::npos) {
+            target.endpoint.user = percent_decoded(credentials, item);
+        } else {
+            if (colon > 0)
+                target.endpoint.user = percent_decoded(credentials.substr(0, colon), item);
+            target.endpoint.password = percent_decoded(credentials.substr(colon + 1), item);
+            target.password_in_text = colon + 1 < credentials.size();
+        }
+    }
+    if (rest.find('/') != std::string::npos)
+        throw WorkloadError("--redis: '" + item +
+                            "': lockbench takes HOST[:PORT] there (no database number or path; "
+                            "it uses database 0)");
+    try {
+        const Endpoint where = Endpoint::parse(with_redis_port(rest));
+        target.endpoint.host = where.host;
+        target.endpoint.port = where.port;
+    } catch (const std::invalid_argument& e) {
+        throw WorkloadError(std::string("--redis: ") + e.what());
+    }
+    return target;
+}
+
+}  // namespace
+
+std::vector<RedisTarget> parse_redis_targets(const std::string& list_text, const std::string& user,
+                                             const std::string& password) {
+    std::vector<RedisTarget> targets;
+    if (list_text.empty())
+        return targets;
+    if (list_text.back() == ',')
+        throw WorkloadError("--redis: an empty server in '" + list_text + "'");
+    std::stringstream list(list_text);
+    for (std::string item; std::getline(list, item, ',');) {
+        if (item.empty())
+            throw WorkloadError("--redis: an empty server in '" + list_text + "'");
+        targets.push_back(parse_redis_target(item, user, password));
+    }
+    return targets;
+}
+
+RedisServers open_redis_servers(const std::string& list_text, const RedisAccessFlags& flags) {
+    const std::vector<RedisTarget> targets = parse_redis_targets(
+        list_text, flags.user, redis_password(flags.password, flags.password_file));
+    if (targets.empty() && !flags.user.empty())
+        throw WorkloadError(
+            "--user is the ACL user for --redis's servers, and there is no --redis");
+    RedisServers servers;
+    bool warned = false;
+    bool any_tls = false;
+    for (const RedisTarget& target : targets) {
+        if (target.password_in_text && !warned) {
+            std::cerr << "lockbench: warning: the password in --redis is seen by every local user "
+                         "in ps; prefer LOCKBENCH_REDIS_PASSWORD or --password-file\n";
+            warned = true;
+        }
+        any_tls |= target.tls;
+    }
+    if (!any_tls && (!flags.tls_ca.empty() || !flags.tls_cert.empty()))
+        throw WorkloadError(
+            "--tls-ca and --tls-cert are for a rediss:// server, and --redis names none");
+    if (any_tls && flags.tls_ca.empty())
+        throw WorkloadError(
+            "--redis: rediss:// needs --tls-ca FILE, the CA that signed the server's certificate");
+    const std::pair<const char*, const std::string*> tls_files[] = {{"--tls-ca", &flags.tls_ca},
+                                                                    {"--tls-cert", &flags.tls_cert},
+                                                                    {"--tls-key", &flags.tls_key}};
+    for (const auto& [flag, file] : tls_files) {
+        if (!file->empty() && !std::ifstream(*file))
+            throw WorkloadError(std::string(flag) + ": cannot read " + *file);
+    }
+    for (const RedisTarget& target : targets) {
+        if (!target.tls) {
+            servers.endpoints.push_back(target.endpoint);
+            continue;
+        }
+        servers.tunnels.push_back(std::make_unique<TlsTunnel>(
+            target.endpoint,
+            TlsFiles{.ca = flags.tls_ca, .cert = flags.tls_cert, .key = flags.tls_key}));
+        servers.endpoints.push_back(servers.tunnels.back()->endpoint());
+    }
+    return servers;
 }
 
 std::string parse_error_line(const std::string& what, bool extras, const std::string& subcommand,

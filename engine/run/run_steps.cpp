@@ -62,7 +62,15 @@ void check_external(const Workload& w, const std::vector<std::unique_ptr<Fault>>
     std::vector<const InventoryNode*> masters;
     if (options.inventory)
         masters = options.inventory->masters();
+    const auto unix_socket = std::find_if(options.redis.begin(), options.redis.end(),
+                                          [](const Endpoint& ep) { return ep.is_unix_socket(); });
     for (const auto& f : faults) {
+        if (f->needs_proxy() && unix_socket != options.redis.end()) {
+            throw WorkloadError("faults: '" + f->kind() +
+                                "' acts through a TCP proxy in front of each server, and --redis "
+                                "names a unix socket (" +
+                                unix_socket->to_string() + "): give the server's TCP address");
+        }
         if (f->only_through_host_control() && !options.inventory) {
             throw WorkloadError("faults: '" + f->kind() +
                                 "' acts on a node's host through an --inventory's control "

@@ -95,8 +95,10 @@ std::optional<std::vector<ClusterNode>> read_cluster_nodes(const std::vector<End
             auto view = parse_cluster_nodes(r.as_string());
             if (!view.empty()) {
                 // A node names itself by the address it was told; the password is ours to add.
-                for (auto& n : view)
+                for (auto& n : view) {
                     n.endpoint.password = node.password;
+                    n.endpoint.user = node.user;
+                }
                 return view;
             }
         } catch (const RedisError&) {

@@ -149,6 +149,42 @@ TEST_F(ClusterTest, EveryKeyLandsOnTheMasterOfItsSlotThroughOneConnection) {
     EXPECT_EQ(sum.integer, 5);
 }
 
+// A managed cluster's ACL user: the router learns the other masters from the seed's MOVED
+// replies, and each learnt node must be AUTHed as the seed's user - the default user may not
+// touch these keys here, so a learnt node reached as it would answer NOPERM.
+TEST_F(ClusterTest, LearntNodesAuthenticateAsTheSeedsAclUser) {
+    for (auto& server : cluster().servers) {
+        server->command({"ACL", "SETUSER", "carol", "on", ">carol-pw", "~*", "&*", "+@all"});
+        server->command({"ACL", "SETUSER", "default", "resetkeys", "~other:*"});
+    }
+    struct RestoreDefault {
+        ~RestoreDefault() {
+            for (auto& server : cluster().servers)
+                server->command({"ACL", "SETUSER", "default", "allkeys"});
+        }
+    } restore;
+    Endpoint seed = cluster().endpoints.front();
+    seed.user = "carol";
+    seed.password = "carol-pw";
+    Session session(loop_, {seed}, ConnectionOptions{}, "acl-router");
+    session.use_cluster();
+    std::vector<std::string> keys;
+    for (int i = 0; i < 30; ++i)
+        keys.push_back("acl:" + std::to_string(i));
+    run([](Session& s, const std::vector<std::string>& ks) -> Task<void> {
+        for (const auto& k : ks)
+            co_await s.redis().command("SET", k, "by-carol");
+    }(session, keys));
+    const auto nodes = view();
+    std::set<int> masters_used;
+    for (const auto& k : keys) {
+        const ClusterNode* owner = master_of_slot(nodes, key_slot(k));
+        ASSERT_NE(owner, nullptr);
+        masters_used.insert(owner->endpoint.port);
+    }
+    EXPECT_EQ(masters_used.size(), 3u);  // the other two masters were learnt, not given
+}
+
 TEST_F(ClusterTest, AnAskRedirectDuringAMigrationIsFollowedWithoutMovingTheMap) {
     auto session = cluster_session("asker");
     const std::string key = "migrating-key";

@@ -136,6 +136,7 @@ nlohmann::json clean_up_user_servers(const Workload& w, const Deployment& deploy
                 for (const ClusterNode* shard : shards_of(*view)) {
                     masters.push_back(shard->endpoint);
                     masters.back().password = external.front().password;
+                    masters.back().user = external.front().user;
                 }
             } else {
                 leave("keys matching " + pattern + " on the cluster of " +

@@ -90,6 +90,7 @@ ClusterRouting::ClusterRouting(EventLoop& loop, std::vector<Endpoint> seeds,
     if (nodes_.empty())
         throw std::invalid_argument("a cluster needs at least one seed node");
     password_ = nodes_.front().password;
+    user_ = nodes_.front().user;
     connections_.resize(nodes_.size());
     suspect_.resize(nodes_.size(), false);
 }
@@ -105,6 +106,7 @@ std::size_t ClusterRouting::index_of(const Endpoint& node) {
     }
     Endpoint learnt = node;
     learnt.password = password_;
+    learnt.user = user_;
     nodes_.push_back(std::move(learnt));
     connections_.emplace_back();
     suspect_.push_back(false);

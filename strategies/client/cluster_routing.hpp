@@ -72,7 +72,8 @@ class ClusterRouting final : public ClusterRouter {
 
     EventLoop& loop_;
     ConnectionOptions options_;
-    std::string password_;
+    std::string password_;  // and user_: a learnt node AUTHs as the seeds do
+    std::string user_;
     std::vector<Endpoint> nodes_;
     std::vector<std::unique_ptr<RedisConnection>> connections_;  // parallel to nodes_
     std::vector<bool> suspect_;                                  // failed since last heard of

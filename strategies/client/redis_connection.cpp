@@ -11,6 +11,7 @@
 #include <poll.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <hiredis/hiredis.h>
@@ -229,6 +230,10 @@ void RedisConnection::start_connect() {
     out_.clear();
     out_sent_ = 0;
 
+    if (endpoint_.is_unix_socket()) {
+        connect_unix_socket();
+        return;
+    }
     addrinfo hints{};
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
@@ -261,6 +266,35 @@ void RedisConnection::start_connect() {
     }
     int one = 1;
     setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    watch_connect();
+}
+
+void RedisConnection::connect_unix_socket() {
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    state_ = State::Connecting;
+    const auto fail_soon = [this](std::string msg) {
+        connect_timer_ = loop_.add_timer(EventLoop::now(), [this, msg = std::move(msg)] {
+            connect_timer_ = 0;
+            fail_all(make_error<ConnectError>(msg));
+        });
+    };
+    if (endpoint_.host.size() >= sizeof addr.sun_path) {
+        fail_soon("cannot connect to " + endpoint_.to_string() + ": the path is longer than " +
+                  std::to_string(sizeof addr.sun_path - 1) + " bytes");
+        return;
+    }
+    std::memcpy(addr.sun_path, endpoint_.host.c_str(), endpoint_.host.size() + 1);
+    fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int rc = fd_ < 0 ? -1 : ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    if (fd_ < 0 || (rc != 0 && errno != EINPROGRESS)) {
+        fail_soon("cannot connect to " + endpoint_.to_string() + ": " + std::strerror(errno));
+        return;
+    }
+    watch_connect();
+}
+
+void RedisConnection::watch_connect() {
     reader_ = redisReaderCreate();
     loop_.add_fd(fd_, EPOLLOUT, this);
     registered_events_ = EPOLLOUT;
@@ -273,7 +307,9 @@ void RedisConnection::start_connect() {
                                      std::to_string(options_.connect_timeout.count()) + " ms"));
     });
     if (!endpoint_.password.empty()) {
-        append_resp_command(out_, strings("AUTH", endpoint_.password));
+        append_resp_command(out_, endpoint_.user.empty()
+                                      ? strings("AUTH", endpoint_.password)
+                                      : strings("AUTH", endpoint_.user, endpoint_.password));
         pending_.push_back(
             Pending{nullptr, EventLoop::now() + options_.connect_timeout + options_.command_timeout,
                     false, options_.command_timeout});
@@ -436,8 +472,9 @@ void RedisConnection::dispatch_reply(Reply reply) {
     pending_.pop_front();
     if (!p.awaiter) {  // AUTH, or ASKING (whose command's own reply tells)
         if (reply.type == Reply::Type::Error && !p.asking) {
-            fail_all(make_error<ReplyError>("AUTH to " + endpoint_.to_string() +
-                                            " failed: " + reply.str));
+            fail_all(make_error<ReplyError>(
+                "AUTH " + (endpoint_.user.empty() ? "" : "as " + endpoint_.user + " ") + "to " +
+                endpoint_.to_string() + " failed: " + reply.str));
         }
         return;
     }

@@ -32,11 +32,15 @@ struct redisReader;
 namespace lockbench {
 
 struct Endpoint {
-    std::string host = "127.0.0.1";
+    std::string host = "127.0.0.1";  // or a unix socket's path (starts with '/'; port unused)
     int port = 6379;
     std::string password;  // empty: no AUTH
+    std::string user;      // a Redis 6 ACL user: AUTH user password; empty: the default user
 
-    std::string to_string() const { return host + ":" + std::to_string(port); }
+    bool is_unix_socket() const { return !host.empty() && host.front() == '/'; }
+    std::string to_string() const {
+        return is_unix_socket() ? "unix:" + host : host + ":" + std::to_string(port);
+    }
     // The same server (host and port; the password is how to talk to it, not where it is).
     bool same_address(const Endpoint& other) const {
         return port == other.port && host == other.host;
@@ -248,6 +252,9 @@ class RedisConnection final : private EventLoop::IoHandler {
     // none (or the awaiter was redirected too often), and the reply stands.
     bool follow_redirect(CommandAwaiter& awaiter, const Reply& reply);
     void start_connect();
+    void connect_unix_socket();
+    // Waits for the connect to finish (or time out), AUTH queued first when there is a password.
+    void watch_connect();
     void finish_connect();
     void flush_output();
     void read_input();

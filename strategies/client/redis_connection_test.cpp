@@ -1,5 +1,8 @@
 #include "strategies/client/redis_connection.hpp"
 
+#include <filesystem>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 #include <hiredis/hiredis.h>
 
@@ -172,6 +175,54 @@ TEST_F(RedisConnectionTest, AuthenticatesWhenAPasswordIsSet) {
     EXPECT_THROW(
         run([](RedisConnection& conn) -> Task<void> { co_await conn.command("PING"); }(bad)),
         RedisError);
+}
+
+// Redis 6 ACL users (managed services hand out a user, not the default one): AUTH user password.
+TEST_F(RedisConnectionTest, AuthenticatesAsAnAclUser) {
+    RedisServer server;
+    command_once(server.endpoint(),
+                 strings("ACL", "SETUSER", "alice", "on", ">alice-pw", "~*", "&*", "+@all"),
+                 2000ms);
+    Endpoint alice = server.endpoint();
+    alice.user = "alice";
+    alice.password = "alice-pw";
+    EXPECT_EQ(command_once(alice, strings("ACL", "WHOAMI"), 2000ms).as_string(), "alice");
+    Endpoint stranger = alice;
+    stranger.user = "bob";
+    try {
+        command_once(stranger, strings("PING"), 2000ms);
+        ADD_FAILURE() << "bob was let in";
+    } catch (const ReplyError& e) {
+        EXPECT_EQ(std::string(e.what()), "AUTH as bob to " + stranger.to_string() +
+                                             " failed: WRONGPASS invalid username-password pair "
+                                             "or user is disabled.");
+    }
+}
+
+TEST_F(RedisConnectionTest, ConnectsThroughAUnixSocket) {
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("lockbench-unix-test-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    const std::string socket = (dir / "redis.sock").string();
+    {
+        RedisServer server({.extra_args = {"--unixsocket", socket, "--unixsocketperm", "700"}});
+        Endpoint through_socket{.host = socket, .port = 0};
+        EXPECT_EQ(through_socket.to_string(), "unix:" + socket);
+        RedisConnection conn(loop_, through_socket);
+        EXPECT_EQ(run([](RedisConnection& c) -> Task<std::string> {
+                      co_await c.command("SET", "k", "v");
+                      co_return (co_await c.command("GET", "k")).as_string();
+                  }(conn)),
+                  "v");
+        EXPECT_EQ(conn.local_port(), 0);
+        // The same server's TCP port sees the key: it was the server, not something else.
+        EXPECT_EQ(command_once(server.endpoint(), strings("GET", "k"), 2000ms).as_string(), "v");
+    }
+    // The server is gone: its socket refuses at once, as a dead TCP port does.
+    RedisConnection gone(loop_, Endpoint{.host = socket, .port = 0});
+    EXPECT_THROW(run([](RedisConnection& c) -> Task<void> { co_await c.command("PING"); }(gone)),
+                 ConnectError);
+    std::filesystem::remove_all(dir);
 }
 
 TEST_F(RedisConnectionTest, ScriptsRunByShaAndFallBackToEvalAfterAFlush) {
