@@ -12,6 +12,7 @@
 #include "checker/history.hpp"
 #include "checker/history_words.hpp"
 #include "checker/mutual_exclusion.hpp"
+#include "checker/story/markup_escape.hpp"
 #include "checker/streaming.hpp"
 
 namespace lockbench::checker {
@@ -24,30 +25,6 @@ constexpr int kLaneHeight = 18;
 constexpr int kLaneGap = 4;
 constexpr int kTopMargin = 24;  // the axis
 constexpr std::size_t kMaxLanes = 200;
-
-std::string escape(const std::string& text) {
-    std::string out;
-    out.reserve(text.size());
-    for (char c : text) {
-        switch (c) {
-            case '&':
-                out += "&amp;";
-                break;
-            case '<':
-                out += "&lt;";
-                break;
-            case '>':
-                out += "&gt;";
-                break;
-            case '"':
-                out += "&quot;";
-                break;
-            default:
-                out += c;
-        }
-    }
-    return out;
-}
 
 // Milliseconds, the SVG's x unit: short numbers, exact enough at any zoom a browser allows.
 std::string ms(std::int64_t ns) {
@@ -382,7 +359,7 @@ std::string render(Collector& c, const Report& report, const Story& story,
             << plot_bottom - kTopMargin
             << "\" fill=\"#d62728\" fill-opacity=\"0.10\" stroke=\"#d62728\" "
                "stroke-opacity=\"0.6\" vector-effect=\"non-scaling-stroke\"><title>"
-            << escape(i.message) << "</title></rect>\n";
+            << markup_escape(i.message) << "</title></rect>\n";
     }
     for (const Band& p : c.pauses) {
         auto lane = lane_of.find(p.process);
@@ -402,7 +379,7 @@ std::string render(Collector& c, const Report& report, const Story& story,
         svg << "<rect class=\"hold" << (bad ? " overlap" : "") << "\" x=\"" << ms(h->start_ns)
             << "\" y=\"" << y + 3 << "\" width=\""
             << ms(std::max<std::int64_t>(h->end_ns - h->start_ns, 1000)) << "\" height=\""
-            << kLaneHeight - 6 << "\" fill=\"" << fill << "\"><title>" << escape(h->key)
+            << kLaneHeight - 6 << "\" fill=\"" << fill << "\"><title>" << markup_escape(h->key)
             << ": process " << h->process << " " << (h->mode == LockMode::Shared ? "shared " : "")
             << "held it " << format_seconds(h->start_ns) << " to " << format_seconds(h->end_ns)
             << (h->crashed ? " (crashed)" : "") << (bad ? "; another hold overlapped it" : "")
@@ -411,7 +388,7 @@ std::string render(Collector& c, const Report& report, const Story& story,
             svg << "<line class=\"lease\" x1=\"" << ms(*h->lease_end_ns) << "\" x2=\""
                 << ms(*h->lease_end_ns) << "\" y1=\"" << y << "\" y2=\"" << y + kLaneHeight
                 << "\" stroke=\"#000\" stroke-width=\"2\" vector-effect=\"non-scaling-stroke\">"
-                << "<title>process " << h->process << "'s " << escape(story.lease_name)
+                << "<title>process " << h->process << "'s " << markup_escape(story.lease_name)
                 << " ran out by " << format_seconds(*h->lease_end_ns) << "</title></line>\n";
         }
     }
@@ -435,8 +412,8 @@ std::string render(Collector& c, const Report& report, const Story& story,
             << lane_y(lane->second) + kLaneHeight + 3
             << "\" stroke=\"#e91e63\" stroke-width=\"4\" vector-effect=\"non-scaling-stroke\">"
             << "<title>#" << l.index << " " << format_seconds(l.time_ns)
-            << " the library told process " << l.process << " it lost " << escape(l.key)
-            << (l.text.empty() ? "" : ": " + escape(l.text)) << "</title></line>\n";
+            << " the library told process " << l.process << " it lost " << markup_escape(l.key)
+            << (l.text.empty() ? "" : ": " + markup_escape(l.text)) << "</title></line>\n";
     }
     for (const Witness& w : report.witnesses) {
         if (w.kind != "resource" || !w.evidence.is_object())
@@ -449,20 +426,21 @@ std::string render(Collector& c, const Report& report, const Story& story,
         svg << "<line class=\"mark lost\" x1=\"" << ms(t) << "\" x2=\"" << ms(t) << "\" y1=\""
             << lane_y(lane->second) - 3 << "\" y2=\"" << lane_y(lane->second) + kLaneHeight + 3
             << "\" stroke=\"#ff9800\" stroke-width=\"4\" vector-effect=\"non-scaling-stroke\">"
-            << "<title>" << escape(w.message) << "</title></line>\n";
+            << "<title>" << markup_escape(w.message) << "</title></line>\n";
     }
     for (const Event& f : c.faults) {
         svg << "<line class=\"fault\" x1=\"" << ms(f.time) << "\" x2=\"" << ms(f.time) << "\" y1=\""
             << kTopMargin << "\" y2=\"" << plot_bottom
             << "\" stroke=\"#6a1b9a\" stroke-dasharray=\"4 3\" "
                "vector-effect=\"non-scaling-stroke\"><title>#"
-            << f.index << " " << format_seconds(f.time) << " nemesis " << escape(f.f) << " "
-            << escape(f.value_json) << "</title></line>\n";
+            << f.index << " " << format_seconds(f.time) << " nemesis " << markup_escape(f.f) << " "
+            << markup_escape(f.value_json) << "</title></line>\n";
     }
     svg << "</g></g>\n<g id=\"fault-labels\" font-size=\"11\" fill=\"#6a1b9a\">\n";
     for (const Event& f : c.faults) {
         svg << "<text y=\"" << kTopMargin + 13 << "\" data-t=\"" << ms(f.time) << "\">"
-            << escape(f.f) << (f.target ? " " + std::to_string(*f.target) : "") << "</text>\n";
+            << markup_escape(f.f) << (f.target ? " " + std::to_string(*f.target) : "")
+            << "</text>\n";
     }
     svg << "</g>\n</svg>\n";
     (void)plot_top;
@@ -470,16 +448,17 @@ std::string render(Collector& c, const Report& report, const Story& story,
     std::ostringstream html;
     const std::string verdict(verdict_word(report.verdict));
     html << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>"
-         << escape(options.title) << " - lockbench timeline</title>\n<style>" << kStyle
+         << markup_escape(options.title) << " - lockbench timeline</title>\n<style>" << kStyle
          << "</style></head>\n<body>\n";
-    html << "<h1>" << escape(options.title) << " <span class=\"verdict " << verdict << "\">"
+    html << "<h1>" << markup_escape(options.title) << " <span class=\"verdict " << verdict << "\">"
          << verdict << "</span></h1>\n";
-    html << "<p class=\"headline\">" << escape(story.headline) << "</p>\n<ol class=\"story\">\n";
+    html << "<p class=\"headline\">" << markup_escape(story.headline)
+         << "</p>\n<ol class=\"story\">\n";
     for (const Claim& claim : story.claims)
-        html << "<li>" << escape(claim.text) << "</li>\n";
+        html << "<li>" << markup_escape(claim.text) << "</li>\n";
     html << "</ol>\n";
     if (!note.empty())
-        html << "<p class=\"note\">" << escape(note) << "</p>\n";
+        html << "<p class=\"note\">" << markup_escape(note) << "</p>\n";
     html << "<div class=\"controls\"><button id=\"first\">First incident</button>"
             "<button id=\"whole\">Whole run</button><button id=\"zin\">Zoom in</button>"
             "<button id=\"zout\">Zoom out</button> <span id=\"view\"></span> "
@@ -491,7 +470,7 @@ std::string render(Collector& c, const Report& report, const Story& story,
             "another</span><span><i class=\"sw\" style=\"background:#f4cccc\"></i>incident"
             "</span><span><i class=\"sw\" style=\"background:#c9c9c9\"></i>paused</span>"
             "<span><i class=\"sw\" style=\"background:#000\"></i>"
-         << escape(story.lease_name)
+         << markup_escape(story.lease_name)
          << " ran out</span>"
             "<span><i class=\"sw\" style=\"background:#ff9800\"></i>lost update</span>"
             "<span><i class=\"sw\" style=\"background:#2e7d32\"></i>stale write rejected</span>"
@@ -499,7 +478,7 @@ std::string render(Collector& c, const Report& report, const Story& story,
             "lock was lost</span>"
             "<span><i class=\"sw\" style=\"background:#6a1b9a\"></i>fault</span></p>\n";
     if (!story.swimlane.empty())
-        html << "<pre class=\"swimlane\">" << escape(story.swimlane) << "</pre>\n";
+        html << "<pre class=\"swimlane\">" << markup_escape(story.swimlane) << "</pre>\n";
     html << "<script>" << kScript << "</script>\n</body></html>\n";
     return html.str();
 }

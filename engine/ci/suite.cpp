@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "checker/report.hpp"
+#include "checker/story/markup_escape.hpp"
 #include "engine/ci/yardstick.hpp"
 #include "engine/run/run.hpp"
 #include "engine/run/workload.hpp"
@@ -23,29 +24,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
-
-std::string xml_escape(const std::string& s) {
-    std::string out;
-    for (char c : s) {
-        switch (c) {
-            case '<':
-                out += "&lt;";
-                break;
-            case '>':
-                out += "&gt;";
-                break;
-            case '&':
-                out += "&amp;";
-                break;
-            case '"':
-                out += "&quot;";
-                break;
-            default:
-                out.push_back(c);
-        }
-    }
-    return out;
-}
 
 struct Planned {
     Workload workload;
@@ -470,22 +448,22 @@ std::string junit_xml(const json& table) {
         << "\" errors=\"" << failed.size() << "\" skipped=\"" << skipped.size() << "\" time=\""
         << total_text << "\">\n";
     for (const auto& f : failed) {
-        out << "  <testcase classname=\"" << xml_escape(f["scenario"].get<std::string>())
-            << "\" name=\"" << xml_escape(f["strategy"].get<std::string>()) << "\" time=\""
+        out << "  <testcase classname=\"" << markup_escape(f["scenario"].get<std::string>())
+            << "\" name=\"" << markup_escape(f["strategy"].get<std::string>()) << "\" time=\""
             << seconds_of(f) << "\">\n"
-            << "    <error message=\"" << xml_escape(f["error"].get<std::string>())
+            << "    <error message=\"" << markup_escape(f["error"].get<std::string>())
             << "\"/>\n  </testcase>\n";
     }
     for (const auto& sk : skipped) {
-        out << "  <testcase classname=\"" << xml_escape(sk["scenario"].get<std::string>())
-            << "\" name=\"" << xml_escape(sk["strategy"].get<std::string>())
+        out << "  <testcase classname=\"" << markup_escape(sk["scenario"].get<std::string>())
+            << "\" name=\"" << markup_escape(sk["strategy"].get<std::string>())
             << "\" time=\"0.000\">\n"
-            << "    <skipped message=\"" << xml_escape(sk["reason"].get<std::string>())
+            << "    <skipped message=\"" << markup_escape(sk["reason"].get<std::string>())
             << "\"/>\n  </testcase>\n";
     }
     for (const auto& r : table["runs"]) {
-        out << "  <testcase classname=\"" << xml_escape(r["scenario"].get<std::string>())
-            << "\" name=\"" << xml_escape(r["strategy"].get<std::string>()) << "\" time=\""
+        out << "  <testcase classname=\"" << markup_escape(r["scenario"].get<std::string>())
+            << "\" name=\"" << markup_escape(r["strategy"].get<std::string>()) << "\" time=\""
             << seconds_of(r) << "\">\n";
         if (!(r["as_expected"].is_boolean() && r["as_expected"].get<bool>())) {
             std::string expected =
@@ -506,8 +484,9 @@ std::string junit_xml(const json& table) {
                         got += "; " + reason.get<std::string>();
                     break;
             }
-            out << "    <failure message=\"" << xml_escape("expected " + expected + ", got " + got)
-                << "\">" << xml_escape(r["dir"].get<std::string>()) << "</failure>\n";
+            out << "    <failure message=\""
+                << markup_escape("expected " + expected + ", got " + got) << "\">"
+                << markup_escape(r["dir"].get<std::string>()) << "</failure>\n";
         }
         out << "  </testcase>\n";
     }

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "checker/report.hpp"
+#include "checker/story/markup_escape.hpp"
 #include "engine/compare/wilson.hpp"
 #include "engine/run/result_folder.hpp"
 
@@ -176,29 +177,6 @@ std::string setting_label(const json& compare, std::size_t index) {
                  value_text(setting[path].get<double>());
     }
     return words;
-}
-
-std::string html_escape(const std::string& text) {
-    std::string out;
-    for (char c : text) {
-        switch (c) {
-            case '&':
-                out += "&amp;";
-                break;
-            case '<':
-                out += "&lt;";
-                break;
-            case '>':
-                out += "&gt;";
-                break;
-            case '"':
-                out += "&quot;";
-                break;
-            default:
-                out.push_back(c);
-        }
-    }
-    return out;
 }
 
 }  // namespace
@@ -625,8 +603,8 @@ std::string compare_html(const json& compare) {
     const json& sweep = compare["sweep"];
     std::ostringstream h;
     h << "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>lockbench "
-      << html_escape(compare.value("kind", std::string("compare"))) << ": "
-      << html_escape(compare.value("scenario", std::string())) << "</title>\n<style>\n"
+      << markup_escape(compare.value("kind", std::string("compare"))) << ": "
+      << markup_escape(compare.value("scenario", std::string())) << "</title>\n<style>\n"
       << "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222}\n"
       << "h1{font-size:20px}h2{font-size:16px;margin-top:28px}\n"
       << "table{border-collapse:collapse;margin:8px 0}\n"
@@ -637,8 +615,8 @@ std::string compare_html(const json& compare) {
       << "figure{display:inline-block;margin:8px 24px 8px 0}figcaption{font-weight:600}\n"
       << "svg.heatmap text{font:12px system-ui,sans-serif}\n"
       << ".boundary{stroke:#000;stroke-width:4}\n</style></head>\n<body>\n";
-    h << "<h1>lockbench " << html_escape(compare.value("kind", std::string("compare"))) << ": "
-      << html_escape(compare.value("scenario", std::string())) << "</h1>\n<p>"
+    h << "<h1>lockbench " << markup_escape(compare.value("kind", std::string("compare"))) << ": "
+      << markup_escape(compare.value("scenario", std::string())) << "</h1>\n<p>"
       << compare.value("repeat", 0) << " run(s) per strategy"
       << (sweep.empty() ? "" : " and setting") << ", interleaved, "
       << value_text(compare.value("duration_s", 0.0)) << " s each.</p>\n";
@@ -647,7 +625,7 @@ std::string compare_html(const json& compare) {
           << compare.value("runs_planned", 0) << " runs done"
           << (compare.value("interrupted", false) ? " (interrupted)" : "") << ".</p>\n";
     }
-    h << "<p class=\"reading\">" << html_escape(compare.value("reading", std::string()))
+    h << "<p class=\"reading\">" << markup_escape(compare.value("reading", std::string()))
       << "</p>\n";
 
     if (!sweep.empty()) {
@@ -667,14 +645,14 @@ std::string compare_html(const json& compare) {
             const auto stats_at = [&](std::size_t r, std::size_t c) -> const json& {
                 return settings[r * columns + c]["strategies"][strategy];
             };
-            h << "<figure><figcaption>" << html_escape(strategy)
-              << "</figcaption>\n<svg class=\"heatmap\" data-strategy=\"" << html_escape(strategy)
+            h << "<figure><figcaption>" << markup_escape(strategy)
+              << "</figcaption>\n<svg class=\"heatmap\" data-strategy=\"" << markup_escape(strategy)
               << "\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\""
               << height << "\" viewBox=\"0 0 " << width << " " << height << "\">\n";
             h << "<text x=\"" << left << "\" y=\"14\">"
-              << html_escape(across["path"].get<std::string>()) << " &#8594;</text>\n";
+              << markup_escape(across["path"].get<std::string>()) << " &#8594;</text>\n";
             if (two)
-                h << "<text x=\"4\" y=\"14\">" << html_escape(sweep[1]["path"].get<std::string>())
+                h << "<text x=\"4\" y=\"14\">" << markup_escape(sweep[1]["path"].get<std::string>())
                   << " &#8595;</text>\n";
             for (std::size_t c = 0; c < columns; ++c) {
                 h << "<text x=\"" << left + static_cast<int>(c) * cw + cw / 2 << "\" y=\""
@@ -706,8 +684,8 @@ std::string compare_html(const json& compare) {
                     const int x = left + static_cast<int>(c) * cw;
                     h << "<rect class=\"cell\" x=\"" << x << "\" y=\"" << y << "\" width=\"" << cw
                       << "\" height=\"" << ch << "\" fill=\"" << fill
-                      << "\" stroke=\"#fff\"><title>" << html_escape(strategy) << " at "
-                      << html_escape(setting_label(compare, r * columns + c)) << ": " << k_of_n(v)
+                      << "\" stroke=\"#fff\"><title>" << markup_escape(strategy) << " at "
+                      << markup_escape(setting_label(compare, r * columns + c)) << ": " << k_of_n(v)
                       << " runs violated a check (95% interval " << interval_text(v)
                       << ")</title></rect>\n";
                     h << "<text x=\"" << x + cw / 2 << "\" y=\"" << y + ch / 2 + 4
@@ -755,11 +733,11 @@ std::string compare_html(const json& compare) {
     for (std::size_t i = 0; i < settings.size(); ++i) {
         const std::string label = setting_label(compare, i);
         if (!label.empty())
-            h << "<h2>At " << html_escape(label) << "</h2>\n";
+            h << "<h2>At " << markup_escape(label) << "</h2>\n";
         h << "<table class=\"compare\"><tr><th>strategy</th><th>runs</th><th>any check "
              "violated</th>";
         for (const auto& name : checks)
-            h << "<th>" << html_escape(name) << "</th>";
+            h << "<th>" << markup_escape(name) << "</th>";
         h << "<th>cycles/s median (min-max)</th><th>acquire p99 ms median (min-max)</th>"
              "<th>reading</th></tr>\n";
         for (const std::string& strategy : strategies) {
@@ -769,7 +747,7 @@ std::string compare_html(const json& compare) {
                 return std::string("<td class=\"") + (bad ? "bad" : "ok") + "\">" + k_of_n(counts) +
                        " <span class=\"ci\">(" + interval_text(counts) + ")</span></td>";
             };
-            h << "<tr><td>" << html_escape(strategy) << "</td><td>" << stats["runs"].get<int>()
+            h << "<tr><td>" << markup_escape(strategy) << "</td><td>" << stats["runs"].get<int>()
               << "</td>" << cell(stats["verdict"]);
             for (const auto& name : checks) {
                 if (stats["checks"].contains(name) &&
@@ -785,7 +763,7 @@ std::string compare_html(const json& compare) {
               << "-" << number_text(t["max"], "%.1f") << ")</td><td>"
               << number_text(p["median"], "%.3f") << " (" << number_text(p["min"], "%.3f") << "-"
               << number_text(p["max"], "%.3f") << ")</td><td>"
-              << html_escape(stats["reading"].get<std::string>()) << "</td></tr>\n";
+              << markup_escape(stats["reading"].get<std::string>()) << "</td></tr>\n";
         }
         h << "</table>\n";
     }
