@@ -127,7 +127,7 @@ case $mode in
       # build the programs of the labels they skip, nor the benchmarks and the dashboard.
       local_only="-DLOCKBENCH_SKIP_TEST_LABELS=scenario;netns;topology"
       build asan Asan -DLOCKBENCH_WERROR=ON -DLOCKBENCH_BUILD_BENCHMARKS=OFF -DLOCKBENCH_BUILD_DASHBOARD=OFF "$local_only"
-      ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 CTEST_ARGS="-LE scenario|timing|netns|topology|adapters ${CTEST_ARGS:-}" run_tests asan
+      ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS="suppressions=$here/scripts/lsan-suppressions.txt" UBSAN_OPTIONS=print_stacktrace=1 CTEST_ARGS="-LE scenario|timing|netns|topology|adapters ${CTEST_ARGS:-}" run_tests asan
       build tsan Tsan -DLOCKBENCH_WERROR=ON -DLOCKBENCH_BUILD_BENCHMARKS=OFF -DLOCKBENCH_BUILD_DASHBOARD=OFF "$local_only"
       # ManyWaiters is one key's search, on one thread (the search runs a thread per key): ten
       # times slower under TSan with nothing concurrent to check; ASan still runs it.
