@@ -228,23 +228,12 @@ class TokenLinearizer {
         return false;
     }
 
-    // The first required grant to return after `seq`, other than `except` (nullptr: none).
-    const SearchOp* next_grant_return(std::uint64_t seq, std::uint32_t except) const {
-        auto it = std::upper_bound(
-            grant_returns_.begin(), grant_returns_.end(), seq,
-            [&](std::uint64_t s, std::uint32_t g) { return s < ops_[g].return_seq; });
-        if (it != grant_returns_.end() && *it == except) {
-            ++it;
-        }
-        return it == grant_returns_.end() ? nullptr : &ops_[*it];
-    }
-
     // Whether a grant placed now, at `seq`, for a refusal holds no longer than the lock may stay
     // taken: an ok grant until its first release is called, one in doubt until its lease may have
     // run out - so no grant returning meanwhile finds it held (and takes an ok grant over, which
     // its release could then never end).
     bool gone_before_next_grant(std::uint32_t g, std::uint64_t seq) const {
-        const SearchOp* next = next_grant_return(seq, g);
+        const SearchOp* next = next_grant_return(ops_, grant_returns_, seq, g);
         if (next == nullptr) {
             return true;
         }
@@ -313,6 +302,18 @@ class TokenLinearizer {
 };
 
 }  // namespace
+
+const SearchOp* next_grant_return(const std::vector<SearchOp>& ops,
+                                  const std::vector<std::uint32_t>& grant_returns,
+                                  std::uint64_t seq, std::uint32_t except) {
+    auto it =
+        std::upper_bound(grant_returns.begin(), grant_returns.end(), seq,
+                         [&](std::uint64_t s, std::uint32_t g) { return s < ops[g].return_seq; });
+    if (it != grant_returns.end() && *it == except) {
+        ++it;
+    }
+    return it == grant_returns.end() ? nullptr : &ops[*it];
+}
 
 std::optional<std::vector<std::int64_t>> grants_named(const Partition& partition) {
     const auto& recorded = partition.history->ops;

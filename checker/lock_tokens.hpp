@@ -18,6 +18,12 @@ namespace lockbench::checker::lin {
 // without a token, a token granted twice, or a release naming no grant of the key.
 std::optional<std::vector<std::int64_t>> grants_named(const Partition& partition);
 
+// The first of `grant_returns` (indices into `ops`, ordered by return) to return after `seq`,
+// other than `except`; nullptr when none does. Both token passes ask it of a refusal's grant.
+const SearchOp* next_grant_return(const std::vector<SearchOp>& ops,
+                                  const std::vector<std::uint32_t>& grant_returns,
+                                  std::uint64_t seq, std::uint32_t except);
+
 // True: `partition` (a mutex key) is linearizable, and the pass built a linearization of it.
 // False: the tokens do not name the grants, or the pass found none; the search has to decide.
 bool linearize_lock_tokens(const Partition& partition);

@@ -264,22 +264,11 @@ class RwTokenLinearizer {
         }
     }
 
-    // The first required grant to return after `seq`, other than `except` (nullptr: none).
-    const SearchOp* next_grant_return(std::uint64_t seq, std::uint32_t except) const {
-        auto it = std::upper_bound(
-            grant_returns_.begin(), grant_returns_.end(), seq,
-            [&](std::uint64_t s, std::uint32_t g) { return s < ops_[g].return_seq; });
-        if (it != grant_returns_.end() && *it == except) {
-            ++it;
-        }
-        return it == grant_returns_.end() ? nullptr : &ops_[*it];
-    }
-
     // As lock_tokens.cpp's: whether grant `g`, placed now at `seq` for a refusal, is over before
     // the next grant returns (an ok one's first release is called by then, an in-doubt one's lease
     // may have run out), so that grant does not find it held.
     bool gone_before_next_grant(std::uint32_t g, std::uint64_t seq) const {
-        const SearchOp* next = next_grant_return(seq, g);
+        const SearchOp* next = next_grant_return(ops_, grant_returns_, seq, g);
         if (next == nullptr) {
             return true;
         }

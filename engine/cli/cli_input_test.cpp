@@ -25,14 +25,8 @@ namespace {
 namespace fs = std::filesystem;
 
 using testing::Cli;
+using testing::lines;
 using testing::lockbench;
-
-std::size_t lines(const std::string& text) {
-    std::size_t n = 0;
-    for (char c : text)
-        n += c == '\n';
-    return n;
-}
 
 fs::path write(const testing::TempDir& scratch, const std::string& name, const std::string& text) {
     const fs::path file = scratch.path() / name;

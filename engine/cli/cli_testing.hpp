@@ -26,6 +26,14 @@ inline std::string read_file(const std::filesystem::path& p) {
     return ss.str();
 }
 
+// How many lines `text` has: a bad input is one line on stderr.
+inline std::size_t lines(const std::string& text) {
+    std::size_t n = 0;
+    for (char c : text)
+        n += c == '\n';
+    return n;
+}
+
 // `lockbench ARGS` (ARGS as a shell would split them), with stdout and stderr captured in
 // `scratch` and nothing on stdin.
 inline Cli lockbench(const TempDir& scratch, const std::string& args) {

@@ -23,14 +23,8 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using testing::Cli;
+using testing::lines;
 using testing::lockbench;
-
-std::size_t lines(const std::string& text) {
-    std::size_t n = 0;
-    for (char c : text)
-        n += c == '\n';
-    return n;
-}
 
 std::string run_args(const testing::TempDir& scratch) {
     return "run --no-yardstick --strategy set_nx_px --clients 2 --duration 0.2 --out '" +

@@ -17,14 +17,8 @@ namespace {
 namespace fs = std::filesystem;
 
 using testing::Cli;
+using testing::lines;
 using testing::lockbench;
-
-std::size_t lines(const std::string& text) {
-    std::size_t n = 0;
-    for (char c : text)
-        n += c == '\n';
-    return n;
-}
 
 // t1 without its expectations: a shipped scenario's expectations name the lock libraries, and
 // loading it asks each adapter whether it can run (seconds each time).
