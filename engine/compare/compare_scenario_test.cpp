@@ -19,6 +19,7 @@
 
 #include "checker/testing/temp_dir.hpp"
 #include "engine/compare/compare.hpp"
+#include "engine/testing/headless_browser.hpp"
 
 namespace lockbench {
 namespace {
@@ -32,19 +33,6 @@ std::string read(const fs::path& p) {
     std::stringstream ss;
     ss << in.rdbuf();
     return ss.str();
-}
-
-// Runs `command`, returning its standard output ("" when it could not run).
-std::string output_of(const std::string& command) {
-    std::string out;
-    FILE* pipe = ::popen(command.c_str(), "r");
-    if (!pipe)
-        return out;
-    char buf[4096];
-    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, pipe)) > 0;)
-        out.append(buf, n);
-    ::pclose(pipe);
-    return out;
 }
 
 // t1 made short: the holder of k0 paused at 0.3 s, for as long as the sweep says.
@@ -99,25 +87,20 @@ TEST(CompareScenario, AForcedGridIsUnsafeOnlyWhereThePauseOutlastsTheLease) {
               std::string::npos);
 
     // compare.html in a real browser: it loads from the file alone and lays the heat map out.
-    ASSERT_EQ(std::system("command -v chromium >/dev/null 2>&1"), 0)
+    ASSERT_TRUE(testing::chromium_installed())
         << "chromium is not installed: bash scripts/bootstrap.sh installs it";
     const fs::path page = outcome.dir / "compare.html";
     const std::string html = read(page);
     for (const char* outside : {"src=", "<link", "@import", "url(http", "https://"})
         EXPECT_EQ(html.find(outside), std::string::npos) << outside;
-    const std::string browser =
-        "timeout 120 chromium --headless --no-sandbox --disable-gpu "
-        "--hide-scrollbars --window-size=1300,900 --user-data-dir=" +
-        (out.path() / "profile").string() + " ";
-    const std::string dom =
-        output_of(browser + "--dump-dom 'file://" + page.string() + "' 2>/dev/null");
+    const testing::HeadlessBrowser browser(out.path() / "profile");
+    const std::string dom = browser.dom(page);
     ASSERT_NE(dom.find("<body"), std::string::npos) << "chromium did not load the page";
     EXPECT_NE(dom.find("data-heatmaps-drawn=\"1\""), std::string::npos)
         << dom.substr(dom.find("<body"), 200);
     EXPECT_NE(dom.find("class=\"boundary\""), std::string::npos);
     const fs::path shot = out.path() / "compare.png";
-    output_of(browser + "--screenshot=" + shot.string() + " 'file://" + page.string() +
-              "' 2>/dev/null");
+    browser.screenshot(page, shot);
     ASSERT_TRUE(fs::exists(shot));
     EXPECT_GT(fs::file_size(shot), 20'000u);  // a page with a chart, not a blank one
 }

@@ -24,6 +24,7 @@
 #include "engine/run/run.hpp"
 #include "engine/run/story_files.hpp"
 #include "engine/run/workload.hpp"
+#include "engine/testing/headless_browser.hpp"
 
 namespace lockbench {
 namespace {
@@ -557,23 +558,10 @@ INSTANTIATE_TEST_SUITE_P(
                   ClaimKind::StaleWriteRejected}}),
     case_name);
 
-// Runs `command`, returning its standard output ("" when it could not run).
-std::string output_of(const std::string& command) {
-    std::string out;
-    FILE* pipe = ::popen(command.c_str(), "r");
-    if (!pipe)
-        return out;
-    char buf[4096];
-    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, pipe)) > 0;)
-        out.append(buf, n);
-    ::pclose(pipe);
-    return out;
-}
-
 // timeline.html of a real run, in a real browser: self-contained (nothing fetched), it opens at
 // the first incident, drawn on screen with a size, and the browser can take its screenshot.
 TEST(Timeline, ARealRunsTimelineShowsItsIncidentInHeadlessChromium) {
-    ASSERT_EQ(std::system("command -v chromium >/dev/null 2>&1"), 0)
+    ASSERT_TRUE(testing::chromium_installed())
         << "chromium is not installed: bash scripts/bootstrap.sh installs it";
     Workload w = Workload::load(fs::path(LOCKBENCH_WORKLOADS_DIR) / "t1-holder-paused.json");
     w.strategy = "set_nx_px";
@@ -590,18 +578,13 @@ TEST(Timeline, ARealRunsTimelineShowsItsIncidentInHeadlessChromium) {
         EXPECT_EQ(html.str().find(outside), std::string::npos) << outside;
     EXPECT_NE(html.str().find("id=\"incident-0\""), std::string::npos);
 
-    const std::string browser =
-        "timeout 120 chromium --headless --no-sandbox --disable-gpu "
-        "--hide-scrollbars --window-size=1300,900 --user-data-dir=" +
-        (out.path() / "profile").string() + " ";
-    const std::string dom =
-        output_of(browser + "--dump-dom 'file://" + page.string() + "' 2>/dev/null");
+    const testing::HeadlessBrowser browser(out.path() / "profile");
+    const std::string dom = browser.dom(page);
     ASSERT_NE(dom.find("<body"), std::string::npos) << "chromium did not load the page";
     EXPECT_NE(dom.find("data-incident-visible=\"true\""), std::string::npos)
         << "the first incident is not drawn on screen: " << dom.substr(dom.find("<body"), 200);
     const fs::path shot = out.path() / "timeline.png";
-    output_of(browser + "--screenshot=" + shot.string() + " 'file://" + page.string() +
-              "' 2>/dev/null");
+    browser.screenshot(page, shot);
     ASSERT_TRUE(fs::exists(shot));
     EXPECT_GT(fs::file_size(shot), 20'000u);  // a page with a chart, not a blank one
 }
