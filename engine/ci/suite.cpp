@@ -2,13 +2,16 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <set>
 #include <sstream>
 #include <unistd.h>
 
 #include "checker/report.hpp"
 #include "checker/story/markup_escape.hpp"
 #include "engine/ci/yardstick.hpp"
+#include "engine/run/expectation.hpp"
 #include "engine/run/run.hpp"
 #include "engine/run/workload.hpp"
 #include "engine/servers/redis_server.hpp"
@@ -39,9 +42,207 @@ json server_us_per_cycle(const json& summary) {
     return cost["total"]["cpu_us_per_cycle"];
 }
 
+// One run of a pair, as the suite keeps it: its row, or why there is none.
+struct PairRun {
+    json row;                      // suite.json's row for this one run
+    json expected_terms;           // summary.json's, for judging repeated runs together
+    json checks = json::object();  // each check's verdict
+    json failure;                  // the failed entry, when the run could not be done
+    int exit_code = 0;             // that failure's
+    json interrupted;              // the interrupted run, when Ctrl-C stopped it
+};
+
+json run_row(const Workload& w, const RunOutcome& r, const fs::path& dir, int attempts,
+             double wall_s) {
+    const auto& s = r.summary;
+    const auto verdict = checker::Report::from_json(s["verdict"]);
+    // What broke, named by the checks that found it (every one counts, listed or not).
+    json kinds = json::array();
+    for (const auto& check : verdict.checks) {
+        if (check.verdict() == checker::Verdict::Invalid)
+            kinds.push_back(check.name);
+    }
+    json per_second = json::array();
+    for (const auto& point : s["timeseries"])
+        per_second.push_back(point["cycles"]);
+    const auto* linearizability = verdict.check("linearizability");
+    return {{"scenario", w.name},
+            {"strategy", w.strategy},
+            {"dir", dir.string()},
+            {"cycles_per_s", s["throughput"]["cycles_per_s"]},
+            {"cycles_per_second", per_second},
+            {"duration_s", s["duration_s"]},
+            {"faults", !w.faults.empty()},
+            {"acquire_p50_ms", s["latency_ms"]["acquire"]["p50"]},
+            {"acquire_p99_ms", s["latency_ms"]["acquire"]["p99"]},
+            {"server_us_per_cycle", server_us_per_cycle(s)},
+            {"bottleneck",
+             s.contains("server_cost") ? s["server_cost"]["bottleneck"]["side"] : json(nullptr)},
+            {"valid", checker::to_json(verdict.verdict)},
+            {"violations", verdict.violation_count()},
+            {"violation_kinds", kinds},
+            {"linearizability",
+             linearizability ? checker::to_json(linearizability->verdict()) : json("not-run")},
+            {"unknown_reasons", verdict.unknown_reasons},
+            {"expected", s["expected"]},
+            {"as_expected", s["as_expected"]},
+            {"attempts", attempts},
+            {"wall_s", wall_s}};
+}
+
+double median_of_numbers(std::vector<double> values) {
+    std::sort(values.begin(), values.end());
+    const std::size_t n = values.size();
+    return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+// Verdicts composed as a suite reads them: a violation in any run, else unknown in any, else valid.
+checker::Verdict worst_of(const std::vector<checker::Verdict>& verdicts) {
+    using checker::Verdict;
+    const auto any = [&](Verdict v) {
+        return std::find(verdicts.begin(), verdicts.end(), v) != verdicts.end();
+    };
+    if (any(Verdict::Invalid))
+        return Verdict::Invalid;
+    if (any(Verdict::Unknown))
+        return Verdict::Unknown;
+    if (any(Verdict::Valid))
+        return Verdict::Valid;
+    return Verdict::NotApplicable;
+}
+
+// One row for a pair run N times: the fields a single run's row has, over its runs (medians;
+// throughput as every run's whole-second samples one after another; a violation in any run),
+// and the counts: per check "violated in k of n", the expectation judged over the runs.
+json repeated_row(const Workload& w, const std::vector<PairRun>& done, int repeat) {
+    std::vector<double> throughput, p50, p99, server_cost;
+    json per_second = json::array();
+    double sampled_s = 0, wall_s = 0;
+    std::uint64_t violations = 0;
+    json kinds = json::array(), reasons = json::array(), dirs = json::array();
+    json bottleneck = nullptr;
+    std::vector<checker::Verdict> verdicts, linearizability;
+    int as_expected = 0, violated_runs = 0;
+    std::set<std::string> check_names;
+    std::vector<json> terms;
+    for (const PairRun& d : done) {
+        const json& r = d.row;
+        throughput.push_back(r["cycles_per_s"].get<double>());
+        p50.push_back(r["acquire_p50_ms"].get<double>());
+        p99.push_back(r["acquire_p99_ms"].get<double>());
+        if (r["server_us_per_cycle"].is_number())
+            server_cost.push_back(r["server_us_per_cycle"].get<double>());
+        // The gate takes a run's whole seconds only; so does this, run by run.
+        const auto whole = static_cast<std::size_t>(std::floor(r["duration_s"].get<double>()));
+        for (std::size_t s = 0; s < whole && s < r["cycles_per_second"].size(); ++s)
+            per_second.push_back(r["cycles_per_second"][s]);
+        sampled_s += static_cast<double>(std::min(whole, r["cycles_per_second"].size()));
+        wall_s += r["wall_s"].get<double>();
+        violations += r["violations"].get<std::uint64_t>();
+        for (const auto& kind : r["violation_kinds"]) {
+            if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end())
+                kinds.push_back(kind);
+        }
+        for (const auto& reason : r["unknown_reasons"]) {
+            if (std::find(reasons.begin(), reasons.end(), reason) == reasons.end())
+                reasons.push_back(reason);
+        }
+        if (bottleneck.is_null() || r["bottleneck"] == "server" || r["bottleneck"] == "both") {
+            if (!(bottleneck == "server" || bottleneck == "both"))
+                bottleneck = r["bottleneck"];
+        }
+        dirs.push_back(r["dir"]);
+        const auto verdict = checker::verdict_of(r["valid"]);
+        verdicts.push_back(verdict);
+        violated_runs += verdict == checker::Verdict::Invalid;
+        if (r["linearizability"] != "not-run")
+            linearizability.push_back(checker::verdict_of(r["linearizability"]));
+        as_expected += r["as_expected"] == true;
+        for (const auto& [name, v] : d.checks.items())
+            check_names.insert(name);
+        terms.push_back(d.expected_terms);
+    }
+    const int n = static_cast<int>(done.size());
+    // In the report's order, then any the checker added that this file does not know.
+    std::vector<std::string> ordered;
+    for (const auto& name : checker::Report::check_order()) {
+        if (check_names.count(name))
+            ordered.push_back(name);
+    }
+    for (const auto& name : check_names) {
+        if (std::find(ordered.begin(), ordered.end(), name) == ordered.end())
+            ordered.push_back(name);
+    }
+    json checks = json::object();
+    for (const auto& name : ordered) {
+        int violated = 0, valid = 0, unknown = 0, not_applicable = 0;
+        for (const PairRun& d : done) {
+            switch (d.checks.contains(name) ? checker::verdict_of(d.checks[name])
+                                            : checker::Verdict::NotApplicable) {
+                case checker::Verdict::Invalid:
+                    ++violated;
+                    break;
+                case checker::Verdict::Valid:
+                    ++valid;
+                    break;
+                case checker::Verdict::Unknown:
+                    ++unknown;
+                    break;
+                case checker::Verdict::NotApplicable:
+                    ++not_applicable;
+                    break;
+            }
+        }
+        checks[name] = {{"violated", violated},
+                        {"valid", valid},
+                        {"unknown", unknown},
+                        {"not_applicable", not_applicable},
+                        {"runs", n}};
+    }
+    const json expected = done.front().row["expected"];
+    const json judged = judge_repeated(expected, terms);
+    return {
+        {"scenario", w.name},
+        {"strategy", w.strategy},
+        {"repeat", repeat},
+        {"runs", n},
+        {"dir", dirs.front()},
+        {"dirs", dirs},
+        {"cycles_per_s", median_of_numbers(throughput)},
+        {"cycles_per_second", per_second},
+        {"duration_s", sampled_s},
+        {"faults", !w.faults.empty()},
+        {"acquire_p50_ms", median_of_numbers(p50)},
+        {"acquire_p99_ms", median_of_numbers(p99)},
+        {"server_us_per_cycle",
+         server_cost.empty() ? json(nullptr) : json(median_of_numbers(server_cost))},
+        {"bottleneck", bottleneck},
+        {"valid", checker::to_json(worst_of(verdicts))},
+        {"violated_runs", violated_runs},
+        {"violations", violations},
+        {"violation_kinds", kinds},
+        {"checks", checks},
+        {"linearizability",
+         linearizability.empty() ? json("not-run") : checker::to_json(worst_of(linearizability))},
+        {"unknown_reasons", reasons},
+        {"expected", expected},
+        // The pair's outcome, what the gate and JUnit read: the expectation over the runs.
+        {"as_expected", judged["expectation_met"]},
+        {"as_expected_runs", as_expected},
+        {"rate_terms", judged["rate_terms"]},
+        {"attempts", 1},
+        {"wall_s", wall_s}};
+}
 }  // namespace
 
 SuiteOutcome run_suite(const SuiteOptions& options) {
+    if (options.repeat < 1)
+        throw WorkloadError("--repeat must be 1 or more");
+    if (options.repeat > 1 && options.retries > 0) {
+        throw WorkloadError(
+            "--retries runs a pair again until it is as expected, --repeat counts how often it "
+            "is: give one of them");
+    }
     for (const auto& s : options.strategies) {
         if (!find_strategy(s))
             throw WorkloadError("--strategy: unknown '" + s + "'");
@@ -173,25 +374,9 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
     json failed = json::array();
     json interrupted_run = nullptr;
     bool all_ok = true;
-    for (std::size_t i = 0; i < plan.size(); ++i) {
-        if (options.interrupt && options.interrupt->load()) {
-            outcome.interrupted = true;
-            break;
-        }
-        const auto& p = plan[i];
-        if (!p.skip.empty()) {
-            std::fprintf(stderr, "%sskipped: %s x %s: %s\n", wipe, p.workload.name.c_str(),
-                         p.workload.strategy.c_str(), p.skip.c_str());
-            skipped.push_back({{"scenario", p.workload.name},
-                               {"strategy", p.workload.strategy},
-                               {"reason", p.skip}});
-            continue;
-        }
-        const std::string counter = "[" + std::to_string(i + 1) + "/" +
-                                    std::to_string(plan.size()) + "] " + p.workload.name + " x " +
-                                    p.workload.strategy;
-        if (terminal)
-            say(counter);
+    // One run of a pair: its row (and what repeated runs judge together), or its failure.
+    const auto attempt = [&](const Planned& p, const std::string& label, int retries) {
+        PairRun done;
         const auto started = std::chrono::steady_clock::now();
         const auto wall_s = [&] {
             return std::chrono::duration<double>(std::chrono::steady_clock::now() - started)
@@ -203,7 +388,7 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
                       .zookeeper = options.zookeeper,
                       .out_dir = tmp,
                       .interrupt = options.interrupt,
-                      .label = p.workload.name + "." + p.workload.strategy};
+                      .label = label};
         RunOutcome r;
         int attempts = 1;
         try {
@@ -211,7 +396,7 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
             // A demonstration races real timers on a shared machine; with --retries an
             // unexpected outcome is run again, and the table says it needed another try.
             while (
-                !r.interrupted && attempts <= options.retries &&
+                !r.interrupted && attempts <= retries &&
                 !(r.summary["as_expected"].is_boolean() && r.summary["as_expected"].get<bool>())) {
                 ++attempts;
                 r = run_workload(ro);
@@ -222,70 +407,148 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
             const RunFailure failure = run_failure(std::current_exception());
             std::fprintf(stderr, "%sfailed: %s x %s: %s\n", wipe, p.workload.name.c_str(),
                          p.workload.strategy.c_str(), failure.message.c_str());
-            failed.push_back({{"scenario", p.workload.name},
-                              {"strategy", p.workload.strategy},
-                              {"error", failure.message},
-                              {"exit_code", failure.exit_code},
-                              {"attempts", attempts},
-                              {"wall_s", wall_s()}});
-            outcome.failure_exit_code = std::max(outcome.failure_exit_code, failure.exit_code);
-            all_ok = false;
-            continue;
+            done.failure = {{"scenario", p.workload.name}, {"strategy", p.workload.strategy},
+                            {"error", failure.message},    {"exit_code", failure.exit_code},
+                            {"attempts", attempts},        {"wall_s", wall_s()}};
+            done.exit_code = failure.exit_code;
+            return done;
         }
         if (r.interrupted) {
             // Written like any interrupted run, inside the suite's folder: the table names it, so
             // no folder there is unaccounted for; it is no row, being no whole measurement.
-            interrupted_run = {{"scenario", p.workload.name},
-                               {"strategy", p.workload.strategy},
-                               {"dir", fs::relative(r.dir, tmp).string()}};
-            outcome.interrupted = true;
-            break;
+            done.interrupted = {{"scenario", p.workload.name},
+                                {"strategy", p.workload.strategy},
+                                {"dir", fs::relative(r.dir, tmp).string()}};
+            return done;
         }
-        const auto& s = r.summary;
-        bool as_expected = s["as_expected"].is_boolean() && s["as_expected"].get<bool>();
-        all_ok = all_ok && as_expected;
-        const auto verdict = checker::Report::from_json(s["verdict"]);
-        // What broke, named by the checks that found it (every one counts, listed or not).
-        json kinds = json::array();
-        for (const auto& check : verdict.checks) {
-            if (check.verdict() == checker::Verdict::Invalid)
-                kinds.push_back(check.name);
+        done.row = run_row(p.workload, r, fs::relative(r.dir, tmp), attempts, wall_s());
+        done.expected_terms = r.summary.value("expected_terms", json::array());
+        const auto verdict = checker::Report::from_json(r.summary["verdict"]);
+        for (const auto& check : verdict.checks)
+            done.checks[check.name] = checker::to_json(check.verdict());
+        return done;
+    };
+    // "[3/40] t1-holder-paused x set_nx_px: as expected (attempt 2) (4.1 s)"
+    const auto said = [&](const std::string& counter, const json& row) {
+        if (options.progress != SuiteProgress::Lines)
+            return;
+        char took[32];
+        std::snprintf(took, sizeof took, " (%.1f s)", row["wall_s"].get<double>());
+        const int attempts = row["attempts"].get<int>();
+        say(counter + ": " +
+            (row["as_expected"].is_null()     ? std::string("UNKNOWN")
+             : row["as_expected"].get<bool>() ? std::string("as expected")
+                                              : std::string("UNEXPECTED")) +
+            (attempts > 1 ? " (attempt " + std::to_string(attempts) + ")" : "") + took);
+    };
+    const auto skip = [&](const Planned& p) {
+        std::fprintf(stderr, "%sskipped: %s x %s: %s\n", wipe, p.workload.name.c_str(),
+                     p.workload.strategy.c_str(), p.skip.c_str());
+        skipped.push_back(
+            {{"scenario", p.workload.name}, {"strategy", p.workload.strategy}, {"reason", p.skip}});
+    };
+
+    if (options.repeat <= 1) {
+        for (std::size_t i = 0; i < plan.size(); ++i) {
+            if (options.interrupt && options.interrupt->load()) {
+                outcome.interrupted = true;
+                break;
+            }
+            const auto& p = plan[i];
+            if (!p.skip.empty()) {
+                skip(p);
+                continue;
+            }
+            const std::string counter = "[" + std::to_string(i + 1) + "/" +
+                                        std::to_string(plan.size()) + "] " + p.workload.name +
+                                        " x " + p.workload.strategy;
+            if (terminal)
+                say(counter);
+            PairRun done = attempt(p, p.workload.name + "." + p.workload.strategy, options.retries);
+            if (!done.failure.is_null()) {
+                failed.push_back(done.failure);
+                outcome.failure_exit_code = std::max(outcome.failure_exit_code, done.exit_code);
+                all_ok = false;
+                continue;
+            }
+            if (!done.interrupted.is_null()) {
+                interrupted_run = done.interrupted;
+                outcome.interrupted = true;
+                break;
+            }
+            all_ok = all_ok && done.row["as_expected"] == true;
+            said(counter, done.row);
+            runs.push_back(std::move(done.row));
         }
-        json per_second = json::array();
-        for (const auto& point : s["timeseries"])
-            per_second.push_back(point["cycles"]);
-        const auto* linearizability = verdict.check("linearizability");
-        runs.push_back(
-            {{"scenario", p.workload.name},
-             {"strategy", p.workload.strategy},
-             {"dir", fs::relative(r.dir, tmp).string()},
-             {"cycles_per_s", s["throughput"]["cycles_per_s"]},
-             {"cycles_per_second", per_second},
-             {"duration_s", s["duration_s"]},
-             {"faults", !p.workload.faults.empty()},
-             {"acquire_p50_ms", s["latency_ms"]["acquire"]["p50"]},
-             {"acquire_p99_ms", s["latency_ms"]["acquire"]["p99"]},
-             {"server_us_per_cycle", server_us_per_cycle(s)},
-             {"bottleneck",
-              s.contains("server_cost") ? s["server_cost"]["bottleneck"]["side"] : json(nullptr)},
-             {"valid", checker::to_json(verdict.verdict)},
-             {"violations", verdict.violation_count()},
-             {"violation_kinds", kinds},
-             {"linearizability",
-              linearizability ? checker::to_json(linearizability->verdict()) : json("not-run")},
-             {"unknown_reasons", verdict.unknown_reasons},
-             {"expected", s["expected"]},
-             {"as_expected", s["as_expected"]},
-             {"attempts", attempts},
-             {"wall_s", wall_s()}});
-        if (options.progress == SuiteProgress::Lines) {
-            char took[32];
-            std::snprintf(took, sizeof took, " (%.1f s)", wall_s());
-            say(counter + ": " +
-                (s["as_expected"].is_null() ? std::string("UNKNOWN")
-                 : as_expected              ? std::string("as expected")
-                                            : std::string("UNEXPECTED")) +
-                (attempts > 1 ? " (attempt " + std::to_string(attempts) + ")" : "") + took);
+    } else {
+        // Round r runs every pair once, starting r pairs further on: a burst of machine noise
+        // falls on the pairs alike, and no pair always runs first on a cold machine.
+        std::vector<std::vector<PairRun>> done_of(plan.size());
+        std::vector<json> failure_of(plan.size());
+        std::size_t to_run = 0;
+        for (const auto& p : plan) {
+            if (!p.skip.empty())
+                skip(p);
+            else
+                to_run += static_cast<std::size_t>(options.repeat);
+        }
+        std::size_t started = 0;
+        for (int round = 0; round < options.repeat && !outcome.interrupted; ++round) {
+            for (std::size_t k = 0; k < plan.size(); ++k) {
+                const std::size_t i = (k + static_cast<std::size_t>(round)) % plan.size();
+                const auto& p = plan[i];
+                if (!p.skip.empty())
+                    continue;
+                if (!failure_of[i].is_null()) {
+                    // A pair that could not run once is that pair's error; its rate would not
+                    // be one of its planned runs.
+                    ++started;
+                    continue;
+                }
+                if (options.interrupt && options.interrupt->load()) {
+                    outcome.interrupted = true;
+                    break;
+                }
+                ++started;
+                const std::string counter = "[" + std::to_string(started) + "/" +
+                                            std::to_string(to_run) + "] " + p.workload.name +
+                                            " x " + p.workload.strategy + ", round " +
+                                            std::to_string(round + 1);
+                if (terminal)
+                    say(counter);
+                PairRun done = attempt(
+                    p,
+                    p.workload.name + "." + p.workload.strategy + ".r" + std::to_string(round + 1),
+                    0);
+                if (!done.failure.is_null()) {
+                    done.failure["round"] = round + 1;
+                    failure_of[i] = std::move(done.failure);
+                    outcome.failure_exit_code = std::max(outcome.failure_exit_code, done.exit_code);
+                    continue;
+                }
+                if (!done.interrupted.is_null()) {
+                    interrupted_run = done.interrupted;
+                    outcome.interrupted = true;
+                    break;
+                }
+                said(counter, done.row);
+                done_of[i].push_back(std::move(done));
+            }
+        }
+        for (std::size_t i = 0; i < plan.size(); ++i) {
+            if (!failure_of[i].is_null()) {
+                // Its runs that finished are named, so no folder in the suite is unaccounted for.
+                json dirs = json::array();
+                for (const auto& d : done_of[i])
+                    dirs.push_back(d.row["dir"]);
+                failure_of[i]["dirs"] = dirs;
+                failed.push_back(std::move(failure_of[i]));
+                all_ok = false;
+            } else if (!done_of[i].empty()) {
+                json row = repeated_row(plan[i].workload, done_of[i], options.repeat);
+                all_ok = all_ok && row["as_expected"] == true;
+                runs.push_back(std::move(row));
+            }
         }
     }
     // Measured again after the runs: a machine whose load changed meanwhile shows it as noise.
@@ -314,6 +577,9 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
                      {"runs", runs},
                      {"failed", failed},
                      {"skipped", skipped}};
+    // Only a repeated suite says so: one without --repeat reads as it always has.
+    if (options.repeat > 1)
+        outcome.table["repeat"] = options.repeat;
     write_atomically(tmp / "suite.json", outcome.table.dump(2) + "\n");
     write_atomically(tmp / "report.txt", format_table(outcome.table));
     outcome.dir = folder.commit();
@@ -355,6 +621,57 @@ std::string linearizability_word(const json& run) {
     return "-";  // nothing for the model to judge
 }
 
+// A repeated pair's outcome after its verdict word: "violated in 3 of 3, as expected in 3 of 3".
+std::string repeated_words(const json& row) {
+    const std::string n = std::to_string(row["runs"].get<int>());
+    std::string words =
+        "violated in " + std::to_string(row["violated_runs"].get<int>()) + " of " + n;
+    if (row["expected"].is_string())
+        words +=
+            ", as expected in " + std::to_string(row["as_expected_runs"].get<int>()) + " of " + n;
+    return words;
+}
+
+// Under a repeated pair: each check that applied as k of n, and each rate term as the runs met it.
+std::string repeated_lines(const json& row) {
+    // In the report's order (suite.json's object sorts them by name), then any others.
+    std::vector<std::string> names;
+    for (const auto& name : checker::Report::check_order()) {
+        if (row["checks"].contains(name))
+            names.push_back(name);
+    }
+    for (const auto& [name, counts] : row["checks"].items()) {
+        if (std::find(names.begin(), names.end(), name) == names.end())
+            names.push_back(name);
+    }
+    std::string checks;
+    for (const auto& name : names) {
+        const json& counts = row["checks"][name];
+        if (counts["not_applicable"] == counts["runs"])
+            continue;
+        checks += (checks.empty() ? "" : ", ") + name + " " +
+                  std::to_string(counts["violated"].get<int>()) + " of " +
+                  std::to_string(counts["runs"].get<int>());
+        if (counts["unknown"].get<int>() > 0)
+            checks += " (" + std::to_string(counts["unknown"].get<int>()) + " unknown)";
+    }
+    std::string out = "    violated: " + (checks.empty() ? std::string("-") : checks) + "\n";
+    for (const auto& rate : row.value("rate_terms", json::array())) {
+        out += "    rate " + rate["term"].get<std::string>() + ": held in " +
+               std::to_string(rate["held"].get<int>()) + " of " +
+               std::to_string(rate["runs"].get<int>()) +
+               (rate["undecided"].get<int>() > 0
+                    ? " (" + std::to_string(rate["undecided"].get<int>()) + " undecided)"
+                    : "") +
+               " -> " +
+               (rate["met"].is_null()     ? "unknown"
+                : rate["met"].get<bool>() ? "met"
+                                          : "NOT MET") +
+               "\n";
+    }
+    return out;
+}
+
 }  // namespace
 
 std::string format_table(const json& table) {
@@ -370,6 +687,8 @@ std::string format_table(const json& table) {
                                                              : "UNEXPECTED";
         if (r.value("attempts", 1) > 1)
             outcome += " (attempt " + std::to_string(r.value("attempts", 1)) + ")";
+        if (r.contains("runs"))
+            outcome += ": " + repeated_words(r);
         std::snprintf(line, sizeof line, "%-36s %-15s %9.0f %8.3f %9.3f %8s %5zu %5s  %-40s %s\n",
                       r["scenario"].get<std::string>().c_str(),
                       r["strategy"].get<std::string>().c_str(), r["cycles_per_s"].get<double>(),
@@ -379,6 +698,8 @@ std::string format_table(const json& table) {
                       r["expected"].is_string() ? r["expected"].get<std::string>().c_str() : "-",
                       outcome.c_str());
         out << line;
+        if (r.contains("runs"))
+            out << repeated_lines(r);
         for (const auto& reason : r.value("unknown_reasons", json::array()))
             out << "    unknown: " << reason.get<std::string>() << "\n";
     }
@@ -405,8 +726,12 @@ std::string format_table(const json& table) {
                     [](const json& r) { return server_cost_cell(r).back() == '!'; });
     if (server_bound)
         out << "srv us/c: the servers' CPU per lock cycle; ! the server was the bottleneck\n";
-    out << ok << " of " << n << " runs as expected"
-        << (failed.empty() ? "" : ", " + std::to_string(failed.size()) + " failed")
+    if (table.contains("repeat"))
+        out << ok << " of " << n << " pairs as expected over " << table["repeat"].get<int>()
+            << " runs each";
+    else
+        out << ok << " of " << n << " runs as expected";
+    out << (failed.empty() ? "" : ", " + std::to_string(failed.size()) + " failed")
         << (skipped.empty() ? "" : ", " + std::to_string(skipped.size()) + " skipped")
         << (table["interrupted"].get<bool>() ? " (INTERRUPTED)" : "") << "\n";
     return out.str();
@@ -484,6 +809,8 @@ std::string junit_xml(const json& table) {
                         got += "; " + reason.get<std::string>();
                     break;
             }
+            if (r.contains("runs"))
+                got += " (" + repeated_words(r) + ")";
             out << "    <failure message=\""
                 << markup_escape("expected " + expected + ", got " + got) << "\">"
                 << markup_escape(r["dir"].get<std::string>()) << "</failure>\n";

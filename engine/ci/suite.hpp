@@ -27,6 +27,10 @@ struct SuiteOptions {
     std::vector<std::string> scenarios;   // empty: all
     bool quick = false;                   // fault-free runs at most kQuickDuration
     int retries = 0;                      // extra runs of a pair whose outcome was unexpected
+    // Runs of each pair, interleaved (round r runs every pair once); one row per pair, its
+    // checks as k of n and its expectation judged over the runs (expectation.hpp). Not with
+    // retries, which would bias the count.
+    int repeat = 1;
     std::optional<std::filesystem::path> junit;
     SuiteProgress progress = SuiteProgress::None;
     const std::atomic<bool>* interrupt = nullptr;

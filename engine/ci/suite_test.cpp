@@ -622,6 +622,105 @@ TEST(SuiteCliTest, OffATerminalEachFinishedRunIsOneLineAndAFilteredSuiteIsGatedA
                          "seen (refresh the baseline)\n");
 }
 
+// `suite --repeat 2`: every pair twice, interleaved (round 2 starts one pair further on), one row
+// per pair with its checks as k of n, and the expectation judged over the runs - here a rate no
+// run meets ("violates:mutual_exclusion in >= 1 of 2" on a lock nothing faults), so the pair is
+// UNEXPECTED in the table, the JUnit file and the gate, although each run alone was as expected
+// (one run leaves a rate unjudged, and says so).
+TEST(SuiteCliTest, ARepeatedSuiteJudgesEachPairOverItsRunsAndTheGateReadsIt) {
+    TempDir t;
+    const fs::path scenarios = t.path() / "scenarios";
+    fs::create_directories(scenarios);
+    write(scenarios / "tiny.json", R"({"name": "tiny", "clients": 4, "keys": 2, "hold_ms": 1,
+        "lease_ms": 2000, "duration_s": 1, "seed": 3,
+        "expect": {"set_nx_px": "safe,violates:mutual_exclusion in >= 1 of 2",
+                   "fenced": "safe,violates:mutual_exclusion in <= 0 of 2"}})");
+    const std::string suite = "suite --no-yardstick --dir '" + scenarios.string() + "' --out '";
+
+    // Without --repeat the suite reads as it always has: each run judged on its own.
+    auto once = lockbench(t.path(), suite + (t.path() / "once").string() + "'");
+    ASSERT_EQ(once.code, 0) << once.out << once.err;
+    const json once_table = json::parse(read(the_suite(t.path() / "once") / "suite.json"));
+    EXPECT_FALSE(once_table.contains("repeat"));
+    EXPECT_FALSE(once_table["runs"][0].contains("runs"));
+    EXPECT_NE(once.out.find("2 of 2 runs as expected"), std::string::npos) << once.out;
+    const fs::path baseline = t.path() / "baseline.json";
+    auto wb = lockbench(t.path(), "gate --current '" + the_suite(t.path() / "once").string() +
+                                      "' --write-baseline '" + baseline.string() + "'");
+    ASSERT_EQ(wb.code, 0) << wb.out << wb.err;
+
+    auto r =
+        lockbench(t.path(), suite + (t.path() / "results").string() + "' --repeat 2 --junit '" +
+                                (t.path() / "junit.xml").string() + "'");
+    EXPECT_EQ(r.code, 1) << r.out << r.err;
+    EXPECT_EQ(without_seconds(r.err),
+              "[1/4] tiny x fenced, round 1: as expected (S s)\n"
+              "[2/4] tiny x set_nx_px, round 1: as expected (S s)\n"
+              "[3/4] tiny x set_nx_px, round 2: as expected (S s)\n"
+              "[4/4] tiny x fenced, round 2: as expected (S s)\n");
+    const fs::path dir = the_suite(t.path() / "results");
+    const json table = json::parse(read(dir / "suite.json"));
+    EXPECT_EQ(table["repeat"], 2);
+    ASSERT_EQ(table["runs"].size(), 2u);
+    for (const json& row : table["runs"]) {
+        EXPECT_EQ(row["runs"], 2) << row.dump();
+        EXPECT_EQ(row["violated_runs"], 0) << row.dump();
+        EXPECT_EQ(row["as_expected_runs"], 2) << row.dump();
+        EXPECT_EQ(row["checks"]["mutual_exclusion"],
+                  json::parse(R"({"violated": 0, "valid": 2, "unknown": 0,
+                                  "not_applicable": 0, "runs": 2})"));
+        ASSERT_EQ(row["dirs"].size(), 2u);
+        for (const json& run : row["dirs"])
+            EXPECT_TRUE(fs::exists(dir / run.get<std::string>() / "summary.json")) << run;
+        EXPECT_NE(row["dirs"][0], row["dirs"][1]);
+    }
+    const json& fenced = table["runs"][0];
+    const json& set_nx_px = table["runs"][1];
+    EXPECT_EQ(fenced["strategy"], "fenced");
+    EXPECT_EQ(fenced["as_expected"], true);
+    EXPECT_EQ(set_nx_px["as_expected"], false);
+    EXPECT_EQ(set_nx_px["rate_terms"],
+              json::parse(R"([{"term": "violates:mutual_exclusion in >= 1 of 2", "held": 0,
+                               "undecided": 0, "runs": 2, "met": false}])"));
+    EXPECT_NE(r.out.find(" ok: violated in 0 of 2, as expected in 2 of 2\n"), std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find(" UNEXPECTED: violated in 0 of 2, as expected in 2 of 2\n"
+                         "    violated: mutual_exclusion 0 of 2, resource 0 of 2, liveness 0 of 2, "
+                         "linearizability 0 of 2\n"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("    rate violates:mutual_exclusion in >= 1 of 2: held in 0 of 2 -> "
+                         "NOT MET\n"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("1 of 2 pairs as expected over 2 runs each\n"), std::string::npos)
+        << r.out;
+    const std::string junit = read(t.path() / "junit.xml");
+    EXPECT_NE(junit.find("tests=\"2\" failures=\"1\""), std::string::npos) << junit;
+    EXPECT_NE(junit.find("expected safe,violates:mutual_exclusion in &gt;= 1 of 2, got valid "
+                         "(violated in 0 of 2, as expected in 2 of 2)"),
+              std::string::npos)
+        << junit;
+
+    // The gate reads the pair's outcome over its runs against the single-run baseline.
+    auto g = lockbench(
+        t.path(), "gate --baseline '" + baseline.string() + "' --current '" + dir.string() + "'");
+    EXPECT_EQ(g.code, 1) << g.out << g.err;
+    EXPECT_EQ(g.out.rfind("gate FAIL: 2 cells, 1 problem", 0), 0u) << g.out;
+    EXPECT_NE(g.out.find("tiny / set_nx_px: UNEXPECTED OUTCOME: expected "
+                         "safe,violates:mutual_exclusion in >= 1 of 2, got valid"),
+              std::string::npos)
+        << g.out;
+
+    // --retries reruns until as expected; --repeat counts: together they would bias the count.
+    auto both =
+        lockbench(t.path(), suite + (t.path() / "both").string() + "' --repeat 2 --retries 1");
+    EXPECT_EQ(both.code, 2) << both.err;
+    EXPECT_EQ(lines(both.err), 1u) << both.err;
+    EXPECT_NE(both.err.find("give one of them"), std::string::npos) << both.err;
+    EXPECT_FALSE(fs::exists(t.path() / "both"));
+}
+
 // JUnit test cases carry their time: a run's wall-clock seconds, or an older table's measured
 // duration; the suite's time is their sum.
 TEST(SuiteJunitTest, EachTestCaseCarriesItsTimeInSeconds) {

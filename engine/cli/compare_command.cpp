@@ -72,6 +72,10 @@ Command add_compare_command(CLI::App& app, const std::string& scenarios_dir) {
         ->check(CLI::Range(std::int64_t{1}, std::int64_t{86'400'000}));
     c->add_option("--dir", f.dir, "Folder of scenario files")->capture_default_str();
     add_server_options(*c, f.server, {.inventory = false, .etcd = false});
+    // A script that passes run's flags to compare should not fail on one that means nothing here.
+    c->add_flag("--no-yardstick", f.no_yardstick,
+                "Accepted and ignored: compare never measures the machine (its runs are "
+                "compared with each other, interleaved on one machine)");
     return {c, true, [flags](const std::atomic<bool>* interrupt) {
                 return compare_command(*flags, interrupt);
             }};

@@ -27,6 +27,8 @@ struct CompareFlags {
     std::optional<int> clients;
     std::optional<std::int64_t> lease_ms;
     ServerFlags server;
+    // Accepted for the same flags as run and suite; compare never measures the machine.
+    bool no_yardstick = false;
 };
 
 // Registers `compare` on `app`.
@@ -38,8 +40,9 @@ Command add_compare_command(CLI::App& app, const std::string& scenarios_dir);
 int compare_command(const CompareFlags& flags, const std::atomic<bool>* interrupt);
 
 // `run --repeat N`: `options`' run N times into one folder, the same k-of-n table. Exits as a run
-// does, composed over the runs: 130 interrupted, a failed run's code, else 1 if any run violated
-// (or missed its expectation), 3 if any was unknown, 0.
+// does, composed over the runs: 130 interrupted, a failed run's code; with an expectation, 1 if
+// it was not met over the runs (every plain term in every run, a rate term at its rate), 3 if
+// the runs could not decide, else 0; without one, 1 if any run violated, 3 if any was unknown, 0.
 int repeat_run_command(const RunOptions& options, int repeat);
 
 }  // namespace lockbench::cli

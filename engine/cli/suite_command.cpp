@@ -67,6 +67,13 @@ Command add_suite_command(CLI::App& app, const std::string& scenarios_dir) {
                      "table marks it")
         ->check(CLI::Range(0, 5))
         ->capture_default_str();
+    suite
+        ->add_option("--repeat", f.so.repeat,
+                     "Run each pair N times, interleaved (round r runs every pair once): one row "
+                     "per pair, each check as k of n runs, its expectation judged over the runs "
+                     "(rates included)")
+        ->check(CLI::Range(1, 100))
+        ->capture_default_str();
     suite->add_option("--junit", f.junit,
                       "Write a JUnit XML file: one test case per (scenario, strategy)");
     add_server_options(*suite, f.server, {.inventory = true, .etcd = false});

@@ -9,6 +9,7 @@
 #include "checker/report.hpp"
 #include "checker/story/markup_escape.hpp"
 #include "engine/compare/wilson.hpp"
+#include "engine/run/expectation.hpp"
 #include "engine/run/result_folder.hpp"
 
 namespace lockbench {
@@ -181,6 +182,14 @@ std::string setting_label(const json& compare, std::size_t index) {
 
 }  // namespace
 
+json server_us_per_cycle(const json& summary) {
+    const json cost = summary.value("server_cost", json());
+    if (!cost.is_object() || !cost.value("total", json()).is_object())
+        return nullptr;
+    const json us = cost["total"].value("cpu_us_per_cycle", json());
+    return us.is_number() ? us : json(nullptr);
+}
+
 json summarise_compare(json compare) {
     const json& runs = compare["runs"];
     const std::vector<std::string> strategies = compare["strategies"];
@@ -198,7 +207,7 @@ json summarise_compare(json compare) {
                 }
             }
             int violated = 0, valid = 0, unknown = 0, na = 0;
-            std::vector<double> throughput, p99;
+            std::vector<double> throughput, p99, server_cost;
             json run_names = json::array();
             json expected = nullptr;
             int as_expected = 0;
@@ -208,6 +217,8 @@ json summarise_compare(json compare) {
                     throughput.push_back((*r)["cycles_per_s"].get<double>());
                 if ((*r)["acquire_p99_ms"].is_number())
                     p99.push_back((*r)["acquire_p99_ms"].get<double>());
+                if (const json us = r->value("server_us_per_cycle", json()); us.is_number())
+                    server_cost.push_back(us.get<double>());
                 run_names.push_back((*r)["run"]);
                 if ((*r)["expected"].is_string()) {
                     expected = (*r)["expected"];
@@ -234,7 +245,15 @@ json summarise_compare(json compare) {
                        {"as_expected", expected.is_null() ? json(nullptr) : json(as_expected)},
                        {"cycles_per_s", spread_of(throughput)},
                        {"acquire_p99_ms", spread_of(p99)},
+                       // Where no run measured the servers (ZooKeeper, etcd of the user's):
+                       // null, never a median of nothing.
+                       {"server_us_per_cycle",
+                        server_cost.empty() ? json(nullptr) : spread_of(server_cost)},
                        {"run_folders", run_names}};
+            std::vector<json> terms;
+            for (const json* r : mine)
+                terms.push_back(r->value("expected_terms", json::array()));
+            stats.update(judge_repeated(expected, terms));
             stats["reading"] = reading_of(strategy, stats);
             per_strategy[strategy] = std::move(stats);
         }
@@ -411,6 +430,8 @@ CompareOutcome run_compare(const CompareOptions& options) {
                      {"as_expected", summary.value("as_expected", json())},
                      {"cycles_per_s", summary["throughput"]["cycles_per_s"]},
                      {"acquire_p99_ms", summary["latency_ms"]["acquire"]["p99"]},
+                     {"server_us_per_cycle", server_us_per_cycle(summary)},
+                     {"expected_terms", summary.value("expected_terms", json::array())},
                      {"exit_code", exit_code}});
             }
         }
@@ -421,6 +442,19 @@ CompareOutcome run_compare(const CompareOptions& options) {
     compare["runs_done"] = compare["runs"].size();
     compare["complete"] = !outcome.interrupted && compare["failed"].empty();
     compare = summarise_compare(std::move(compare));
+    // Where every strategy states an expectation, it decides over the runs together (a rate
+    // needs them all); one run's own exit code cannot judge a rate.
+    bool all_stated = !compare["runs"].empty();
+    bool missed = false, undecided = false;
+    for (const json& setting : compare["settings"]) {
+        for (const auto& [strategy, stats] : setting["strategies"].items()) {
+            all_stated = all_stated && stats["expected"].is_string();
+            missed = missed || stats["expectation_met"] == false;
+            undecided = undecided || stats["expectation_met"].is_null();
+        }
+    }
+    if (all_stated)
+        outcome.runs_exit_code = missed ? 1 : undecided ? 3 : 0;
     write_atomically(folder.tmp() / "compare.json", compare.dump(2) + "\n");
     write_atomically(folder.tmp() / "compare.txt", format_compare(compare));
     write_atomically(folder.tmp() / "compare.html", compare_html(compare));
@@ -581,10 +615,36 @@ std::string format_compare(const json& compare) {
                           number_text(p["min"], "%.3f").c_str(),
                           number_text(p["max"], "%.3f").c_str());
             out << line;
+            if (const json& us = stats.value("server_us_per_cycle", json()); us.is_object()) {
+                std::snprintf(line, sizeof line, "  %-18s %s us median (%s - %s)\n",
+                              "server cpu/cycle", number_text(us["median"], "%.1f").c_str(),
+                              number_text(us["min"], "%.1f").c_str(),
+                              number_text(us["max"], "%.1f").c_str());
+                out << line;
+            }
             if (stats["expected"].is_string() && compare["sweep"].empty()) {
+                const json met = stats.value("expectation_met", json());
                 out << "  expected           " << stats["expected"].get<std::string>()
                     << ": as expected in " << stats["as_expected"].get<int>() << " of "
-                    << stats["runs"].get<int>() << "\n";
+                    << stats["runs"].get<int>() << " run(s); over the runs: "
+                    << (met.is_null()     ? "unknown"
+                        : met.get<bool>() ? "met"
+                                          : "NOT MET")
+                    << "\n";
+                for (const json& rate : stats.value("rate_terms", json::array())) {
+                    const json rate_met = rate["met"];
+                    out << "    " << rate["term"].get<std::string>() << ": held in "
+                        << rate["held"].get<int>() << " of " << rate["runs"].get<int>()
+                        << (rate["undecided"].get<int>() > 0
+                                ? " (" + std::to_string(rate["undecided"].get<int>()) +
+                                      " undecided)"
+                                : "")
+                        << " -> "
+                        << (rate_met.is_null()     ? "unknown"
+                            : rate_met.get<bool>() ? "met"
+                                                   : "NOT MET")
+                        << "\n";
+                }
             }
             out << "  reading            " << stats["reading"].get<std::string>() << "\n";
         }
@@ -739,7 +799,7 @@ std::string compare_html(const json& compare) {
         for (const auto& name : checks)
             h << "<th>" << markup_escape(name) << "</th>";
         h << "<th>cycles/s median (min-max)</th><th>acquire p99 ms median (min-max)</th>"
-             "<th>reading</th></tr>\n";
+             "<th>server CPU us per cycle median (min-max)</th><th>reading</th></tr>\n";
         for (const std::string& strategy : strategies) {
             const json& stats = settings[i]["strategies"][strategy];
             const auto cell = [&](const json& counts) {
@@ -762,8 +822,14 @@ std::string compare_html(const json& compare) {
             h << "<td>" << number_text(t["median"], "%.1f") << " (" << number_text(t["min"], "%.1f")
               << "-" << number_text(t["max"], "%.1f") << ")</td><td>"
               << number_text(p["median"], "%.3f") << " (" << number_text(p["min"], "%.3f") << "-"
-              << number_text(p["max"], "%.3f") << ")</td><td>"
-              << markup_escape(stats["reading"].get<std::string>()) << "</td></tr>\n";
+              << number_text(p["max"], "%.3f") << ")</td><td class=\"server-cost\">";
+            if (const json& us = stats.value("server_us_per_cycle", json()); us.is_object())
+                h << number_text(us["median"], "%.1f") << " (" << number_text(us["min"], "%.1f")
+                  << "-" << number_text(us["max"], "%.1f") << ")";
+            else
+                h << "not measured";
+            h << "</td><td>" << markup_escape(stats["reading"].get<std::string>())
+              << "</td></tr>\n";
         }
         h << "</table>\n";
     }

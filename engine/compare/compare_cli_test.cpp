@@ -80,8 +80,27 @@ TEST(CompareCliTest, HelpSaysWhatTheExitCodesMean) {
     testing::TempDir scratch;
     const Cli r = lockbench(scratch, "compare --help");
     EXPECT_EQ(r.code, 0);
-    for (const char* says : {"k of n", "--sweep", "--repeat", "0 table produced", "130"})
+    for (const char* says : {"k of n", "--sweep", "--repeat", "0 table produced", "130",
+                             "--no-yardstick", "compare never measures the machine"})
         EXPECT_NE(r.out.find(says), std::string::npos) << says << "\n" << r.out;
+}
+
+// --no-yardstick as run and suite take it: accepted (and meaningless here), so the error is the
+// next one on the line, not the flag.
+TEST(CompareCliTest, NoYardstickIsAcceptedAndChangesNothing) {
+    testing::TempDir scratch;
+    const std::string out = (scratch.path() / "results").string();
+    const Cli r = lockbench(scratch,
+                            "compare no-such-scenario --strategy set_nx_px "
+                            "--no-yardstick --out '" +
+                                out + "'");
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_EQ(lines(r.err), 1u) << r.err;
+    EXPECT_NE(r.err.find("no workload file or scenario named 'no-such-scenario'"),
+              std::string::npos)
+        << r.err;
+    EXPECT_EQ(r.err.find("yardstick"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(out));
 }
 
 }  // namespace

@@ -184,5 +184,52 @@ TEST(CompareScenario, RunRepeatWritesOneFolderOfNRuns) {
         << read(t.path() / "stdout.txt");
 }
 
+// A rate expectation on `run`: one run leaves it unjudged and says it needs --repeat; repeated,
+// the runs judge it together - here a fault-free lock asked to break mutual exclusion in at least
+// 1 of 2 runs, which no run does: NOT MET, exit 1 (each run alone was valid, exit 0). The servers'
+// cost per cycle is in the table, as the embedded redis-server measured it.
+TEST(CompareScenario, RunRepeatJudgesARateExpectationThatOneRunCannot) {
+    testing::TempDir t;
+    const fs::path workload = t.path() / "tiny.json";
+    std::ofstream(workload) << R"({"name": "tiny", "clients": 2, "keys": 1, "hold_ms": 1,
+        "lease_ms": 2000, "duration_s": 0.3, "seed": 3,
+        "expect": {"set_nx_px": "violates:mutual_exclusion in >= 1 of 2"}})";
+    const fs::path results = t.path() / "results";
+    const auto lockbench = [&](const std::string& args) {
+        const std::string command = std::string("'") + LOCKBENCH_BINARY + "' run '" +
+                                    workload.string() + "' --no-yardstick " + args + " --out '" +
+                                    results.string() + "' >'" + (t.path() / "stdout.txt").string() +
+                                    "' 2>/dev/null";
+        const int status = std::system(command.c_str());
+        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    };
+    EXPECT_EQ(lockbench(""), 0);
+    const std::string once = read(t.path() / "stdout.txt");
+    EXPECT_NE(once.find("expected    violates:mutual_exclusion in >= 1 of 2 -> unknown\n"
+                        "            not judged in one run: violates:mutual_exclusion in >= 1 of 2 "
+                        "(a rate needs repeated runs: run --repeat N)\n"),
+              std::string::npos)
+        << once;
+    fs::remove_all(results);
+
+    EXPECT_EQ(lockbench("--repeat 2"), 1);
+    const std::string repeated = read(t.path() / "stdout.txt");
+    EXPECT_NE(repeated.find("over the runs: NOT MET\n"
+                            "    violates:mutual_exclusion in >= 1 of 2: held in 0 of 2 -> NOT "
+                            "MET\n"),
+              std::string::npos)
+        << repeated;
+    EXPECT_NE(repeated.find("  server cpu/cycle   "), std::string::npos) << repeated;
+    const std::vector<fs::path> folders{fs::directory_iterator(results), fs::directory_iterator()};
+    ASSERT_EQ(folders.size(), 1u);
+    const json c = json::parse(read(folders[0] / "compare.json"));
+    const json& stats = c["settings"][0]["strategies"]["set_nx_px"];
+    EXPECT_EQ(stats["expectation_met"], false);
+    EXPECT_EQ(stats["rate_terms"][0]["held"], 0);
+    EXPECT_GT(stats["server_us_per_cycle"]["median"].get<double>(), 0) << stats.dump();
+    for (const json& run : c["runs"])
+        EXPECT_GT(run["server_us_per_cycle"].get<double>(), 0) << run.dump();
+}
+
 }  // namespace
 }  // namespace lockbench

@@ -182,6 +182,78 @@ TEST(Summary, CountsEachCheckAsKOfNWithItsIntervalAndReadsIt) {
     EXPECT_EQ(text.find("fencing"), text.rfind("fencing")) << text;
 }
 
+TEST(Summary, CarriesTheServersCostPerCycleWhereMeasured) {
+    json c = plan({"set_nx_px", "zk_mutex"}, json::array(), 1);
+    const double costs[] = {30.0, 10.0, 20.0};
+    for (double cost : costs) {
+        json r = run(0, "set_nx_px", true, json{{"mutual_exclusion", true}}, 100, 1);
+        r["server_us_per_cycle"] = cost;
+        c["runs"].push_back(r);
+        // The user's ZooKeeper: not measured.
+        json z = run(0, "zk_mutex", true, json{{"mutual_exclusion", true}}, 100, 1);
+        z["server_us_per_cycle"] = nullptr;
+        c["runs"].push_back(z);
+    }
+    const json s = summarise_compare(c);
+    const json& measured = s["settings"][0]["strategies"]["set_nx_px"]["server_us_per_cycle"];
+    EXPECT_EQ(measured, (json{{"median", 20.0}, {"min", 10.0}, {"max", 30.0}}));
+    EXPECT_EQ(s["settings"][0]["strategies"]["zk_mutex"]["server_us_per_cycle"], nullptr);
+    const std::string text = format_compare(s);
+    EXPECT_NE(text.find("  server cpu/cycle   20.0 us median (10.0 - 30.0)"), std::string::npos)
+        << text;
+    // Once: the strategy whose servers were not measured has no such line.
+    EXPECT_EQ(text.find("server cpu/cycle"), text.rfind("server cpu/cycle")) << text;
+    const std::string html = compare_html(s);
+    EXPECT_NE(html.find("<td class=\"server-cost\">20.0 (10.0-30.0)</td>"), std::string::npos);
+    EXPECT_NE(html.find("<td class=\"server-cost\">not measured</td>"), std::string::npos);
+
+    // From summary.json: every measured node together, null without a measurement.
+    EXPECT_EQ(server_us_per_cycle(json{{"server_cost", {{"total", {{"cpu_us_per_cycle", 12.5}}}}}}),
+              12.5);
+    EXPECT_EQ(server_us_per_cycle(json{{"server_cost", nullptr}}), nullptr);
+    EXPECT_EQ(server_us_per_cycle(json::object()), nullptr);
+}
+
+// Runs repeated together judge a rate: "violates:mutual_exclusion in >= 3 of 5" over 5 runs that
+// each also state the plain term.
+TEST(Summary, JudgesARateExpectationOverTheRuns) {
+    const auto with_terms = [](bool linearizable_violated, json me_violated) {
+        json r = run(0, "set_nx_px", false, json{{"mutual_exclusion", false}}, 100, 1);
+        r["expected"] = "violates:linearizability,violates:mutual_exclusion in >= 3 of 5";
+        r["as_expected"] = linearizable_violated;
+        r["expected_terms"] = json::array(
+            {{{"term", "violates:linearizability"}, {"met", linearizable_violated}},
+             {{"term", "violates:mutual_exclusion in >= 3 of 5"}, {"met", me_violated}}});
+        return r;
+    };
+    json met = plan({"set_nx_px"}, json::array(), 1);
+    for (json me : {json(true), json(true), json(false), json(true), json(nullptr)})
+        met["runs"].push_back(with_terms(true, me));
+    const json s = summarise_compare(met);
+    const json& stats = s["settings"][0]["strategies"]["set_nx_px"];
+    EXPECT_EQ(stats["as_expected"], 5);
+    EXPECT_EQ(stats["expectation_met"], true);
+    EXPECT_EQ(stats["rate_terms"], json::array({{{"term", "violates:mutual_exclusion in >= 3 of 5"},
+                                                 {"held", 3},
+                                                 {"undecided", 1},
+                                                 {"runs", 5},
+                                                 {"met", true}}}));
+    const std::string text = format_compare(s);
+    EXPECT_NE(text.find("as expected in 5 of 5 run(s); over the runs: met\n"
+                        "    violates:mutual_exclusion in >= 3 of 5: held in 3 of 5 (1 undecided) "
+                        "-> met\n"),
+              std::string::npos)
+        << text;
+
+    json missed = plan({"set_nx_px"}, json::array(), 1);
+    for (json me : {json(true), json(false), json(false), json(true), json(false)})
+        missed["runs"].push_back(with_terms(true, me));
+    const json m = summarise_compare(missed)["settings"][0]["strategies"]["set_nx_px"];
+    EXPECT_EQ(m["as_expected"], 5);          // every run's plain term held...
+    EXPECT_EQ(m["expectation_met"], false);  // ...but the rate did not: 2 of 5 < 3 of 5
+    EXPECT_EQ(m["rate_terms"][0]["met"], false);
+}
+
 TEST(Summary, NoRunFinishedIsSaidSo) {
     json c = plan({"set_nx_px"}, json::array(), 1);
     c["interrupted"] = true;

@@ -92,10 +92,45 @@ FaultEvidence FaultEvidence::from_nemesis_report(const json& nemesis) {
     return e;
 }
 
+namespace {
+
+int rate_number(const std::string& word, const std::string& term) {
+    const bool digits =
+        !word.empty() && word.size() <= 6 &&
+        std::all_of(word.begin(), word.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (!digits)
+        throw std::invalid_argument("'" + term + "': '" + word +
+                                    "' is not a whole number (a rate reads `in >= K of N`)");
+    return std::stoi(word);
+}
+
+// " in >= K of N" after a term: the rate, or throws naming the whole term.
+Expectation::Term::Rate parse_rate(const std::string& words, const std::string& term) {
+    std::stringstream in(words);
+    std::vector<std::string> w;
+    for (std::string word; in >> word;)
+        w.push_back(word);
+    if (w.size() != 4 || (w[0] != ">=" && w[0] != "<=") || w[2] != "of")
+        throw std::invalid_argument(
+            "'" + term + "': a rate reads `<term> in >= K of N` or `<term> in <= K of N`");
+    Expectation::Term::Rate rate{w[0] == ">=", rate_number(w[1], term), rate_number(w[3], term)};
+    if (rate.n < 1 || rate.k > rate.n)
+        throw std::invalid_argument("'" + term + "': a rate needs 0 <= K <= N and N >= 1");
+    return rate;
+}
+
+}  // namespace
+
 Expectation Expectation::parse(const std::string& text) {
     Expectation e;
     std::stringstream in(text);
-    for (std::string term; std::getline(in, term, ',');) {
+    for (std::string written; std::getline(in, written, ',');) {
+        std::string term = written;
+        std::optional<Term::Rate> rate;
+        if (const auto at = written.find(" in "); at != std::string::npos) {
+            term = written.substr(0, at);
+            rate = parse_rate(written.substr(at + 4), written);
+        }
         if (term == "safe") {
             e.terms.push_back({Kind::Safe, ""});
         } else if (term == "deadlocks") {
@@ -120,22 +155,45 @@ Expectation Expectation::parse(const std::string& text) {
                 throw std::invalid_argument(
                     "'" + term +
                     "' is not safe, deadlocks, saves:fencing, safe:<check> or "
-                    "violates:<check>[|<check>...] "
+                    "violates:<check>[|<check>...], with `in >= K of N` after it for a rate "
                     "(checks: mutual_exclusion, fencing, resource, liveness, linearizability, "
                     "starvation)");
             }
             e.terms.push_back({head == "safe" ? Kind::SafeCheck : Kind::Violates, checks.front(),
                                std::vector<std::string>(checks.begin() + 1, checks.end())});
         }
+        e.terms.back().rate = rate;
+        e.terms.back().text = written;
     }
     if (e.terms.empty())
         throw std::invalid_argument("an expectation cannot be empty");
     return e;
 }
 
-std::optional<bool> Expectation::met_by(const Report& report, const FaultEvidence& evidence) const {
-    bool all = true;
-    bool unknown = false;
+bool Expectation::has_rates() const {
+    return std::any_of(terms.begin(), terms.end(),
+                       [](const Term& t) { return t.rate.has_value(); });
+}
+
+std::vector<std::string> Expectation::term_texts() const {
+    std::vector<std::string> texts;
+    for (const auto& t : terms)
+        texts.push_back(t.text);
+    return texts;
+}
+
+std::string Expectation::rate_texts() const {
+    std::string texts;
+    for (const auto& t : terms) {
+        if (t.rate)
+            texts += (texts.empty() ? "" : ", ") + t.text;
+    }
+    return texts;
+}
+
+std::vector<std::optional<bool>> Expectation::terms_met_by(const Report& report,
+                                                           const FaultEvidence& evidence) const {
+    std::vector<std::optional<bool>> outcomes;
     for (const auto& t : terms) {
         std::optional<bool> ok;
         switch (t.kind) {
@@ -176,22 +234,132 @@ std::optional<bool> Expectation::met_by(const Report& report, const FaultEvidenc
                 break;
             }
         }
-        // A fault that never took effect leaves both safety and its absence unexplained; only a
-        // violation that was found anyway is a definite answer.
+        // A fault that never took effect leaves both safety and its absence unexplained, and a
+        // run that did not do what it scheduled explains no success either: only a violation
+        // found anyway (a claim of safety missed) is a definite answer.
         const bool claims_safety = t.kind == Kind::Safe || t.kind == Kind::SafeCheck;
-        if (ok && !evidence.conclusive && (claims_safety ? *ok : !*ok))
+        if (ok && !evidence.conclusive && !(claims_safety && !*ok))
             ok.reset();
-        if (!ok) {
-            unknown = true;
-        } else if (!*ok) {
-            all = false;
-        }
+        outcomes.push_back(ok);
     }
-    if (!all)
-        return false;  // one definite miss decides, whatever else is unknown
-    if (unknown || !evidence.conclusive)
+    return outcomes;
+}
+
+namespace {
+
+// Terms composed: one definite miss decides, whatever else is unknown.
+std::optional<bool> all_of(const std::vector<std::optional<bool>>& outcomes) {
+    bool unknown = false;
+    for (const auto& ok : outcomes) {
+        if (ok && !*ok)
+            return false;
+        unknown = unknown || !ok;
+    }
+    if (unknown)
         return std::nullopt;
     return true;
+}
+
+}  // namespace
+
+std::optional<bool> Expectation::met_by(const Report& report, const FaultEvidence& evidence) const {
+    const auto outcomes = terms_met_by(report, evidence);
+    std::vector<std::optional<bool>> judged;
+    for (std::size_t i = 0; i < terms.size(); ++i) {
+        if (!terms[i].rate)
+            judged.push_back(outcomes[i]);
+    }
+    if (judged.empty())
+        return std::nullopt;  // only rates: they need repeated runs
+    return all_of(judged);
+}
+
+std::optional<bool> Expectation::rate_met(const Term::Rate& rate, int held, int undecided,
+                                          int runs) {
+    if (runs <= 0)
+        return std::nullopt;
+    // k/runs against K/N, in integers: k * N against K * runs.
+    const auto at_least = [&](int k) {
+        return std::int64_t{k} * rate.n >= std::int64_t{rate.k} * runs;
+    };
+    const auto at_most = [&](int k) {
+        return std::int64_t{k} * rate.n <= std::int64_t{rate.k} * runs;
+    };
+    const int low = held, high = held + undecided;
+    if (rate.at_least) {
+        if (at_least(low))
+            return true;
+        if (!at_least(high))
+            return false;
+    } else {
+        if (at_most(high))
+            return true;
+        if (!at_most(low))
+            return false;
+    }
+    return std::nullopt;
+}
+
+std::optional<bool> Expectation::met_across(
+    const std::vector<std::vector<std::optional<bool>>>& runs) const {
+    if (runs.empty())
+        return std::nullopt;
+    std::vector<std::optional<bool>> per_term;
+    for (std::size_t i = 0; i < terms.size(); ++i) {
+        int held = 0, undecided = 0;
+        std::vector<std::optional<bool>> in_each;
+        for (const auto& run : runs) {
+            const std::optional<bool> ok = i < run.size() ? run[i] : std::nullopt;
+            in_each.push_back(ok);
+            held += ok.value_or(false);
+            undecided += !ok.has_value();
+        }
+        per_term.push_back(
+            terms[i].rate ? rate_met(*terms[i].rate, held, undecided, static_cast<int>(runs.size()))
+                          : all_of(in_each));
+    }
+    return all_of(per_term);
+}
+
+json judge_repeated(const json& expected, const std::vector<json>& expected_terms_per_run) {
+    json out{{"expectation_met", nullptr}, {"rate_terms", json::array()}};
+    if (!expected.is_string())
+        return out;
+    Expectation e;
+    try {
+        e = Expectation::parse(expected.get<std::string>());
+    } catch (const std::invalid_argument&) {
+        return out;  // a grammar this build does not know: each run still says as_expected
+    }
+    std::vector<std::vector<std::optional<bool>>> outcomes;
+    for (const json& terms : expected_terms_per_run) {
+        std::vector<std::optional<bool>> run;
+        for (const json& t : terms.is_array() ? terms : json::array()) {
+            const json met = t.is_object() ? t.value("met", json()) : json();
+            run.push_back(met.is_boolean() ? std::optional(met.get<bool>()) : std::nullopt);
+        }
+        outcomes.push_back(std::move(run));
+    }
+    const auto met = e.met_across(outcomes);
+    out["expectation_met"] = met ? json(*met) : json(nullptr);
+    const int n = static_cast<int>(outcomes.size());
+    for (std::size_t i = 0; i < e.terms.size(); ++i) {
+        if (!e.terms[i].rate)
+            continue;
+        int held = 0, undecided = 0;
+        for (const auto& run : outcomes) {
+            const std::optional<bool> ok = i < run.size() ? run[i] : std::nullopt;
+            held += ok.value_or(false);
+            undecided += !ok.has_value();
+        }
+        const auto rate_ok = Expectation::rate_met(*e.terms[i].rate, held, undecided, n);
+        out["rate_terms"].push_back({{"term", e.terms[i].text},
+                                     {"held", held},
+                                     {"undecided", undecided},
+                                     {"runs", n},
+                                     {"met", rate_ok ? json(*rate_ok) : json(nullptr)}});
+    }
+    return out;
 }
 
 }  // namespace lockbench

@@ -145,6 +145,90 @@ TEST(ExpectationTest, AFenceSaveCountsOnlyForTheFaultedWriter) {
               false);
 }
 
+TEST(ExpectationTest, ARateTermParsesAndBadRatesAreRefusedNamingTheTerm) {
+    const auto e =
+        Expectation::parse("violates:linearizability,violates:mutual_exclusion in >= 3 of 5");
+    ASSERT_EQ(e.terms.size(), 2u);
+    EXPECT_FALSE(e.terms[0].rate.has_value());
+    ASSERT_TRUE(e.terms[1].rate.has_value());
+    EXPECT_TRUE(e.terms[1].rate->at_least);
+    EXPECT_EQ(e.terms[1].rate->k, 3);
+    EXPECT_EQ(e.terms[1].rate->n, 5);
+    EXPECT_EQ(e.terms[1].check, "mutual_exclusion");
+    EXPECT_EQ(e.rate_texts(), "violates:mutual_exclusion in >= 3 of 5");
+    EXPECT_TRUE(e.has_rates());
+    EXPECT_FALSE(Expectation::parse("safe").has_rates());
+    const auto at_most = Expectation::parse("safe in <= 0 of 4");
+    EXPECT_FALSE(at_most.terms[0].rate->at_least);
+
+    struct Bad {
+        const char* text;
+        const char* says;
+    };
+    for (const Bad& bad : {
+             Bad{"violates:mutual_exclusion in 3 of 5", "a rate reads"},
+             Bad{"violates:mutual_exclusion in >= 3 out of 5", "a rate reads"},
+             Bad{"violates:mutual_exclusion in >= 3 of", "a rate reads"},
+             Bad{"violates:mutual_exclusion in >= x of 5", "'x' is not a whole number"},
+             Bad{"violates:mutual_exclusion in >= -1 of 5", "'-1' is not a whole number"},
+             Bad{"violates:mutual_exclusion in >= 6 of 5", "0 <= K <= N"},
+             Bad{"violates:mutual_exclusion in >= 0 of 0", "0 <= K <= N"},
+             Bad{"violates:bogus in >= 1 of 5", "'violates:bogus' is not"},
+         }) {
+        try {
+            Expectation::parse(bad.text);
+            ADD_FAILURE() << bad.text << " was accepted";
+        } catch (const std::invalid_argument& refused) {
+            EXPECT_NE(std::string(refused.what()).find(bad.says), std::string::npos)
+                << bad.text << ": " << refused.what();
+        }
+    }
+}
+
+TEST(ExpectationTest, OneRunLeavesRateTermsUnjudged) {
+    const auto clean = report(check(true), check(true), check(true), liveness(0));
+    const auto overlap = report(check(false, {1, 2}), check(true), check(true), liveness(0));
+    const auto mixed = Expectation::parse("safe:resource,violates:mutual_exclusion in >= 1 of 5");
+    // The plain term decides one run, whatever the rate term's outcome in it.
+    EXPECT_EQ(mixed.met_by(clean), true);
+    EXPECT_EQ(mixed.met_by(overlap), true);
+    EXPECT_EQ(mixed.terms_met_by(clean), (std::vector<std::optional<bool>>{true, false}));
+    EXPECT_EQ(mixed.terms_met_by(overlap), (std::vector<std::optional<bool>>{true, true}));
+    // Only rates: one run cannot say.
+    EXPECT_EQ(Expectation::parse("violates:mutual_exclusion in >= 1 of 5").met_by(overlap),
+              std::nullopt);
+}
+
+TEST(ExpectationTest, RepeatedRunsJudgeRatesAndEveryRunForPlainTerms) {
+    using Runs = std::vector<std::vector<std::optional<bool>>>;
+    const auto e =
+        Expectation::parse("violates:linearizability,violates:mutual_exclusion in >= 3 of 5");
+    // 3 of 5 is 60 %: 2 of 3 runs (67 %) is enough, 1 of 3 is not.
+    EXPECT_EQ(e.met_across(Runs{{true, true}, {true, false}, {true, true}}), true);
+    EXPECT_EQ(e.met_across(Runs{{true, true}, {true, false}, {true, false}}), false);
+    EXPECT_EQ(
+        e.met_across(Runs{{true, true}, {true, true}, {true, true}, {true, false}, {true, false}}),
+        true);
+    // A plain term must hold in every run.
+    EXPECT_EQ(e.met_across(Runs{{true, true}, {false, true}, {true, true}}), false);
+    EXPECT_EQ(e.met_across(Runs{{true, true}, {std::nullopt, true}, {true, true}}), std::nullopt);
+    // Undecided runs count only where they change nothing: 1 held + 1 undecided of 3 could be
+    // 67 % or 33 %.
+    EXPECT_EQ(e.met_across(Runs{{true, true}, {true, std::nullopt}, {true, false}}), std::nullopt);
+    EXPECT_EQ(e.met_across(Runs{{true, false}, {true, std::nullopt}, {true, false}}), false);
+    EXPECT_EQ(e.met_across(Runs{}), std::nullopt);
+
+    const auto rarely = Expectation::parse("violates:mutual_exclusion in <= 1 of 5");
+    EXPECT_EQ(rarely.met_across(Runs{{false}, {false}, {false}, {false}, {true}}), true);
+    EXPECT_EQ(rarely.met_across(Runs{{false}, {false}, {false}, {true}, {true}}), false);
+    EXPECT_EQ(rarely.met_across(Runs{{false}, {false}, {false}, {false}, {std::nullopt}}), true);
+    EXPECT_EQ(rarely.met_across(Runs{{true}, {false}, {false}, {false}, {std::nullopt}}),
+              std::nullopt);
+    // With one run, a rate is judged like any other: k of 1 against K/N.
+    EXPECT_EQ(rarely.met_across(Runs{{true}}), false);
+    EXPECT_EQ(Expectation::rate_met({true, 1, 5}, 1, 0, 1), true);
+}
+
 TEST(ExpectationTest, EvidenceComesFromTheNemesisReport) {
     const json nemesis = json::parse(R"([
         {"fault": "pause-client", "target": {"holder": "k0"}, "at_s": 0.5, "due": 1,

@@ -88,6 +88,11 @@ std::string expectation_summary(const std::map<std::string, std::string>& expect
                     std::string checks = t.check;
                     for (const auto& alternative : t.alternatives)
                         checks += "|" + alternative;
+                    if (t.rate) {
+                        // A rate is part of the claim: "violates x" alone would overstate it.
+                        checks += " in " + std::string(t.rate->at_least ? ">= " : "<= ") +
+                                  std::to_string(t.rate->k) + " of " + std::to_string(t.rate->n);
+                    }
                     violated += (violated.empty() ? "" : "+") + checks;
                     break;
                 }

@@ -127,6 +127,15 @@ TEST(ScenarioListTest, WrapsAtSpacesAndCountsCharactersNotBytes) {
     EXPECT_EQ(wrap_columns("", 10, "  ", "  "), "");
 }
 
+// A rate is part of the claim: the summary keeps it beside the check it qualifies.
+TEST(ScenarioListTest, ARateTermKeepsItsRateInTheSummary) {
+    EXPECT_EQ(
+        expectation_summary({{"fenced", "violates:fencing,violates:mutual_exclusion in >= 1 of 5"},
+                             {"set_nx_px", "violates:linearizability"}}),
+        "violates fencing+mutual_exclusion in >= 1 of 5: fenced · "
+        "violates linearizability: set_nx_px");
+}
+
 TEST(ScenarioListTest, AnUnknownStrategyInAScenarioIsRefusedNamingTheFile) {
     testing::TempDir t;
     write(t.path() / "bad.json", R"({"name": "bad", "expect": {"no_such_lock": "safe"}})");

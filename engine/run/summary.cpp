@@ -189,8 +189,19 @@ json make_summary(const SummaryInputs& in, const std::filesystem::path& history_
         summary["as_expected"] = nullptr;
     } else {
         summary["expected"] = expected->second;
-        auto met = Expectation::parse(expected->second).met_by(verdict, evidence);
+        const Expectation expectation = Expectation::parse(expected->second);
+        auto met = expectation.met_by(verdict, evidence);
         summary["as_expected"] = met ? json(*met) : json(nullptr);
+        // Each term's outcome, so that runs repeated together can judge rates over them.
+        json terms = json::array();
+        const auto outcomes = expectation.terms_met_by(verdict, evidence);
+        for (std::size_t i = 0; i < outcomes.size(); ++i) {
+            terms.push_back({{"term", expectation.terms[i].text},
+                             {"met", outcomes[i] ? json(*outcomes[i]) : json(nullptr)}});
+        }
+        summary["expected_terms"] = terms;
+        if (expectation.has_rates())
+            summary["rates_not_judged"] = expectation.rate_texts();
     }
     return summary;
 }
@@ -317,6 +328,10 @@ std::string make_report(const json& s) {
                 : s["as_expected"].get<bool>() ? "as expected"
                                                : "UNEXPECTED")
             << "\n";
+        if (s.contains("rates_not_judged")) {
+            out << "            not judged in one run: " << s["rates_not_judged"].get<std::string>()
+                << " (a rate needs repeated runs: run --repeat N)\n";
+        }
     }
     return out.str();
 }
