@@ -116,5 +116,17 @@ TEST(ScenariosCliTest, EveryShippedScenarioFitsANarrowTerminal) {
     EXPECT_EQ(scenarios, files);
 }
 
+TEST(ScenariosCliTest, AScenarioNamingALockLibraryThisMachineLacksIsListed) {
+    TempDir t;
+    const fs::path dir = t.path() / "scenarios";
+    fs::create_directories(dir);
+    std::ofstream(dir / "lib.json") << R"({"name": "lib", "summary": "A library's lock.",
+        "expect": {"set_nx_px": "safe", "command:/nonexistent/runtime adapter.py": "safe"}})";
+    const auto r = lockbench(t, "scenarios --dir '" + dir.string() + "'");
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(r.err, "");
+    EXPECT_NE(r.out.find("command:/nonexistent/runtime adapter.py"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace lockbench
