@@ -275,6 +275,8 @@ void WorkloadRun::wire_adapter() {
     adapter_run = std::make_shared<AdapterRun>();
     adapter_run->log_dir = dir->tmp() / "adapters";
     adapter_run->name_space = adapter_namespace;
+    adapter_run->sentinels = deployment.sentinels;
+    adapter_run->sentinel_master_name = std::string(kSentinelMasterName);
     const bool skews = std::any_of(w.faults.begin(), w.faults.end(), [](const auto& f) {
         return f.value("fault", "") == "clock-skew";
     });

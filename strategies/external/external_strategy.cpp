@@ -118,6 +118,14 @@ json ExternalStrategy::init_servers(Session& session) const {
                 entry["password"] = node.password;
             redis.push_back(std::move(entry));
         }
+        if (const AdapterRun* run = session.extension<AdapterRun>(kAdapterRunKey)) {
+            for (const auto& sentinel : run->sentinels) {
+                redis.push_back({{"host", sentinel.host},
+                                 {"port", sentinel.port},
+                                 {"role", "sentinel"},
+                                 {"master_name", run->sentinel_master_name}});
+            }
+        }
         servers["redis"] = std::move(redis);
     }
     if (needs("zookeeper") && !session.zookeeper_hosts().empty()) {

@@ -17,9 +17,11 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "strategies/client/redis_connection.hpp"
 #include "strategies/external/adapter_process.hpp"
 #include "strategies/external/adapter_registry.hpp"
 #include "strategies/strategy.hpp"
@@ -35,6 +37,11 @@ struct AdapterRun {
     // Set when the run may skew a client's clock: every process starts under libfaketime,
     // reading its offset from <dir>/<client>.faketime (kept across the client's processes).
     std::optional<std::filesystem::path> faketime_dir;
+    // Topology 'sentinel': the sentinels and the name they monitor the master under, sent in init
+    // beside the master, so that a library that can find the master through them follows a
+    // failover (lockbench's own clients do; an adapter only knows what init tells it).
+    std::vector<Endpoint> sentinels;
+    std::string sentinel_master_name;
     // A library's own "lock lost" message, with the client's id (any loop thread).
     std::function<void(const std::string& client, const nlohmann::json& message)> on_lost;
 

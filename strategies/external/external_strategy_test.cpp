@@ -166,6 +166,22 @@ TEST(AdapterRegistry, ProbeAnswerIsReadStrictly) {
     EXPECT_FALSE(probe.capabilities.zookeeper);
 }
 
+// Topology 'sentinel': lockbench's clients follow a failover through the sentinels, and a
+// library can only do the same if init names them (PROTOCOL.md, init's servers).
+TEST(InitServers, NameTheSentinelsAndTheirMasterNameBesideTheMaster) {
+    AdapterClientUnderTest c("redis-py");
+    const auto* external = dynamic_cast<const ExternalStrategy*>(c.strategy.get());
+    ASSERT_NE(external, nullptr);
+    EXPECT_EQ(external->init_servers(*c.session).dump(),
+              R"({"redis":[{"host":"127.0.0.1","port":1,"role":"master"}]})");
+    c.run->sentinels = {Endpoint{"10.0.0.1", 26379, ""}, Endpoint{"10.0.0.2", 26379, ""}};
+    c.run->sentinel_master_name = "lockbench";
+    EXPECT_EQ(external->init_servers(*c.session).dump(),
+              R"({"redis":[{"host":"127.0.0.1","port":1,"role":"master"},)"
+              R"({"host":"10.0.0.1","master_name":"lockbench","port":26379,"role":"sentinel"},)"
+              R"({"host":"10.0.0.2","master_name":"lockbench","port":26379,"role":"sentinel"}]})");
+}
+
 TEST(CommandLine, SplitsOnSpacesWithQuotes) {
     EXPECT_EQ(split_command_line("python3  'my adapter.py' -x"),
               (std::vector<std::string>{"python3", "my adapter.py", "-x"}));
