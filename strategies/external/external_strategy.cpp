@@ -1,5 +1,7 @@
 #include "strategies/external/external_strategy.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -66,6 +68,24 @@ std::optional<std::filesystem::path> libfaketime_path() {
             return std::filesystem::path(candidate);
     }
     return std::nullopt;
+}
+
+std::string faketime_line(const AdapterClockSkew& skew,
+                          std::chrono::system_clock::time_point process_start) {
+    const double before_since_ms =
+        std::chrono::duration<double, std::milli>(skew.since - process_start).count();
+    const double offset_ms =
+        static_cast<double>(skew.offset.count()) - before_since_ms * skew.drift;
+    const auto whole_ms = static_cast<long long>(std::llround(std::abs(offset_ms)));
+    char line[64];
+    if (skew.drift == 0) {
+        std::snprintf(line, sizeof line, "%c%lld.%03lld\n", offset_ms < 0 ? '-' : '+',
+                      whole_ms / 1000, whole_ms % 1000);
+    } else {
+        std::snprintf(line, sizeof line, "%c%lld.%03lld x%.6f\n", offset_ms < 0 ? '-' : '+',
+                      whole_ms / 1000, whole_ms % 1000, 1.0 + skew.drift);
+    }
+    return line;
 }
 
 AdapterClient* adapter_client(Session& session) {
@@ -173,6 +193,11 @@ Task<AdapterProcess*> ExternalStrategy::ensure_process(Session& session) {
             if (!std::filesystem::exists(*client->faketime_file, ignored))
                 std::ofstream(*client->faketime_file) << "+0\n";
         }
+        // A successor of a drifting client starts its own rate: the line is for this process.
+        if (client->clock_skew && client->clock_skew->drift != 0) {
+            std::ofstream(*client->faketime_file, std::ios::trunc)
+                << faketime_line(*client->clock_skew, std::chrono::system_clock::now());
+        }
         // The file is read on every clock call (no cache), so an offset set during the run takes
         // effect at once; the monotonic clock stays true, as a skewed wall clock leaves it.
         // libfaketime 0.9.10 turns its "monotonic fix" on by itself on recent glibc; it then
@@ -185,6 +210,7 @@ Task<AdapterProcess*> ExternalStrategy::ensure_process(Session& session) {
                             "FAKETIME_FORCE_MONOTONIC_FIX=0"};
     }
     const std::string who = "client " + session.client_id() + " (" + spec_.name + ")";
+    client->process_started_at = std::chrono::system_clock::now();
     try {
         client->process = std::make_unique<AdapterProcess>(session.loop(), launch, who);
     } catch (const std::exception& e) {
