@@ -131,9 +131,11 @@ json ExternalStrategy::init_servers(Session& session) const {
     if (needs("redis") || needs("redis-masters")) {
         json redis = json::array();
         for (const auto& node : session.nodes()) {
-            json entry{{"host", node.host},
-                       {"port", node.port},
-                       {"role", session.cluster() ? "cluster" : "master"}};
+            json entry = node.is_unix_socket() ? json{{"unix_socket", node.host}}
+                                               : json{{"host", node.host}, {"port", node.port}};
+            entry["role"] = session.cluster() ? "cluster" : "master";
+            if (!node.user.empty())
+                entry["user"] = node.user;
             if (!node.password.empty())
                 entry["password"] = node.password;
             redis.push_back(std::move(entry));

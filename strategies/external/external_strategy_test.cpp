@@ -182,6 +182,21 @@ TEST(InitServers, NameTheSentinelsAndTheirMasterNameBesideTheMaster) {
               R"({"host":"10.0.0.2","master_name":"lockbench","port":26379,"role":"sentinel"}]})");
 }
 
+// The user's --redis as it reaches the library: a unix socket by its path, an ACL user with
+// its password (PROTOCOL.md, init's servers).
+TEST(InitServers, NameAUnixSocketByItsPathAndTheAclUser) {
+    AdapterClientUnderTest c("redis-py");
+    c.session = std::make_unique<Session>(
+        c.loop, std::vector<Endpoint>{Endpoint{"/run/redis.sock", 6379, "pw", "alice"}},
+        ConnectionOptions{}, "c0-test");
+    c.session->set_extension(kAdapterRunKey, c.run);
+    const auto* external = dynamic_cast<const ExternalStrategy*>(c.strategy.get());
+    ASSERT_NE(external, nullptr);
+    EXPECT_EQ(
+        external->init_servers(*c.session).dump(),
+        R"({"redis":[{"password":"pw","role":"master","unix_socket":"/run/redis.sock","user":"alice"}]})");
+}
+
 TEST(CommandLine, SplitsOnSpacesWithQuotes) {
     EXPECT_EQ(split_command_line("python3  'my adapter.py' -x"),
               (std::vector<std::string>{"python3", "my adapter.py", "-x"}));

@@ -31,6 +31,7 @@ import math
 import os
 import sys
 import time
+import urllib.parse
 
 import redis.exceptions
 import tooz
@@ -71,6 +72,13 @@ def init(req):
     opts = req.get("options", {})
     query = "timeout=%d&namespace=%s" % (whole_seconds(opts.get("command_timeout_ms", 1000)),
                                          req["namespace"] + ":tooz")
+    if masters and ("unix_socket" in masters[0] or "user" in masters[0]):
+        # tooz's redis URL is host and port with an optional password: say so, once, at init.
+        return {"type": "error", "code": "unsupported",
+                "text": "this tooz adapter takes a Redis host and port (and password) only, "
+                        "not a unix socket or an ACL user"}
+    password = masters[0].get("password") if masters else None
+    auth = ":%s@" % urllib.parse.quote(password, safe="") if password else ""
     if sentinels:
         # tooz's Sentinel URL: the first sentinel, the others as fallbacks; tooz's redis-py
         # client then finds the master through them.
@@ -79,7 +87,7 @@ def init(req):
             first["host"], first["port"], first["master_name"], query,
             "".join("&sentinel_fallback=%s:%d" % (s["host"], s["port"]) for s in sentinels[1:])))
     else:
-        URL.append("redis://%s:%d?%s" % (masters[0]["host"], masters[0]["port"], query))
+        URL.append("redis://%s%s:%d?%s" % (auth, masters[0]["host"], masters[0]["port"], query))
     if "lease_ms" in opts:  # connect now, and answer the lease the driver applies
         for client in req["clients"]:
             lease_s = coordinator(client, whole_seconds(opts["lease_ms"])).lock_timeout

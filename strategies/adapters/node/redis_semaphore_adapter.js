@@ -30,6 +30,16 @@ function classify(error) {
   return /timed out/i.test(String(error?.message)) ? 'timeout' : 'redis-error';
 }
 
+// The user's --redis as init names it (PROTOCOL.md): a unix socket or host and port, with an
+// ACL user and password where given.
+function ioredisAddress(server) {
+  return {
+    ...(server.unix_socket ? { path: server.unix_socket } : { host: server.host, port: server.port }),
+    ...(server.user ? { username: server.user } : {}),
+    ...(server.password ? { password: server.password } : {}),
+  };
+}
+
 serve({
   classify,
   async init(request) {
@@ -57,7 +67,7 @@ serve({
           sentinelCommandTimeout: options.command_timeout_ms,
           failoverDetector: true,
         }
-        : { ...common, host: master.host, port: master.port });
+        : { ...common, ...ioredisAddress(master) });
       redis.on('error', (error) => log('redis:', error.message));
     }
     return {

@@ -46,7 +46,11 @@ class Adapter:
                                 sentinel_kwargs=dict(timeouts), **timeouts)
             self.client = sentinel.master_for(sentinels[0]["master_name"], **timeouts)
         elif masters:
-            self.client = redis.Redis(host=masters[0]["host"], port=masters[0]["port"], **timeouts)
+            master = masters[0]
+            where = ({"unix_socket_path": master["unix_socket"]} if "unix_socket" in master
+                     else {"host": master["host"], "port": master["port"]})
+            self.client = redis.Redis(**where, username=master.get("user"),
+                                      password=master.get("password"), **timeouts)
         if sentinels or masters:
             self.retry_delay_s = options.get("retry_delay_ms", 100) / 1000
         return {"type": "init_ok", "library": "redis-py", "version": redis.__version__,
