@@ -132,47 +132,81 @@ void SkewClientClock::apply_to_client(NemesisContext& ctx, SimulatedClient& clie
 
 DetachedTask SkewClientClock::skew_adapter(NemesisContext& ctx, SimulatedClient& client,
                                            std::filesystem::path faketime_file) {
-    // libfaketime reads the file on every clock call of the adapter (no cache): the offset holds
-    // from now on, for this process and its successors. Its drift is not modelled there.
-    {
-        std::ofstream out(faketime_file, std::ios::trunc);
-        out << (offset_ms_ >= 0 ? "+" : "-") << std::abs(offset_ms_) / 1000 << "." << std::setw(3)
-            << std::setfill('0') << std::abs(offset_ms_) % 1000 << "\n";
-    }
+    // libfaketime reads the file on every clock call of the adapter (no cache): the offset, and
+    // the drift as libfaketime's rate, hold from now on, for this process and its successors.
+    AdapterClient* adapter = adapter_client(client.session());
+    const AdapterClockSkew skew{.offset = std::chrono::milliseconds(offset_ms_),
+                                .drift = drift_,
+                                .since = std::chrono::system_clock::now()};
+    adapter->clock_skew = skew;
+    std::ofstream(faketime_file, std::ios::trunc)
+        << faketime_line(skew, adapter->process_started_at);
     const auto process = client.process();
     const auto index = client.index();
-    const auto before = std::chrono::duration_cast<std::chrono::milliseconds>(
-                            std::chrono::system_clock::now().time_since_epoch())
-                            .count();
-    std::optional<std::int64_t> seen;
-    std::string why;
-    try {
-        seen = co_await adapter_time(client.session());
-    } catch (const std::exception& e) {
-        why = e.what();
-    }
-    const auto after = std::chrono::duration_cast<std::chrono::milliseconds>(
-                           std::chrono::system_clock::now().time_since_epoch())
-                           .count();
-    // The adapter's clock, read between `before` and `after` on ours, must be off by the offset.
-    const bool shows =
-        seen && *seen >= before + offset_ms_ - 50 && *seen <= after + offset_ms_ + 50;
-    if (!shows) {
+    const auto unix_ms = [] {
+        return std::chrono::duration_cast<std::chrono::milliseconds>(
+                   std::chrono::system_clock::now().time_since_epoch())
+            .count();
+    };
+    const auto since_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(skew.since.time_since_epoch())
+            .count();
+    // What the adapter's clock must read at real time `real`, within 50 ms.
+    const auto expected = [&](std::int64_t real) {
+        return real + offset_ms_ +
+               static_cast<std::int64_t>(static_cast<double>(real - since_ms) * drift_);
+    };
+    // Asks the adapter's time; the proof's reading, or why it fails.
+    struct Reading {
+        std::int64_t before = 0, after = 0;
+        std::optional<std::int64_t> seen;
+        std::string why;
+        bool shows = false;
+    };
+    const auto read = [&]() -> Task<Reading> {
+        Reading r;
+        r.before = unix_ms();
+        try {
+            r.seen = co_await adapter_time(client.session());
+        } catch (const std::exception& e) {
+            r.why = e.what();
+        }
+        r.after = unix_ms();
+        r.shows = r.seen && *r.seen >= expected(r.before) - 50 && *r.seen <= expected(r.after) + 50;
+        co_return r;
+    };
+    const auto miss = [&](const Reading& r, const std::string& what) {
         missed("client " + std::to_string(index) + "'s adapter " +
-               (seen ? "reports " + std::to_string(*seen - (before + after) / 2) +
-                           " ms off, not the offset (does its runtime ignore libfaketime?)"
-                     : "could not be asked the time: " + why));
+               (r.seen ? "reports " + std::to_string(*r.seen - (r.before + r.after) / 2) +
+                             " ms off, not " + what + " (does its runtime ignore libfaketime?)"
+                       : "could not be asked the time: " + r.why));
+    };
+    const Reading first = co_await read();
+    if (!first.shows) {
+        miss(first, "the offset");
         co_return;
+    }
+    json proof{{"via", "libfaketime"},
+               {"adapter_unix_ms", *first.seen},
+               {"lockbench_unix_ms", (first.before + first.after) / 2},
+               {"drift_applied", true}};
+    if (drift_ != 0) {
+        // A drift shows only over time: 300 ms later the adapter's clock must have gained
+        // 300 ms x drift more (libfaketime's rate also shortens the adapter's own sleeps).
+        co_await client.session().loop().sleep_for(std::chrono::milliseconds(300));
+        const Reading later = co_await read();
+        if (!later.shows) {
+            miss(later, "the offset plus the drift since the skew");
+            co_return;
+        }
+        proof["later"] = {{"adapter_unix_ms", *later.seen},
+                          {"lockbench_unix_ms", (later.before + later.after) / 2}};
     }
     double t = ctx.log("clock", json{{"target", process},
                                      {"client", index},
                                      {"offset_ms", offset_ms_},
                                      {"drift", drift_},
-                                     {"proof",
-                                      {{"via", "libfaketime"},
-                                       {"adapter_unix_ms", *seen},
-                                       {"lockbench_unix_ms", (before + after) / 2},
-                                       {"drift_applied", drift_ == 0}}}});
+                                     {"proof", std::move(proof)}});
     took_effect({process});
     ctx.open_window("clock-skew", json{{"client", index}, {"process", process}}, t);
 }

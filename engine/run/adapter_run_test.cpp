@@ -3,6 +3,9 @@
 // making the run unknown, each process fault proven on the adapter process, and no adapter
 // process left after Ctrl-C.
 
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
 #include <dirent.h>
 #include <fstream>
 #include <map>
@@ -242,6 +245,34 @@ TEST(AdapterRunTest, ALibrarysZnodesOnTheUsersZooKeeperAreCleanedUp) {
         listing += buffer;
     ASSERT_EQ(::pclose(pipe), 0) << listing;
     EXPECT_EQ(listing, "['zookeeper']\n");
+}
+
+// A library's client is its adapter process, which opens its own ZooKeeper session: lockbench
+// opens none beside it (one per client, idle, that the server would keep alive for nothing).
+TEST(AdapterRunTest, OnlyTheAdaptersOpenZooKeeperSessions) {
+    TempDir out;
+    ZooKeeperServer users;
+    Workload w = Workload::from_json(json::parse(R"({
+        "name": "sessions", "strategy": "kazoo", "clients": 3, "keys": 1, "duration_s": 1.5
+    })"));
+    // The most connections the server had at once, its `srvr` probe's own among them.
+    std::atomic<bool> done{false};
+    std::atomic<int> most{0};
+    std::thread watcher([&] {
+        while (!done) {
+            const std::string srvr = users.four_letter_word("srvr");
+            if (const auto at = srvr.find("Connections: "); at != std::string::npos)
+                most = std::max(most.load(), std::atoi(srvr.c_str() + at + 13));
+            std::this_thread::sleep_for(10ms);
+        }
+    });
+    RunOutcome r = run_workload({.workload = w, .zookeeper = users.hosts(), .out_dir = out.path()});
+    done = true;
+    watcher.join();
+    EXPECT_GT(r.summary["ops"]["acquire"]["ok"].get<int>(), 0) << r.summary.dump(2);
+    // Three kazoo sessions and the probe; lockbench's clean-up session may overlap the last.
+    EXPECT_GE(most.load(), 4);
+    EXPECT_LE(most.load(), 5);
 }
 
 TEST(AdapterRunTest, CtrlCLeavesNoAdapterProcess) {

@@ -275,6 +275,8 @@ void WorkloadRun::wire_adapter() {
     adapter_run = std::make_shared<AdapterRun>();
     adapter_run->log_dir = dir->tmp() / "adapters";
     adapter_run->name_space = adapter_namespace;
+    adapter_run->sentinels = deployment.sentinels;
+    adapter_run->sentinel_master_name = std::string(kSentinelMasterName);
     const bool skews = std::any_of(w.faults.begin(), w.faults.end(), [](const auto& f) {
         return f.value("fault", "") == "clock-skew";
     });
@@ -337,9 +339,12 @@ std::unique_ptr<Session> WorkloadRun::make_session(EventLoop& loop, int index, i
             });
         }
         // Connects now, while the clients connect to Redis: the session timeout is the
-        // lease every acquire records (HISTORY.md).
+        // lease every acquire records (HISTORY.md). A lock library's client is its adapter
+        // process, which opens its own session to these hosts: one of ours would be a second,
+        // idle session per client that the ensemble must keep alive for nothing.
         session->set_zookeeper_hosts(hosts);
-        session->zookeeper(std::chrono::milliseconds(w.lease_ms));
+        if (!adapter_run)
+            session->zookeeper(std::chrono::milliseconds(w.lease_ms));
     }
     return session;
 }

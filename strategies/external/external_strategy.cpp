@@ -1,5 +1,7 @@
 #include "strategies/external/external_strategy.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -68,6 +70,24 @@ std::optional<std::filesystem::path> libfaketime_path() {
     return std::nullopt;
 }
 
+std::string faketime_line(const AdapterClockSkew& skew,
+                          std::chrono::system_clock::time_point process_start) {
+    const double before_since_ms =
+        std::chrono::duration<double, std::milli>(skew.since - process_start).count();
+    const double offset_ms =
+        static_cast<double>(skew.offset.count()) - before_since_ms * skew.drift;
+    const auto whole_ms = static_cast<long long>(std::llround(std::abs(offset_ms)));
+    char line[64];
+    if (skew.drift == 0) {
+        std::snprintf(line, sizeof line, "%c%lld.%03lld\n", offset_ms < 0 ? '-' : '+',
+                      whole_ms / 1000, whole_ms % 1000);
+    } else {
+        std::snprintf(line, sizeof line, "%c%lld.%03lld x%.6f\n", offset_ms < 0 ? '-' : '+',
+                      whole_ms / 1000, whole_ms % 1000, 1.0 + skew.drift);
+    }
+    return line;
+}
+
 AdapterClient* adapter_client(Session& session) {
     return session.extension<AdapterClient>(kAdapterClientKey);
 }
@@ -111,12 +131,22 @@ json ExternalStrategy::init_servers(Session& session) const {
     if (needs("redis") || needs("redis-masters")) {
         json redis = json::array();
         for (const auto& node : session.nodes()) {
-            json entry{{"host", node.host},
-                       {"port", node.port},
-                       {"role", session.cluster() ? "cluster" : "master"}};
+            json entry = node.is_unix_socket() ? json{{"unix_socket", node.host}}
+                                               : json{{"host", node.host}, {"port", node.port}};
+            entry["role"] = session.cluster() ? "cluster" : "master";
+            if (!node.user.empty())
+                entry["user"] = node.user;
             if (!node.password.empty())
                 entry["password"] = node.password;
             redis.push_back(std::move(entry));
+        }
+        if (const AdapterRun* run = session.extension<AdapterRun>(kAdapterRunKey)) {
+            for (const auto& sentinel : run->sentinels) {
+                redis.push_back({{"host", sentinel.host},
+                                 {"port", sentinel.port},
+                                 {"role", "sentinel"},
+                                 {"master_name", run->sentinel_master_name}});
+            }
         }
         servers["redis"] = std::move(redis);
     }
@@ -165,6 +195,11 @@ Task<AdapterProcess*> ExternalStrategy::ensure_process(Session& session) {
             if (!std::filesystem::exists(*client->faketime_file, ignored))
                 std::ofstream(*client->faketime_file) << "+0\n";
         }
+        // A successor of a drifting client starts its own rate: the line is for this process.
+        if (client->clock_skew && client->clock_skew->drift != 0) {
+            std::ofstream(*client->faketime_file, std::ios::trunc)
+                << faketime_line(*client->clock_skew, std::chrono::system_clock::now());
+        }
         // The file is read on every clock call (no cache), so an offset set during the run takes
         // effect at once; the monotonic clock stays true, as a skewed wall clock leaves it.
         // libfaketime 0.9.10 turns its "monotonic fix" on by itself on recent glibc; it then
@@ -177,6 +212,7 @@ Task<AdapterProcess*> ExternalStrategy::ensure_process(Session& session) {
                             "FAKETIME_FORCE_MONOTONIC_FIX=0"};
     }
     const std::string who = "client " + session.client_id() + " (" + spec_.name + ")";
+    client->process_started_at = std::chrono::system_clock::now();
     try {
         client->process = std::make_unique<AdapterProcess>(session.loop(), launch, who);
     } catch (const std::exception& e) {

@@ -17,9 +17,11 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "strategies/client/redis_connection.hpp"
 #include "strategies/external/adapter_process.hpp"
 #include "strategies/external/adapter_registry.hpp"
 #include "strategies/strategy.hpp"
@@ -35,6 +37,11 @@ struct AdapterRun {
     // Set when the run may skew a client's clock: every process starts under libfaketime,
     // reading its offset from <dir>/<client>.faketime (kept across the client's processes).
     std::optional<std::filesystem::path> faketime_dir;
+    // Topology 'sentinel': the sentinels and the name they monitor the master under, sent in init
+    // beside the master, so that a library that can find the master through them follows a
+    // failover (lockbench's own clients do; an adapter only knows what init tells it).
+    std::vector<Endpoint> sentinels;
+    std::string sentinel_master_name;
     // A library's own "lock lost" message, with the client's id (any loop thread).
     std::function<void(const std::string& client, const nlohmann::json& message)> on_lost;
 
@@ -53,10 +60,28 @@ inline constexpr const char* kAdapterRunKey = "adapter.run";
 // libfaketime's preload library, where Debian installs it; nothing when it is not installed.
 std::optional<std::filesystem::path> libfaketime_path();
 
+// A client's skewed wall clock (fault clock-skew): `offset` ahead of the real one from `since`
+// on, and running `drift` fast from then (0.5: 1.5 s a second), as lockbench's Clock does.
+struct AdapterClockSkew {
+    std::chrono::milliseconds offset{0};
+    double drift = 0;
+    std::chrono::system_clock::time_point since;
+};
+// The line of libfaketime's timestamp file ("+5.000", "+4.250 x1.500") that shows `skew` to a
+// process whose libfaketime started at `process_start`: libfaketime counts its rate from the
+// process's start, so the offset takes back the drift of the time before `since`, or adds the
+// drift since `since` that a successor started later did not run.
+std::string faketime_line(const AdapterClockSkew& skew,
+                          std::chrono::system_clock::time_point process_start);
+
 // One client's adapter state (Session extension kAdapterClientKey).
 struct AdapterClient {
     std::unique_ptr<AdapterProcess> process;
     std::optional<std::filesystem::path> faketime_file;
+    // The skew the nemesis set, kept for the client's successors: a drift's line depends on when
+    // each process started (faketime_line).
+    std::optional<AdapterClockSkew> clock_skew;
+    std::chrono::system_clock::time_point process_started_at{};
     int processes_started = 0;
     // The run's lease, sent in every init of this client's processes (options.lease_ms): the
     // library may set its session timeout or lease TTL from it before its first grant.

@@ -166,6 +166,37 @@ TEST(AdapterRegistry, ProbeAnswerIsReadStrictly) {
     EXPECT_FALSE(probe.capabilities.zookeeper);
 }
 
+// Topology 'sentinel': lockbench's clients follow a failover through the sentinels, and a
+// library can only do the same if init names them (PROTOCOL.md, init's servers).
+TEST(InitServers, NameTheSentinelsAndTheirMasterNameBesideTheMaster) {
+    AdapterClientUnderTest c("redis-py");
+    const auto* external = dynamic_cast<const ExternalStrategy*>(c.strategy.get());
+    ASSERT_NE(external, nullptr);
+    EXPECT_EQ(external->init_servers(*c.session).dump(),
+              R"({"redis":[{"host":"127.0.0.1","port":1,"role":"master"}]})");
+    c.run->sentinels = {Endpoint{"10.0.0.1", 26379, ""}, Endpoint{"10.0.0.2", 26379, ""}};
+    c.run->sentinel_master_name = "lockbench";
+    EXPECT_EQ(external->init_servers(*c.session).dump(),
+              R"({"redis":[{"host":"127.0.0.1","port":1,"role":"master"},)"
+              R"({"host":"10.0.0.1","master_name":"lockbench","port":26379,"role":"sentinel"},)"
+              R"({"host":"10.0.0.2","master_name":"lockbench","port":26379,"role":"sentinel"}]})");
+}
+
+// The user's --redis as it reaches the library: a unix socket by its path, an ACL user with
+// its password (PROTOCOL.md, init's servers).
+TEST(InitServers, NameAUnixSocketByItsPathAndTheAclUser) {
+    AdapterClientUnderTest c("redis-py");
+    c.session = std::make_unique<Session>(
+        c.loop, std::vector<Endpoint>{Endpoint{"/run/redis.sock", 6379, "pw", "alice"}},
+        ConnectionOptions{}, "c0-test");
+    c.session->set_extension(kAdapterRunKey, c.run);
+    const auto* external = dynamic_cast<const ExternalStrategy*>(c.strategy.get());
+    ASSERT_NE(external, nullptr);
+    EXPECT_EQ(
+        external->init_servers(*c.session).dump(),
+        R"({"redis":[{"password":"pw","role":"master","unix_socket":"/run/redis.sock","user":"alice"}]})");
+}
+
 TEST(CommandLine, SplitsOnSpacesWithQuotes) {
     EXPECT_EQ(split_command_line("python3  'my adapter.py' -x"),
               (std::vector<std::string>{"python3", "my adapter.py", "-x"}));
@@ -327,6 +358,67 @@ TEST(AdapterFaults, LibfaketimeOffsetShowsInTheAdaptersTime) {
     const auto skew = skew_of();
     EXPECT_GT(skew, 3'599'000);
     EXPECT_LT(skew, 3'601'000);
+    fs::remove_all(dir);
+}
+
+TEST(AdapterFaults, FaketimeLineTakesBackTheDriftBeforeTheSkew) {
+    const auto start = std::chrono::system_clock::time_point(std::chrono::hours(1000));
+    EXPECT_EQ(faketime_line({.offset = 5000ms, .drift = 0, .since = start + 2s}, start),
+              "+5.000\n");
+    EXPECT_EQ(faketime_line({.offset = -250ms, .drift = 0, .since = start}, start), "-0.250\n");
+    // libfaketime's rate runs from the process's start: 2 s at x1.5 before the skew are 1 s.
+    EXPECT_EQ(faketime_line({.offset = 5000ms, .drift = 0.5, .since = start + 2s}, start),
+              "+4.000 x1.500000\n");
+    EXPECT_EQ(faketime_line({.offset = 0ms, .drift = 1.0, .since = start + 3s}, start),
+              "-3.000 x2.000000\n");
+    // A successor started 2 s after the skew adds the drift it missed.
+    EXPECT_EQ(faketime_line({.offset = 5000ms, .drift = 0.5, .since = start - 2s}, start),
+              "+6.000 x1.500000\n");
+}
+
+// A drift shows as the adapter's clock gaining on the real one from the skew on, in this process
+// and in its successor, which starts its own libfaketime rate.
+TEST(AdapterFaults, LibfaketimeDriftShowsInTheAdaptersTime) {
+    if (!libfaketime_path())
+        GTEST_SKIP() << "libfaketime is not installed";
+    const fs::path dir =
+        fs::temp_directory_path() / ("lockbench-faketime-drift-" + std::to_string(::getpid()));
+    AdapterClientUnderTest c("null-adapter");
+    c.run->faketime_dir = dir;
+    ASSERT_TRUE(std::holds_alternative<Grant>(c.acquire("k")));
+    AdapterClient* client = adapter_client(*c.session);
+    ASSERT_TRUE(client->faketime_file);
+    const double drift = 1.0;
+    client->clock_skew = AdapterClockSkew{
+        .offset = 1000ms, .drift = drift, .since = std::chrono::system_clock::now()};
+    std::ofstream(*client->faketime_file, std::ios::trunc)
+        << faketime_line(*client->clock_skew, client->process_started_at);
+    const auto ms = [](std::chrono::system_clock::time_point t) {
+        return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+    };
+    const std::int64_t since = ms(client->clock_skew->since);
+    // Reads the adapter's clock until `real_ms` of real time passed since the skew, and checks
+    // each reading against real + 1 s + drift x (real - since), within 50 ms.
+    const auto gains_until = [&](std::int64_t real_ms) {
+        for (;;) {
+            const std::int64_t before = ms(std::chrono::system_clock::now());
+            const std::int64_t seen = run_sync(c.loop, adapter_time(*c.session));
+            const std::int64_t after = ms(std::chrono::system_clock::now());
+            const auto expected = [&](std::int64_t real) {
+                return real + 1000 + static_cast<std::int64_t>((real - since) * drift);
+            };
+            EXPECT_GE(seen, expected(before) - 50) << "before " << before << " since " << since;
+            EXPECT_LE(seen, expected(after) + 50) << "after " << after << " since " << since;
+            if (after - since >= real_ms || ::testing::Test::HasFailure())
+                return;
+        }
+    };
+    gains_until(400);
+    const pid_t first = c.pid();
+    ASSERT_TRUE(adapter_process(*c.session)->crash());
+    ASSERT_TRUE(std::holds_alternative<Grant>(c.acquire("k2")));
+    ASSERT_NE(c.pid(), first);
+    gains_until(800);
     fs::remove_all(dir);
 }
 

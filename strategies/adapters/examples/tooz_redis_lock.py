@@ -31,6 +31,7 @@ import math
 import os
 import sys
 import time
+import urllib.parse
 
 import redis.exceptions
 import tooz
@@ -63,13 +64,30 @@ def init(req):
     answer = {"type": "init_ok", "library": "tooz (redis driver)", "version": version("tooz"),
               "services": ["redis"],
               "capabilities": {"renew": True, "auto_renewal": HEART}}
-    masters = [s for s in req["servers"].get("redis", []) if s.get("role") == "master"]
-    if not req["clients"] or not masters:
+    redis_servers = req["servers"].get("redis", [])
+    masters = [s for s in redis_servers if s.get("role") == "master"]
+    sentinels = [s for s in redis_servers if s.get("role") == "sentinel"]
+    if not req["clients"] or not (masters or sentinels):
         return answer  # the probe: connect nowhere
     opts = req.get("options", {})
-    URL.append("redis://%s:%d?timeout=%d&namespace=%s" % (
-        masters[0]["host"], masters[0]["port"],
-        whole_seconds(opts.get("command_timeout_ms", 1000)), req["namespace"] + ":tooz"))
+    query = "timeout=%d&namespace=%s" % (whole_seconds(opts.get("command_timeout_ms", 1000)),
+                                         req["namespace"] + ":tooz")
+    if masters and ("unix_socket" in masters[0] or "user" in masters[0]):
+        # tooz's redis URL is host and port with an optional password: say so, once, at init.
+        return {"type": "error", "code": "unsupported",
+                "text": "this tooz adapter takes a Redis host and port (and password) only, "
+                        "not a unix socket or an ACL user"}
+    password = masters[0].get("password") if masters else None
+    auth = ":%s@" % urllib.parse.quote(password, safe="") if password else ""
+    if sentinels:
+        # tooz's Sentinel URL: the first sentinel, the others as fallbacks; tooz's redis-py
+        # client then finds the master through them.
+        first = sentinels[0]
+        URL.append("redis://%s:%d?sentinel=%s&%s%s" % (
+            first["host"], first["port"], first["master_name"], query,
+            "".join("&sentinel_fallback=%s:%d" % (s["host"], s["port"]) for s in sentinels[1:])))
+    else:
+        URL.append("redis://%s%s:%d?%s" % (auth, masters[0]["host"], masters[0]["port"], query))
     if "lease_ms" in opts:  # connect now, and answer the lease the driver applies
         for client in req["clients"]:
             lease_s = coordinator(client, whole_seconds(opts["lease_ms"])).lock_timeout

@@ -377,6 +377,19 @@ public final class CuratorLockAdapter {
                     forget(grant);
                 throw e;
             }
+            if (grant.lost) {
+                // The session was lost while release() ran (a holder cut off from ZooKeeper
+                // releases, Curator retries the delete, posts LOST, and after reconnecting finds
+                // the node gone with the expired session: it ignores NoNode and returns). Curator's
+                // return says nothing about whether the delete ran while the lock was still ours;
+                // release_ok would claim it was held until now. In doubt (PROTOCOL.md).
+                forget(grant);
+                discardLockObjects(grant.key);
+                reply.error("lost-during-release",
+                        "the ZooKeeper session was lost while Curator released " + grant.key
+                                + ": whether the lock was still held when its node went is unknown");
+                return;
+            }
             Json.Obj ok = answer(reply.id, "release_ok");
             if (--grant.count > 0)
                 ok.put("still_held", true);

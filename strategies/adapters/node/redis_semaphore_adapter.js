@@ -30,20 +30,44 @@ function classify(error) {
   return /timed out/i.test(String(error?.message)) ? 'timeout' : 'redis-error';
 }
 
+// The user's --redis as init names it (PROTOCOL.md): a unix socket or host and port, with an
+// ACL user and password where given.
+function ioredisAddress(server) {
+  return {
+    ...(server.unix_socket ? { path: server.unix_socket } : { host: server.host, port: server.port }),
+    ...(server.user ? { username: server.user } : {}),
+    ...(server.password ? { password: server.password } : {}),
+  };
+}
+
 serve({
   classify,
   async init(request) {
     options = { retry_delay_ms: 5, command_timeout_ms: 1000, connect_timeout_ms: 1000, ...request.options };
-    const master = (request.servers?.redis ?? []).find((server) => server.role === 'master');
-    if (request.clients?.length && !master) throw new ProtocolError('unsupported', 'needs one Redis master');
-    if (master) {
-      redis = new Redis({
-        host: master.host,
-        port: master.port,
+    const servers = request.servers?.redis ?? [];
+    const master = servers.find((server) => server.role === 'master');
+    const sentinels = servers.filter((server) => server.role === 'sentinel');
+    if (request.clients?.length && !master && !sentinels.length) {
+      throw new ProtocolError('unsupported', 'needs one Redis master');
+    }
+    if (master || sentinels.length) {
+      const common = {
         keyPrefix: `${request.namespace}:`,
         connectTimeout: options.connect_timeout_ms,
         commandTimeout: options.command_timeout_ms,
-      });
+      };
+      // On a Sentinel deployment ioredis finds the master through the sentinels, as its users
+      // configure it: it asks them again on every reconnect (the demoted master's CLIENT KILL
+      // forces one) and, with failoverDetector, as soon as they announce +switch-master.
+      redis = new Redis(sentinels.length
+        ? {
+          ...common,
+          sentinels: sentinels.map(({ host, port }) => ({ host, port })),
+          name: sentinels[0].master_name,
+          sentinelCommandTimeout: options.command_timeout_ms,
+          failoverDetector: true,
+        }
+        : { ...common, ...ioredisAddress(master) });
       redis.on('error', (error) => log('redis:', error.message));
     }
     return {

@@ -93,12 +93,15 @@ serve({
     if (masters.length) {
       const clients = masters.map((master) => {
         const redis = new Redis({
-          host: master.host,
-          port: master.port,
+          // The user's --redis as init names it (PROTOCOL.md): a unix socket or host and port,
+          // with an ACL user and password where given.
+          ...(master.unix_socket ? { path: master.unix_socket } : { host: master.host, port: master.port }),
+          ...(master.user ? { username: master.user } : {}),
+          ...(master.password ? { password: master.password } : {}),
           connectTimeout: options.connect_timeout_ms,
           commandTimeout: options.command_timeout_ms,
         });
-        redis.on('error', (error) => log(`redis ${master.host}:${master.port}:`, error.message));
+        redis.on('error', (error) => log(`redis ${master.unix_socket ?? `${master.host}:${master.port}`}:`, error.message));
         return redis;
       });
       // The instance settings are what release, extend and using()'s own extensions use.

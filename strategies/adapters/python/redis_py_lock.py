@@ -11,6 +11,7 @@ import sys
 import time
 
 import redis
+from redis.sentinel import Sentinel
 from redis.exceptions import ConnectionError, LockNotOwnedError, TimeoutError
 
 CAPABILITIES = {"reentrant": False, "shared": False, "fencing": False, "auto_renewal": False,
@@ -31,13 +32,26 @@ class Adapter:
     def init(self, request):
         self.namespace = request.get("namespace", "")
         options = request.get("options", {})
-        masters = [s for s in request.get("servers", {}).get("redis", []) if s.get("role") == "master"]
+        servers = request.get("servers", {}).get("redis", [])
+        masters = [s for s in servers if s.get("role") == "master"]
+        sentinels = [s for s in servers if s.get("role") == "sentinel"]
+        timeouts = {"socket_connect_timeout": options.get("connect_timeout_ms", 1000) / 1000,
+                    "socket_timeout": options.get("command_timeout_ms", 1000) / 1000}
         # The probe carries no servers: answer it without connecting anywhere.
-        if masters:
-            self.client = redis.Redis(
-                host=masters[0]["host"], port=masters[0]["port"],
-                socket_connect_timeout=options.get("connect_timeout_ms", 1000) / 1000,
-                socket_timeout=options.get("command_timeout_ms", 1000) / 1000)
+        if sentinels:
+            # Sentinel-managed, as redis-py's users run it on a Sentinel deployment: each new
+            # connection asks the sentinels for the master, and a connection to a master that was
+            # demoted (READONLY) is dropped, so the client follows a failover by itself.
+            sentinel = Sentinel([(s["host"], s["port"]) for s in sentinels],
+                                sentinel_kwargs=dict(timeouts), **timeouts)
+            self.client = sentinel.master_for(sentinels[0]["master_name"], **timeouts)
+        elif masters:
+            master = masters[0]
+            where = ({"unix_socket_path": master["unix_socket"]} if "unix_socket" in master
+                     else {"host": master["host"], "port": master["port"]})
+            self.client = redis.Redis(**where, username=master.get("user"),
+                                      password=master.get("password"), **timeouts)
+        if sentinels or masters:
             self.retry_delay_s = options.get("retry_delay_ms", 100) / 1000
         return {"type": "init_ok", "library": "redis-py", "version": redis.__version__,
                 "services": ["redis"], "capabilities": CAPABILITIES}
