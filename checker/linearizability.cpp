@@ -13,6 +13,7 @@
 
 #include "checker/history_words.hpp"
 #include "checker/linearizability_partition.hpp"
+#include "checker/lock_refutation.hpp"
 #include "checker/lock_tokens.hpp"
 #include "checker/models.hpp"
 #include "checker/register_refutation.hpp"
@@ -172,35 +173,46 @@ struct LinearizabilityChecker::Impl {
                     partition.result.verdict = SearchOutcome::Stopped;
                     continue;
                 }
+                const auto refuted = [&](std::optional<lin::Refutation> refutation) {
+                    if (!refutation) {
+                        return false;
+                    }
+                    partition.result.verdict = SearchOutcome::NotLinearizable;
+                    partition.result.unplaceable = refutation->op;
+                    for (const auto& proof : refutation->proof) {
+                        partition.result.concurrent.push_back(proof.op);
+                    }
+                    partition.refutation = std::move(refutation);
+                    partition.decided_without_search = true;
+                    budget.stop.store(true);
+                    return true;
+                };
+                const auto linearized = [&] {
+                    partition.result.verdict = SearchOutcome::Linearizable;
+                    partition.decided_without_search = true;
+                };
                 if (model == Model::Register && options.refute) {
-                    if (auto refutation = lin::refute_register(partition, options.initial_value)) {
-                        partition.result.verdict = SearchOutcome::NotLinearizable;
-                        partition.result.unplaceable = refutation->op;
-                        for (const auto& proof : refutation->proof) {
-                            partition.result.concurrent.push_back(proof.op);
-                        }
-                        partition.refutation = std::move(refutation);
-                        partition.decided_without_search = true;
-                        budget.stop.store(true);
+                    if (refuted(lin::refute_register(partition, options.initial_value))) {
                         continue;
                     }
                     if (lin::linearize_unique_values(partition, options.initial_value)) {
-                        partition.result.verdict = SearchOutcome::Linearizable;
-                        partition.decided_without_search = true;
+                        linearized();
                         continue;
                     }
                 }
-                if (model == Model::Mutex && options.refute &&
-                    lin::linearize_lock_tokens(partition)) {
-                    partition.result.verdict = SearchOutcome::Linearizable;
-                    partition.decided_without_search = true;
-                    continue;
-                }
-                if (model == Model::RwLock && options.refute &&
-                    lin::linearize_rwlock_tokens(partition)) {
-                    partition.result.verdict = SearchOutcome::Linearizable;
-                    partition.decided_without_search = true;
-                    continue;
+                if ((model == Model::Mutex || model == Model::RwLock) && options.refute) {
+                    // The token pass first: a valid key, the common case, costs one walk. Where
+                    // it is stuck, a definite contradiction is refuted before the search runs.
+                    const bool built = model == Model::Mutex
+                                           ? lin::linearize_lock_tokens(partition)
+                                           : lin::linearize_rwlock_tokens(partition);
+                    if (built) {
+                        linearized();
+                        continue;
+                    }
+                    if (refuted(lin::refute_lock(model, partition))) {
+                        continue;
+                    }
                 }
                 if (model == Model::Mutex && options.drop_unneeded_acquires) {
                     dropped.fetch_add(lin::drop_unneeded_acquires(partition));

@@ -41,7 +41,8 @@ struct LinearizabilityOptions {
     // Register: decide what needs no search before searching - refute an impossible or stale
     // read (register_refutation.cpp), build a linearization of unique values (unique_values.cpp).
     // Mutex and rwlock: build a linearization from the grants' tokens (lock_tokens.cpp,
-    // rwlock_tokens.cpp).
+    // rwlock_tokens.cpp), and where that is stuck refute a definite contradiction
+    // (lock_refutation.cpp).
     // Off: the search alone (benchmarks and the cross-check of the passes).
     bool refute = true;
     // Mutex: leave out of the search the in-doubt acquires no linearization needs
@@ -65,8 +66,9 @@ class LinearizabilityChecker {
     //   {"valid": true|false|"unknown"|"not-applicable" (no op of the model), "model": "...",
     //    "keys": N, "ops": N, "elapsed_s": x,
     //    "keys_without_search": N (register keys decided by register_refutation.hpp or
-    //                              unique_values.hpp, mutex keys by lock_tokens.hpp: the search
-    //                              did not run on them),
+    //                              unique_values.hpp, lock keys by lock_tokens.hpp,
+    //                              rwlock_tokens.hpp or lock_refutation.hpp: the search did not
+    //                              run on them),
     //    "acquires_dropped": N (mutex: in-doubt acquires left out of the search, lock_tokens.hpp),
     //    "reason": "..." (unknown: "time limit" or "memory limit"; "not-applicable": why),
     //    "partial": [...] (unknown: how far the search got on each key it gave up on; see
@@ -77,8 +79,10 @@ class LinearizabilityChecker {
     //                      "witness": {"longest_prefix": [ops...], "unplaceable": op,
     //                                  "concurrent": [ops...] (the first 10 whose intervals
     //                                  overlap the unplaceable op's)}} ]}
-    // A register key refuted before the search (register_refutation.cpp) has the same shape with
-    // an empty longest_prefix, plus "refuted_by": "unwritten-value"|"stale-read" and "proof":
+    // A key refuted before the search (register_refutation.cpp, lock_refutation.cpp) has the same
+    // shape with an empty longest_prefix, plus "refuted_by": "unwritten-value"|"stale-read"|
+    // "release-without-grant"|"refused-while-free"|"granted-while-held"|"not-held-while-held" and
+    // "proof":
     // [{"role": "...", "op": op}] (the ops the argument uses).
     // where an op is {"process", "f", "value", "output", "invoke_index", "complete_index",
     // "status": "ok"|"fail"|"info"}. false beats unknown beats true across keys.

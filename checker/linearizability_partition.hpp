@@ -67,10 +67,16 @@ struct KeyHistory {
     bool token_granted_twice = false;
 };
 
-// What register_refutation.hpp found without a search: why the key is not linearizable.
+// What register_refutation.hpp or lock_refutation.hpp found without a search: why the key is
+// not linearizable.
 enum class RefutationRule : std::uint8_t {
     UnwrittenValue,  // a read (or a cas's expected value) no write or cas could have produced
     StaleRead,       // unique values: a value read after a later one was seen
+    // Locks (lock_refutation.hpp):
+    ReleaseWithoutGrant,  // an ok release by a process that cannot hold the lock
+    RefusedWhileFree,     // a `held` refusal while nobody can have held the lock
+    GrantedWhileHeld,     // a grant while another process's lease certainly ran
+    NotHeldWhileHeld,     // a `not-held` answer while its process's lease certainly ran
 };
 
 struct Refutation {

@@ -98,6 +98,13 @@ json run(Model model, std::vector<Event> events, LinearizabilityOptions options 
     return checker.check(options);
 }
 
+// The search's own witness: the passes before it (which would answer first) are off.
+LinearizabilityOptions search_alone() {
+    LinearizabilityOptions options;
+    options.refute = false;
+    return options;
+}
+
 std::vector<Event> events_of(const std::string& jsonl) {
     std::istringstream in(jsonl);
     HistoryReader reader(in);
@@ -107,6 +114,10 @@ std::vector<Event> events_of(const std::string& jsonl) {
         events.push_back(event);
     }
     return events;
+}
+
+const json& witness_of(const json& result) {
+    return result.at("violations").at(0).at("witness");
 }
 
 // The unplaceable op's process and invoke index, to assert the witness exactly.
@@ -150,9 +161,11 @@ TEST(MutexModel, SequentialHandoffIsLinearizable) {
 
 TEST(MutexModel, DoubleGrantIsNotLinearizable) {
     // Without a lease nothing but a release frees the lock.
-    const json r = run(Model::Mutex, {invoke(0, "acquire"), ok(0, "acquire"), invoke(1, "acquire"),
-                                      ok(1, "acquire"), invoke(0, "release"), ok(0, "release"),
-                                      invoke(1, "release"), ok(1, "release")});
+    const json r =
+        run(Model::Mutex,
+            {invoke(0, "acquire"), ok(0, "acquire"), invoke(1, "acquire"), ok(1, "acquire"),
+             invoke(0, "release"), ok(0, "release"), invoke(1, "release"), ok(1, "release")},
+            search_alone());
     ASSERT_EQ(r["valid"], false);
     ASSERT_EQ(r["violations"].size(), 1U);
     const json& v = r["violations"][0];
@@ -296,7 +309,9 @@ TEST(MutexLease, AGrantWhileTheLeaseCertainlyRunsIsNotLinearizable) {
                                       invoke(1, "acquire").lease(100), ok(1, "acquire")});
     ASSERT_EQ(r["valid"], false);
     EXPECT_EQ(unplaceable(r), ProcessAndIndex(1, 2));
-    EXPECT_EQ(r["processes"], (json{1}));
+    // Refuted without the search (lock_refutation.cpp), which names the holder too.
+    EXPECT_EQ(witness_of(r)["refuted_by"], "granted-while-held");
+    EXPECT_EQ(r["processes"], (json{0, 1}));
 }
 
 TEST(MutexLease, NotHeldIsConsistentOnlyOnceTheLeaseMayHaveRunOut) {
@@ -442,9 +457,11 @@ TEST(RwLockModel, ReadersShare) {
 }
 
 TEST(RwLockModel, WriterOverlappingAReaderIsNotLinearizable) {
-    const json r = run(Model::RwLock, {invoke(0, "acquire").shared(), ok(0, "acquire").shared(),
-                                       invoke(1, "acquire"), ok(1, "acquire"), invoke(0, "release"),
-                                       ok(0, "release"), invoke(1, "release"), ok(1, "release")});
+    const json r = run(Model::RwLock,
+                       {invoke(0, "acquire").shared(), ok(0, "acquire").shared(),
+                        invoke(1, "acquire"), ok(1, "acquire"), invoke(0, "release"),
+                        ok(0, "release"), invoke(1, "release"), ok(1, "release")},
+                       search_alone());
     ASSERT_EQ(r["valid"], false);
     EXPECT_EQ(unplaceable(r), ProcessAndIndex(1, 2));
     EXPECT_EQ(r["violations"][0]["message"],
@@ -489,12 +506,6 @@ TEST(RegisterModel, InitialReadIsNull) {
 }
 
 // The search's own witness: the refutation pass (which would answer first) is off.
-LinearizabilityOptions search_alone() {
-    LinearizabilityOptions options;
-    options.refute = false;
-    return options;
-}
-
 TEST(RegisterModel, StaleReadIsNotLinearizable) {
     const json r =
         run(Model::Register,
@@ -584,10 +595,6 @@ TEST(RegisterModel, StaleFenceWriteDidNotHappen) {
 }
 
 // ---------------------------------------------------------------- refutation before the search
-
-const json& witness_of(const json& result) {
-    return result.at("violations").at(0).at("witness");
-}
 
 // The invoke indices of a refutation's proof ops, in the order the witness lists them.
 std::vector<std::uint64_t> proof_invokes(const json& result) {
@@ -1632,7 +1639,9 @@ TEST(CrossCheck, FixedSeedsMatchBruteForce) {
 // effect; the process id retires), and with `corrupt` one completion is changed afterwards (a
 // grant refused, a refusal granted, an ok release answered `not-held`, or the reverse) - which
 // may or may not leave a linearizable history: the oracle says which.
-std::vector<Event> token_lock_history(std::mt19937_64& rng, int max_ops, bool corrupt) {
+// `processes`: 0 picks 2-5.
+std::vector<Event> token_lock_history(std::mt19937_64& rng, int max_ops, bool corrupt,
+                                      int processes = 0) {
     auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<std::uint64_t>(n)); };
     struct Slot {
         std::int64_t process = 0;
@@ -1644,7 +1653,9 @@ std::vector<Event> token_lock_history(std::mt19937_64& rng, int max_ops, bool co
         std::string granted;  // acquire applied: the new token
         bool lost_reply = false;
     };
-    const int processes = 2 + pick(4);
+    if (processes == 0) {
+        processes = 2 + pick(4);
+    }
     std::vector<Slot> slots(static_cast<std::size_t>(processes));
     for (int p = 0; p < processes; ++p) {
         slots[static_cast<std::size_t>(p)].process = p;
@@ -1777,6 +1788,7 @@ void cross_check_lock_tokens(std::uint64_t seed, int histories) {
     dropping.drop_unneeded_acquires = true;
     int valid = 0;
     int linearized = 0;
+    int refuted = 0;  // invalid, proved by lock_refutation.cpp without the search
     int dropped = 0;
     for (int i = 0; i < histories; ++i) {
         const bool corrupt = i % 2 == 1;
@@ -1791,7 +1803,8 @@ void cross_check_lock_tokens(std::uint64_t seed, int histories) {
         ASSERT_EQ(d["valid"], expected) << as_edn(history);
         dropped += d["acquires_dropped"].get<int>() > 0 ? 1 : 0;
         valid += expected ? 1 : 0;
-        linearized += r["keys_without_search"] == 1 ? 1 : 0;
+        linearized += r["keys_without_search"] == 1 && expected ? 1 : 0;
+        refuted += r["keys_without_search"] == 1 && !expected ? 1 : 0;
         if (!corrupt) {
             ASSERT_TRUE(expected) << as_edn(history);
         }
@@ -1803,10 +1816,109 @@ void cross_check_lock_tokens(std::uint64_t seed, int histories) {
     // among them, it builds a linearization for ~88 % of the valid ones.
     EXPECT_GE(linearized * 5, valid * 4) << linearized << " of " << valid;
     EXPECT_GT(dropped, histories / 50) << dropped;
+    // The refutations are not complete either: they prove most of the invalid ones (each
+    // asserted invalid by the oracle and by the search alone above).
+    std::cerr << "mutex refutations: " << refuted << " of " << histories - valid << " invalid\n";
+    EXPECT_GE(refuted * 2, histories - valid) << refuted << " of " << histories - valid;
 }
 
 TEST(CrossCheck, LockTokensAgreeWithBruteForceAndTheSearch) {
     cross_check_lock_tokens(test_seed(), 4000);
+}
+
+// 50 clients, 20,000 ops: an ok grant with a 1-2 ms lease that took effect early and got its
+// reply dozens of events later, placed at its return, found a grant without a lease holding, and
+// 11 of seeds 1-20 fell back to the search. Leased grants in flight now go before the grant being
+// placed when the model takes both in that order; 3 seeds still fall back (the search decides).
+TEST(LockTokens, FiftyClientsAreMostlyDecidedWithoutSearch) {
+    LinearizabilityOptions quick;
+    quick.time_limit = std::chrono::duration<double>(2.0);
+    int without_search = 0;
+    for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+        std::mt19937_64 rng(seed);
+        const json r = run(Model::Mutex, token_lock_history(rng, 20'000, false, 50), quick);
+        EXPECT_NE(r["valid"], false) << "seed " << seed;
+        without_search += r["keys_without_search"] == 1 ? 1 : 0;
+    }
+    EXPECT_GE(without_search, 17);
+}
+
+// ---------------------------------------------------------------- lock refutation, no search
+
+TEST(LockRefutation, AGrantWhileAnotherLeaseCertainlyRunsIsRefutedWithoutASearch) {
+    // Process 0 holds t0 (100 ms lease) and does nothing more; process 1 is granted at 3 ms. Two
+    // acquires in doubt around them change nothing.
+    const json r = run(Model::Mutex, {invoke(0, "acquire").lease(100), ok(0, "acquire").token("t0"),
+                                      invoke(7, "acquire").lease(100), info(7, "acquire"),
+                                      invoke(1, "acquire").lease(100), invoke(8, "acquire"),
+                                      ok(1, "acquire").token("t1")});
+    ASSERT_EQ(r["valid"], false) << r.dump(2);
+    EXPECT_EQ(r["keys_without_search"], 1);
+    EXPECT_EQ(witness_of(r)["refuted_by"], "granted-while-held");
+    EXPECT_EQ(unplaceable(r), ProcessAndIndex(1, 4));
+    EXPECT_EQ(proof_invokes(r), (std::vector<std::uint64_t>{0}));
+    EXPECT_EQ(r["processes"], (json{0, 1}));
+}
+
+TEST(LockRefutation, AGrantAfterTheHoldersReleaseInDoubtIsLeftToTheSearch) {
+    // The release in doubt may have freed the lock first: valid.
+    const json r =
+        run(Model::Mutex, {invoke(0, "acquire").lease(100), ok(0, "acquire").token("t0"),
+                           invoke(0, "release").token("t0"), info(0, "release"),
+                           invoke(1, "acquire").lease(100), ok(1, "acquire").token("t1")});
+    EXPECT_EQ(r["valid"], true) << r.dump(2);
+}
+
+TEST(LockRefutation, AGrantAfterTheLeaseMayHaveRunOutIsNotRefuted) {
+    const json r = run(Model::Mutex, {invoke(0, "acquire").lease(2), ok(0, "acquire").token("t0"),
+                                      invoke(1, "acquire").lease(100), invoke(9, "read"),
+                                      ok(1, "acquire").token("t1")});
+    EXPECT_EQ(r["valid"], true) << r.dump(2);
+}
+
+TEST(LockRefutation, ANotHeldAnswerWhileTheLeaseCertainlyRunsIsRefuted) {
+    const json r =
+        run(Model::Mutex, {invoke(0, "acquire").lease(100), ok(0, "acquire").token("t0"),
+                           invoke(0, "release").token("t0"), fail(0, "release", "not-held")});
+    ASSERT_EQ(r["valid"], false) << r.dump(2);
+    EXPECT_EQ(witness_of(r)["refuted_by"], "not-held-while-held");
+    EXPECT_EQ(unplaceable(r), ProcessAndIndex(0, 2));
+    EXPECT_EQ(proof_invokes(r), (std::vector<std::uint64_t>{0}));
+}
+
+TEST(LockRefutation, AnOkReleaseOfATokenNoGrantCarriedIsRefuted) {
+    // Process 0's acquire got no reply; its cleanup (process 5) releases a token no grant carried
+    // and is told ok: nothing it could name was ever granted to it.
+    const json r = run(Model::Mutex, {invoke(0, "acquire"), info(0, "acquire"),
+                                      invoke(5, "release").token("t9"), ok(5, "release")});
+    ASSERT_EQ(r["valid"], false) << r.dump(2);
+    EXPECT_EQ(witness_of(r)["refuted_by"], "release-without-grant");
+    EXPECT_EQ(unplaceable(r), ProcessAndIndex(5, 2));
+}
+
+TEST(LockRefutation, ARefusalBeforeAnyAcquireIsRefuted) {
+    const json r = run(Model::Mutex, {invoke(0, "acquire"), fail(0, "acquire", "held"),
+                                      invoke(1, "acquire"), ok(1, "acquire").token("t1")});
+    ASSERT_EQ(r["valid"], false) << r.dump(2);
+    EXPECT_EQ(witness_of(r)["refuted_by"], "refused-while-free");
+    EXPECT_EQ(unplaceable(r), ProcessAndIndex(0, 0));
+}
+
+TEST(LockRefutation, AWriterGrantedWhileAReaderCertainlyHoldsIsRefuted) {
+    const auto history = [](bool writer) {
+        Ev second = invoke(1, "acquire").lease(100);
+        if (!writer) {
+            second.shared();
+        }
+        return std::vector<Event>{invoke(0, "acquire").shared().lease(100),
+                                  ok(0, "acquire").token("t0"), second,
+                                  ok(1, "acquire").token("t1")};
+    };
+    const json r = run(Model::RwLock, history(true));
+    ASSERT_EQ(r["valid"], false) << r.dump(2);
+    EXPECT_EQ(witness_of(r)["refuted_by"], "granted-while-held");
+    EXPECT_EQ(unplaceable(r), ProcessAndIndex(1, 2));
+    EXPECT_EQ(run(Model::RwLock, history(false))["valid"], true);
 }
 
 // ---------------------------------------------------------------- rwlock tokens, no search
@@ -1822,22 +1934,24 @@ TEST(RwLockTokens, TwoReadersAreLinearizedWithoutSearch) {
     EXPECT_EQ(r["keys_without_search"], 1);
 }
 
-TEST(RwLockTokens, AWriterOverlappingAReaderIsLeftToTheSearchWhichRefutesIt) {
+TEST(RwLockTokens, AWriterOverlappingAReaderIsRefutedWithoutTheSearch) {
     const json r = run(Model::RwLock, {invoke(0, "acquire").shared(), ok(0, "acquire").token("t0"),
                                        invoke(1, "acquire"), ok(1, "acquire").token("t1"),
                                        invoke(0, "release").token("t0"), ok(0, "release"),
                                        invoke(1, "release").token("t1"), ok(1, "release")});
     ASSERT_EQ(r["valid"], false);
-    EXPECT_EQ(r["keys_without_search"], 0);
+    EXPECT_EQ(r["keys_without_search"], 1);
+    EXPECT_EQ(witness_of(r)["refuted_by"], "granted-while-held");
     EXPECT_EQ(unplaceable(r), ProcessAndIndex(1, 2));
 }
 
-TEST(RwLockTokens, AReaderOverlappingAWriterIsLeftToTheSearchWhichRefutesIt) {
+TEST(RwLockTokens, AReaderOverlappingAWriterIsRefutedWithoutTheSearch) {
     const json r =
         run(Model::RwLock, {invoke(0, "acquire"), ok(0, "acquire").token("t0"),
                             invoke(1, "acquire").shared(), ok(1, "acquire").token("t1")});
     ASSERT_EQ(r["valid"], false);
-    EXPECT_EQ(r["keys_without_search"], 0);
+    EXPECT_EQ(r["keys_without_search"], 1);
+    EXPECT_EQ(witness_of(r)["refuted_by"], "granted-while-held");
     EXPECT_EQ(r["violations"][0]["witness"]["unplaceable"]["value"], "shared");
 }
 
@@ -1850,7 +1964,8 @@ TEST(RwLockTokens, AWriterInDoubtExplainsAReaderRefusedAsHeld) {
     const json late = run(Model::RwLock, {invoke(1, "acquire").shared(), fail(1, "acquire", "held"),
                                           invoke(0, "acquire"), info(0, "acquire")});
     EXPECT_EQ(late["valid"], false);
-    EXPECT_EQ(late["keys_without_search"], 0);
+    EXPECT_EQ(late["keys_without_search"], 1);
+    EXPECT_EQ(witness_of(late)["refuted_by"], "refused-while-free");
 }
 
 TEST(RwLockTokens, AWriterInDoubtNeedNotHaveTakenEffect) {
@@ -1888,7 +2003,8 @@ TEST(RwLockTokens, AWriterWhoseLeaseMayHaveRunOutIsTakenOver) {
         run(Model::RwLock, {invoke(0, "acquire").lease(50), ok(0, "acquire").token("t0"),
                             invoke(1, "acquire").shared(), ok(1, "acquire").token("t1")});
     EXPECT_EQ(running["valid"], false);
-    EXPECT_EQ(running["keys_without_search"], 0);
+    EXPECT_EQ(running["keys_without_search"], 1);
+    EXPECT_EQ(witness_of(running)["refuted_by"], "granted-while-held");
 }
 
 // As ManyWaiters' mutex case: a reader refused with nobody holding borrows the writer in doubt
@@ -2064,9 +2180,9 @@ std::vector<Event> token_rwlock_history(std::mt19937_64& rng, int max_ops, bool 
     return history;
 }
 
-// Whenever the rwlock token path builds a linearization, the brute-force oracle says valid too
-// (the path never says invalid: what it cannot build, the search decides); and the whole check
-// and the search alone agree with the oracle on every history.
+// Whenever the rwlock token path builds a linearization, the brute-force oracle says valid too,
+// and whenever lock_refutation.cpp refutes one, invalid; and the whole check and the search alone
+// agree with the oracle on every history.
 void cross_check_rwlock_tokens(std::uint64_t seed, int histories) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     std::mt19937_64 rng(seed);
@@ -2074,6 +2190,7 @@ void cross_check_rwlock_tokens(std::uint64_t seed, int histories) {
     search_alone.refute = false;
     int valid = 0;
     int linearized = 0;
+    int refuted = 0;
     for (int i = 0; i < histories; ++i) {
         const bool corrupt = i % 2 == 1;
         const std::vector<Event> history =
@@ -2082,8 +2199,9 @@ void cross_check_rwlock_tokens(std::uint64_t seed, int histories) {
         const bool expected = brute_force_linearizable(Model::RwLock, history);
         const json r = run(Model::RwLock, history);
         if (r["keys_without_search"] == 1) {
-            ASSERT_TRUE(expected) << as_edn(history);
-            ++linearized;
+            // Decided without the search: a linearization built, or a contradiction refuted.
+            ASSERT_EQ(r["valid"], expected) << as_edn(history);
+            (expected ? linearized : refuted) += 1;
         }
         ASSERT_EQ(r["valid"], expected) << as_edn(history);
         const json alone = run(Model::RwLock, history, search_alone);
@@ -2098,8 +2216,10 @@ void cross_check_rwlock_tokens(std::uint64_t seed, int histories) {
     EXPECT_LT(valid, histories - histories / 20);
     // The path is not complete (rwlock_tokens.cpp): on these small random histories, corrupted
     // ones among them, it builds a linearization for most of the valid ones.
-    std::cerr << "rwlock token path: " << linearized << " of " << valid << " valid\n";
+    std::cerr << "rwlock token path: " << linearized << " of " << valid << " valid, " << refuted
+              << " of " << histories - valid << " invalid refuted\n";
     EXPECT_GE(linearized * 5, valid * 4) << linearized << " of " << valid;
+    EXPECT_GE(refuted * 2, histories - valid) << refuted << " of " << histories - valid;
 }
 
 TEST(CrossCheck, RwLockTokensAgreeWithBruteForceAndTheSearch) {
@@ -2115,6 +2235,21 @@ TEST(RwLockTokens, FiftyReadersAndWritersAreDecidedWithoutSearch) {
     EXPECT_EQ(r["valid"], true) << r.dump().substr(0, 2000);
     EXPECT_EQ(r["keys_without_search"], 1);
     EXPECT_LT(r["elapsed_s"].get<double>(), 1.0);
+}
+
+// Seed 3 stuck the path: a writer with a 2 ms lease took effect early, and its reply came ~170
+// events later, after dozens of readers' grants; placed at its return, it found readers without a
+// lease still holding. A grant in flight with a lease, no ok release and a conflict now goes
+// before the grant being placed when the model takes both in that order.
+TEST(RwLockTokens, FiftyReadersAndWritersAreDecidedWithoutSearchOnTwentySeeds) {
+    LinearizabilityOptions quick;
+    quick.time_limit = std::chrono::duration<double>(2.0);
+    for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+        std::mt19937_64 rng(seed);
+        const json r = run(Model::RwLock, token_rwlock_history(rng, 20'000, false, 50), quick);
+        EXPECT_EQ(r["valid"], true) << "seed " << seed;
+        EXPECT_EQ(r["keys_without_search"], 1) << "seed " << seed;
+    }
 }
 
 TEST(CrossCheck, RwLockTokensFixedSeeds) {

@@ -277,6 +277,14 @@ std::string_view rule_name(RefutationRule rule) {
             return "unwritten-value";
         case RefutationRule::StaleRead:
             return "stale-read";
+        case RefutationRule::ReleaseWithoutGrant:
+            return "release-without-grant";
+        case RefutationRule::RefusedWhileFree:
+            return "refused-while-free";
+        case RefutationRule::GrantedWhileHeld:
+            return "granted-while-held";
+        case RefutationRule::NotHeldWhileHeld:
+            return "not-held-while-held";
     }
     return "";
 }

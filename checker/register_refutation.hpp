@@ -16,7 +16,8 @@
 
 namespace lockbench::checker::lin {
 
-// "unwritten-value", "stale-read": the witness's `refuted_by`.
+// "unwritten-value", "stale-read" (and the lock rules', lock_refutation.hpp): the witness's
+// `refuted_by`.
 std::string_view rule_name(RefutationRule rule);
 
 // The first refutable op in invoke order, or nullopt: the search has to decide.

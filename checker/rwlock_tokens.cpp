@@ -24,9 +24,11 @@
 //     flight of that holder's process (ok, then retried, then in doubt, then `not-held`), and
 //     takes a hold over without one only when the model lets it (the holder's lease may have run
 //     out): holds begin and end as late as they can, which leaves the most room to the refusals.
-//     Before it, an ok acquire in flight that conflicts with it and returns before its first
-//     release is called goes first, when the model takes both in that order (the early one's
-//     lease may have run out by the later grant) and no ok release names the early one;
+//     Before it, an ok acquire in flight that conflicts with it and either returns before its
+//     first release is called or has a lease goes first, when the model takes both in that order
+//     (the early one's lease may have run out by the later grant) and no ok release names the
+//     early one - a writer whose reply came long after it took effect, placed at its return,
+//     would find later readers still holding;
 //   - every other required op goes at its return; in-doubt ops go only where needed (above).
 // When every required op is placed, the ops placed, in that order, are a linearization the
 // search accepts: each was placed where the search may place it, with the step the search takes.
@@ -72,6 +74,9 @@ int release_rank(const ModelOp& op) {
 // each try that fails costs a model step, and with hundreds of waiters in flight trying them all
 // would make the pass quadratic.
 constexpr int kGrantsTried = 8;
+// How many conflicting ok grants in flight a grant tries to place before itself
+// (place_grants_that_must_come_first): each costs two model steps.
+constexpr std::size_t kEarlyGrantsTried = 8;
 
 class RwTokenLinearizer {
   public:
@@ -333,16 +338,22 @@ class RwTokenLinearizer {
     // Before grant `g` at its return: an ok grant in flight that conflicts with it and returns
     // before g's first release is called cannot follow g (g holds until then) unless g's lease
     // may have run out; it may precede g, taken over once its own lease may have run out (it took
-    // effect early, and its lease ran out while it waited for its reply). Placed first when the
-    // model, stepped on a copy, accepts both in that order - and only when no ok release names
-    // it, which a hold taken over could never have.
+    // effect early, and its lease ran out while it waited for its reply). One with a lease that
+    // returns later may have done the same, and placed at its own return it can find holds
+    // without a lease granted meanwhile. Placed first when the model, stepped on a copy, accepts
+    // both in that order - and only when no ok release names it, which a hold taken over could
+    // never have.
     void place_grants_that_must_come_first(std::uint32_t g) {
-        int tried = 0;
         std::vector<std::uint32_t> first;
-        for (auto it = pending_grants_.begin(); it != pending_grants_.end() && tried < kGrantsTried;
-             ++it, ++tried) {
+        // Only the candidates count against the limit: an early writer whose reply came after
+        // dozens of readers' replies (50 clients) sits behind them all, and counting every grant
+        // in flight left it out - the readers then found it still holding.
+        for (auto it = pending_grants_.begin();
+             it != pending_grants_.end() && first.size() < kEarlyGrantsTried; ++it) {
             const std::uint32_t h = it->second;
-            if (h != g && !has_ok_release_[h] && ops_[h].return_seq < first_release_call_[g] &&
+            const bool blocked_after =
+                it->first < first_release_call_[g] || ops_[h].op.lease_ns != kNever;
+            if (h != g && !has_ok_release_[h] && blocked_after &&
                 conflict(ops_[h].op, ops_[g].op)) {
                 first.push_back(h);
             }

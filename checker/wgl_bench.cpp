@@ -482,7 +482,8 @@ BENCHMARK(BM_WaitingRwLockMillion)
 // optionally one read corrupted. The label is the verdict (an unknown is an answer here, not an
 // error: these rows measure how often the check decides); a wrong verdict is an error.
 // Args: processes, ops, in doubt (per mille), unique values (0/1), corruption (0 none, 1 a read
-// of a value never written, 2 a stale read).
+// of a value never written, 2 a stale read), path (0 the whole check, 1 the search alone with a
+// 10 s limit: the passes before it off).
 void BM_SimulatedRegister(benchmark::State& state) {
     using Corruption = testing::SimulatedRegisterOptions::Corruption;
     const auto corruption = static_cast<Corruption>(state.range(4));
@@ -504,7 +505,9 @@ void BM_SimulatedRegister(benchmark::State& state) {
     LinearizabilityOptions options;
     options.threads = 1;
     options.every_fail_observes = true;
-    options.time_limit = std::chrono::duration<double>(30);
+    const bool search_alone = state.range(5) == 1;
+    options.refute = !search_alone;
+    options.time_limit = std::chrono::duration<double>(search_alone ? 10 : 30);
     options.memory_limit_bytes = std::size_t{1} << 30;
     for (auto _ : state) {
         const auto result = checker.check(options);
@@ -525,18 +528,13 @@ void BM_SimulatedRegister(benchmark::State& state) {
     }
 }
 BENCHMARK(BM_SimulatedRegister)
-    ->ArgNames({"procs", "ops", "doubt_pm", "unique", "corrupt"})
-    ->Args({10, 10'000, 50, 0, 0})
-    ->Args({10, 10'000, 200, 0, 0})
-    ->Args({10, 10'000, 50, 0, 1})
-    ->Args({10, 10'000, 0, 0, 1})
-    ->Args({50, 10'000, 50, 0, 0})
-    ->Args({50, 10'000, 200, 0, 0})
-    ->Args({50, 10'000, 50, 1, 0})
-    ->Args({50, 10'000, 50, 1, 2})
-    ->Args({10, 100'000, 50, 0, 1})
-    ->Args({100, 100'000, 200, 1, 0})
-    ->Args({100, 100'000, 200, 1, 1})
+    ->ArgNames({"procs", "ops", "doubt_pm", "unique", "corrupt", "search"})
+    ->ArgsProduct({{10}, {10'000}, {50, 200}, {0}, {0}, {0, 1}})
+    ->ArgsProduct({{10}, {10'000}, {50, 0}, {0}, {1}, {0, 1}})
+    ->ArgsProduct({{50}, {10'000}, {50, 200}, {0}, {0}, {0, 1}})
+    ->ArgsProduct({{50}, {10'000}, {50}, {1}, {0, 2}, {0, 1}})
+    ->ArgsProduct({{10, 100}, {100'000}, {50, 200}, {0}, {1}, {0, 1}})
+    ->ArgsProduct({{100}, {100'000}, {200}, {1}, {0, 1}, {0, 1}})
     ->Iterations(1)
     ->Unit(benchmark::kMillisecond);
 
