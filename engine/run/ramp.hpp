@@ -46,7 +46,8 @@ struct RampOutcome {
     // Jepsen's composition over every point: a violation anywhere beats unknown beats valid.
     checker::Verdict verdict = checker::Verdict::Valid;
     // A point that failed (curves["failed"]) is that point's error, and the others are kept:
-    // the highest exit code of those errors (README.md: 2, 4 or 5), 0 when none failed.
+    // the highest exit code of those errors (docs/cli.md, exit codes: 2, 4 or 5), 0 when none
+    // failed.
     int failure_exit_code = 0;
 };
 

@@ -597,7 +597,7 @@ void WorkloadRun::write_files(const nlohmann::json& summary, const ClientStats& 
     write_atomically(dir->tmp() / "summary.json", summary.dump(2) + "\n");
     write_atomically(dir->tmp() / "report.txt", make_report(summary));
     write_story_files(dir->tmp(), summary, w);
-    // The full distributions, in HdrHistogram's text format (milliseconds): README.md, results.
+    // The full distributions, in HdrHistogram's text format (milliseconds): docs/results.md.
     write_atomically(dir->tmp() / "latency-acquire.hgrm",
                      total.acquire_latency.percentile_distribution());
     write_atomically(dir->tmp() / "latency-release.hgrm",
