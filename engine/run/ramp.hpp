@@ -32,7 +32,10 @@ struct RampOptions {
     std::vector<Endpoint> redis;          // empty: embedded servers, as for a run
     std::string zookeeper;                // empty: an embedded ZooKeeper, as for a run
     std::filesystem::path out_dir = "results";
-    bool progress = false;
+    bool progress = false;  // a progress line on stderr, for a terminal
+    // Off a terminal (a CI log, `| tee`): one line on stderr per finished point instead, as a
+    // suite prints per run, so that a ramp of many minutes does not look hung.
+    bool progress_lines = false;
     const std::atomic<bool>* interrupt = nullptr;
     // The machine, measured once before the ramp (as `run` measures it): in ramp.json.
     std::optional<Yardstick> machine;
