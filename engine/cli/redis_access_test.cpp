@@ -276,5 +276,34 @@ TEST(RedisAccessTest, ATlsRunGoesThroughStunnelAndAWrongCaIsOneLine) {
               "server's certificate\n");
 }
 
+// A cluster node behind rediss://: its redirects (MOVED, ASK) name nodes by their own addresses,
+// which no tunnel leads to. Refused before any run, in one line, exit 4 - never plaintext to a
+// TLS port - and no stunnel is left behind.
+TEST(RedisAccessTest, ARedisClusterOverTlsIsRefusedUpFront) {
+    if (!find_program("stunnel4") && !find_program("stunnel"))
+        GTEST_SKIP() << "stunnel4 is not installed (scripts/bootstrap.sh installs it)";
+    testing::TempDir scratch;
+    make_certificates(scratch.path(), "ca");
+    const int tls_port = pick_free_ports(1).front();
+    const fs::path dir = scratch.path();
+    RedisServer node({.extra_args = {"--cluster-enabled", "yes", "--cluster-config-file",
+                                     "nodes.conf", "--tls-port", std::to_string(tls_port),
+                                     "--tls-cert-file", (dir / "server.pem").string(),
+                                     "--tls-key-file", (dir / "server.key").string(),
+                                     "--tls-ca-cert-file", (dir / "ca.pem").string(),
+                                     "--tls-auth-clients", "no", "--tls-cluster", "yes"}});
+    const std::string server = "127.0.0.1:" + std::to_string(tls_port);
+    const Cli r = lockbench(scratch, run_args(scratch) + " --redis rediss://" + server +
+                                         " --tls-ca '" + (dir / "ca.pem").string() + "'");
+    EXPECT_EQ(r.code, 4) << r.out << r.err;
+    EXPECT_EQ(r.err, "lockbench: --redis: rediss://" + server +
+                         " is a node of a Redis Cluster; lockbench reaches TLS servers through a "
+                         "tunnel per --redis address, and the cluster's redirects (MOVED, ASK) "
+                         "name nodes it has no tunnel to: a Redis Cluster over TLS is not "
+                         "supported\n");
+    EXPECT_FALSE(fs::exists(scratch.path() / "results"));
+    EXPECT_EQ(stunnels_running(), std::vector<std::string>{});
+}
+
 }  // namespace
 }  // namespace lockbench
