@@ -284,14 +284,19 @@ TEST(RedisAccessTest, ARedisClusterOverTlsIsRefusedUpFront) {
         GTEST_SKIP() << "stunnel4 is not installed (scripts/bootstrap.sh installs it)";
     testing::TempDir scratch;
     make_certificates(scratch.path(), "ca");
-    const int tls_port = pick_free_ports(1).front();
+    // The cluster bus on a port of its own: the default, the port + 10000, does not exist for a
+    // free port above 55535 (as the cluster topology picks them).
+    const std::vector<int> ports = pick_free_ports(3);
+    const int tls_port = ports[0];
     const fs::path dir = scratch.path();
-    RedisServer node({.extra_args = {"--cluster-enabled", "yes", "--cluster-config-file",
-                                     "nodes.conf", "--tls-port", std::to_string(tls_port),
-                                     "--tls-cert-file", (dir / "server.pem").string(),
-                                     "--tls-key-file", (dir / "server.key").string(),
-                                     "--tls-ca-cert-file", (dir / "ca.pem").string(),
-                                     "--tls-auth-clients", "no", "--tls-cluster", "yes"}});
+    RedisServer node(
+        {.port = ports[1],
+         .extra_args = {"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+                        "--cluster-port", std::to_string(ports[2]), "--tls-port",
+                        std::to_string(tls_port), "--tls-cert-file", (dir / "server.pem").string(),
+                        "--tls-key-file", (dir / "server.key").string(), "--tls-ca-cert-file",
+                        (dir / "ca.pem").string(), "--tls-auth-clients", "no", "--tls-cluster",
+                        "yes"}});
     const std::string server = "127.0.0.1:" + std::to_string(tls_port);
     const Cli r = lockbench(scratch, run_args(scratch) + " --redis rediss://" + server +
                                          " --tls-ca '" + (dir / "ca.pem").string() + "'");
