@@ -400,5 +400,38 @@ TEST(Story, AViolationsStoryNamesTheHoldersLostSignal) {
               1);
 }
 
+// Every grant under the paused hold went to one process: "went to process 2", not "processes 2"
+// (issue 31).
+TEST(Story, MoreGrantsToOneProcessNameItInTheSingular) {
+    const std::string history = numbered(R"(
+{"type":"invoke","process":1,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":100000000}
+{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"c1-1","mode":"exclusive"},"time":101000000}
+{"type":"info","process":"nemesis","f":"pause","value":{"target":1,"ms":1000},"time":110000000}
+{"type":"invoke","process":2,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":200000000}
+{"type":"ok","process":2,"f":"acquire","key":"k0","value":{"token":"c2-1","mode":"exclusive"},"time":500000000}
+{"type":"invoke","process":2,"f":"release","key":"k0","value":{"token":"c2-1"},"time":505000000}
+{"type":"ok","process":2,"f":"release","key":"k0","value":null,"time":506000000}
+{"type":"invoke","process":2,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":600000000}
+{"type":"ok","process":2,"f":"acquire","key":"k0","value":{"token":"c2-2","mode":"exclusive"},"time":601000000}
+{"type":"invoke","process":2,"f":"release","key":"k0","value":{"token":"c2-2"},"time":605000000}
+{"type":"ok","process":2,"f":"release","key":"k0","value":null,"time":606000000}
+{"type":"info","process":"nemesis","f":"resume","value":{"target":1},"time":1110000000}
+{"type":"invoke","process":1,"f":"release","key":"k0","value":{"token":"c1-1"},"time":1113000000}
+{"type":"fail","process":1,"f":"release","key":"k0","value":null,"time":1114000000,"error":"not-held"}
+)");
+    std::istringstream for_check(history);
+    const Report report = check_history(for_check, {});
+    std::istringstream for_story(history);
+    const Story story = tell_story(for_story, report, {.strategy = "set_nx_px"});
+    std::vector<std::string> texts;
+    for (const Claim& c : story.claims)
+        texts.push_back(c.text);
+    EXPECT_NE(std::find(texts.begin(), texts.end(),
+                        "Until 0.601 s, 1 more grant went to process 2 while process 1 held it "
+                        "[#8]."),
+              texts.end())
+        << ::testing::PrintToString(texts);
+}
+
 }  // namespace
 }  // namespace lockbench::checker

@@ -53,7 +53,7 @@ struct SuiteOutcome {
     bool all_as_expected = false;
     bool interrupted = false;
     // A run that failed (table["failed"]) is that run's error, and the others are kept: the
-    // highest exit code of those errors (README.md: 2, 4 or 5), 0 when none failed.
+    // highest exit code of those errors (docs/cli.md, exit codes: 2, 4 or 5), 0 when none failed.
     int failure_exit_code = 0;
 };
 

@@ -278,7 +278,8 @@ TEST(RunCliTest, ARunMeasuresTheMachineFirstOrSaysWhyNot) {
         << unmeasured.out;
 
     const auto [skipped, none] = run_in("skipped", " --no-yardstick");
-    // README: `yardstick` is the machine measured, or `not_measured` and why.
+    // docs/cli.md (`lockbench run`): `yardstick` is the machine measured, or `not_measured` and
+    // why.
     EXPECT_EQ(none["yardstick"], json({{"not_measured", "skipped (--no-yardstick)"}}))
         << none.dump();
     EXPECT_NE(skipped.out.find("\nmachine     not measured: skipped (--no-yardstick)\n"),

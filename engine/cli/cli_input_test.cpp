@@ -221,6 +221,36 @@ TEST(CliInputTest, ADemoShowsTheFirstStrategyItsScenarioBreaks) {
     }
 }
 
+// A scenario whose every lock breaks names the one its story is about: t10 breaks set_nx_px too,
+// but its point is reentrant_hash's watchdog paused with its holder.
+TEST(CliInputTest, ADemoShowsTheStrategyItsScenarioIsAbout) {
+    testing::TempDir scratch;
+    const fs::path dir = scratch.path() / "scenarios";
+    const std::string out = (scratch.path() / "results").string();
+    write(scratch, "scenarios/s.json",
+          R"({"name": "s", "duration_s": 0.1, "demo_strategy": "reentrant_hash", "expect": {)"
+          R"("set_nx_px": "violates:mutual_exclusion", "reentrant_hash": "violates:resource"}})");
+    Cli r = lockbench(
+        scratch, "demo s --dir '" + dir.string() + "' --redis 127.0.0.1:1 --out '" + out + "'");
+    EXPECT_EQ(r.out.substr(0, r.out.find('\n')), "lockbench demo: s / reentrant_hash");
+    EXPECT_EQ(r.code, 4) << r.err;
+
+    // The shipped t10 says so.
+    r = lockbench(scratch, "demo t10-process-pause --dir '" + std::string(LOCKBENCH_WORKLOADS_DIR) +
+                               "' --redis 127.0.0.1:1 --out '" + out + "'");
+    EXPECT_EQ(r.out.substr(0, r.out.find('\n')),
+              "lockbench demo: t10-process-pause / reentrant_hash");
+    EXPECT_EQ(r.code, 4) << r.err;
+
+    // One the scenario does not name is a mistake in the file.
+    write(scratch, "scenarios/s.json",
+          R"({"name": "s", "demo_strategy": "fenced", "expect": {"set_nx_px": "safe"}})");
+    r = lockbench(scratch, "demo s --dir '" + dir.string() + "'");
+    EXPECT_EQ(r.code, 2);
+    EXPECT_EQ(r.err, "lockbench: " + (dir / "s.json").string() +
+                         ": /demo_strategy: must be one of the strategies `expect` names\n");
+}
+
 TEST(CliInputTest, NearestNamesAndTheDefaultRedisPort) {
     EXPECT_EQ(cli::nearest_names("t5", {"t5-failover", "t50", "t5-sentinel"}),
               (std::vector<std::string>{"t5-failover", "t5-sentinel"}));

@@ -3,12 +3,17 @@
 // The real `lockbench` binary run from a test, its output captured: what a user would see.
 // Tests that include this are compiled with LOCKBENCH_BINARY naming the binary.
 
+#include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+#include <utility>
 
 #include "checker/testing/temp_dir.hpp"
 
@@ -46,6 +51,64 @@ inline Cli lockbench(const TempDir& scratch, const std::string& args) {
     r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     r.out = read_file(out);
     r.err = read_file(err);
+    return r;
+}
+
+// `lockbench ARGS` started in the background, its output going to files in `scratch`: for a test
+// that acts on it while it runs (a Ctrl-C), then collects it with finish().
+struct Running {
+    pid_t pid = -1;
+    std::filesystem::path out, err;
+
+    // Waits (at most `limit`) until stdout or stderr holds `text`: the state a test acts in.
+    bool wait_for_output(const std::string& text,
+                         std::chrono::seconds limit = std::chrono::seconds(60)) const {
+        const auto until = std::chrono::steady_clock::now() + limit;
+        while (std::chrono::steady_clock::now() < until) {
+            if (read_file(out).find(text) != std::string::npos ||
+                read_file(err).find(text) != std::string::npos)
+                return true;
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+        return false;
+    }
+    // Waits for the exit; a process still there after a failed assertion is killed here.
+    Cli finish() {
+        int status = 0;
+        ::waitpid(pid, &status, 0);
+        pid = -1;
+        Cli r;
+        r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        r.out = read_file(out);
+        r.err = read_file(err);
+        return r;
+    }
+    Running() = default;
+    Running(Running&& other) noexcept
+        : pid(std::exchange(other.pid, -1)), out(std::move(other.out)), err(std::move(other.err)) {}
+    Running(const Running&) = delete;
+    Running& operator=(const Running&) = delete;
+    Running& operator=(Running&&) = delete;
+    // SIGTERM, not SIGKILL: lockbench then stops the servers it started.
+    ~Running() {
+        if (pid > 0) {
+            ::kill(pid, SIGTERM);
+            ::waitpid(pid, nullptr, 0);
+        }
+    }
+};
+
+inline Running start_lockbench(const TempDir& scratch, const std::string& args) {
+    Running r;
+    r.out = scratch.path() / "stdout.txt";
+    r.err = scratch.path() / "stderr.txt";
+    const std::string command = "exec '" + std::string(LOCKBENCH_BINARY) + "' " + args + " >'" +
+                                r.out.string() + "' 2>'" + r.err.string() + "' </dev/null";
+    r.pid = ::fork();
+    if (r.pid == 0) {
+        ::execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+        ::_exit(127);
+    }
     return r;
 }
 

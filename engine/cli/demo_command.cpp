@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -29,9 +30,12 @@ struct DemoFlags {
     bool no_yardstick = false;  // accepted as run takes it; a demo never measures the machine
 };
 
-// The strategy a demonstration shows by default: the first the scenario breaks (set_nx_px when
-// it is one of them, the lock most people write).
+// The strategy a demonstration shows by default: the one the scenario says its story is about
+// (`demo_strategy`), else the first it breaks (set_nx_px when it is one of them, the lock most
+// people write).
 std::string demo_strategy(const Workload& w) {
+    if (!w.demo_strategy.empty())
+        return w.demo_strategy;
     // By the expectation's grammar (expectation.hpp), not by words in its text; the file was
     // checked on loading, so the text parses.
     const auto breaks = [](const std::string& outcome) {
@@ -115,6 +119,15 @@ int demo_command(const DemoFlags& f, const std::atomic<bool>* interrupt) {
     print_wrapped(w.description);
     std::cout << "\n" << std::flush;
     RunOutcome outcome = run_workload(options);
+    if (outcome.interrupted) {
+        // As run's report.txt heads a cut-short run: the story below has only the part that ran,
+        // and a scenario whose fault was still due shows nothing of it.
+        char ran[64];
+        std::snprintf(ran, sizeof ran, "%.1f of %.1f s", outcome.summary.value("duration_s", 0.0),
+                      options.workload.duration_s);
+        std::cout << "lockbench demo: " << w.name << " / " << strategy << "  (INTERRUPTED after "
+                  << ran << "; the story is of the part that ran)\n\n";
+    }
     std::ifstream story(outcome.dir / "story.txt");
     std::cout << story.rdbuf() << "\n";
     std::ifstream report(outcome.dir / "report.txt");
@@ -140,8 +153,8 @@ Command add_demo_command(CLI::App& app, const std::string& scenarios_dir) {
     demo->add_option("scenario", df.scenario, "Scenario name (see lockbench scenarios) or file")
         ->required();
     demo->add_option("--strategy", df.strategy,
-                     "Strategy to show (default: the first the scenario breaks, set_nx_px "
-                     "when it is one)");
+                     "Strategy to show (default: the scenario's demo_strategy, else the first "
+                     "it breaks, set_nx_px when it is one)");
     demo->add_option("--dir", df.dir, "Folder of scenario files")->capture_default_str();
     add_server_options(*demo, df.server, {.inventory = true, .etcd = false});
     demo->add_flag("--no-yardstick", df.no_yardstick,

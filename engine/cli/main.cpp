@@ -1,4 +1,4 @@
-// The `lockbench` command line (a contract: CI scripts depend on it; see README.md).
+// The `lockbench` command line (a contract: CI scripts depend on it; see docs/cli.md).
 // Every error ends here as one line on stderr and a documented exit code:
 // 0 success/valid, 1 violation or unexpected outcome, 2 bad input or usage, 3 unknown,
 // 4 environment (no redis-server, port busy, Redis down, a system call or the disk failing),

@@ -164,6 +164,24 @@ TEST(RedisAccessTest, AUnixSocketRunWorksAndRefusesFaultsThatNeedTcp) {
     EXPECT_FALSE(fs::exists(scratch.path() / "results-t6"));
 }
 
+// The stunnels leading to `port`, by their config file: other tests (other helpers' too) run
+// tunnels of their own on this machine meanwhile.
+std::vector<std::string> stunnels_to(int port) {
+    std::vector<std::string> found;
+    for (const std::string& pid : stunnels_running()) {
+        std::ifstream in(fs::path("/proc") / pid / "cmdline", std::ios::binary);
+        std::string config;
+        while (std::getline(in, config, '\0')) {
+            if (config.size() > 12 && config.ends_with("stunnel.conf")) {
+                const std::string text = testing::read_file(config);
+                if (text.find(":" + std::to_string(port) + "\n") != std::string::npos)
+                    found.push_back(pid);
+            }
+        }
+    }
+    return found;
+}
+
 // A CA, and a server certificate it signed for 127.0.0.1, made by openssl in `dir`.
 void make_certificates(const fs::path& dir, const std::string& ca_name) {
     const std::string d = "'" + dir.string() + "'";
@@ -274,6 +292,40 @@ TEST(RedisAccessTest, ATlsRunGoesThroughStunnelAndAWrongCaIsOneLine) {
     EXPECT_EQ(r.err,
               "lockbench: --redis: rediss:// needs --tls-ca FILE, the CA that signed the "
               "server's certificate\n");
+}
+
+// A cluster node behind rediss://: its redirects (MOVED, ASK) name nodes by their own addresses,
+// which no tunnel leads to. Refused before any run, in one line, exit 4 - never plaintext to a
+// TLS port - and no stunnel is left behind.
+TEST(RedisAccessTest, ARedisClusterOverTlsIsRefusedUpFront) {
+    if (!find_program("stunnel4") && !find_program("stunnel"))
+        GTEST_SKIP() << "stunnel4 is not installed (scripts/bootstrap.sh installs it)";
+    testing::TempDir scratch;
+    make_certificates(scratch.path(), "ca");
+    // The cluster bus on a port of its own: the default, the port + 10000, does not exist for a
+    // free port above 55535 (as the cluster topology picks them).
+    const std::vector<int> ports = pick_free_ports(3);
+    const int tls_port = ports[0];
+    const fs::path dir = scratch.path();
+    RedisServer node(
+        {.port = ports[1],
+         .extra_args = {"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+                        "--cluster-port", std::to_string(ports[2]), "--tls-port",
+                        std::to_string(tls_port), "--tls-cert-file", (dir / "server.pem").string(),
+                        "--tls-key-file", (dir / "server.key").string(), "--tls-ca-cert-file",
+                        (dir / "ca.pem").string(), "--tls-auth-clients", "no", "--tls-cluster",
+                        "yes"}});
+    const std::string server = "127.0.0.1:" + std::to_string(tls_port);
+    const Cli r = lockbench(scratch, run_args(scratch) + " --redis rediss://" + server +
+                                         " --tls-ca '" + (dir / "ca.pem").string() + "'");
+    EXPECT_EQ(r.code, 4) << r.out << r.err;
+    EXPECT_EQ(r.err, "lockbench: --redis: rediss://" + server +
+                         " is a node of a Redis Cluster; lockbench reaches TLS servers through a "
+                         "tunnel per --redis address, and the cluster's redirects (MOVED, ASK) "
+                         "name nodes it has no tunnel to: a Redis Cluster over TLS is not "
+                         "supported\n");
+    EXPECT_FALSE(fs::exists(scratch.path() / "results"));
+    EXPECT_EQ(stunnels_to(tls_port), std::vector<std::string>{});
 }
 
 }  // namespace

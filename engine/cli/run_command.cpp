@@ -13,6 +13,7 @@
 #include "engine/ci/yardstick.hpp"
 #include "engine/cli/commands.hpp"
 #include "engine/cli/compare_command.hpp"
+#include "engine/cli/machine_output.hpp"
 #include "engine/cli/number_flags.hpp"
 #include "engine/cli/server_options.hpp"
 #include "engine/cli/user_input.hpp"
@@ -39,6 +40,12 @@ struct RunFlags {
     std::string clients_ramp;
     std::optional<int> repeat;
     bool no_yardstick = false;
+    bool json = false, csv = false;
+    MachineOutput machine() const {
+        return json ? MachineOutput::Json : csv ? MachineOutput::Csv : MachineOutput::None;
+    }
+    // With --json or --csv stdout is the script's: the human text goes to stderr.
+    std::ostream& human() const { return machine() == MachineOutput::None ? std::cout : std::cerr; }
 };
 
 // The workload file's fields with the flags' values over them (the run's workload.json records
@@ -179,6 +186,7 @@ int ramp_command(const RunFlags& f, const RunOptions& options) {
                      .zookeeper = options.zookeeper,
                      .out_dir = options.out_dir,
                      .progress = options.progress,
+                     .progress_lines = !options.progress,
                      .interrupt = options.interrupt,
                      .machine = options.machine,
                      .machine_not_measured = options.machine_not_measured};
@@ -186,9 +194,13 @@ int ramp_command(const RunFlags& f, const RunOptions& options) {
     for (std::string name; std::getline(names, name, ',');)
         ramp.strategies.push_back(name);
     RampOutcome outcome = run_ramp(ramp);
-    std::cout << format_ramp(outcome.curves)
+    f.human() << format_ramp(outcome.curves)
               << format_machine(outcome.curves.value("yardstick", nlohmann::json()))
               << "results     " << outcome.dir.string() << "\n";
+    if (f.machine() == MachineOutput::Json)
+        std::cout << file_text(outcome.dir / "ramp.json") << std::flush;
+    else if (f.machine() == MachineOutput::Csv)
+        std::cout << ramp_csv(outcome.curves, outcome.dir) << std::flush;
     if (outcome.interrupted)
         return 130;
     if (outcome.failure_exit_code != 0)
@@ -199,6 +211,10 @@ int ramp_command(const RunFlags& f, const RunOptions& options) {
 int run_command(const RunFlags& f, const std::atomic<bool>* interrupt) {
     if (f.repeat && !f.clients_ramp.empty())
         throw WorkloadError("--repeat repeats one run; a --clients-ramp is many: drop one of them");
+    if (f.repeat && f.machine() != MachineOutput::None)
+        throw WorkloadError(std::string(f.json ? "--json" : "--csv") +
+                            " prints one run, a ramp or a suite; --repeat's result is the "
+                            "compare.json in its folder");
     RunOptions options{.workload = workload_of(f), .out_dir = f.server.out};
     const RedisServers redis = apply_server_flags(f.server, options);
     options.progress = ::isatty(STDERR_FILENO) != 0;
@@ -217,8 +233,12 @@ int run_command(const RunFlags& f, const std::atomic<bool>* interrupt) {
     }
     RunOutcome outcome = run_workload(options);
     note_unused_fences(f, options);
-    std::ifstream report(outcome.dir / "report.txt");
-    std::cout << report.rdbuf() << "result      " << outcome.dir.string() << "\n";
+    f.human() << file_text(outcome.dir / "report.txt") << "result      " << outcome.dir.string()
+              << "\n";
+    if (f.machine() == MachineOutput::Json)
+        std::cout << file_text(outcome.dir / "summary.json") << std::flush;
+    else if (f.machine() == MachineOutput::Csv)
+        std::cout << run_csv(outcome.summary, outcome.dir) << std::flush;
     if (outcome.interrupted)
         std::cerr << "lockbench: interrupted; the partial result is marked so\n";
     return run_exit_code(outcome);
@@ -279,6 +299,14 @@ Command add_run_command(CLI::App& app) {
         ->check(CLI::Range(1, 1000));
     run->add_flag("--no-yardstick", rf.no_yardstick,
                   "Do not measure the machine with redis-benchmark first (about 2 s)");
+    CLI::Option* json_flag =
+        run->add_flag("--json", rf.json,
+                      "Print the result's summary.json (a ramp: ramp.json) on stdout; the "
+                      "report then goes to stderr");
+    run->add_flag("--csv", rf.csv,
+                  "Print a header line and one row (a ramp: one per point) on stdout; the "
+                  "report then goes to stderr")
+        ->excludes(json_flag);
 
     return {run, true,
             [flags](const std::atomic<bool>* interrupt) { return run_command(*flags, interrupt); }};

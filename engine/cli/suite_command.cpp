@@ -5,6 +5,7 @@
 
 #include "engine/ci/suite.hpp"
 #include "engine/cli/commands.hpp"
+#include "engine/cli/machine_output.hpp"
 #include "engine/cli/server_options.hpp"
 #include "engine/cli/user_input.hpp"
 
@@ -17,6 +18,7 @@ struct SuiteFlags {
     std::string junit;
     ServerFlags server;
     bool no_yardstick = false;
+    bool json = false, csv = false;
 };
 
 // `lockbench suite`: 0 every pair as expected, 1 one was not, 3 nothing judged, 130 interrupted.
@@ -33,7 +35,13 @@ int suite_command(SuiteFlags& f, const std::atomic<bool>* interrupt) {
     const RedisServers redis = redis_servers(f.server);
     so.redis = redis.endpoints;
     auto outcome = run_suite(so);
-    std::cout << format_table(outcome.table) << "results     " << outcome.dir.string() << "\n";
+    // With --json or --csv stdout is the script's: the table goes to stderr.
+    (f.json || f.csv ? std::cerr : std::cout)
+        << format_table(outcome.table) << "results     " << outcome.dir.string() << "\n";
+    if (f.json)
+        std::cout << file_text(outcome.dir / "suite.json") << std::flush;
+    else if (f.csv)
+        std::cout << suite_csv(outcome.table, outcome.dir) << std::flush;
     if (outcome.interrupted)
         return 130;
     if (outcome.failure_exit_code != 0)
@@ -86,6 +94,13 @@ Command add_suite_command(CLI::App& app, const std::string& scenarios_dir) {
                     "compares throughput to set_nx_px only)");
     suite->add_option("--dir", f.so.scenarios_dir, "Folder of scenario files")
         ->capture_default_str();
+    CLI::Option* json_flag = suite->add_flag(
+        "--json", f.json, "Print the suite's suite.json on stdout; the table then goes to stderr");
+    suite
+        ->add_flag("--csv", f.csv,
+                   "Print a header line and one row per (scenario, strategy) on stdout; the "
+                   "table then goes to stderr")
+        ->excludes(json_flag);
 
     return {suite, true, [flags](const std::atomic<bool>* interrupt) {
                 return suite_command(*flags, interrupt);

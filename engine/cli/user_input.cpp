@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "engine/run/workload.hpp"
+#include "engine/topology/cluster.hpp"
 
 namespace lockbench::cli {
 
@@ -262,6 +263,15 @@ RedisServers open_redis_servers(const std::string& list_text, const RedisAccessF
         servers.tunnels.push_back(std::make_unique<TlsTunnel>(
             target.endpoint,
             TlsFiles{.ca = flags.tls_ca, .cert = flags.tls_cert, .key = flags.tls_key}));
+        // A cluster's redirects (MOVED, ASK) and CLUSTER SLOTS name nodes by their own
+        // addresses, which no tunnel of ours leads to: following one would talk plaintext to a
+        // TLS port. Refused here, before any run, rather than failing (or worse) mid-run.
+        if (is_cluster_node(servers.tunnels.back()->endpoint()))
+            throw EnvironmentError(
+                "--redis: rediss://" + target.endpoint.to_string() +
+                " is a node of a Redis Cluster; lockbench reaches TLS servers through a tunnel "
+                "per --redis address, and the cluster's redirects (MOVED, ASK) name nodes it "
+                "has no tunnel to: a Redis Cluster over TLS is not supported");
         servers.endpoints.push_back(servers.tunnels.back()->endpoint());
     }
     return servers;

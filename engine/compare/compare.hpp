@@ -42,7 +42,7 @@ struct CompareOutcome {
     nlohmann::json compare;  // what compare.json holds
     bool interrupted = false;
     // A run that failed (compare["failed"]) is that run's error, and the others go on: the
-    // highest exit code of those errors (README.md: 2, 4 or 5), 0 when none failed.
+    // highest exit code of those errors (docs/cli.md, exit codes: 2, 4 or 5), 0 when none failed.
     int failure_exit_code = 0;
     // The finished runs' exit codes composed as verdicts compose: 1 (a violation or an unexpected
     // outcome) beats 3 (unknown) beats 0. What `run --repeat` exits with.

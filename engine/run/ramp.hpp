@@ -32,7 +32,10 @@ struct RampOptions {
     std::vector<Endpoint> redis;          // empty: embedded servers, as for a run
     std::string zookeeper;                // empty: an embedded ZooKeeper, as for a run
     std::filesystem::path out_dir = "results";
-    bool progress = false;
+    bool progress = false;  // a progress line on stderr, for a terminal
+    // Off a terminal (a CI log, `| tee`): one line on stderr per finished point instead, as a
+    // suite prints per run, so that a ramp of many minutes does not look hung.
+    bool progress_lines = false;
     const std::atomic<bool>* interrupt = nullptr;
     // The machine, measured once before the ramp (as `run` measures it): in ramp.json.
     std::optional<Yardstick> machine;
@@ -46,7 +49,8 @@ struct RampOutcome {
     // Jepsen's composition over every point: a violation anywhere beats unknown beats valid.
     checker::Verdict verdict = checker::Verdict::Valid;
     // A point that failed (curves["failed"]) is that point's error, and the others are kept:
-    // the highest exit code of those errors (README.md: 2, 4 or 5), 0 when none failed.
+    // the highest exit code of those errors (docs/cli.md, exit codes: 2, 4 or 5), 0 when none
+    // failed.
     int failure_exit_code = 0;
 };
 

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "checker/testing/temp_dir.hpp"
+#include "engine/cli/cli_testing.hpp"
 #include "engine/run/run.hpp"
 
 namespace lockbench {
@@ -122,9 +123,12 @@ TEST(ClientsRamp, APointThatFailsIsNamedAndThePointsBeforeItAreKept) {
     const std::string out = read_text(t.path() / "out.txt");
     const std::string err = read_text(t.path() / "err.txt");
     EXPECT_EQ(WEXITSTATUS(status), 4) << out << err;
-    EXPECT_EQ(err.rfind("failed: set_nx_px with 5000 clients: --clients 5000 needs about ", 0), 0u)
+    // The point that ran is one line (off a terminal), the one that failed another.
+    EXPECT_EQ(err.rfind("[1/2] set_nx_px with 2 clients: ", 0), 0u) << err;
+    EXPECT_NE(err.find("\nfailed: set_nx_px with 5000 clients: --clients 5000 needs about "),
+              std::string::npos)
         << err;
-    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 2) << err;
     EXPECT_NE(out.find("set_nx_px with 5000 clients: --clients 5000 needs about"),
               std::string::npos)
         << out;
@@ -152,6 +156,36 @@ TEST(ClientsRamp, APointThatFailsIsNamedAndThePointsBeforeItAreKept) {
         << table;
     // Its folder and the one point's run, nothing else: the failed point left no folder.
     EXPECT_EQ(std::distance(fs::directory_iterator(ramps[0]), fs::directory_iterator{}), 3);
+}
+
+// Digits masked: a line's numbers are measurements.
+std::string without_digits(const std::string& text) {
+    std::string masked;
+    for (char c : text) {
+        if (c >= '0' && c <= '9') {
+            if (masked.empty() || masked.back() != '#')
+                masked += '#';
+        } else {
+            masked += c;
+        }
+    }
+    return masked;
+}
+
+// Off a terminal (a CI log, `| tee`) a ramp prints one line per finished point, as a suite does
+// per run, and its table on stdout; nothing else on stderr.
+TEST(ClientsRamp, OffATerminalEachFinishedPointIsOneLine) {
+    testing::TempDir scratch;
+    const testing::Cli r = testing::lockbench(
+        scratch, "run --no-yardstick --clients-ramp 1,2 --keys 1 --duration 0.3 --out '" +
+                     (scratch.path() / "results").string() + "'");
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(without_digits(r.err),
+              "[#/#] set_nx_px with # clients: #.# cycles/s, valid (#.# s)\n"
+              "[#/#] set_nx_px with # clients: #.# cycles/s, valid (#.# s)\n");
+    EXPECT_EQ(r.err.substr(0, 28), "[1/2] set_nx_px with 1 clien");
+    EXPECT_NE(r.err.find("\n[2/2] set_nx_px with 2 clients: "), std::string::npos) << r.err;
+    EXPECT_EQ(r.out.substr(0, 6), "ramp: ");
 }
 
 // Ctrl-C during a point: the run cut short is written inside the ramp's folder, like any

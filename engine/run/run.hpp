@@ -40,7 +40,7 @@ struct RunOptions {
     bool progress = false;                         // a live line on stderr
     const std::atomic<bool>* interrupt = nullptr;  // set by SIGINT/SIGTERM
     std::string label;  // result folder name after the time stamp; default: the scenario name
-    // The machine, measured before the run (README: the gate's yardstick): written into
+    // The machine, measured before the run (docs/gate.md: the yardstick): written into
     // summary.json and report.txt beside the run's throughput. Or why it was not measured.
     std::optional<Yardstick> machine;
     std::string machine_not_measured;
@@ -62,16 +62,17 @@ struct RunOutcome {
 // Throws WorkloadError (exit 2), EnvironmentError (exit 4) or std::runtime_error.
 RunOutcome run_workload(const RunOptions& options);
 
-// Why a run failed, as the command line reports an error (README.md): one line and the exit
-// code - 2 bad input, 4 environment (a system call or the disk included), 5 internal error.
+// Why a run failed, as the command line reports an error (docs/cli.md, exit codes): one line and
+// the exit code - 2 bad input, 4 environment (a system call or the disk included), 5 internal
+// error.
 struct RunFailure {
     std::string message;
     int exit_code = 5;
 };
 RunFailure run_failure(std::exception_ptr error);
 
-// The exit code a finished run reports (README.md): 0 as expected / valid, 1 violation or
-// unexpected outcome, 3 unknown, 130 interrupted.
+// The exit code a finished run reports (docs/cli.md, exit codes): 0 as expected / valid, 1
+// violation or unexpected outcome, 3 unknown, 130 interrupted.
 int run_exit_code(const RunOutcome& outcome);
 
 // Why run_workload would refuse `options` before starting anything (its workload, its faults and

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "engine/nemesis/server_faults.hpp"
+#include "engine/run/live_violations.hpp"
 #include "engine/run/story_files.hpp"
 #include "engine/topology/cluster.hpp"
 #include "engine/topology/sentinel.hpp"
@@ -349,6 +350,19 @@ std::unique_ptr<Session> WorkloadRun::make_session(EventLoop& loop, int index, i
     return session;
 }
 
+// The service whose connection the clients wait for, in a message: each connects to Redis (the
+// lock's nodes, the resource), then to the lock's own service, the one that fails when Redis
+// answered.
+std::string WorkloadRun::lock_service_name() const {
+    if (adapter_run)
+        return "the lock library (its adapter process)";
+    if (!zookeeper_hosts.empty())
+        return "ZooKeeper";
+    if (!etcd_endpoints.empty())
+        return "etcd";
+    return "Redis";
+}
+
 // The nemesis starts once every client is registered (a fault for client N at 0 s must find
 // client N there), and the run once every client is connected.
 void WorkloadRun::wait_connected() {
@@ -357,11 +371,14 @@ void WorkloadRun::wait_connected() {
     while (connected.load() < w.clients && !stop &&
            !(options.interrupt && options.interrupt->load())) {
         if (EventLoop::now() >= connect_deadline) {
+            // Counted before the stop: a client told to stop leaves its connect loop counted as
+            // connected, which read "only 2 of 2 clients could connect".
+            const int ready = connected.load();
             clients->stop_and_join();
             std::lock_guard lock(connect_error_mutex);
-            throw EnvironmentError("only " + std::to_string(connected.load()) + " of " +
-                                   std::to_string(w.clients) +
-                                   " clients could connect to Redis within " +
+            throw EnvironmentError("only " + std::to_string(ready) + " of " +
+                                   std::to_string(w.clients) + " clients could connect to " +
+                                   lock_service_name() + " within " +
                                    std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
                                                       10s + std::chrono::milliseconds(w.clients))
                                                       .count()) +
@@ -414,6 +431,10 @@ void WorkloadRun::drive_to_deadline() {
     const auto deadline = env->deadline;
     auto last_progress = start;
     nemesis_until = deadline;
+    // On a terminal only: reading the history back costs a little CPU the run measures.
+    std::optional<LiveViolations> live_violations;
+    if (options.progress)
+        live_violations.emplace(dir->tmp() / "history.jsonl");
     while (!stop) {
         // Woken at the deadline itself: a closed-loop client starts cycles until it is stopped.
         std::this_thread::sleep_until(
@@ -440,12 +461,24 @@ void WorkloadRun::drive_to_deadline() {
         if (options.progress && now - last_progress >= 500ms) {
             last_progress = now;
             double elapsed = std::chrono::duration<double>(now - start).count();
-            std::fprintf(stderr, "\r\x1b[K  %5.1f/%.1f s  %s  %10.0f cycles/s  errors %llu",
-                         elapsed, w.duration_s, w.strategy.c_str(),
-                         static_cast<double>(live_cycles.load()) / std::max(elapsed, 1e-9),
-                         static_cast<unsigned long long>(live_errors.load()));
+            std::fprintf(
+                stderr, "\r\x1b[K%s",
+                progress_line(elapsed, w.duration_s, w.strategy,
+                              static_cast<double>(live_cycles.load()) / std::max(elapsed, 1e-9),
+                              live_errors.load(), live_violations->poll())
+                    .c_str());
         }
     }
+}
+
+std::string progress_line(double elapsed_s, double duration_s, const std::string& strategy,
+                          double cycles_per_s, std::uint64_t errors, std::uint64_t violations) {
+    char line[256];
+    std::snprintf(
+        line, sizeof line, "  %5.1f/%.1f s  %s  %10.0f cycles/s  errors %llu  %s %llu", elapsed_s,
+        duration_s, strategy.c_str(), cycles_per_s, static_cast<unsigned long long>(errors),
+        violations > 0 ? "VIOLATIONS" : "violations", static_cast<unsigned long long>(violations));
+    return line;
 }
 
 void WorkloadRun::stop_and_heal() {
@@ -602,7 +635,7 @@ void WorkloadRun::write_files(const nlohmann::json& summary, const ClientStats& 
     write_atomically(dir->tmp() / "summary.json", summary.dump(2) + "\n");
     write_atomically(dir->tmp() / "report.txt", make_report(summary));
     write_story_files(dir->tmp(), summary, w);
-    // The full distributions, in HdrHistogram's text format (milliseconds): README.md, results.
+    // The full distributions, in HdrHistogram's text format (milliseconds): docs/results.md.
     write_atomically(dir->tmp() / "latency-acquire.hgrm",
                      total.acquire_latency.percentile_distribution());
     write_atomically(dir->tmp() / "latency-release.hgrm",

@@ -36,6 +36,11 @@ namespace lockbench {
 // The servers a run names (--redis, or an inventory's masters), none for embedded ones.
 std::vector<Endpoint> external_servers(const RunOptions& options);
 
+// The terminal's progress line during a run: where it is, its pace, the errors so far and the
+// violations the streaming checks have found so far (capitals once there is one).
+std::string progress_line(double elapsed_s, double duration_s, const std::string& strategy,
+                          double cycles_per_s, std::uint64_t errors, std::uint64_t violations);
+
 // What the run's faults and topology need of servers lockbench did not start; throws WorkloadError
 // naming what cannot be done there, before anything starts.
 void check_external(const Workload& w, const std::vector<std::unique_ptr<Fault>>& faults,
@@ -65,6 +70,7 @@ class WorkloadRun {
     void wire_adapter();
     std::unique_ptr<Session> make_session(EventLoop& loop, int index, int incarnation, Clock clock);
     void wait_connected();
+    std::string lock_service_name() const;
     void start_measuring();
     void drive_to_deadline();
     void stop_and_heal();

@@ -7,7 +7,7 @@
 // CONFIG RESETSTAT: on the user's server that would erase their statistics; two readings and their
 // difference change nothing there.
 //
-// summary.json's `server_cost` (README.md, "A result") puts it beside the engine's own CPU per
+// summary.json's `server_cost` (docs/results.md) puts it beside the engine's own CPU per
 // cycle and says which side was the bottleneck.
 
 #include <cstdint>

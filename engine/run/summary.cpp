@@ -168,7 +168,7 @@ json make_summary(const SummaryInputs& in, const std::filesystem::path& history_
     summary["notes"] = notes;
     if (w.rate) {
         // What the rate asked for and what the clients managed: a run that fell behind says so
-        // instead of silently measuring less load (README.md, --rate).
+        // instead of silently measuring less load (docs/cli.md, closed and open loop).
         summary["latency_ms"]["acquire_corrected"] = latency_json(st.acquire_latency_corrected);
         const double window = std::min(in.elapsed_s, w.duration_s);
         summary["open_loop"] = {

@@ -1,6 +1,6 @@
 #pragma once
 
-// summary.json (the fields README.md lists) and report.txt of one run.
+// summary.json (the fields docs/results.md lists) and report.txt of one run.
 
 #include <filesystem>
 #include <optional>

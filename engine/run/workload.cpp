@@ -286,6 +286,11 @@ Workload Workload::from_json(const json& j, const std::string& origin) {
             w.expect[strategy] = outcome.get<std::string>();
         }
     }
+    if (j.contains("demo_strategy")) {
+        w.demo_strategy = r.string("demo_strategy", "");
+        if (!w.demo_strategy.empty() && !w.expect.count(w.demo_strategy))
+            r.fail("/demo_strategy", "must be one of the strategies `expect` names");
+    }
     if (!j.contains("strategy") && !w.expect.empty()) {
         // A scenario names the strategies it is about; run the first unless told otherwise.
         w.strategy = w.expect.begin()->first;
@@ -371,6 +376,7 @@ json Workload::to_json() const {
           {"time_limit_s", checks.time_limit_s}}},
         {"faults", faults},
         {"expect", expect_json},
+        {"demo_strategy", demo_strategy},
     };
 }
 

@@ -152,6 +152,10 @@ struct Workload {
     CheckSettings checks;
     nlohmann::json faults = nlohmann::json::array();  // the nemesis schedule (faults issue)
     std::map<std::string, std::string> expect;  // strategy -> safe | violates:<check> | deadlocks
+    // The strategy whose failure the scenario is about, which `lockbench demo` shows by default
+    // ("": the first its expectations say breaks). One of `expect`'s: t10 breaks every lock it
+    // names, but its story is reentrant_hash's watchdog paused with its holder.
+    std::string demo_strategy;
 
     // Strict parse; `origin` names the file in errors ("workloads/t1.json: /hold_ms: ...").
     static Workload from_json(const nlohmann::json& j, const std::string& origin = "workload");

@@ -266,6 +266,22 @@ TEST(ZooKeeperCliTest, StrategiesListsZkMutexAndAnUnreachableEnsembleIsExitFour)
     EXPECT_NE(bad.err.find("--zookeeper"), std::string::npos) << bad.err;
 }
 
+// Clients that reach Redis but not a ZooKeeper session (a 1 ms lease, far below what the server
+// grants) are counted before they are stopped, and the message names ZooKeeper: it said "only 2
+// of 2 clients could connect to Redis".
+TEST(ZooKeeperCliTest, ClientsWithoutAZooKeeperSessionAreNamedAsSuch) {
+    TempDir scratch;
+    const Cli run = lockbench(scratch.path(),
+                              "run --no-yardstick --strategy zk_mutex --lease-ms 1 --clients 2 "
+                              "--duration 0.5 --out '" +
+                                  (scratch.path() / "results").string() + "'");
+    EXPECT_EQ(run.code, 4) << run.err;
+    EXPECT_EQ(lines(run.err), 1u) << run.err;
+    EXPECT_EQ(run.err.rfind("lockbench: only 0 of 2 clients could connect to ZooKeeper within ", 0),
+              0u)
+        << run.err;
+}
+
 // The suite and a demonstration take the user's ensemble as a run does: the lock nodes are
 // there, under the run's prefix, and the summary names the ensemble.
 TEST(ZooKeeperCliTest, SuiteAndDemoRunZooKeepersLocksOnTheUsersEnsemble) {

@@ -1,0 +1,132 @@
+#include "engine/cli/machine_output.hpp"
+
+#include <cerrno>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+#include <vector>
+
+namespace lockbench::cli {
+
+using nlohmann::json;
+
+namespace {
+
+// RFC 4180: a field with a comma, a quote or a line break is quoted, its quotes doubled. A
+// missing value (null) is an empty field; true/false/"unknown" as they are.
+std::string field(const json& value) {
+    std::string text;
+    if (value.is_null())
+        return text;
+    if (value.is_string())
+        text = value.get<std::string>();
+    else
+        text = value.dump();
+    if (text.find_first_of(",\"\r\n") == std::string::npos)
+        return text;
+    std::string quoted = "\"";
+    for (char c : text) {
+        quoted += c;
+        if (c == '"')
+            quoted += '"';
+    }
+    return quoted + "\"";
+}
+
+std::string row(const std::vector<json>& fields) {
+    std::string line;
+    for (std::size_t i = 0; i < fields.size(); ++i)
+        line += (i ? "," : "") + field(fields[i]);
+    return line + "\n";
+}
+
+// A value at a JSON path, null where any part of it is missing (an older or partial document).
+json at(const json& j, const char* pointer) {
+    const json::json_pointer path(pointer);
+    return j.contains(path) ? j.at(path) : json();
+}
+
+// A member that holds a list or an object, or an empty one: iterated in place, never a
+// temporary (GCC 12 misreads a loop over value()'s copy as uninitialised).
+const json& member(const json& j, const char* name) {
+    static const json none = json::array();
+    const auto found = j.find(name);
+    return found == j.end() ? none : *found;
+}
+
+std::string joined(const json& list) {
+    std::string text;
+    for (const auto& item : list)
+        text +=
+            (text.empty() ? "" : ";") + (item.is_string() ? item.get<std::string>() : item.dump());
+    return text;
+}
+
+}  // namespace
+
+std::string file_text(const std::filesystem::path& file) {
+    std::ifstream in(file, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (!in)
+        throw std::system_error(errno, std::generic_category(), "cannot read " + file.string());
+    return text.str();
+}
+
+std::string run_csv(const json& s, const std::filesystem::path& dir) {
+    return row({"scenario", "strategy", "clients", "seed", "duration_s", "cycles", "cycles_per_s",
+                "acquire_p50_ms", "acquire_p99_ms", "acquire_p999_ms", "release_p50_ms",
+                "release_p99_ms", "valid", "violations", "expected", "as_expected", "interrupted",
+                "dir"}) +
+           row({at(s, "/scenario"), at(s, "/strategy"), at(s, "/clients"), at(s, "/seed"),
+                at(s, "/duration_s"), at(s, "/throughput/cycles"),
+                at(s, "/throughput/cycles_per_s"), at(s, "/latency_ms/acquire/p50"),
+                at(s, "/latency_ms/acquire/p99"), at(s, "/latency_ms/acquire/p999"),
+                at(s, "/latency_ms/release/p50"), at(s, "/latency_ms/release/p99"),
+                at(s, "/verdict/valid"), at(s, "/verdict/violation_count"), at(s, "/expected"),
+                at(s, "/as_expected"), at(s, "/interrupted"), dir.string()});
+}
+
+std::string suite_csv(const json& table, const std::filesystem::path& dir) {
+    std::string out = row({"scenario", "strategy", "outcome", "expected", "valid", "violations",
+                           "violation_kinds", "cycles_per_s", "acquire_p50_ms", "acquire_p99_ms",
+                           "duration_s", "attempts", "detail", "dir"});
+    for (const json& r : member(table, "runs")) {
+        const json as_expected = at(r, "/as_expected");
+        const char* outcome = !as_expected.is_boolean() ? "unknown"
+                              : as_expected.get<bool>() ? "as expected"
+                                                        : "unexpected";
+        out += row({at(r, "/scenario"), at(r, "/strategy"), outcome, at(r, "/expected"),
+                    at(r, "/valid"), at(r, "/violations"), joined(member(r, "violation_kinds")),
+                    at(r, "/cycles_per_s"), at(r, "/acquire_p50_ms"), at(r, "/acquire_p99_ms"),
+                    at(r, "/duration_s"), at(r, "/attempts"), nullptr,
+                    (dir / r.value("dir", std::string())).string()});
+    }
+    for (const json& f : member(table, "failed")) {
+        out += row({at(f, "/scenario"), at(f, "/strategy"), "failed", nullptr, nullptr, nullptr,
+                    nullptr, nullptr, nullptr, nullptr, nullptr, at(f, "/attempts"),
+                    at(f, "/error"), nullptr});
+    }
+    for (const json& k : member(table, "skipped")) {
+        out +=
+            row({at(k, "/scenario"), at(k, "/strategy"), "skipped", nullptr, nullptr, nullptr,
+                 nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, at(k, "/reason"), nullptr});
+    }
+    return out;
+}
+
+std::string ramp_csv(const json& curves, const std::filesystem::path& dir) {
+    std::string out = row({"strategy", "clients", "cycles_per_s", "acquire_p50_ms",
+                           "acquire_p99_ms", "jain_index", "engine_cpu_share", "valid", "dir"});
+    for (const auto& [strategy, points] : member(curves, "curves").items()) {
+        for (const json& p : points) {
+            out += row({strategy, at(p, "/clients"), at(p, "/cycles_per_s"),
+                        at(p, "/acquire_p50_ms"), at(p, "/acquire_p99_ms"),
+                        at(p, "/fairness/jain_index"), at(p, "/engine_cpu_share"),
+                        at(p, "/verdict"), (dir / p.value("run", std::string())).string()});
+        }
+    }
+    return out;
+}
+
+}  // namespace lockbench::cli

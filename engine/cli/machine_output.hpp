@@ -1,0 +1,26 @@
+#pragma once
+
+// `--json` and `--csv`: a result on stdout for a script, as redis-benchmark's and memtier's
+// `--csv`/`--json` print theirs; the human text then goes to stderr (docs/cli.md).
+
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace lockbench::cli {
+
+enum class MachineOutput { None, Json, Csv };
+
+// A result file as written (summary.json, suite.json, ramp.json): what --json prints.
+std::string file_text(const std::filesystem::path& file);
+
+// One header line and one row: a run's summary.json in the columns a spreadsheet wants.
+std::string run_csv(const nlohmann::json& summary, const std::filesystem::path& dir);
+// One header line and one row per cell (scenario x strategy) of a suite's suite.json: the runs,
+// then the pairs that failed to run, then those skipped.
+std::string suite_csv(const nlohmann::json& table, const std::filesystem::path& dir);
+// One header line and one row per point of a ramp's ramp.json.
+std::string ramp_csv(const nlohmann::json& curves, const std::filesystem::path& dir);
+
+}  // namespace lockbench::cli
