@@ -9,6 +9,7 @@
 
 #include "checker/history.hpp"
 #include "checker/history_words.hpp"
+#include "checker/incident.hpp"
 #include "checker/streaming.hpp"
 
 namespace lockbench::checker {
@@ -285,17 +286,9 @@ void add_prevention(Story& story, const StoryContext& context) {
     add_prevention_caveat(story, context, safe, fenced);
 }
 
-// Facts the checker already established, read back from the report.
-struct Incident {
-    std::string key;
-    std::int64_t holder = 0;
-    std::string token;
-    std::int64_t start_ns = 0;
-    std::optional<std::int64_t> end_ns;
-    std::uint64_t grants = 0;
-    std::vector<std::int64_t> processes;
-    std::int64_t first_overlap_ns = 0;
-    std::int64_t last_overlap_ns = 0;
+// Facts the checker already established, read back from the report: its first incident, with
+// the grants of the incident's first overlapping pair (from the check's witness for it).
+struct IncidentFacts : Incident {
     std::uint64_t hold_index = 0;   // the holder's acquire ok
     std::uint64_t grant_index = 0;  // the first overlapping grant's ok
     std::int64_t grantee = 0;
@@ -303,24 +296,12 @@ struct Incident {
     std::optional<std::uint64_t> released_by;  // the checker's suspect: a release's ok
 };
 
-std::optional<Incident> first_incident(const Report& report) {
-    const CheckResult* me = report.check("mutual_exclusion");
-    if (!me)
+std::optional<IncidentFacts> first_incident(const Report& report) {
+    const std::vector<Incident> listed = listed_incidents(report);
+    if (listed.empty())
         return std::nullopt;
-    const json list = me->fields.value("incident_list", json::array());
-    if (!list.is_array() || list.empty() || !list[0].is_object())
-        return std::nullopt;
-    const json& i = list[0];
-    Incident incident;
-    incident.key = i.value("key", std::string());
-    incident.holder = i.value("process", std::int64_t{0});
-    incident.token = i.value("token", std::string());
-    incident.start_ns = i.value("start_ns", std::int64_t{0});
-    incident.end_ns = int_field(i, "end_ns");
-    incident.grants = i.value("grants", std::uint64_t{0});
-    incident.processes = i.value("processes", std::vector<std::int64_t>());
-    incident.first_overlap_ns = i.value("first_overlap_ns", std::int64_t{0});
-    incident.last_overlap_ns = i.value("last_overlap_ns", std::int64_t{0});
+    IncidentFacts incident;
+    static_cast<Incident&>(incident) = listed.front();
     // Its first pair, for the indices of the two grants.
     for (const Witness& w : report.witnesses) {
         if (w.kind != "mutual_exclusion" || w.key != incident.key || !w.evidence.is_object())
@@ -328,7 +309,7 @@ std::optional<Incident> first_incident(const Report& report) {
         const json first = w.evidence.value("first", json::object());
         const json second = w.evidence.value("second", json::object());
         if (first.value("token", std::string()) != incident.token ||
-            first.value("process", std::int64_t{-1}) != incident.holder)
+            first.value("process", std::int64_t{-1}) != incident.process)
             continue;
         incident.hold_index = first.value("start_index", std::uint64_t{0});
         incident.grant_index = second.value("start_index", std::uint64_t{0});
@@ -573,14 +554,14 @@ class Teller {
     }
 
   private:
-    Story tell_incident(const Incident& i) {
+    Story tell_incident(const IncidentFacts& i) {
         Story story;
         story.key = i.key;
         const std::int64_t until = i.end_ns.value_or(i.last_overlap_ns + 2 * kSecond);
         const Window window(history_, i.key, i.start_ns - kSecond,
                             std::max(until, i.last_overlap_ns) + kSecond);
         window_ = &window;
-        story.headline = key_prefix(i.key) + "process " + std::to_string(i.holder) +
+        story.headline = key_prefix(i.key) + "process " + std::to_string(i.process) +
                          "'s lock was granted " +
                          (i.grants == 1 ? std::string("to another process")
                                         : std::to_string(i.grants) + " times to other processes") +
@@ -592,13 +573,13 @@ class Teller {
         const Event* invoke =
             ok ? window.before(
                      ok->index,
-                     [&](const Event& e) { return is(e, i.holder, "acquire", EventType::Invoke); })
+                     [&](const Event& e) { return is(e, i.process, "acquire", EventType::Invoke); })
                : nullptr;
         std::int64_t window_from = i.start_ns;
         if (ok && invoke) {
             window_from = invoke->time;
             std::string text =
-                "At " + format_seconds(ok->time) + " process " + std::to_string(i.holder) +
+                "At " + format_seconds(ok->time) + " process " + std::to_string(i.process) +
                 " acquired " + lock_name(i.key) +
                 parenthesised({ok->token.empty() ? "" : "token " + ok->token, fence_of(*ok),
                                invoke->lease_ms
@@ -608,7 +589,7 @@ class Teller {
             story.claims.push_back({.kind = ClaimKind::Acquired,
                                     .text = std::move(text),
                                     .events = {invoke->index, ok->index},
-                                    .process = i.holder,
+                                    .process = i.process,
                                     .time_ns = ok->time,
                                     .token = ok->token,
                                     .lease_ms = invoke->lease_ms});
@@ -625,7 +606,7 @@ class Teller {
                                      ? window.at(*i.released_by)
                                      : window.before(grant->index, [&](const Event& e) {
                                            return e.f == "release" && e.type == EventType::Ok &&
-                                                  e.process != i.holder && e.time >= i.start_ns;
+                                                  e.process != i.process && e.time >= i.start_ns;
                                        });
             const Event* freed_invoke =
                 freed
@@ -655,12 +636,12 @@ class Teller {
                              format_seconds(freed_invoke->time) +
                              (freed_invoke->token.empty() ? ", no token"
                                                           : ", token " + freed_invoke->token) +
-                             ") succeeded while process " + std::to_string(i.holder) + " held " +
+                             ") succeeded while process " + std::to_string(i.process) + " held " +
                              lock_name(i.key) + ": it freed a lock that was not its own " +
                              at(freed_invoke->index, freed->index) + ".",
                      .events = {freed_invoke->index, freed->index},
                      .process = freed->process,
-                     .other = i.holder,
+                     .other = i.process,
                      .time_ns = freed->time,
                      .token = freed_invoke->token});
                 if (own_grant && own_grant->type != EventType::Ok) {
@@ -690,7 +671,7 @@ class Teller {
             const bool on_releaser = e.target && *e.target == freed_by;
             if (!on_releaser && e.time < window_from - kSecond / 2)
                 continue;
-            if (e.target && *e.target != i.holder && !on_releaser)
+            if (e.target && *e.target != i.process && !on_releaser)
                 continue;
             if (e.f == "resume")
                 continue;  // told with the holder's writes, where it matters
@@ -723,21 +704,21 @@ class Teller {
                                                 "it " +
                                                 at(invoke->index) + ".",
                                         .events = {invoke->index},
-                                        .process = i.holder,
+                                        .process = i.process,
                                         .sort_ns = ok->time});
             } else {
                 const std::int64_t lease_ns = *invoke->lease_ms * 1'000'000;
                 const std::int64_t earliest = invoke->time + lease_ns;
                 const std::int64_t latest = ok->time + lease_ns;
                 Claim c{.events = {invoke->index, ok->index, grant->index},
-                        .process = i.holder,
+                        .process = i.process,
                         .time_ns = latest,
                         .lease_ms = invoke->lease_ms};
                 if (grant->time >= latest) {
                     c.kind = ClaimKind::LeaseRanOut;
                     c.text = "Its " + std::to_string(*invoke->lease_ms) + " ms " + lease_name() +
                              " ran out on " + lease_keeper() + " by " + format_seconds(latest) +
-                             ", while process " + std::to_string(i.holder) +
+                             ", while process " + std::to_string(i.process) +
                              " had not released the lock " + at(invoke->index, ok->index) + ".";
                 } else if (grant->time < earliest) {
                     c.sort_ns = grant->time;
@@ -764,14 +745,14 @@ class Teller {
         // 5. The overlapping grants.
         if (grant) {
             const Event* holder_release = window.after(i.hold_index, [&](const Event& e) {
-                return is(e, i.holder, "release", EventType::Invoke);
+                return is(e, i.process, "release", EventType::Invoke);
             });
             std::string text = "At " + format_seconds(grant->time) + " process " +
                                std::to_string(grant->process) + " was granted " + lock_name(i.key) +
                                parenthesised({grant->token.empty() ? "" : "token " + grant->token,
                                               fence_of(*grant)}) +
                                " " + at(grant->index) + " while process " +
-                               std::to_string(i.holder) +
+                               std::to_string(i.process) +
                                " still held it: it had not asked to release it";
             text += holder_release && holder_release->time > grant->time
                         ? " (it did at " + format_seconds(holder_release->time) + ")."
@@ -780,7 +761,7 @@ class Teller {
                                     .text = std::move(text),
                                     .events = {grant->index},
                                     .process = grant->process,
-                                    .other = i.holder,
+                                    .other = i.process,
                                     .time_ns = grant->time,
                                     .token = grant->token});
             if (i.grants > 1) {
@@ -788,7 +769,7 @@ class Teller {
                     window.before(window.events().empty() ? 0 : window.events().rbegin()->first + 1,
                                   [&](const Event& e) {
                                       return e.f == "acquire" && e.type == EventType::Ok &&
-                                             e.process != i.holder && e.time == i.last_overlap_ns;
+                                             e.process != i.process && e.time == i.last_overlap_ns;
                                   });
                 if (last) {
                     story.claims.push_back(
@@ -798,10 +779,10 @@ class Teller {
                                  (i.processes.size() == 1 ? " went to process "
                                                           : " went to processes ") +
                                  list_processes(i.processes) + " while process " +
-                                 std::to_string(i.holder) + " held it " + at(last->index) + ".",
+                                 std::to_string(i.process) + " held it " + at(last->index) + ".",
                          .events = {last->index},
                          .process = last->process,
-                         .other = i.holder,
+                         .other = i.process,
                          .time_ns = last->time,
                          .value = static_cast<std::int64_t>(i.grants - 1)});
                 }
@@ -814,11 +795,11 @@ class Teller {
         // 7. What the holder wrote after the overlap began, and its release.
         const std::uint64_t from = grant ? grant->index : i.hold_index;
         std::uint64_t holder_last = from;
-        if (const Event* w = first_write(window, i.holder, from)) {
+        if (const Event* w = first_write(window, i.process, from)) {
             const Event* resume = window.before(w->index, [&](const Event& e) {
-                return e.is_nemesis() && e.f == "resume" && e.target == i.holder;
+                return e.is_nemesis() && e.f == "resume" && e.target == i.process;
             });
-            std::string lead = "process " + std::to_string(i.holder);
+            std::string lead = "process " + std::to_string(i.process);
             std::vector<std::uint64_t> also;
             if (resume && resume->index > i.hold_index) {
                 lead +=
@@ -831,13 +812,13 @@ class Teller {
         // Another lost update of the incident when neither write above was one (T5).
         tell_other_lost_update(story, window, i);
         if (const Event* release = window.after(holder_last, [&](const Event& e) {
-                return is(e, i.holder, "release", EventType::Invoke);
+                return is(e, i.process, "release", EventType::Invoke);
             })) {
             const Event* answer = window.after(release->index, [&](const Event& e) {
-                return e.process == i.holder && e.f == "release" && e.type != EventType::Invoke;
+                return e.process == i.process && e.f == "release" && e.type != EventType::Invoke;
             });
             std::string text = "At " + format_seconds(release->time) + " process " +
-                               std::to_string(i.holder) + " asked to release " + lock_name(i.key);
+                               std::to_string(i.process) + " asked to release " + lock_name(i.key);
             std::vector<std::uint64_t> events{release->index};
             if (answer) {
                 events.push_back(answer->index);
@@ -852,7 +833,7 @@ class Teller {
             story.claims.push_back({.kind = ClaimKind::Released,
                                     .text = std::move(text),
                                     .events = std::move(events),
-                                    .process = i.holder,
+                                    .process = i.process,
                                     .time_ns = release->time});
             holder_last = answer ? answer->index : release->index;
         }
@@ -861,7 +842,7 @@ class Teller {
         in_time_order(story);
 
         // The swimlane: the holder, the first grantees, whoever freed the lock.
-        std::vector<std::int64_t> processes{i.holder};
+        std::vector<std::int64_t> processes{i.process};
         const auto add = [&](std::int64_t p) {
             if (p >= 0 && processes.size() < kMaxLanes &&
                 std::find(processes.begin(), processes.end(), p) == processes.end())
@@ -1219,14 +1200,14 @@ class Teller {
              .value = w.number});
     }
 
-    void tell_other_lost_update(Story& story, const Window& window, const Incident& i) {
+    void tell_other_lost_update(Story& story, const Window& window, const IncidentFacts& i) {
         if (!told_lost_.empty())
             return;
         for (const auto& [index, lost] : lost_) {
             const Event* w = window.at(index);
             if (!w || w->time < i.start_ns)
                 continue;
-            if (w->process != i.holder &&
+            if (w->process != i.process &&
                 std::find(i.processes.begin(), i.processes.end(), w->process) == i.processes.end())
                 continue;
             tell_write(story, *w, "process " + std::to_string(w->process) + " wrote ");

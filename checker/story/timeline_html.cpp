@@ -11,6 +11,7 @@
 
 #include "checker/history.hpp"
 #include "checker/history_words.hpp"
+#include "checker/incident.hpp"
 #include "checker/mutual_exclusion.hpp"
 #include "checker/story/markup_escape.hpp"
 #include "checker/streaming.hpp"
@@ -157,36 +158,6 @@ class Collector : public HoldObserver {
     std::map<std::int64_t, std::int64_t> paused_since_;
 };
 
-struct IncidentBand {
-    std::string key;
-    std::int64_t start_ns = 0;
-    std::int64_t end_ns = 0;
-    std::string message;
-};
-
-std::vector<IncidentBand> incidents_of(const Report& report, std::int64_t end_ns) {
-    std::vector<IncidentBand> out;
-    const CheckResult* me = report.check("mutual_exclusion");
-    if (!me)
-        return out;
-    const json list = me->fields.value("incident_list", json::array());
-    if (!list.is_array())
-        return out;
-    for (const json& i : list) {
-        if (!i.is_object())
-            continue;
-        IncidentBand band;
-        band.key = i.value("key", std::string());
-        band.start_ns = i.value("start_ns", std::int64_t{0});
-        const json end = i.value("end_ns", json());
-        band.end_ns = std::max(end.is_number_integer() ? end.get<std::int64_t>() : end_ns,
-                               i.value("last_overlap_ns", std::int64_t{0}));
-        band.message = i.value("message", std::string());
-        out.push_back(std::move(band));
-    }
-    return out;
-}
-
 const char* kStyle = R"(
 body { font: 14px/1.4 "DejaVu Sans", sans-serif; margin: 16px 24px; color: #222; }
 h1 { font-size: 18px; margin: 0 0 4px; }
@@ -291,7 +262,7 @@ const char* kScript = R"(
 std::string render(Collector& c, const Report& report, const Story& story,
                    const TimelineOptions& options) {
     c.finish();
-    const std::vector<IncidentBand> incidents = incidents_of(report, c.end_ns);
+    const std::vector<Incident> incidents = listed_incidents(report);
     // Lanes: the story's processes first, then the rest in order, up to kMaxLanes.
     std::vector<std::int64_t> lanes;
     for (const Claim& claim : story.claims) {
@@ -352,10 +323,11 @@ std::string render(Collector& c, const Report& report, const Story& story,
     svg << "</g>\n<g clip-path=\"url(#clip)\"><g id=\"plot\">\n";
     const int plot_top = kTopMargin + 20, plot_bottom = height - 4;
     for (std::size_t n = 0; n < incidents.size(); ++n) {
-        const IncidentBand& i = incidents[n];
-        svg << "<rect id=\"incident-" << n << "\" class=\"incident\" x=\"" << ms(i.start_ns)
+        const Incident& i = incidents[n];
+        const auto [from_ns, to_ns] = i.span(c.end_ns);
+        svg << "<rect id=\"incident-" << n << "\" class=\"incident\" x=\"" << ms(from_ns)
             << "\" y=\"" << kTopMargin << "\" width=\""
-            << ms(std::max<std::int64_t>(i.end_ns - i.start_ns, 1000)) << "\" height=\""
+            << ms(std::max<std::int64_t>(to_ns - from_ns, 1000)) << "\" height=\""
             << plot_bottom - kTopMargin
             << "\" fill=\"#d62728\" fill-opacity=\"0.10\" stroke=\"#d62728\" "
                "stroke-opacity=\"0.6\" vector-effect=\"non-scaling-stroke\"><title>"
