@@ -568,16 +568,38 @@ class Teller {
                          " while it still held it" +
                          (context_.strategy.empty() ? "" : " (" + context_.strategy + ")") + ".";
 
-        // 1. The holder's grant.
-        const Event* ok = window.at(i.hold_index);
-        const Event* invoke =
-            ok ? window.before(
-                     ok->index,
-                     [&](const Event& e) { return is(e, i.process, "acquire", EventType::Invoke); })
-               : nullptr;
-        std::int64_t window_from = i.start_ns;
-        if (ok && invoke) {
-            window_from = invoke->time;
+        const HolderGrant holder_grant = tell_holder_grant(story, window, i);
+        const Event* grant = window.at(i.grant_index);
+        const FreedBy freed = tell_foreign_release(story, window, i, grant);
+        tell_faults(story, window, i, holder_grant.window_from, freed.process);
+        tell_library_lost(story, window, i);
+        tell_lease(story, i, holder_grant, grant, freed);
+        tell_overlapping_grants(story, window, i, grant);
+        const std::uint64_t holder_last = tell_holder_after_overlap(story, window, i, grant);
+        add_prevention(story, context_);
+        in_time_order(story);
+        draw_incident_swimlane(story, window, i, holder_grant.window_from, holder_last);
+        return story;
+    }
+
+    // 1. The holder's grant: its acquire and the answer, from which the swimlane starts.
+    struct HolderGrant {
+        const Event* ok = nullptr;
+        const Event* invoke = nullptr;
+        std::int64_t window_from = 0;
+    };
+    HolderGrant tell_holder_grant(Story& story, const Window& window, const IncidentFacts& i) {
+        HolderGrant g{.window_from = i.start_ns};
+        g.ok = window.at(i.hold_index);
+        g.invoke = g.ok ? window.before(g.ok->index,
+                                        [&](const Event& e) {
+                                            return is(e, i.process, "acquire", EventType::Invoke);
+                                        })
+                        : nullptr;
+        if (g.ok && g.invoke) {
+            const Event* ok = g.ok;
+            const Event* invoke = g.invoke;
+            g.window_from = invoke->time;
             std::string text =
                 "At " + format_seconds(ok->time) + " process " + std::to_string(i.process) +
                 " acquired " + lock_name(i.key) +
@@ -594,12 +616,18 @@ class Teller {
                                     .token = ok->token,
                                     .lease_ms = invoke->lease_ms});
         }
+        return g;
+    }
 
-        // 2. A release by someone else that freed it (a late unlock, an unlock after a failed
-        //    acquire): the last `ok` release of another grant before the overlapping grant.
-        const Event* grant = window.at(i.grant_index);
+    // 2. A release by someone else that freed it (a late unlock, an unlock after a failed
+    //    acquire): the last `ok` release of another grant before the overlapping grant.
+    struct FreedBy {
         bool foreign = false;
-        std::int64_t freed_by = -1;
+        std::int64_t process = -1;
+    };
+    FreedBy tell_foreign_release(Story& story, const Window& window, const IncidentFacts& i,
+                                 const Event* grant) {
+        FreedBy out;
         if (grant) {
             // The checker's suspect when it named one; else the last such release before it.
             const Event* freed = i.released_by
@@ -624,11 +652,11 @@ class Teller {
                                                                     e.type != EventType::Invoke;
                                                          })
                                          : nullptr;
-            foreign =
+            const bool foreign =
                 freed_invoke && freed_invoke->token != i.token &&
                 (!own_grant || own_grant->type != EventType::Ok || own_grant->time < i.start_ns);
             if (foreign) {
-                freed_by = freed->process;
+                out = {.foreign = true, .process = freed->process};
                 story.claims.push_back(
                     {.kind = ClaimKind::ForeignRelease,
                      .text = "At " + format_seconds(freed->time) + " a release by process " +
@@ -659,9 +687,12 @@ class Teller {
                 }
             }
         }
+        return out;
+    }
 
-        // 3. What the nemesis did to the holder, the releaser or the servers before the overlap
-        // ended.
+    // 3. What the nemesis did to the holder, the releaser or the servers before the overlap ended.
+    void tell_faults(Story& story, const Window& window, const IncidentFacts& i,
+                     std::int64_t window_from, std::int64_t freed_by) {
         std::size_t faults = 0;
         for (const auto& [index, e] : window.events()) {
             if (!e.is_nemesis() || e.is_library() || e.time > i.last_overlap_ns ||
@@ -684,9 +715,11 @@ class Teller {
                                     .time_ns = e.time,
                                     .fault = e.f});
         }
+    }
 
-        // 3b. What the library itself told its user about the key (it lost the lock) before the
-        // overlap ended: whether the holder was warned in time.
+    // 3b. What the library itself told its user about the key (it lost the lock) before the
+    // overlap ended: whether the holder was warned in time.
+    void tell_library_lost(Story& story, const Window& window, const IncidentFacts& i) {
         std::size_t signals = 0;
         for (const auto& [index, e] : window.events()) {
             if (!e.is_library() || e.f != "lost" || e.time > i.last_overlap_ns ||
@@ -695,8 +728,13 @@ class Teller {
             ++signals;
             story.claims.push_back(library_said_lost(e, library_name()));
         }
+    }
 
-        // 4. The lease, against the first overlapping grant.
+    // 4. The lease, against the first overlapping grant.
+    void tell_lease(Story& story, const IncidentFacts& i, const HolderGrant& g, const Event* grant,
+                    const FreedBy& freed) {
+        const Event* ok = g.ok;
+        const Event* invoke = g.invoke;
         if (ok && invoke && grant) {
             if (!invoke->lease_ms) {
                 story.claims.push_back({.kind = ClaimKind::NoLease,
@@ -727,9 +765,9 @@ class Teller {
                     c.text = "Its " + std::to_string(*invoke->lease_ms) + " ms " + lease_name() +
                              " still ran until at least " + format_seconds(earliest) +
                              " when the next grant came " + at(grant->index) +
-                             (foreign ? ": process " + std::to_string(freed_by) +
-                                            "'s release had deleted the lock."
-                                      : ": the lock service lost a lock nobody released.");
+                             (freed.foreign ? ": process " + std::to_string(freed.process) +
+                                                  "'s release had deleted the lock."
+                                            : ": the lock service lost a lock nobody released.");
                 } else {
                     c.kind = ClaimKind::LeaseMayHaveRunOut;
                     c.sort_ns = grant->time;
@@ -741,8 +779,11 @@ class Teller {
                 story.claims.push_back(std::move(c));
             }
         }
+    }
 
-        // 5. The overlapping grants.
+    // 5. The overlapping grants; 6. what the first grantee wrote under its grant.
+    void tell_overlapping_grants(Story& story, const Window& window, const IncidentFacts& i,
+                                 const Event* grant) {
         if (grant) {
             const Event* holder_release = window.after(i.hold_index, [&](const Event& e) {
                 return is(e, i.process, "release", EventType::Invoke);
@@ -791,8 +832,12 @@ class Teller {
             if (const Event* w = first_write(window, grant->process, grant->index))
                 tell_write(story, *w, "process " + std::to_string(grant->process) + " wrote ");
         }
+    }
 
-        // 7. What the holder wrote after the overlap began, and its release.
+    // 7. What the holder wrote after the overlap began, and its release; returns the index of
+    // the holder's last event told.
+    std::uint64_t tell_holder_after_overlap(Story& story, const Window& window,
+                                            const IncidentFacts& i, const Event* grant) {
         const std::uint64_t from = grant ? grant->index : i.hold_index;
         std::uint64_t holder_last = from;
         if (const Event* w = first_write(window, i.process, from)) {
@@ -837,11 +882,12 @@ class Teller {
                                     .time_ns = release->time});
             holder_last = answer ? answer->index : release->index;
         }
+        return holder_last;
+    }
 
-        add_prevention(story, context_);
-        in_time_order(story);
-
-        // The swimlane: the holder, the first grantees, whoever freed the lock.
+    // The swimlane: the holder, the first grantees, whoever freed the lock.
+    void draw_incident_swimlane(Story& story, const Window& window, const IncidentFacts& i,
+                                std::int64_t window_from, std::uint64_t holder_last) {
         std::vector<std::int64_t> processes{i.process};
         const auto add = [&](std::int64_t p) {
             if (p >= 0 && processes.size() < kMaxLanes &&
@@ -866,7 +912,6 @@ class Teller {
         std::sort(processes.begin() + 1, processes.end());
         story.swimlane = draw(window, i.key, processes, story.window_start_ns, story.window_end_ns,
                               lost_, cited(story));
-        return story;
     }
 
     Story tell_deadlock(const Witness& w) {
