@@ -412,7 +412,8 @@ std::string render_lanes(const Swimlane& lanes, const std::vector<Lane>& rows,
         out << label << "|" << lane.cells << "|\n";
     }
     out << "         = holds  # holds while another holds  - waits  z paused  ! fault\n"
-           "         W wrote (as told above)  L lost an update  R write rejected by the fence"
+           "         W wrote (as told above)  L a write that was lost  R write rejected by the "
+           "fence"
            "  X crash\n";
     return out.str();
 }
@@ -437,6 +438,11 @@ std::string draw(const Window& window, const std::string& key, std::vector<std::
     // Holds (ok acquire to release invoke), waits (acquire invoke to its completion), pauses.
     std::map<std::int64_t, std::int64_t> hold_start, wait_start, pause_start;
     std::vector<std::pair<std::int64_t, std::pair<std::int64_t, std::int64_t>>> holds;
+    // 'L' goes on the write whose update was lost, in its writer's lane: the overwriting write
+    // is cited ('W') by the sentence that tells it.
+    std::set<std::uint64_t> lost_writes;
+    for (const auto& [write, update] : lost)
+        lost_writes.insert(update.overwritten_index);
     for (const auto& [index, e] : window.events()) {
         if (e.is_library())
             continue;  // told in a sentence; the nemesis lane is for faults
@@ -482,7 +488,7 @@ std::string draw(const Window& window, const std::string& key, std::vector<std::
             if (!l)
                 continue;
             if (e.type == EventType::Ok) {
-                if (lost.count(e.index))
+                if (lost_writes.count(e.index))
                     lanes.mark(*l, e.time, 'L');
                 else if (cited.count(e.index))
                     lanes.mark(*l, e.time, 'W');

@@ -77,6 +77,8 @@ class Collector : public HoldObserver {
 
     void hold_ended(const HoldSpan& h) override {
         ++seen_holds;
+        if (first_overlap && (h.id == first_overlap->earlier || h.id == first_overlap->later))
+            first_overlap->end_ns = std::min(first_overlap->end_ns.value_or(h.end_ns), h.end_ns);
         const bool in_window = h.end_ns >= window_from_ && h.start_ns <= window_to_;
         if (holds.size() >= max_holds_ && (!in_window || window_holds.size() >= max_holds_))
             return;
@@ -89,9 +91,11 @@ class Collector : public HoldObserver {
         if (holds.size() < max_holds_)
             holds.push_back(std::move(d));
     }
-    void overlap_found(std::uint64_t earlier, std::uint64_t later, std::int64_t) override {
+    void overlap_found(std::uint64_t earlier, std::uint64_t later, std::int64_t at_ns) override {
         overlapped.insert(earlier);
         overlapped.insert(later);
+        if (!first_overlap)
+            first_overlap = Overlap{earlier, later, at_ns, std::nullopt};
     }
 
     void on_event(const Event& e) {
@@ -142,6 +146,15 @@ class Collector : public HoldObserver {
     std::vector<DrawnHold> window_holds;  // those in the story's window
     std::uint64_t seen_holds = 0;
     std::unordered_set<std::uint64_t> overlapped;
+    // The first two holds found overlapping: the page opens on the time both were held, which
+    // may be a millisecond inside an incident of seconds.
+    struct Overlap {
+        std::uint64_t earlier = 0;
+        std::uint64_t later = 0;
+        std::int64_t start_ns = 0;
+        std::optional<std::int64_t> end_ns;  // once the first of the two ended
+    };
+    std::optional<Overlap> first_overlap;
     std::vector<Event> faults;
     std::vector<Band> pauses;
     std::vector<Mark> marks;
@@ -224,8 +237,24 @@ const char* kScript = R"(
     show(a - pad, a + w + pad);
     return true;
   }
+  // The overlap fills the middle third: a 1 ms overlap inside an incident of seconds is seen at
+  // once, not after zooming.
+  function zoomToOverlap() {
+    const band = document.getElementById('overlap-0');
+    if (!band) return zoomToIncident(0);
+    const a = +band.getAttribute('x'), w = +band.getAttribute('width');
+    show(a - w, a + 2 * w);
+    return true;
+  }
   document.getElementById('whole').onclick = () => show(0, end);
   document.getElementById('first').onclick = () => zoomToIncident(0);
+  document.getElementById('overlap').onclick = () => zoomToOverlap();
+  document.addEventListener('keydown', (e) => {
+    if (e.ctrlKey || e.metaKey || e.altKey) return;
+    if (e.key === 'o') zoomToOverlap();
+    else if (e.key === 'i') zoomToIncident(0);
+    else if (e.key === 'w') show(0, end);
+  });
   document.getElementById('zin').onclick = () => { const c = (x0 + x1) / 2, h = (x1 - x0) / 4; show(c - h, c + h); };
   document.getElementById('zout').onclick = () => { const c = (x0 + x1) / 2, h = (x1 - x0); show(c - h, c + h); };
   svg.addEventListener('wheel', (e) => {
@@ -243,19 +272,23 @@ const char* kScript = R"(
     const dt = (e.clientX - drag.x) / width * (drag.b - drag.a);
     show(drag.a - dt, drag.b - dt);
   });
-  // Opens at the story: the first incident, when there is one.
-  const zoomed = zoomToIncident(0);
-  // For tests and for people: is the first incident on screen, with a size?
-  const band = document.getElementById('incident-0');
-  if (band) {
+  // Opens at the story: the first overlap of the first incident, when there is one.
+  const zoomed = zoomToOverlap();
+  // For tests and for people: are the first incident and its first overlap on screen, with a
+  // size?
+  function onScreen(id, name) {
+    const band = document.getElementById(id);
+    if (!band) { document.body.dataset[name + 'Visible'] = 'none'; return; }
     const r = band.getBoundingClientRect();
     const visible = zoomed && r.width > 2 && r.height > 2 && r.right > 0 &&
                     r.left < window.innerWidth && r.bottom > 0 && r.top < window.innerHeight;
-    document.body.dataset.incidentVisible = visible ? 'true' : 'false';
-    document.body.dataset.incidentBox = [r.left, r.top, r.width, r.height].map(Math.round).join(',');
-  } else {
-    document.body.dataset.incidentVisible = 'none';
+    document.body.dataset[name + 'Visible'] = visible ? 'true' : 'false';
+    document.body.dataset[name + 'Box'] = [r.left, r.top, r.width, r.height].map(Math.round).join(',');
   }
+  onScreen('incident-0', 'incident');
+  onScreen('overlap-0', 'overlap');
+  const plotBox = svg.getBoundingClientRect();
+  document.body.dataset.plotBox = [plotBox.left + left, plotBox.top, width, plotBox.height].map(Math.round).join(',');
 })();
 )";
 
@@ -333,6 +366,17 @@ std::string render(Collector& c, const Report& report, const Story& story,
                "stroke-opacity=\"0.6\" vector-effect=\"non-scaling-stroke\"><title>"
             << markup_escape(i.message) << "</title></rect>\n";
     }
+    if (const auto& o = c.first_overlap) {
+        const std::int64_t to_ns = o->end_ns.value_or(c.end_ns);
+        svg << "<rect id=\"overlap-0\" class=\"first-overlap\" x=\"" << ms(o->start_ns) << "\" y=\""
+            << kTopMargin << "\" width=\"" << ms(std::max<std::int64_t>(to_ns - o->start_ns, 1000))
+            << "\" height=\"" << plot_bottom - kTopMargin
+            << "\" fill=\"#d62728\" fill-opacity=\"0.18\" stroke=\"#d62728\" "
+               "stroke-dasharray=\"3 2\" vector-effect=\"non-scaling-stroke\"><title>the first "
+               "overlap: two holds from "
+            << format_seconds(o->start_ns) << " to " << format_seconds(to_ns)
+            << "</title></rect>\n";
+    }
     for (const Band& p : c.pauses) {
         auto lane = lane_of.find(p.process);
         if (lane == lane_of.end())
@@ -390,13 +434,17 @@ std::string render(Collector& c, const Report& report, const Story& story,
     for (const Witness& w : report.witnesses) {
         if (w.kind != "resource" || !w.evidence.is_object())
             continue;
-        const json write = w.evidence.value("write", json::object());
-        auto lane = lane_of.find(write.value("process", std::int64_t{-1}));
+        // On the process whose update was lost, at the write that was lost: the overwriting
+        // write is the story's to tell.
+        const json lost = w.evidence.value("overwritten", json::object());
+        const std::int64_t loser = lost.value("process", std::int64_t{-1});
+        auto lane = lane_of.find(loser);
         if (lane == lane_of.end())
             continue;
-        const std::int64_t t = write.value("time_ns", std::int64_t{0});
-        svg << "<line class=\"mark lost\" x1=\"" << ms(t) << "\" x2=\"" << ms(t) << "\" y1=\""
-            << lane_y(lane->second) - 3 << "\" y2=\"" << lane_y(lane->second) + kLaneHeight + 3
+        const std::int64_t t = lost.value("time_ns", std::int64_t{0});
+        svg << "<line class=\"mark lost\" data-process=\"" << loser << "\" x1=\"" << ms(t)
+            << "\" x2=\"" << ms(t) << "\" y1=\"" << lane_y(lane->second) - 3 << "\" y2=\""
+            << lane_y(lane->second) + kLaneHeight + 3
             << "\" stroke=\"#ff9800\" stroke-width=\"4\" vector-effect=\"non-scaling-stroke\">"
             << "<title>" << markup_escape(w.message) << "</title></line>\n";
     }
@@ -431,8 +479,9 @@ std::string render(Collector& c, const Report& report, const Story& story,
     html << "</ol>\n";
     if (!note.empty())
         html << "<p class=\"note\">" << markup_escape(note) << "</p>\n";
-    html << "<div class=\"controls\"><button id=\"first\">First incident</button>"
-            "<button id=\"whole\">Whole run</button><button id=\"zin\">Zoom in</button>"
+    html << "<div class=\"controls\"><button id=\"overlap\">First overlap (o)</button>"
+            "<button id=\"first\">Whole incident (i)</button>"
+            "<button id=\"whole\">Whole run (w)</button><button id=\"zin\">Zoom in</button>"
             "<button id=\"zout\">Zoom out</button> <span id=\"view\"></span> "
             "(wheel: zoom, drag: pan)</div>\n";
     html << svg.str();
@@ -444,7 +493,8 @@ std::string render(Collector& c, const Report& report, const Story& story,
             "<span><i class=\"sw\" style=\"background:#000\"></i>"
          << markup_escape(story.lease_name)
          << " ran out</span>"
-            "<span><i class=\"sw\" style=\"background:#ff9800\"></i>lost update</span>"
+            "<span><i class=\"sw\" style=\"background:#ff9800\"></i>an update that was lost"
+            "</span>"
             "<span><i class=\"sw\" style=\"background:#2e7d32\"></i>stale write rejected</span>"
             "<span><i class=\"sw\" style=\"background:#e91e63\"></i>the library said the "
             "lock was lost</span>"
