@@ -292,12 +292,23 @@ const char* kScript = R"(
 })();
 )";
 
-std::string render(Collector& c, const Report& report, const Story& story,
-                   const TimelineOptions& options) {
-    c.finish();
-    const std::vector<Incident> incidents = listed_incidents(report);
-    // Lanes: the story's processes first, then the rest in order, up to kMaxLanes.
+// What the chart shows: its lanes (the story's processes first, then the rest in order, up to
+// kMaxLanes), the holds drawn in them, and a note on what is left out.
+struct Chart {
     std::vector<std::int64_t> lanes;
+    std::map<std::int64_t, int> lane_of;
+    std::vector<const DrawnHold*> drawn;
+    std::string note;
+};
+
+int lane_y(int lane) {
+    return kTopMargin + 20 + lane * (kLaneHeight + kLaneGap);
+}
+
+Chart lay_out(const Collector& c, const Story& story, const TimelineOptions& options) {
+    Chart chart;
+    std::vector<std::int64_t>& lanes = chart.lanes;
+    std::map<std::int64_t, int>& lane_of = chart.lane_of;
     for (const Claim& claim : story.claims) {
         if (claim.process >= 0 && c.processes.count(claim.process) &&
             std::find(lanes.begin(), lanes.end(), claim.process) == lanes.end())
@@ -311,15 +322,13 @@ std::string render(Collector& c, const Report& report, const Story& story,
             lanes.push_back(p);
     }
     std::sort(lanes.begin(), lanes.end());
-    std::map<std::int64_t, int> lane_of;
     for (std::size_t i = 0; i < lanes.size(); ++i)
         lane_of[lanes[i]] = static_cast<int>(i);
-    const auto lane_y = [&](int lane) { return kTopMargin + 20 + lane * (kLaneHeight + kLaneGap); };
 
     // Too many holds: those in the story's window (the incident), and the page says so.
-    std::string note;
+    std::string& note = chart.note;
     const bool all = c.seen_holds <= options.max_holds;
-    std::vector<const DrawnHold*> drawn;
+    std::vector<const DrawnHold*>& drawn = chart.drawn;
     for (const DrawnHold& h : all ? c.holds : c.window_holds) {
         if (lane_of.count(h.process))
             drawn.push_back(&h);
@@ -334,27 +343,12 @@ std::string render(Collector& c, const Report& report, const Story& story,
         note += (note.empty() ? "" : " ") + std::to_string(lanes.size()) + " of " +
                 std::to_string(c.processes.size()) + " processes are drawn.";
     }
+    return chart;
+}
 
-    const int left = 70, width = 1100;
-    const int height = lane_y(static_cast<int>(lanes.size())) + 8;
-    const std::int64_t end_ns = std::max<std::int64_t>(c.end_ns, 1);
-    std::ostringstream svg;
-    svg << "<svg id=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" << left + width + 10
-        << "\" height=\"" << height << "\" data-left=\"" << left << "\" data-width=\"" << width
-        << "\" data-end=\"" << ms(end_ns) << "\">\n";
-    svg << "<defs><clipPath id=\"clip\"><rect x=\"" << left << "\" y=\"0\" width=\"" << width
-        << "\" height=\"" << height << "\"/></clipPath></defs>\n<g id=\"axis\"></g>\n";
-    // Lane labels and backgrounds stay put; the plot moves.
-    svg << "<g class=\"labels\" font-size=\"12\">\n";
-    svg << "<text x=\"4\" y=\"" << kTopMargin + 13 << "\">nemesis</text>\n";
-    for (std::size_t i = 0; i < lanes.size(); ++i) {
-        const int y = lane_y(static_cast<int>(i));
-        svg << "<rect x=\"" << left << "\" y=\"" << y << "\" width=\"" << width << "\" height=\""
-            << kLaneHeight << "\" fill=\"" << (i % 2 ? "#fafafa" : "#f2f2f2") << "\"/>"
-            << "<text x=\"4\" y=\"" << y + 13 << "\">process " << lanes[i] << "</text>\n";
-    }
-    svg << "</g>\n<g clip-path=\"url(#clip)\"><g id=\"plot\">\n";
-    const int plot_top = kTopMargin + 20, plot_bottom = height - 4;
+// The incidents' bands, and the first overlap the page opens on.
+void draw_incidents(std::ostream& svg, const std::vector<Incident>& incidents, const Collector& c,
+                    int plot_bottom) {
     for (std::size_t n = 0; n < incidents.size(); ++n) {
         const Incident& i = incidents[n];
         const auto [from_ns, to_ns] = i.span(c.end_ns);
@@ -377,6 +371,11 @@ std::string render(Collector& c, const Report& report, const Story& story,
             << format_seconds(o->start_ns) << " to " << format_seconds(to_ns)
             << "</title></rect>\n";
     }
+}
+
+// Pauses, holds (red where the checker found them overlapping) and where their leases ran out.
+void draw_holds(std::ostream& svg, const Collector& c, const Chart& chart, const Story& story) {
+    const std::map<std::int64_t, int>& lane_of = chart.lane_of;
     for (const Band& p : c.pauses) {
         auto lane = lane_of.find(p.process);
         if (lane == lane_of.end())
@@ -388,8 +387,8 @@ std::string render(Collector& c, const Report& report, const Story& story,
             << " paused " << format_seconds(p.start_ns) << " to " << format_seconds(p.end_ns)
             << "</title></rect>\n";
     }
-    for (const DrawnHold* h : drawn) {
-        const int y = lane_y(lane_of[h->process]);
+    for (const DrawnHold* h : chart.drawn) {
+        const int y = lane_y(lane_of.at(h->process));
         const bool bad = c.overlapped.count(h->id) > 0;
         const char* fill = bad ? "#d62728" : h->mode == LockMode::Shared ? "#8fb3d9" : "#4878a8";
         svg << "<rect class=\"hold" << (bad ? " overlap" : "") << "\" x=\"" << ms(h->start_ns)
@@ -408,6 +407,11 @@ std::string render(Collector& c, const Report& report, const Story& story,
                 << " ran out by " << format_seconds(*h->lease_end_ns) << "</title></line>\n";
         }
     }
+}
+
+// Point marks: stale writes the fence rejected, the library's "lost", updates that were lost.
+void draw_marks(std::ostream& svg, const Collector& c, const Chart& chart, const Report& report) {
+    const std::map<std::int64_t, int>& lane_of = chart.lane_of;
     for (const Mark& m : c.marks) {
         auto lane = lane_of.find(m.process);
         if (lane == lane_of.end())
@@ -448,6 +452,9 @@ std::string render(Collector& c, const Report& report, const Story& story,
             << "\" stroke=\"#ff9800\" stroke-width=\"4\" vector-effect=\"non-scaling-stroke\">"
             << "<title>" << markup_escape(w.message) << "</title></line>\n";
     }
+}
+
+void draw_faults(std::ostream& svg, const Collector& c, int plot_bottom) {
     for (const Event& f : c.faults) {
         svg << "<line class=\"fault\" x1=\"" << ms(f.time) << "\" x2=\"" << ms(f.time) << "\" y1=\""
             << kTopMargin << "\" y2=\"" << plot_bottom
@@ -456,6 +463,35 @@ std::string render(Collector& c, const Report& report, const Story& story,
             << f.index << " " << format_seconds(f.time) << " nemesis " << markup_escape(f.f) << " "
             << markup_escape(f.value_json) << "</title></line>\n";
     }
+}
+
+std::string svg_of(const Collector& c, const Report& report, const Story& story,
+                   const Chart& chart) {
+    const std::vector<std::int64_t>& lanes = chart.lanes;
+    const int left = 70, width = 1100;
+    const int height = lane_y(static_cast<int>(lanes.size())) + 8;
+    const std::int64_t end_ns = std::max<std::int64_t>(c.end_ns, 1);
+    std::ostringstream svg;
+    svg << "<svg id=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" << left + width + 10
+        << "\" height=\"" << height << "\" data-left=\"" << left << "\" data-width=\"" << width
+        << "\" data-end=\"" << ms(end_ns) << "\">\n";
+    svg << "<defs><clipPath id=\"clip\"><rect x=\"" << left << "\" y=\"0\" width=\"" << width
+        << "\" height=\"" << height << "\"/></clipPath></defs>\n<g id=\"axis\"></g>\n";
+    // Lane labels and backgrounds stay put; the plot moves.
+    svg << "<g class=\"labels\" font-size=\"12\">\n";
+    svg << "<text x=\"4\" y=\"" << kTopMargin + 13 << "\">nemesis</text>\n";
+    for (std::size_t i = 0; i < lanes.size(); ++i) {
+        const int y = lane_y(static_cast<int>(i));
+        svg << "<rect x=\"" << left << "\" y=\"" << y << "\" width=\"" << width << "\" height=\""
+            << kLaneHeight << "\" fill=\"" << (i % 2 ? "#fafafa" : "#f2f2f2") << "\"/>"
+            << "<text x=\"4\" y=\"" << y + 13 << "\">process " << lanes[i] << "</text>\n";
+    }
+    svg << "</g>\n<g clip-path=\"url(#clip)\"><g id=\"plot\">\n";
+    const int plot_top = kTopMargin + 20, plot_bottom = height - 4;
+    draw_incidents(svg, listed_incidents(report), c, plot_bottom);
+    draw_holds(svg, c, chart, story);
+    draw_marks(svg, c, chart, report);
+    draw_faults(svg, c, plot_bottom);
     svg << "</g></g>\n<g id=\"fault-labels\" font-size=\"11\" fill=\"#6a1b9a\">\n";
     for (const Event& f : c.faults) {
         svg << "<text y=\"" << kTopMargin + 13 << "\" data-t=\"" << ms(f.time) << "\">"
@@ -464,7 +500,11 @@ std::string render(Collector& c, const Report& report, const Story& story,
     }
     svg << "</g>\n</svg>\n";
     (void)plot_top;
+    return svg.str();
+}
 
+std::string page(const Report& report, const Story& story, const TimelineOptions& options,
+                 const std::string& note, const std::string& svg) {
     std::ostringstream html;
     const std::string verdict(verdict_word(report.verdict));
     html << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>"
@@ -484,7 +524,7 @@ std::string render(Collector& c, const Report& report, const Story& story,
             "<button id=\"whole\">Whole run (w)</button><button id=\"zin\">Zoom in</button>"
             "<button id=\"zout\">Zoom out</button> <span id=\"view\"></span> "
             "(wheel: zoom, drag: pan)</div>\n";
-    html << svg.str();
+    html << svg;
     html << "<p class=\"legend\"><span><i class=\"sw\" style=\"background:#4878a8\"></i>hold"
             "</span><span><i class=\"sw\" style=\"background:#8fb3d9\"></i>shared hold</span>"
             "<span><i class=\"sw\" style=\"background:#d62728\"></i>hold that overlapped "
@@ -503,6 +543,13 @@ std::string render(Collector& c, const Report& report, const Story& story,
         html << "<pre class=\"swimlane\">" << markup_escape(story.swimlane) << "</pre>\n";
     html << "<script>" << kScript << "</script>\n</body></html>\n";
     return html.str();
+}
+
+std::string render(Collector& c, const Report& report, const Story& story,
+                   const TimelineOptions& options) {
+    c.finish();
+    const Chart chart = lay_out(c, story, options);
+    return page(report, story, options, chart.note, svg_of(c, report, story, chart));
 }
 
 std::string build(HistoryReader& reader, const Report& report, const Story& story,
