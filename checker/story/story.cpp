@@ -595,20 +595,25 @@ class Teller {
         std::int64_t window_from = 0;
     };
     HolderGrant tell_holder_grant(Story& story, const Window& window, const IncidentFacts& i) {
-        HolderGrant g{.window_from = i.start_ns};
-        g.ok = window.at(i.hold_index);
+        return tell_acquired(story, window, i.key, i.process, window.at(i.hold_index), i.start_ns);
+    }
+
+    // "At ... process P acquired K (token, fence, lease) [#invoke, #ok]" for the grant whose ok is
+    // `ok` (nullptr: none found, nothing told); the swimlane then starts at its invoke.
+    HolderGrant tell_acquired(Story& story, const Window& window, const std::string& key,
+                              std::int64_t process, const Event* ok, std::int64_t window_from) {
+        HolderGrant g{.ok = ok, .window_from = window_from};
         g.invoke = g.ok ? window.before(g.ok->index,
                                         [&](const Event& e) {
-                                            return is(e, i.process, "acquire", EventType::Invoke);
+                                            return is(e, process, "acquire", EventType::Invoke);
                                         })
                         : nullptr;
         if (g.ok && g.invoke) {
-            const Event* ok = g.ok;
             const Event* invoke = g.invoke;
             g.window_from = invoke->time;
             std::string text =
-                "At " + format_seconds(ok->time) + " process " + std::to_string(i.process) +
-                " acquired " + lock_name(i.key) +
+                "At " + format_seconds(ok->time) + " process " + std::to_string(process) +
+                " acquired " + lock_name(key) +
                 parenthesised({ok->token.empty() ? "" : "token " + ok->token, fence_of(*ok),
                                invoke->lease_ms
                                    ? lease_name() + " " + std::to_string(*invoke->lease_ms) + " ms"
@@ -617,7 +622,7 @@ class Teller {
             story.claims.push_back({.kind = ClaimKind::Acquired,
                                     .text = std::move(text),
                                     .events = {invoke->index, ok->index},
-                                    .process = i.process,
+                                    .process = process,
                                     .time_ns = ok->time,
                                     .token = ok->token,
                                     .lease_ms = invoke->lease_ms});
@@ -920,17 +925,33 @@ class Teller {
                               lost_, cited(story));
     }
 
+    // What the liveness check's deadlock witness says.
+    struct DeadlockFacts {
+        std::int64_t holder = -1;
+        std::int64_t crash_ns = 0;  // when the lock was orphaned
+        std::uint64_t crash_index = 0;
+        std::int64_t waiter = -1;
+        std::optional<std::int64_t> regranted;
+        std::string cause;
+        bool crashed = false;
+    };
+    static DeadlockFacts deadlock_facts(const json& ev) {
+        DeadlockFacts d;
+        d.holder = ev.value("holder", std::int64_t{-1});
+        d.crash_ns = ev.value("crash_ns", std::int64_t{0});
+        d.crash_index = ev.value("crash_index", std::uint64_t{0});
+        d.waiter = ev.value("first_waiter", std::int64_t{-1});
+        d.regranted = int_field(ev, "regranted_ns");
+        d.cause = ev.value("cause", std::string());
+        d.crashed = d.cause == "crash";
+        return d;
+    }
+
     Story tell_deadlock(const Witness& w) {
         Story story;
-        const json& ev = w.evidence;
         story.key = w.key;
-        const std::int64_t holder = ev.value("holder", std::int64_t{-1});
-        const std::int64_t crash_ns = ev.value("crash_ns", std::int64_t{0});
-        const std::uint64_t crash_index = ev.value("crash_index", std::uint64_t{0});
-        const std::int64_t waiter = ev.value("first_waiter", std::int64_t{-1});
-        const auto regranted = int_field(ev, "regranted_ns");
-        const std::string cause = ev.value("cause", std::string());
-        const bool crashed = cause == "crash";
+        const DeadlockFacts d = deadlock_facts(w.evidence);
+        const auto& [holder, crash_ns, crash_index, waiter, regranted, cause, crashed] = d;
         // What left the lock behind, for the headline and the last sentence.
         const std::string left = crashed                       ? " crashed holding the lock"
                                  : cause == "failed-release"   ? "'s release failed"
@@ -942,38 +963,30 @@ class Teller {
         story.headline = key_prefix(w.key) + "process " + std::to_string(holder) + left +
                          " and nobody could take it" +
                          (context_.strategy.empty() ? "" : " (" + context_.strategy + ")") + ".";
-        std::int64_t window_from = crash_ns;
-        const Event* ok = window.before(
-            crash_index, [&](const Event& e) { return is(e, holder, "acquire", EventType::Ok); });
-        const Event* invoke =
-            ok ? window.before(
-                     ok->index,
-                     [&](const Event& e) { return is(e, holder, "acquire", EventType::Invoke); })
-               : nullptr;
-        if (ok && invoke) {
-            window_from = invoke->time;
-            std::string text =
-                "At " + format_seconds(ok->time) + " process " + std::to_string(holder) +
-                " acquired " + lock_name(w.key) +
-                parenthesised({ok->token.empty() ? "" : "token " + ok->token, fence_of(*ok),
-                               invoke->lease_ms
-                                   ? lease_name() + " " + std::to_string(*invoke->lease_ms) + " ms"
-                                   : ""}) +
-                " " + at(invoke->index, ok->index) + ".";
-            story.claims.push_back({.kind = ClaimKind::Acquired,
-                                    .text = std::move(text),
-                                    .events = {invoke->index, ok->index},
-                                    .process = holder,
-                                    .time_ns = ok->time,
-                                    .token = ok->token,
-                                    .lease_ms = invoke->lease_ms});
-        }
+        const HolderGrant grant = tell_acquired(
+            story, window, w.key, holder,
+            window.before(crash_index,
+                          [&](const Event& e) { return is(e, holder, "acquire", EventType::Ok); }),
+            crash_ns);
+        tell_crash_and_lease(story, window, w.key, d, grant.invoke);
+        tell_waited_in_vain(story, window, w.key, d);
+        const std::int64_t until = tell_never_regranted(story, window, w.key, d);
+        add_prevention(story, context_);
+        in_time_order(story);
+        draw_deadlock_swimlane(story, window, w.key, d, grant.window_from, until);
+        return story;
+    }
+
+    // The crash that orphaned the lock, and that no lease will free it.
+    void tell_crash_and_lease(Story& story, const Window& window, const std::string& key,
+                              const DeadlockFacts& d, const Event* invoke) {
+        const auto& [holder, crash_ns, crash_index, waiter, regranted, cause, crashed] = d;
         if (const Event* crash = window.at(crash_index); crash && crashed) {
             story.claims.push_back({.kind = ClaimKind::Crashed,
                                     .text = "At " + format_seconds(crash->time) +
                                             " the nemesis crashed process " +
                                             std::to_string(holder) + " while it held " +
-                                            lock_name(w.key) + " " + at(crash->index) + ".",
+                                            lock_name(key) + " " + at(crash->index) + ".",
                                     .events = {crash->index},
                                     .process = holder,
                                     .time_ns = crash->time,
@@ -988,7 +1001,12 @@ class Teller {
                                     .process = holder,
                                     .sort_ns = crash_ns});
         }
-        // The waiter's attempts that were still waiting at the crash or began after it.
+    }
+
+    // The waiter's attempts that were still waiting at the crash or began after it.
+    void tell_waited_in_vain(Story& story, const Window& window, const std::string& key,
+                             const DeadlockFacts& d) {
+        const auto& [holder, crash_ns, crash_index, waiter, regranted, cause, crashed] = d;
         std::vector<std::uint64_t> attempts;
         std::optional<std::uint64_t> open_attempt;
         for (const auto& [index, e] : window.events()) {
@@ -1013,7 +1031,7 @@ class Teller {
             story.claims.push_back({.kind = ClaimKind::WaitedInVain,
                                     .text = "From " + format_seconds(first_ns) + " process " +
                                             std::to_string(waiter) + " tried to acquire " +
-                                            lock_name(w.key) + " " +
+                                            lock_name(key) + " " +
                                             plural(attempts.size(), "time", "times") +
                                             "; none succeeded " + cited + ".",
                                     .events = attempts,
@@ -1022,11 +1040,17 @@ class Teller {
                                     .value = static_cast<std::int64_t>(attempts.size()),
                                     .sort_ns = crash_ns + 1});
         }
+    }
+
+    // How long nobody could take it; returns when that ended (a grant, or the history's end).
+    std::int64_t tell_never_regranted(Story& story, const Window& window, const std::string& key,
+                                      const DeadlockFacts& d) {
+        const auto& [holder, crash_ns, crash_index, waiter, regranted, cause, crashed] = d;
         const std::int64_t until = regranted.value_or(window.history_end_ns());
         story.claims.push_back(
             {.kind = ClaimKind::NeverRegranted,
              .text =
-                 "Nobody was granted " + lock_name(w.key) + " from " +
+                 "Nobody was granted " + lock_name(key) + " from " +
                  (crashed ? std::string("the crash") : format_seconds(crash_ns)) + " until " +
                  (regranted ? format_seconds(*regranted)
                             : "the end of the history at " + format_seconds(until)) +
@@ -1036,17 +1060,20 @@ class Teller {
                       : " with the lock left behind by process " + std::to_string(holder) + "."),
              .process = holder,
              .time_ns = until});
-        add_prevention(story, context_);
-        in_time_order(story);
-        std::vector<std::int64_t> processes{holder};
-        if (waiter >= 0 && waiter != holder)
-            processes.push_back(waiter);
+        return until;
+    }
+
+    void draw_deadlock_swimlane(Story& story, const Window& window, const std::string& key,
+                                const DeadlockFacts& d, std::int64_t window_from,
+                                std::int64_t until) {
+        std::vector<std::int64_t> processes{d.holder};
+        if (d.waiter >= 0 && d.waiter != d.holder)
+            processes.push_back(d.waiter);
         const std::int64_t pad = std::max<std::int64_t>((until - window_from) / 20, 1'000'000);
         story.window_start_ns = std::max<std::int64_t>(0, window_from - pad);
         story.window_end_ns = until;
-        story.swimlane = draw(window, w.key, processes, story.window_start_ns, story.window_end_ns,
+        story.swimlane = draw(window, key, processes, story.window_start_ns, story.window_end_ns,
                               lost_, cited(story));
-        return story;
     }
 
     static std::set<std::uint64_t> cited(const Story& story) {
