@@ -5,8 +5,9 @@
 // holds the checker found overlapping in red, lease expiries, faults - with the incidents
 // highlighted, zoomable with the wheel, the buttons or the keys, and opened on the first
 // incident's first overlap - a millisecond of overlap in an incident of seconds is seen at once -
-// with the whole incident one key away (as Jepsen's timeline.html, aimed at locks). Holds and overlaps come from the checker's own
-// mutual-exclusion check, so the picture and the verdict cannot disagree.
+// with the whole incident one key away (as Jepsen's timeline.html, aimed at locks). Holds and
+// overlaps come from the checker's own mutual-exclusion check, so the picture and the verdict
+// cannot disagree.
 
 #include <filesystem>
 #include <istream>
