@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "checker/incident.hpp"
+
 namespace lockbench::checker {
 
 using nlohmann::json;
@@ -164,7 +166,7 @@ void MutualExclusionCheck::count_incident(const std::string& key, const Hold& ea
     if (it->second == kUnlisted)
         return;
     incident_of_later_.try_emplace(later.id, it->second);
-    Incident& incident = incidents_[it->second];
+    IncidentTally& incident = incidents_[it->second];
     ++incident.grants;
     incident.first_overlap_ns = std::min(incident.first_overlap_ns, later.start_ns);
     incident.last_overlap_ns = std::max(incident.last_overlap_ns, later.start_ns);
@@ -194,7 +196,7 @@ void MutualExclusionCheck::attribute(Aftermath what, const std::string& key_name
                                      : incidents_[index].fencing_saves);
 }
 
-std::string MutualExclusionCheck::message_of(const Incident& incident) {
+std::string MutualExclusionCheck::message_of(const IncidentTally& incident) {
     const Hold& h = incident.hold;
     std::string message = key_prefix(incident.key) + who(h.process, h.token) + " held it from " +
                           format_seconds(h.start_ns) +
@@ -327,21 +329,22 @@ json MutualExclusionCheck::result() const {
     if (!lock_ops_seen_)
         return not_applicable("the history has no lock operations");
     json incidents = json::array();
-    for (const Incident& incident : incidents_) {
+    for (const IncidentTally& incident : incidents_) {
         const Hold& h = incident.hold;
-        incidents.push_back({{"key", incident.key},
-                             {"process", h.process},
-                             {"token", h.token},
-                             {"mode", mode_name(h.mode)},
-                             {"start_ns", h.start_ns},
-                             {"end_ns", h.end_ns ? json(*h.end_ns) : json(nullptr)},
-                             {"grants", incident.grants},
-                             {"processes", incident.processes},
-                             {"first_overlap_ns", incident.first_overlap_ns},
-                             {"last_overlap_ns", incident.last_overlap_ns},
-                             {"lost_updates", incident.lost_updates},
-                             {"fencing_saves", incident.fencing_saves},
-                             {"message", message_of(incident)}});
+        incidents.push_back(Incident{.key = incident.key,
+                                     .process = h.process,
+                                     .token = h.token,
+                                     .mode = h.mode,
+                                     .start_ns = h.start_ns,
+                                     .end_ns = h.end_ns,
+                                     .grants = incident.grants,
+                                     .processes = incident.processes,
+                                     .first_overlap_ns = incident.first_overlap_ns,
+                                     .last_overlap_ns = incident.last_overlap_ns,
+                                     .lost_updates = incident.lost_updates,
+                                     .fencing_saves = incident.fencing_saves,
+                                     .message = message_of(incident)}
+                                .to_json());
     }
     return json{{"valid", violation_count_ == 0},       {"violations", violation_count_},
                 {"processes", processes_.sorted()},     {"holds", holds_},

@@ -54,10 +54,9 @@ class MutualExclusionCheck {
     // applicable without lock operations. An incident is one hold and every grant that
     // overlapped it (the pairs it is the earlier hold of): a paused holder and the hundred grants
     // made under it are one incident. "incidents" counts them exactly; "incident_list" spells out
-    // the first max_violations: {"key", "process", "token", "mode", "start_ns", "end_ns" (null:
-    // open at the end), "grants", "processes" (of the overlapping grants), "first_overlap_ns",
-    // "last_overlap_ns", "lost_updates", "fencing_saves", "message"}: the last two count what
-    // followed, as attributed by attribute().
+    // the first max_violations, each a checker::Incident (checker/incident.hpp, its one writer
+    // and reader): "lost_updates" and "fencing_saves" count what followed, as attributed by
+    // attribute().
     nlohmann::json result() const;
     // Up to max_violations entries {"kind": "mutual_exclusion", "key", "message", "witness"},
     // witness {"key", "first": hold, "second": hold, "overlap_ns", "released_by"} with a hold
@@ -109,7 +108,8 @@ class MutualExclusionCheck {
         Hold second;
         std::optional<Released> released_by;
     };
-    struct Incident {
+    // An incident while the check runs; written out as a checker::Incident.
+    struct IncidentTally {
         std::string key;
         Hold hold;
         std::uint64_t grants = 0;
@@ -142,7 +142,7 @@ class MutualExclusionCheck {
     static std::optional<Released> freed_under(const KeyHolds& holds, const Hold& earlier);
     void blame_suspect(const Released& release);
     static std::string message_of(const Witness& w);
-    static std::string message_of(const Incident& incident);
+    static std::string message_of(const IncidentTally& incident);
     void count_incident(const std::string& key, const Hold& earlier, const Hold& later);
 
     std::size_t max_violations_;
@@ -154,7 +154,7 @@ class MutualExclusionCheck {
     std::vector<Witness> witnesses_;
     // Which witnesses show an open hold: patched with its end when it ends.
     std::unordered_map<std::uint64_t, std::vector<std::size_t>> witnesses_of_hold_;
-    std::vector<Incident> incidents_;  // the first max_violations
+    std::vector<IncidentTally> incidents_;  // the first max_violations
     // The incident of each open hold that has one (kUnlisted: counted, not listed); a hold that
     // ended can be overlapped no more.
     std::unordered_map<std::uint64_t, std::size_t> open_incidents_;

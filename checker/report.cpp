@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "checker/incident.hpp"
+
 namespace lockbench::checker {
 
 using nlohmann::json;
@@ -344,10 +346,10 @@ std::string format_report(const Report& report) {
     }
     // Incidents first: one hold and everything that overlapped it reads as one story, where the
     // pairs would repeat it a hundred times.
-    if (const CheckResult* me = report.check("mutual_exclusion")) {
-        const json list = me->fields.value("incident_list", json::array());
-        const std::uint64_t incidents = me->count("incidents");
-        if (incidents > 0 && list.is_array()) {
+    {
+        const std::vector<Incident> list = listed_incidents(report);
+        const std::uint64_t incidents = incident_count(report);
+        if (incidents > 0) {
             out << "incidents (" << with_commas(incidents);
             if (list.size() < incidents)
                 out << "; the first " << with_commas(list.size()) << " listed";
@@ -356,7 +358,7 @@ std::string format_report(const Report& report) {
             for (const auto& incident : list) {
                 if (shown++ == kShownViolations)
                     break;
-                out << "  " << incident.value("message", std::string()) << "\n";
+                out << "  " << incident.message << "\n";
             }
             if (incidents > kShownViolations)
                 out << "  ... and " << with_commas(incidents - kShownViolations) << " more\n";

@@ -321,7 +321,7 @@ TEST_F(DashboardViewTest, TimelineDrawsTheKnownViolationInRedAndZoomsToIt) {
     EXPECT_TRUE(w->violationList()->currentItem()->text().startsWith("[incident] k0: process "))
         << w->violationList()->currentItem()->text().toStdString();
     {
-        const auto [i0, i1] = opened.incidents.front().window();
+        const auto [i0, i1] = incident_window(opened.incidents.front());
         const auto [z0, z1] = v->timeWindow();
         EXPECT_LE(z0, i0);
         EXPECT_GE(z1, i1);

@@ -566,7 +566,7 @@ void MainWindow::zoomToIncident(std::size_t index) {
     const Incident& incident = run.summary->incidents[index];
     std::vector<std::int64_t> processes = incident.processes;
     processes.push_back(incident.process);
-    const auto [t0, t1] = incident.window();
+    const auto [t0, t1] = incident_window(incident);
     timeline_->zoomTo(t0, t1, processes);
 }
 

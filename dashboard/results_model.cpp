@@ -19,13 +19,6 @@ namespace {
 // reported" (read as absent); a field that is there must have its type.
 using Reader = json_input::JsonObject<std::runtime_error>;
 
-const json* field_of_object(const json& j, const char* name) {
-    if (!j.is_object())
-        return nullptr;
-    const auto it = j.find(name);
-    return it == j.end() ? nullptr : &*it;
-}
-
 Reader reader_of(const json& j, const std::string& path) {
     return Reader(j, "", path, /*null_is_absent=*/true);
 }
@@ -193,8 +186,8 @@ std::string RunSummary::outcome() const {
     return "unknown";
 }
 
-std::pair<std::int64_t, std::int64_t> Incident::window() const {
-    return {start_ns, std::max(last_overlap_ns, end_ns.value_or(last_overlap_ns))};
+std::pair<std::int64_t, std::int64_t> incident_window(const Incident& incident) {
+    return incident.span(incident.last_overlap_ns);
 }
 
 std::string RunSummary::short_outcome() const {
@@ -293,31 +286,8 @@ RunSummary parse_summary(const json& j) {
             break;
     }
     s.violations = report.witnesses;
-    if (const checker::CheckResult* me = report.check("mutual_exclusion")) {
-        s.incident_count = me->count("incidents");
-        const json* list = field_of_object(me->fields, "incident_list");
-        for (std::size_t i = 0; list && list->is_array() && i < list->size(); ++i) {
-            Reader r = reader_of(
-                (*list)[i], "/verdict/checks/mutual_exclusion/incident_list/" + std::to_string(i));
-            Incident incident;
-            incident.key = r.string("key", "");
-            incident.process = static_cast<std::int64_t>(r.number("process", 0));
-            incident.start_ns = static_cast<std::int64_t>(r.number("start_ns", 0));
-            if (const auto end = r.optional_number("end_ns"))
-                incident.end_ns = static_cast<std::int64_t>(*end);
-            incident.first_overlap_ns = static_cast<std::int64_t>(r.number("first_overlap_ns", 0));
-            incident.last_overlap_ns = static_cast<std::int64_t>(r.number("last_overlap_ns", 0));
-            incident.grants = static_cast<std::uint64_t>(r.number("grants", 0));
-            if (const json* ps = r.optional_array("processes")) {
-                for (const auto& p : *ps) {
-                    if (p.is_number_integer())
-                        incident.processes.push_back(p.get<std::int64_t>());
-                }
-            }
-            incident.message = r.string("message", "");
-            s.incidents.push_back(std::move(incident));
-        }
-    }
+    s.incidents = checker::listed_incidents(report);
+    s.incident_count = checker::incident_count(report);
     s.violation_count = report.violation_count();
     for (const auto& check : report.checks) {
         if (check.verdict() == checker::Verdict::Invalid)

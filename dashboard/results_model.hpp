@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "checker/incident.hpp"
 #include "checker/report.hpp"
 
 namespace lockbench::dashboard {
@@ -56,21 +57,11 @@ enum class Validity { valid, invalid, unknown };
 // evidence, read with witness_window().
 using Violation = checker::Witness;
 
-// One hold and every grant that overlapped it, as the checker's mutual-exclusion check tells it.
-struct Incident {
-    std::string key;
-    std::int64_t process = 0;
-    std::int64_t start_ns = 0;
-    std::optional<std::int64_t> end_ns;  // nullopt: still held at the end
-    std::int64_t first_overlap_ns = 0;
-    std::int64_t last_overlap_ns = 0;
-    std::uint64_t grants = 0;
-    std::vector<std::int64_t> processes;  // of the overlapping grants
-    std::string message;
+// One hold and every grant that overlapped it: the checker's own incident type.
+using Incident = checker::Incident;
 
-    // What the timeline shows of it: from the hold's start to its last overlap (or its end).
-    std::pair<std::int64_t, std::int64_t> window() const;
-};
+// What the timeline shows of an incident: from the hold's start to its last overlap (or its end).
+std::pair<std::int64_t, std::int64_t> incident_window(const Incident& incident);
 
 struct RunSummary {
     std::string strategy;

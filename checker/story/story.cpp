@@ -9,6 +9,7 @@
 
 #include "checker/history.hpp"
 #include "checker/history_words.hpp"
+#include "checker/incident.hpp"
 #include "checker/streaming.hpp"
 
 namespace lockbench::checker {
@@ -285,17 +286,9 @@ void add_prevention(Story& story, const StoryContext& context) {
     add_prevention_caveat(story, context, safe, fenced);
 }
 
-// Facts the checker already established, read back from the report.
-struct Incident {
-    std::string key;
-    std::int64_t holder = 0;
-    std::string token;
-    std::int64_t start_ns = 0;
-    std::optional<std::int64_t> end_ns;
-    std::uint64_t grants = 0;
-    std::vector<std::int64_t> processes;
-    std::int64_t first_overlap_ns = 0;
-    std::int64_t last_overlap_ns = 0;
+// Facts the checker already established, read back from the report: its first incident, with
+// the grants of the incident's first overlapping pair (from the check's witness for it).
+struct IncidentFacts : Incident {
     std::uint64_t hold_index = 0;   // the holder's acquire ok
     std::uint64_t grant_index = 0;  // the first overlapping grant's ok
     std::int64_t grantee = 0;
@@ -303,24 +296,12 @@ struct Incident {
     std::optional<std::uint64_t> released_by;  // the checker's suspect: a release's ok
 };
 
-std::optional<Incident> first_incident(const Report& report) {
-    const CheckResult* me = report.check("mutual_exclusion");
-    if (!me)
+std::optional<IncidentFacts> first_incident(const Report& report) {
+    const std::vector<Incident> listed = listed_incidents(report);
+    if (listed.empty())
         return std::nullopt;
-    const json list = me->fields.value("incident_list", json::array());
-    if (!list.is_array() || list.empty() || !list[0].is_object())
-        return std::nullopt;
-    const json& i = list[0];
-    Incident incident;
-    incident.key = i.value("key", std::string());
-    incident.holder = i.value("process", std::int64_t{0});
-    incident.token = i.value("token", std::string());
-    incident.start_ns = i.value("start_ns", std::int64_t{0});
-    incident.end_ns = int_field(i, "end_ns");
-    incident.grants = i.value("grants", std::uint64_t{0});
-    incident.processes = i.value("processes", std::vector<std::int64_t>());
-    incident.first_overlap_ns = i.value("first_overlap_ns", std::int64_t{0});
-    incident.last_overlap_ns = i.value("last_overlap_ns", std::int64_t{0});
+    IncidentFacts incident;
+    static_cast<Incident&>(incident) = listed.front();
     // Its first pair, for the indices of the two grants.
     for (const Witness& w : report.witnesses) {
         if (w.kind != "mutual_exclusion" || w.key != incident.key || !w.evidence.is_object())
@@ -328,7 +309,7 @@ std::optional<Incident> first_incident(const Report& report) {
         const json first = w.evidence.value("first", json::object());
         const json second = w.evidence.value("second", json::object());
         if (first.value("token", std::string()) != incident.token ||
-            first.value("process", std::int64_t{-1}) != incident.holder)
+            first.value("process", std::int64_t{-1}) != incident.process)
             continue;
         incident.hold_index = first.value("start_index", std::uint64_t{0});
         incident.grant_index = second.value("start_index", std::uint64_t{0});
@@ -431,7 +412,8 @@ std::string render_lanes(const Swimlane& lanes, const std::vector<Lane>& rows,
         out << label << "|" << lane.cells << "|\n";
     }
     out << "         = holds  # holds while another holds  - waits  z paused  ! fault\n"
-           "         W wrote (as told above)  L lost an update  R write rejected by the fence"
+           "         W wrote (as told above)  L a write that was lost  R write rejected by the "
+           "fence"
            "  X crash\n";
     return out.str();
 }
@@ -456,6 +438,11 @@ std::string draw(const Window& window, const std::string& key, std::vector<std::
     // Holds (ok acquire to release invoke), waits (acquire invoke to its completion), pauses.
     std::map<std::int64_t, std::int64_t> hold_start, wait_start, pause_start;
     std::vector<std::pair<std::int64_t, std::pair<std::int64_t, std::int64_t>>> holds;
+    // 'L' goes on the write whose update was lost, in its writer's lane: the overwriting write
+    // is cited ('W') by the sentence that tells it.
+    std::set<std::uint64_t> lost_writes;
+    for (const auto& [write, update] : lost)
+        lost_writes.insert(update.overwritten_index);
     for (const auto& [index, e] : window.events()) {
         if (e.is_library())
             continue;  // told in a sentence; the nemesis lane is for faults
@@ -501,7 +488,7 @@ std::string draw(const Window& window, const std::string& key, std::vector<std::
             if (!l)
                 continue;
             if (e.type == EventType::Ok) {
-                if (lost.count(e.index))
+                if (lost_writes.count(e.index))
                     lanes.mark(*l, e.time, 'L');
                 else if (cited.count(e.index))
                     lanes.mark(*l, e.time, 'W');
@@ -573,33 +560,60 @@ class Teller {
     }
 
   private:
-    Story tell_incident(const Incident& i) {
+    Story tell_incident(const IncidentFacts& i) {
         Story story;
         story.key = i.key;
         const std::int64_t until = i.end_ns.value_or(i.last_overlap_ns + 2 * kSecond);
         const Window window(history_, i.key, i.start_ns - kSecond,
                             std::max(until, i.last_overlap_ns) + kSecond);
         window_ = &window;
-        story.headline = key_prefix(i.key) + "process " + std::to_string(i.holder) +
+        story.headline = key_prefix(i.key) + "process " + std::to_string(i.process) +
                          "'s lock was granted " +
                          (i.grants == 1 ? std::string("to another process")
                                         : std::to_string(i.grants) + " times to other processes") +
                          " while it still held it" +
                          (context_.strategy.empty() ? "" : " (" + context_.strategy + ")") + ".";
 
-        // 1. The holder's grant.
-        const Event* ok = window.at(i.hold_index);
-        const Event* invoke =
-            ok ? window.before(
-                     ok->index,
-                     [&](const Event& e) { return is(e, i.holder, "acquire", EventType::Invoke); })
-               : nullptr;
-        std::int64_t window_from = i.start_ns;
-        if (ok && invoke) {
-            window_from = invoke->time;
+        const HolderGrant holder_grant = tell_holder_grant(story, window, i);
+        const Event* grant = window.at(i.grant_index);
+        const FreedBy freed = tell_foreign_release(story, window, i, grant);
+        tell_faults(story, window, i, holder_grant.window_from, freed.process);
+        tell_library_lost(story, window, i);
+        tell_lease(story, i, holder_grant, grant, freed);
+        tell_overlapping_grants(story, window, i, grant);
+        const std::uint64_t holder_last = tell_holder_after_overlap(story, window, i, grant);
+        add_prevention(story, context_);
+        in_time_order(story);
+        draw_incident_swimlane(story, window, i, holder_grant.window_from, holder_last);
+        return story;
+    }
+
+    // 1. The holder's grant: its acquire and the answer, from which the swimlane starts.
+    struct HolderGrant {
+        const Event* ok = nullptr;
+        const Event* invoke = nullptr;
+        std::int64_t window_from = 0;
+    };
+    HolderGrant tell_holder_grant(Story& story, const Window& window, const IncidentFacts& i) {
+        return tell_acquired(story, window, i.key, i.process, window.at(i.hold_index), i.start_ns);
+    }
+
+    // "At ... process P acquired K (token, fence, lease) [#invoke, #ok]" for the grant whose ok is
+    // `ok` (nullptr: none found, nothing told); the swimlane then starts at its invoke.
+    HolderGrant tell_acquired(Story& story, const Window& window, const std::string& key,
+                              std::int64_t process, const Event* ok, std::int64_t window_from) {
+        HolderGrant g{.ok = ok, .window_from = window_from};
+        g.invoke = g.ok ? window.before(g.ok->index,
+                                        [&](const Event& e) {
+                                            return is(e, process, "acquire", EventType::Invoke);
+                                        })
+                        : nullptr;
+        if (g.ok && g.invoke) {
+            const Event* invoke = g.invoke;
+            g.window_from = invoke->time;
             std::string text =
-                "At " + format_seconds(ok->time) + " process " + std::to_string(i.holder) +
-                " acquired " + lock_name(i.key) +
+                "At " + format_seconds(ok->time) + " process " + std::to_string(process) +
+                " acquired " + lock_name(key) +
                 parenthesised({ok->token.empty() ? "" : "token " + ok->token, fence_of(*ok),
                                invoke->lease_ms
                                    ? lease_name() + " " + std::to_string(*invoke->lease_ms) + " ms"
@@ -608,24 +622,30 @@ class Teller {
             story.claims.push_back({.kind = ClaimKind::Acquired,
                                     .text = std::move(text),
                                     .events = {invoke->index, ok->index},
-                                    .process = i.holder,
+                                    .process = process,
                                     .time_ns = ok->time,
                                     .token = ok->token,
                                     .lease_ms = invoke->lease_ms});
         }
+        return g;
+    }
 
-        // 2. A release by someone else that freed it (a late unlock, an unlock after a failed
-        //    acquire): the last `ok` release of another grant before the overlapping grant.
-        const Event* grant = window.at(i.grant_index);
+    // 2. A release by someone else that freed it (a late unlock, an unlock after a failed
+    //    acquire): the last `ok` release of another grant before the overlapping grant.
+    struct FreedBy {
         bool foreign = false;
-        std::int64_t freed_by = -1;
+        std::int64_t process = -1;
+    };
+    FreedBy tell_foreign_release(Story& story, const Window& window, const IncidentFacts& i,
+                                 const Event* grant) {
+        FreedBy out;
         if (grant) {
             // The checker's suspect when it named one; else the last such release before it.
             const Event* freed = i.released_by
                                      ? window.at(*i.released_by)
                                      : window.before(grant->index, [&](const Event& e) {
                                            return e.f == "release" && e.type == EventType::Ok &&
-                                                  e.process != i.holder && e.time >= i.start_ns;
+                                                  e.process != i.process && e.time >= i.start_ns;
                                        });
             const Event* freed_invoke =
                 freed
@@ -643,11 +663,11 @@ class Teller {
                                                                     e.type != EventType::Invoke;
                                                          })
                                          : nullptr;
-            foreign =
+            const bool foreign =
                 freed_invoke && freed_invoke->token != i.token &&
                 (!own_grant || own_grant->type != EventType::Ok || own_grant->time < i.start_ns);
             if (foreign) {
-                freed_by = freed->process;
+                out = {.foreign = true, .process = freed->process};
                 story.claims.push_back(
                     {.kind = ClaimKind::ForeignRelease,
                      .text = "At " + format_seconds(freed->time) + " a release by process " +
@@ -655,12 +675,12 @@ class Teller {
                              format_seconds(freed_invoke->time) +
                              (freed_invoke->token.empty() ? ", no token"
                                                           : ", token " + freed_invoke->token) +
-                             ") succeeded while process " + std::to_string(i.holder) + " held " +
+                             ") succeeded while process " + std::to_string(i.process) + " held " +
                              lock_name(i.key) + ": it freed a lock that was not its own " +
                              at(freed_invoke->index, freed->index) + ".",
                      .events = {freed_invoke->index, freed->index},
                      .process = freed->process,
-                     .other = i.holder,
+                     .other = i.process,
                      .time_ns = freed->time,
                      .token = freed_invoke->token});
                 if (own_grant && own_grant->type != EventType::Ok) {
@@ -678,9 +698,12 @@ class Teller {
                 }
             }
         }
+        return out;
+    }
 
-        // 3. What the nemesis did to the holder, the releaser or the servers before the overlap
-        // ended.
+    // 3. What the nemesis did to the holder, the releaser or the servers before the overlap ended.
+    void tell_faults(Story& story, const Window& window, const IncidentFacts& i,
+                     std::int64_t window_from, std::int64_t freed_by) {
         std::size_t faults = 0;
         for (const auto& [index, e] : window.events()) {
             if (!e.is_nemesis() || e.is_library() || e.time > i.last_overlap_ns ||
@@ -690,7 +713,7 @@ class Teller {
             const bool on_releaser = e.target && *e.target == freed_by;
             if (!on_releaser && e.time < window_from - kSecond / 2)
                 continue;
-            if (e.target && *e.target != i.holder && !on_releaser)
+            if (e.target && *e.target != i.process && !on_releaser)
                 continue;
             if (e.f == "resume")
                 continue;  // told with the holder's writes, where it matters
@@ -703,9 +726,11 @@ class Teller {
                                     .time_ns = e.time,
                                     .fault = e.f});
         }
+    }
 
-        // 3b. What the library itself told its user about the key (it lost the lock) before the
-        // overlap ended: whether the holder was warned in time.
+    // 3b. What the library itself told its user about the key (it lost the lock) before the
+    // overlap ended: whether the holder was warned in time.
+    void tell_library_lost(Story& story, const Window& window, const IncidentFacts& i) {
         std::size_t signals = 0;
         for (const auto& [index, e] : window.events()) {
             if (!e.is_library() || e.f != "lost" || e.time > i.last_overlap_ns ||
@@ -714,8 +739,13 @@ class Teller {
             ++signals;
             story.claims.push_back(library_said_lost(e, library_name()));
         }
+    }
 
-        // 4. The lease, against the first overlapping grant.
+    // 4. The lease, against the first overlapping grant.
+    void tell_lease(Story& story, const IncidentFacts& i, const HolderGrant& g, const Event* grant,
+                    const FreedBy& freed) {
+        const Event* ok = g.ok;
+        const Event* invoke = g.invoke;
         if (ok && invoke && grant) {
             if (!invoke->lease_ms) {
                 story.claims.push_back({.kind = ClaimKind::NoLease,
@@ -723,21 +753,21 @@ class Teller {
                                                 "it " +
                                                 at(invoke->index) + ".",
                                         .events = {invoke->index},
-                                        .process = i.holder,
+                                        .process = i.process,
                                         .sort_ns = ok->time});
             } else {
                 const std::int64_t lease_ns = *invoke->lease_ms * 1'000'000;
                 const std::int64_t earliest = invoke->time + lease_ns;
                 const std::int64_t latest = ok->time + lease_ns;
                 Claim c{.events = {invoke->index, ok->index, grant->index},
-                        .process = i.holder,
+                        .process = i.process,
                         .time_ns = latest,
                         .lease_ms = invoke->lease_ms};
                 if (grant->time >= latest) {
                     c.kind = ClaimKind::LeaseRanOut;
                     c.text = "Its " + std::to_string(*invoke->lease_ms) + " ms " + lease_name() +
                              " ran out on " + lease_keeper() + " by " + format_seconds(latest) +
-                             ", while process " + std::to_string(i.holder) +
+                             ", while process " + std::to_string(i.process) +
                              " had not released the lock " + at(invoke->index, ok->index) + ".";
                 } else if (grant->time < earliest) {
                     c.sort_ns = grant->time;
@@ -746,9 +776,9 @@ class Teller {
                     c.text = "Its " + std::to_string(*invoke->lease_ms) + " ms " + lease_name() +
                              " still ran until at least " + format_seconds(earliest) +
                              " when the next grant came " + at(grant->index) +
-                             (foreign ? ": process " + std::to_string(freed_by) +
-                                            "'s release had deleted the lock."
-                                      : ": the lock service lost a lock nobody released.");
+                             (freed.foreign ? ": process " + std::to_string(freed.process) +
+                                                  "'s release had deleted the lock."
+                                            : ": the lock service lost a lock nobody released.");
                 } else {
                     c.kind = ClaimKind::LeaseMayHaveRunOut;
                     c.sort_ns = grant->time;
@@ -760,18 +790,21 @@ class Teller {
                 story.claims.push_back(std::move(c));
             }
         }
+    }
 
-        // 5. The overlapping grants.
+    // 5. The overlapping grants; 6. what the first grantee wrote under its grant.
+    void tell_overlapping_grants(Story& story, const Window& window, const IncidentFacts& i,
+                                 const Event* grant) {
         if (grant) {
             const Event* holder_release = window.after(i.hold_index, [&](const Event& e) {
-                return is(e, i.holder, "release", EventType::Invoke);
+                return is(e, i.process, "release", EventType::Invoke);
             });
             std::string text = "At " + format_seconds(grant->time) + " process " +
                                std::to_string(grant->process) + " was granted " + lock_name(i.key) +
                                parenthesised({grant->token.empty() ? "" : "token " + grant->token,
                                               fence_of(*grant)}) +
                                " " + at(grant->index) + " while process " +
-                               std::to_string(i.holder) +
+                               std::to_string(i.process) +
                                " still held it: it had not asked to release it";
             text += holder_release && holder_release->time > grant->time
                         ? " (it did at " + format_seconds(holder_release->time) + ")."
@@ -780,7 +813,7 @@ class Teller {
                                     .text = std::move(text),
                                     .events = {grant->index},
                                     .process = grant->process,
-                                    .other = i.holder,
+                                    .other = i.process,
                                     .time_ns = grant->time,
                                     .token = grant->token});
             if (i.grants > 1) {
@@ -788,7 +821,7 @@ class Teller {
                     window.before(window.events().empty() ? 0 : window.events().rbegin()->first + 1,
                                   [&](const Event& e) {
                                       return e.f == "acquire" && e.type == EventType::Ok &&
-                                             e.process != i.holder && e.time == i.last_overlap_ns;
+                                             e.process != i.process && e.time == i.last_overlap_ns;
                                   });
                 if (last) {
                     story.claims.push_back(
@@ -798,10 +831,10 @@ class Teller {
                                  (i.processes.size() == 1 ? " went to process "
                                                           : " went to processes ") +
                                  list_processes(i.processes) + " while process " +
-                                 std::to_string(i.holder) + " held it " + at(last->index) + ".",
+                                 std::to_string(i.process) + " held it " + at(last->index) + ".",
                          .events = {last->index},
                          .process = last->process,
-                         .other = i.holder,
+                         .other = i.process,
                          .time_ns = last->time,
                          .value = static_cast<std::int64_t>(i.grants - 1)});
                 }
@@ -810,15 +843,19 @@ class Teller {
             if (const Event* w = first_write(window, grant->process, grant->index))
                 tell_write(story, *w, "process " + std::to_string(grant->process) + " wrote ");
         }
+    }
 
-        // 7. What the holder wrote after the overlap began, and its release.
+    // 7. What the holder wrote after the overlap began, and its release; returns the index of
+    // the holder's last event told.
+    std::uint64_t tell_holder_after_overlap(Story& story, const Window& window,
+                                            const IncidentFacts& i, const Event* grant) {
         const std::uint64_t from = grant ? grant->index : i.hold_index;
         std::uint64_t holder_last = from;
-        if (const Event* w = first_write(window, i.holder, from)) {
+        if (const Event* w = first_write(window, i.process, from)) {
             const Event* resume = window.before(w->index, [&](const Event& e) {
-                return e.is_nemesis() && e.f == "resume" && e.target == i.holder;
+                return e.is_nemesis() && e.f == "resume" && e.target == i.process;
             });
-            std::string lead = "process " + std::to_string(i.holder);
+            std::string lead = "process " + std::to_string(i.process);
             std::vector<std::uint64_t> also;
             if (resume && resume->index > i.hold_index) {
                 lead +=
@@ -831,13 +868,13 @@ class Teller {
         // Another lost update of the incident when neither write above was one (T5).
         tell_other_lost_update(story, window, i);
         if (const Event* release = window.after(holder_last, [&](const Event& e) {
-                return is(e, i.holder, "release", EventType::Invoke);
+                return is(e, i.process, "release", EventType::Invoke);
             })) {
             const Event* answer = window.after(release->index, [&](const Event& e) {
-                return e.process == i.holder && e.f == "release" && e.type != EventType::Invoke;
+                return e.process == i.process && e.f == "release" && e.type != EventType::Invoke;
             });
             std::string text = "At " + format_seconds(release->time) + " process " +
-                               std::to_string(i.holder) + " asked to release " + lock_name(i.key);
+                               std::to_string(i.process) + " asked to release " + lock_name(i.key);
             std::vector<std::uint64_t> events{release->index};
             if (answer) {
                 events.push_back(answer->index);
@@ -852,16 +889,17 @@ class Teller {
             story.claims.push_back({.kind = ClaimKind::Released,
                                     .text = std::move(text),
                                     .events = std::move(events),
-                                    .process = i.holder,
+                                    .process = i.process,
                                     .time_ns = release->time});
             holder_last = answer ? answer->index : release->index;
         }
+        return holder_last;
+    }
 
-        add_prevention(story, context_);
-        in_time_order(story);
-
-        // The swimlane: the holder, the first grantees, whoever freed the lock.
-        std::vector<std::int64_t> processes{i.holder};
+    // The swimlane: the holder, the first grantees, whoever freed the lock.
+    void draw_incident_swimlane(Story& story, const Window& window, const IncidentFacts& i,
+                                std::int64_t window_from, std::uint64_t holder_last) {
+        std::vector<std::int64_t> processes{i.process};
         const auto add = [&](std::int64_t p) {
             if (p >= 0 && processes.size() < kMaxLanes &&
                 std::find(processes.begin(), processes.end(), p) == processes.end())
@@ -885,20 +923,35 @@ class Teller {
         std::sort(processes.begin() + 1, processes.end());
         story.swimlane = draw(window, i.key, processes, story.window_start_ns, story.window_end_ns,
                               lost_, cited(story));
-        return story;
+    }
+
+    // What the liveness check's deadlock witness says.
+    struct DeadlockFacts {
+        std::int64_t holder = -1;
+        std::int64_t crash_ns = 0;  // when the lock was orphaned
+        std::uint64_t crash_index = 0;
+        std::int64_t waiter = -1;
+        std::optional<std::int64_t> regranted;
+        std::string cause;
+        bool crashed = false;
+    };
+    static DeadlockFacts deadlock_facts(const json& ev) {
+        DeadlockFacts d;
+        d.holder = ev.value("holder", std::int64_t{-1});
+        d.crash_ns = ev.value("crash_ns", std::int64_t{0});
+        d.crash_index = ev.value("crash_index", std::uint64_t{0});
+        d.waiter = ev.value("first_waiter", std::int64_t{-1});
+        d.regranted = int_field(ev, "regranted_ns");
+        d.cause = ev.value("cause", std::string());
+        d.crashed = d.cause == "crash";
+        return d;
     }
 
     Story tell_deadlock(const Witness& w) {
         Story story;
-        const json& ev = w.evidence;
         story.key = w.key;
-        const std::int64_t holder = ev.value("holder", std::int64_t{-1});
-        const std::int64_t crash_ns = ev.value("crash_ns", std::int64_t{0});
-        const std::uint64_t crash_index = ev.value("crash_index", std::uint64_t{0});
-        const std::int64_t waiter = ev.value("first_waiter", std::int64_t{-1});
-        const auto regranted = int_field(ev, "regranted_ns");
-        const std::string cause = ev.value("cause", std::string());
-        const bool crashed = cause == "crash";
+        const DeadlockFacts d = deadlock_facts(w.evidence);
+        const auto& [holder, crash_ns, crash_index, waiter, regranted, cause, crashed] = d;
         // What left the lock behind, for the headline and the last sentence.
         const std::string left = crashed                       ? " crashed holding the lock"
                                  : cause == "failed-release"   ? "'s release failed"
@@ -910,38 +963,30 @@ class Teller {
         story.headline = key_prefix(w.key) + "process " + std::to_string(holder) + left +
                          " and nobody could take it" +
                          (context_.strategy.empty() ? "" : " (" + context_.strategy + ")") + ".";
-        std::int64_t window_from = crash_ns;
-        const Event* ok = window.before(
-            crash_index, [&](const Event& e) { return is(e, holder, "acquire", EventType::Ok); });
-        const Event* invoke =
-            ok ? window.before(
-                     ok->index,
-                     [&](const Event& e) { return is(e, holder, "acquire", EventType::Invoke); })
-               : nullptr;
-        if (ok && invoke) {
-            window_from = invoke->time;
-            std::string text =
-                "At " + format_seconds(ok->time) + " process " + std::to_string(holder) +
-                " acquired " + lock_name(w.key) +
-                parenthesised({ok->token.empty() ? "" : "token " + ok->token, fence_of(*ok),
-                               invoke->lease_ms
-                                   ? lease_name() + " " + std::to_string(*invoke->lease_ms) + " ms"
-                                   : ""}) +
-                " " + at(invoke->index, ok->index) + ".";
-            story.claims.push_back({.kind = ClaimKind::Acquired,
-                                    .text = std::move(text),
-                                    .events = {invoke->index, ok->index},
-                                    .process = holder,
-                                    .time_ns = ok->time,
-                                    .token = ok->token,
-                                    .lease_ms = invoke->lease_ms});
-        }
+        const HolderGrant grant = tell_acquired(
+            story, window, w.key, holder,
+            window.before(crash_index,
+                          [&](const Event& e) { return is(e, holder, "acquire", EventType::Ok); }),
+            crash_ns);
+        tell_crash_and_lease(story, window, w.key, d, grant.invoke);
+        tell_waited_in_vain(story, window, w.key, d);
+        const std::int64_t until = tell_never_regranted(story, window, w.key, d);
+        add_prevention(story, context_);
+        in_time_order(story);
+        draw_deadlock_swimlane(story, window, w.key, d, grant.window_from, until);
+        return story;
+    }
+
+    // The crash that orphaned the lock, and that no lease will free it.
+    void tell_crash_and_lease(Story& story, const Window& window, const std::string& key,
+                              const DeadlockFacts& d, const Event* invoke) {
+        const auto& [holder, crash_ns, crash_index, waiter, regranted, cause, crashed] = d;
         if (const Event* crash = window.at(crash_index); crash && crashed) {
             story.claims.push_back({.kind = ClaimKind::Crashed,
                                     .text = "At " + format_seconds(crash->time) +
                                             " the nemesis crashed process " +
                                             std::to_string(holder) + " while it held " +
-                                            lock_name(w.key) + " " + at(crash->index) + ".",
+                                            lock_name(key) + " " + at(crash->index) + ".",
                                     .events = {crash->index},
                                     .process = holder,
                                     .time_ns = crash->time,
@@ -956,7 +1001,12 @@ class Teller {
                                     .process = holder,
                                     .sort_ns = crash_ns});
         }
-        // The waiter's attempts that were still waiting at the crash or began after it.
+    }
+
+    // The waiter's attempts that were still waiting at the crash or began after it.
+    void tell_waited_in_vain(Story& story, const Window& window, const std::string& key,
+                             const DeadlockFacts& d) {
+        const auto& [holder, crash_ns, crash_index, waiter, regranted, cause, crashed] = d;
         std::vector<std::uint64_t> attempts;
         std::optional<std::uint64_t> open_attempt;
         for (const auto& [index, e] : window.events()) {
@@ -981,7 +1031,7 @@ class Teller {
             story.claims.push_back({.kind = ClaimKind::WaitedInVain,
                                     .text = "From " + format_seconds(first_ns) + " process " +
                                             std::to_string(waiter) + " tried to acquire " +
-                                            lock_name(w.key) + " " +
+                                            lock_name(key) + " " +
                                             plural(attempts.size(), "time", "times") +
                                             "; none succeeded " + cited + ".",
                                     .events = attempts,
@@ -990,11 +1040,17 @@ class Teller {
                                     .value = static_cast<std::int64_t>(attempts.size()),
                                     .sort_ns = crash_ns + 1});
         }
+    }
+
+    // How long nobody could take it; returns when that ended (a grant, or the history's end).
+    std::int64_t tell_never_regranted(Story& story, const Window& window, const std::string& key,
+                                      const DeadlockFacts& d) {
+        const auto& [holder, crash_ns, crash_index, waiter, regranted, cause, crashed] = d;
         const std::int64_t until = regranted.value_or(window.history_end_ns());
         story.claims.push_back(
             {.kind = ClaimKind::NeverRegranted,
              .text =
-                 "Nobody was granted " + lock_name(w.key) + " from " +
+                 "Nobody was granted " + lock_name(key) + " from " +
                  (crashed ? std::string("the crash") : format_seconds(crash_ns)) + " until " +
                  (regranted ? format_seconds(*regranted)
                             : "the end of the history at " + format_seconds(until)) +
@@ -1004,17 +1060,20 @@ class Teller {
                       : " with the lock left behind by process " + std::to_string(holder) + "."),
              .process = holder,
              .time_ns = until});
-        add_prevention(story, context_);
-        in_time_order(story);
-        std::vector<std::int64_t> processes{holder};
-        if (waiter >= 0 && waiter != holder)
-            processes.push_back(waiter);
+        return until;
+    }
+
+    void draw_deadlock_swimlane(Story& story, const Window& window, const std::string& key,
+                                const DeadlockFacts& d, std::int64_t window_from,
+                                std::int64_t until) {
+        std::vector<std::int64_t> processes{d.holder};
+        if (d.waiter >= 0 && d.waiter != d.holder)
+            processes.push_back(d.waiter);
         const std::int64_t pad = std::max<std::int64_t>((until - window_from) / 20, 1'000'000);
         story.window_start_ns = std::max<std::int64_t>(0, window_from - pad);
         story.window_end_ns = until;
-        story.swimlane = draw(window, w.key, processes, story.window_start_ns, story.window_end_ns,
+        story.swimlane = draw(window, key, processes, story.window_start_ns, story.window_end_ns,
                               lost_, cited(story));
-        return story;
     }
 
     static std::set<std::uint64_t> cited(const Story& story) {
@@ -1219,14 +1278,14 @@ class Teller {
              .value = w.number});
     }
 
-    void tell_other_lost_update(Story& story, const Window& window, const Incident& i) {
+    void tell_other_lost_update(Story& story, const Window& window, const IncidentFacts& i) {
         if (!told_lost_.empty())
             return;
         for (const auto& [index, lost] : lost_) {
             const Event* w = window.at(index);
             if (!w || w->time < i.start_ns)
                 continue;
-            if (w->process != i.holder &&
+            if (w->process != i.process &&
                 std::find(i.processes.begin(), i.processes.end(), w->process) == i.processes.end())
                 continue;
             tell_write(story, *w, "process " + std::to_string(w->process) + " wrote ");

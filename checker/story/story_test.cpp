@@ -85,7 +85,17 @@ TEST(Story, TellsT1FromTheEventsCitingEach) {
     EXPECT_NE(story.swimlane.find("p1      |"), std::string::npos);
     EXPECT_NE(story.swimlane.find("p2      |"), std::string::npos);
     EXPECT_NE(story.swimlane.find('z'), std::string::npos);
-    EXPECT_NE(story.swimlane.find('L'), std::string::npos);
+    // 'L' marks the write whose update was lost (process 2's, at 0.504 s), in its writer's row;
+    // the overwriting write of process 1 is the one the sentence cites ('W').
+    const auto row_of = [&](const std::string& label) {
+        const std::size_t at = story.swimlane.find(label);
+        return at == std::string::npos
+                   ? std::string()
+                   : story.swimlane.substr(at, story.swimlane.find('\n', at) - at);
+    };
+    EXPECT_NE(row_of("p2      |").find('L'), std::string::npos) << story.swimlane;
+    EXPECT_EQ(row_of("p1      |").find('L'), std::string::npos) << story.swimlane;
+    EXPECT_NE(row_of("p1      |").find('W'), std::string::npos) << story.swimlane;
     std::istringstream lines(text);
     for (std::string line; std::getline(lines, line);)
         EXPECT_LE(line.size(), 100u) << line;
@@ -98,7 +108,7 @@ TEST(Story, TellsT1FromTheEventsCitingEach) {
     EXPECT_NE(html.find("class=\"hold overlap\""), std::string::npos);
     EXPECT_NE(html.find("class=\"lease\""), std::string::npos);
     EXPECT_NE(html.find("class=\"pause\""), std::string::npos);
-    EXPECT_NE(html.find("class=\"mark lost\""), std::string::npos);
+    EXPECT_NE(html.find("class=\"mark lost\" data-process=\"2\""), std::string::npos);
     EXPECT_NE(html.find("process 1, resumed at 1.110 s [#13]"), std::string::npos);
     EXPECT_EQ(html.find("src="), std::string::npos);
 

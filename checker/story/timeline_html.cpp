@@ -11,6 +11,7 @@
 
 #include "checker/history.hpp"
 #include "checker/history_words.hpp"
+#include "checker/incident.hpp"
 #include "checker/mutual_exclusion.hpp"
 #include "checker/story/markup_escape.hpp"
 #include "checker/streaming.hpp"
@@ -76,6 +77,8 @@ class Collector : public HoldObserver {
 
     void hold_ended(const HoldSpan& h) override {
         ++seen_holds;
+        if (first_overlap && (h.id == first_overlap->earlier || h.id == first_overlap->later))
+            first_overlap->end_ns = std::min(first_overlap->end_ns.value_or(h.end_ns), h.end_ns);
         const bool in_window = h.end_ns >= window_from_ && h.start_ns <= window_to_;
         if (holds.size() >= max_holds_ && (!in_window || window_holds.size() >= max_holds_))
             return;
@@ -88,9 +91,11 @@ class Collector : public HoldObserver {
         if (holds.size() < max_holds_)
             holds.push_back(std::move(d));
     }
-    void overlap_found(std::uint64_t earlier, std::uint64_t later, std::int64_t) override {
+    void overlap_found(std::uint64_t earlier, std::uint64_t later, std::int64_t at_ns) override {
         overlapped.insert(earlier);
         overlapped.insert(later);
+        if (!first_overlap)
+            first_overlap = Overlap{earlier, later, at_ns, std::nullopt};
     }
 
     void on_event(const Event& e) {
@@ -141,6 +146,15 @@ class Collector : public HoldObserver {
     std::vector<DrawnHold> window_holds;  // those in the story's window
     std::uint64_t seen_holds = 0;
     std::unordered_set<std::uint64_t> overlapped;
+    // The first two holds found overlapping: the page opens on the time both were held, which
+    // may be a millisecond inside an incident of seconds.
+    struct Overlap {
+        std::uint64_t earlier = 0;
+        std::uint64_t later = 0;
+        std::int64_t start_ns = 0;
+        std::optional<std::int64_t> end_ns;  // once the first of the two ended
+    };
+    std::optional<Overlap> first_overlap;
     std::vector<Event> faults;
     std::vector<Band> pauses;
     std::vector<Mark> marks;
@@ -156,36 +170,6 @@ class Collector : public HoldObserver {
     std::map<std::int64_t, std::pair<std::int64_t, std::int64_t>> lease_end_;
     std::map<std::int64_t, std::int64_t> paused_since_;
 };
-
-struct IncidentBand {
-    std::string key;
-    std::int64_t start_ns = 0;
-    std::int64_t end_ns = 0;
-    std::string message;
-};
-
-std::vector<IncidentBand> incidents_of(const Report& report, std::int64_t end_ns) {
-    std::vector<IncidentBand> out;
-    const CheckResult* me = report.check("mutual_exclusion");
-    if (!me)
-        return out;
-    const json list = me->fields.value("incident_list", json::array());
-    if (!list.is_array())
-        return out;
-    for (const json& i : list) {
-        if (!i.is_object())
-            continue;
-        IncidentBand band;
-        band.key = i.value("key", std::string());
-        band.start_ns = i.value("start_ns", std::int64_t{0});
-        const json end = i.value("end_ns", json());
-        band.end_ns = std::max(end.is_number_integer() ? end.get<std::int64_t>() : end_ns,
-                               i.value("last_overlap_ns", std::int64_t{0}));
-        band.message = i.value("message", std::string());
-        out.push_back(std::move(band));
-    }
-    return out;
-}
 
 const char* kStyle = R"(
 body { font: 14px/1.4 "DejaVu Sans", sans-serif; margin: 16px 24px; color: #222; }
@@ -253,8 +237,24 @@ const char* kScript = R"(
     show(a - pad, a + w + pad);
     return true;
   }
+  // The overlap fills the middle third: a 1 ms overlap inside an incident of seconds is seen at
+  // once, not after zooming.
+  function zoomToOverlap() {
+    const band = document.getElementById('overlap-0');
+    if (!band) return zoomToIncident(0);
+    const a = +band.getAttribute('x'), w = +band.getAttribute('width');
+    show(a - w, a + 2 * w);
+    return true;
+  }
   document.getElementById('whole').onclick = () => show(0, end);
   document.getElementById('first').onclick = () => zoomToIncident(0);
+  document.getElementById('overlap').onclick = () => zoomToOverlap();
+  document.addEventListener('keydown', (e) => {
+    if (e.ctrlKey || e.metaKey || e.altKey) return;
+    if (e.key === 'o') zoomToOverlap();
+    else if (e.key === 'i') zoomToIncident(0);
+    else if (e.key === 'w') show(0, end);
+  });
   document.getElementById('zin').onclick = () => { const c = (x0 + x1) / 2, h = (x1 - x0) / 4; show(c - h, c + h); };
   document.getElementById('zout').onclick = () => { const c = (x0 + x1) / 2, h = (x1 - x0); show(c - h, c + h); };
   svg.addEventListener('wheel', (e) => {
@@ -272,28 +272,43 @@ const char* kScript = R"(
     const dt = (e.clientX - drag.x) / width * (drag.b - drag.a);
     show(drag.a - dt, drag.b - dt);
   });
-  // Opens at the story: the first incident, when there is one.
-  const zoomed = zoomToIncident(0);
-  // For tests and for people: is the first incident on screen, with a size?
-  const band = document.getElementById('incident-0');
-  if (band) {
+  // Opens at the story: the first overlap of the first incident, when there is one.
+  const zoomed = zoomToOverlap();
+  // For tests and for people: are the first incident and its first overlap on screen, with a
+  // size?
+  function onScreen(id, name) {
+    const band = document.getElementById(id);
+    if (!band) { document.body.dataset[name + 'Visible'] = 'none'; return; }
     const r = band.getBoundingClientRect();
     const visible = zoomed && r.width > 2 && r.height > 2 && r.right > 0 &&
                     r.left < window.innerWidth && r.bottom > 0 && r.top < window.innerHeight;
-    document.body.dataset.incidentVisible = visible ? 'true' : 'false';
-    document.body.dataset.incidentBox = [r.left, r.top, r.width, r.height].map(Math.round).join(',');
-  } else {
-    document.body.dataset.incidentVisible = 'none';
+    document.body.dataset[name + 'Visible'] = visible ? 'true' : 'false';
+    document.body.dataset[name + 'Box'] = [r.left, r.top, r.width, r.height].map(Math.round).join(',');
   }
+  onScreen('incident-0', 'incident');
+  onScreen('overlap-0', 'overlap');
+  const plotBox = svg.getBoundingClientRect();
+  document.body.dataset.plotBox = [plotBox.left + left, plotBox.top, width, plotBox.height].map(Math.round).join(',');
 })();
 )";
 
-std::string render(Collector& c, const Report& report, const Story& story,
-                   const TimelineOptions& options) {
-    c.finish();
-    const std::vector<IncidentBand> incidents = incidents_of(report, c.end_ns);
-    // Lanes: the story's processes first, then the rest in order, up to kMaxLanes.
+// What the chart shows: its lanes (the story's processes first, then the rest in order, up to
+// kMaxLanes), the holds drawn in them, and a note on what is left out.
+struct Chart {
     std::vector<std::int64_t> lanes;
+    std::map<std::int64_t, int> lane_of;
+    std::vector<const DrawnHold*> drawn;
+    std::string note;
+};
+
+int lane_y(int lane) {
+    return kTopMargin + 20 + lane * (kLaneHeight + kLaneGap);
+}
+
+Chart lay_out(const Collector& c, const Story& story, const TimelineOptions& options) {
+    Chart chart;
+    std::vector<std::int64_t>& lanes = chart.lanes;
+    std::map<std::int64_t, int>& lane_of = chart.lane_of;
     for (const Claim& claim : story.claims) {
         if (claim.process >= 0 && c.processes.count(claim.process) &&
             std::find(lanes.begin(), lanes.end(), claim.process) == lanes.end())
@@ -307,15 +322,13 @@ std::string render(Collector& c, const Report& report, const Story& story,
             lanes.push_back(p);
     }
     std::sort(lanes.begin(), lanes.end());
-    std::map<std::int64_t, int> lane_of;
     for (std::size_t i = 0; i < lanes.size(); ++i)
         lane_of[lanes[i]] = static_cast<int>(i);
-    const auto lane_y = [&](int lane) { return kTopMargin + 20 + lane * (kLaneHeight + kLaneGap); };
 
     // Too many holds: those in the story's window (the incident), and the page says so.
-    std::string note;
+    std::string& note = chart.note;
     const bool all = c.seen_holds <= options.max_holds;
-    std::vector<const DrawnHold*> drawn;
+    std::vector<const DrawnHold*>& drawn = chart.drawn;
     for (const DrawnHold& h : all ? c.holds : c.window_holds) {
         if (lane_of.count(h.process))
             drawn.push_back(&h);
@@ -330,37 +343,39 @@ std::string render(Collector& c, const Report& report, const Story& story,
         note += (note.empty() ? "" : " ") + std::to_string(lanes.size()) + " of " +
                 std::to_string(c.processes.size()) + " processes are drawn.";
     }
+    return chart;
+}
 
-    const int left = 70, width = 1100;
-    const int height = lane_y(static_cast<int>(lanes.size())) + 8;
-    const std::int64_t end_ns = std::max<std::int64_t>(c.end_ns, 1);
-    std::ostringstream svg;
-    svg << "<svg id=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" << left + width + 10
-        << "\" height=\"" << height << "\" data-left=\"" << left << "\" data-width=\"" << width
-        << "\" data-end=\"" << ms(end_ns) << "\">\n";
-    svg << "<defs><clipPath id=\"clip\"><rect x=\"" << left << "\" y=\"0\" width=\"" << width
-        << "\" height=\"" << height << "\"/></clipPath></defs>\n<g id=\"axis\"></g>\n";
-    // Lane labels and backgrounds stay put; the plot moves.
-    svg << "<g class=\"labels\" font-size=\"12\">\n";
-    svg << "<text x=\"4\" y=\"" << kTopMargin + 13 << "\">nemesis</text>\n";
-    for (std::size_t i = 0; i < lanes.size(); ++i) {
-        const int y = lane_y(static_cast<int>(i));
-        svg << "<rect x=\"" << left << "\" y=\"" << y << "\" width=\"" << width << "\" height=\""
-            << kLaneHeight << "\" fill=\"" << (i % 2 ? "#fafafa" : "#f2f2f2") << "\"/>"
-            << "<text x=\"4\" y=\"" << y + 13 << "\">process " << lanes[i] << "</text>\n";
-    }
-    svg << "</g>\n<g clip-path=\"url(#clip)\"><g id=\"plot\">\n";
-    const int plot_top = kTopMargin + 20, plot_bottom = height - 4;
+// The incidents' bands, and the first overlap the page opens on.
+void draw_incidents(std::ostream& svg, const std::vector<Incident>& incidents, const Collector& c,
+                    int plot_bottom) {
     for (std::size_t n = 0; n < incidents.size(); ++n) {
-        const IncidentBand& i = incidents[n];
-        svg << "<rect id=\"incident-" << n << "\" class=\"incident\" x=\"" << ms(i.start_ns)
+        const Incident& i = incidents[n];
+        const auto [from_ns, to_ns] = i.span(c.end_ns);
+        svg << "<rect id=\"incident-" << n << "\" class=\"incident\" x=\"" << ms(from_ns)
             << "\" y=\"" << kTopMargin << "\" width=\""
-            << ms(std::max<std::int64_t>(i.end_ns - i.start_ns, 1000)) << "\" height=\""
+            << ms(std::max<std::int64_t>(to_ns - from_ns, 1000)) << "\" height=\""
             << plot_bottom - kTopMargin
             << "\" fill=\"#d62728\" fill-opacity=\"0.10\" stroke=\"#d62728\" "
                "stroke-opacity=\"0.6\" vector-effect=\"non-scaling-stroke\"><title>"
             << markup_escape(i.message) << "</title></rect>\n";
     }
+    if (const auto& o = c.first_overlap) {
+        const std::int64_t to_ns = o->end_ns.value_or(c.end_ns);
+        svg << "<rect id=\"overlap-0\" class=\"first-overlap\" x=\"" << ms(o->start_ns) << "\" y=\""
+            << kTopMargin << "\" width=\"" << ms(std::max<std::int64_t>(to_ns - o->start_ns, 1000))
+            << "\" height=\"" << plot_bottom - kTopMargin
+            << "\" fill=\"#d62728\" fill-opacity=\"0.18\" stroke=\"#d62728\" "
+               "stroke-dasharray=\"3 2\" vector-effect=\"non-scaling-stroke\"><title>the first "
+               "overlap: two holds from "
+            << format_seconds(o->start_ns) << " to " << format_seconds(to_ns)
+            << "</title></rect>\n";
+    }
+}
+
+// Pauses, holds (red where the checker found them overlapping) and where their leases ran out.
+void draw_holds(std::ostream& svg, const Collector& c, const Chart& chart, const Story& story) {
+    const std::map<std::int64_t, int>& lane_of = chart.lane_of;
     for (const Band& p : c.pauses) {
         auto lane = lane_of.find(p.process);
         if (lane == lane_of.end())
@@ -372,8 +387,8 @@ std::string render(Collector& c, const Report& report, const Story& story,
             << " paused " << format_seconds(p.start_ns) << " to " << format_seconds(p.end_ns)
             << "</title></rect>\n";
     }
-    for (const DrawnHold* h : drawn) {
-        const int y = lane_y(lane_of[h->process]);
+    for (const DrawnHold* h : chart.drawn) {
+        const int y = lane_y(lane_of.at(h->process));
         const bool bad = c.overlapped.count(h->id) > 0;
         const char* fill = bad ? "#d62728" : h->mode == LockMode::Shared ? "#8fb3d9" : "#4878a8";
         svg << "<rect class=\"hold" << (bad ? " overlap" : "") << "\" x=\"" << ms(h->start_ns)
@@ -392,6 +407,11 @@ std::string render(Collector& c, const Report& report, const Story& story,
                 << " ran out by " << format_seconds(*h->lease_end_ns) << "</title></line>\n";
         }
     }
+}
+
+// Point marks: stale writes the fence rejected, the library's "lost", updates that were lost.
+void draw_marks(std::ostream& svg, const Collector& c, const Chart& chart, const Report& report) {
+    const std::map<std::int64_t, int>& lane_of = chart.lane_of;
     for (const Mark& m : c.marks) {
         auto lane = lane_of.find(m.process);
         if (lane == lane_of.end())
@@ -418,16 +438,23 @@ std::string render(Collector& c, const Report& report, const Story& story,
     for (const Witness& w : report.witnesses) {
         if (w.kind != "resource" || !w.evidence.is_object())
             continue;
-        const json write = w.evidence.value("write", json::object());
-        auto lane = lane_of.find(write.value("process", std::int64_t{-1}));
+        // On the process whose update was lost, at the write that was lost: the overwriting
+        // write is the story's to tell.
+        const json lost = w.evidence.value("overwritten", json::object());
+        const std::int64_t loser = lost.value("process", std::int64_t{-1});
+        auto lane = lane_of.find(loser);
         if (lane == lane_of.end())
             continue;
-        const std::int64_t t = write.value("time_ns", std::int64_t{0});
-        svg << "<line class=\"mark lost\" x1=\"" << ms(t) << "\" x2=\"" << ms(t) << "\" y1=\""
-            << lane_y(lane->second) - 3 << "\" y2=\"" << lane_y(lane->second) + kLaneHeight + 3
+        const std::int64_t t = lost.value("time_ns", std::int64_t{0});
+        svg << "<line class=\"mark lost\" data-process=\"" << loser << "\" x1=\"" << ms(t)
+            << "\" x2=\"" << ms(t) << "\" y1=\"" << lane_y(lane->second) - 3 << "\" y2=\""
+            << lane_y(lane->second) + kLaneHeight + 3
             << "\" stroke=\"#ff9800\" stroke-width=\"4\" vector-effect=\"non-scaling-stroke\">"
             << "<title>" << markup_escape(w.message) << "</title></line>\n";
     }
+}
+
+void draw_faults(std::ostream& svg, const Collector& c, int plot_bottom) {
     for (const Event& f : c.faults) {
         svg << "<line class=\"fault\" x1=\"" << ms(f.time) << "\" x2=\"" << ms(f.time) << "\" y1=\""
             << kTopMargin << "\" y2=\"" << plot_bottom
@@ -436,6 +463,35 @@ std::string render(Collector& c, const Report& report, const Story& story,
             << f.index << " " << format_seconds(f.time) << " nemesis " << markup_escape(f.f) << " "
             << markup_escape(f.value_json) << "</title></line>\n";
     }
+}
+
+std::string svg_of(const Collector& c, const Report& report, const Story& story,
+                   const Chart& chart) {
+    const std::vector<std::int64_t>& lanes = chart.lanes;
+    const int left = 70, width = 1100;
+    const int height = lane_y(static_cast<int>(lanes.size())) + 8;
+    const std::int64_t end_ns = std::max<std::int64_t>(c.end_ns, 1);
+    std::ostringstream svg;
+    svg << "<svg id=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" << left + width + 10
+        << "\" height=\"" << height << "\" data-left=\"" << left << "\" data-width=\"" << width
+        << "\" data-end=\"" << ms(end_ns) << "\">\n";
+    svg << "<defs><clipPath id=\"clip\"><rect x=\"" << left << "\" y=\"0\" width=\"" << width
+        << "\" height=\"" << height << "\"/></clipPath></defs>\n<g id=\"axis\"></g>\n";
+    // Lane labels and backgrounds stay put; the plot moves.
+    svg << "<g class=\"labels\" font-size=\"12\">\n";
+    svg << "<text x=\"4\" y=\"" << kTopMargin + 13 << "\">nemesis</text>\n";
+    for (std::size_t i = 0; i < lanes.size(); ++i) {
+        const int y = lane_y(static_cast<int>(i));
+        svg << "<rect x=\"" << left << "\" y=\"" << y << "\" width=\"" << width << "\" height=\""
+            << kLaneHeight << "\" fill=\"" << (i % 2 ? "#fafafa" : "#f2f2f2") << "\"/>"
+            << "<text x=\"4\" y=\"" << y + 13 << "\">process " << lanes[i] << "</text>\n";
+    }
+    svg << "</g>\n<g clip-path=\"url(#clip)\"><g id=\"plot\">\n";
+    const int plot_top = kTopMargin + 20, plot_bottom = height - 4;
+    draw_incidents(svg, listed_incidents(report), c, plot_bottom);
+    draw_holds(svg, c, chart, story);
+    draw_marks(svg, c, chart, report);
+    draw_faults(svg, c, plot_bottom);
     svg << "</g></g>\n<g id=\"fault-labels\" font-size=\"11\" fill=\"#6a1b9a\">\n";
     for (const Event& f : c.faults) {
         svg << "<text y=\"" << kTopMargin + 13 << "\" data-t=\"" << ms(f.time) << "\">"
@@ -444,7 +500,11 @@ std::string render(Collector& c, const Report& report, const Story& story,
     }
     svg << "</g>\n</svg>\n";
     (void)plot_top;
+    return svg.str();
+}
 
+std::string page(const Report& report, const Story& story, const TimelineOptions& options,
+                 const std::string& note, const std::string& svg) {
     std::ostringstream html;
     const std::string verdict(verdict_word(report.verdict));
     html << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>"
@@ -459,11 +519,12 @@ std::string render(Collector& c, const Report& report, const Story& story,
     html << "</ol>\n";
     if (!note.empty())
         html << "<p class=\"note\">" << markup_escape(note) << "</p>\n";
-    html << "<div class=\"controls\"><button id=\"first\">First incident</button>"
-            "<button id=\"whole\">Whole run</button><button id=\"zin\">Zoom in</button>"
+    html << "<div class=\"controls\"><button id=\"overlap\">First overlap (o)</button>"
+            "<button id=\"first\">Whole incident (i)</button>"
+            "<button id=\"whole\">Whole run (w)</button><button id=\"zin\">Zoom in</button>"
             "<button id=\"zout\">Zoom out</button> <span id=\"view\"></span> "
             "(wheel: zoom, drag: pan)</div>\n";
-    html << svg.str();
+    html << svg;
     html << "<p class=\"legend\"><span><i class=\"sw\" style=\"background:#4878a8\"></i>hold"
             "</span><span><i class=\"sw\" style=\"background:#8fb3d9\"></i>shared hold</span>"
             "<span><i class=\"sw\" style=\"background:#d62728\"></i>hold that overlapped "
@@ -472,7 +533,8 @@ std::string render(Collector& c, const Report& report, const Story& story,
             "<span><i class=\"sw\" style=\"background:#000\"></i>"
          << markup_escape(story.lease_name)
          << " ran out</span>"
-            "<span><i class=\"sw\" style=\"background:#ff9800\"></i>lost update</span>"
+            "<span><i class=\"sw\" style=\"background:#ff9800\"></i>an update that was lost"
+            "</span>"
             "<span><i class=\"sw\" style=\"background:#2e7d32\"></i>stale write rejected</span>"
             "<span><i class=\"sw\" style=\"background:#e91e63\"></i>the library said the "
             "lock was lost</span>"
@@ -481,6 +543,13 @@ std::string render(Collector& c, const Report& report, const Story& story,
         html << "<pre class=\"swimlane\">" << markup_escape(story.swimlane) << "</pre>\n";
     html << "<script>" << kScript << "</script>\n</body></html>\n";
     return html.str();
+}
+
+std::string render(Collector& c, const Report& report, const Story& story,
+                   const TimelineOptions& options) {
+    c.finish();
+    const Chart chart = lay_out(c, story, options);
+    return page(report, story, options, chart.note, svg_of(c, report, story, chart));
 }
 
 std::string build(HistoryReader& reader, const Report& report, const Story& story,

@@ -3,9 +3,11 @@
 // timeline.html: a run you can send to a colleague. One self-contained file (no network, no
 // external script or font): the story on top, then an SVG swimlane per process - holds, the
 // holds the checker found overlapping in red, lease expiries, faults - with the incidents
-// highlighted, zoomable with the wheel or the buttons, and opened at the first incident (as
-// Jepsen's timeline.html, aimed at locks). Holds and overlaps come from the checker's own
-// mutual-exclusion check, so the picture and the verdict cannot disagree.
+// highlighted, zoomable with the wheel, the buttons or the keys, and opened on the first
+// incident's first overlap - a millisecond of overlap in an incident of seconds is seen at once -
+// with the whole incident one key away (as Jepsen's timeline.html, aimed at locks). Holds and
+// overlaps come from the checker's own mutual-exclusion check, so the picture and the verdict
+// cannot disagree.
 
 #include <filesystem>
 #include <istream>

@@ -13,7 +13,8 @@
 #include "engine/nemesis/proxy_faults.hpp"
 #include "engine/nemesis/server_faults.hpp"
 #include "engine/nemesis/zookeeper_faults.hpp"
-#include "engine/run/run.hpp"
+#include "engine/servers/redis_server.hpp"
+#include "engine/topology/deployment.hpp"
 #include "strategies/registry.hpp"
 
 namespace lockbench {

@@ -2,6 +2,9 @@
 
 // The nemesis: fires the workload's faults on schedule from the run's main thread, and
 // client faults aimed at "the holder of key K" from the client that is granted K next.
+// engine/nemesis/ may use clients/, topology/, servers/, strategies/ and checker/ (its target's
+// link line in engine/CMakeLists.txt, held to by the `layering` test; the workload it includes
+// from run/ is a cycle listed in engine/layering-exceptions.txt).
 
 #include <atomic>
 #include <memory>

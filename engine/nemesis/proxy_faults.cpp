@@ -1,6 +1,7 @@
 #include "engine/nemesis/proxy_faults.hpp"
 
-#include "engine/run/run.hpp"
+#include "engine/servers/redis_server.hpp"
+#include "engine/topology/deployment.hpp"
 #include "engine/topology/fault_proxy.hpp"
 
 namespace lockbench {

@@ -1,8 +1,8 @@
 #include "engine/nemesis/server_faults.hpp"
 
 #include "engine/clients/client.hpp"
-#include "engine/run/run.hpp"
 #include "engine/servers/controlled_server.hpp"
+#include "engine/servers/redis_server.hpp"
 #include "engine/topology/deployment.hpp"
 #include "strategies/lua_scripts.hpp"
 

@@ -5,6 +5,8 @@
 // run's timeline.html is opened in a real headless browser (Debian's chromium): it must load
 // from the file alone and show the first incident on screen.
 
+#include "checker/story/story.hpp"
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -17,8 +19,11 @@
 
 #include <gtest/gtest.h>
 
+#include "checker/check.hpp"
 #include "checker/history.hpp"
+#include "checker/history_testing.hpp"
 #include "checker/history_words.hpp"
+#include "checker/story/timeline_html.hpp"
 #include "checker/streaming.hpp"
 #include "checker/testing/temp_dir.hpp"
 #include "engine/run/run.hpp"
@@ -587,6 +592,108 @@ TEST(Timeline, ARealRunsTimelineShowsItsIncidentInHeadlessChromium) {
     browser.screenshot(page, shot);
     ASSERT_TRUE(fs::exists(shot));
     EXPECT_GT(fs::file_size(shot), 20'000u);  // a page with a chart, not a blank one
+}
+
+// Process 1 holds k0 from 0.101 s and is paused for ten seconds; process 2 is granted k0 at
+// 10.000 s, reads 4 and writes 5; process 1 wakes, writes the 5 it computed before over it (a lost
+// update: process 2's) and asks to release at 10.001 s. One millisecond of overlap in an incident
+// of ten seconds.
+const char* kMillisecondOverlap = R"(
+{"type":"invoke","process":1,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":100000000}
+{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"c1-1","mode":"exclusive"},"time":101000000}
+{"type":"invoke","process":1,"f":"read","key":"k0","value":null,"time":102000000}
+{"type":"ok","process":1,"f":"read","key":"k0","value":4,"time":103000000}
+{"type":"info","process":"nemesis","f":"pause","value":{"target":1,"ms":9800},"time":110000000}
+{"type":"info","process":"nemesis","f":"resume","value":{"target":1},"time":9910000000}
+{"type":"invoke","process":2,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":9990000000}
+{"type":"ok","process":2,"f":"acquire","key":"k0","value":{"token":"c2-1","mode":"exclusive"},"time":10000000000}
+{"type":"invoke","process":2,"f":"read","key":"k0","value":null,"time":10000100000}
+{"type":"ok","process":2,"f":"read","key":"k0","value":4,"time":10000200000}
+{"type":"invoke","process":2,"f":"write","key":"k0","value":5,"time":10000300000}
+{"type":"ok","process":2,"f":"write","key":"k0","value":5,"time":10000400000}
+{"type":"invoke","process":1,"f":"write","key":"k0","value":5,"time":10000500000}
+{"type":"ok","process":1,"f":"write","key":"k0","value":5,"time":10000600000}
+{"type":"invoke","process":1,"f":"release","key":"k0","value":{"token":"c1-1"},"time":10001000000}
+{"type":"fail","process":1,"f":"release","key":"k0","value":null,"time":10001100000,"error":"not-held"}
+{"type":"invoke","process":2,"f":"release","key":"k0","value":{"token":"c2-1"},"time":10002000000}
+{"type":"ok","process":2,"f":"release","key":"k0","value":null,"time":10002100000}
+)";
+
+// The numbers of a data-*-box attribute the page sets on its body: left, top, width, height.
+std::vector<double> box_in(const std::string& dom, const std::string& name) {
+    const std::string attribute = "data-" + name + "-box=\"";
+    const std::size_t at = dom.find(attribute);
+    std::vector<double> box;
+    if (at == std::string::npos)
+        return box;
+    std::istringstream numbers(dom.substr(
+        at + attribute.size(), dom.find('"', at + attribute.size()) - at - attribute.size()));
+    for (std::string n; std::getline(numbers, n, ',');)
+        box.push_back(std::stod(n));
+    return box;
+}
+
+// The y attribute of the first element whose markup contains `marker` ("" when none).
+std::string attribute_after(const std::string& dom, const std::string& marker,
+                            const std::string& attribute) {
+    std::size_t at = dom.find(marker);
+    if (at == std::string::npos)
+        return "";
+    const std::size_t open = dom.rfind('<', at);
+    const std::size_t close = dom.find('>', at);
+    const std::string element = dom.substr(open, close - open);
+    const std::size_t a = element.find(" " + attribute + "=\"");
+    if (a == std::string::npos)
+        return "";
+    const std::size_t from = a + attribute.size() + 3;
+    return element.substr(from, element.find('"', from) - from);
+}
+
+// timeline.html opens on the first overlap, however short, not on the whole incident (where a
+// millisecond is a tenth of a pixel); the whole incident is one click or key away; and the lost
+// update is marked in the row of the process whose update was lost.
+TEST(Timeline, OpensFramedOnTheFirstOverlapAndMarksTheLoserOfTheLostUpdate) {
+    ASSERT_TRUE(testing::chromium_installed())
+        << "chromium is not installed: bash scripts/bootstrap.sh installs it";
+    const std::string history = checker::testing::numbered(kMillisecondOverlap);
+    std::istringstream for_check(history);
+    const checker::Report report = checker::check_history(for_check, {});
+    std::istringstream for_story(history);
+    const checker::Story story = checker::tell_story(for_story, report, {});
+    std::istringstream for_page(history);
+    testing::TempDir out;
+    const fs::path page = out.path() / "timeline.html";
+    std::ofstream(page) << checker::timeline_html(for_page, report, story, {.title = "1 ms"});
+
+    const testing::HeadlessBrowser browser(out.path() / "profile");
+    const std::string dom = browser.dom(page);
+    ASSERT_NE(dom.find("<body"), std::string::npos) << "chromium did not load the page";
+    const std::vector<double> plot = box_in(dom, "plot");
+    const std::vector<double> overlap = box_in(dom, "overlap");
+    const std::vector<double> incident = box_in(dom, "incident");
+    ASSERT_EQ(plot.size(), 4u) << dom.substr(dom.find("<body"), 300);
+    ASSERT_EQ(overlap.size(), 4u) << dom.substr(dom.find("<body"), 300);
+    ASSERT_EQ(incident.size(), 4u);
+    // The overlap is the middle third of the plot: wide enough to see, inside the frame.
+    EXPECT_NEAR(overlap[2], plot[2] / 3, 2);
+    EXPECT_GE(overlap[0], plot[0]);
+    EXPECT_LE(overlap[0] + overlap[2], plot[0] + plot[2] + 1);
+    // The incident (ten seconds) reaches far beyond the frame: it is not what the page opens on.
+    EXPECT_GT(incident[2], 100 * plot[2]);
+    EXPECT_NE(dom.find("data-overlap-visible=\"true\""), std::string::npos);
+    EXPECT_NE(dom.find("<button id=\"first\">Whole incident (i)</button>"), std::string::npos);
+    EXPECT_NE(dom.find("e.key === 'i'"), std::string::npos);
+
+    // The lost update's mark sits in process 2's row (its write of 5 was overwritten), not in
+    // process 1's (which overwrote it).
+    const std::string mark_y = attribute_after(dom, "class=\"mark lost\"", "y1");
+    const std::string loser_label_y = attribute_after(dom, ">process 2</text>", "y");
+    const std::string winner_label_y = attribute_after(dom, ">process 1</text>", "y");
+    ASSERT_FALSE(mark_y.empty()) << "no lost-update mark";
+    ASSERT_FALSE(loser_label_y.empty());
+    // A row's label sits 13 px below its top; a mark starts 3 px above it.
+    EXPECT_EQ(std::stoi(mark_y) + 3 + 13, std::stoi(loser_label_y));
+    EXPECT_NE(std::stoi(mark_y) + 3 + 13, std::stoi(winner_label_y));
 }
 
 }  // namespace

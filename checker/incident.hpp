@@ -1,0 +1,53 @@
+#pragma once
+
+// An incident, as the mutual-exclusion check lists it in checks.mutual_exclusion.incident_list:
+// one hold and every grant that overlapped it. One type, written in one place (to_json, by the
+// check) and read in one place (from_json): the story, timeline.html, the text report and the
+// dashboard all read these fields through it.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "checker/history.hpp"
+#include "checker/report.hpp"
+
+namespace lockbench::checker {
+
+struct Incident {
+    std::string key;
+    std::int64_t process = 0;  // the holder whose hold was overlapped
+    std::string token;
+    LockMode mode = LockMode::Exclusive;
+    std::int64_t start_ns = 0;
+    std::optional<std::int64_t> end_ns;   // nullopt: still held at the end of the history
+    std::uint64_t grants = 0;             // the grants that overlapped the hold
+    std::vector<std::int64_t> processes;  // of those grants, sorted, unique
+    std::int64_t first_overlap_ns = 0;
+    std::int64_t last_overlap_ns = 0;
+    std::uint64_t lost_updates = 0;   // writes of its holders that overwrote an update
+    std::uint64_t fencing_saves = 0;  // ... that the fence rejected
+    std::string message;              // the check's sentence
+
+    // From the hold's start to its last overlap or its end, whichever is later; a hold still
+    // open at the end runs to `open_end_ns`.
+    std::pair<std::int64_t, std::int64_t> span(std::int64_t open_end_ns) const;
+
+    // {"key", "process", "token", "mode", "start_ns", "end_ns" (null: open at the end), "grants",
+    //  "processes", "first_overlap_ns", "last_overlap_ns", "lost_updates", "fencing_saves",
+    //  "message"}
+    nlohmann::json to_json() const;
+    // Lenient, as Report::from_json: a field missing or of another type reads as its default.
+    static Incident from_json(const nlohmann::json& j);
+};
+
+// The incidents `report`'s mutual-exclusion check listed, first ones first (none without it).
+std::vector<Incident> listed_incidents(const Report& report);
+// How many there were in all (the list is capped).
+std::uint64_t incident_count(const Report& report);
+
+}  // namespace lockbench::checker
