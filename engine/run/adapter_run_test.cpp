@@ -122,6 +122,34 @@ TEST(AdapterRunTest, MostClientsLosingTheirAdapterMakeTheRunUnknown) {
     EXPECT_TRUE(children_running(::getpid(), "misbehaving_adapter.py").empty());
 }
 
+// PROTOCOL.md: an adapter that cannot take the run's servers refuses init as `unsupported`, and
+// the run stops with that line - the count of clients that did start right (it said "only 2 of
+// 2"), and the adapter's own words.
+TEST(AdapterRunTest, AnAdaptersRefusedInitIsTheConnectErrorWithTheRightCount) {
+    TempDir out;
+    Workload w = Workload::from_json(
+        json{{"name", "refused-init"},
+             {"client_command",
+              "/usr/bin/python3 " +
+                  (kSource / "strategies/external/testing/misbehaving_adapter.py").string() +
+                  " init-unsupported"},
+             {"clients", 2},
+             {"keys", 2},
+             {"duration_s", 0.5}});
+    try {
+        run_workload({.workload = w, .out_dir = out.path()});
+        ADD_FAILURE() << "the run started although no adapter took its init";
+    } catch (const EnvironmentError& e) {
+        const std::string what = e.what();
+        EXPECT_TRUE(
+            what.starts_with("only 0 of 2 clients could start their adapter (/usr/bin/python3 "))
+            << what;
+        EXPECT_TRUE(what.ends_with(": init unsupported: test: this server is not supported"))
+            << what;
+    }
+    EXPECT_TRUE(children_running(::getpid(), "misbehaving_adapter.py").empty());
+}
+
 TEST(AdapterRunTest, ProcessFaultsAreProvenOnTheAdapterProcess) {
     TempDir out;
     Workload w = Workload::from_json(json::parse(R"({

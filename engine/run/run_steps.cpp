@@ -371,18 +371,30 @@ void WorkloadRun::wait_connected() {
     while (connected.load() < w.clients && !stop &&
            !(options.interrupt && options.interrupt->load())) {
         if (EventLoop::now() >= connect_deadline) {
-            // Counted before the stop: a client told to stop leaves its connect loop counted as
-            // connected, which read "only 2 of 2 clients could connect".
-            const int ready = connected.load();
+            // Counted before the stop: a client told to stop leaves its connect loop as if it
+            // had connected (it said "only 3 of 3").
+            const int connected_in_time = connected.load();
             clients->stop_and_join();
             std::lock_guard lock(connect_error_mutex);
-            throw EnvironmentError("only " + std::to_string(ready) + " of " +
-                                   std::to_string(w.clients) + " clients could connect to " +
-                                   lock_service_name() + " within " +
-                                   std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
-                                                      10s + std::chrono::milliseconds(w.clients))
-                                                      .count()) +
-                                   " s (last error: " + connect_error + ")");
+            const std::string within =
+                std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
+                                   10s + std::chrono::milliseconds(w.clients))
+                                   .count()) +
+                " s";
+            const std::string count =
+                "only " + std::to_string(connected_in_time) + " of " + std::to_string(w.clients);
+            // A client of a lock library connects through its adapter, whose init answer is
+            // the error that tells the user what to fix (an `unsupported` server, say).
+            if (adapter_spec && connect_error.starts_with("adapter: ")) {
+                std::string adapter = adapter_spec->name;
+                if (adapter.starts_with(kCommandPrefix))
+                    adapter.erase(0, kCommandPrefix.size());
+                throw EnvironmentError(count + " clients could start their adapter (" + adapter +
+                                       ") within " + within + ": " +
+                                       connect_error.substr(std::string("adapter: ").size()));
+            }
+            throw EnvironmentError(count + " clients could connect to " + lock_service_name() +
+                                   " within " + within + " (last error: " + connect_error + ")");
         }
         std::this_thread::sleep_for(5ms);
     }

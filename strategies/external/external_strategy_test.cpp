@@ -5,6 +5,7 @@
 
 #include "strategies/external/external_strategy.hpp"
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <signal.h>
@@ -12,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include "engine/servers/redis_server.hpp"
 #include "strategies/external/adapter_process.hpp"
 #include "strategies/external/adapter_registry.hpp"
 #include "strategies/registry.hpp"
@@ -358,6 +360,35 @@ TEST(AdapterFaults, LibfaketimeOffsetShowsInTheAdaptersTime) {
     const auto skew = skew_of();
     EXPECT_GT(skew, 3'599'000);
     EXPECT_LT(skew, 3'601'000);
+    fs::remove_all(dir);
+}
+
+// Under libfaketime 0.9.10 with the monotonic clock real, Python's time.sleep failed with EINVAL
+// (strategies/adapters/python/libfaketime_sleep.py): a skewed redis-py client whose acquire had to
+// wait for a holder's lease to run out answered an error, recorded `info`, instead of the grant.
+TEST(AdapterFaults, SkewedRedisPyWaitsForAHeldLockAndIsGranted) {
+    if (!libfaketime_path())
+        GTEST_SKIP() << "libfaketime is not installed";
+    if (std::system("/usr/bin/python3 -c 'import redis' 2>/dev/null") != 0)
+        GTEST_SKIP() << "/usr/bin/python3 cannot import redis (python3-redis)";
+    RedisServer redis;
+    const fs::path dir =
+        fs::temp_directory_path() / ("lockbench-faketime-redis-py-" + std::to_string(::getpid()));
+    AdapterClientUnderTest c("redis-py");
+    c.session = std::make_unique<Session>(c.loop, std::vector<Endpoint>{redis.endpoint()},
+                                          ConnectionOptions{}, "c0-test");
+    c.session->set_extension(kAdapterRunKey, c.run);
+    c.run->faketime_dir = dir;
+    ASSERT_TRUE(std::holds_alternative<Grant>(c.acquire("warm-up")));
+    const AdapterClient* client = adapter_client(*c.session);
+    ASSERT_TRUE(client->faketime_file);
+    std::ofstream(*client->faketime_file) << "+5\n";
+    // Another owner's lock, free in 300 ms: redis-py retries, sleeping between its attempts.
+    redis.command({"SET", c.run->name_space + ":orders", "someone-else", "PX", "300"});
+    AcquireResult waited = Denied{};
+    EXPECT_NO_THROW(waited = c.acquire("orders", 3000ms));
+    EXPECT_TRUE(std::holds_alternative<Grant>(waited));
+    EXPECT_EQ(c.run->clients_lost(), 0u);
     fs::remove_all(dir);
 }
 

@@ -17,6 +17,10 @@ import sys
 import threading
 import time
 
+import libfaketime_sleep
+
+libfaketime_sleep.install()  # before the library binds time.sleep
+
 import kazoo
 from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import LockTimeout

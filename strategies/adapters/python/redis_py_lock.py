@@ -10,6 +10,10 @@ import json
 import sys
 import time
 
+import libfaketime_sleep
+
+libfaketime_sleep.install()  # before the library binds time.sleep
+
 import redis
 from redis.sentinel import Sentinel
 from redis.exceptions import ConnectionError, LockNotOwnedError, TimeoutError

@@ -13,6 +13,7 @@ Nth acquire in the way its first argument names (external_strategy_test.cpp):
   lease         init_ok answers lease_ms as etcd would apply init's options.lease_ms: whole
                 seconds, at least 2 s
   bad-lease     init_ok answers lease_ms 0 when init carries options.lease_ms
+  init-unsupported  the probe's init is answered, every client's init refused as `unsupported`
 
 Second argument: N (default 1). Before that it grants every acquire.
 """
@@ -35,6 +36,10 @@ for line in sys.stdin:
     req = json.loads(line)
     rid = req["id"]
     kind = req["type"]
+    if kind == "init" and req.get("clients") and mode == "init-unsupported":
+        send({"in_reply_to": rid, "type": "error", "code": "unsupported",
+              "text": "test: this server is not supported"})
+        continue
     if kind == "init":
         answer = {"in_reply_to": rid, "type": "init_ok", "library": "misbehaving-" + mode,
                   "version": "0", "services": [], "capabilities": {"renew": True}}
