@@ -144,8 +144,12 @@ case $mode in
       TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$here/scripts/tsan-suppressions.txt" CTEST_ARGS="-LE scenario|timing|netns|topology|adapters -E ^ManyWaiters\\. ${CTEST_ARGS:-}" run_tests tsan "the tests under TSan"
     fi
     if ((gate)); then
-      gate_out=$(mktemp -d)
-      trap 'rm -rf "$gate_out"' EXIT
+      # The gate's suite stays in the build folder (replaced by the next run): after a failed
+      # gate its stories and timelines show what happened, and after a passing one on a quiet
+      # machine it is the new baseline (`lockbench gate --write-baseline results/baseline.json
+      # --current build/test/gate-suite/suite-*`).
+      gate_out=$here/build/test/gate-suite
+      rm -rf "$gate_out"
       status=0
       # No second tries: an outcome that holds only on a retry is not the outcome.
       timed "the quick suite" "$here/build/test/engine/lockbench" suite --quick --out "$gate_out" || status=$?
@@ -157,7 +161,7 @@ case $mode in
       gate_status=0
       "$here/build/test/engine/lockbench" gate --baseline "$here/results/baseline.json" \
         --current "$suite_dir" || gate_status=$?
-      ((gate_status == 0)) || exit "$gate_status"
+      ((gate_status == 0)) || { echo "setup: the gate's suite, its stories and timelines: $suite_dir" >&2; exit "$gate_status"; }
       ((status == 0 || status == 1)) || exit "$status"
     fi
     ;;
