@@ -141,6 +141,170 @@ bool time_in_range(std::int64_t time) {
     return time >= -kMaxTimeNs && time <= kMaxTimeNs;
 }
 
+// What a line's fields leave for after its object is read: which known fields it had, its value's
+// text, and a fence given beside the value (null or absent: none).
+struct GeneralFields {
+    std::uint16_t seen = 0;
+    std::string_view raw_value;
+    std::optional<std::int64_t> top_fence;
+};
+
+// At a field name: which known field it is, the cursor after its ':'.
+Field read_field_name(Cursor& c, std::string& scratch, std::uint64_t line) {
+    if (c.peek() != '"')
+        c.invalid("expected a field name");
+    std::size_t quick_length = 0;
+    const Field quick = quick_field(c.pos(), c.remaining(), quick_length);
+    if (quick != Field::Unknown) {
+        c.seek(c.pos() + quick_length);
+        return quick;
+    }
+    bool escaped = false;
+    const std::string_view name = decoded(c.skip_string(escaped), escaped, scratch, line);
+    c.skip_space();
+    c.expect(':', "expected ':' after a field name");
+    return field_of(name);
+}
+
+// A known field given twice would leave the event to whichever came last.
+void mark_seen(std::uint16_t& seen, Field field, std::uint64_t line) {
+    if (field == Field::Unknown)
+        return;
+    const auto bit = static_cast<std::uint16_t>(1u << static_cast<int>(field));
+    if (seen & bit)
+        throw HistoryError(line, "field `" + std::string(kFieldNames[static_cast<int>(field)]) +
+                                     "` appears twice");
+    seen = static_cast<std::uint16_t>(seen | bit);
+}
+
+std::uint64_t read_index(Cursor& c, std::uint64_t line) {
+    if (c.peek() != '-' && !is_digit(c.peek()))
+        field_error(line, Field::Index, "must be an integer >= 0");
+    const Number n = c.read_number();
+    if (!n.integer || n.value < 0)
+        field_error(line, Field::Index, "must be an integer >= 0");
+    return static_cast<std::uint64_t>(n.value);
+}
+
+EventType read_type(Cursor& c, std::string& scratch, std::uint64_t line) {
+    if (c.peek() != '"')
+        field_error(line, Field::Type, "must be one of invoke, ok, fail, info");
+    bool escaped = false;
+    const std::string_view type = decoded(c.skip_string(escaped), escaped, scratch, line);
+    if (equals(type, "invoke"))
+        return EventType::Invoke;
+    if (equals(type, "ok"))
+        return EventType::Ok;
+    if (equals(type, "fail"))
+        return EventType::Fail;
+    if (equals(type, "info"))
+        return EventType::Info;
+    field_error(line, Field::Type, "must be one of invoke, ok, fail, info");
+}
+
+// A client's number, or "nemesis" / "library" (both kNemesisProcess; a library's is marked).
+void read_process(Cursor& c, std::string& scratch, std::uint64_t line, Event& e) {
+    if (c.peek() == '"') {
+        bool escaped = false;
+        const std::string_view name = decoded(c.skip_string(escaped), escaped, scratch, line);
+        if (equals(name, "library"))
+            e.library = true;
+        else if (!equals(name, "nemesis"))
+            field_error(line, Field::Process, kProcessRequirement);
+        e.process = kNemesisProcess;
+        return;
+    }
+    if (c.peek() != '-' && !is_digit(c.peek()))
+        field_error(line, Field::Process, kProcessRequirement);
+    const Number n = c.read_number();
+    if (!n.integer || n.value < 0)
+        field_error(line, Field::Process, kProcessRequirement);
+    e.process = n.value;
+}
+
+// key and error: a string, or null for none (`out` stays empty).
+void read_string_or_null(Cursor& c, Field field, std::uint64_t line, std::string& out) {
+    if (c.peek() == '"')
+        c.read_string(out);
+    else if (!c.consume_literal("null"))
+        field_error(line, field, "must be a string");
+}
+
+// time, clock and fence: an integer; clock and fence may be null (nullopt).
+std::optional<std::int64_t> read_integer(Cursor& c, Field field, std::uint64_t line) {
+    const bool nullable = field != Field::Time;
+    if (nullable && c.consume_literal("null"))
+        return std::nullopt;
+    if (c.peek() != '-' && !is_digit(c.peek()))
+        field_error(line, field, "must be an integer");
+    const Number n = c.read_number();
+    if (!n.integer)
+        field_error(line, field, "must be an integer");
+    if (field == Field::Time && !time_in_range(n.value))
+        field_error(line, field, kTimeRequirement);
+    return n.value;
+}
+
+// At a field name: reads the field and its value into `e` (the value and a top-level fence into
+// `fields`, for after the object); an unknown field's value is checked and skipped.
+void read_field(Cursor& c, std::string& scratch, std::uint64_t line, Event& e,
+                GeneralFields& fields) {
+    const Field field = read_field_name(c, scratch, line);
+    c.skip_space();
+    mark_seen(fields.seen, field, line);
+    switch (field) {
+        case Field::Index:
+            e.index = read_index(c, line);
+            break;
+        case Field::Type:
+            e.type = read_type(c, scratch, line);
+            break;
+        case Field::Process:
+            read_process(c, scratch, line, e);
+            break;
+        case Field::F:
+            if (c.peek() != '"')
+                field_error(line, field, "must be a string");
+            c.read_string(e.f);
+            break;
+        case Field::Key:
+            read_string_or_null(c, field, line, e.key);
+            break;
+        case Field::Error:
+            read_string_or_null(c, field, line, e.error);
+            break;
+        case Field::Value: {
+            const char* start = c.pos();
+            c.skip_value();
+            fields.raw_value = std::string_view(start, static_cast<std::size_t>(c.pos() - start));
+            break;
+        }
+        case Field::Time:
+            e.time = *read_integer(c, field, line);
+            break;
+        case Field::Clock:
+            if (const auto clock = read_integer(c, field, line))
+                e.clock_ms = clock;
+            break;
+        case Field::Fence:
+            if (const auto fence = read_integer(c, field, line))
+                fields.top_fence = fence;
+            break;
+        case Field::Unknown:
+            c.skip_value();
+            break;
+    }
+}
+
+void require_fields(std::uint16_t seen, std::uint64_t line) {
+    for (Field required : {Field::Index, Field::Type, Field::Process, Field::F, Field::Time}) {
+        if (!(seen & (1u << static_cast<int>(required))))
+            throw HistoryError(
+                line,
+                "missing field `" + std::string(kFieldNames[static_cast<int>(required)]) + "`");
+    }
+}
+
 }  // namespace
 
 void EventDecoder::decode(const char* line_begin, const char* line_end, std::uint64_t line,
@@ -159,11 +323,7 @@ void EventDecoder::decode_general(const char* line_begin, const char* line_end, 
                                   Event& e) {
     start(line, e);
     Cursor c(line_begin, line_end, line_);
-    std::uint16_t seen = 0;
-    std::string_view raw_value;
-    bool fence_seen_top = false;
-    std::optional<std::int64_t> top_fence;
-
+    GeneralFields fields;
     c.skip_space();
     c.expect('{', "expected '{' at the start of an event");
     c.skip_space();
@@ -172,128 +332,7 @@ void EventDecoder::decode_general(const char* line_begin, const char* line_end, 
     } else {
         for (;;) {
             c.skip_space();
-            if (c.peek() != '"')
-                c.invalid("expected a field name");
-            std::size_t quick_length = 0;
-            Field field = quick_field(c.pos(), c.remaining(), quick_length);
-            if (field != Field::Unknown) {
-                c.seek(c.pos() + quick_length);
-            } else {
-                bool escaped = false;
-                const std::string_view name =
-                    decoded(c.skip_string(escaped), escaped, name_scratch_, line_);
-                c.skip_space();
-                c.expect(':', "expected ':' after a field name");
-                field = field_of(name);
-            }
-            c.skip_space();
-            if (field != Field::Unknown) {
-                const auto bit = static_cast<std::uint16_t>(1u << static_cast<int>(field));
-                if (seen & bit)
-                    throw HistoryError(
-                        line_, "field `" + std::string(kFieldNames[static_cast<int>(field)]) +
-                                   "` appears twice");
-                seen = static_cast<std::uint16_t>(seen | bit);
-            }
-            switch (field) {
-                case Field::Index: {
-                    if (c.peek() != '-' && !is_digit(c.peek()))
-                        field_error(line_, field, "must be an integer >= 0");
-                    const Number n = c.read_number();
-                    if (!n.integer || n.value < 0)
-                        field_error(line_, field, "must be an integer >= 0");
-                    e.index = static_cast<std::uint64_t>(n.value);
-                    break;
-                }
-                case Field::Type: {
-                    if (c.peek() != '"')
-                        field_error(line_, field, "must be one of invoke, ok, fail, info");
-                    bool type_escaped = false;
-                    const std::string_view type =
-                        decoded(c.skip_string(type_escaped), type_escaped, name_scratch_, line_);
-                    if (equals(type, "invoke"))
-                        e.type = EventType::Invoke;
-                    else if (equals(type, "ok"))
-                        e.type = EventType::Ok;
-                    else if (equals(type, "fail"))
-                        e.type = EventType::Fail;
-                    else if (equals(type, "info"))
-                        e.type = EventType::Info;
-                    else
-                        field_error(line_, field, "must be one of invoke, ok, fail, info");
-                    break;
-                }
-                case Field::Process: {
-                    if (c.peek() == '"') {
-                        bool process_escaped = false;
-                        const std::string_view raw = c.skip_string(process_escaped);
-                        const std::string_view name =
-                            decoded(raw, process_escaped, name_scratch_, line_);
-                        if (equals(name, "library"))
-                            e.library = true;
-                        else if (!equals(name, "nemesis"))
-                            field_error(line_, field, kProcessRequirement);
-                        e.process = kNemesisProcess;
-                    } else {
-                        if (c.peek() != '-' && !is_digit(c.peek()))
-                            field_error(line_, field, kProcessRequirement);
-                        const Number n = c.read_number();
-                        if (!n.integer || n.value < 0)
-                            field_error(line_, field, kProcessRequirement);
-                        e.process = n.value;
-                    }
-                    break;
-                }
-                case Field::F:
-                    if (c.peek() != '"')
-                        field_error(line_, field, "must be a string");
-                    c.read_string(e.f);
-                    break;
-                case Field::Key:
-                    if (c.peek() == '"')
-                        c.read_string(e.key);
-                    else if (!c.consume_literal("null"))
-                        field_error(line_, field, "must be a string");
-                    break;
-                case Field::Error:
-                    if (c.peek() == '"')
-                        c.read_string(e.error);
-                    else if (!c.consume_literal("null"))
-                        field_error(line_, field, "must be a string");
-                    break;
-                case Field::Value: {
-                    const char* start = c.pos();
-                    c.skip_value();
-                    raw_value = std::string_view(start, static_cast<std::size_t>(c.pos() - start));
-                    break;
-                }
-                case Field::Time:
-                case Field::Clock:
-                case Field::Fence: {
-                    const bool nullable = field != Field::Time;
-                    if (nullable && c.consume_literal("null"))
-                        break;
-                    if (c.peek() != '-' && !is_digit(c.peek()))
-                        field_error(line_, field, "must be an integer");
-                    const Number n = c.read_number();
-                    if (!n.integer)
-                        field_error(line_, field, "must be an integer");
-                    if (field == Field::Time) {
-                        if (!time_in_range(n.value))
-                            field_error(line_, field, kTimeRequirement);
-                        e.time = n.value;
-                    } else if (field == Field::Clock) {
-                        e.clock_ms = n.value;
-                    } else {
-                        fence_seen_top = true;
-                        top_fence = n.value;
-                    }
-                    break;
-                }
-                case Field::Unknown:
-                    c.skip_value();
-                    break;
-            }
+            read_field(c, name_scratch_, line_, e, fields);
             c.skip_space();
             if (c.peek() == ',') {
                 c.seek(c.pos() + 1);
@@ -307,17 +346,12 @@ void EventDecoder::decode_general(const char* line_begin, const char* line_end, 
     if (!c.at_end())
         c.invalid("unexpected text after the event object");
 
-    for (Field required : {Field::Index, Field::Type, Field::Process, Field::F, Field::Time}) {
-        if (!(seen & (1u << static_cast<int>(required))))
-            throw HistoryError(
-                line_,
-                "missing field `" + std::string(kFieldNames[static_cast<int>(required)]) + "`");
-    }
-    if (!raw_value.empty())
-        e.value_json.assign(raw_value.data(), raw_value.size());
-    if (fence_seen_top)
-        e.fence = top_fence;
-    decode_value(e, raw_value);
+    require_fields(fields.seen, line_);
+    if (!fields.raw_value.empty())
+        e.value_json.assign(fields.raw_value.data(), fields.raw_value.size());
+    if (fields.top_fence)
+        e.fence = fields.top_fence;
+    decode_value(e, fields.raw_value);
 }
 
 // The engine writes every event in one layout (engine/clients/history_recorder.cpp):

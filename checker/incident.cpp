@@ -1,10 +1,14 @@
 #include "checker/incident.hpp"
 
 #include <algorithm>
+#include <limits>
+
+#include "checker/json_object.hpp"
 
 namespace lockbench::checker {
 
 using nlohmann::json;
+using Fields = json_input::JsonObject<IncidentError>;
 
 namespace {
 
@@ -13,23 +17,6 @@ const json* field_of(const json& object, const char* name) {
         return nullptr;
     auto it = object.find(name);
     return it == object.end() ? nullptr : &*it;
-}
-
-std::string text_of(const json& object, const char* name) {
-    const json* v = field_of(object, name);
-    return v && v->is_string() ? v->get<std::string>() : std::string();
-}
-
-std::optional<std::int64_t> integer_of(const json& object, const char* name) {
-    const json* v = field_of(object, name);
-    if (v && v->is_number_integer())
-        return v->get<std::int64_t>();
-    return std::nullopt;
-}
-
-std::uint64_t count_of(const json& object, const char* name) {
-    return static_cast<std::uint64_t>(
-        std::max<std::int64_t>(0, integer_of(object, name).value_or(0)));
 }
 
 }  // namespace
@@ -54,26 +41,37 @@ json Incident::to_json() const {
                 {"message", message}};
 }
 
-Incident Incident::from_json(const json& j) {
+Incident Incident::from_json(const json& j, const std::string& path) {
+    Fields f(j, "", path, /*null_is_absent=*/true);
+    constexpr std::int64_t kLowest = std::numeric_limits<std::int64_t>::min();
+    constexpr std::int64_t kHighest = std::numeric_limits<std::int64_t>::max();
+    const auto count = [&](const char* name) {
+        return static_cast<std::uint64_t>(f.integer(name, 0, 0, kHighest));
+    };
     Incident i;
-    i.key = text_of(j, "key");
-    i.process = integer_of(j, "process").value_or(0);
-    i.token = text_of(j, "token");
-    i.mode = text_of(j, "mode") == "shared" ? LockMode::Shared : LockMode::Exclusive;
-    i.start_ns = integer_of(j, "start_ns").value_or(0);
-    i.end_ns = integer_of(j, "end_ns");
-    i.grants = count_of(j, "grants");
-    if (const json* ps = field_of(j, "processes"); ps && ps->is_array()) {
-        for (const json& p : *ps) {
-            if (p.is_number_integer())
-                i.processes.push_back(p.get<std::int64_t>());
+    i.key = f.string("key", "");
+    i.process = f.integer("process", 0, kLowest, kHighest);
+    i.token = f.string("token", "");
+    i.mode = f.choice("mode", LockMode::Exclusive,
+                      {{"exclusive", LockMode::Exclusive}, {"shared", LockMode::Shared}});
+    i.start_ns = f.integer("start_ns", 0, kLowest, kHighest);
+    if (f.find("end_ns"))
+        i.end_ns = f.integer("end_ns", 0, kLowest, kHighest);
+    i.grants = count("grants");
+    if (const json* ps = f.optional_array("processes")) {
+        for (std::size_t n = 0; n < ps->size(); ++n) {
+            const json& p = (*ps)[n];
+            if (!p.is_number_integer())
+                f.fail(f.at("processes") + "/" + std::to_string(n),
+                       "must be an integer, not " + json_input::type_name(p));
+            i.processes.push_back(p.get<std::int64_t>());
         }
     }
-    i.first_overlap_ns = integer_of(j, "first_overlap_ns").value_or(0);
-    i.last_overlap_ns = integer_of(j, "last_overlap_ns").value_or(0);
-    i.lost_updates = count_of(j, "lost_updates");
-    i.fencing_saves = count_of(j, "fencing_saves");
-    i.message = text_of(j, "message");
+    i.first_overlap_ns = f.integer("first_overlap_ns", 0, kLowest, kHighest);
+    i.last_overlap_ns = f.integer("last_overlap_ns", 0, kLowest, kHighest);
+    i.lost_updates = count("lost_updates");
+    i.fencing_saves = count("fencing_saves");
+    i.message = f.string("message", "");
     return i;
 }
 
@@ -83,12 +81,14 @@ std::vector<Incident> listed_incidents(const Report& report) {
     if (!me)
         return out;
     const json* list = field_of(me->fields, "incident_list");
-    if (!list || !list->is_array())
+    if (!list || list->is_null())
         return out;
-    for (const json& i : *list) {
-        if (i.is_object())
-            out.push_back(Incident::from_json(i));
-    }
+    if (!list->is_array())
+        throw IncidentError(std::string(kIncidentListPath) + ": must be an array, not " +
+                            json_input::type_name(*list));
+    for (std::size_t n = 0; n < list->size(); ++n)
+        out.push_back(
+            Incident::from_json((*list)[n], kIncidentListPath + ("/" + std::to_string(n))));
     return out;
 }
 

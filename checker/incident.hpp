@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -41,11 +42,24 @@ struct Incident {
     //  "processes", "first_overlap_ns", "last_overlap_ns", "lost_updates", "fencing_saves",
     //  "message"}
     nlohmann::json to_json() const;
-    // Lenient, as Report::from_json: a field missing or of another type reads as its default.
-    static Incident from_json(const nlohmann::json& j);
+    // A field missing or null reads as its default (older checkers wrote fewer fields); a field
+    // of another type is an IncidentError naming its JSON path ("PATH/key: must be a string, not
+    // a number"): a damaged or hand-edited summary.json must not show as an incident of process 0
+    // at time 0.
+    static Incident from_json(const nlohmann::json& j, const std::string& path);
 };
 
+// A listed incident that is not of the type it must be; what() is "PATH: WHAT".
+class IncidentError : public std::runtime_error {
+  public:
+    using std::runtime_error::runtime_error;
+};
+
+// Where summary.json keeps the list, the prefix of an IncidentError's path.
+inline constexpr const char* kIncidentListPath = "/verdict/checks/mutual_exclusion/incident_list";
+
 // The incidents `report`'s mutual-exclusion check listed, first ones first (none without it).
+// Strict, as Incident::from_json: the list, when there, is an array of objects.
 std::vector<Incident> listed_incidents(const Report& report);
 // How many there were in all (the list is capped).
 std::uint64_t incident_count(const Report& report);

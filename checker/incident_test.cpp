@@ -51,19 +51,59 @@ TEST(Incident, AHoldOpenAtTheEndSpansToTheEndItIsGiven) {
     i.start_ns = 100;
     i.last_overlap_ns = 300;
     EXPECT_EQ(i.to_json()["end_ns"], nullptr);
-    EXPECT_EQ(Incident::from_json(i.to_json()).end_ns, std::nullopt);
+    EXPECT_EQ(Incident::from_json(i.to_json(), "/list/0").end_ns, std::nullopt);
     EXPECT_EQ(i.span(900), (std::pair<std::int64_t, std::int64_t>{100, 900}));
     i.end_ns = 200;  // ended before its last overlap was found: the overlap bounds it
     EXPECT_EQ(i.span(900), (std::pair<std::int64_t, std::int64_t>{100, 300}));
 }
 
-TEST(Incident, AFieldOfAnotherTypeReadsAsItsDefault) {
-    const Incident i = Incident::from_json(
-        json{{"key", 7}, {"process", "one"}, {"end_ns", "later"}, {"processes", {2, "x", 4}}});
-    EXPECT_EQ(i.key, "");
+std::string error_reading(const json& incident) {
+    try {
+        Incident::from_json(incident, "/list/0");
+    } catch (const IncidentError& e) {
+        return e.what();
+    }
+    return "no error";
+}
+
+TEST(Incident, AFieldOfAnotherTypeIsAnErrorNamingItsPath) {
+    EXPECT_EQ(error_reading({{"key", 7}}), "/list/0/key: must be a string, not a number");
+    EXPECT_EQ(error_reading({{"process", "one"}}),
+              "/list/0/process: must be an integer, not a string");
+    EXPECT_EQ(error_reading({{"end_ns", "later"}}),
+              "/list/0/end_ns: must be an integer, not a string");
+    EXPECT_EQ(error_reading({{"processes", {2, "x", 4}}}),
+              "/list/0/processes/1: must be an integer, not a string");
+    EXPECT_EQ(error_reading({{"grants", -1}}),
+              "/list/0/grants: must be between 0 and 9223372036854775807, not -1");
+    EXPECT_EQ(error_reading({{"mode", "both"}}),
+              "/list/0/mode: must be one of exclusive|shared, not \"both\"");
+    EXPECT_EQ(error_reading(json::array()), "/list/0: must be an object, not an array");
+}
+
+TEST(Incident, AFieldMissingOrNullReadsAsItsDefault) {
+    const Incident i = Incident::from_json(json{{"key", "k0"}, {"token", nullptr}}, "/list/0");
+    EXPECT_EQ(i.key, "k0");
+    EXPECT_EQ(i.token, "");
     EXPECT_EQ(i.process, 0);
     EXPECT_EQ(i.end_ns, std::nullopt);
-    EXPECT_EQ(i.processes, (std::vector<std::int64_t>{2, 4}));
+    EXPECT_EQ(i.mode, LockMode::Exclusive);
+}
+
+TEST(Incident, TheListedIncidentsNameTheirPathInSummaryJson) {
+    const Report report = Report::from_json(
+        json{{"valid", false},
+             {"checks",
+              {{"mutual_exclusion",
+                {{"incidents", 2}, {"incident_list", {{{"key", "k0"}}, {{"start_ns", 1.5}}}}}}}}});
+    try {
+        listed_incidents(report);
+        FAIL() << "a fractional start was read";
+    } catch (const IncidentError& e) {
+        EXPECT_STREQ(e.what(),
+                     "/verdict/checks/mutual_exclusion/incident_list/1/start_ns: must be an "
+                     "integer, not a number");
+    }
 }
 
 }  // namespace

@@ -212,6 +212,21 @@ TEST_F(ResultsFolderTest, BrokenFilesBecomeMessagesNamingTheFile) {
     EXPECT_NE(scan.errors[2].find("20260101T000002Z-y/summary.json: missing"), std::string::npos);
 }
 
+TEST_F(ResultsFolderTest, AMistypedIncidentFieldIsAnErrorNamingItsPath) {
+    json summary = sample_summary();
+    summary["verdict"]["checks"]["mutual_exclusion"] = {
+        {"incidents", 1}, {"incident_list", {{{"key", "k0"}, {"process", "one"}}}}};
+    write("20260101T000001Z-x/summary.json", summary.dump());
+    write("20260101T000001Z-x/history.jsonl", "");
+    const ResultsScan scan = scan_results(dir_);
+    ASSERT_EQ(scan.runs.size(), 1u);
+    EXPECT_FALSE(scan.runs[0].summary.has_value());
+    ASSERT_EQ(scan.errors.size(), 1u);
+    EXPECT_EQ(scan.errors[0],
+              "20260101T000001Z-x/summary.json: /verdict/checks/mutual_exclusion/incident_list/0/"
+              "process: must be an integer, not a string");
+}
+
 TEST_F(ResultsFolderTest, EmptyAndMissingFoldersSaySo) {
     EXPECT_NE(scan_results(dir_).errors.at(0).find("no runs yet"), std::string::npos);
     EXPECT_NE(scan_results(dir_ / "nope").errors.at(0).find("not a results folder"),

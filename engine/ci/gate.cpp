@@ -501,19 +501,21 @@ std::string legend(const std::optional<Yardsticks>& yardsticks, const GateOption
     return out.str();
 }
 
-}  // namespace
+// Every cell of either suite, sorted by (scenario, strategy): the report reads like the suite's.
+struct Cells {
+    std::map<Key, Row> rows;
+    std::size_t filtered_out = 0;  // baseline cells the current suite's filter left out
+    std::size_t skipped = 0;       // baseline cells this machine could not run
+};
 
-GateResult run_gate(const json& baseline, const json& current, const GateOptions& options) {
-    Baseline base = parse_baseline(baseline, options.baseline_name);
-    CurrentSuite cur = parse_current(current, options.current_name);
-
-    std::map<Key, Row> rows;  // sorted by (scenario, strategy): the report reads like the suite's
-    std::size_t filtered_out = 0;
+Cells pair_cells(const Baseline& base, const CurrentSuite& cur) {
+    Cells cells;
+    auto& rows = cells.rows;
     for (const auto& b : base.runs) {
         // A suite run with --scenario/--strategy is compared with the part of the baseline it
         // selected: what it left out is not missing.
         if (!cur.includes({b.scenario, b.strategy})) {
-            ++filtered_out;
+            ++cells.filtered_out;
             continue;
         }
         Row& r = rows[{b.scenario, b.strategy}];
@@ -525,11 +527,10 @@ GateResult run_gate(const json& baseline, const json& current, const GateOptions
         r.key = {c.scenario, c.strategy};
         r.cur = &c;
     }
-    std::size_t skipped = 0;
     for (const auto& [key, why] : cur.skipped) {
         if (auto it = rows.find(key); it != rows.end() && !it->second.cur) {
             it->second.skipped = why;
-            ++skipped;
+            ++cells.skipped;
         }
     }
     for (const auto& [key, error] : cur.failed) {
@@ -537,81 +538,105 @@ GateResult run_gate(const json& baseline, const json& current, const GateOptions
         r.key = key;
         r.failed = error;
     }
-    for (auto& [key, r] : rows)
-        judge_outcome(r);
-    std::vector<std::string> notes;
-    std::vector<std::string> diagnosis;  // --verbose only
+    return cells;
+}
+
+// Whether the two machines can be compared through their yardsticks, and the notes that say why
+// not; `diagnosis` is for --verbose only.
+struct MachineComparison {
     std::optional<Yardsticks> yardsticks;
+    std::vector<std::string> notes;
+    std::vector<std::string> diagnosis;
+};
+
+MachineComparison compare_machines(const Baseline& base, const CurrentSuite& cur) {
+    MachineComparison m;
     if (!base.yardstick) {
-        notes.push_back(
+        m.notes.push_back(
             "the baseline has no machine yardstick: throughput is compared to other "
             "strategies only, so a slowdown of every strategy cannot be seen (refresh "
             "the baseline)");
     } else if (!cur.yardstick) {
-        notes.push_back(
+        m.notes.push_back(
             "this suite measured no machine yardstick (--no-yardstick): throughput is "
             "compared to other strategies only");
     } else if (base.yardstick->reference().connections != cur.yardstick->reference().connections) {
-        notes.push_back(
+        m.notes.push_back(
             "the yardsticks were measured at different connection counts: not "
             "compared");
     } else {
-        yardsticks = Yardsticks{base.yardstick->reference(), cur.yardstick->reference()};
+        m.yardsticks = Yardsticks{base.yardstick->reference(), cur.yardstick->reference()};
     }
     // For a person reading a failure: did our own connection layer change, or the machine?
     if (base.yardstick && cur.yardstick && base.yardstick->lockbench_cycles_per_s &&
         cur.yardstick->lockbench_cycles_per_s) {
         const double b = *base.yardstick->lockbench_cycles_per_s;
         const double c = *cur.yardstick->lockbench_cycles_per_s;
-        diagnosis.push_back(
+        m.diagnosis.push_back(
             "lockbench's own connection doing the yardstick's two commands on one connection: "
             "baseline " +
             num(std::round(b)) + ", current " + num(std::round(c)) + " cycles/s (" +
             (b > 0 ? signed_pct(c / b - 1) : std::string("-")) +
             "); shown to tell a slower connection layer from a slower machine, not judged");
     }
+    return m;
+}
+
+void compare_each_scenario(std::map<Key, Row>& rows, const std::optional<Yardsticks>& yardsticks,
+                           const GateOptions& options) {
     std::map<std::string, std::vector<Row*>> by_scenario;
     for (auto& [key, r] : rows)
         by_scenario[key.first].push_back(&r);
     for (const auto& [scenario, scenario_rows] : by_scenario)
         compare_scenario(scenario_rows, yardsticks, options);
+}
 
-    std::size_t problems = cur.interrupted ? 1 : 0;
-    if (base.quick != cur.quick) {
-        notes.push_back(std::string("the baseline is from a ") + (base.quick ? "quick" : "full") +
-                        " suite, this run is " + (cur.quick ? "quick" : "full") +
-                        ": throughput compares runs of different lengths");
-    }
+// What the verdict line counts.
+struct Tally {
+    std::size_t problems = 0;
     std::size_t within_noise = 0, changed_expectation = 0, fresh = 0, not_a_slowdown = 0;
-    for (const auto& [key, r] : rows) {
-        problems += r.problems().size();
-        within_noise += r.has(Kind::WithinNoise) && !r.has(Kind::Slower);
-        changed_expectation += r.has(Kind::ChangedExpectation);
-        fresh += r.has(Kind::New);
-        not_a_slowdown += r.has(Kind::NotASlowdown);
-    }
+};
 
-    GateResult result;
-    result.pass = problems == 0;
+Tally tally(const std::map<Key, Row>& rows, bool interrupted) {
+    Tally t;
+    t.problems = interrupted ? 1 : 0;
+    for (const auto& [key, r] : rows) {
+        t.problems += r.problems().size();
+        t.within_noise += r.has(Kind::WithinNoise) && !r.has(Kind::Slower);
+        t.changed_expectation += r.has(Kind::ChangedExpectation);
+        t.fresh += r.has(Kind::New);
+        t.not_a_slowdown += r.has(Kind::NotASlowdown);
+    }
+    return t;
+}
+
+// First the verdict and its counts, in one line: what a CI log shows when it is folded.
+std::string verdict_line(const Cells& cells, const Tally& t, bool interrupted) {
     std::ostringstream out;
-    // First the verdict and its counts, in one line: what a CI log shows when it is folded.
-    out << "gate " << (result.pass ? "PASS" : "FAIL") << ": " << rows.size()
-        << (rows.size() == 1 ? " cell, " : " cells, ") << problems
-        << (problems == 1 ? " problem" : " problems");
-    if (problems > 0)
-        out << " (" << problem_counts(rows, cur.interrupted) << ")";
+    out << "gate " << (t.problems == 0 ? "PASS" : "FAIL") << ": " << cells.rows.size()
+        << (cells.rows.size() == 1 ? " cell, " : " cells, ") << t.problems
+        << (t.problems == 1 ? " problem" : " problems");
+    if (t.problems > 0)
+        out << " (" << problem_counts(cells.rows, interrupted) << ")";
     const std::pair<std::size_t, const char*> counts[] = {
-        {within_noise, " slower within noise"},
-        {not_a_slowdown, " slower only against a reference that got faster"},
-        {changed_expectation,
-         changed_expectation == 1 ? " expectation changed" : " expectations changed"},
-        {fresh, " new"},
-        {skipped, " skipped on this machine"}};
+        {t.within_noise, " slower within noise"},
+        {t.not_a_slowdown, " slower only against a reference that got faster"},
+        {t.changed_expectation,
+         t.changed_expectation == 1 ? " expectation changed" : " expectations changed"},
+        {t.fresh, " new"},
+        {cells.skipped, " skipped on this machine"}};
     for (const auto& [n, what] : counts) {
         if (n > 0)
             out << ", " << n << what;
     }
     out << "\n";
+    return out.str();
+}
+
+// "compared current.json (quick suite, unfiltered) with baseline.json (full suite, created …)"
+std::string compared_line(const Baseline& base, const CurrentSuite& cur, std::size_t filtered_out,
+                          const GateOptions& options) {
+    std::ostringstream out;
     out << "compared " << options.current_name << " (" << (cur.quick ? "quick" : "full")
         << " suite";
     if (cur.filtered()) {
@@ -622,14 +647,17 @@ GateResult run_gate(const json& baseline, const json& current, const GateOptions
     }
     out << ") with " << options.baseline_name << " (" << (base.quick ? "quick" : "full")
         << " suite, created " << base.created << ")\n";
-    if (cur.interrupted)
-        out << "INTERRUPTED: the suite run did not finish\n";
-    for (const auto& n : notes)
-        out << "note: " << n << "\n";
+    return out.str();
+}
+
+// The cells: with --verbose a table of every one, else those that changed or failed in words
+// (the new ones of a scenario on one line); the legend whenever a cell is shown.
+std::string cells_text(const std::map<Key, Row>& rows, const MachineComparison& machines,
+                       const GateOptions& options) {
+    std::ostringstream out;
     bool shown = false;
-    json rows_json = json::array();
     if (options.verbose) {
-        for (const auto& d : diagnosis)
+        for (const auto& d : machines.diagnosis)
             out << "note: " << d << "\n";
         char header[256];
         std::snprintf(header, sizeof header, "%-36s %-15s %9s %9s %8s %10s %13s %10s  %s\n",
@@ -659,17 +687,24 @@ GateResult run_gate(const json& baseline, const json& current, const GateOptions
         }
     }
     if (shown)
-        out << legend(yardsticks, options);
-    for (const auto& [key, r] : rows)
+        out << legend(machines.yardsticks, options);
+    return out.str();
+}
+
+// The gate's result as data (--json): the same verdict, counts and rows as the report.
+json gate_json(const Baseline& base, const CurrentSuite& cur, const Cells& cells, const Tally& t,
+               const MachineComparison& machines, const GateOptions& options) {
+    json rows_json = json::array();
+    for (const auto& [key, r] : cells.rows)
         rows_json.push_back(row_json(r));
-    result.report = out.str();
     json filter = nullptr;
     if (cur.filtered())
         filter = {{"scenarios", cur.scenario_filter}, {"strategies", cur.strategy_filter}};
-    result.json = {
-        {"pass", result.pass},
-        {"problems", problems},
-        {"skipped", skipped},
+    const auto& yardsticks = machines.yardsticks;
+    return {
+        {"pass", t.problems == 0},
+        {"problems", t.problems},
+        {"skipped", cells.skipped},
         {"interrupted", cur.interrupted},
         {"max_drop_pct", options.max_drop_pct},
         {"noise_factor", options.noise_factor},
@@ -677,13 +712,44 @@ GateResult run_gate(const json& baseline, const json& current, const GateOptions
         {"baseline",
          {{"file", options.baseline_name}, {"created", base.created}, {"quick", base.quick}}},
         {"current", {{"file", options.current_name}, {"quick", cur.quick}, {"filter", filter}}},
-        {"left_out_by_filter", filtered_out},
+        {"left_out_by_filter", cells.filtered_out},
         {"yardstick", yardsticks ? json{{"connections", yardsticks->base.connections},
                                         {"baseline_cycles_per_s", yardsticks->base.cycles_per_s},
                                         {"current_cycles_per_s", yardsticks->cur.cycles_per_s}}
                                  : json(nullptr)},
-        {"notes", notes},
+        {"notes", machines.notes},
         {"rows", rows_json}};
+}
+
+}  // namespace
+
+GateResult run_gate(const json& baseline, const json& current, const GateOptions& options) {
+    Baseline base = parse_baseline(baseline, options.baseline_name);
+    CurrentSuite cur = parse_current(current, options.current_name);
+
+    Cells cells = pair_cells(base, cur);
+    for (auto& [key, r] : cells.rows)
+        judge_outcome(r);
+    MachineComparison machines = compare_machines(base, cur);
+    compare_each_scenario(cells.rows, machines.yardsticks, options);
+    if (base.quick != cur.quick) {
+        machines.notes.push_back(std::string("the baseline is from a ") +
+                                 (base.quick ? "quick" : "full") + " suite, this run is " +
+                                 (cur.quick ? "quick" : "full") +
+                                 ": throughput compares runs of different lengths");
+    }
+    const Tally t = tally(cells.rows, cur.interrupted);
+
+    GateResult result;
+    result.pass = t.problems == 0;
+    std::string report = verdict_line(cells, t, cur.interrupted) +
+                         compared_line(base, cur, cells.filtered_out, options);
+    if (cur.interrupted)
+        report += "INTERRUPTED: the suite run did not finish\n";
+    for (const auto& n : machines.notes)
+        report += "note: " + n + "\n";
+    result.report = report + cells_text(cells.rows, machines, options);
+    result.json = gate_json(base, cur, cells, t, machines, options);
     return result;
 }
 

@@ -233,149 +233,328 @@ json repeated_row(const Workload& w, const std::vector<PairRun>& done, int repea
         {"attempts", 1},
         {"wall_s", wall_s}};
 }
-}  // namespace
-
-SuiteOutcome run_suite(const SuiteOptions& options) {
-    if (options.repeat < 1)
-        throw WorkloadError("--repeat must be 1 or more");
-    if (options.repeat > 1 && options.retries > 0) {
-        throw WorkloadError(
-            "--retries runs a pair again until it is as expected, --repeat counts how often it "
-            "is: give one of them");
-    }
-    for (const auto& s : options.strategies) {
-        if (!find_strategy(s))
-            throw WorkloadError("--strategy: unknown '" + s + "'");
-    }
+// Every .json in the scenarios folder, in name order.
+std::vector<fs::path> scenario_files(const fs::path& scenarios_dir) {
     std::vector<fs::path> files;
     std::error_code ec;
-    for (const auto& entry : fs::directory_iterator(options.scenarios_dir, ec)) {
+    for (const auto& entry : fs::directory_iterator(scenarios_dir, ec)) {
         if (entry.path().extension() == ".json")
             files.push_back(entry.path());
     }
     if (ec)
-        throw WorkloadError(options.scenarios_dir.string() + ": " + ec.message());
+        throw WorkloadError(scenarios_dir.string() + ": " + ec.message());
     std::sort(files.begin(), files.end());
+    return files;
+}
 
-    // Load and check everything first: a bad scenario fails the suite before any server starts.
-    std::vector<Planned> plan;
+bool selected(const std::vector<std::string>& chosen, const std::string& name) {
+    return chosen.empty() || std::find(chosen.begin(), chosen.end(), name) != chosen.end();
+}
+
+// The user's servers (--redis, --inventory): what a pair needs of them that they lack. What they
+// are (a cluster node or not, with replicas or not) is asked once, at the first pair that needs
+// to know.
+class ExternalServers {
+  public:
+    explicit ExternalServers(const SuiteOptions& options)
+        : options_(options),
+          endpoints_(options.inventory ? options.inventory->master_endpoints() : options.redis) {}
+
+    bool given() const { return !endpoints_.empty(); }
+
+    // Why `as_run` cannot run on them ("" = it can); a bad scenario is still an error later.
+    std::string why_not(const Workload& as_run) {
+        std::string skip = why_it_cannot_run({.workload = as_run,
+                                              .redis = options_.redis,
+                                              .inventory = options_.inventory,
+                                              .zookeeper = options_.zookeeper});
+        const StrategyInfo* info = find_strategy(as_run.strategy);
+        if (skip.empty()) {
+            if (!is_cluster_)
+                is_cluster_ = is_cluster_node(endpoints_.front());
+            const bool wants_cluster = as_run.topology.kind == TopologyKind::Cluster;
+            if (wants_cluster && !*is_cluster_)
+                skip = "a Redis Cluster scenario, and --redis names no cluster node";
+            if (!wants_cluster && *is_cluster_)
+                skip =
+                    "locks on one Redis, and --redis names a Redis Cluster (its "
+                    "scenarios are the cluster-* ones)";
+        }
+        if (skip.empty() && info && info->capabilities.needs_replicas &&
+            as_run.topology.kind != TopologyKind::Cluster) {
+            if (!no_replicas_)
+                no_replicas_ = probe_replicas();
+            skip = *no_replicas_;
+        }
+        return skip;
+    }
+
+  private:
+    // "" when the first server has the replicas the strategy waits for, else why not.
+    std::string probe_replicas() const {
+        Deployment probe;
+        probe.embedded = false;
+        probe.endpoints = {endpoints_.at(0)};
+        try {
+            probe.check_replicas(StrategyOptions{}.wait_replicas);
+        } catch (const EnvironmentError& e) {
+            return e.what();
+        }
+        return "";
+    }
+
+    const SuiteOptions& options_;
+    std::vector<Endpoint> endpoints_;
+    std::optional<bool> is_cluster_;
+    std::optional<std::string> no_replicas_;
+};
+
+// Why this machine cannot run `as_run` ("" = it can); throws WorkloadError for a bad scenario.
+std::string why_skipped(Workload& as_run, ExternalServers& external) {
+    std::string skip;
+    // On the user's servers: what cannot run there is skipped, saying why (a bad scenario is
+    // still an error below).
+    if (external.given())
+        skip = external.why_not(as_run);
+    if (skip.empty()) {
+        // A lock library this machine lacks (no npm ci, no JVM) is skipped, saying what is
+        // missing; the scenario still runs for every strategy that is here.
+        try {
+            find_strategy(as_run.strategy);
+        } catch (const AdapterUnavailable& e) {
+            skip = e.what();
+        }
+    }
+    if (skip.empty())
+        as_run.validate();
+    // Hosts in network namespaces need root: without it such a scenario is skipped, saying so in
+    // one line, and never counted as passed.
+    if (skip.empty() && as_run.topology.in_namespaces())
+        skip = network_lab_unavailable();
+    return skip;
+}
+
+// Every (scenario, strategy) pair the options select, loaded and checked first: a bad scenario
+// fails the suite before any server starts.
+std::vector<Planned> plan_pairs(const SuiteOptions& options, const std::vector<fs::path>& files) {
     if (!options.redis.empty() && options.inventory)
         throw WorkloadError("--redis and --inventory both name the servers: give one");
-    const std::vector<Endpoint> external_endpoints =
-        options.inventory ? options.inventory->master_endpoints() : options.redis;
-    const bool external = !external_endpoints.empty();
-    bool replicas_checked = false;
-    std::string no_replicas;
-    // --redis names a Redis Cluster or not: the scenarios of the other kind are skipped.
-    std::optional<bool> external_is_cluster;
+    ExternalServers external(options);
+    std::vector<Planned> plan;
     for (const auto& f : files) {
         Workload w = Workload::load(f);
-        if (!options.scenarios.empty() &&
-            std::find(options.scenarios.begin(), options.scenarios.end(), w.name) ==
-                options.scenarios.end()) {
+        if (!selected(options.scenarios, w.name))
             continue;
-        }
         for (const auto& [strategy, expected] : w.expect) {
-            if (!options.strategies.empty() &&
-                std::find(options.strategies.begin(), options.strategies.end(), strategy) ==
-                    options.strategies.end()) {
+            if (!selected(options.strategies, strategy))
                 continue;
-            }
             Workload as_run = w;
             as_run.strategy = strategy;
             // A demonstration keeps its own length: its faults and bounds are timed to it.
             if (options.quick && as_run.faults.empty())
                 as_run.duration_s = std::min(as_run.duration_s, kQuickDuration);
-            std::string skip;
-            if (external) {
-                // On the user's servers: what cannot run there is skipped, saying why (a bad
-                // scenario is still an error below).
-                skip = why_it_cannot_run({.workload = as_run,
-                                          .redis = options.redis,
-                                          .inventory = options.inventory,
-                                          .zookeeper = options.zookeeper});
-                const StrategyInfo* info = find_strategy(strategy);
-                if (skip.empty() && !external_endpoints.empty()) {
-                    if (!external_is_cluster)
-                        external_is_cluster = is_cluster_node(external_endpoints.front());
-                    const bool wants_cluster = as_run.topology.kind == TopologyKind::Cluster;
-                    if (wants_cluster && !*external_is_cluster)
-                        skip = "a Redis Cluster scenario, and --redis names no cluster node";
-                    if (!wants_cluster && *external_is_cluster)
-                        skip =
-                            "locks on one Redis, and --redis names a Redis Cluster (its "
-                            "scenarios are the cluster-* ones)";
-                }
-                if (skip.empty() && info && info->capabilities.needs_replicas &&
-                    as_run.topology.kind != TopologyKind::Cluster) {
-                    if (!replicas_checked) {
-                        replicas_checked = true;
-                        Deployment probe;
-                        probe.embedded = false;
-                        probe.endpoints = {external_endpoints.at(0)};
-                        try {
-                            probe.check_replicas(StrategyOptions{}.wait_replicas);
-                        } catch (const EnvironmentError& e) {
-                            no_replicas = e.what();
-                        }
-                    }
-                    skip = no_replicas;
-                }
-            }
-            if (skip.empty()) {
-                // A lock library this machine lacks (no npm ci, no JVM) is skipped, saying what
-                // is missing; the scenario still runs for every strategy that is here.
-                try {
-                    find_strategy(strategy);
-                } catch (const AdapterUnavailable& e) {
-                    skip = e.what();
-                }
-            }
-            if (skip.empty())
-                as_run.validate();
-            // Hosts in network namespaces need root: without it such a scenario is skipped,
-            // saying so in one line, and never counted as passed.
-            if (skip.empty() && as_run.topology.in_namespaces())
-                skip = network_lab_unavailable();
+            std::string skip = why_skipped(as_run, external);
             plan.push_back({std::move(as_run), f, skip});
         }
     }
     if (plan.empty())
         throw WorkloadError("no scenario matches the given --strategy/--scenario");
+    return plan;
+}
 
-    SuiteOutcome outcome;
-    // Like a run, a suite appears whole or not at all (an interrupted suite says so inside).
-    ResultFolder folder(options.out_dir, "suite-" + utc_stamp());
-    const fs::path& tmp = folder.tmp();
-
-    const bool terminal = options.progress == SuiteProgress::Terminal;
-    // What a line that must stay starts with: on a terminal, the progress line is wiped first.
-    const char* wipe = terminal ? "\r\x1b[K" : "";
-    const auto say = [&](const std::string& what) {
-        if (terminal)
-            std::fprintf(stderr, "\r\x1b[K%s", what.c_str());
-        else if (options.progress == SuiteProgress::Lines)
-            std::fprintf(stderr, "%s\n", what.c_str());
-    };
-
-    std::optional<Yardstick> yardstick;
-    if (options.yardstick) {
-        // Off a terminal a line stays: said once measured, so that a machine that cannot be
-        // measured (no redis-server) says one line, the reason.
-        if (terminal)
-            say("measuring the machine (redis-benchmark)");
-        yardstick = measure_yardstick();
-        if (!terminal)
-            say("measured the machine (redis-benchmark)");
-    }
-
+// What the runs leave for suite.json, and how they went.
+struct SuiteRows {
     json runs = json::array();
     json skipped = json::array();
     json failed = json::array();
     json interrupted_run = nullptr;
     bool all_ok = true;
+    bool interrupted = false;
+    int failure_exit_code = 0;
+};
+
+// Runs the planned pairs into the suite's hidden folder, saying on stderr what it does.
+class SuiteRunner {
+  public:
+    SuiteRunner(const SuiteOptions& options, const fs::path& tmp)
+        : options_(options),
+          tmp_(tmp),
+          terminal_(options.progress == SuiteProgress::Terminal),
+          wipe_(terminal_ ? "\r\x1b[K" : "") {}
+
+    SuiteRows rows;
+
+    std::optional<Yardstick> measure_machine() {
+        if (!options_.yardstick)
+            return std::nullopt;
+        // Off a terminal a line stays: said once measured, so that a machine that cannot be
+        // measured (no redis-server) says one line, the reason.
+        if (terminal_)
+            say("measuring the machine (redis-benchmark)");
+        Yardstick yardstick = measure_yardstick();
+        if (!terminal_)
+            say("measured the machine (redis-benchmark)");
+        return yardstick;
+    }
+
+    // Measured again after the runs: a machine whose load changed meanwhile shows it as noise.
+    void measure_machine_again(std::optional<Yardstick>& yardstick) {
+        if (!yardstick || rows.interrupted)
+            return;
+        say("measuring the machine again (redis-benchmark)");
+        try {
+            yardstick->absorb(measure_yardstick());
+        } catch (const EnvironmentError& e) {
+            // The runs are done and kept: the first measurement stands alone, saying so.
+            std::fprintf(stderr, "%sthe machine could not be measured again: %s\n", wipe_,
+                         e.what());
+        }
+    }
+
+    void run_each_once(const std::vector<Planned>& plan) {
+        for (std::size_t i = 0; i < plan.size(); ++i) {
+            if (options_.interrupt && options_.interrupt->load()) {
+                rows.interrupted = true;
+                break;
+            }
+            const auto& p = plan[i];
+            if (!p.skip.empty()) {
+                skip(p);
+                continue;
+            }
+            const std::string counter = "[" + std::to_string(i + 1) + "/" +
+                                        std::to_string(plan.size()) + "] " + p.workload.name +
+                                        " x " + p.workload.strategy;
+            if (terminal_)
+                say(counter);
+            PairRun done =
+                attempt(p, p.workload.name + "." + p.workload.strategy, options_.retries);
+            if (!done.failure.is_null()) {
+                rows.failed.push_back(done.failure);
+                rows.failure_exit_code = std::max(rows.failure_exit_code, done.exit_code);
+                rows.all_ok = false;
+                continue;
+            }
+            if (!done.interrupted.is_null()) {
+                rows.interrupted_run = done.interrupted;
+                rows.interrupted = true;
+                break;
+            }
+            rows.all_ok = rows.all_ok && done.row["as_expected"] == true;
+            said(counter, done.row);
+            rows.runs.push_back(std::move(done.row));
+        }
+    }
+
+    // Round r runs every pair once, starting r pairs further on: a burst of machine noise falls on
+    // the pairs alike, and no pair always runs first on a cold machine.
+    void run_in_rounds(const std::vector<Planned>& plan) {
+        std::vector<std::vector<PairRun>> done_of(plan.size());
+        std::vector<json> failure_of(plan.size());
+        std::size_t to_run = 0;
+        for (const auto& p : plan) {
+            if (!p.skip.empty())
+                skip(p);
+            else
+                to_run += static_cast<std::size_t>(options_.repeat);
+        }
+        std::size_t started = 0;
+        for (int round = 0; round < options_.repeat && !rows.interrupted; ++round) {
+            for (std::size_t k = 0; k < plan.size(); ++k) {
+                const std::size_t i = (k + static_cast<std::size_t>(round)) % plan.size();
+                const auto& p = plan[i];
+                if (!p.skip.empty())
+                    continue;
+                if (!failure_of[i].is_null()) {
+                    // A pair that could not run once is that pair's error; its rate would not
+                    // be one of its planned runs.
+                    ++started;
+                    continue;
+                }
+                if (options_.interrupt && options_.interrupt->load()) {
+                    rows.interrupted = true;
+                    break;
+                }
+                ++started;
+                const std::string counter = "[" + std::to_string(started) + "/" +
+                                            std::to_string(to_run) + "] " + p.workload.name +
+                                            " x " + p.workload.strategy + ", round " +
+                                            std::to_string(round + 1);
+                if (terminal_)
+                    say(counter);
+                PairRun done = attempt(
+                    p,
+                    p.workload.name + "." + p.workload.strategy + ".r" + std::to_string(round + 1),
+                    0);
+                if (!done.failure.is_null()) {
+                    done.failure["round"] = round + 1;
+                    failure_of[i] = std::move(done.failure);
+                    rows.failure_exit_code = std::max(rows.failure_exit_code, done.exit_code);
+                    continue;
+                }
+                if (!done.interrupted.is_null()) {
+                    rows.interrupted_run = done.interrupted;
+                    rows.interrupted = true;
+                    break;
+                }
+                said(counter, done.row);
+                done_of[i].push_back(std::move(done));
+            }
+        }
+        for (std::size_t i = 0; i < plan.size(); ++i) {
+            if (!failure_of[i].is_null()) {
+                // Its runs that finished are named, so no folder in the suite is unaccounted for.
+                json dirs = json::array();
+                for (const auto& d : done_of[i])
+                    dirs.push_back(d.row["dir"]);
+                failure_of[i]["dirs"] = dirs;
+                rows.failed.push_back(std::move(failure_of[i]));
+                rows.all_ok = false;
+            } else if (!done_of[i].empty()) {
+                json row = repeated_row(plan[i].workload, done_of[i], options_.repeat);
+                rows.all_ok = rows.all_ok && row["as_expected"] == true;
+                rows.runs.push_back(std::move(row));
+            }
+        }
+    }
+
+    // The progress line ends with the runs: what follows starts on a clean line.
+    void finish_progress() const {
+        if (terminal_)
+            std::fprintf(stderr, "\r\x1b[K");
+    }
+
+  private:
+    void say(const std::string& what) const {
+        if (terminal_)
+            std::fprintf(stderr, "\r\x1b[K%s", what.c_str());
+        else if (options_.progress == SuiteProgress::Lines)
+            std::fprintf(stderr, "%s\n", what.c_str());
+    }
+
+    // "[3/40] t1-holder-paused x set_nx_px: as expected (attempt 2) (4.1 s)"
+    void said(const std::string& counter, const json& row) const {
+        if (options_.progress != SuiteProgress::Lines)
+            return;
+        char took[32];
+        std::snprintf(took, sizeof took, " (%.1f s)", row["wall_s"].get<double>());
+        const int attempts = row["attempts"].get<int>();
+        say(counter + ": " +
+            (row["as_expected"].is_null()     ? std::string("UNKNOWN")
+             : row["as_expected"].get<bool>() ? std::string("as expected")
+                                              : std::string("UNEXPECTED")) +
+            (attempts > 1 ? " (attempt " + std::to_string(attempts) + ")" : "") + took);
+    }
+
+    void skip(const Planned& p) {
+        std::fprintf(stderr, "%sskipped: %s x %s: %s\n", wipe_, p.workload.name.c_str(),
+                     p.workload.strategy.c_str(), p.skip.c_str());
+        rows.skipped.push_back(
+            {{"scenario", p.workload.name}, {"strategy", p.workload.strategy}, {"reason", p.skip}});
+    }
+
     // One run of a pair: its row (and what repeated runs judge together), or its failure.
-    const auto attempt = [&](const Planned& p, const std::string& label, int retries) {
+    PairRun attempt(const Planned& p, const std::string& label, int retries) const {
         PairRun done;
         const auto started = std::chrono::steady_clock::now();
         const auto wall_s = [&] {
@@ -383,11 +562,11 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
                 .count();
         };
         RunOptions ro{.workload = p.workload,
-                      .redis = options.redis,
-                      .inventory = options.inventory,
-                      .zookeeper = options.zookeeper,
-                      .out_dir = tmp,
-                      .interrupt = options.interrupt,
+                      .redis = options_.redis,
+                      .inventory = options_.inventory,
+                      .zookeeper = options_.zookeeper,
+                      .out_dir = tmp_,
+                      .interrupt = options_.interrupt,
                       .label = label};
         RunOutcome r;
         int attempts = 1;
@@ -405,7 +584,7 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
             // One run that could not be done (the machine, the disk, a bug) is that run's
             // error: the runs before it and after it are kept and written.
             const RunFailure failure = run_failure(std::current_exception());
-            std::fprintf(stderr, "%sfailed: %s x %s: %s\n", wipe, p.workload.name.c_str(),
+            std::fprintf(stderr, "%sfailed: %s x %s: %s\n", wipe_, p.workload.name.c_str(),
                          p.workload.strategy.c_str(), failure.message.c_str());
             done.failure = {{"scenario", p.workload.name}, {"strategy", p.workload.strategy},
                             {"error", failure.message},    {"exit_code", failure.exit_code},
@@ -418,170 +597,79 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
             // no folder there is unaccounted for; it is no row, being no whole measurement.
             done.interrupted = {{"scenario", p.workload.name},
                                 {"strategy", p.workload.strategy},
-                                {"dir", fs::relative(r.dir, tmp).string()}};
+                                {"dir", fs::relative(r.dir, tmp_).string()}};
             return done;
         }
-        done.row = run_row(p.workload, r, fs::relative(r.dir, tmp), attempts, wall_s());
+        done.row = run_row(p.workload, r, fs::relative(r.dir, tmp_), attempts, wall_s());
         done.expected_terms = r.summary.value("expected_terms", json::array());
         const auto verdict = checker::Report::from_json(r.summary["verdict"]);
         for (const auto& check : verdict.checks)
             done.checks[check.name] = checker::to_json(check.verdict());
         return done;
-    };
-    // "[3/40] t1-holder-paused x set_nx_px: as expected (attempt 2) (4.1 s)"
-    const auto said = [&](const std::string& counter, const json& row) {
-        if (options.progress != SuiteProgress::Lines)
-            return;
-        char took[32];
-        std::snprintf(took, sizeof took, " (%.1f s)", row["wall_s"].get<double>());
-        const int attempts = row["attempts"].get<int>();
-        say(counter + ": " +
-            (row["as_expected"].is_null()     ? std::string("UNKNOWN")
-             : row["as_expected"].get<bool>() ? std::string("as expected")
-                                              : std::string("UNEXPECTED")) +
-            (attempts > 1 ? " (attempt " + std::to_string(attempts) + ")" : "") + took);
-    };
-    const auto skip = [&](const Planned& p) {
-        std::fprintf(stderr, "%sskipped: %s x %s: %s\n", wipe, p.workload.name.c_str(),
-                     p.workload.strategy.c_str(), p.skip.c_str());
-        skipped.push_back(
-            {{"scenario", p.workload.name}, {"strategy", p.workload.strategy}, {"reason", p.skip}});
-    };
+    }
 
-    if (options.repeat <= 1) {
-        for (std::size_t i = 0; i < plan.size(); ++i) {
-            if (options.interrupt && options.interrupt->load()) {
-                outcome.interrupted = true;
-                break;
-            }
-            const auto& p = plan[i];
-            if (!p.skip.empty()) {
-                skip(p);
-                continue;
-            }
-            const std::string counter = "[" + std::to_string(i + 1) + "/" +
-                                        std::to_string(plan.size()) + "] " + p.workload.name +
-                                        " x " + p.workload.strategy;
-            if (terminal)
-                say(counter);
-            PairRun done = attempt(p, p.workload.name + "." + p.workload.strategy, options.retries);
-            if (!done.failure.is_null()) {
-                failed.push_back(done.failure);
-                outcome.failure_exit_code = std::max(outcome.failure_exit_code, done.exit_code);
-                all_ok = false;
-                continue;
-            }
-            if (!done.interrupted.is_null()) {
-                interrupted_run = done.interrupted;
-                outcome.interrupted = true;
-                break;
-            }
-            all_ok = all_ok && done.row["as_expected"] == true;
-            said(counter, done.row);
-            runs.push_back(std::move(done.row));
-        }
-    } else {
-        // Round r runs every pair once, starting r pairs further on: a burst of machine noise
-        // falls on the pairs alike, and no pair always runs first on a cold machine.
-        std::vector<std::vector<PairRun>> done_of(plan.size());
-        std::vector<json> failure_of(plan.size());
-        std::size_t to_run = 0;
-        for (const auto& p : plan) {
-            if (!p.skip.empty())
-                skip(p);
-            else
-                to_run += static_cast<std::size_t>(options.repeat);
-        }
-        std::size_t started = 0;
-        for (int round = 0; round < options.repeat && !outcome.interrupted; ++round) {
-            for (std::size_t k = 0; k < plan.size(); ++k) {
-                const std::size_t i = (k + static_cast<std::size_t>(round)) % plan.size();
-                const auto& p = plan[i];
-                if (!p.skip.empty())
-                    continue;
-                if (!failure_of[i].is_null()) {
-                    // A pair that could not run once is that pair's error; its rate would not
-                    // be one of its planned runs.
-                    ++started;
-                    continue;
-                }
-                if (options.interrupt && options.interrupt->load()) {
-                    outcome.interrupted = true;
-                    break;
-                }
-                ++started;
-                const std::string counter = "[" + std::to_string(started) + "/" +
-                                            std::to_string(to_run) + "] " + p.workload.name +
-                                            " x " + p.workload.strategy + ", round " +
-                                            std::to_string(round + 1);
-                if (terminal)
-                    say(counter);
-                PairRun done = attempt(
-                    p,
-                    p.workload.name + "." + p.workload.strategy + ".r" + std::to_string(round + 1),
-                    0);
-                if (!done.failure.is_null()) {
-                    done.failure["round"] = round + 1;
-                    failure_of[i] = std::move(done.failure);
-                    outcome.failure_exit_code = std::max(outcome.failure_exit_code, done.exit_code);
-                    continue;
-                }
-                if (!done.interrupted.is_null()) {
-                    interrupted_run = done.interrupted;
-                    outcome.interrupted = true;
-                    break;
-                }
-                said(counter, done.row);
-                done_of[i].push_back(std::move(done));
-            }
-        }
-        for (std::size_t i = 0; i < plan.size(); ++i) {
-            if (!failure_of[i].is_null()) {
-                // Its runs that finished are named, so no folder in the suite is unaccounted for.
-                json dirs = json::array();
-                for (const auto& d : done_of[i])
-                    dirs.push_back(d.row["dir"]);
-                failure_of[i]["dirs"] = dirs;
-                failed.push_back(std::move(failure_of[i]));
-                all_ok = false;
-            } else if (!done_of[i].empty()) {
-                json row = repeated_row(plan[i].workload, done_of[i], options.repeat);
-                all_ok = all_ok && row["as_expected"] == true;
-                runs.push_back(std::move(row));
-            }
-        }
-    }
-    // Measured again after the runs: a machine whose load changed meanwhile shows it as noise.
-    if (yardstick && !outcome.interrupted) {
-        say("measuring the machine again (redis-benchmark)");
-        try {
-            yardstick->absorb(measure_yardstick());
-        } catch (const EnvironmentError& e) {
-            // The runs are done and kept: the first measurement stands alone, saying so.
-            std::fprintf(stderr, "%sthe machine could not be measured again: %s\n", wipe, e.what());
-        }
-    }
-    if (terminal)
-        std::fprintf(stderr, "\r\x1b[K");
-    outcome.all_as_expected = all_ok && !outcome.interrupted;
+    const SuiteOptions& options_;
+    const fs::path& tmp_;
+    const bool terminal_;
+    // What a line that must stay starts with: on a terminal, the progress line is wiped first.
+    const char* const wipe_;
+};
+
+// suite.json: what ran, what failed, what was skipped, and what the suite was asked.
+json suite_table(const SuiteOptions& options, const SuiteRows& rows, bool all_as_expected,
+                 const std::optional<Yardstick>& yardstick) {
     // The gate compares a filtered suite with the part of the baseline it selected.
     json filter = nullptr;
     if (!options.scenarios.empty() || !options.strategies.empty())
         filter = {{"scenarios", options.scenarios}, {"strategies", options.strategies}};
-    outcome.table = {{"quick", options.quick},
-                     {"filter", filter},
-                     {"interrupted", outcome.interrupted},
-                     {"interrupted_run", interrupted_run},
-                     {"all_as_expected", outcome.all_as_expected},
-                     {"yardstick", yardstick ? yardstick->to_json() : json(nullptr)},
-                     {"runs", runs},
-                     {"failed", failed},
-                     {"skipped", skipped}};
+    json table = {{"quick", options.quick},
+                  {"filter", filter},
+                  {"interrupted", rows.interrupted},
+                  {"interrupted_run", rows.interrupted_run},
+                  {"all_as_expected", all_as_expected},
+                  {"yardstick", yardstick ? yardstick->to_json() : json(nullptr)},
+                  {"runs", rows.runs},
+                  {"failed", rows.failed},
+                  {"skipped", rows.skipped}};
     // Only a repeated suite says so: one without --repeat reads as it always has.
     if (options.repeat > 1)
-        outcome.table["repeat"] = options.repeat;
-    write_atomically(tmp / "suite.json", outcome.table.dump(2) + "\n");
-    write_atomically(tmp / "report.txt", format_table(outcome.table));
+        table["repeat"] = options.repeat;
+    return table;
+}
+}  // namespace
+
+SuiteOutcome run_suite(const SuiteOptions& options) {
+    if (options.repeat < 1)
+        throw WorkloadError("--repeat must be 1 or more");
+    if (options.repeat > 1 && options.retries > 0) {
+        throw WorkloadError(
+            "--retries runs a pair again until it is as expected, --repeat counts how often it "
+            "is: give one of them");
+    }
+    for (const auto& s : options.strategies) {
+        if (!find_strategy(s))
+            throw WorkloadError("--strategy: unknown '" + s + "'");
+    }
+    const std::vector<Planned> plan = plan_pairs(options, scenario_files(options.scenarios_dir));
+
+    // Like a run, a suite appears whole or not at all (an interrupted suite says so inside).
+    ResultFolder folder(options.out_dir, "suite-" + utc_stamp());
+    SuiteRunner runner(options, folder.tmp());
+    std::optional<Yardstick> yardstick = runner.measure_machine();
+    if (options.repeat <= 1)
+        runner.run_each_once(plan);
+    else
+        runner.run_in_rounds(plan);
+    runner.measure_machine_again(yardstick);
+    runner.finish_progress();
+
+    SuiteOutcome outcome;
+    outcome.interrupted = runner.rows.interrupted;
+    outcome.failure_exit_code = runner.rows.failure_exit_code;
+    outcome.all_as_expected = runner.rows.all_ok && !outcome.interrupted;
+    outcome.table = suite_table(options, runner.rows, outcome.all_as_expected, yardstick);
+    write_atomically(folder.tmp() / "suite.json", outcome.table.dump(2) + "\n");
+    write_atomically(folder.tmp() / "report.txt", format_table(outcome.table));
     outcome.dir = folder.commit();
     if (options.junit)
         write_atomically(*options.junit, junit_xml(outcome.table));
