@@ -124,7 +124,7 @@ TEST(WorkloadTest, EveryErrorNamesItsJsonPath) {
         {R"({"faults": {}})", "w.json: /faults: must be an array, not an object"},
         {R"({"expect": {"set_nx_px": "fine"}})",
          "w.json: /expect/set_nx_px: 'fine' is not safe, deadlocks, saves:fencing, safe:<check> or "
-         "violates:<check>[|<check>...] (checks: "
+         "violates:<check>[|<check>...], with `in >= K of N` after it for a rate (checks: "
          "mutual_exclusion, fencing, resource, liveness, linearizability, starvation)"},
         {R"({"faults": [{"fault": "meteor"}]})",
          "w.json: /faults/0/fault: must be one of "
