@@ -92,7 +92,8 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
                 skip = why_it_cannot_run({.workload = as_run,
                                           .redis = options.redis,
                                           .inventory = options.inventory,
-                                          .zookeeper = options.zookeeper});
+                                          .zookeeper = options.zookeeper,
+                                          .connections = options.connections});
                 const StrategyInfo* info = find_strategy(strategy);
                 if (skip.empty() && !external_endpoints.empty()) {
                     if (!external_is_cluster)
@@ -120,6 +121,14 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
                     }
                     skip = no_replicas;
                 }
+            }
+            if (skip.empty() && options.connections) {
+                // --connections: a scenario whose faults need one connection per client, or a
+                // strategy that does not use lockbench's Redis connections, is skipped.
+                Workload shared = as_run;
+                shared.connections = *options.connections;
+                if (shared.shares_connections())
+                    skip = why_it_cannot_run({.workload = shared});
             }
             if (skip.empty()) {
                 // A lock library this machine lacks (no npm ci, no JVM) is skipped, saying what
@@ -201,6 +210,7 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
                       .redis = options.redis,
                       .inventory = options.inventory,
                       .zookeeper = options.zookeeper,
+                      .connections = options.connections,
                       .out_dir = tmp,
                       .interrupt = options.interrupt,
                       .label = p.workload.name + "." + p.workload.strategy};
