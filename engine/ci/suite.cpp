@@ -267,7 +267,8 @@ class ExternalServers {
         std::string skip = why_it_cannot_run({.workload = as_run,
                                               .redis = options_.redis,
                                               .inventory = options_.inventory,
-                                              .zookeeper = options_.zookeeper});
+                                              .zookeeper = options_.zookeeper,
+                                              .connections = options_.connections});
         const StrategyInfo* info = find_strategy(as_run.strategy);
         if (skip.empty()) {
             if (!is_cluster_)
@@ -310,12 +311,21 @@ class ExternalServers {
 };
 
 // Why this machine cannot run `as_run` ("" = it can); throws WorkloadError for a bad scenario.
-std::string why_skipped(Workload& as_run, ExternalServers& external) {
+std::string why_skipped(Workload& as_run, ExternalServers& external,
+                        const std::optional<int>& connections) {
     std::string skip;
     // On the user's servers: what cannot run there is skipped, saying why (a bad scenario is
     // still an error below).
     if (external.given())
         skip = external.why_not(as_run);
+    if (skip.empty() && connections) {
+        // --connections: a scenario whose faults need one connection per client, or a strategy
+        // that does not use lockbench's Redis connections, is skipped.
+        Workload shared = as_run;
+        shared.connections = *connections;
+        if (shared.shares_connections())
+            skip = why_it_cannot_run({.workload = shared});
+    }
     if (skip.empty()) {
         // A lock library this machine lacks (no npm ci, no JVM) is skipped, saying what is
         // missing; the scenario still runs for every strategy that is here.
@@ -353,7 +363,7 @@ std::vector<Planned> plan_pairs(const SuiteOptions& options, const std::vector<f
             // A demonstration keeps its own length: its faults and bounds are timed to it.
             if (options.quick && as_run.faults.empty())
                 as_run.duration_s = std::min(as_run.duration_s, kQuickDuration);
-            std::string skip = why_skipped(as_run, external);
+            std::string skip = why_skipped(as_run, external, options.connections);
             plan.push_back({std::move(as_run), f, skip});
         }
     }
@@ -565,6 +575,7 @@ class SuiteRunner {
                       .redis = options_.redis,
                       .inventory = options_.inventory,
                       .zookeeper = options_.zookeeper,
+                      .connections = options_.connections,
                       .out_dir = tmp_,
                       .interrupt = options_.interrupt,
                       .label = label};

@@ -45,6 +45,9 @@ struct SuiteOptions {
     // topology lockbench must start, a fault on a process it cannot reach) is skipped, saying why.
     std::vector<Endpoint> redis;
     std::optional<Inventory> inventory;
+    // --connections: every run's clients share this many connections per server; a scenario
+    // whose faults need a connection per client is skipped, saying why.
+    std::optional<int> connections;
 };
 
 struct SuiteOutcome {

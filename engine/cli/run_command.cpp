@@ -180,7 +180,7 @@ int ramp_command(const RunFlags& f, const RunOptions& options) {
         throw WorkloadError("--clients-ramp takes --redis for your servers, not --inventory");
     if (!options.etcd.empty())
         throw WorkloadError("--clients-ramp does not take --etcd: run each client count");
-    RampOptions ramp{.workload = options.workload,
+    RampOptions ramp{.workload = workload_as_run(options),
                      .clients = parse_clients_ramp(f.clients_ramp),
                      .redis = options.redis,
                      .zookeeper = options.zookeeper,

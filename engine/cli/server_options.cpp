@@ -47,6 +47,11 @@ std::vector<Endpoint> parse_etcd_list(const std::string& list_text) {
 }
 
 void add_server_options(CLI::App& command, ServerFlags& flags, ServerOptionSet which) {
+    command.add_option("--connections", flags.connections,
+                       "Share N Redis connections per server among the clients, auto-pipelined "
+                       "(commands issued in the same event-loop turn go out in one write), as "
+                       "Redisson's and ioredis's clients do; default: one per client. Refuses "
+                       "faults that act on one client's own connection");
     command.add_option("--redis", flags.redis,
                        "Use existing Redis server(s) HOST[:PORT][,HOST[:PORT]...] (port 6379 "
                        "when none is given; also [redis[s]://][USER:PASSWORD@]HOST[:PORT] with "
@@ -82,6 +87,13 @@ void add_server_options(CLI::App& command, ServerFlags& flags, ServerOptionSet w
     command.add_option("--out", flags.out, "Results folder")->capture_default_str();
 }
 
+std::optional<int> connections_flag(const ServerFlags& flags) {
+    if (flags.connections && (*flags.connections < 1 || *flags.connections > 100'000))
+        throw WorkloadError("--connections: must be 1..100000, not " +
+                            std::to_string(*flags.connections));
+    return flags.connections;
+}
+
 RedisServers redis_servers(const ServerFlags& flags) {
     return open_redis_servers(flags.redis, flags.access);
 }
@@ -91,6 +103,7 @@ RedisServers apply_server_flags(const ServerFlags& flags, RunOptions& options) {
     options.inventory = load_inventory(flags.inventory);
     options.zookeeper = parse_zookeeper_list(flags.zookeeper);
     options.etcd = parse_etcd_list(flags.etcd);
+    options.connections = connections_flag(flags);
     RedisServers redis = redis_servers(flags);
     options.redis = redis.endpoints;
     return redis;

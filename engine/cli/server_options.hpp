@@ -27,6 +27,7 @@ struct ServerFlags {
     std::string zookeeper;
     std::string etcd;
     std::string out = "results";
+    std::optional<int> connections;  // --connections
 };
 
 // Which of the group a subcommand takes beside --redis, --password, --password-file,
@@ -39,14 +40,18 @@ struct ServerOptionSet {
 // Adds the group to `command`, bound to `flags`.
 void add_server_options(CLI::App& command, ServerFlags& flags, ServerOptionSet which = {});
 
-// The flags' servers into `options` (redis, inventory, zookeeper, etcd; a flag not given leaves
-// its field empty). The result keeps --redis's TLS tunnels up: keep it while the run lasts.
-// Throws WorkloadError naming the first bad flag, EnvironmentError when a tunnel cannot start.
+// The flags' servers into `options` (redis, inventory, zookeeper, etcd, connections; a flag not
+// given leaves its field empty). The result keeps --redis's TLS tunnels up: keep it while the run
+// lasts. Throws WorkloadError naming the first bad flag, EnvironmentError when a tunnel cannot
+// start.
 [[nodiscard]] RedisServers apply_server_flags(const ServerFlags& flags, RunOptions& options);
 
 // --redis with its user and password (--password, --password-file or $LOCKBENCH_REDIS_PASSWORD),
 // its TLS servers behind their tunnels (which live as long as the result).
 RedisServers redis_servers(const ServerFlags& flags);
+
+// --connections N (none when not given); throws WorkloadError outside 1..100000.
+std::optional<int> connections_flag(const ServerFlags& flags);
 
 // --inventory FILE: the user's deployment, node by node (engine/topology/inventory.hpp).
 std::optional<Inventory> load_inventory(const std::string& file);

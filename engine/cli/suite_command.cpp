@@ -32,6 +32,7 @@ int suite_command(SuiteFlags& f, const std::atomic<bool>* interrupt) {
     so.out_dir = f.server.out;
     so.zookeeper = parse_zookeeper_list(f.server.zookeeper);
     so.inventory = load_inventory(f.server.inventory);
+    so.connections = connections_flag(f.server);
     const RedisServers redis = redis_servers(f.server);
     so.redis = redis.endpoints;
     auto outcome = run_suite(so);

@@ -39,6 +39,7 @@ class CrashClient final : public Fault {
     explicit CrashClient(ObjectReader&) {}
     std::string_view name() const override { return "crash"; }
     bool targets_clients() const override { return true; }
+    bool needs_own_connection() const override { return true; }
     void apply_to_client(NemesisContext& ctx, SimulatedClient& client) override;
 };
 
@@ -87,6 +88,7 @@ class PartitionClient final : public Fault {
     explicit PartitionClient(ObjectReader& r);
     std::string_view name() const override { return "partition-client"; }
     bool targets_clients() const override { return true; }
+    bool needs_own_connection() const override { return true; }
     bool needs_zookeeper() const override { return true; }
     std::string point() const override { return point_; }
     void apply_to_client(NemesisContext& ctx, SimulatedClient& client) override;
@@ -106,6 +108,7 @@ class DelayWrite final : public Fault {
     explicit DelayWrite(ObjectReader& r);
     std::string_view name() const override { return "delay-write"; }
     bool targets_clients() const override { return true; }
+    bool needs_own_connection() const override { return true; }
     bool needs_separate_resource() const override { return true; }
     std::string point() const override { return std::string(kBeforeWrite); }
     void apply_to_client(NemesisContext& ctx, SimulatedClient& client) override;
@@ -122,6 +125,7 @@ class LoseReleaseReply final : public Fault {
     explicit LoseReleaseReply(ObjectReader&) {}
     std::string_view name() const override { return "lose-release-reply"; }
     bool targets_clients() const override { return true; }
+    bool needs_own_connection() const override { return true; }
     std::string point() const override { return std::string(kReleaseReply); }
     void apply_to_client(NemesisContext& ctx, SimulatedClient& client) override;
 };

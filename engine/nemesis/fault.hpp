@@ -133,6 +133,10 @@ class Fault {
     virtual bool needs_zookeeper() const { return needs_embedded_zookeeper(); }
     // Network faults act through a FaultProxy the run puts in front of every node.
     virtual bool needs_proxy() const { return false; }
+    // Acts on one client's own connection (drops it, loses or delays a reply on it, cuts it):
+    // with connections shared among clients (`--connections`) it would act on other clients
+    // too, so a run in shared mode refuses it.
+    virtual bool needs_own_connection() const { return false; }
     // Client faults act on one client, on that client's loop thread.
     virtual bool targets_clients() const { return false; }
     virtual void apply_to_client(NemesisContext&, SimulatedClient&) {}

@@ -497,6 +497,12 @@ void Nemesis::validate(const std::vector<std::unique_ptr<Fault>>& faults, const 
                                     "never fire");
             }
         }
+        if (f.needs_own_connection() && w.shares_connections()) {
+            throw WorkloadError(at + "'" + f.kind() + "' acts on one client's own connection and " +
+                                std::to_string(w.clients) + " clients share " +
+                                std::to_string(w.connections) +
+                                " (--connections): it needs one connection per client");
+        }
         if (f.needs_separate_resource() && !w.resource_server_separate) {
             throw WorkloadError(at + "'" + f.kind() +
                                 "' delays writes on the way to the resource's own server and "

@@ -11,10 +11,17 @@
 
 namespace lockbench {
 
+Workload workload_as_run(const RunOptions& options) {
+    Workload w = options.workload;
+    if (options.connections)
+        w.connections = *options.connections;
+    return w;
+}
+
 std::string why_it_cannot_run(const RunOptions& options) {
     try {
         const std::vector<Endpoint> external = external_servers(options);
-        Workload w = options.workload;
+        Workload w = workload_as_run(options);
         w.resolve(external.size());
         w.validate();
         auto faults = Nemesis::parse(w.faults, w.name);

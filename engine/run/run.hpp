@@ -36,6 +36,9 @@ struct RunOptions {
     // The user's etcd, every member's client endpoint (--etcd); empty: start one when the
     // strategy needs it.
     std::vector<Endpoint> etcd;
+    // --connections: Redis connections per server the clients share, in place of the workload's
+    // `connections` (0: one per client).
+    std::optional<int> connections;
     std::filesystem::path out_dir = "results";
     bool progress = false;                         // a live line on stderr
     const std::atomic<bool>* interrupt = nullptr;  // set by SIGINT/SIGTERM
@@ -58,6 +61,9 @@ struct RunOutcome {
     nlohmann::json summary;
     bool interrupted = false;
 };
+
+// The workload as `options` run it: --connections in place of the workload's own.
+Workload workload_as_run(const RunOptions& options);
 
 // Throws WorkloadError (exit 2), EnvironmentError (exit 4) or std::runtime_error.
 RunOutcome run_workload(const RunOptions& options);

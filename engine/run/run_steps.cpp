@@ -125,7 +125,7 @@ void WorkloadRun::deploy() {
     external = external_servers(options);
     if (options.inventory)
         inventory_masters = options.inventory->masters();
-    w = options.workload;
+    w = workload_as_run(options);
     w.resolve(external.size());
     w.validate();
     faults = Nemesis::parse(w.faults, w.name);
@@ -311,6 +311,8 @@ std::unique_ptr<Session> WorkloadRun::make_session(EventLoop& loop, int index, i
     auto session = std::make_unique<Session>(loop, endpoints, connection, id, std::move(clock));
     if (cluster)
         session->use_cluster(shard_tags);
+    if (w.shares_connections())
+        share_connections(*session, loop, index);
     if (resource_endpoint)
         session->set_resource_endpoint(*resource_endpoint);
     if (adapter_run)
@@ -361,6 +363,28 @@ std::string WorkloadRun::lock_service_name() const {
     if (!etcd_endpoints.empty())
         return "etcd";
     return "Redis";
+}
+
+// Client i runs on thread i % threads (client_threads.hpp), whose loop holds its share of the
+// N connections per server: N / threads, one more on the first N % threads threads. Its
+// clients take them in turn.
+void WorkloadRun::share_connections(Session& session, EventLoop& loop, int index) {
+    const auto threads = static_cast<std::size_t>(w.threads);
+    const auto total = static_cast<std::size_t>(w.connections);
+    const auto thread = static_cast<std::size_t>(index) % threads;
+    const std::size_t on_this_thread = total / threads + (thread < total % threads ? 1 : 0);
+    std::shared_ptr<SharedConnections> shared;
+    {
+        std::lock_guard lock(shared_connections_mutex);
+        auto& slot = shared_connections[&loop];
+        shared = slot.lock();
+        if (!shared) {
+            shared = std::make_shared<SharedConnections>(loop, endpoints, resource_endpoint,
+                                                         connection, on_this_thread);
+            slot = shared;
+        }
+    }
+    session.use_shared_connections(std::move(shared), static_cast<std::size_t>(index) / threads);
 }
 
 // The nemesis starts once every client is registered (a fault for client N at 0 s must find

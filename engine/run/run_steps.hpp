@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -27,6 +28,7 @@
 #include "engine/topology/deployment.hpp"
 #include "engine/topology/fault_proxy.hpp"
 #include "engine/topology/server_cleanup.hpp"
+#include "strategies/client/shared_connections.hpp"
 #include "strategies/external/adapter_registry.hpp"
 #include "strategies/external/external_strategy.hpp"
 #include "strategies/registry.hpp"
@@ -69,6 +71,7 @@ class WorkloadRun {
     ClientThreads::Placement placement();
     void wire_adapter();
     std::unique_ptr<Session> make_session(EventLoop& loop, int index, int incarnation, Clock clock);
+    void share_connections(Session& session, EventLoop& loop, int index);
     void wait_connected();
     std::string lock_service_name() const;
     void start_measuring();
@@ -114,6 +117,9 @@ class WorkloadRun {
     bool own_zookeeper_proxies = false;
     std::mutex zookeeper_proxies_mutex;
     std::vector<std::unique_ptr<FaultProxy>> zookeeper_proxies;
+    // --connections: each client thread's loop's shared connections, held by its sessions.
+    std::mutex shared_connections_mutex;
+    std::map<EventLoop*, std::weak_ptr<SharedConnections>> shared_connections;
     std::optional<AdapterSpec> adapter_spec;
     std::shared_ptr<AdapterRun> adapter_run;
     std::atomic<std::uint64_t> library_lost_signals{0};

@@ -137,6 +137,7 @@ Workload Workload::from_json(const json& j, const std::string& origin) {
     w.strategy = r.string("strategy", w.strategy);
     w.clients = static_cast<int>(r.integer("clients", w.clients, 1, 100'000));
     w.threads = static_cast<int>(r.integer("threads", w.threads, 1, 64));
+    w.connections = static_cast<int>(r.integer("connections", w.connections, 0, 100'000));
     w.keys = static_cast<int>(r.integer("keys", w.keys, 1, 10'000'000));
     if (const json* kd = r.find("key_distribution")) {
         if (kd->is_string() && kd->get<std::string>() == "uniform") {
@@ -336,6 +337,7 @@ json Workload::to_json() const {
         {"strategy", strategy},
         {"clients", clients},
         {"threads", threads},
+        {"connections", connections},
         {"keys", keys},
         {"key_distribution", key_distribution.to_json()},
         {"hold_ms", hold_ms.to_json()},
@@ -430,6 +432,28 @@ void Workload::validate() const {
             "resource_server: 'separate' runs on loopback beside lockbench, "
             "where the clients of topology 'sentinel' in their own namespace "
             "cannot reach it");
+    }
+    if (shares_connections()) {
+        const std::string shared = "connections: " + std::to_string(connections) + " shared by " +
+                                   std::to_string(clients) + " clients ";
+        if (info->capabilities.zookeeper || info->capabilities.etcd || find_adapter(strategy))
+            throw WorkloadError(shared + "are lockbench's own Redis connections, and " + strategy +
+                                " connects by itself (" +
+                                (info->capabilities.zookeeper ? "ZooKeeper"
+                                 : info->capabilities.etcd    ? "etcd"
+                                                              : "a lock library's process") +
+                                ")");
+        if (connections < threads)
+            throw WorkloadError(shared + "are fewer than the " + std::to_string(threads) +
+                                " threads: every thread needs at least one of its own");
+        if (topology.kind == TopologyKind::Cluster)
+            throw WorkloadError(shared +
+                                "are not built for topology 'cluster' (its client "
+                                "routes each key on connections of its own)");
+        if (topology.isolated_clients > 0)
+            throw WorkloadError(shared +
+                                "are not built for isolated_clients (those run on a "
+                                "thread and network of their own)");
     }
     if (topology.kind == TopologyKind::Sentinel) {
         if (info->capabilities.multi_node || info->capabilities.zookeeper) {

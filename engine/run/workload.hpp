@@ -126,6 +126,9 @@ struct Workload {
     std::string client_command;
     int clients = 16;
     int threads = 1;  // event-loop threads the clients are spread over
+    // Redis connections per server the clients share, auto-pipelined (shared_connections.hpp);
+    // 0 (or as many as clients): one connection per client.
+    int connections = 0;
     int keys = 4;
     KeyDistribution key_distribution;
     Distribution hold_ms = Distribution::constant(1);
@@ -169,6 +172,8 @@ struct Workload {
     // the `external_nodes` given with --redis), a strategy that waits for replicas on a
     // replicated one, and the `auto` model becomes mutex or rwlock.
     void resolve(std::size_t external_nodes = 0);
+    // Fewer connections than clients: clients share them (`--connections`).
+    bool shares_connections() const { return connections > 0 && connections < clients; }
     // Cross-field checks (e.g. shared_ratio on a strategy without shared mode).
     void validate() const;
     // One line when the strategy hands out fencing numbers and the resource ignores them (the

@@ -76,7 +76,7 @@ TEST(WorkloadTest, TextThatIsNotJsonIsAWorkloadError) {
 TEST(WorkloadTest, ParsesEveryField) {
     json j = json::parse(R"({
         "name": "t1", "description": "holder paused", "strategy": "fenced", "clients": 8,
-        "threads": 2, "keys": 3, "key_distribution": {"zipf": 1.1},
+        "threads": 2, "connections": 4, "keys": 3, "key_distribution": {"zipf": 1.1},
         "hold_ms": {"uniform": [1, 5]}, "think_ms": {"exponential": 2}, "lease_ms": 500,
         "wait_ms": 100, "shared_ratio": 0, "reentry_depth": 1,
         "release_on_failed_acquire": true, "resource": "fenced", "seed": 42, "duration_s": 2.5,
@@ -88,6 +88,9 @@ TEST(WorkloadTest, ParsesEveryField) {
     w.validate();
     EXPECT_EQ(w.name, "t1");
     EXPECT_EQ(w.clients, 8);
+    EXPECT_EQ(w.connections, 4);
+    EXPECT_TRUE(w.shares_connections());
+    EXPECT_EQ(w.to_json()["connections"], 4);
     EXPECT_EQ(w.key_distribution.kind, KeyDistribution::Kind::Zipf);
     EXPECT_EQ(w.hold_ms.kind, Distribution::Kind::Uniform);
     EXPECT_EQ(w.think_ms.kind, Distribution::Kind::Exponential);
@@ -102,6 +105,7 @@ TEST(WorkloadTest, EveryErrorNamesItsJsonPath) {
     const std::map<std::string, std::string> cases{
         {R"({"clients": 0})", "w.json: /clients: must be between 1 and 100000, not 0"},
         {R"({"clients": "many"})", "w.json: /clients: must be an integer, not a string"},
+        {R"({"connections": -1})", "w.json: /connections: must be between 0 and 100000, not -1"},
         {R"({"colour": "red"})", "w.json: /colour: unknown field"},
         {R"({"hold_ms": {"uniform": [5, 1]}})",
          "w.json: /hold_ms/uniform: must be [low, high] with 0 <= low <= high <= 86400000"},

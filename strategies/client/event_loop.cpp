@@ -114,6 +114,7 @@ void EventLoop::run() {
 
 void EventLoop::run_once(std::chrono::milliseconds max_wait) {
     run_ready();
+    run_turn_end();
     // To the nanosecond, not epoll_wait's millisecond: a timer (an open-loop arrival, a 1 ms
     // hold) fires when due, not up to a millisecond later.
     std::chrono::nanoseconds wait = max_wait;
@@ -174,6 +175,21 @@ void EventLoop::run_due_timers() {
         auto node = timers_.extract(timers_.begin());
         timer_when_.erase(node.key().second);
         node.mapped()();
+        run_ready();
+    }
+}
+
+void EventLoop::run_turn_end() {
+    // A failed flush resumes its clients, which may issue commands again: those are flushed in
+    // this turn too, not left until a wake-up that may never come.
+    while (!turn_end_.empty()) {
+        turn_ending_.clear();
+        turn_ending_.swap(turn_end_);
+        for (std::size_t i = 0; i < turn_ending_.size(); ++i) {
+            if (turn_ending_[i])
+                turn_ending_[i]->on_turn_end();
+        }
+        turn_ending_.clear();
         run_ready();
     }
 }

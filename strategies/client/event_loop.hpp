@@ -3,6 +3,7 @@
 // One epoll event loop per thread: file-descriptor readiness, timers, a ready queue of coroutines
 // and a thread-safe post() so the nemesis (another thread) can act on the loop's clients.
 
+#include <algorithm>
 #include <chrono>
 #include <coroutine>
 #include <cstdint>
@@ -33,6 +34,17 @@ class EventLoop {
         ~IoHandler() = default;
     };
 
+    // Runs once the coroutines made ready in a turn have all run, before the loop waits for I/O
+    // again: a shared connection writes every command its clients issued in that turn with one
+    // send (auto-pipelining), instead of one send per command.
+    class TurnEndHandler {
+      public:
+        virtual void on_turn_end() = 0;
+
+      protected:
+        ~TurnEndHandler() = default;
+    };
+
     EventLoop();
     ~EventLoop();
     EventLoop(const EventLoop&) = delete;
@@ -48,6 +60,14 @@ class EventLoop {
     // Resumes `h` from the loop, after the current handler returns. Connections complete commands
     // this way so a resumed strategy may freely drop or reuse the connection that woke it.
     void schedule(std::coroutine_handle<> h) { ready_.push_back(h); }
+
+    // `handler` runs once at the end of this turn; a handler that goes away first cancels.
+    void at_turn_end(TurnEndHandler* handler) { turn_end_.push_back(handler); }
+    void cancel_turn_end(TurnEndHandler* handler) {
+        std::erase(turn_end_, handler);
+        std::replace(turn_ending_.begin(), turn_ending_.end(), handler,
+                     static_cast<TurnEndHandler*>(nullptr));
+    }
 
     // Thread-safe: runs `fn` on the loop thread soon.
     void post(std::function<void()> fn);
@@ -80,6 +100,7 @@ class EventLoop {
     void drain_posted();
     void run_due_timers();
     void run_ready();
+    void run_turn_end();
 
     int epoll_fd_ = -1;
     int wake_fd_ = -1;  // eventfd: post() and stop() wake a loop blocked in epoll_wait
@@ -90,6 +111,8 @@ class EventLoop {
     std::vector<std::coroutine_handle<>> ready_;
     std::vector<std::coroutine_handle<>> running_;  // the round run_ready() is resuming
     bool resuming_ = false;
+    std::vector<TurnEndHandler*> turn_end_;
+    std::vector<TurnEndHandler*> turn_ending_;
 
     std::mutex posted_mutex_;
     std::vector<std::function<void()>> posted_;

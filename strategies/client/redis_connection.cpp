@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
+#include <utility>
 
 #include <hiredis/hiredis.h>
 
@@ -181,6 +182,8 @@ RedisConnection::RedisConnection(EventLoop& loop, Endpoint endpoint, ConnectionO
     : loop_(loop), endpoint_(std::move(endpoint)), options_(options) {}
 
 RedisConnection::~RedisConnection() {
+    if (flush_at_turn_end_)
+        loop_.cancel_turn_end(this);
     router_ = nullptr;
     fail_all(make_error<ClosedError>("connection to " + endpoint_.to_string() + " destroyed"));
     if (deadline_timer_)
@@ -218,9 +221,24 @@ void RedisConnection::enqueue(CommandAwaiter& awaiter) {
     bool subscribes = !awaiter.args_.empty() &&
                       (awaiter.args_[0] == "SUBSCRIBE" || awaiter.args_[0] == "subscribe");
     pending_.push_back(Pending{&awaiter, EventLoop::now() + timeout, subscribes, command_timeout});
+    if (state_ == State::Connected) {
+        if (!auto_pipelining_)
+            flush_output();
+        else if (!std::exchange(flush_at_turn_end_, true))
+            loop_.at_turn_end(this);
+    }
+    // A timer already due no later than this command's deadline covers it (it re-arms for what
+    // is left when it fires): no scan of a shared connection's many commands in flight.
+    if (!deadline_timer_ || pending_.back().deadline < deadline_armed_for_)
+        arm_deadline_timer();
+}
+
+void RedisConnection::on_turn_end() {
+    flush_at_turn_end_ = false;
+    // A connection that failed or reconnects since has nothing of this turn's left to send: a
+    // reconnect sends its queue when the connect finishes.
     if (state_ == State::Connected)
         flush_output();
-    arm_deadline_timer();
 }
 
 void RedisConnection::start_connect() {
@@ -350,6 +368,7 @@ void RedisConnection::on_io(std::uint32_t events) {
 void RedisConnection::flush_output() {
     while (out_sent_ < out_.size()) {
         ssize_t n = ::send(fd_, out_.data() + out_sent_, out_.size() - out_sent_, MSG_NOSIGNAL);
+        ++writes_;
         if (n > 0) {
             out_sent_ += static_cast<std::size_t>(n);
             continue;

@@ -144,7 +144,7 @@ class ClusterRouter {
     virtual void failed(RedisConnection& conn) = 0;
 };
 
-class RedisConnection final : private EventLoop::IoHandler {
+class RedisConnection final : private EventLoop::IoHandler, private EventLoop::TurnEndHandler {
   public:
     RedisConnection(EventLoop& loop, Endpoint endpoint, ConnectionOptions options = {});
     // Commands still in flight fail with ClosedError (they resume later, from the loop).
@@ -234,6 +234,13 @@ class RedisConnection final : private EventLoop::IoHandler {
     // and MOVED/ASK replies are followed (the command ran nowhere, so it is sent again) instead
     // of thrown; null: neither. The router outlives the connection.
     void set_router(ClusterRouter* router) { router_ = router; }
+    // Auto-pipelining, for a connection many clients share (shared_connections.hpp): a command
+    // is not sent when it is issued but at the end of the loop's turn, together with every other
+    // command issued in that turn (as ioredis's enableAutoPipelining does); replies are matched
+    // to their commands in order either way.
+    void set_auto_pipelining(bool on) { auto_pipelining_ = on; }
+    // The send() calls that carried commands so far: what auto-pipelining saves.
+    std::uint64_t writes() const { return writes_; }
 
   private:
     enum class State { Closed, Connecting, Connected };
@@ -246,6 +253,7 @@ class RedisConnection final : private EventLoop::IoHandler {
     };
 
     void on_io(std::uint32_t events) override;
+    void on_turn_end() override;
     void enqueue(CommandAwaiter& awaiter);
     void enqueue_asking();
     // A MOVED/ASK reply to `awaiter`'s command, sent on to the node it names: false if it is
@@ -288,6 +296,9 @@ class RedisConnection final : private EventLoop::IoHandler {
     MessageAwaiter* message_waiter_ = nullptr;
     std::optional<std::string> disabled_;  // the reason, once disabled
     ClusterRouter* router_ = nullptr;
+    bool auto_pipelining_ = false;
+    bool flush_at_turn_end_ = false;  // registered with the loop for this turn
+    std::uint64_t writes_ = 0;
 };
 
 // Connects, sends one command (after AUTH when the endpoint has a password), waits for its reply

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "strategies/client/cluster_routing.hpp"
+#include "strategies/client/shared_connections.hpp"
 #include "strategies/client/zk_client.hpp"
 
 namespace lockbench {
@@ -29,7 +30,16 @@ void Session::use_cluster(std::vector<std::string> shard_tags) {
         cluster_->disable(*killed_);
 }
 
+void Session::use_shared_connections(std::shared_ptr<SharedConnections> shared, std::size_t slot) {
+    if (cluster_)
+        throw std::logic_error("a Redis Cluster client routes on connections of its own");
+    shared_ = std::move(shared);
+    shared_slot_ = slot;
+}
+
 RedisConnection& Session::redis(std::size_t node) {
+    if (shared_)
+        return shared_->node(node, shared_slot_);
     if (cluster_) {
         if (node >= node_count())
             throw std::out_of_range("a Redis Cluster is one node to a strategy, or one per shard");
@@ -57,6 +67,10 @@ RedisConnection& Session::subscriber(std::size_t node) {
 RedisConnection& Session::resource() {
     if (!resource_endpoint_)
         return redis(0);
+    if (shared_) {
+        if (RedisConnection* shared = shared_->resource(shared_slot_))
+            return *shared;
+    }
     if (!resource_) {
         resource_ = std::make_unique<RedisConnection>(loop_, *resource_endpoint_, options_);
         if (killed_)
@@ -113,6 +127,12 @@ void Session::redirect(std::size_t node, const Endpoint& endpoint) {
     if (cluster_)
         throw std::logic_error("a Redis Cluster client follows the cluster's redirects itself");
     nodes_.at(node) = endpoint;
+    if (shared_) {
+        // Every client of the connection redirects it: only the first one moves it.
+        RedisConnection& c = shared_->node(node, shared_slot_);
+        if (!c.endpoint().same_address(endpoint))
+            c.set_endpoint(endpoint);
+    }
     if (connections_[node])
         connections_[node]->set_endpoint(endpoint);
     if (subscribers_[node])
@@ -120,6 +140,9 @@ void Session::redirect(std::size_t node, const Endpoint& endpoint) {
 }
 
 void Session::kill(const std::string& reason) {
+    if (shared_)
+        throw std::logic_error("client " + client_id_ +
+                               " shares its connections: it cannot crash alone");
     killed_ = reason;
     if (zookeeper_)
         zookeeper_->kill(reason);

@@ -25,6 +25,7 @@ namespace lockbench {
 
 class ZkClient;
 class ClusterRouting;
+class SharedConnections;
 
 class Session {
   public:
@@ -74,6 +75,12 @@ class Session {
         const auto it = extensions_.find(name);
         return it == extensions_.end() ? nullptr : static_cast<T*>(it->second.get());
     }
+
+    // `--connections`: redis(i) and resource() are `shared`'s connections for `slot`, which other
+    // clients' sessions on this loop use too (shared_connections.hpp); the subscriber stays
+    // this client's own. Call before any connection is made; not with use_cluster.
+    void use_shared_connections(std::shared_ptr<SharedConnections> shared, std::size_t slot);
+    bool shares_connections() const { return shared_ != nullptr; }
 
     // The command connection to node `i` (created on first use, reconnects after failures).
     RedisConnection& redis(std::size_t node = 0);
@@ -165,7 +172,9 @@ class Session {
 
     // A crash: every connection drops at once (a ZooKeeper session is ended on the server:
     // zk_client.hpp), commands in flight fail with ClosedError, and every later command too (a
-    // dead process sends nothing, not even from a waiting strategy).
+    // dead process sends nothing, not even from a waiting strategy). Throws std::logic_error on
+    // shared connections: dropping them would crash the other clients too, so a run refuses
+    // such faults in shared mode before it starts.
     void kill(const std::string& reason);
 
   private:
@@ -183,6 +192,8 @@ class Session {
     std::vector<Endpoint> etcd_endpoints_;
     std::unique_ptr<ClusterRouting> cluster_;
     std::vector<std::string> shard_tags_;
+    std::shared_ptr<SharedConnections> shared_;
+    std::size_t shared_slot_ = 0;
     std::uint64_t token_sequence_ = 0;
     CheckpointHook checkpoint_hook_;
     EventLoop::TimePoint paused_until_{};
