@@ -22,6 +22,23 @@ Verdict verdict_of(const json& valid) {
     return Verdict::Unknown;
 }
 
+void VerdictCounts::add(Verdict verdict) {
+    switch (verdict) {
+        case Verdict::Invalid:
+            ++violated;
+            break;
+        case Verdict::Valid:
+            ++valid;
+            break;
+        case Verdict::Unknown:
+            ++unknown;
+            break;
+        case Verdict::NotApplicable:
+            ++not_applicable;
+            break;
+    }
+}
+
 json to_json(Verdict verdict) {
     switch (verdict) {
         case Verdict::Valid:

@@ -27,6 +27,12 @@ Verdict verdict_of(const nlohmann::json& valid);
 nlohmann::json to_json(Verdict verdict);
 // For people: "VALID", "INVALID", "UNKNOWN", "N/A".
 std::string_view verdict_word(Verdict verdict);
+// How often each verdict came out over repeated runs (a repeated suite's cell, compare's table).
+struct VerdictCounts {
+    int violated = 0, valid = 0, unknown = 0, not_applicable = 0;
+    void add(Verdict verdict);
+    int runs() const { return violated + valid + unknown + not_applicable; }
+};
 // What `lockbench check` and a run without an expectation exit with: 0 valid, 1 invalid,
 // 3 unknown (or nothing judged).
 int exit_code(Verdict verdict);

@@ -175,28 +175,14 @@ json repeated_row(const Workload& w, const std::vector<PairRun>& done, int repea
     }
     json checks = json::object();
     for (const auto& name : ordered) {
-        int violated = 0, valid = 0, unknown = 0, not_applicable = 0;
-        for (const PairRun& d : done) {
-            switch (d.checks.contains(name) ? checker::verdict_of(d.checks[name])
-                                            : checker::Verdict::NotApplicable) {
-                case checker::Verdict::Invalid:
-                    ++violated;
-                    break;
-                case checker::Verdict::Valid:
-                    ++valid;
-                    break;
-                case checker::Verdict::Unknown:
-                    ++unknown;
-                    break;
-                case checker::Verdict::NotApplicable:
-                    ++not_applicable;
-                    break;
-            }
-        }
-        checks[name] = {{"violated", violated},
-                        {"valid", valid},
-                        {"unknown", unknown},
-                        {"not_applicable", not_applicable},
+        checker::VerdictCounts counts;
+        for (const PairRun& d : done)
+            counts.add(d.checks.contains(name) ? checker::verdict_of(d.checks[name])
+                                               : checker::Verdict::NotApplicable);
+        checks[name] = {{"violated", counts.violated},
+                        {"valid", counts.valid},
+                        {"unknown", counts.unknown},
+                        {"not_applicable", counts.not_applicable},
                         {"runs", n}};
     }
     const json expected = done.front().row["expected"];

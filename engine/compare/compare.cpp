@@ -64,33 +64,17 @@ json spread_of(std::vector<double> values) {
 }
 
 // {"violated", "valid", "unknown", "not_applicable", "runs", "violation_rate", "wilson_95"}
-json counts_json(int violated, int valid, int unknown, int not_applicable) {
-    const int n = violated + valid + unknown + not_applicable;
-    const RateInterval ci = wilson_interval(violated, n);
-    return json{{"violated", violated},
-                {"valid", valid},
-                {"unknown", unknown},
-                {"not_applicable", not_applicable},
-                {"runs", n},
-                {"violation_rate", n > 0 ? json(static_cast<double>(violated) / n) : json(nullptr)},
-                {"wilson_95", {ci.low, ci.high}}};
-}
-
-void count_into(checker::Verdict v, int& violated, int& valid, int& unknown, int& na) {
-    switch (v) {
-        case checker::Verdict::Invalid:
-            ++violated;
-            break;
-        case checker::Verdict::Valid:
-            ++valid;
-            break;
-        case checker::Verdict::NotApplicable:
-            ++na;
-            break;
-        case checker::Verdict::Unknown:
-            ++unknown;
-            break;
-    }
+json counts_json(const checker::VerdictCounts& c) {
+    const int n = c.runs();
+    const RateInterval ci = wilson_interval(c.violated, n);
+    return json{
+        {"violated", c.violated},
+        {"valid", c.valid},
+        {"unknown", c.unknown},
+        {"not_applicable", c.not_applicable},
+        {"runs", n},
+        {"violation_rate", n > 0 ? json(static_cast<double>(c.violated) / n) : json(nullptr)},
+        {"wilson_95", {ci.low, ci.high}}};
 }
 
 std::string k_of_n(const json& counts) {
@@ -206,13 +190,13 @@ json summarise_compare(json compare) {
                         seen.insert(name);
                 }
             }
-            int violated = 0, valid = 0, unknown = 0, na = 0;
+            checker::VerdictCounts verdicts;
             std::vector<double> throughput, p99, server_cost;
             json run_names = json::array();
             json expected = nullptr;
             int as_expected = 0;
             for (const json* r : mine) {
-                count_into(checker::verdict_of((*r)["verdict"]), violated, valid, unknown, na);
+                verdicts.add(checker::verdict_of((*r)["verdict"]));
                 if ((*r)["cycles_per_s"].is_number())
                     throughput.push_back((*r)["cycles_per_s"].get<double>());
                 if ((*r)["acquire_p99_ms"].is_number())
@@ -227,29 +211,31 @@ json summarise_compare(json compare) {
             }
             json checks = json::object();
             for (const std::string& name : ordered_checks(seen)) {
-                int cv = 0, cok = 0, cu = 0, cna = 0;
+                checker::VerdictCounts counts;
                 for (const json* r : mine) {
                     const json& c = (*r)["checks"];
                     // A check a run did not report took no part in it.
-                    count_into(c.contains(name) ? checker::verdict_of(c[name])
-                                                : checker::Verdict::NotApplicable,
-                               cv, cok, cu, cna);
+                    counts.add(c.contains(name) ? checker::verdict_of(c[name])
+                                                : checker::Verdict::NotApplicable);
                 }
-                checks[name] = counts_json(cv, cok, cu, cna);
+                checks[name] = counts_json(counts);
             }
             // The run's verdict is never "not applicable": a run nothing applied to is unknown.
-            json stats{{"runs", static_cast<int>(mine.size())},
-                       {"verdict", counts_json(violated, valid, unknown + na, 0)},
-                       {"checks", checks},
-                       {"expected", expected},
-                       {"as_expected", expected.is_null() ? json(nullptr) : json(as_expected)},
-                       {"cycles_per_s", spread_of(throughput)},
-                       {"acquire_p99_ms", spread_of(p99)},
-                       // Where no run measured the servers (ZooKeeper, etcd of the user's):
-                       // null, never a median of nothing.
-                       {"server_us_per_cycle",
-                        server_cost.empty() ? json(nullptr) : spread_of(server_cost)},
-                       {"run_folders", run_names}};
+            json stats{
+                {"runs", static_cast<int>(mine.size())},
+                {"verdict", counts_json({.violated = verdicts.violated,
+                                         .valid = verdicts.valid,
+                                         .unknown = verdicts.unknown + verdicts.not_applicable})},
+                {"checks", checks},
+                {"expected", expected},
+                {"as_expected", expected.is_null() ? json(nullptr) : json(as_expected)},
+                {"cycles_per_s", spread_of(throughput)},
+                {"acquire_p99_ms", spread_of(p99)},
+                // Where no run measured the servers (ZooKeeper, etcd of the user's):
+                // null, never a median of nothing.
+                {"server_us_per_cycle",
+                 server_cost.empty() ? json(nullptr) : spread_of(server_cost)},
+                {"run_folders", run_names}};
             std::vector<json> terms;
             for (const json* r : mine)
                 terms.push_back(r->value("expected_terms", json::array()));
