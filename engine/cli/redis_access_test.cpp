@@ -221,7 +221,7 @@ TEST(RedisAccessTest, ATlsRunGoesThroughStunnelAndAWrongCaIsOneLine) {
     const std::string clients =
         command_once(server.endpoint(), strings("INFO", "stats"), 2000ms).as_string();
     EXPECT_NE(clients.find("total_connections_received:"), std::string::npos);
-    EXPECT_EQ(stunnels_running(), std::vector<std::string>{});
+    EXPECT_EQ(stunnels_to(tls_port), std::vector<std::string>{});
 
     r = lockbench(scratch, run_args(scratch) + " --redis " + url + " --tls-ca '" +
                                (elsewhere / "other-ca.pem").string() + "'");
@@ -233,7 +233,7 @@ TEST(RedisAccessTest, ATlsRunGoesThroughStunnelAndAWrongCaIsOneLine) {
                           0),
               0u)
         << r.err;
-    EXPECT_EQ(stunnels_running(), std::vector<std::string>{});
+    EXPECT_EQ(stunnels_to(tls_port), std::vector<std::string>{});
 
     // The tunnel stands, and the run fails after it started: the tunnel goes with it.
     ::setenv("LOCKBENCH_REDIS_PASSWORD", "wrong", 1);
@@ -242,7 +242,7 @@ TEST(RedisAccessTest, ATlsRunGoesThroughStunnelAndAWrongCaIsOneLine) {
     ::unsetenv("LOCKBENCH_REDIS_PASSWORD");
     EXPECT_EQ(r.code, 4) << r.out << r.err;
     EXPECT_NE(r.err.find("WRONGPASS"), std::string::npos) << r.err;
-    EXPECT_EQ(stunnels_running(), std::vector<std::string>{});
+    EXPECT_EQ(stunnels_to(tls_port), std::vector<std::string>{});
 
     // A plain port is not TLS: the handshake's failure says so.
     r = lockbench(scratch, run_args(scratch) +
@@ -254,7 +254,7 @@ TEST(RedisAccessTest, ATlsRunGoesThroughStunnelAndAWrongCaIsOneLine) {
                          std::to_string(server.port()) +
                          " through TLS: the server did not answer the TLS handshake within 3 s "
                          "(is it a TLS port?)\n");
-    EXPECT_EQ(stunnels_running(), std::vector<std::string>{});
+    EXPECT_EQ(stunnels_to(server.port()), std::vector<std::string>{});
 
     // A server that asks for a client certificate gets the one --tls-cert names.
     const int mutual_port = pick_free_ports(1).front();
@@ -275,7 +275,7 @@ TEST(RedisAccessTest, ATlsRunGoesThroughStunnelAndAWrongCaIsOneLine) {
                          " through TLS: the server ended the TLS session after the handshake "
                          "(as one that wants a client certificate does: --tls-cert, "
                          "--tls-key)\n");
-    EXPECT_EQ(stunnels_running(), std::vector<std::string>{});
+    EXPECT_EQ(stunnels_to(mutual_port), std::vector<std::string>{});
 
     // The certificate is for 127.0.0.1, not for the name localhost.
     r = lockbench(scratch, run_args(scratch) +
