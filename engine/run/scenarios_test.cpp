@@ -104,6 +104,14 @@ std::string explain(const nlohmann::json& s) {
     return out;
 }
 
+// A run not as expected keeps its folder: the failure message says where, and its history is
+// what tells a flaky demonstration from a finding.
+void keep_unless_as_expected(TempDir& out, const RunOutcome& r) {
+    const auto& as_expected = r.summary["as_expected"];
+    if (!as_expected.is_boolean() || !as_expected.get<bool>())
+        out.keep();
+}
+
 // The outcome a run must have: its expectation met (judged, not unknown), every fault fired.
 void expect_as_expected(const ScenarioCase& c, const RunOutcome& r) {
     const auto& s = r.summary;
@@ -132,9 +140,7 @@ TEST_P(ScenarioTest, VerdictEqualsTheExpectation) {
     w.validate();
     TempDir out;
     const RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
-    const auto& as_expected = r.summary["as_expected"];
-    if (!as_expected.is_boolean() || !as_expected.get<bool>())
-        out.keep();  // the failure message says where
+    keep_unless_as_expected(out, r);
     expect_as_expected(c, r);
 }
 
@@ -196,6 +202,7 @@ TEST_P(ExternalScenarioTest, VerdictEqualsTheExpectationOnServersItDidNotStart) 
     if (zookeeper) {
         EXPECT_EQ(r.summary["zookeeper"]["mode"], "external");
     }
+    keep_unless_as_expected(out, r);
     expect_as_expected(c, r);
 }
 

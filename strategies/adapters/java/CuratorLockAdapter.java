@@ -363,7 +363,7 @@ public final class CuratorLockAdapter {
                 // with that session; a delete from here could remove it early or find it gone.
                 forget(grant);
                 discardLockObjects(grant.key);
-                reply.error("not-held", "lock " + grant.key + " was lost with the ZooKeeper session");
+                answerLostGrantRelease(reply, grant);
                 return;
             }
             try {
@@ -406,6 +406,33 @@ public final class CuratorLockAdapter {
             String heldKey = grant.key + (grant.shared ? "\0shared" : "\0exclusive");
             if (heldByKeyAndMode.get(heldKey) == grant)
                 heldByKeyAndMode.remove(heldKey);
+        }
+
+        /**
+         * Curator posts LOST on its own clock (no connection for a session timeout) and opens a
+         * new session, while the server keeps the old one, and its lock node, until the server
+         * expires it. `not-held` is true only once the node is gone; while it stands the lock is
+         * still held by that session, and when it goes is the server's choice: in doubt.
+         */
+        private void answerLostGrantRelease(Reply reply, Grant grant) {
+            if (!grant.token.startsWith("/")) {
+                reply.error("session-lost", "lock " + grant.key + " was lost with the ZooKeeper "
+                        + "session, and its node's path is unknown: whether it is still held is unknown");
+                return;
+            }
+            try {
+                if (curator.checkExists().forPath(grant.token) == null) {
+                    reply.error("not-held", "lock " + grant.key + " was lost with the ZooKeeper "
+                            + "session, and the server has deleted its node");
+                } else {
+                    reply.error("session-lost", "Curator declared the session of lock " + grant.key
+                            + " lost, and its node is still on the server until the server expires "
+                            + "that session: in doubt");
+                }
+            } catch (Exception e) {
+                reply.error("session-lost", "lock " + grant.key + " was lost with the ZooKeeper "
+                        + "session, and whether its node is still there is unknown: " + e);
+            }
         }
 
         // After a lost session Curator's lock object still believes this thread holds the lock:
