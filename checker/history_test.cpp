@@ -263,6 +263,26 @@ TEST(HistoryReader, TimesAndLeasesBeyondThirtyYearsAreRejected) {
     EXPECT_EQ(events[0].lease_ms, 1'000'000'000'000);
 }
 
+// HISTORY.md, Leases: an acquire's ok may say the lease the service applied to that grant.
+TEST(HistoryReader, AnAcquireOkCarriesTheLeaseApplied) {
+    const std::string invoke =
+        R"({"index":0,"type":"invoke","process":0,"f":"acquire","key":"k","value":{"mode":"exclusive","lease_ms":300},"time":1})"
+        "\n";
+    const std::string ok = R"({"index":1,"type":"ok","process":0,"f":"acquire","key":"k",)";
+    const auto events = read_all(
+        invoke + ok + R"("value":{"token":"t","mode":"exclusive","lease_ms":2000},"time":2})");
+    ASSERT_EQ(events.size(), 2u);
+    EXPECT_EQ(events[0].lease_ms, 300);
+    EXPECT_EQ(events[1].lease_ms, 2000);
+    EXPECT_EQ(events[1].token, "t");
+    EXPECT_EQ(read_all(invoke + ok + R"("value":{"token":"t"},"time":2})")[1].lease_ms,
+              std::nullopt);
+    EXPECT_STREQ(
+        error_of(invoke + ok + R"("value":{"token":"t","lease_ms":"2000"},"time":2})").what(),
+        "line 2: field `value` of `acquire` has a `lease_ms` that is not an integer "
+        "between 0 and 10^12");
+}
+
 TEST(HistoryReader, BadTypeNamesTheField) {
     const auto e = error_of(std::string(kAcquireInvoke) +
                             R"({"index":1,"type":"done","process":0,"f":"acquire","time":2})");

@@ -118,6 +118,11 @@ struct LinearizabilityChecker::Impl {
                 op.status = Status::Ok;
                 op.return_seq = seq;
                 op.return_ns = event.time;
+                // The lease the service applied to this grant (an etcd TTL rounded up to whole
+                // seconds) is the one it expires by, not the one asked for (HISTORY.md).
+                if (op.kind == OpKind::Acquire && event.lease_ms) {
+                    op.lease_ms = event.lease_ms;
+                }
                 if (op.kind == OpKind::Acquire && !event.token.empty()) {
                     history.owner_of_token[event.token] = op.process;
                     op.token_granted = true;

@@ -341,6 +341,36 @@ TEST(MutexLease, ALeaseStartsNoEarlierThanTheReleaseBeforeIt) {
     EXPECT_EQ(run(Model::Mutex, history(1))["valid"], true);
 }
 
+// The lease the service applied (the acquire ok's lease_ms: etcd rounds a TTL up to whole
+// seconds) is the one a grant expires by, not the one its invoke asked for.
+std::vector<Event> second_grant_at_3ms(std::int64_t asked_ms, std::optional<std::int64_t> applied) {
+    Ev granted = ok(0, "acquire");
+    if (applied)
+        granted.event.lease_ms = applied;
+    return {invoke(0, "acquire").lease(asked_ms), granted, invoke(1, "acquire").lease(asked_ms),
+            ok(1, "acquire")};
+}
+
+TEST(MutexLease, AGrantWhileTheAppliedLeaseRunsIsNotLinearizableThoughTheAskedOneRanOut) {
+    // Asked 1 ms, so without the ok's lease process 1's grant at 3 ms is fine.
+    EXPECT_EQ(run(Model::Mutex, second_grant_at_3ms(1, std::nullopt))["valid"], true);
+    const json r = run(Model::Mutex, second_grant_at_3ms(1, 100));
+    ASSERT_EQ(r["valid"], false) << r.dump(2);
+    EXPECT_EQ(unplaceable(r), ProcessAndIndex(1, 2));
+    EXPECT_EQ(witness_of(r)["refuted_by"], "granted-while-held");
+    const json searched = run(Model::Mutex, second_grant_at_3ms(1, 100), search_alone());
+    ASSERT_EQ(searched["valid"], false) << searched.dump(2);
+    EXPECT_EQ(unplaceable(searched), ProcessAndIndex(1, 2));
+}
+
+TEST(MutexLease, AGrantAfterTheAppliedLeaseMayHaveRunOutIsLinearizableThoughTheAskedOneRuns) {
+    // Asked 100 ms, so without the ok's lease process 1's grant at 3 ms is a violation.
+    EXPECT_EQ(run(Model::Mutex, second_grant_at_3ms(100, std::nullopt))["valid"], false);
+    const json r = run(Model::Mutex, second_grant_at_3ms(100, 1));
+    EXPECT_EQ(r["valid"], true) << r.dump(2);
+    EXPECT_EQ(run(Model::Mutex, second_grant_at_3ms(100, 1), search_alone())["valid"], true);
+}
+
 TEST(MutexLease, AReleaseActsForTheGrantItsTokenNames) {
     // Process 0's write timed out, so its cleanup release runs as process 5 (Jepsen's rule).
     const json r = run(Model::Mutex, {invoke(0, "acquire"), ok(0, "acquire").token("t0"),

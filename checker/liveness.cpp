@@ -101,17 +101,24 @@ void LivenessCheck::on_acquire(const Event& event) {
         return;
     }
     ++key.grants;
+    // The lease the service applied to this grant, when it says (HISTORY.md): a crashed holder's
+    // lock is due back after it, not after the one asked for.
+    const std::optional<std::int64_t> lease_ms =
+        event.lease_ms ? event.lease_ms : acquiring.lease_ms;
     if (nesting_.grant(event.process, name, event.token) > 1) {
         // A re-entry sets the lease afresh (Redisson's PEXPIRE): the hold lasts from here.
         if (std::vector<Hold>* held = holds_.find(event.process)) {
             for (Hold& hold : *held) {
-                if (hold.key == name)
+                if (hold.key == name) {
                     hold.granted_ns = event.time;
+                    if (event.lease_ms)
+                        hold.lease_ms = event.lease_ms;
+                }
             }
         }
         return;
     }
-    holds_.set(event.process).push_back(Hold{name, event.token, event.time, acquiring.lease_ms});
+    holds_.set(event.process).push_back(Hold{name, event.token, event.time, lease_ms});
     ++key.open_holds;
     if (key.orphan)
         end_orphan(name, key, Ending::Grant, event.time, event.process);

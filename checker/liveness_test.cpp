@@ -478,6 +478,52 @@ TEST(Liveness, ACrashedLeaseHoldersLockRefusedLongAfterTheLeaseIsADeadlock) {
     EXPECT_EQ(w["waited_until_ns"], 1400000000);
 }
 
+// A crashed holder whose acquire asked `asked_ms` and was granted `applied` (the ok's lease_ms,
+// the lease the service really applied), refused to process 2 at 1.19 s and 1.4 s.
+std::string crashed_holder_refused_until_1400ms(std::int64_t asked_ms,
+                                                std::optional<std::int64_t> applied) {
+    const std::string asked = R"({"mode":"exclusive","lease_ms":)" + std::to_string(asked_ms) + "}";
+    const std::string granted = applied
+                                    ? R"({"token":"a","lease_ms":)" + std::to_string(*applied) + "}"
+                                    : R"({"token":"a"})";
+    return R"(
+{"type":"invoke","process":1,"f":"acquire","key":"k0","value":)" +
+           asked + R"(,"time":100000000}
+{"type":"ok","process":1,"f":"acquire","key":"k0","value":)" +
+           granted + R"(,"time":200000000}
+{"type":"info","process":"nemesis","f":"crash","value":{"target":1,"client":0},"time":500000000}
+{"type":"invoke","process":2,"f":"acquire","key":"k0","value":)" +
+           asked + R"(,"time":1150000000}
+{"type":"fail","process":2,"f":"acquire","key":"k0","value":null,"time":1190000000,"error":"held"}
+{"type":"invoke","process":2,"f":"acquire","key":"k0","value":)" +
+           asked + R"(,"time":1300000000}
+{"type":"fail","process":2,"f":"acquire","key":"k0","value":null,"time":1400000000,"error":"held"}
+)";
+}
+
+TEST(Liveness, ACrashedHoldersLockIsDueBackAfterTheLeaseItWasGrantedNotTheOneAsked) {
+    // Asked 300 ms, applied 2 s: the lock is due back at 0.5 + 2 s, plus 250 ms and half the
+    // lease - refusals at 1.4 s are no deadlock.
+    LivenessCheck longer(bound_1s());
+    run_check(longer, crashed_holder_refused_until_1400ms(300, 2000));
+    EXPECT_EQ(longer.violation_count(), 0u);
+    EXPECT_EQ(longer.result()["orphaned"], 1);
+
+    // Asked 2 s, applied 300 ms: due back at 0.8 s, deadline 1.2 s - the 1.4 s refusal is one.
+    LivenessCheck asked_alone(bound_1s());
+    run_check(asked_alone, crashed_holder_refused_until_1400ms(2000, std::nullopt));
+    EXPECT_EQ(asked_alone.violation_count(), 0u);
+    LivenessCheck shorter(bound_1s());
+    run_check(shorter, crashed_holder_refused_until_1400ms(2000, 300));
+    ASSERT_EQ(shorter.violation_count(), 1u);
+    const json w = shorter.violations()[0]["witness"];
+    EXPECT_EQ(w["cause"], "crash");
+    EXPECT_EQ(w["bound_ns"], 800000000);
+    EXPECT_EQ(w["deadline_ns"], 1200000000);
+    EXPECT_EQ(w["waited_until_ns"], 1400000000);
+    EXPECT_EQ(shorter.violations()[0]["witness"]["lease_ms"], 300);
+}
+
 // A refusal past the bound that a grant may explain: process 3's acquire began before it and
 // may have been granted first. Had it begun after the refusal, the lock was stuck until then.
 TEST(Liveness, ARefusalAnEarlierAcquiresGrantMayExplainIsNoDeadlock) {

@@ -38,6 +38,10 @@ struct Grant {
     std::chrono::milliseconds lease{0};
     // Redlock: lease minus acquisition time minus drift allowance. Others: the lease.
     std::chrono::milliseconds validity{0};
+    // The lease the lock service really gave this grant, when it says and it can differ per
+    // acquire (an adapter's acquire_ok lease_ms: etcd rounds a TTL up to whole seconds). The
+    // history's acquire ok records it, and the checks expire the grant by it, not by `lease`.
+    std::optional<std::chrono::milliseconds> applied_lease;
     bool reentry = false;  // true if the client already held this lock (count went up)
 };
 

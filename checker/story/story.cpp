@@ -593,6 +593,11 @@ class Teller {
         const Event* ok = nullptr;
         const Event* invoke = nullptr;
         std::int64_t window_from = 0;
+        // The lease the grant was given: its ok's where the service said (HISTORY.md), else its
+        // invoke's - the one the checks expire it by.
+        std::optional<std::int64_t> lease_ms() const {
+            return ok && ok->lease_ms ? ok->lease_ms : invoke ? invoke->lease_ms : std::nullopt;
+        }
     };
     HolderGrant tell_holder_grant(Story& story, const Window& window, const IncidentFacts& i) {
         return tell_acquired(story, window, i.key, i.process, window.at(i.hold_index), i.start_ns);
@@ -615,8 +620,8 @@ class Teller {
                 "At " + format_seconds(ok->time) + " process " + std::to_string(process) +
                 " acquired " + lock_name(key) +
                 parenthesised({ok->token.empty() ? "" : "token " + ok->token, fence_of(*ok),
-                               invoke->lease_ms
-                                   ? lease_name() + " " + std::to_string(*invoke->lease_ms) + " ms"
+                               g.lease_ms()
+                                   ? lease_name() + " " + std::to_string(*g.lease_ms()) + " ms"
                                    : ""}) +
                 " " + at(invoke->index, ok->index) + ".";
             story.claims.push_back({.kind = ClaimKind::Acquired,
@@ -625,7 +630,7 @@ class Teller {
                                     .process = process,
                                     .time_ns = ok->time,
                                     .token = ok->token,
-                                    .lease_ms = invoke->lease_ms});
+                                    .lease_ms = g.lease_ms()});
         }
         return g;
     }
@@ -746,8 +751,9 @@ class Teller {
                     const FreedBy& freed) {
         const Event* ok = g.ok;
         const Event* invoke = g.invoke;
+        const std::optional<std::int64_t> lease_ms = g.lease_ms();
         if (ok && invoke && grant) {
-            if (!invoke->lease_ms) {
+            if (!lease_ms) {
                 story.claims.push_back({.kind = ClaimKind::NoLease,
                                         .text = "Its lock has no lease: only a release frees "
                                                 "it " +
@@ -756,16 +762,16 @@ class Teller {
                                         .process = i.process,
                                         .sort_ns = ok->time});
             } else {
-                const std::int64_t lease_ns = *invoke->lease_ms * 1'000'000;
+                const std::int64_t lease_ns = *lease_ms * 1'000'000;
                 const std::int64_t earliest = invoke->time + lease_ns;
                 const std::int64_t latest = ok->time + lease_ns;
                 Claim c{.events = {invoke->index, ok->index, grant->index},
                         .process = i.process,
                         .time_ns = latest,
-                        .lease_ms = invoke->lease_ms};
+                        .lease_ms = lease_ms};
                 if (grant->time >= latest) {
                     c.kind = ClaimKind::LeaseRanOut;
-                    c.text = "Its " + std::to_string(*invoke->lease_ms) + " ms " + lease_name() +
+                    c.text = "Its " + std::to_string(*lease_ms) + " ms " + lease_name() +
                              " ran out on " + lease_keeper() + " by " + format_seconds(latest) +
                              ", while process " + std::to_string(i.process) +
                              " had not released the lock " + at(invoke->index, ok->index) + ".";
@@ -773,7 +779,7 @@ class Teller {
                     c.sort_ns = grant->time;
                     c.kind = ClaimKind::LeaseStillRan;
                     c.time_ns = earliest;
-                    c.text = "Its " + std::to_string(*invoke->lease_ms) + " ms " + lease_name() +
+                    c.text = "Its " + std::to_string(*lease_ms) + " ms " + lease_name() +
                              " still ran until at least " + format_seconds(earliest) +
                              " when the next grant came " + at(grant->index) +
                              (freed.foreign ? ": process " + std::to_string(freed.process) +
@@ -782,7 +788,7 @@ class Teller {
                 } else {
                     c.kind = ClaimKind::LeaseMayHaveRunOut;
                     c.sort_ns = grant->time;
-                    c.text = "Its " + std::to_string(*invoke->lease_ms) + " ms " + lease_name() +
+                    c.text = "Its " + std::to_string(*lease_ms) + " ms " + lease_name() +
                              " may have run out (between " + format_seconds(earliest) + " and " +
                              format_seconds(latest) + ") when the next grant came " +
                              at(grant->index) + ".";
@@ -968,7 +974,7 @@ class Teller {
             window.before(crash_index,
                           [&](const Event& e) { return is(e, holder, "acquire", EventType::Ok); }),
             crash_ns);
-        tell_crash_and_lease(story, window, w.key, d, grant.invoke);
+        tell_crash_and_lease(story, window, w.key, d, grant);
         tell_waited_in_vain(story, window, w.key, d);
         const std::int64_t until = tell_never_regranted(story, window, w.key, d);
         add_prevention(story, context_);
@@ -979,7 +985,8 @@ class Teller {
 
     // The crash that orphaned the lock, and that no lease will free it.
     void tell_crash_and_lease(Story& story, const Window& window, const std::string& key,
-                              const DeadlockFacts& d, const Event* invoke) {
+                              const DeadlockFacts& d, const HolderGrant& grant) {
+        const Event* invoke = grant.invoke;
         const auto& [holder, crash_ns, crash_index, waiter, regranted, cause, crashed] = d;
         if (const Event* crash = window.at(crash_index); crash && crashed) {
             story.claims.push_back({.kind = ClaimKind::Crashed,
@@ -992,7 +999,7 @@ class Teller {
                                     .time_ns = crash->time,
                                     .fault = crash->f});
         }
-        if (invoke && !invoke->lease_ms) {
+        if (invoke && !grant.lease_ms()) {
             story.claims.push_back({.kind = ClaimKind::NoLease,
                                     .text = "Its lock has no lease: only a release frees it, and "
                                             "a crashed process sends none " +

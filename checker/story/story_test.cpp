@@ -183,6 +183,32 @@ std::vector<std::string> claim_texts(const std::string& history_text, const Stor
     return texts;
 }
 
+// HISTORY.md, Leases: the lease the service applied to a grant (its ok's lease_ms) is the one
+// the story tells, as the checks judge by it: T1 with 300 ms asked and 350 ms applied.
+TEST(Story, TellsTheLeaseTheGrantWasGivenNotTheOneAsked) {
+    std::string history = kT1;
+    const std::string asked = R"({"token":"c1-1","mode":"exclusive"})";
+    history.replace(history.find(asked), asked.size(),
+                    R"({"token":"c1-1","mode":"exclusive","lease_ms":350})");
+    history = numbered(history);
+    std::istringstream for_check(history);
+    const Report report = check_history(for_check, {});
+    std::istringstream for_story(history);
+    const Story story = tell_story(for_story, report, {.strategy = "set_nx_px"});
+    ASSERT_GE(story.claims.size(), 3u);
+    EXPECT_EQ(story.claims[0].text,
+              "At 0.101 s process 1 acquired k0 (token c1-1, lease 350 ms) [#0, #1].");
+    EXPECT_EQ(story.claims[0].lease_ms, 350);
+    EXPECT_EQ(story.claims[2].text,
+              "Its 350 ms lease ran out on the server by 0.451 s, while process 1 had not "
+              "released the lock [#0, #1].");
+    // The timeline marks the same end of the lease on process 1's hold.
+    std::istringstream for_page(history);
+    const std::string html = timeline_html(for_page, report, story, {.title = "t1"});
+    EXPECT_NE(html.find("process 1's lease ran out by 0.451 s"), std::string::npos);
+    EXPECT_EQ(html.find("process 1's lease ran out by 0.401 s"), std::string::npos);
+}
+
 TEST(Story, NamesTheFencesAndTheHigherOneThatRefusedTheStaleWrite) {
     EXPECT_EQ(claim_texts(kFenceInTime, {.strategy = "fenced"}),
               (std::vector<std::string>{

@@ -130,7 +130,10 @@ class Collector : public HoldObserver {
         if (e.f == "acquire" && e.type == EventType::Invoke) {
             lease_ms_[e.process] = e.lease_ms;
         } else if (e.f == "acquire" && e.type == EventType::Ok) {
-            if (auto it = lease_ms_.find(e.process); it != lease_ms_.end() && it->second)
+            // The lease the service applied to this grant, where its ok says (HISTORY.md).
+            if (e.lease_ms)
+                lease_end_[e.process] = {e.time, e.time + *e.lease_ms * 1'000'000};
+            else if (auto it = lease_ms_.find(e.process); it != lease_ms_.end() && it->second)
                 lease_end_[e.process] = {e.time, e.time + *it->second * 1'000'000};
         } else if (e.f == "write" && e.type == EventType::Fail && e.error == history::kStaleFence) {
             marks.push_back({e.process, e.time, "rejected", e.index});

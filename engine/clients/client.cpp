@@ -447,7 +447,14 @@ Task<void> SimulatedClient::cycle(std::optional<EventLoop::TimePoint> due) {
         }
         ok_value += ",\"mode\":\"";
         ok_value += to_string(g.mode);
-        ok_value += "\"}";
+        ok_value += '"';
+        // The lease this grant really got, where the service told (HISTORY.md): the checks
+        // expire it by this one rather than the invoke's.
+        if (env_.record_lease && g.applied_lease) {
+            ok_value += ",\"lease_ms\":";
+            ok_value += std::to_string(g.applied_lease->count());
+        }
+        ok_value += '}';
         // The latency is the history's own: from the invoke's time to the ok's.
         const auto granted = record(EventType::Ok, "acquire", key, std::move(ok_value));
         stats_.acquire_latency.record(granted - started);

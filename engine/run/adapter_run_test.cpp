@@ -225,6 +225,39 @@ TEST(AdapterRunTest, ALibrarysLostSignalIsRecordedInTheHistoryNotOnStderr) {
     EXPECT_NE(story.find("misbehaving-lost told process 0 it lost k"), std::string::npos) << story;
 }
 
+// PROTOCOL.md: an acquire_ok's lease_ms is the lease that grant got (etcd rounds 300 ms up to
+// 2 s); the history's acquire ok carries it beside the invoke's asked lease, for the checks.
+TEST(AdapterRunTest, TheLeaseAnAdapterAppliedToAGrantIsInItsAcquireOk) {
+    TempDir out;
+    Workload w = Workload::from_json(
+        json{{"name", "grant-lease"},
+             {"client_command",
+              "/usr/bin/python3 " +
+                  (kSource / "strategies/external/testing/misbehaving_adapter.py").string() +
+                  " grant-lease 1"},
+             {"clients", 1},
+             {"keys", 2},
+             {"lease_ms", 300},
+             {"duration_s", 0.5}});
+    RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
+    EXPECT_EQ(r.summary["verdict"]["valid"], true) << r.summary["verdict"].dump(2);
+    std::size_t invokes = 0, grants = 0;
+    for (const auto& e : read_history(r.dir / "history.jsonl")) {
+        if (e["f"] != "acquire")
+            continue;
+        if (e["type"] == "invoke") {
+            ++invokes;
+            EXPECT_EQ(e["value"]["lease_ms"], 300) << e.dump();
+        } else if (e["type"] == "ok") {
+            ++grants;
+            EXPECT_EQ(e["value"]["lease_ms"], 2000) << e.dump();
+        }
+    }
+    EXPECT_GT(grants, 0u);
+    EXPECT_GE(invokes, grants);
+    EXPECT_TRUE(children_running(::getpid(), "misbehaving_adapter.py").empty());
+}
+
 // What the library itself wrote on the user's server goes when the run ends: no key of the run
 // is left, and the clean-up counts them.
 TEST(AdapterRunTest, ALibrarysKeysOnTheUsersRedisAreCleanedUp) {

@@ -312,6 +312,16 @@ Task<AcquireResult> ExternalStrategy::acquire(Session& session, const AcquireReq
     if (const auto fence = answer.find("fence");
         fence != answer.end() && fence->is_number_integer())
         grant.fence = fence->get<std::int64_t>();
+    if (const auto lease = answer.find("lease_ms"); lease != answer.end()) {
+        // As init_ok's (PROTOCOL.md): garbage here would become this grant's lease in the history
+        // and make the checks wrong either way, so the grant is in doubt instead. Past 10^12 the
+        // history's reader refuses the lease (HISTORY.md): the whole run would be unreadable.
+        if (!lease->is_number_integer() || lease->get<std::int64_t>() <= 0 ||
+            lease->get<std::int64_t>() > 1'000'000'000'000)
+            throw_unexpected(answer,
+                             "acquire (lease_ms must be a positive integer of at most 10^12)");
+        grant.applied_lease = std::chrono::milliseconds(lease->get<std::int64_t>());
+    }
     co_return grant;
 }
 

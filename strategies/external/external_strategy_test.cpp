@@ -48,11 +48,12 @@ struct AdapterClientUnderTest {
         if (strategy)
             run_sync(loop, strategy->shutdown(*session));
     }
-    AcquireResult acquire(const std::string& key, std::chrono::milliseconds wait = 0ms) {
+    AcquireResult acquire(const std::string& key, std::chrono::milliseconds wait = 0ms,
+                          std::chrono::milliseconds lease = 5000ms) {
         return run_sync(loop,
                         strategy->acquire(*session, AcquireRequest{.key = key,
                                                                    .mode = LockMode::Exclusive,
-                                                                   .lease = 5000ms,
+                                                                   .lease = lease,
                                                                    .wait_budget = wait}));
     }
     pid_t pid() {
@@ -281,6 +282,52 @@ TEST(AppliedLease, NotAPositiveIntegerIsAnUnexpectedAnswerAndANewProcessNext) {
     EXPECT_EQ(adapter_process(*c.session), nullptr);
     EXPECT_EQ(adapter_client(*c.session)->processes_started, 1);
 }
+
+TEST(AppliedLease, AnAcquireOksLeaseIsThatGrantsOwn) {
+    AdapterClientUnderTest c(misbehaving("grant-lease", 1));
+    // etcd's rounding: 300 ms asked is 2 s applied, 5000 ms stays, 5001 ms is 6 s.
+    const auto applied = [&](std::chrono::milliseconds asked) {
+        AcquireResult result = c.acquire("k", 0ms, asked);
+        EXPECT_TRUE(std::holds_alternative<Grant>(result));
+        const Grant& grant = std::get<Grant>(result);
+        EXPECT_EQ(grant.lease, asked);
+        return grant.applied_lease;
+    };
+    EXPECT_EQ(applied(300ms), 2000ms);
+    EXPECT_EQ(applied(5000ms), 5000ms);
+    EXPECT_EQ(applied(5001ms), 6000ms);
+    // Nothing said, nothing applied but what was asked.
+    AdapterClientUnderTest quiet(misbehaving("ok", 1));
+    const AcquireResult plain = quiet.acquire("k");
+    ASSERT_TRUE(std::holds_alternative<Grant>(plain));
+    EXPECT_EQ(std::get<Grant>(plain).applied_lease, std::nullopt);
+}
+
+class BadGrantLease : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(BadGrantLease, IsAnUnexpectedAnswerInDoubt) {
+    AdapterClientUnderTest c(misbehaving(GetParam(), 2));
+    ASSERT_TRUE(std::holds_alternative<Grant>(c.acquire("k")));
+    try {
+        c.acquire("k");
+        ADD_FAILURE() << "a grant whose lease_ms is not a positive integer was believed";
+    } catch (const IoError& e) {
+        // An IoError is the history's `info`: the grant may have happened, by an unknown lease.
+        EXPECT_NE(
+            std::string(e.what()).find(
+                "adapter: unexpected answer to acquire (lease_ms must be a positive integer of at "
+                "most 10^12)"),
+            std::string::npos)
+            << e.what();
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Values, BadGrantLease,
+                         ::testing::Values("grant-lease-negative", "grant-lease-string",
+                                           "grant-lease-huge"),
+                         [](const auto& test) {
+                             return test.param.substr(test.param.rfind('-') + 1);
+                         });
 
 TEST(AdapterMessages, LostIsHandedToTheRun) {
     AdapterClientUnderTest c(misbehaving("lost", 1));

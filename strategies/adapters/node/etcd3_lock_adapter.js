@@ -8,7 +8,11 @@
 //   election timeout rounded up: 2 s with etcd's default flags) to that minimum. So init, given
 //   options.lease_ms, grants a probe lease of that TTL, reads the TTL the server applies (a
 //   keep-alive's answer), revokes it and answers it as lease_ms: a crashed holder's lock lives
-//   that long, not the lease lockbench asked for.
+//   that long, not the lease lockbench asked for. An acquire may ask for another lease than init
+//   (the contract's do): its acquire_ok carries the lease its own lease got, when that differs
+//   from the one asked. etcd3 drops the grant's TTL (Lease keeps only the ID), so the first grant
+//   of each TTL asks etcd (LeaseTimeToLive's grantedTTL, beside the fence's read) and the answer
+//   is kept per TTL: the server applies the same to every lease of that TTL.
 // - Waiting: the library makes one attempt; we retry it every retry_delay_ms until wait_ms.
 // - Fence: the lock key's create revision, read after the grant (omitted if that read fails or
 //   the key is no longer ours).
@@ -27,6 +31,7 @@ const { Etcd3, EtcdLockFailedError, EtcdLeaseInvalidError, GRPCDeadlineExceededE
 const { ProtocolError, log, send, serve, sleep } = require('./protocol');
 
 const grants = new Map(); // token (lease id) -> {lock, lost}
+const appliedMsByTtl = new Map(); // TTL asked (s) -> the lease etcd applies to it (ms)
 let locks; // the etcd3 namespace `<namespace>/`
 let options;
 
@@ -39,13 +44,30 @@ function ttlSecondsOf(leaseMs) {
 }
 
 async function appliedLeaseMs(leaseMs) {
-  const probe = locks.lease(ttlSecondsOf(leaseMs), { autoKeepAlive: false });
+  const ttlSeconds = ttlSecondsOf(leaseMs);
+  const probe = locks.lease(ttlSeconds, { autoKeepAlive: false });
   try {
     await probe.grant();
     const { TTL } = await probe.keepaliveOnce();
+    appliedMsByTtl.set(ttlSeconds, Number(TTL) * 1000);
     return Number(TTL) * 1000;
   } finally {
     await probe.revoke().catch((error) => log(`revoking the probe lease: ${error.message}`));
+  }
+}
+
+// The lease etcd gave a granted lock's lease of ttlSeconds.
+async function grantedLeaseMs(lock, leaseId, ttlSeconds) {
+  const known = appliedMsByTtl.get(ttlSeconds);
+  if (known) return known;
+  try {
+    const { grantedTTL } = await lock.lease.client.leaseTimeToLive({ ID: leaseId }, lock.callOptions);
+    appliedMsByTtl.set(ttlSeconds, Number(grantedTTL) * 1000);
+    return Number(grantedTTL) * 1000;
+  } catch (error) {
+    // Whole seconds at least: never shorter than asked, though etcd may have raised it further.
+    log(`lease ${leaseId}: could not read the TTL etcd granted: ${error.message}`);
+    return ttlSeconds * 1000;
   }
 }
 
@@ -120,13 +142,14 @@ serve({
       }
       token = await lock.leaseId();
       grants.set(token, { lock, lost: false });
-      const fence = await fenceOf(key, token);
+      const [fence, appliedMs] = await Promise.all([fenceOf(key, token), grantedLeaseMs(lock, token, ttlSeconds)]);
       if (lostBeforeGrant) {
         grants.get(token).lost = true;
         // After our answer: a `lost` must follow the grant it is about.
         setImmediate(() => send({ type: 'lost', client, key, token, text: lostBeforeGrant.message }));
       }
-      return { token, ...fence, reentry: false };
+      const applied = appliedMs !== lease_ms ? { lease_ms: appliedMs } : {};
+      return { token, ...fence, ...applied, reentry: false };
     }
   },
 

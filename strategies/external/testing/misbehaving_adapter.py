@@ -13,6 +13,10 @@ Nth acquire in the way its first argument names (external_strategy_test.cpp):
   lease         init_ok answers lease_ms as etcd would apply init's options.lease_ms: whole
                 seconds, at least 2 s
   bad-lease     init_ok answers lease_ms 0 when init carries options.lease_ms
+  grant-lease   every acquire_ok carries lease_ms as etcd would apply the acquire's lease_ms
+                (whole seconds, at least 2 s); init_ok says nothing of the lease
+  grant-lease-negative, grant-lease-string, grant-lease-huge
+                the Nth acquire_ok carries lease_ms -1, "5000" (a string), or 10^13
   init-unsupported  the probe's init is answered, every client's init refused as `unsupported`
 
 Second argument: N (default 1). Before that it grants every acquire.
@@ -57,6 +61,10 @@ for line in sys.stdin:
         send({"in_reply_to": rid, "type": kind + "_ok"})
         continue
     acquires += 1
+    if mode == "grant-lease":
+        send({"in_reply_to": rid, "type": "acquire_ok", "token": "t%d" % acquires,
+              "lease_ms": max(2, -(-req["lease_ms"] // 1000)) * 1000})
+        continue
     if acquires < nth or mode in ("ok", "lease", "bad-lease"):
         send({"in_reply_to": rid, "type": "acquire_ok", "token": "t%d" % acquires})
         continue
@@ -75,6 +83,9 @@ for line in sys.stdin:
             time.sleep(1)
     elif mode == "refused":
         send({"in_reply_to": rid, "type": "error", "code": "refused", "text": "no quorum"})
+    elif mode.startswith("grant-lease-"):
+        bad = {"negative": -1, "string": "5000", "huge": 10 ** 13}[mode[len("grant-lease-"):]]
+        send({"in_reply_to": rid, "type": "acquire_ok", "token": "t%d" % acquires, "lease_ms": bad})
     elif mode == "lost":
         send({"in_reply_to": rid, "type": "acquire_ok", "token": "t%d" % acquires})
         send({"type": "lost", "client": req["client"], "key": req["key"],
