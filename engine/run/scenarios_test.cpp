@@ -12,6 +12,10 @@
 #include <thread>
 #include <vector>
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include "checker/check.hpp"
@@ -23,6 +27,7 @@
 #include "engine/servers/redis_server.hpp"
 #include "engine/servers/zookeeper_server.hpp"
 #include "engine/topology/network_lab.hpp"
+#include "strategies/external/adapter_registry.hpp"
 #include "strategies/registry.hpp"
 
 namespace lockbench {
@@ -104,6 +109,32 @@ std::string explain(const nlohmann::json& s) {
     return out;
 }
 
+// A strategy whose every client is a JVM (Curator) beside another run on two cores stalls its
+// clients past the scenarios' 300 ms ZooKeeper sessions: Curator then declares lost a session the
+// server still holds, and the lock sticks for seconds (seen at ctest -j2, under load). Those
+// cases run alone among the scenario tests: an exclusive lock on a file every case takes shared.
+// Not a retry: the run is judged as it went; only its neighbours wait.
+class ScenarioSlot {
+  public:
+    explicit ScenarioSlot(const std::string& strategy) {
+        const auto adapter = find_adapter(strategy);
+        const bool alone = adapter && !adapter->argv.empty() &&
+                           fs::path(adapter->argv.front()).filename() == "java";
+        fd_ = ::open("/tmp/lockbench-scenario-tests.lock", O_CREAT | O_RDWR | O_CLOEXEC, 0666);
+        if (fd_ >= 0)
+            ::flock(fd_, alone ? LOCK_EX : LOCK_SH);
+    }
+    ~ScenarioSlot() {
+        if (fd_ >= 0)
+            ::close(fd_);
+    }
+    ScenarioSlot(const ScenarioSlot&) = delete;
+    ScenarioSlot& operator=(const ScenarioSlot&) = delete;
+
+  private:
+    int fd_ = -1;
+};
+
 // A run not as expected keeps its folder: the failure message says where, and its history is
 // what tells a flaky demonstration from a finding.
 void keep_unless_as_expected(TempDir& out, const RunOutcome& r) {
@@ -130,6 +161,7 @@ void expect_as_expected(const ScenarioCase& c, const RunOutcome& r) {
 
 TEST_P(ScenarioTest, VerdictEqualsTheExpectation) {
     const auto& c = GetParam();
+    const ScenarioSlot slot(c.strategy);
     Workload w = Workload::load(c.file);
     if (w.topology.in_namespaces()) {
         if (const std::string why = network_lab_unavailable(); !why.empty())
@@ -160,6 +192,7 @@ class ExternalScenarioTest : public ::testing::TestWithParam<ScenarioCase> {};
 
 TEST_P(ExternalScenarioTest, VerdictEqualsTheExpectationOnServersItDidNotStart) {
     const auto& c = GetParam();
+    const ScenarioSlot slot(c.strategy);
     Workload w = Workload::load(c.file);
     w.strategy = c.strategy;
     quicken(w);
