@@ -201,141 +201,160 @@ void NemesisContext::run_all_pending() {
 // ---- parsing
 // --------------------------------------------------------------------------------------
 
-std::unique_ptr<Fault> make_fault(const json& spec, const std::string& origin,
-                                  const std::string& path) {
-    ObjectReader r(spec, origin, path);
-    const std::string kind = r.string("fault", "");
-    std::unique_ptr<Fault> f;
-    if (kind == "pause-client")
-        f = std::make_unique<PauseClient>(r);
-    else if (kind == "crash-client")
-        f = std::make_unique<CrashClient>(r);
-    else if (kind == "clock-skew")
-        f = std::make_unique<SkewClientClock>(r);
-    else if (kind == "stall")
-        f = std::make_unique<StallClient>(r);
-    else if (kind == "lose-release-reply")
-        f = std::make_unique<LoseReleaseReply>(r);
-    else if (kind == "pause-server")
-        f = std::make_unique<PauseServer>(r);
-    else if (kind == "kill-server")
-        f = std::make_unique<KillServer>(r);
-    else if (kind == "isolate-node")
-        f = std::make_unique<IsolateNode>(r);
-    else if (kind == "clock-jump")
-        f = std::make_unique<JumpServerClock>(r);
-    else if (kind == "failover")
-        f = std::make_unique<Failover>(r);
-    else if (kind == "drop-replies")
-        f = std::make_unique<DropReplies>(r);
-    else if (kind == "delay-replies")
-        f = std::make_unique<DelayReplies>(r);
-    else if (kind == "reset-connections")
-        f = std::make_unique<ResetConnections>(r);
-    else if (kind == "partition")
-        f = std::make_unique<PartitionNode>(r);
-    else if (kind == "partition-client")
-        f = std::make_unique<PartitionClient>(r);
-    else if (kind == "kill-zookeeper")
-        f = std::make_unique<KillZooKeeper>(r);
-    else if (kind == "pause-zookeeper")
-        f = std::make_unique<PauseZooKeeper>(r);
-    else if (kind == "kill-etcd")
-        f = std::make_unique<KillEtcd>(r);
-    else if (kind == "pause-etcd")
-        f = std::make_unique<PauseEtcd>(r);
-    else if (kind == "partition-etcd")
-        f = std::make_unique<PartitionEtcd>(r);
-    else if (kind == "delay-write")
-        f = std::make_unique<DelayWrite>(r);
-    else if (kind == "partition-hosts")
-        f = std::make_unique<PartitionHosts>(r);
-    else if (kind == "sentinel-failover")
-        f = std::make_unique<SentinelFailover>(r);
-    else if (kind == "cluster-failover")
-        f = std::make_unique<ClusterFailover>(r);
-    else if (kind == "kill-cluster-master")
-        f = std::make_unique<KillClusterMaster>(r);
-    else {
-        r.fail(r.at("fault"),
-               "must be one of "
-               "pause-client|crash-client|clock-skew|stall|lose-release-reply|partition-client|"
-               "delay-write|"
-               "pause-server|kill-server|isolate-node|clock-jump|failover|drop-replies|"
-               "delay-replies|"
-               "reset-connections|partition|kill-zookeeper|pause-zookeeper|kill-etcd|pause-etcd|"
-               "partition-etcd|partition-hosts|"
-               "sentinel-failover|cluster-failover|kill-cluster-master, not \"" +
-                   kind + "\"");
-    }
-    f->kind_ = kind;
-    f->at_s = r.number("at_s", 0, 0, 86'400);
-    if (r.find("every_s"))
-        f->every_s = r.number("every_s", 1, 0.001, 86'400);
-    f->times = static_cast<int>(r.integer("times", f->every_s ? 1'000'000 : 1, 1, 1'000'000));
+namespace {
 
-    const std::string target = r.string("target", f->targets_clients()            ? "random"
-                                                  : f->needs_embedded_zookeeper() ? "leader"
-                                                  : f->needs_embedded_etcd()      ? "leader"
-                                                  : f->needs_cluster()            ? "master-of:k0"
-                                                                                  : "node:0");
-    if (f->targets_clients()) {
-        if (target == "holder") {
-            f->target_.kind = FaultTarget::Kind::Holder;
-            f->target_.key = r.string("key", "k0");
-        } else if (target == "random") {
-            f->target_.kind = FaultTarget::Kind::Random;
-        } else if (target.rfind("client:", 0) == 0) {
-            f->target_.kind = FaultTarget::Kind::Client;
-            try {
-                f->target_.index = std::stoi(target.substr(7));
-            } catch (const std::exception&) {
-                r.fail(r.at("target"), "client:N needs a number");
-            }
-        } else {
-            r.fail(r.at("target"),
-                   "must be holder|random|client:N for a client fault, not \"" + target + "\"");
+using FaultConstructor = std::unique_ptr<Fault> (*)(ObjectReader&);
+
+template <class F>
+std::unique_ptr<Fault> construct(ObjectReader& r) {
+    return std::make_unique<F>(r);
+}
+
+// Every fault a workload can name, in the order the error for an unknown one lists them.
+constexpr std::pair<std::string_view, FaultConstructor> kFaultKinds[] = {
+    {"pause-client", construct<PauseClient>},
+    {"crash-client", construct<CrashClient>},
+    {"clock-skew", construct<SkewClientClock>},
+    {"stall", construct<StallClient>},
+    {"lose-release-reply", construct<LoseReleaseReply>},
+    {"partition-client", construct<PartitionClient>},
+    {"delay-write", construct<DelayWrite>},
+    {"pause-server", construct<PauseServer>},
+    {"kill-server", construct<KillServer>},
+    {"isolate-node", construct<IsolateNode>},
+    {"clock-jump", construct<JumpServerClock>},
+    {"failover", construct<Failover>},
+    {"drop-replies", construct<DropReplies>},
+    {"delay-replies", construct<DelayReplies>},
+    {"reset-connections", construct<ResetConnections>},
+    {"partition", construct<PartitionNode>},
+    {"kill-zookeeper", construct<KillZooKeeper>},
+    {"pause-zookeeper", construct<PauseZooKeeper>},
+    {"kill-etcd", construct<KillEtcd>},
+    {"pause-etcd", construct<PauseEtcd>},
+    {"partition-etcd", construct<PartitionEtcd>},
+    {"partition-hosts", construct<PartitionHosts>},
+    {"sentinel-failover", construct<SentinelFailover>},
+    {"cluster-failover", construct<ClusterFailover>},
+    {"kill-cluster-master", construct<KillClusterMaster>},
+};
+
+std::unique_ptr<Fault> construct_fault(ObjectReader& r, const std::string& kind) {
+    std::string known;
+    for (const auto& [name, construct_kind] : kFaultKinds) {
+        if (name == kind)
+            return construct_kind(r);
+        known += (known.empty() ? "" : "|") + std::string(name);
+    }
+    r.fail(r.at("fault"), "must be one of " + known + ", not \"" + kind + "\"");
+}
+
+void read_schedule(ObjectReader& r, Fault& f) {
+    f.at_s = r.number("at_s", 0, 0, 86'400);
+    if (r.find("every_s"))
+        f.every_s = r.number("every_s", 1, 0.001, 86'400);
+    f.times = static_cast<int>(r.integer("times", f.every_s ? 1'000'000 : 1, 1, 1'000'000));
+}
+
+std::string default_target(const Fault& f) {
+    return f.targets_clients()            ? "random"
+           : f.needs_embedded_zookeeper() ? "leader"
+           : f.needs_embedded_etcd()      ? "leader"
+           : f.needs_cluster()            ? "master-of:k0"
+                                          : "node:0";
+}
+
+FaultTarget parse_client_target(ObjectReader& r, const std::string& target) {
+    FaultTarget t;
+    if (target == "holder") {
+        t.kind = FaultTarget::Kind::Holder;
+        t.key = r.string("key", "k0");
+    } else if (target == "random") {
+        t.kind = FaultTarget::Kind::Random;
+    } else if (target.rfind("client:", 0) == 0) {
+        t.kind = FaultTarget::Kind::Client;
+        try {
+            t.index = std::stoi(target.substr(7));
+        } catch (const std::exception&) {
+            r.fail(r.at("target"), "client:N needs a number");
         }
-    } else if (f->needs_cluster()) {
-        if (target.rfind("master-of:", 0) != 0 || target.size() == 10)
-            r.fail(r.at("target"),
-                   "must be master-of:KEY or master-of:shard:N for a cluster fault (the "
-                   "master serving the key's slot, or shard N's, when it fires), not \"" +
-                       target + "\"");
-        f->target_.kind = FaultTarget::Kind::SlotMaster;
-        f->target_.key = target.substr(10);
-    } else if (f->needs_network_lab()) {
+    } else {
+        r.fail(r.at("target"),
+               "must be holder|random|client:N for a client fault, not \"" + target + "\"");
+    }
+    return t;
+}
+
+FaultTarget parse_slot_master_target(const ObjectReader& r, const std::string& target) {
+    if (target.rfind("master-of:", 0) != 0 || target.size() == 10)
+        r.fail(r.at("target"),
+               "must be master-of:KEY or master-of:shard:N for a cluster fault (the "
+               "master serving the key's slot, or shard N's, when it fires), not \"" +
+                   target + "\"");
+    FaultTarget t;
+    t.kind = FaultTarget::Kind::SlotMaster;
+    t.key = target.substr(10);
+    return t;
+}
+
+// A server fault's target: a node by number, Redis's master, or a ZooKeeper or etcd member
+// chosen when it fires (the leader, or for etcd a random one).
+FaultTarget parse_server_target(const ObjectReader& r, const Fault& f, const std::string& target) {
+    FaultTarget t;
+    t.kind = FaultTarget::Kind::Node;
+    const bool member_fault = f.needs_embedded_zookeeper() || f.needs_embedded_etcd();
+    if (target == "master" && !member_fault) {
+        t.index = 0;
+    } else if (target == "leader" && member_fault) {
+        t.kind = FaultTarget::Kind::Leader;
+    } else if (target == "random" && f.needs_embedded_etcd()) {
+        t.kind = FaultTarget::Kind::Random;
+    } else if (target.rfind("node:", 0) == 0) {
+        try {
+            t.index = std::stoi(target.substr(5));
+        } catch (const std::exception&) {
+            r.fail(r.at("target"), "node:N needs a number");
+        }
+    } else if (f.needs_embedded_zookeeper()) {
+        r.fail(r.at("target"),
+               "must be leader|node:N for a ZooKeeper fault, not \"" + target + "\"");
+    } else if (f.needs_embedded_etcd()) {
+        r.fail(r.at("target"),
+               "must be leader|random|node:N for an etcd fault, not \"" + target + "\"");
+    } else {
+        r.fail(r.at("target"), "must be master|node:N for a server fault, not \"" + target + "\"");
+    }
+    return t;
+}
+
+FaultTarget parse_target(ObjectReader& r, const json& spec, const Fault& f) {
+    const std::string target = r.string("target", default_target(f));
+    if (f.targets_clients())
+        return parse_client_target(r, target);
+    if (f.needs_cluster())
+        return parse_slot_master_target(r, target);
+    if (f.needs_network_lab()) {
         if (spec.contains("target"))
             r.fail(r.at("target"),
                    "a fault of the network names its hosts (hosts, shape), not a "
                    "target");
-        f->target_.kind = FaultTarget::Kind::Network;
-    } else {
-        f->target_.kind = FaultTarget::Kind::Node;
-        const bool member_fault = f->needs_embedded_zookeeper() || f->needs_embedded_etcd();
-        if (target == "master" && !member_fault) {
-            f->target_.index = 0;
-        } else if (target == "leader" && member_fault) {
-            f->target_.kind = FaultTarget::Kind::Leader;
-        } else if (target == "random" && f->needs_embedded_etcd()) {
-            f->target_.kind = FaultTarget::Kind::Random;
-        } else if (target.rfind("node:", 0) == 0) {
-            try {
-                f->target_.index = std::stoi(target.substr(5));
-            } catch (const std::exception&) {
-                r.fail(r.at("target"), "node:N needs a number");
-            }
-        } else if (f->needs_embedded_zookeeper()) {
-            r.fail(r.at("target"),
-                   "must be leader|node:N for a ZooKeeper fault, not \"" + target + "\"");
-        } else if (f->needs_embedded_etcd()) {
-            r.fail(r.at("target"),
-                   "must be leader|random|node:N for an etcd fault, not \"" + target + "\"");
-        } else {
-            r.fail(r.at("target"),
-                   "must be master|node:N for a server fault, not \"" + target + "\"");
-        }
+        FaultTarget t;
+        t.kind = FaultTarget::Kind::Network;
+        return t;
     }
+    return parse_server_target(r, f, target);
+}
+
+}  // namespace
+
+std::unique_ptr<Fault> make_fault(const json& spec, const std::string& origin,
+                                  const std::string& path) {
+    ObjectReader r(spec, origin, path);
+    const std::string kind = r.string("fault", "");
+    std::unique_ptr<Fault> f = construct_fault(r, kind);
+    f->kind_ = kind;
+    read_schedule(r, *f);
+    f->target_ = parse_target(r, spec, *f);
     r.finish();
     return f;
 }
