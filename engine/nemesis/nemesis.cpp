@@ -459,108 +459,144 @@ void Nemesis::heal() {
     ctx_.run_all_pending();
 }
 
+// ---- validation: each check throws for a fault that could never fire as meant
+// --------------------------------------------------------------------------------------------
+
+namespace {
+
+void check_fires_before_the_end(const Fault& f, const Workload& w, const std::string& at) {
+    if (f.at_s >= w.duration_s) {
+        char text[96];
+        std::snprintf(text, sizeof text, "at_s %g is not before the end of the run (duration_s %g)",
+                      f.at_s, w.duration_s);
+        throw WorkloadError(at + text + ": it could never fire");
+    }
+}
+
+void check_target_key(const FaultTarget& t, const Workload& w, const std::string& at) {
+    if (t.kind == FaultTarget::Kind::SlotMaster && t.key.rfind("shard:", 0) == 0) {
+        const std::string n = t.key.substr(6);
+        const bool number =
+            !n.empty() && n.size() < 4 && n.find_first_not_of("0123456789") == std::string::npos;
+        if (!number || std::stoi(n) >= w.topology.masters) {
+            throw WorkloadError(at + "the cluster's shards are shard:0 to shard:" +
+                                std::to_string(w.topology.masters - 1) + ", not '" + t.key +
+                                "': it could never fire");
+        }
+    } else if (t.kind == FaultTarget::Kind::Holder || t.kind == FaultTarget::Kind::SlotMaster) {
+        bool known = false;
+        for (int k = 0; k < w.keys && !known; ++k)
+            known = t.key == "k" + std::to_string(k);
+        if (!known) {
+            throw WorkloadError(at + "no client ever locks '" + t.key + "' (keys are k0 to k" +
+                                std::to_string(w.keys - 1) + "): it could never fire");
+        }
+    }
+}
+
+void check_zookeeper_fault(const Fault& f, const Workload& w, const std::string& at) {
+    if (!f.needs_zookeeper())
+        return;
+    const StrategyInfo* info = find_strategy(w.strategy);
+    if (info && !info->capabilities.zookeeper) {
+        throw WorkloadError(at + "'" + f.kind() + "' acts on ZooKeeper, and " + w.strategy +
+                            " uses none: it could never fire (a ZooKeeper strategy: "
+                            "zk_mutex, zk_rwlock)");
+    }
+}
+
+void check_etcd_fault(const Fault& f, const Workload& w, const std::string& at) {
+    if (!f.needs_embedded_etcd())
+        return;
+    const auto& t = f.target();
+    const StrategyInfo* info = find_strategy(w.strategy);
+    if (info && !info->capabilities.etcd) {
+        throw WorkloadError(at + "'" + f.kind() + "' acts on etcd, and " + w.strategy +
+                            " uses none: it could never fire (an etcd strategy)");
+    }
+    if (t.kind == FaultTarget::Kind::Node && t.index >= w.topology.etcd_servers) {
+        throw WorkloadError(at + "node:" + std::to_string(t.index) + " does not exist (" +
+                            std::to_string(w.topology.etcd_servers) +
+                            " etcd member(s), topology's etcd_servers): it could never "
+                            "fire");
+    }
+    if (f.kind() == "partition-etcd" && w.topology.etcd_servers < 3) {
+        throw WorkloadError(at +
+                            "'partition-etcd' cuts a member from the others and needs a "
+                            "cluster (topology's etcd_servers 3, 5 or 7): it could "
+                            "never fire");
+    }
+}
+
+void check_client_connection_and_resource(const Fault& f, const Workload& w,
+                                          const std::string& at) {
+    if (f.needs_own_connection() && w.shares_connections()) {
+        throw WorkloadError(at + "'" + f.kind() + "' acts on one client's own connection and " +
+                            std::to_string(w.clients) + " clients share " +
+                            std::to_string(w.connections) +
+                            " (--connections): it needs one connection per client");
+    }
+    if (f.needs_separate_resource() && !w.resource_server_separate) {
+        throw WorkloadError(at + "'" + f.kind() +
+                            "' delays writes on the way to the resource's own server and "
+                            "needs resource_server 'separate': it could never fire");
+    }
+}
+
+void check_topology_kind(const Fault& f, const Workload& w, const std::string& at) {
+    const bool cluster = w.topology.kind == TopologyKind::Cluster;
+    if ((f.needs_cluster() && !cluster) ||
+        (cluster && !f.needs_cluster() && !f.targets_clients() && !f.needs_network_lab())) {
+        throw WorkloadError(at + "'" + f.kind() + "' " +
+                            (f.needs_cluster()
+                                 ? "acts on a Redis Cluster and needs topology kind 'cluster'"
+                                 : "acts on one server and a Redis Cluster's nodes change "
+                                   "roles under it (use kill-cluster-master or "
+                                   "cluster-failover)") +
+                            ": it could never fire as meant");
+    }
+    if (f.needs_network_lab() && !w.topology.in_namespaces()) {
+        throw WorkloadError(
+            at + "'" + f.kind() +
+            "' acts on hosts in network namespaces and needs topology kind "
+            "'sentinel', or 'cluster' with namespaces or isolated_clients: it could "
+            "never fire");
+    }
+    if (f.needs_sentinels() && w.topology.kind != TopologyKind::Sentinel) {
+        throw WorkloadError(at + "'" + f.kind() +
+                            "' asks the sentinels and needs topology kind 'sentinel': it "
+                            "could never fire");
+    }
+}
+
+void check_target_exists(const Fault& f, const Workload& w, const std::string& at) {
+    const auto& t = f.target();
+    if (f.needs_embedded_zookeeper() && t.kind == FaultTarget::Kind::Node &&
+        t.index >= w.topology.zookeeper_servers) {
+        throw WorkloadError(at + "node:" + std::to_string(t.index) + " does not exist (" +
+                            std::to_string(w.topology.zookeeper_servers) +
+                            " ZooKeeper server(s), topology's zookeeper_servers): it could "
+                            "never fire");
+    }
+    if (t.kind == FaultTarget::Kind::Client && t.index >= w.clients) {
+        throw WorkloadError(at + "client:" + std::to_string(t.index) + " does not exist (" +
+                            std::to_string(w.clients) + " clients): it could never fire");
+    }
+}
+
+}  // namespace
+
 void Nemesis::validate(const std::vector<std::unique_ptr<Fault>>& faults, const Workload& w) {
     for (std::size_t i = 0; i < faults.size(); ++i) {
         const Fault& f = *faults[i];
         const std::string at = w.name + ": /faults/" + std::to_string(i) + ": ";
-        if (f.at_s >= w.duration_s) {
-            char text[96];
-            std::snprintf(text, sizeof text,
-                          "at_s %g is not before the end of the run (duration_s %g)", f.at_s,
-                          w.duration_s);
-            throw WorkloadError(at + text + ": it could never fire");
-        }
-        const auto& t = f.target();
-        if (t.kind == FaultTarget::Kind::SlotMaster && t.key.rfind("shard:", 0) == 0) {
-            const std::string n = t.key.substr(6);
-            const bool number = !n.empty() && n.size() < 4 &&
-                                n.find_first_not_of("0123456789") == std::string::npos;
-            if (!number || std::stoi(n) >= w.topology.masters) {
-                throw WorkloadError(at + "the cluster's shards are shard:0 to shard:" +
-                                    std::to_string(w.topology.masters - 1) + ", not '" + t.key +
-                                    "': it could never fire");
-            }
-        } else if (t.kind == FaultTarget::Kind::Holder || t.kind == FaultTarget::Kind::SlotMaster) {
-            bool known = false;
-            for (int k = 0; k < w.keys && !known; ++k)
-                known = t.key == "k" + std::to_string(k);
-            if (!known) {
-                throw WorkloadError(at + "no client ever locks '" + t.key + "' (keys are k0 to k" +
-                                    std::to_string(w.keys - 1) + "): it could never fire");
-            }
-        }
-        if (f.needs_zookeeper()) {
-            const StrategyInfo* info = find_strategy(w.strategy);
-            if (info && !info->capabilities.zookeeper) {
-                throw WorkloadError(at + "'" + f.kind() + "' acts on ZooKeeper, and " + w.strategy +
-                                    " uses none: it could never fire (a ZooKeeper strategy: "
-                                    "zk_mutex, zk_rwlock)");
-            }
-        }
-        if (f.needs_embedded_etcd()) {
-            const StrategyInfo* info = find_strategy(w.strategy);
-            if (info && !info->capabilities.etcd) {
-                throw WorkloadError(at + "'" + f.kind() + "' acts on etcd, and " + w.strategy +
-                                    " uses none: it could never fire (an etcd strategy)");
-            }
-            if (t.kind == FaultTarget::Kind::Node && t.index >= w.topology.etcd_servers) {
-                throw WorkloadError(at + "node:" + std::to_string(t.index) + " does not exist (" +
-                                    std::to_string(w.topology.etcd_servers) +
-                                    " etcd member(s), topology's etcd_servers): it could never "
-                                    "fire");
-            }
-            if (f.kind() == "partition-etcd" && w.topology.etcd_servers < 3) {
-                throw WorkloadError(at +
-                                    "'partition-etcd' cuts a member from the others and needs a "
-                                    "cluster (topology's etcd_servers 3, 5 or 7): it could "
-                                    "never fire");
-            }
-        }
-        if (f.needs_own_connection() && w.shares_connections()) {
-            throw WorkloadError(at + "'" + f.kind() + "' acts on one client's own connection and " +
-                                std::to_string(w.clients) + " clients share " +
-                                std::to_string(w.connections) +
-                                " (--connections): it needs one connection per client");
-        }
-        if (f.needs_separate_resource() && !w.resource_server_separate) {
-            throw WorkloadError(at + "'" + f.kind() +
-                                "' delays writes on the way to the resource's own server and "
-                                "needs resource_server 'separate': it could never fire");
-        }
-        const bool cluster = w.topology.kind == TopologyKind::Cluster;
-        if ((f.needs_cluster() && !cluster) ||
-            (cluster && !f.needs_cluster() && !f.targets_clients() && !f.needs_network_lab())) {
-            throw WorkloadError(at + "'" + f.kind() + "' " +
-                                (f.needs_cluster()
-                                     ? "acts on a Redis Cluster and needs topology kind 'cluster'"
-                                     : "acts on one server and a Redis Cluster's nodes change "
-                                       "roles under it (use kill-cluster-master or "
-                                       "cluster-failover)") +
-                                ": it could never fire as meant");
-        }
-        if (f.needs_network_lab() && !w.topology.in_namespaces()) {
-            throw WorkloadError(
-                at + "'" + f.kind() +
-                "' acts on hosts in network namespaces and needs topology kind "
-                "'sentinel', or 'cluster' with namespaces or isolated_clients: it could "
-                "never fire");
-        }
-        if (f.needs_sentinels() && w.topology.kind != TopologyKind::Sentinel) {
-            throw WorkloadError(at + "'" + f.kind() +
-                                "' asks the sentinels and needs topology kind 'sentinel': it "
-                                "could never fire");
-        }
-        if (f.needs_embedded_zookeeper() && t.kind == FaultTarget::Kind::Node &&
-            t.index >= w.topology.zookeeper_servers) {
-            throw WorkloadError(at + "node:" + std::to_string(t.index) + " does not exist (" +
-                                std::to_string(w.topology.zookeeper_servers) +
-                                " ZooKeeper server(s), topology's zookeeper_servers): it could "
-                                "never fire");
-        }
-        if (t.kind == FaultTarget::Kind::Client && t.index >= w.clients) {
-            throw WorkloadError(at + "client:" + std::to_string(t.index) + " does not exist (" +
-                                std::to_string(w.clients) + " clients): it could never fire");
-        }
+        check_fires_before_the_end(f, w, at);
+        check_target_key(f.target(), w, at);
+        check_zookeeper_fault(f, w, at);
+        check_etcd_fault(f, w, at);
+        check_client_connection_and_resource(f, w, at);
+        check_topology_kind(f, w, at);
+        check_target_exists(f, w, at);
     }
 }
 
