@@ -271,6 +271,132 @@ void read_strategy_choice(const json& j, ObjectReader& r, Workload& w) {
     }
 }
 
+// ---- Workload::validate: each check throws for a workload that cannot run as written
+
+const StrategyInfo* known_strategy(const std::string& strategy) {
+    const StrategyInfo* info = find_strategy(strategy);
+    if (!info) {
+        std::string names;
+        for (const auto& s : all_strategies())
+            names += (names.empty() ? "" : "|") + std::string(s.name);
+        throw WorkloadError("strategy: unknown '" + strategy + "' (one of " + names + ")");
+    }
+    return info;
+}
+
+// What the strategy must be able to do for the workload as written.
+void check_strategy_can(const Workload& w, const StrategyInfo* info) {
+    if (w.shared_ratio > 0 && !info->capabilities.shared_mode) {
+        throw WorkloadError("shared_ratio: " + w.strategy + " has no shared mode");
+    }
+    if (w.reentry_depth > 1 && !info->capabilities.reentrant) {
+        throw WorkloadError("reentry_depth: " + w.strategy + " is not re-entrant");
+    }
+    if (info->capabilities.multi_node &&
+        (w.topology.kind == TopologyKind::Replicated ||
+         (w.topology.kind == TopologyKind::Masters && w.topology.masters < kMinRedlockMasters))) {
+        // Redlock on one node is a plain SET NX lock with a quorum of one: not what was meant.
+        const std::string n = std::to_string(kMinRedlockMasters);
+        throw WorkloadError("topology: " + w.strategy +
+                            " is a quorum over independent masters and "
+                            "needs at least " +
+                            n + " (topology kind 'masters', or " + n + " --redis endpoints)");
+    }
+}
+
+void check_separate_resource_server(const Workload& w) {
+    if (w.resource_server_separate && w.resource == ResourceKind::None) {
+        throw WorkloadError(
+            "resource_server: 'separate' puts the resource on its own server, "
+            "and resource is 'none'");
+    }
+    if (w.resource_server_separate && w.topology.kind == TopologyKind::Sentinel) {
+        throw WorkloadError(
+            "resource_server: 'separate' runs on loopback beside lockbench, "
+            "where the clients of topology 'sentinel' in their own namespace "
+            "cannot reach it");
+    }
+}
+
+void check_shared_connections(const Workload& w, const StrategyInfo* info) {
+    if (w.shares_connections()) {
+        const std::string shared = "connections: " + std::to_string(w.connections) + " shared by " +
+                                   std::to_string(w.clients) + " clients ";
+        if (info->capabilities.zookeeper || info->capabilities.etcd || find_adapter(w.strategy))
+            throw WorkloadError(shared + "are lockbench's own Redis connections, and " +
+                                w.strategy + " connects by itself (" +
+                                (info->capabilities.zookeeper ? "ZooKeeper"
+                                 : info->capabilities.etcd    ? "etcd"
+                                                              : "a lock library's process") +
+                                ")");
+        if (w.connections < w.threads)
+            throw WorkloadError(shared + "are fewer than the " + std::to_string(w.threads) +
+                                " threads: every thread needs at least one of its own");
+        if (w.topology.kind == TopologyKind::Cluster)
+            throw WorkloadError(shared +
+                                "are not built for topology 'cluster' (its client "
+                                "routes each key on connections of its own)");
+        if (w.topology.isolated_clients > 0)
+            throw WorkloadError(shared +
+                                "are not built for isolated_clients (those run on a "
+                                "thread and network of their own)");
+    }
+}
+
+void check_topology_fits(const Workload& w, const StrategyInfo* info) {
+    if (w.topology.kind == TopologyKind::Sentinel) {
+        if (info->capabilities.multi_node || info->capabilities.zookeeper) {
+            throw WorkloadError(
+                "topology: 'sentinel' is one Redis master found through its "
+                "sentinels; " +
+                w.strategy + " locks " +
+                (info->capabilities.zookeeper ? "on ZooKeeper" : "N masters"));
+        }
+        if (w.topology.isolated_clients >= w.clients) {
+            throw WorkloadError("topology: isolated_clients " +
+                                std::to_string(w.topology.isolated_clients) +
+                                " leaves no client beside the sentinels' majority (clients " +
+                                std::to_string(w.clients) + ")");
+        }
+    } else if (w.topology.isolated_clients > 0 && w.topology.kind != TopologyKind::Cluster) {
+        throw WorkloadError(
+            "topology: isolated_clients needs kind 'sentinel' or 'cluster' (hosts "
+            "in network namespaces)");
+    }
+    if (w.topology.kind == TopologyKind::Cluster && w.topology.isolated_clients >= w.clients) {
+        throw WorkloadError("topology: isolated_clients " +
+                            std::to_string(w.topology.isolated_clients) +
+                            " leaves no client beside the cluster's majority (clients " +
+                            std::to_string(w.clients) + ")");
+    }
+    if (w.topology.kind == TopologyKind::Cluster && info->capabilities.zookeeper) {
+        throw WorkloadError(
+            "topology: 'cluster' is one Redis Cluster, whose client sends each "
+            "key to its slot's master; " +
+            w.strategy + " locks on ZooKeeper");
+    }
+    if (w.resource_server_separate && w.topology.kind == TopologyKind::Cluster) {
+        throw WorkloadError("resource_server: 'separate' is not built for topology 'cluster' yet");
+    }
+    if (info->capabilities.needs_replicas && w.topology.kind == TopologyKind::Masters) {
+        throw WorkloadError("topology: " + w.strategy +
+                            " counts a grant once a replica acknowledged it and needs a master "
+                            "with a replica (topology kind 'replicated'), not independent masters");
+    }
+}
+
+void check_rate_and_fencing(const Workload& w, const StrategyInfo* info) {
+    if (w.rate && !(w.think_ms.kind == Distribution::Kind::Constant && w.think_ms.a == 0)) {
+        throw WorkloadError(
+            "think_ms: a run at a rate starts each cycle when its arrival is due, so think_ms "
+            "must be 0 (--think-ms 0)");
+    }
+    if (w.resource == ResourceKind::Fenced && !info->capabilities.fencing) {
+        throw WorkloadError("resource: 'fenced' needs a strategy with fencing numbers, not " +
+                            w.strategy);
+    }
+}
+
 }  // namespace
 
 std::chrono::microseconds Distribution::sample(std::mt19937_64& rng) const {
@@ -447,110 +573,12 @@ void Workload::resolve(std::size_t external_nodes) {
 }
 
 void Workload::validate() const {
-    const StrategyInfo* info = find_strategy(strategy);
-    if (!info) {
-        std::string names;
-        for (const auto& s : all_strategies())
-            names += (names.empty() ? "" : "|") + std::string(s.name);
-        throw WorkloadError("strategy: unknown '" + strategy + "' (one of " + names + ")");
-    }
-    if (shared_ratio > 0 && !info->capabilities.shared_mode) {
-        throw WorkloadError("shared_ratio: " + strategy + " has no shared mode");
-    }
-    if (reentry_depth > 1 && !info->capabilities.reentrant) {
-        throw WorkloadError("reentry_depth: " + strategy + " is not re-entrant");
-    }
-    if (info->capabilities.multi_node &&
-        (topology.kind == TopologyKind::Replicated ||
-         (topology.kind == TopologyKind::Masters && topology.masters < kMinRedlockMasters))) {
-        // Redlock on one node is a plain SET NX lock with a quorum of one: not what was meant.
-        const std::string n = std::to_string(kMinRedlockMasters);
-        throw WorkloadError("topology: " + strategy +
-                            " is a quorum over independent masters and "
-                            "needs at least " +
-                            n + " (topology kind 'masters', or " + n + " --redis endpoints)");
-    }
-    if (resource_server_separate && resource == ResourceKind::None) {
-        throw WorkloadError(
-            "resource_server: 'separate' puts the resource on its own server, "
-            "and resource is 'none'");
-    }
-    if (resource_server_separate && topology.kind == TopologyKind::Sentinel) {
-        throw WorkloadError(
-            "resource_server: 'separate' runs on loopback beside lockbench, "
-            "where the clients of topology 'sentinel' in their own namespace "
-            "cannot reach it");
-    }
-    if (shares_connections()) {
-        const std::string shared = "connections: " + std::to_string(connections) + " shared by " +
-                                   std::to_string(clients) + " clients ";
-        if (info->capabilities.zookeeper || info->capabilities.etcd || find_adapter(strategy))
-            throw WorkloadError(shared + "are lockbench's own Redis connections, and " + strategy +
-                                " connects by itself (" +
-                                (info->capabilities.zookeeper ? "ZooKeeper"
-                                 : info->capabilities.etcd    ? "etcd"
-                                                              : "a lock library's process") +
-                                ")");
-        if (connections < threads)
-            throw WorkloadError(shared + "are fewer than the " + std::to_string(threads) +
-                                " threads: every thread needs at least one of its own");
-        if (topology.kind == TopologyKind::Cluster)
-            throw WorkloadError(shared +
-                                "are not built for topology 'cluster' (its client "
-                                "routes each key on connections of its own)");
-        if (topology.isolated_clients > 0)
-            throw WorkloadError(shared +
-                                "are not built for isolated_clients (those run on a "
-                                "thread and network of their own)");
-    }
-    if (topology.kind == TopologyKind::Sentinel) {
-        if (info->capabilities.multi_node || info->capabilities.zookeeper) {
-            throw WorkloadError(
-                "topology: 'sentinel' is one Redis master found through its "
-                "sentinels; " +
-                strategy + " locks " +
-                (info->capabilities.zookeeper ? "on ZooKeeper" : "N masters"));
-        }
-        if (topology.isolated_clients >= clients) {
-            throw WorkloadError("topology: isolated_clients " +
-                                std::to_string(topology.isolated_clients) +
-                                " leaves no client beside the sentinels' majority (clients " +
-                                std::to_string(clients) + ")");
-        }
-    } else if (topology.isolated_clients > 0 && topology.kind != TopologyKind::Cluster) {
-        throw WorkloadError(
-            "topology: isolated_clients needs kind 'sentinel' or 'cluster' (hosts "
-            "in network namespaces)");
-    }
-    if (topology.kind == TopologyKind::Cluster && topology.isolated_clients >= clients) {
-        throw WorkloadError("topology: isolated_clients " +
-                            std::to_string(topology.isolated_clients) +
-                            " leaves no client beside the cluster's majority (clients " +
-                            std::to_string(clients) + ")");
-    }
-    if (topology.kind == TopologyKind::Cluster && info->capabilities.zookeeper) {
-        throw WorkloadError(
-            "topology: 'cluster' is one Redis Cluster, whose client sends each "
-            "key to its slot's master; " +
-            strategy + " locks on ZooKeeper");
-    }
-    if (resource_server_separate && topology.kind == TopologyKind::Cluster) {
-        throw WorkloadError("resource_server: 'separate' is not built for topology 'cluster' yet");
-    }
-    if (info->capabilities.needs_replicas && topology.kind == TopologyKind::Masters) {
-        throw WorkloadError("topology: " + strategy +
-                            " counts a grant once a replica acknowledged it and needs a master "
-                            "with a replica (topology kind 'replicated'), not independent masters");
-    }
-    if (rate && !(think_ms.kind == Distribution::Kind::Constant && think_ms.a == 0)) {
-        throw WorkloadError(
-            "think_ms: a run at a rate starts each cycle when its arrival is due, so think_ms "
-            "must be 0 (--think-ms 0)");
-    }
-    if (resource == ResourceKind::Fenced && !info->capabilities.fencing) {
-        throw WorkloadError("resource: 'fenced' needs a strategy with fencing numbers, not " +
-                            strategy);
-    }
+    const StrategyInfo* info = known_strategy(strategy);
+    check_strategy_can(*this, info);
+    check_separate_resource_server(*this);
+    check_shared_connections(*this, info);
+    check_topology_fits(*this, info);
+    check_rate_and_fencing(*this, info);
 }
 
 std::string Workload::unused_fence_note() const {
