@@ -390,14 +390,11 @@ bool linearize_lock_tokens(const Partition& partition) {
     return TokenLinearizer(partition).run();
 }
 
-std::size_t drop_unneeded_acquires(Partition& partition) {
-    auto& ops = partition.ops;
-    const std::size_t required = partition.required_ops;
-    const auto grant = grants_named(partition);
-    if (!grant || required == ops.size()) {
-        return 0;
-    }
-    // Times grow with the history, as (b)'s move of a refusal needs.
+namespace {
+
+// Times grow with the history, as (b)'s move of a refusal needs: false when a required op that
+// returned later has an earlier latest time.
+bool times_grow_with_returns(const std::vector<SearchOp>& ops, std::size_t required) {
     std::vector<std::uint32_t> by_return;
     for (std::uint32_t i = 0; i < required; ++i) {
         by_return.push_back(i);
@@ -407,10 +404,14 @@ std::size_t drop_unneeded_acquires(Partition& partition) {
     });
     for (std::size_t k = 1; k < by_return.size(); ++k) {
         if (ops[by_return[k]].op.latest_ns < ops[by_return[k - 1]].op.latest_ns) {
-            return 0;
+            return false;
         }
     }
-    // Each process's ops by call, and the latest return among those called before each.
+    return true;
+}
+
+// Each process's ops by call.
+std::vector<std::vector<std::uint32_t>> ops_of_each_process(const std::vector<SearchOp>& ops) {
     std::vector<std::vector<std::uint32_t>> of_process;
     for (std::uint32_t i = 0; i < ops.size(); ++i) {
         const auto p = static_cast<std::size_t>(ops[i].op.process);
@@ -424,9 +425,15 @@ std::size_t drop_unneeded_acquires(Partition& partition) {
             return ops[a].call_seq < ops[b].call_seq;
         });
     }
-    std::vector<std::int64_t> release_of(ops.size(), -1);  // per grant: its first release
+    return of_process;
+}
+
+// Per grant: its first release (-1: none).
+std::vector<std::int64_t> first_release_of_each_grant(const std::vector<SearchOp>& ops,
+                                                      const std::vector<std::int64_t>& grant) {
+    std::vector<std::int64_t> release_of(ops.size(), -1);
     for (std::uint32_t i = 0; i < ops.size(); ++i) {
-        const std::int64_t g = (*grant)[i];
+        const std::int64_t g = grant[i];
         if (g >= 0 && !ops[i].op.repeat &&
             (release_of[static_cast<std::size_t>(g)] < 0 ||
              ops[i].call_seq <
@@ -434,9 +441,17 @@ std::size_t drop_unneeded_acquires(Partition& partition) {
             release_of[static_cast<std::size_t>(g)] = i;
         }
     }
-    // A grant covers the refusals that overlap [its return, its release's call] when it holds
-    // for all of that: released first by an ok release, its process doing nothing else meanwhile.
-    std::vector<std::pair<std::uint64_t, std::uint64_t>> covers;  // (grant return, release call)
+    return release_of;
+}
+
+// A grant covers the refusals that overlap [its return, its release's call] when it holds
+// for all of that: released first by an ok release, its process doing nothing else meanwhile.
+// Sorted (grant return, release call) pairs.
+std::vector<std::pair<std::uint64_t, std::uint64_t>> grant_covers(
+    const std::vector<SearchOp>& ops, std::size_t required, const std::vector<std::int64_t>& grant,
+    const std::vector<std::int64_t>& release_of,
+    const std::vector<std::vector<std::uint32_t>>& of_process) {
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> covers;
     for (std::uint32_t g = 0; g < required; ++g) {
         const std::int64_t r = release_of[g];
         if (!is_grant(ops[g]) || r < 0 || static_cast<std::size_t>(r) >= required ||
@@ -446,7 +461,7 @@ std::size_t drop_unneeded_acquires(Partition& partition) {
         const SearchOp& release = ops[static_cast<std::size_t>(r)];
         bool alone = true;
         for (const std::uint32_t other : of_process[static_cast<std::size_t>(ops[g].op.process)]) {
-            const bool its_own = other == g || (*grant)[other] == g;
+            const bool its_own = other == g || grant[other] == g;
             const bool overlaps =
                 ops[other].call_seq < release.return_seq && ops[other].return_seq > ops[g].call_seq;
             if (!its_own && overlaps) {
@@ -459,13 +474,19 @@ std::size_t drop_unneeded_acquires(Partition& partition) {
         }
     }
     std::sort(covers.begin(), covers.end());
+    return covers;
+}
+
+// The latest return of a refusal no grant covers: an in-doubt acquire invoked before it may
+// be what that refusal saw.
+std::uint64_t uncovered_refusals_until(
+    const std::vector<SearchOp>& ops, std::size_t required,
+    const std::vector<std::pair<std::uint64_t, std::uint64_t>>& covers) {
     std::vector<std::uint64_t> latest_release_call(covers.size());
     for (std::size_t k = 0; k < covers.size(); ++k) {
         latest_release_call[k] =
             std::max(k == 0 ? 0 : latest_release_call[k - 1], covers[k].second);
     }
-    // The latest return of a refusal no grant covers: an in-doubt acquire invoked before it may
-    // be what that refusal saw.
     std::uint64_t uncovered_until = 0;
     for (std::uint32_t o = 0; o < required; ++o) {
         if (!is_refusal(ops[o])) {
@@ -478,41 +499,70 @@ std::size_t drop_unneeded_acquires(Partition& partition) {
             uncovered_until = std::max(uncovered_until, ops[o].return_seq);
         }
     }
+    return uncovered_until;
+}
+
+// An in-doubt grant `x` called when its process had finished everything before it, every
+// grant of those released by a required op.
+bool its_process_was_idle(const std::vector<SearchOp>& ops, std::size_t required, std::size_t x,
+                          const std::vector<std::int64_t>& release_of,
+                          const std::vector<std::vector<std::uint32_t>>& of_process) {
+    for (const std::uint32_t other : of_process[static_cast<std::size_t>(ops[x].op.process)]) {
+        if (other == x) {
+            continue;
+        }
+        const bool done_before = ops[other].return_seq < ops[x].call_seq;
+        const std::int64_t r = is_grant(ops[other]) ? release_of[other] : 0;
+        const bool released =
+            r >= 0 && (!is_grant(ops[other]) ||
+                       (static_cast<std::size_t>(r) < required &&
+                        ops[static_cast<std::size_t>(r)].return_seq < ops[x].call_seq));
+        if (!done_before || !released) {
+            return false;
+        }
+    }
+    return true;
+}
+
+void remove_marked(std::vector<SearchOp>& ops, const std::vector<bool>& drop) {
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+        if (!drop[i]) {
+            ops[kept++] = ops[i];
+        }
+    }
+    ops.resize(kept);
+}
+
+}  // namespace
+
+std::size_t drop_unneeded_acquires(Partition& partition) {
+    auto& ops = partition.ops;
+    const std::size_t required = partition.required_ops;
+    const auto grant = grants_named(partition);
+    if (!grant || required == ops.size()) {
+        return 0;
+    }
+    if (!times_grow_with_returns(ops, required)) {
+        return 0;
+    }
+    const auto of_process = ops_of_each_process(ops);
+    const auto release_of = first_release_of_each_grant(ops, *grant);
+    const std::uint64_t uncovered_until = uncovered_refusals_until(
+        ops, required, grant_covers(ops, required, *grant, release_of, of_process));
     std::vector<bool> drop(ops.size(), false);
     std::size_t dropped = 0;
     for (std::size_t x = required; x < ops.size(); ++x) {
         if (!is_grant(ops[x]) || ops[x].call_seq < uncovered_until) {
             continue;
         }
-        bool idle = true;
-        for (const std::uint32_t other : of_process[static_cast<std::size_t>(ops[x].op.process)]) {
-            if (other == x) {
-                continue;
-            }
-            const bool done_before = ops[other].return_seq < ops[x].call_seq;
-            const std::int64_t r = is_grant(ops[other]) ? release_of[other] : 0;
-            const bool released =
-                r >= 0 && (!is_grant(ops[other]) ||
-                           (static_cast<std::size_t>(r) < required &&
-                            ops[static_cast<std::size_t>(r)].return_seq < ops[x].call_seq));
-            if (!done_before || !released) {
-                idle = false;
-                break;
-            }
-        }
-        if (idle) {
+        if (its_process_was_idle(ops, required, x, release_of, of_process)) {
             drop[x] = true;
             ++dropped;
         }
     }
     if (dropped > 0) {
-        std::size_t kept = 0;
-        for (std::size_t i = 0; i < ops.size(); ++i) {
-            if (!drop[i]) {
-                ops[kept++] = ops[i];
-            }
-        }
-        ops.resize(kept);
+        remove_marked(ops, drop);
     }
     return dropped;
 }

@@ -418,106 +418,141 @@ std::string render_lanes(const Swimlane& lanes, const std::vector<Lane>& rows,
     return out.str();
 }
 
+// Paints one key's swimlane event by event: holds, waits, pauses and the marks of faults,
+// crashes and writes. Spans still open at the end of the window run to its end.
+class SwimlanePainter {
+  public:
+    SwimlanePainter(const std::vector<std::int64_t>& processes, std::int64_t from_ns,
+                    std::int64_t to_ns, const std::map<std::uint64_t, LostUpdate>& lost,
+                    const std::set<std::uint64_t>& cited)
+        : lanes_(from_ns, to_ns), to_ns_(to_ns), cited_(cited), nemesis_(kLaneCells, ' ') {
+        for (std::int64_t p : processes)
+            rows_.push_back(Lane{p});
+        // 'L' goes on the write whose update was lost, in its writer's lane: the overwriting
+        // write is cited ('W') by the sentence that tells it.
+        for (const auto& [write, update] : lost)
+            lost_writes_.insert(update.overwritten_index);
+    }
+
+    void on_nemesis(const Event& e) {
+        nemesis_[static_cast<std::size_t>(lanes_.cell(e.time))] = '!';
+        if (!e.target)
+            return;
+        if (e.f == "pause" || e.f == "stall")
+            pause_start_[*e.target] = e.time;
+        else if (e.f == "resume" && pause_start_.count(*e.target)) {
+            if (Lane* l = lane_of(*e.target))
+                lanes_.span(*l, pause_start_[*e.target], e.time, 'z');
+            pause_start_.erase(*e.target);
+        } else if (e.f == "crash") {
+            if (auto h = hold_start_.find(*e.target); h != hold_start_.end()) {
+                holds_.push_back({*e.target, {h->second, e.time}});
+                hold_start_.erase(h);
+            }
+            if (Lane* l = lane_of(*e.target))
+                lanes_.mark(*l, e.time, 'X');
+        }
+    }
+
+    // An event of a client on the drawn key.
+    void on_client_event(const Event& e) {
+        if (e.f == "acquire" && e.type == EventType::Invoke) {
+            wait_start_[e.process] = e.time;
+        } else if (e.f == "acquire") {
+            if (auto w = wait_start_.find(e.process); w != wait_start_.end()) {
+                if (Lane* l = lane_of(e.process))
+                    lanes_.span(*l, w->second, e.time, '-');
+                wait_start_.erase(w);
+            }
+            if (e.type == EventType::Ok)
+                hold_start_.try_emplace(e.process, e.time);
+        } else if (e.f == "release" && e.type == EventType::Invoke) {
+            if (auto h = hold_start_.find(e.process); h != hold_start_.end()) {
+                holds_.push_back({e.process, {h->second, e.time}});
+                hold_start_.erase(h);
+            }
+        } else if (e.f == "write" && e.type != EventType::Invoke) {
+            mark_write(e);
+        }
+    }
+
+    std::string finish() {
+        for (const auto& [p, start] : hold_start_)
+            holds_.push_back({p, {start, to_ns_}});
+        for (const auto& [p, start] : pause_start_) {
+            if (Lane* l = lane_of(p))
+                lanes_.span(*l, start, to_ns_, 'z');
+        }
+        paint_holds();
+        return render_lanes(lanes_, rows_, nemesis_);
+    }
+
+  private:
+    Lane* lane_of(std::int64_t p) {
+        for (Lane& l : rows_) {
+            if (l.process == p)
+                return &l;
+        }
+        return nullptr;
+    }
+
+    void mark_write(const Event& e) {
+        Lane* l = lane_of(e.process);
+        if (!l)
+            return;
+        if (e.type == EventType::Ok) {
+            if (lost_writes_.count(e.index))
+                lanes_.mark(*l, e.time, 'L');
+            else if (cited_.count(e.index))
+                lanes_.mark(*l, e.time, 'W');
+        } else if (e.type == EventType::Fail && e.error == history::kStaleFence)
+            lanes_.mark(*l, e.time, 'R');
+    }
+
+    // A hold is '#' where another process held the key too, '=' elsewhere.
+    void paint_holds() {
+        for (const auto& [p, span] : holds_) {
+            Lane* l = lane_of(p);
+            if (!l)
+                continue;
+            lanes_.span(*l, span.first, span.second, '=');
+            for (const auto& [q, other] : holds_) {
+                if (q == p)
+                    continue;
+                const std::int64_t a = std::max(span.first, other.first);
+                const std::int64_t b = std::min(span.second, other.second);
+                if (a < b)
+                    lanes_.span(*l, a, b, '#');
+            }
+        }
+    }
+
+    const Swimlane lanes_;
+    const std::int64_t to_ns_;
+    const std::set<std::uint64_t>& cited_;
+    std::vector<Lane> rows_;
+    std::string nemesis_;
+    // Holds (ok acquire to release invoke), waits (acquire invoke to its completion), pauses.
+    std::map<std::int64_t, std::int64_t> hold_start_, wait_start_, pause_start_;
+    std::vector<std::pair<std::int64_t, std::pair<std::int64_t, std::int64_t>>> holds_;
+    std::set<std::uint64_t> lost_writes_;
+};
+
 // Draws `processes` over [from, to] from the window's events.
 std::string draw(const Window& window, const std::string& key, std::vector<std::int64_t> processes,
                  std::int64_t from_ns, std::int64_t to_ns,
                  const std::map<std::uint64_t, LostUpdate>& lost,
                  const std::set<std::uint64_t>& cited) {
-    const Swimlane lanes(from_ns, to_ns);
-    std::vector<Lane> rows;
-    for (std::int64_t p : processes)
-        rows.push_back(Lane{p});
-    const auto lane_of = [&](std::int64_t p) -> Lane* {
-        for (Lane& l : rows) {
-            if (l.process == p)
-                return &l;
-        }
-        return nullptr;
-    };
-    std::string nemesis(kLaneCells, ' ');
-    // Holds (ok acquire to release invoke), waits (acquire invoke to its completion), pauses.
-    std::map<std::int64_t, std::int64_t> hold_start, wait_start, pause_start;
-    std::vector<std::pair<std::int64_t, std::pair<std::int64_t, std::int64_t>>> holds;
-    // 'L' goes on the write whose update was lost, in its writer's lane: the overwriting write
-    // is cited ('W') by the sentence that tells it.
-    std::set<std::uint64_t> lost_writes;
-    for (const auto& [write, update] : lost)
-        lost_writes.insert(update.overwritten_index);
+    SwimlanePainter painter(processes, from_ns, to_ns, lost, cited);
     for (const auto& [index, e] : window.events()) {
         if (e.is_library())
             continue;  // told in a sentence; the nemesis lane is for faults
-        if (e.is_nemesis()) {
-            nemesis[static_cast<std::size_t>(lanes.cell(e.time))] = '!';
-            if (!e.target)
-                continue;
-            if (e.f == "pause" || e.f == "stall")
-                pause_start[*e.target] = e.time;
-            else if (e.f == "resume" && pause_start.count(*e.target)) {
-                if (Lane* l = lane_of(*e.target))
-                    lanes.span(*l, pause_start[*e.target], e.time, 'z');
-                pause_start.erase(*e.target);
-            } else if (e.f == "crash") {
-                if (auto h = hold_start.find(*e.target); h != hold_start.end()) {
-                    holds.push_back({*e.target, {h->second, e.time}});
-                    hold_start.erase(h);
-                }
-                if (Lane* l = lane_of(*e.target))
-                    lanes.mark(*l, e.time, 'X');
-            }
-            continue;
-        }
-        if (e.key != key)
-            continue;
-        if (e.f == "acquire" && e.type == EventType::Invoke) {
-            wait_start[e.process] = e.time;
-        } else if (e.f == "acquire") {
-            if (auto w = wait_start.find(e.process); w != wait_start.end()) {
-                if (Lane* l = lane_of(e.process))
-                    lanes.span(*l, w->second, e.time, '-');
-                wait_start.erase(w);
-            }
-            if (e.type == EventType::Ok)
-                hold_start.try_emplace(e.process, e.time);
-        } else if (e.f == "release" && e.type == EventType::Invoke) {
-            if (auto h = hold_start.find(e.process); h != hold_start.end()) {
-                holds.push_back({e.process, {h->second, e.time}});
-                hold_start.erase(h);
-            }
-        } else if (e.f == "write" && e.type != EventType::Invoke) {
-            Lane* l = lane_of(e.process);
-            if (!l)
-                continue;
-            if (e.type == EventType::Ok) {
-                if (lost_writes.count(e.index))
-                    lanes.mark(*l, e.time, 'L');
-                else if (cited.count(e.index))
-                    lanes.mark(*l, e.time, 'W');
-            } else if (e.type == EventType::Fail && e.error == history::kStaleFence)
-                lanes.mark(*l, e.time, 'R');
-        }
+        if (e.is_nemesis())
+            painter.on_nemesis(e);
+        else if (e.key == key)
+            painter.on_client_event(e);
     }
-    for (const auto& [p, start] : hold_start)
-        holds.push_back({p, {start, to_ns}});
-    for (const auto& [p, start] : pause_start) {
-        if (Lane* l = lane_of(p))
-            lanes.span(*l, start, to_ns, 'z');
-    }
-    // A hold is '#' where another process held the key too, '=' elsewhere.
-    for (const auto& [p, span] : holds) {
-        Lane* l = lane_of(p);
-        if (!l)
-            continue;
-        lanes.span(*l, span.first, span.second, '=');
-        for (const auto& [q, other] : holds) {
-            if (q == p)
-                continue;
-            const std::int64_t a = std::max(span.first, other.first);
-            const std::int64_t b = std::min(span.second, other.second);
-            if (a < b)
-                lanes.span(*l, a, b, '#');
-        }
-    }
-    return render_lanes(lanes, rows, nemesis);
+    return painter.finish();
 }
 
 class Teller {

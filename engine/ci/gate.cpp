@@ -184,6 +184,128 @@ std::string utc_iso_now() {
     return buf;
 }
 
+// A strategy that stopped completing cycles fails outright: normalisation would hide this if
+// every strategy stopped at once.
+bool flag_stopped(Row& r) {
+    const double base_median = r.base->median, cur_median = r.cur->throughput.median;
+    if (!(cur_median <= 0 && base_median > 0))
+        return false;
+    r.compared = true;
+    r.add(Kind::Slower, "completed no cycles (baseline: " + num(base_median) + " cycles/s)");
+    return true;
+}
+
+// Against the machine: every strategy slower by the same factor shows here, and only here.
+void compare_with_machine(Row& r, const std::optional<Yardsticks>& yardsticks,
+                          const GateOptions& options) {
+    if (!yardsticks)
+        return;
+    const double base_y = r.base->median / yardsticks->base.cycles_per_s;
+    const double cur_y = r.cur->throughput.median / yardsticks->cur.cycles_per_s;
+    const double combined = std::sqrt(r.base->noise * r.base->noise +
+                                      r.cur->throughput.noise * r.cur->throughput.noise +
+                                      yardsticks->base.noise * yardsticks->base.noise +
+                                      yardsticks->cur.noise * yardsticks->cur.noise);
+    r.compared = true;
+    r.yardstick_change_pct = (cur_y / base_y - 1) * 100;
+    r.yardstick_noise = combined;
+    judge_drop(r, base_y, cur_y, combined, kMachineWords, options);
+}
+
+// The acquire tail, against the same two references: the machine and the reference strategy.
+void compare_acquire_p99(Row& r, const std::vector<Row*>& common,
+                         const std::optional<Yardsticks>& yardsticks, const GateOptions& options) {
+    const auto base_p99 = r.base->acquire_p99_ms, cur_p99 = r.cur->acquire_p99_ms;
+    if (!base_p99 || !cur_p99)
+        return;
+    if (yardsticks) {
+        judge_p99(r, *base_p99 * yardsticks->base.cycles_per_s,
+                  *cur_p99 * yardsticks->cur.cycles_per_s, kMachineWords, options);
+    }
+    const auto reference_p99 = [&](bool baseline) -> std::optional<double> {
+        for (const Row* other : common) {
+            if (other != &r && other->key.second == options.reference_strategy)
+                return baseline ? other->base->acquire_p99_ms : other->cur->acquire_p99_ms;
+        }
+        return std::nullopt;
+    };
+    const auto ref_b = reference_p99(true), ref_c = reference_p99(false);
+    if (ref_b && ref_c && *ref_b > 0 && *ref_c > 0) {
+        judge_p99(r, *base_p99 / *ref_b, *cur_p99 / *ref_c, options.reference_strategy + "'s p99",
+                  options);
+    }
+}
+
+// A ratio moves when either side moves. With the machine measured on both sides, a drop
+// against a reference that rose against the machine, by a run that held against it (in
+// both directions: on a contended machine everything moves), is the reference getting
+// faster - seed001's rwlock after a timer fix - not this run slowing. True when it said so.
+bool flag_reference_got_faster(Row& r, const Reference& ref_b, const Reference& ref_c,
+                               double base_norm, double cur_norm, const std::string& ref_words,
+                               const std::optional<Yardsticks>& yardsticks,
+                               const GateOptions& options) {
+    if (!(yardsticks && r.yardstick_change_pct &&
+          std::fabs(*r.yardstick_change_pct) < options.max_drop_pct))
+        return false;
+    const double ref_vs_machine = (ref_c.median / yardsticks->cur.cycles_per_s) /
+                                      (ref_b.median / yardsticks->base.cycles_per_s) -
+                                  1;
+    const double drop = 1 - cur_norm / base_norm;
+    if (!(drop * 100 > options.max_drop_pct && ref_vs_machine * 100 > options.max_drop_pct))
+        return false;
+    r.add(Kind::NotASlowdown, "throughput " + pct(drop) + " below baseline against " + ref_words +
+                                  ", which itself rose " + pct(ref_vs_machine) + " against " +
+                                  kMachineWords + " while this run held (" +
+                                  signed_pct(*r.yardstick_change_pct / 100) +
+                                  "): the reference got faster, this run did not slow");
+    return true;
+}
+
+// Throughput normalised by the reference strategy (or the others' median) on each side.
+void compare_with_reference(Row& r, const std::optional<Reference>& ref_base,
+                            const std::optional<Reference>& ref_cur,
+                            const std::optional<Yardsticks>& yardsticks,
+                            const GateOptions& options) {
+    if (!ref_base || !ref_cur) {
+        r.add(Kind::Routine,
+              "throughput not compared with other strategies: none other in this scenario");
+        return;
+    }
+    const Reference& ref_b = *ref_base;
+    const Reference& ref_c = *ref_cur;
+    r.reference = ref_b.name;
+    if (ref_b.median <= 0 || ref_c.median <= 0) {
+        r.add(Kind::NotCompared,
+              "throughput not compared: the reference (" + ref_b.name + ") completed no cycles");
+        return;
+    }
+    bool is_reference = r.key.second == ref_b.name;
+    double base_norm = r.base->median / ref_b.median,
+           cur_norm = r.cur->throughput.median / ref_c.median;
+    // A run's ratio carries its own noise and its reference's; a run divided by itself
+    // carries none. Independent errors add in squares.
+    auto squared = [&](double own, double reference) {
+        return is_reference ? 0 : own * own + reference * reference;
+    };
+    double combined = std::sqrt(squared(r.base->noise, ref_b.noise) +
+                                squared(r.cur->throughput.noise, ref_c.noise));
+    r.compared = true;
+    r.base_norm = base_norm;
+    r.cur_norm = cur_norm;
+    r.combined_noise = combined;
+    if (base_norm <= 0)
+        return;
+    r.change_pct = (cur_norm / base_norm - 1) * 100;
+    if (is_reference)
+        return;
+    const std::string ref_words =
+        ref_b.name == kMedianReference ? "the other strategies' median" : ref_b.name;
+    if (flag_reference_got_faster(r, ref_b, ref_c, base_norm, cur_norm, ref_words, yardsticks,
+                                  options))
+        return;
+    judge_drop(r, base_norm, cur_norm, combined, ref_words, options);
+}
+
 // Normalises the fault-free runs of one scenario that both sides have, by the same reference on
 // both sides, and judges each drop.
 void compare_scenario(const std::vector<Row*>& rows, const std::optional<Yardsticks>& yardsticks,
@@ -204,105 +326,14 @@ void compare_scenario(const std::vector<Row*>& rows, const std::optional<Yardsti
         cur_runs.push_back({r->key.second, r->cur->throughput});
     }
     for (std::size_t i = 0; i < common.size(); ++i) {
-        Row* r = common[i];
+        Row& r = *common[i];
         const auto ref_base = reference_for(base_runs, i, options.reference_strategy);
         const auto ref_cur = reference_for(cur_runs, i, options.reference_strategy);
-        double base_median = r->base->median, cur_median = r->cur->throughput.median;
-        if (cur_median <= 0 && base_median > 0) {
-            // Normalisation would hide this if every strategy stopped at once.
-            r->compared = true;
-            r->add(Kind::Slower,
-                   "completed no cycles (baseline: " + num(base_median) + " cycles/s)");
+        if (flag_stopped(r))
             continue;
-        }
-        // Against the machine: every strategy slower by the same factor shows here, and only
-        // here.
-        if (yardsticks) {
-            const double base_y = r->base->median / yardsticks->base.cycles_per_s;
-            const double cur_y = r->cur->throughput.median / yardsticks->cur.cycles_per_s;
-            const double combined = std::sqrt(r->base->noise * r->base->noise +
-                                              r->cur->throughput.noise * r->cur->throughput.noise +
-                                              yardsticks->base.noise * yardsticks->base.noise +
-                                              yardsticks->cur.noise * yardsticks->cur.noise);
-            r->compared = true;
-            r->yardstick_change_pct = (cur_y / base_y - 1) * 100;
-            r->yardstick_noise = combined;
-            judge_drop(*r, base_y, cur_y, combined, kMachineWords, options);
-        }
-        // The acquire tail, against the same two references.
-        const auto base_p99 = r->base->acquire_p99_ms, cur_p99 = r->cur->acquire_p99_ms;
-        if (base_p99 && cur_p99) {
-            if (yardsticks) {
-                judge_p99(*r, *base_p99 * yardsticks->base.cycles_per_s,
-                          *cur_p99 * yardsticks->cur.cycles_per_s, kMachineWords, options);
-            }
-            const auto reference_p99 = [&](bool baseline) -> std::optional<double> {
-                for (const Row* other : common) {
-                    if (other != r && other->key.second == options.reference_strategy)
-                        return baseline ? other->base->acquire_p99_ms : other->cur->acquire_p99_ms;
-                }
-                return std::nullopt;
-            };
-            const auto ref_b = reference_p99(true), ref_c = reference_p99(false);
-            if (ref_b && ref_c && *ref_b > 0 && *ref_c > 0) {
-                judge_p99(*r, *base_p99 / *ref_b, *cur_p99 / *ref_c,
-                          options.reference_strategy + "'s p99", options);
-            }
-        }
-        if (!ref_base || !ref_cur) {
-            r->add(Kind::Routine,
-                   "throughput not compared with other strategies: none other in this scenario");
-            continue;
-        }
-        const Reference& ref_b = *ref_base;
-        const Reference& ref_c = *ref_cur;
-        r->reference = ref_b.name;
-        if (ref_b.median <= 0 || ref_c.median <= 0) {
-            r->add(Kind::NotCompared, "throughput not compared: the reference (" + ref_b.name +
-                                          ") completed no cycles");
-            continue;
-        }
-        bool is_reference = r->key.second == ref_b.name;
-        double base_norm = base_median / ref_b.median, cur_norm = cur_median / ref_c.median;
-        // A run's ratio carries its own noise and its reference's; a run divided by itself
-        // carries none. Independent errors add in squares.
-        auto squared = [&](double own, double reference) {
-            return is_reference ? 0 : own * own + reference * reference;
-        };
-        double combined = std::sqrt(squared(r->base->noise, ref_b.noise) +
-                                    squared(r->cur->throughput.noise, ref_c.noise));
-        r->compared = true;
-        r->base_norm = base_norm;
-        r->cur_norm = cur_norm;
-        r->combined_noise = combined;
-        if (base_norm <= 0)
-            continue;
-        r->change_pct = (cur_norm / base_norm - 1) * 100;
-        if (is_reference)
-            continue;
-        const std::string ref_words =
-            ref_b.name == kMedianReference ? "the other strategies' median" : ref_b.name;
-        // A ratio moves when either side moves. With the machine measured on both sides, a drop
-        // against a reference that rose against the machine, by a run that held against it (in
-        // both directions: on a contended machine everything moves), is the reference getting
-        // faster - seed001's rwlock after a timer fix - not this run slowing.
-        if (yardsticks && r->yardstick_change_pct &&
-            std::fabs(*r->yardstick_change_pct) < options.max_drop_pct) {
-            const double ref_vs_machine = (ref_c.median / yardsticks->cur.cycles_per_s) /
-                                              (ref_b.median / yardsticks->base.cycles_per_s) -
-                                          1;
-            const double drop = 1 - cur_norm / base_norm;
-            if (drop * 100 > options.max_drop_pct && ref_vs_machine * 100 > options.max_drop_pct) {
-                r->add(Kind::NotASlowdown,
-                       "throughput " + pct(drop) + " below baseline against " + ref_words +
-                           ", which itself rose " + pct(ref_vs_machine) + " against " +
-                           kMachineWords + " while this run held (" +
-                           signed_pct(*r->yardstick_change_pct / 100) +
-                           "): the reference got faster, this run did not slow");
-                continue;
-            }
-        }
-        judge_drop(*r, base_norm, cur_norm, combined, ref_words, options);
+        compare_with_machine(r, yardsticks, options);
+        compare_acquire_p99(r, common, yardsticks, options);
+        compare_with_reference(r, ref_base, ref_cur, yardsticks, options);
     }
 }
 

@@ -2,7 +2,7 @@
 
 // One fault of the nemesis: parsed from a workload's `faults` list, fired on schedule, logged as
 // `nemesis` history events that mark its window. A new fault = one class deriving from Fault +
-// one line in make_fault() (nemesis.cpp).
+// one line in kFaultKinds (nemesis.cpp).
 
 #include <chrono>
 #include <cstdint>

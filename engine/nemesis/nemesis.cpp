@@ -201,141 +201,160 @@ void NemesisContext::run_all_pending() {
 // ---- parsing
 // --------------------------------------------------------------------------------------
 
-std::unique_ptr<Fault> make_fault(const json& spec, const std::string& origin,
-                                  const std::string& path) {
-    ObjectReader r(spec, origin, path);
-    const std::string kind = r.string("fault", "");
-    std::unique_ptr<Fault> f;
-    if (kind == "pause-client")
-        f = std::make_unique<PauseClient>(r);
-    else if (kind == "crash-client")
-        f = std::make_unique<CrashClient>(r);
-    else if (kind == "clock-skew")
-        f = std::make_unique<SkewClientClock>(r);
-    else if (kind == "stall")
-        f = std::make_unique<StallClient>(r);
-    else if (kind == "lose-release-reply")
-        f = std::make_unique<LoseReleaseReply>(r);
-    else if (kind == "pause-server")
-        f = std::make_unique<PauseServer>(r);
-    else if (kind == "kill-server")
-        f = std::make_unique<KillServer>(r);
-    else if (kind == "isolate-node")
-        f = std::make_unique<IsolateNode>(r);
-    else if (kind == "clock-jump")
-        f = std::make_unique<JumpServerClock>(r);
-    else if (kind == "failover")
-        f = std::make_unique<Failover>(r);
-    else if (kind == "drop-replies")
-        f = std::make_unique<DropReplies>(r);
-    else if (kind == "delay-replies")
-        f = std::make_unique<DelayReplies>(r);
-    else if (kind == "reset-connections")
-        f = std::make_unique<ResetConnections>(r);
-    else if (kind == "partition")
-        f = std::make_unique<PartitionNode>(r);
-    else if (kind == "partition-client")
-        f = std::make_unique<PartitionClient>(r);
-    else if (kind == "kill-zookeeper")
-        f = std::make_unique<KillZooKeeper>(r);
-    else if (kind == "pause-zookeeper")
-        f = std::make_unique<PauseZooKeeper>(r);
-    else if (kind == "kill-etcd")
-        f = std::make_unique<KillEtcd>(r);
-    else if (kind == "pause-etcd")
-        f = std::make_unique<PauseEtcd>(r);
-    else if (kind == "partition-etcd")
-        f = std::make_unique<PartitionEtcd>(r);
-    else if (kind == "delay-write")
-        f = std::make_unique<DelayWrite>(r);
-    else if (kind == "partition-hosts")
-        f = std::make_unique<PartitionHosts>(r);
-    else if (kind == "sentinel-failover")
-        f = std::make_unique<SentinelFailover>(r);
-    else if (kind == "cluster-failover")
-        f = std::make_unique<ClusterFailover>(r);
-    else if (kind == "kill-cluster-master")
-        f = std::make_unique<KillClusterMaster>(r);
-    else {
-        r.fail(r.at("fault"),
-               "must be one of "
-               "pause-client|crash-client|clock-skew|stall|lose-release-reply|partition-client|"
-               "delay-write|"
-               "pause-server|kill-server|isolate-node|clock-jump|failover|drop-replies|"
-               "delay-replies|"
-               "reset-connections|partition|kill-zookeeper|pause-zookeeper|kill-etcd|pause-etcd|"
-               "partition-etcd|partition-hosts|"
-               "sentinel-failover|cluster-failover|kill-cluster-master, not \"" +
-                   kind + "\"");
-    }
-    f->kind_ = kind;
-    f->at_s = r.number("at_s", 0, 0, 86'400);
-    if (r.find("every_s"))
-        f->every_s = r.number("every_s", 1, 0.001, 86'400);
-    f->times = static_cast<int>(r.integer("times", f->every_s ? 1'000'000 : 1, 1, 1'000'000));
+namespace {
 
-    const std::string target = r.string("target", f->targets_clients()            ? "random"
-                                                  : f->needs_embedded_zookeeper() ? "leader"
-                                                  : f->needs_embedded_etcd()      ? "leader"
-                                                  : f->needs_cluster()            ? "master-of:k0"
-                                                                                  : "node:0");
-    if (f->targets_clients()) {
-        if (target == "holder") {
-            f->target_.kind = FaultTarget::Kind::Holder;
-            f->target_.key = r.string("key", "k0");
-        } else if (target == "random") {
-            f->target_.kind = FaultTarget::Kind::Random;
-        } else if (target.rfind("client:", 0) == 0) {
-            f->target_.kind = FaultTarget::Kind::Client;
-            try {
-                f->target_.index = std::stoi(target.substr(7));
-            } catch (const std::exception&) {
-                r.fail(r.at("target"), "client:N needs a number");
-            }
-        } else {
-            r.fail(r.at("target"),
-                   "must be holder|random|client:N for a client fault, not \"" + target + "\"");
+using FaultConstructor = std::unique_ptr<Fault> (*)(ObjectReader&);
+
+template <class F>
+std::unique_ptr<Fault> construct(ObjectReader& r) {
+    return std::make_unique<F>(r);
+}
+
+// Every fault a workload can name, in the order the error for an unknown one lists them.
+constexpr std::pair<std::string_view, FaultConstructor> kFaultKinds[] = {
+    {"pause-client", construct<PauseClient>},
+    {"crash-client", construct<CrashClient>},
+    {"clock-skew", construct<SkewClientClock>},
+    {"stall", construct<StallClient>},
+    {"lose-release-reply", construct<LoseReleaseReply>},
+    {"partition-client", construct<PartitionClient>},
+    {"delay-write", construct<DelayWrite>},
+    {"pause-server", construct<PauseServer>},
+    {"kill-server", construct<KillServer>},
+    {"isolate-node", construct<IsolateNode>},
+    {"clock-jump", construct<JumpServerClock>},
+    {"failover", construct<Failover>},
+    {"drop-replies", construct<DropReplies>},
+    {"delay-replies", construct<DelayReplies>},
+    {"reset-connections", construct<ResetConnections>},
+    {"partition", construct<PartitionNode>},
+    {"kill-zookeeper", construct<KillZooKeeper>},
+    {"pause-zookeeper", construct<PauseZooKeeper>},
+    {"kill-etcd", construct<KillEtcd>},
+    {"pause-etcd", construct<PauseEtcd>},
+    {"partition-etcd", construct<PartitionEtcd>},
+    {"partition-hosts", construct<PartitionHosts>},
+    {"sentinel-failover", construct<SentinelFailover>},
+    {"cluster-failover", construct<ClusterFailover>},
+    {"kill-cluster-master", construct<KillClusterMaster>},
+};
+
+std::unique_ptr<Fault> construct_fault(ObjectReader& r, const std::string& kind) {
+    std::string known;
+    for (const auto& [name, construct_kind] : kFaultKinds) {
+        if (name == kind)
+            return construct_kind(r);
+        known += (known.empty() ? "" : "|") + std::string(name);
+    }
+    r.fail(r.at("fault"), "must be one of " + known + ", not \"" + kind + "\"");
+}
+
+void read_schedule(ObjectReader& r, Fault& f) {
+    f.at_s = r.number("at_s", 0, 0, 86'400);
+    if (r.find("every_s"))
+        f.every_s = r.number("every_s", 1, 0.001, 86'400);
+    f.times = static_cast<int>(r.integer("times", f.every_s ? 1'000'000 : 1, 1, 1'000'000));
+}
+
+std::string default_target(const Fault& f) {
+    return f.targets_clients()            ? "random"
+           : f.needs_embedded_zookeeper() ? "leader"
+           : f.needs_embedded_etcd()      ? "leader"
+           : f.needs_cluster()            ? "master-of:k0"
+                                          : "node:0";
+}
+
+FaultTarget parse_client_target(ObjectReader& r, const std::string& target) {
+    FaultTarget t;
+    if (target == "holder") {
+        t.kind = FaultTarget::Kind::Holder;
+        t.key = r.string("key", "k0");
+    } else if (target == "random") {
+        t.kind = FaultTarget::Kind::Random;
+    } else if (target.rfind("client:", 0) == 0) {
+        t.kind = FaultTarget::Kind::Client;
+        try {
+            t.index = std::stoi(target.substr(7));
+        } catch (const std::exception&) {
+            r.fail(r.at("target"), "client:N needs a number");
         }
-    } else if (f->needs_cluster()) {
-        if (target.rfind("master-of:", 0) != 0 || target.size() == 10)
-            r.fail(r.at("target"),
-                   "must be master-of:KEY or master-of:shard:N for a cluster fault (the "
-                   "master serving the key's slot, or shard N's, when it fires), not \"" +
-                       target + "\"");
-        f->target_.kind = FaultTarget::Kind::SlotMaster;
-        f->target_.key = target.substr(10);
-    } else if (f->needs_network_lab()) {
+    } else {
+        r.fail(r.at("target"),
+               "must be holder|random|client:N for a client fault, not \"" + target + "\"");
+    }
+    return t;
+}
+
+FaultTarget parse_slot_master_target(const ObjectReader& r, const std::string& target) {
+    if (target.rfind("master-of:", 0) != 0 || target.size() == 10)
+        r.fail(r.at("target"),
+               "must be master-of:KEY or master-of:shard:N for a cluster fault (the "
+               "master serving the key's slot, or shard N's, when it fires), not \"" +
+                   target + "\"");
+    FaultTarget t;
+    t.kind = FaultTarget::Kind::SlotMaster;
+    t.key = target.substr(10);
+    return t;
+}
+
+// A server fault's target: a node by number, Redis's master, or a ZooKeeper or etcd member
+// chosen when it fires (the leader, or for etcd a random one).
+FaultTarget parse_server_target(const ObjectReader& r, const Fault& f, const std::string& target) {
+    FaultTarget t;
+    t.kind = FaultTarget::Kind::Node;
+    const bool member_fault = f.needs_embedded_zookeeper() || f.needs_embedded_etcd();
+    if (target == "master" && !member_fault) {
+        t.index = 0;
+    } else if (target == "leader" && member_fault) {
+        t.kind = FaultTarget::Kind::Leader;
+    } else if (target == "random" && f.needs_embedded_etcd()) {
+        t.kind = FaultTarget::Kind::Random;
+    } else if (target.rfind("node:", 0) == 0) {
+        try {
+            t.index = std::stoi(target.substr(5));
+        } catch (const std::exception&) {
+            r.fail(r.at("target"), "node:N needs a number");
+        }
+    } else if (f.needs_embedded_zookeeper()) {
+        r.fail(r.at("target"),
+               "must be leader|node:N for a ZooKeeper fault, not \"" + target + "\"");
+    } else if (f.needs_embedded_etcd()) {
+        r.fail(r.at("target"),
+               "must be leader|random|node:N for an etcd fault, not \"" + target + "\"");
+    } else {
+        r.fail(r.at("target"), "must be master|node:N for a server fault, not \"" + target + "\"");
+    }
+    return t;
+}
+
+FaultTarget parse_target(ObjectReader& r, const json& spec, const Fault& f) {
+    const std::string target = r.string("target", default_target(f));
+    if (f.targets_clients())
+        return parse_client_target(r, target);
+    if (f.needs_cluster())
+        return parse_slot_master_target(r, target);
+    if (f.needs_network_lab()) {
         if (spec.contains("target"))
             r.fail(r.at("target"),
                    "a fault of the network names its hosts (hosts, shape), not a "
                    "target");
-        f->target_.kind = FaultTarget::Kind::Network;
-    } else {
-        f->target_.kind = FaultTarget::Kind::Node;
-        const bool member_fault = f->needs_embedded_zookeeper() || f->needs_embedded_etcd();
-        if (target == "master" && !member_fault) {
-            f->target_.index = 0;
-        } else if (target == "leader" && member_fault) {
-            f->target_.kind = FaultTarget::Kind::Leader;
-        } else if (target == "random" && f->needs_embedded_etcd()) {
-            f->target_.kind = FaultTarget::Kind::Random;
-        } else if (target.rfind("node:", 0) == 0) {
-            try {
-                f->target_.index = std::stoi(target.substr(5));
-            } catch (const std::exception&) {
-                r.fail(r.at("target"), "node:N needs a number");
-            }
-        } else if (f->needs_embedded_zookeeper()) {
-            r.fail(r.at("target"),
-                   "must be leader|node:N for a ZooKeeper fault, not \"" + target + "\"");
-        } else if (f->needs_embedded_etcd()) {
-            r.fail(r.at("target"),
-                   "must be leader|random|node:N for an etcd fault, not \"" + target + "\"");
-        } else {
-            r.fail(r.at("target"),
-                   "must be master|node:N for a server fault, not \"" + target + "\"");
-        }
+        FaultTarget t;
+        t.kind = FaultTarget::Kind::Network;
+        return t;
     }
+    return parse_server_target(r, f, target);
+}
+
+}  // namespace
+
+std::unique_ptr<Fault> make_fault(const json& spec, const std::string& origin,
+                                  const std::string& path) {
+    ObjectReader r(spec, origin, path);
+    const std::string kind = r.string("fault", "");
+    std::unique_ptr<Fault> f = construct_fault(r, kind);
+    f->kind_ = kind;
+    read_schedule(r, *f);
+    f->target_ = parse_target(r, spec, *f);
     r.finish();
     return f;
 }
@@ -440,108 +459,144 @@ void Nemesis::heal() {
     ctx_.run_all_pending();
 }
 
+// ---- validation: each check throws for a fault that could never fire as meant
+// --------------------------------------------------------------------------------------------
+
+namespace {
+
+void check_fires_before_the_end(const Fault& f, const Workload& w, const std::string& at) {
+    if (f.at_s >= w.duration_s) {
+        char text[96];
+        std::snprintf(text, sizeof text, "at_s %g is not before the end of the run (duration_s %g)",
+                      f.at_s, w.duration_s);
+        throw WorkloadError(at + text + ": it could never fire");
+    }
+}
+
+void check_target_key(const FaultTarget& t, const Workload& w, const std::string& at) {
+    if (t.kind == FaultTarget::Kind::SlotMaster && t.key.rfind("shard:", 0) == 0) {
+        const std::string n = t.key.substr(6);
+        const bool number =
+            !n.empty() && n.size() < 4 && n.find_first_not_of("0123456789") == std::string::npos;
+        if (!number || std::stoi(n) >= w.topology.masters) {
+            throw WorkloadError(at + "the cluster's shards are shard:0 to shard:" +
+                                std::to_string(w.topology.masters - 1) + ", not '" + t.key +
+                                "': it could never fire");
+        }
+    } else if (t.kind == FaultTarget::Kind::Holder || t.kind == FaultTarget::Kind::SlotMaster) {
+        bool known = false;
+        for (int k = 0; k < w.keys && !known; ++k)
+            known = t.key == "k" + std::to_string(k);
+        if (!known) {
+            throw WorkloadError(at + "no client ever locks '" + t.key + "' (keys are k0 to k" +
+                                std::to_string(w.keys - 1) + "): it could never fire");
+        }
+    }
+}
+
+void check_zookeeper_fault(const Fault& f, const Workload& w, const std::string& at) {
+    if (!f.needs_zookeeper())
+        return;
+    const StrategyInfo* info = find_strategy(w.strategy);
+    if (info && !info->capabilities.zookeeper) {
+        throw WorkloadError(at + "'" + f.kind() + "' acts on ZooKeeper, and " + w.strategy +
+                            " uses none: it could never fire (a ZooKeeper strategy: "
+                            "zk_mutex, zk_rwlock)");
+    }
+}
+
+void check_etcd_fault(const Fault& f, const Workload& w, const std::string& at) {
+    if (!f.needs_embedded_etcd())
+        return;
+    const auto& t = f.target();
+    const StrategyInfo* info = find_strategy(w.strategy);
+    if (info && !info->capabilities.etcd) {
+        throw WorkloadError(at + "'" + f.kind() + "' acts on etcd, and " + w.strategy +
+                            " uses none: it could never fire (an etcd strategy)");
+    }
+    if (t.kind == FaultTarget::Kind::Node && t.index >= w.topology.etcd_servers) {
+        throw WorkloadError(at + "node:" + std::to_string(t.index) + " does not exist (" +
+                            std::to_string(w.topology.etcd_servers) +
+                            " etcd member(s), topology's etcd_servers): it could never "
+                            "fire");
+    }
+    if (f.kind() == "partition-etcd" && w.topology.etcd_servers < 3) {
+        throw WorkloadError(at +
+                            "'partition-etcd' cuts a member from the others and needs a "
+                            "cluster (topology's etcd_servers 3, 5 or 7): it could "
+                            "never fire");
+    }
+}
+
+void check_client_connection_and_resource(const Fault& f, const Workload& w,
+                                          const std::string& at) {
+    if (f.needs_own_connection() && w.shares_connections()) {
+        throw WorkloadError(at + "'" + f.kind() + "' acts on one client's own connection and " +
+                            std::to_string(w.clients) + " clients share " +
+                            std::to_string(w.connections) +
+                            " (--connections): it needs one connection per client");
+    }
+    if (f.needs_separate_resource() && !w.resource_server_separate) {
+        throw WorkloadError(at + "'" + f.kind() +
+                            "' delays writes on the way to the resource's own server and "
+                            "needs resource_server 'separate': it could never fire");
+    }
+}
+
+void check_topology_kind(const Fault& f, const Workload& w, const std::string& at) {
+    const bool cluster = w.topology.kind == TopologyKind::Cluster;
+    if ((f.needs_cluster() && !cluster) ||
+        (cluster && !f.needs_cluster() && !f.targets_clients() && !f.needs_network_lab())) {
+        throw WorkloadError(at + "'" + f.kind() + "' " +
+                            (f.needs_cluster()
+                                 ? "acts on a Redis Cluster and needs topology kind 'cluster'"
+                                 : "acts on one server and a Redis Cluster's nodes change "
+                                   "roles under it (use kill-cluster-master or "
+                                   "cluster-failover)") +
+                            ": it could never fire as meant");
+    }
+    if (f.needs_network_lab() && !w.topology.in_namespaces()) {
+        throw WorkloadError(
+            at + "'" + f.kind() +
+            "' acts on hosts in network namespaces and needs topology kind "
+            "'sentinel', or 'cluster' with namespaces or isolated_clients: it could "
+            "never fire");
+    }
+    if (f.needs_sentinels() && w.topology.kind != TopologyKind::Sentinel) {
+        throw WorkloadError(at + "'" + f.kind() +
+                            "' asks the sentinels and needs topology kind 'sentinel': it "
+                            "could never fire");
+    }
+}
+
+void check_target_exists(const Fault& f, const Workload& w, const std::string& at) {
+    const auto& t = f.target();
+    if (f.needs_embedded_zookeeper() && t.kind == FaultTarget::Kind::Node &&
+        t.index >= w.topology.zookeeper_servers) {
+        throw WorkloadError(at + "node:" + std::to_string(t.index) + " does not exist (" +
+                            std::to_string(w.topology.zookeeper_servers) +
+                            " ZooKeeper server(s), topology's zookeeper_servers): it could "
+                            "never fire");
+    }
+    if (t.kind == FaultTarget::Kind::Client && t.index >= w.clients) {
+        throw WorkloadError(at + "client:" + std::to_string(t.index) + " does not exist (" +
+                            std::to_string(w.clients) + " clients): it could never fire");
+    }
+}
+
+}  // namespace
+
 void Nemesis::validate(const std::vector<std::unique_ptr<Fault>>& faults, const Workload& w) {
     for (std::size_t i = 0; i < faults.size(); ++i) {
         const Fault& f = *faults[i];
         const std::string at = w.name + ": /faults/" + std::to_string(i) + ": ";
-        if (f.at_s >= w.duration_s) {
-            char text[96];
-            std::snprintf(text, sizeof text,
-                          "at_s %g is not before the end of the run (duration_s %g)", f.at_s,
-                          w.duration_s);
-            throw WorkloadError(at + text + ": it could never fire");
-        }
-        const auto& t = f.target();
-        if (t.kind == FaultTarget::Kind::SlotMaster && t.key.rfind("shard:", 0) == 0) {
-            const std::string n = t.key.substr(6);
-            const bool number = !n.empty() && n.size() < 4 &&
-                                n.find_first_not_of("0123456789") == std::string::npos;
-            if (!number || std::stoi(n) >= w.topology.masters) {
-                throw WorkloadError(at + "the cluster's shards are shard:0 to shard:" +
-                                    std::to_string(w.topology.masters - 1) + ", not '" + t.key +
-                                    "': it could never fire");
-            }
-        } else if (t.kind == FaultTarget::Kind::Holder || t.kind == FaultTarget::Kind::SlotMaster) {
-            bool known = false;
-            for (int k = 0; k < w.keys && !known; ++k)
-                known = t.key == "k" + std::to_string(k);
-            if (!known) {
-                throw WorkloadError(at + "no client ever locks '" + t.key + "' (keys are k0 to k" +
-                                    std::to_string(w.keys - 1) + "): it could never fire");
-            }
-        }
-        if (f.needs_zookeeper()) {
-            const StrategyInfo* info = find_strategy(w.strategy);
-            if (info && !info->capabilities.zookeeper) {
-                throw WorkloadError(at + "'" + f.kind() + "' acts on ZooKeeper, and " + w.strategy +
-                                    " uses none: it could never fire (a ZooKeeper strategy: "
-                                    "zk_mutex, zk_rwlock)");
-            }
-        }
-        if (f.needs_embedded_etcd()) {
-            const StrategyInfo* info = find_strategy(w.strategy);
-            if (info && !info->capabilities.etcd) {
-                throw WorkloadError(at + "'" + f.kind() + "' acts on etcd, and " + w.strategy +
-                                    " uses none: it could never fire (an etcd strategy)");
-            }
-            if (t.kind == FaultTarget::Kind::Node && t.index >= w.topology.etcd_servers) {
-                throw WorkloadError(at + "node:" + std::to_string(t.index) + " does not exist (" +
-                                    std::to_string(w.topology.etcd_servers) +
-                                    " etcd member(s), topology's etcd_servers): it could never "
-                                    "fire");
-            }
-            if (f.kind() == "partition-etcd" && w.topology.etcd_servers < 3) {
-                throw WorkloadError(at +
-                                    "'partition-etcd' cuts a member from the others and needs a "
-                                    "cluster (topology's etcd_servers 3, 5 or 7): it could "
-                                    "never fire");
-            }
-        }
-        if (f.needs_own_connection() && w.shares_connections()) {
-            throw WorkloadError(at + "'" + f.kind() + "' acts on one client's own connection and " +
-                                std::to_string(w.clients) + " clients share " +
-                                std::to_string(w.connections) +
-                                " (--connections): it needs one connection per client");
-        }
-        if (f.needs_separate_resource() && !w.resource_server_separate) {
-            throw WorkloadError(at + "'" + f.kind() +
-                                "' delays writes on the way to the resource's own server and "
-                                "needs resource_server 'separate': it could never fire");
-        }
-        const bool cluster = w.topology.kind == TopologyKind::Cluster;
-        if ((f.needs_cluster() && !cluster) ||
-            (cluster && !f.needs_cluster() && !f.targets_clients() && !f.needs_network_lab())) {
-            throw WorkloadError(at + "'" + f.kind() + "' " +
-                                (f.needs_cluster()
-                                     ? "acts on a Redis Cluster and needs topology kind 'cluster'"
-                                     : "acts on one server and a Redis Cluster's nodes change "
-                                       "roles under it (use kill-cluster-master or "
-                                       "cluster-failover)") +
-                                ": it could never fire as meant");
-        }
-        if (f.needs_network_lab() && !w.topology.in_namespaces()) {
-            throw WorkloadError(
-                at + "'" + f.kind() +
-                "' acts on hosts in network namespaces and needs topology kind "
-                "'sentinel', or 'cluster' with namespaces or isolated_clients: it could "
-                "never fire");
-        }
-        if (f.needs_sentinels() && w.topology.kind != TopologyKind::Sentinel) {
-            throw WorkloadError(at + "'" + f.kind() +
-                                "' asks the sentinels and needs topology kind 'sentinel': it "
-                                "could never fire");
-        }
-        if (f.needs_embedded_zookeeper() && t.kind == FaultTarget::Kind::Node &&
-            t.index >= w.topology.zookeeper_servers) {
-            throw WorkloadError(at + "node:" + std::to_string(t.index) + " does not exist (" +
-                                std::to_string(w.topology.zookeeper_servers) +
-                                " ZooKeeper server(s), topology's zookeeper_servers): it could "
-                                "never fire");
-        }
-        if (t.kind == FaultTarget::Kind::Client && t.index >= w.clients) {
-            throw WorkloadError(at + "client:" + std::to_string(t.index) + " does not exist (" +
-                                std::to_string(w.clients) + " clients): it could never fire");
-        }
+        check_fires_before_the_end(f, w, at);
+        check_target_key(f.target(), w, at);
+        check_zookeeper_fault(f, w, at);
+        check_etcd_fault(f, w, at);
+        check_client_connection_and_resource(f, w, at);
+        check_topology_kind(f, w, at);
+        check_target_exists(f, w, at);
     }
 }
 

@@ -32,6 +32,106 @@ int parse_count(const std::string& text, const std::string& whole) {
     return static_cast<int>(value);
 }
 
+// Every point is validated before any runs: a bad count fails in a second, not an hour in.
+std::vector<Workload> plan_points(const RampOptions& options) {
+    std::vector<Workload> plan;
+    for (const std::string& strategy : options.strategies) {
+        for (int clients : options.clients) {
+            Workload w = options.workload;
+            w.strategy = strategy;
+            w.clients = clients;
+            w.validate();
+            plan.push_back(std::move(w));
+        }
+    }
+    return plan;
+}
+
+json curves_header(const RampOptions& options) {
+    json curves{{"scenario", options.workload.name},
+                {"clients", options.clients},
+                {"duration_s", options.workload.duration_s},
+                {"curves", json::object()},
+                {"failed", json::array()}};
+    if (options.machine)
+        curves["yardstick"] = options.machine->to_json();
+    else if (!options.machine_not_measured.empty())
+        curves["yardstick"] = {{"not_measured", options.machine_not_measured}};
+    return curves;
+}
+
+// The progress of one point on stderr: "[2/6] set_nx_px with 4 clients" while it runs, and with
+// --progress-lines "[2/6] set_nx_px with 4 clients: 1234.5 cycles/s, valid (2.6 s)" after.
+class PointProgress {
+  public:
+    PointProgress(const RampOptions& options, std::size_t number, std::size_t points,
+                  const Workload& w)
+        : options_(options), number_(number), points_(points), w_(w) {
+        if (options.progress) {
+            std::fprintf(stderr, "\r\x1b[K[%zu/%zu] %s with %d clients", number, points,
+                         w.strategy.c_str(), w.clients);
+        }
+        started_ = std::chrono::steady_clock::now();
+    }
+    void finished(const std::string& what) const {
+        if (!options_.progress_lines)
+            return;
+        std::fprintf(
+            stderr, "[%zu/%zu] %s with %d clients: %s (%.1f s)\n", number_, points_,
+            w_.strategy.c_str(), w_.clients, what.c_str(),
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count());
+    }
+
+  private:
+    const RampOptions& options_;
+    std::size_t number_, points_;
+    const Workload& w_;
+    std::chrono::steady_clock::time_point started_;
+};
+
+// Called from the catch block of the point's run: names the exception being handled.
+void record_failed_point(json& curves, RampOutcome& outcome, const Workload& w,
+                         const RampOptions& options) {
+    const RunFailure failure = run_failure(std::current_exception());
+    std::fprintf(stderr, "%sfailed: %s with %d clients: %s\n", options.progress ? "\r\x1b[K" : "",
+                 w.strategy.c_str(), w.clients, failure.message.c_str());
+    curves["failed"].push_back({{"strategy", w.strategy},
+                                {"clients", w.clients},
+                                {"error", failure.message},
+                                {"exit_code", failure.exit_code}});
+    outcome.failure_exit_code = std::max(outcome.failure_exit_code, failure.exit_code);
+}
+
+// The point cut short is written like any interrupted run, inside the ramp's folder: the table
+// names it, so no folder there is unaccounted for. It is not on the curve, which would plot a
+// shorter, unfinished measurement beside whole ones.
+void record_interrupted_point(json& curves, const Workload& w, const RunOutcome& r) {
+    curves["interrupted_point"] = {
+        {"strategy", w.strategy}, {"clients", w.clients}, {"run", r.dir.filename().string()}};
+}
+
+void record_point(json& curves, RampOutcome& outcome, const Workload& w, const RunOutcome& r,
+                  const PointProgress& progress) {
+    const json& s = r.summary;
+    const auto verdict = checker::Report::from_json(s["verdict"]);
+    char throughput[64];
+    std::snprintf(throughput, sizeof throughput, "%.1f cycles/s, ",
+                  s["throughput"]["cycles_per_s"].get<double>());
+    const json v = checker::to_json(verdict.verdict);
+    progress.finished(throughput + (v.is_boolean() ? (v.get<bool>() ? std::string("valid")
+                                                                    : std::string("INVALID"))
+                                                   : v.get<std::string>()));
+    outcome.verdict = checker::combine(outcome.verdict, verdict.verdict);
+    curves["curves"][w.strategy].push_back({{"clients", w.clients},
+                                            {"cycles_per_s", s["throughput"]["cycles_per_s"]},
+                                            {"acquire_p50_ms", s["latency_ms"]["acquire"]["p50"]},
+                                            {"acquire_p99_ms", s["latency_ms"]["acquire"]["p99"]},
+                                            {"fairness", s["fairness"]},
+                                            {"engine_cpu_share", s["engine"]["cpu_share"]},
+                                            {"verdict", checker::to_json(verdict.verdict)},
+                                            {"run", r.dir.filename().string()}});
+}
+
 }  // namespace
 
 std::vector<int> parse_clients_ramp(const std::string& text) {
@@ -69,50 +169,18 @@ std::vector<int> parse_clients_ramp(const std::string& text) {
 }
 
 RampOutcome run_ramp(const RampOptions& options) {
-    // Every point is validated before any runs: a bad count fails in a second, not an hour in.
-    std::vector<Workload> plan;
-    for (const std::string& strategy : options.strategies) {
-        for (int clients : options.clients) {
-            Workload w = options.workload;
-            w.strategy = strategy;
-            w.clients = clients;
-            w.validate();
-            plan.push_back(std::move(w));
-        }
-    }
+    const std::vector<Workload> plan = plan_points(options);
     RampOutcome outcome;
     ResultFolder folder(options.out_dir,
                         "ramp-" + utc_stamp() + "-" + safe_name(options.workload.name));
-    json curves{{"scenario", options.workload.name},
-                {"clients", options.clients},
-                {"duration_s", options.workload.duration_s},
-                {"curves", json::object()},
-                {"failed", json::array()}};
-    if (options.machine)
-        curves["yardstick"] = options.machine->to_json();
-    else if (!options.machine_not_measured.empty())
-        curves["yardstick"] = {{"not_measured", options.machine_not_measured}};
+    json curves = curves_header(options);
     for (std::size_t i = 0; i < plan.size(); ++i) {
         if (options.interrupt && options.interrupt->load()) {
             outcome.interrupted = true;
             break;
         }
         const Workload& w = plan[i];
-        if (options.progress) {
-            std::fprintf(stderr, "\r\x1b[K[%zu/%zu] %s with %d clients", i + 1, plan.size(),
-                         w.strategy.c_str(), w.clients);
-        }
-        const auto point_started = std::chrono::steady_clock::now();
-        // "[2/6] set_nx_px with 4 clients: 1234.5 cycles/s, valid (2.6 s)"
-        const auto say_finished = [&](const std::string& what) {
-            if (!options.progress_lines)
-                return;
-            std::fprintf(
-                stderr, "[%zu/%zu] %s with %d clients: %s (%.1f s)\n", i + 1, plan.size(),
-                w.strategy.c_str(), w.clients, what.c_str(),
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - point_started)
-                    .count());
-        };
+        const PointProgress progress(options, i + 1, plan.size(), w);
         RunOutcome r;
         try {
             r = run_workload({.workload = w,
@@ -124,47 +192,16 @@ RampOutcome run_ramp(const RampOptions& options) {
         } catch (...) {
             // A point that could not be run (too few file descriptors for its clients, say) is
             // that point's error: the points before it are kept, and the rest are still tried.
-            const RunFailure failure = run_failure(std::current_exception());
-            std::fprintf(stderr, "%sfailed: %s with %d clients: %s\n",
-                         options.progress ? "\r\x1b[K" : "", w.strategy.c_str(), w.clients,
-                         failure.message.c_str());
-            curves["failed"].push_back({{"strategy", w.strategy},
-                                        {"clients", w.clients},
-                                        {"error", failure.message},
-                                        {"exit_code", failure.exit_code}});
-            outcome.failure_exit_code = std::max(outcome.failure_exit_code, failure.exit_code);
+            record_failed_point(curves, outcome, w, options);
             continue;
         }
         if (r.interrupted) {
-            // The point cut short is written like any interrupted run, inside the ramp's folder:
-            // the table names it, so no folder there is unaccounted for. It is not on the curve,
-            // which would plot a shorter, unfinished measurement beside whole ones.
-            curves["interrupted_point"] = {{"strategy", w.strategy},
-                                           {"clients", w.clients},
-                                           {"run", r.dir.filename().string()}};
+            record_interrupted_point(curves, w, r);
             outcome.interrupted = true;
-            say_finished("interrupted");
+            progress.finished("interrupted");
             break;
         }
-        const json& s = r.summary;
-        const auto verdict = checker::Report::from_json(s["verdict"]);
-        char throughput[64];
-        std::snprintf(throughput, sizeof throughput, "%.1f cycles/s, ",
-                      s["throughput"]["cycles_per_s"].get<double>());
-        const json v = checker::to_json(verdict.verdict);
-        say_finished(throughput + (v.is_boolean() ? (v.get<bool>() ? std::string("valid")
-                                                                   : std::string("INVALID"))
-                                                  : v.get<std::string>()));
-        outcome.verdict = checker::combine(outcome.verdict, verdict.verdict);
-        curves["curves"][w.strategy].push_back(
-            {{"clients", w.clients},
-             {"cycles_per_s", s["throughput"]["cycles_per_s"]},
-             {"acquire_p50_ms", s["latency_ms"]["acquire"]["p50"]},
-             {"acquire_p99_ms", s["latency_ms"]["acquire"]["p99"]},
-             {"fairness", s["fairness"]},
-             {"engine_cpu_share", s["engine"]["cpu_share"]},
-             {"verdict", checker::to_json(verdict.verdict)},
-             {"run", r.dir.filename().string()}});
+        record_point(curves, outcome, w, r, progress);
     }
     if (options.progress)
         std::fprintf(stderr, "\r\x1b[K");

@@ -109,6 +109,136 @@ std::string cores_text(double used, double capacity) {
     return text;
 }
 
+// What the nodes add up to, and the busiest of them, gathered node by node.
+struct CostTotals {
+    double total_cpu_us = 0, counted_cpu_us = 0;
+    std::uint64_t total_commands = 0;
+    bool any_measured = false, any_counted = false;
+    std::size_t not_measured = 0;
+    // The busiest node, by the share of what it can use.
+    double busiest_share = -1, busiest_cores = 0, busiest_capacity = 1;
+    std::string busiest_node;
+};
+
+// Why a node's two readings cannot be subtracted; "" when they can.
+std::string why_not_measured(const ServerReading& b, const ServerReading& a) {
+    if (!b.error.empty())
+        return b.error;
+    if (!a.error.empty())
+        return "after the run: " + a.error;
+    if (b.run_id != a.run_id || b.start_ticks != a.start_ticks || a.cpu_s < b.cpu_s)
+        return "restarted during the run: its counters began again";
+    return "";
+}
+
+// The run's commands on one Redis node, without those lockbench sent itself; adds to `node`
+// and returns how many there were.
+std::uint64_t add_command_counts(json& node, const MeteredServer& server, const ServerReading& b,
+                                 const ServerReading& a, double cpu_us) {
+    json per_command = json::object();
+    std::uint64_t commands = 0;
+    for (const auto& [name, stat] : a.commands) {
+        CommandStat delta = stat;
+        if (auto was = b.commands.find(name); was != b.commands.end()) {
+            delta.calls -= std::min(delta.calls, was->second.calls);
+            delta.usec -= std::min(delta.usec, was->second.usec);
+        }
+        if (const std::uint64_t own = std::min(own_calls(name, server), delta.calls); own > 0) {
+            delta.usec -= delta.usec * own / delta.calls;
+            delta.calls -= own;
+        }
+        if (delta.calls == 0)
+            continue;
+        commands += delta.calls;
+        per_command[name] = {
+            {"calls", delta.calls},
+            {"usec", delta.usec},
+            {"usec_per_call", static_cast<double>(delta.usec) / static_cast<double>(delta.calls)}};
+    }
+    node["commands"] = commands;
+    node["cpu_us_per_command"] =
+        commands ? json(cpu_us / static_cast<double>(commands)) : json(nullptr);
+    node["per_command"] = per_command;
+    return commands;
+}
+
+json node_cost_json(const MeteredServer& server, const ServerReading& b, const ServerReading& a,
+                    double window_s, std::uint64_t cycles, CostTotals& totals) {
+    json node{{"service", server.service}, {"node", server.node}};
+    if (const std::string why = why_not_measured(b, a); !why.empty()) {
+        ++totals.not_measured;
+        if (!server.role.empty())
+            node["role"] = server.role;
+        node["not_measured"] = why;
+        return node;
+    }
+    totals.any_measured = true;
+    const double cpu_us = (a.cpu_s - b.cpu_s) * 1e6;
+    // Redis runs every command on its main thread: that thread's share is what saturates.
+    const double busy_s = a.main_thread_cpu_s && b.main_thread_cpu_s
+                              ? *a.main_thread_cpu_s - *b.main_thread_cpu_s
+                              : a.cpu_s - b.cpu_s;
+    const double cores = window_s > 0 ? busy_s / window_s : 0;
+    const double capacity = capacity_of(server);
+    node["role"] =
+        server.role.empty() ? (a.role.empty() ? json(nullptr) : json(a.role)) : json(server.role);
+    node["source"] = server.redis ? "INFO" : "/proc/<pid>/stat";
+    node["cpu_us"] = cpu_us;
+    node["main_thread_cpu_us"] =
+        a.main_thread_cpu_s && b.main_thread_cpu_s ? json(busy_s * 1e6) : json(nullptr);
+    node["cores"] = cores;
+    node["cpu_us_per_cycle"] = per_cycle(cpu_us, cycles);
+    totals.total_cpu_us += cpu_us;
+    if (capacity > 0 && cores / capacity > totals.busiest_share) {
+        totals.busiest_share = cores / capacity;
+        totals.busiest_cores = cores;
+        totals.busiest_capacity = capacity;
+        totals.busiest_node = server.service + " " + server.node;
+    }
+    if (!server.redis) {
+        node["commands"] = nullptr;
+        node["cpu_us_per_command"] = nullptr;
+        return node;
+    }
+    totals.total_commands += add_command_counts(node, server, b, a, cpu_us);
+    totals.counted_cpu_us += cpu_us;
+    totals.any_counted = true;
+    return node;
+}
+
+json total_cost_json(const CostTotals& totals, std::uint64_t cycles) {
+    if (!totals.any_measured)
+        return nullptr;
+    return {{"cpu_us", totals.total_cpu_us},
+            {"commands", totals.any_counted ? json(totals.total_commands) : json(nullptr)},
+            {"cpu_us_per_cycle", per_cycle(totals.total_cpu_us, cycles)},
+            // Only the nodes that count their commands (Redis) are divided by them.
+            {"cpu_us_per_command",
+             totals.total_commands
+                 ? json(totals.counted_cpu_us / static_cast<double>(totals.total_commands))
+                 : json(nullptr)},
+            {"nodes_not_measured", totals.not_measured}};
+}
+
+json bottleneck_json(const CostTotals& totals, const EngineCost& engine) {
+    const double engine_cores = engine.elapsed_s > 0 ? engine.cpu_s / engine.elapsed_s : 0;
+    const bool engine_saturated = engine_cores >= kSaturatedShare * engine.cores;
+    const bool server_saturated = totals.busiest_share >= kSaturatedShare;
+    const bool any_measured = totals.any_measured;
+    std::string side = engine_saturated && server_saturated ? "both"
+                       : engine_saturated                   ? "engine"
+                       : server_saturated                   ? "server"
+                       : any_measured                       ? "neither"
+                                                            : "unknown";
+    return {{"side", side},
+            {"saturated_at", kSaturatedShare},
+            {"engine_cores", engine_cores},
+            {"engine_capacity", engine.cores},
+            {"server_cores", any_measured ? json(totals.busiest_cores) : json(nullptr)},
+            {"server_capacity", any_measured ? json(totals.busiest_capacity) : json(nullptr)},
+            {"server_node", any_measured ? json(totals.busiest_node) : json(nullptr)}};
+}
+
 }  // namespace
 
 std::vector<MeteredServer> metered_servers(const Deployment& deployment,
@@ -242,126 +372,18 @@ json server_cost_json(const std::vector<MeteredServer>& servers,
                       const EngineCost& engine) {
     const std::uint64_t cycles = engine.cycles;
     json nodes = json::array();
-    double total_cpu_us = 0, counted_cpu_us = 0;
-    std::uint64_t total_commands = 0;
-    bool any_measured = false, any_counted = false;
-    std::size_t not_measured = 0;
-    // The busiest node, by the share of what it can use.
-    double busiest_share = -1, busiest_cores = 0, busiest_capacity = 1;
-    std::string busiest_node;
-    for (std::size_t i = 0; i < servers.size(); ++i) {
-        const MeteredServer& server = servers[i];
-        json node{{"service", server.service}, {"node", server.node}};
-        const ServerReading& b = before.at(i);
-        const ServerReading& a = after.at(i);
-        std::string why;
-        if (!b.error.empty())
-            why = b.error;
-        else if (!a.error.empty())
-            why = "after the run: " + a.error;
-        else if (b.run_id != a.run_id || b.start_ticks != a.start_ticks || a.cpu_s < b.cpu_s)
-            why = "restarted during the run: its counters began again";
-        if (!why.empty()) {
-            ++not_measured;
-            if (!server.role.empty())
-                node["role"] = server.role;
-            node["not_measured"] = why;
-            nodes.push_back(node);
-            continue;
-        }
-        any_measured = true;
-        const double cpu_us = (a.cpu_s - b.cpu_s) * 1e6;
-        // Redis runs every command on its main thread: that thread's share is what saturates.
-        const double busy_s = a.main_thread_cpu_s && b.main_thread_cpu_s
-                                  ? *a.main_thread_cpu_s - *b.main_thread_cpu_s
-                                  : a.cpu_s - b.cpu_s;
-        const double cores = window_s > 0 ? busy_s / window_s : 0;
-        const double capacity = capacity_of(server);
-        node["role"] = server.role.empty() ? (a.role.empty() ? json(nullptr) : json(a.role))
-                                           : json(server.role);
-        node["source"] = server.redis ? "INFO" : "/proc/<pid>/stat";
-        node["cpu_us"] = cpu_us;
-        node["main_thread_cpu_us"] =
-            a.main_thread_cpu_s && b.main_thread_cpu_s ? json(busy_s * 1e6) : json(nullptr);
-        node["cores"] = cores;
-        node["cpu_us_per_cycle"] = per_cycle(cpu_us, cycles);
-        total_cpu_us += cpu_us;
-        if (capacity > 0 && cores / capacity > busiest_share) {
-            busiest_share = cores / capacity;
-            busiest_cores = cores;
-            busiest_capacity = capacity;
-            busiest_node = server.service + " " + server.node;
-        }
-        if (!server.redis) {
-            node["commands"] = nullptr;
-            node["cpu_us_per_command"] = nullptr;
-            nodes.push_back(node);
-            continue;
-        }
-        json per_command = json::object();
-        std::uint64_t commands = 0;
-        for (const auto& [name, stat] : a.commands) {
-            CommandStat delta = stat;
-            if (auto was = b.commands.find(name); was != b.commands.end()) {
-                delta.calls -= std::min(delta.calls, was->second.calls);
-                delta.usec -= std::min(delta.usec, was->second.usec);
-            }
-            if (const std::uint64_t own = std::min(own_calls(name, server), delta.calls); own > 0) {
-                delta.usec -= delta.usec * own / delta.calls;
-                delta.calls -= own;
-            }
-            if (delta.calls == 0)
-                continue;
-            commands += delta.calls;
-            per_command[name] = {{"calls", delta.calls},
-                                 {"usec", delta.usec},
-                                 {"usec_per_call", static_cast<double>(delta.usec) /
-                                                       static_cast<double>(delta.calls)}};
-        }
-        node["commands"] = commands;
-        node["cpu_us_per_command"] =
-            commands ? json(cpu_us / static_cast<double>(commands)) : json(nullptr);
-        node["per_command"] = per_command;
-        total_commands += commands;
-        counted_cpu_us += cpu_us;
-        any_counted = true;
-        nodes.push_back(node);
-    }
-
-    json total = nullptr;
-    if (any_measured) {
-        total = {{"cpu_us", total_cpu_us},
-                 {"commands", any_counted ? json(total_commands) : json(nullptr)},
-                 {"cpu_us_per_cycle", per_cycle(total_cpu_us, cycles)},
-                 // Only the nodes that count their commands (Redis) are divided by them.
-                 {"cpu_us_per_command",
-                  total_commands ? json(counted_cpu_us / static_cast<double>(total_commands))
-                                 : json(nullptr)},
-                 {"nodes_not_measured", not_measured}};
-    }
-    const double engine_cores = engine.elapsed_s > 0 ? engine.cpu_s / engine.elapsed_s : 0;
-    const bool engine_saturated = engine_cores >= kSaturatedShare * engine.cores;
-    const bool server_saturated = busiest_share >= kSaturatedShare;
-    std::string side = engine_saturated && server_saturated ? "both"
-                       : engine_saturated                   ? "engine"
-                       : server_saturated                   ? "server"
-                       : any_measured                       ? "neither"
-                                                            : "unknown";
-    json bottleneck{{"side", side},
-                    {"saturated_at", kSaturatedShare},
-                    {"engine_cores", engine_cores},
-                    {"engine_capacity", engine.cores},
-                    {"server_cores", any_measured ? json(busiest_cores) : json(nullptr)},
-                    {"server_capacity", any_measured ? json(busiest_capacity) : json(nullptr)},
-                    {"server_node", any_measured ? json(busiest_node) : json(nullptr)}};
+    CostTotals totals;
+    for (std::size_t i = 0; i < servers.size(); ++i)
+        nodes.push_back(
+            node_cost_json(servers[i], before.at(i), after.at(i), window_s, cycles, totals));
     return json{{"cycles", cycles},
                 {"window_s", window_s},
                 {"nodes", nodes},
-                {"total", total},
+                {"total", total_cost_json(totals, cycles)},
                 {"engine",
                  {{"cpu_us", engine.cpu_s * 1e6},
                   {"cpu_us_per_cycle", per_cycle(engine.cpu_s * 1e6, cycles)}}},
-                {"bottleneck", bottleneck}};
+                {"bottleneck", bottleneck_json(totals, engine)}};
 }
 
 std::string server_cost_line(const json& cost) {

@@ -78,34 +78,42 @@ std::string describe_target(const json& target) {
     return target.is_string() ? target.get<std::string>() : target.dump();
 }
 
-}  // namespace
-
-json make_summary(const SummaryInputs& in, const std::filesystem::path& history_path) {
-    const auto& w = in.workload;
-    const auto& st = in.stats;
+json ops_json(const ClientStats& st) {
     json ops = json::object();
     for (std::size_t i = 0; i < st.ops.size(); ++i) {
         const auto& c = st.ops[i];
         ops[std::string(to_string(static_cast<Op>(i)))] = {
             {"ok", c.ok}, {"fail", c.fail}, {"info", c.info}};
     }
+    return ops;
+}
+
+// Cycles and errors per second of the run, a zero for each second without.
+json timeseries_json(const ClientStats& st, double elapsed_s) {
     json series = json::array();
-    auto seconds = static_cast<std::size_t>(std::ceil(in.elapsed_s));
+    auto seconds = static_cast<std::size_t>(std::ceil(elapsed_s));
     for (std::size_t s = 0; s < seconds; ++s) {
         series.push_back(
             {{"t", s},
              {"cycles", s < st.cycles_per_second.size() ? st.cycles_per_second[s] : 0},
              {"errors", s < st.errors_per_second.size() ? st.errors_per_second[s] : 0}});
     }
-    json endpoints = json::array();
-    for (const auto& e : in.endpoints)
-        endpoints.push_back(e.to_string());
+    return series;
+}
 
-    checker::Report verdict = judge(history_path, w.checks);
-    // What the history alone cannot show: whether the run exercised what it was meant to. A
-    // violation found is real whatever else happened (false beats unknown); a "valid" from a
-    // run that did not do what it was asked is not.
-    const std::size_t reasons_before = verdict.unknown_reasons.size();
+json endpoints_json(const std::vector<Endpoint>& endpoints) {
+    json out = json::array();
+    for (const auto& e : endpoints)
+        out.push_back(e.to_string());
+    return out;
+}
+
+// What the history alone cannot show: whether the run exercised what it was meant to. A
+// violation found is real whatever else happened (false beats unknown); a "valid" from a
+// run that did not do what it was asked is not.
+void add_what_the_history_cannot_show(checker::Report& verdict, const SummaryInputs& in) {
+    const auto& w = in.workload;
+    const auto& st = in.stats;
     for (const auto& f : in.nemesis) {
         if (!f["missed"].is_null()) {
             verdict.add_unknown_reason("fault " + f["fault"].get<std::string>() + " (" +
@@ -126,6 +134,59 @@ json make_summary(const SummaryInputs& in, const std::filesystem::path& history_
                                    (w.rate ? "with an arrival due " : "") +
                                    "never got an answer from Redis");
     }
+}
+
+void add_open_loop(json& summary, const Workload& w, const ClientStats& st, double elapsed_s) {
+    if (!w.rate) {
+        summary["open_loop"] = nullptr;
+        return;
+    }
+    // What the rate asked for and what the clients managed: a run that fell behind says so
+    // instead of silently measuring less load (docs/cli.md, closed and open loop).
+    summary["latency_ms"]["acquire_corrected"] = latency_json(st.acquire_latency_corrected);
+    const double window = std::min(elapsed_s, w.duration_s);
+    summary["open_loop"] = {
+        {"target_per_s", w.rate->per_s},
+        {"arrivals", to_string(w.rate->arrivals)},
+        {"due", st.arrivals_due},
+        {"started", st.arrivals_started},
+        {"achieved_per_s", window > 0 ? static_cast<double>(st.arrivals_started) / window : 0.0},
+        {"kept", static_cast<double>(st.arrivals_started) >=
+                     kRateKept * static_cast<double>(st.arrivals_due)}};
+}
+
+void add_expectation(json& summary, const Workload& w, const checker::Report& verdict,
+                     const FaultEvidence& evidence) {
+    auto expected = w.expect.find(w.strategy);
+    if (expected == w.expect.end()) {
+        summary["expected"] = nullptr;
+        summary["as_expected"] = nullptr;
+        return;
+    }
+    summary["expected"] = expected->second;
+    const Expectation expectation = Expectation::parse(expected->second);
+    auto met = expectation.met_by(verdict, evidence);
+    summary["as_expected"] = met ? json(*met) : json(nullptr);
+    // Each term's outcome, so that runs repeated together can judge rates over them.
+    json terms = json::array();
+    const auto outcomes = expectation.terms_met_by(verdict, evidence);
+    for (std::size_t i = 0; i < outcomes.size(); ++i) {
+        terms.push_back({{"term", expectation.terms[i].text},
+                         {"met", outcomes[i] ? json(*outcomes[i]) : json(nullptr)}});
+    }
+    summary["expected_terms"] = terms;
+    if (expectation.has_rates())
+        summary["rates_not_judged"] = expectation.rate_texts();
+}
+
+}  // namespace
+
+json make_summary(const SummaryInputs& in, const std::filesystem::path& history_path) {
+    const auto& w = in.workload;
+    const auto& st = in.stats;
+    checker::Report verdict = judge(history_path, w.checks);
+    const std::size_t reasons_before = verdict.unknown_reasons.size();
+    add_what_the_history_cannot_show(verdict, in);
     FaultEvidence evidence = FaultEvidence::from_nemesis_report(in.nemesis);
     evidence.conclusive = evidence.conclusive && verdict.unknown_reasons.size() == reasons_before;
 
@@ -142,15 +203,15 @@ json make_summary(const SummaryInputs& in, const std::filesystem::path& history_
         {"latency_ms",
          {{"acquire", latency_json(st.acquire_latency)},
           {"release", latency_json(st.release_latency)}}},
-        {"ops", ops},
-        {"timeseries", series},
+        {"ops", ops_json(st)},
+        {"timeseries", timeseries_json(st, in.elapsed_s)},
         {"faults", in.faults},
         {"nemesis", in.nemesis},
         {"verdict", verdict.to_json()},
         {"history", {{"file", "history.jsonl"}, {"events", in.history_events}}},
         {"redis",
          {{"mode", in.deployment_embedded ? "embedded" : "external"},
-          {"endpoints", endpoints},
+          {"endpoints", endpoints_json(in.endpoints)},
           {"key_prefix", in.key_prefix}}},
         {"clients_answered", st.clients_answered},
         {"fairness", fairness_json(st.cycles_per_client, w.clients)},
@@ -166,43 +227,8 @@ json make_summary(const SummaryInputs& in, const std::filesystem::path& history_
     if (std::string fence = w.unused_fence_note(); !fence.empty())
         notes.push_back(std::move(fence));
     summary["notes"] = notes;
-    if (w.rate) {
-        // What the rate asked for and what the clients managed: a run that fell behind says so
-        // instead of silently measuring less load (docs/cli.md, closed and open loop).
-        summary["latency_ms"]["acquire_corrected"] = latency_json(st.acquire_latency_corrected);
-        const double window = std::min(in.elapsed_s, w.duration_s);
-        summary["open_loop"] = {
-            {"target_per_s", w.rate->per_s},
-            {"arrivals", to_string(w.rate->arrivals)},
-            {"due", st.arrivals_due},
-            {"started", st.arrivals_started},
-            {"achieved_per_s",
-             window > 0 ? static_cast<double>(st.arrivals_started) / window : 0.0},
-            {"kept", static_cast<double>(st.arrivals_started) >=
-                         kRateKept * static_cast<double>(st.arrivals_due)}};
-    } else {
-        summary["open_loop"] = nullptr;
-    }
-    auto expected = w.expect.find(w.strategy);
-    if (expected == w.expect.end()) {
-        summary["expected"] = nullptr;
-        summary["as_expected"] = nullptr;
-    } else {
-        summary["expected"] = expected->second;
-        const Expectation expectation = Expectation::parse(expected->second);
-        auto met = expectation.met_by(verdict, evidence);
-        summary["as_expected"] = met ? json(*met) : json(nullptr);
-        // Each term's outcome, so that runs repeated together can judge rates over them.
-        json terms = json::array();
-        const auto outcomes = expectation.terms_met_by(verdict, evidence);
-        for (std::size_t i = 0; i < outcomes.size(); ++i) {
-            terms.push_back({{"term", expectation.terms[i].text},
-                             {"met", outcomes[i] ? json(*outcomes[i]) : json(nullptr)}});
-        }
-        summary["expected_terms"] = terms;
-        if (expectation.has_rates())
-            summary["rates_not_judged"] = expectation.rate_texts();
-    }
+    add_open_loop(summary, w, st, in.elapsed_s);
+    add_expectation(summary, w, verdict, evidence);
     return summary;
 }
 

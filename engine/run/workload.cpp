@@ -63,6 +63,340 @@ Distribution parse_distribution(const json* v, Distribution fallback, const Obje
     return d;
 }
 
+void read_names_and_scale(ObjectReader& r, Workload& w) {
+    w.name = r.string("name", w.name);
+    w.description = r.string("description", w.description);
+    w.summary = r.string("summary", w.summary);
+    w.strategy = r.string("strategy", w.strategy);
+    w.clients = static_cast<int>(r.integer("clients", w.clients, 1, 100'000));
+    w.threads = static_cast<int>(r.integer("threads", w.threads, 1, 64));
+    w.connections = static_cast<int>(r.integer("connections", w.connections, 0, 100'000));
+    w.keys = static_cast<int>(r.integer("keys", w.keys, 1, 10'000'000));
+}
+
+KeyDistribution parse_key_distribution(const json& kd, const std::string& origin) {
+    KeyDistribution parsed;
+    if (kd.is_string() && kd.get<std::string>() == "uniform") {
+        parsed.kind = KeyDistribution::Kind::Uniform;
+    } else {
+        ObjectReader z(kd, origin, "/key_distribution");
+        parsed.kind = KeyDistribution::Kind::Zipf;
+        parsed.zipf_s = z.number("zipf", 0.99, 0.01, 10);
+        z.finish();
+    }
+    return parsed;
+}
+
+Rate parse_rate(const json& rate, const ObjectReader& r) {
+    if (!rate.is_object())
+        r.fail("/rate",
+               "must be {\"per_s\": N, \"arrivals\": \"fixed\"|\"poisson\"} or null, not " +
+                   type_name(rate));
+    ObjectReader rr(rate, r.origin(), "/rate");
+    Rate parsed;
+    parsed.per_s = rr.required_number("per_s");
+    if (!(parsed.per_s > 0) || parsed.per_s > 10'000'000) {
+        std::ostringstream why;
+        why << "must be arrivals per second, more than 0 and at most 10000000, not "
+            << parsed.per_s;
+        rr.fail("/rate/per_s", why.str());
+    }
+    parsed.arrivals = rr.choice<Rate::Arrivals>(
+        "arrivals", parsed.arrivals,
+        {{"fixed", Rate::Arrivals::Fixed}, {"poisson", Rate::Arrivals::Poisson}});
+    rr.finish();
+    return parsed;
+}
+
+void read_lock_and_client_settings(ObjectReader& r, Workload& w) {
+    w.lease_ms = r.integer("lease_ms", w.lease_ms, 1, 86'400'000);
+    w.wait_ms = r.integer("wait_ms", w.wait_ms, 0, 86'400'000);
+    w.shared_ratio = r.number("shared_ratio", w.shared_ratio, 0, 1);
+    w.reentry_depth = static_cast<int>(r.integer("reentry_depth", w.reentry_depth, 1, 16));
+    w.release_on_failed_acquire =
+        r.boolean("release_on_failed_acquire", w.release_on_failed_acquire);
+    w.retry_ambiguous_release = r.boolean("retry_ambiguous_release", w.retry_ambiguous_release);
+    w.resource = r.choice<ResourceKind>("resource", w.resource,
+                                        {{"none", ResourceKind::None},
+                                         {"counter", ResourceKind::Counter},
+                                         {"fenced", ResourceKind::Fenced}});
+    w.resource_server_separate = r.choice<bool>("resource_server", w.resource_server_separate,
+                                                {{"shared", false}, {"separate", true}});
+    w.seed = static_cast<std::uint64_t>(r.integer("seed", static_cast<std::int64_t>(w.seed), 0,
+                                                  std::numeric_limits<std::int64_t>::max()));
+    w.duration_s = r.number("duration_s", w.duration_s, 0.01, 86'400);
+    w.connect_timeout_ms = r.integer("connect_timeout_ms", w.connect_timeout_ms, 1, 600'000);
+    w.command_timeout_ms = r.integer("command_timeout_ms", w.command_timeout_ms, 1, 600'000);
+}
+
+void read_topology_sizes_and_timing(ObjectReader& tr, Topology& topology) {
+    topology.masters = static_cast<int>(tr.integer("masters", topology.masters, 1, 15));
+    topology.persistence = tr.choice<std::string>(
+        "persistence", topology.persistence,
+        {{"none", "none"}, {"aof-everysec", "aof-everysec"}, {"aof-always", "aof-always"}});
+    topology.zookeeper_servers =
+        static_cast<int>(tr.integer("zookeeper_servers", topology.zookeeper_servers, 1, 7));
+    topology.etcd_servers =
+        static_cast<int>(tr.integer("etcd_servers", topology.etcd_servers, 1, 7));
+    topology.replicas = static_cast<int>(tr.integer("replicas", topology.replicas, 1, 6));
+    topology.min_replicas_to_write =
+        static_cast<int>(tr.integer("min_replicas_to_write", topology.min_replicas_to_write, 0, 6));
+    topology.min_replicas_max_lag_s = static_cast<int>(
+        tr.integer("min_replicas_max_lag_s", topology.min_replicas_max_lag_s, 1, 3600));
+    topology.down_after_ms =
+        static_cast<int>(tr.integer("down_after_ms", topology.down_after_ms, 100, 600'000));
+    topology.failover_timeout_ms = static_cast<int>(
+        tr.integer("failover_timeout_ms", topology.failover_timeout_ms, 500, 3'600'000));
+    topology.isolated_clients =
+        static_cast<int>(tr.integer("isolated_clients", topology.isolated_clients, 0, 100'000));
+    topology.node_timeout_ms =
+        static_cast<int>(tr.integer("node_timeout_ms", topology.node_timeout_ms, 100, 600'000));
+    topology.namespaces = tr.boolean("namespaces", topology.namespaces);
+    topology.require_full_coverage =
+        tr.boolean("require_full_coverage", topology.require_full_coverage);
+}
+
+// Settings one kind of deployment ignores fail here, so a workload never runs believing it set
+// something the chosen topology does not have.
+void reject_settings_the_kind_does_not_have(const ObjectReader& tr, const Topology& topology) {
+    if (!topology.require_full_coverage && topology.kind != TopologyKind::Cluster)
+        tr.fail(tr.at("require_full_coverage"), "is a Redis Cluster setting (kind 'cluster')");
+    if (topology.namespaces && topology.kind != TopologyKind::Cluster) {
+        tr.fail(tr.at("namespaces"),
+                "only a 'cluster' chooses: 'sentinel' always runs in namespaces, the other "
+                "kinds on loopback");
+    }
+    if (topology.kind == TopologyKind::Cluster && topology.masters < 3) {
+        tr.fail(tr.at("masters"), "a Redis Cluster needs at least 3 masters, not " +
+                                      std::to_string(topology.masters));
+    }
+    if (topology.zookeeper_servers % 2 == 0) {
+        tr.fail(tr.at("zookeeper_servers"),
+                "must be 1 (standalone) or an odd ensemble of 3, 5 or 7, not " +
+                    std::to_string(topology.zookeeper_servers));
+    }
+    if (topology.etcd_servers % 2 == 0) {
+        tr.fail(tr.at("etcd_servers"), "must be 1 or an odd cluster of 3, 5 or 7, not " +
+                                           std::to_string(topology.etcd_servers));
+    }
+}
+
+Topology parse_topology(const json& t, const std::string& origin, Topology topology) {
+    ObjectReader tr(t, origin, "/topology");
+    topology.kind = tr.choice<TopologyKind>("kind", topology.kind,
+                                            {{"single", TopologyKind::Single},
+                                             {"replicated", TopologyKind::Replicated},
+                                             {"masters", TopologyKind::Masters},
+                                             {"sentinel", TopologyKind::Sentinel},
+                                             {"cluster", TopologyKind::Cluster}});
+    if (topology.kind == TopologyKind::Cluster) {
+        // A cluster's own defaults: the smallest Redis accepts, one replica per master.
+        topology.masters = 3;
+        topology.replicas = 1;
+    }
+    read_topology_sizes_and_timing(tr, topology);
+    reject_settings_the_kind_does_not_have(tr, topology);
+    tr.finish();
+    return topology;
+}
+
+CheckSettings parse_check_settings(const json& c, const std::string& origin, CheckSettings checks) {
+    ObjectReader cr(c, origin, "/checks");
+    checks.liveness_bound_ms =
+        cr.integer("liveness_bound_ms", checks.liveness_bound_ms, 1, 86'400'000);
+    const json* starvation = cr.find("starvation_bound_ms");
+    if (starvation && !starvation->is_null()) {
+        checks.starvation_bound_ms = cr.integer("starvation_bound_ms", 0, 1, 86'400'000);
+    }
+    checks.model = cr.choice<std::string>("model", checks.model,
+                                          {{"auto", "auto"},
+                                           {"none", "none"},
+                                           {"mutex", "mutex"},
+                                           {"rwlock", "rwlock"},
+                                           {"register", "register"}});
+    checks.time_limit_s = cr.number("time_limit_s", checks.time_limit_s, 0.01, 86'400);
+    cr.finish();
+    return checks;
+}
+
+json parse_faults(const json& f, const ObjectReader& r) {
+    if (!f.is_array())
+        r.fail("/faults", "must be an array, not " + type_name(f));
+    Nemesis::parse(f, r.origin());  // a mistake in a fault fails here, before any server starts
+    return f;
+}
+
+std::map<std::string, std::string> parse_expect(const json& e, const std::string& origin) {
+    ObjectReader er(e, origin, "/expect");
+    std::map<std::string, std::string> expect;
+    for (const auto& [strategy, outcome] : e.items()) {
+        er.find(strategy);
+        if (!is_strategy_name(strategy))
+            er.fail("/expect/" + strategy, "unknown strategy");
+        if (!outcome.is_string())
+            er.fail("/expect/" + strategy, "must be a string");
+        try {
+            Expectation::parse(outcome.get<std::string>());
+        } catch (const std::invalid_argument& bad) {
+            er.fail("/expect/" + strategy, bad.what());
+        }
+        expect[strategy] = outcome.get<std::string>();
+    }
+    return expect;
+}
+
+// The strategy a run uses comes from `strategy`, from the first of `expect`, or from
+// `client_command`; read after `expect`, which the first two depend on.
+void read_strategy_choice(const json& j, ObjectReader& r, Workload& w) {
+    if (j.contains("demo_strategy")) {
+        w.demo_strategy = r.string("demo_strategy", "");
+        if (!w.demo_strategy.empty() && !w.expect.count(w.demo_strategy))
+            r.fail("/demo_strategy", "must be one of the strategies `expect` names");
+    }
+    if (!j.contains("strategy") && !w.expect.empty()) {
+        // A scenario names the strategies it is about; run the first unless told otherwise.
+        w.strategy = w.expect.begin()->first;
+    }
+    if (j.contains("client_command")) {
+        w.client_command = r.string("client_command", "");
+        if (j.contains("strategy"))
+            r.fail("/client_command",
+                   "names the strategy itself: give strategy or client_command, not both");
+        try {
+            split_command_line(w.client_command);
+        } catch (const std::invalid_argument& bad) {
+            r.fail("/client_command", bad.what());
+        }
+        w.strategy = std::string(kCommandPrefix) + w.client_command;
+    }
+}
+
+// ---- Workload::validate: each check throws for a workload that cannot run as written
+
+const StrategyInfo* known_strategy(const std::string& strategy) {
+    const StrategyInfo* info = find_strategy(strategy);
+    if (!info) {
+        std::string names;
+        for (const auto& s : all_strategies())
+            names += (names.empty() ? "" : "|") + std::string(s.name);
+        throw WorkloadError("strategy: unknown '" + strategy + "' (one of " + names + ")");
+    }
+    return info;
+}
+
+// What the strategy must be able to do for the workload as written.
+void check_strategy_can(const Workload& w, const StrategyInfo* info) {
+    if (w.shared_ratio > 0 && !info->capabilities.shared_mode) {
+        throw WorkloadError("shared_ratio: " + w.strategy + " has no shared mode");
+    }
+    if (w.reentry_depth > 1 && !info->capabilities.reentrant) {
+        throw WorkloadError("reentry_depth: " + w.strategy + " is not re-entrant");
+    }
+    if (info->capabilities.multi_node &&
+        (w.topology.kind == TopologyKind::Replicated ||
+         (w.topology.kind == TopologyKind::Masters && w.topology.masters < kMinRedlockMasters))) {
+        // Redlock on one node is a plain SET NX lock with a quorum of one: not what was meant.
+        const std::string n = std::to_string(kMinRedlockMasters);
+        throw WorkloadError("topology: " + w.strategy +
+                            " is a quorum over independent masters and "
+                            "needs at least " +
+                            n + " (topology kind 'masters', or " + n + " --redis endpoints)");
+    }
+}
+
+void check_separate_resource_server(const Workload& w) {
+    if (w.resource_server_separate && w.resource == ResourceKind::None) {
+        throw WorkloadError(
+            "resource_server: 'separate' puts the resource on its own server, "
+            "and resource is 'none'");
+    }
+    if (w.resource_server_separate && w.topology.kind == TopologyKind::Sentinel) {
+        throw WorkloadError(
+            "resource_server: 'separate' runs on loopback beside lockbench, "
+            "where the clients of topology 'sentinel' in their own namespace "
+            "cannot reach it");
+    }
+}
+
+void check_shared_connections(const Workload& w, const StrategyInfo* info) {
+    if (w.shares_connections()) {
+        const std::string shared = "connections: " + std::to_string(w.connections) + " shared by " +
+                                   std::to_string(w.clients) + " clients ";
+        if (info->capabilities.zookeeper || info->capabilities.etcd || find_adapter(w.strategy))
+            throw WorkloadError(shared + "are lockbench's own Redis connections, and " +
+                                w.strategy + " connects by itself (" +
+                                (info->capabilities.zookeeper ? "ZooKeeper"
+                                 : info->capabilities.etcd    ? "etcd"
+                                                              : "a lock library's process") +
+                                ")");
+        if (w.connections < w.threads)
+            throw WorkloadError(shared + "are fewer than the " + std::to_string(w.threads) +
+                                " threads: every thread needs at least one of its own");
+        if (w.topology.kind == TopologyKind::Cluster)
+            throw WorkloadError(shared +
+                                "are not built for topology 'cluster' (its client "
+                                "routes each key on connections of its own)");
+        if (w.topology.isolated_clients > 0)
+            throw WorkloadError(shared +
+                                "are not built for isolated_clients (those run on a "
+                                "thread and network of their own)");
+    }
+}
+
+void check_topology_fits(const Workload& w, const StrategyInfo* info) {
+    if (w.topology.kind == TopologyKind::Sentinel) {
+        if (info->capabilities.multi_node || info->capabilities.zookeeper) {
+            throw WorkloadError(
+                "topology: 'sentinel' is one Redis master found through its "
+                "sentinels; " +
+                w.strategy + " locks " +
+                (info->capabilities.zookeeper ? "on ZooKeeper" : "N masters"));
+        }
+        if (w.topology.isolated_clients >= w.clients) {
+            throw WorkloadError("topology: isolated_clients " +
+                                std::to_string(w.topology.isolated_clients) +
+                                " leaves no client beside the sentinels' majority (clients " +
+                                std::to_string(w.clients) + ")");
+        }
+    } else if (w.topology.isolated_clients > 0 && w.topology.kind != TopologyKind::Cluster) {
+        throw WorkloadError(
+            "topology: isolated_clients needs kind 'sentinel' or 'cluster' (hosts "
+            "in network namespaces)");
+    }
+    if (w.topology.kind == TopologyKind::Cluster && w.topology.isolated_clients >= w.clients) {
+        throw WorkloadError("topology: isolated_clients " +
+                            std::to_string(w.topology.isolated_clients) +
+                            " leaves no client beside the cluster's majority (clients " +
+                            std::to_string(w.clients) + ")");
+    }
+    if (w.topology.kind == TopologyKind::Cluster && info->capabilities.zookeeper) {
+        throw WorkloadError(
+            "topology: 'cluster' is one Redis Cluster, whose client sends each "
+            "key to its slot's master; " +
+            w.strategy + " locks on ZooKeeper");
+    }
+    if (w.resource_server_separate && w.topology.kind == TopologyKind::Cluster) {
+        throw WorkloadError("resource_server: 'separate' is not built for topology 'cluster' yet");
+    }
+    if (info->capabilities.needs_replicas && w.topology.kind == TopologyKind::Masters) {
+        throw WorkloadError("topology: " + w.strategy +
+                            " counts a grant once a replica acknowledged it and needs a master "
+                            "with a replica (topology kind 'replicated'), not independent masters");
+    }
+}
+
+void check_rate_and_fencing(const Workload& w, const StrategyInfo* info) {
+    if (w.rate && !(w.think_ms.kind == Distribution::Kind::Constant && w.think_ms.a == 0)) {
+        throw WorkloadError(
+            "think_ms: a run at a rate starts each cycle when its arrival is due, so think_ms "
+            "must be 0 (--think-ms 0)");
+    }
+    if (w.resource == ResourceKind::Fenced && !info->capabilities.fencing) {
+        throw WorkloadError("resource: 'fenced' needs a strategy with fencing numbers, not " +
+                            w.strategy);
+    }
+}
+
 }  // namespace
 
 std::chrono::microseconds Distribution::sample(std::mt19937_64& rng) const {
@@ -131,183 +465,23 @@ std::string_view to_string(TopologyKind k) {
 Workload Workload::from_json(const json& j, const std::string& origin) {
     ObjectReader r(j, origin, "");
     Workload w;
-    w.name = r.string("name", w.name);
-    w.description = r.string("description", w.description);
-    w.summary = r.string("summary", w.summary);
-    w.strategy = r.string("strategy", w.strategy);
-    w.clients = static_cast<int>(r.integer("clients", w.clients, 1, 100'000));
-    w.threads = static_cast<int>(r.integer("threads", w.threads, 1, 64));
-    w.connections = static_cast<int>(r.integer("connections", w.connections, 0, 100'000));
-    w.keys = static_cast<int>(r.integer("keys", w.keys, 1, 10'000'000));
-    if (const json* kd = r.find("key_distribution")) {
-        if (kd->is_string() && kd->get<std::string>() == "uniform") {
-            w.key_distribution.kind = KeyDistribution::Kind::Uniform;
-        } else {
-            ObjectReader z(*kd, origin, "/key_distribution");
-            w.key_distribution.kind = KeyDistribution::Kind::Zipf;
-            w.key_distribution.zipf_s = z.number("zipf", 0.99, 0.01, 10);
-            z.finish();
-        }
-    }
+    read_names_and_scale(r, w);
+    if (const json* kd = r.find("key_distribution"))
+        w.key_distribution = parse_key_distribution(*kd, origin);
     w.hold_ms = parse_distribution(r.find("hold_ms"), w.hold_ms, r, "/hold_ms");
     w.think_ms = parse_distribution(r.find("think_ms"), w.think_ms, r, "/think_ms");
-    if (const json* rate = r.find("rate"); rate && !rate->is_null()) {
-        if (!rate->is_object())
-            r.fail("/rate",
-                   "must be {\"per_s\": N, \"arrivals\": \"fixed\"|\"poisson\"} or null, not " +
-                       type_name(*rate));
-        ObjectReader rr(*rate, origin, "/rate");
-        Rate parsed;
-        parsed.per_s = rr.required_number("per_s");
-        if (!(parsed.per_s > 0) || parsed.per_s > 10'000'000) {
-            std::ostringstream why;
-            why << "must be arrivals per second, more than 0 and at most 10000000, not "
-                << parsed.per_s;
-            rr.fail("/rate/per_s", why.str());
-        }
-        parsed.arrivals = rr.choice<Rate::Arrivals>(
-            "arrivals", parsed.arrivals,
-            {{"fixed", Rate::Arrivals::Fixed}, {"poisson", Rate::Arrivals::Poisson}});
-        rr.finish();
-        w.rate = parsed;
-    }
-    w.lease_ms = r.integer("lease_ms", w.lease_ms, 1, 86'400'000);
-    w.wait_ms = r.integer("wait_ms", w.wait_ms, 0, 86'400'000);
-    w.shared_ratio = r.number("shared_ratio", w.shared_ratio, 0, 1);
-    w.reentry_depth = static_cast<int>(r.integer("reentry_depth", w.reentry_depth, 1, 16));
-    w.release_on_failed_acquire =
-        r.boolean("release_on_failed_acquire", w.release_on_failed_acquire);
-    w.retry_ambiguous_release = r.boolean("retry_ambiguous_release", w.retry_ambiguous_release);
-    w.resource = r.choice<ResourceKind>("resource", w.resource,
-                                        {{"none", ResourceKind::None},
-                                         {"counter", ResourceKind::Counter},
-                                         {"fenced", ResourceKind::Fenced}});
-    w.resource_server_separate = r.choice<bool>("resource_server", w.resource_server_separate,
-                                                {{"shared", false}, {"separate", true}});
-    w.seed = static_cast<std::uint64_t>(r.integer("seed", static_cast<std::int64_t>(w.seed), 0,
-                                                  std::numeric_limits<std::int64_t>::max()));
-    w.duration_s = r.number("duration_s", w.duration_s, 0.01, 86'400);
-    w.connect_timeout_ms = r.integer("connect_timeout_ms", w.connect_timeout_ms, 1, 600'000);
-    w.command_timeout_ms = r.integer("command_timeout_ms", w.command_timeout_ms, 1, 600'000);
-    if (const json* t = r.find("topology")) {
-        ObjectReader tr(*t, origin, "/topology");
-        w.topology.kind = tr.choice<TopologyKind>("kind", w.topology.kind,
-                                                  {{"single", TopologyKind::Single},
-                                                   {"replicated", TopologyKind::Replicated},
-                                                   {"masters", TopologyKind::Masters},
-                                                   {"sentinel", TopologyKind::Sentinel},
-                                                   {"cluster", TopologyKind::Cluster}});
-        if (w.topology.kind == TopologyKind::Cluster) {
-            // A cluster's own defaults: the smallest Redis accepts, one replica per master.
-            w.topology.masters = 3;
-            w.topology.replicas = 1;
-        }
-        w.topology.masters = static_cast<int>(tr.integer("masters", w.topology.masters, 1, 15));
-        w.topology.persistence = tr.choice<std::string>(
-            "persistence", w.topology.persistence,
-            {{"none", "none"}, {"aof-everysec", "aof-everysec"}, {"aof-always", "aof-always"}});
-        w.topology.zookeeper_servers =
-            static_cast<int>(tr.integer("zookeeper_servers", w.topology.zookeeper_servers, 1, 7));
-        w.topology.etcd_servers =
-            static_cast<int>(tr.integer("etcd_servers", w.topology.etcd_servers, 1, 7));
-        w.topology.replicas = static_cast<int>(tr.integer("replicas", w.topology.replicas, 1, 6));
-        w.topology.min_replicas_to_write = static_cast<int>(
-            tr.integer("min_replicas_to_write", w.topology.min_replicas_to_write, 0, 6));
-        w.topology.min_replicas_max_lag_s = static_cast<int>(
-            tr.integer("min_replicas_max_lag_s", w.topology.min_replicas_max_lag_s, 1, 3600));
-        w.topology.down_after_ms =
-            static_cast<int>(tr.integer("down_after_ms", w.topology.down_after_ms, 100, 600'000));
-        w.topology.failover_timeout_ms = static_cast<int>(
-            tr.integer("failover_timeout_ms", w.topology.failover_timeout_ms, 500, 3'600'000));
-        w.topology.isolated_clients = static_cast<int>(
-            tr.integer("isolated_clients", w.topology.isolated_clients, 0, 100'000));
-        w.topology.node_timeout_ms = static_cast<int>(
-            tr.integer("node_timeout_ms", w.topology.node_timeout_ms, 100, 600'000));
-        w.topology.namespaces = tr.boolean("namespaces", w.topology.namespaces);
-        w.topology.require_full_coverage =
-            tr.boolean("require_full_coverage", w.topology.require_full_coverage);
-        if (!w.topology.require_full_coverage && w.topology.kind != TopologyKind::Cluster)
-            tr.fail(tr.at("require_full_coverage"), "is a Redis Cluster setting (kind 'cluster')");
-        if (w.topology.namespaces && w.topology.kind != TopologyKind::Cluster) {
-            tr.fail(tr.at("namespaces"),
-                    "only a 'cluster' chooses: 'sentinel' always runs in namespaces, the other "
-                    "kinds on loopback");
-        }
-        if (w.topology.kind == TopologyKind::Cluster && w.topology.masters < 3) {
-            tr.fail(tr.at("masters"), "a Redis Cluster needs at least 3 masters, not " +
-                                          std::to_string(w.topology.masters));
-        }
-        if (w.topology.zookeeper_servers % 2 == 0) {
-            tr.fail(tr.at("zookeeper_servers"),
-                    "must be 1 (standalone) or an odd ensemble of 3, 5 or 7, not " +
-                        std::to_string(w.topology.zookeeper_servers));
-        }
-        if (w.topology.etcd_servers % 2 == 0) {
-            tr.fail(tr.at("etcd_servers"), "must be 1 or an odd cluster of 3, 5 or 7, not " +
-                                               std::to_string(w.topology.etcd_servers));
-        }
-        tr.finish();
-    }
-    if (const json* c = r.find("checks")) {
-        ObjectReader cr(*c, origin, "/checks");
-        w.checks.liveness_bound_ms =
-            cr.integer("liveness_bound_ms", w.checks.liveness_bound_ms, 1, 86'400'000);
-        const json* starvation = cr.find("starvation_bound_ms");
-        if (starvation && !starvation->is_null()) {
-            w.checks.starvation_bound_ms = cr.integer("starvation_bound_ms", 0, 1, 86'400'000);
-        }
-        w.checks.model = cr.choice<std::string>("model", w.checks.model,
-                                                {{"auto", "auto"},
-                                                 {"none", "none"},
-                                                 {"mutex", "mutex"},
-                                                 {"rwlock", "rwlock"},
-                                                 {"register", "register"}});
-        w.checks.time_limit_s = cr.number("time_limit_s", w.checks.time_limit_s, 0.01, 86'400);
-        cr.finish();
-    }
-    if (const json* f = r.find("faults")) {
-        if (!f->is_array())
-            r.fail("/faults", "must be an array, not " + type_name(*f));
-        Nemesis::parse(*f, origin);  // a mistake in a fault fails here, before any server starts
-        w.faults = *f;
-    }
-    if (const json* e = r.find("expect")) {
-        ObjectReader er(*e, origin, "/expect");
-        for (const auto& [strategy, outcome] : e->items()) {
-            er.find(strategy);
-            if (!is_strategy_name(strategy))
-                er.fail("/expect/" + strategy, "unknown strategy");
-            if (!outcome.is_string())
-                er.fail("/expect/" + strategy, "must be a string");
-            try {
-                Expectation::parse(outcome.get<std::string>());
-            } catch (const std::invalid_argument& bad) {
-                er.fail("/expect/" + strategy, bad.what());
-            }
-            w.expect[strategy] = outcome.get<std::string>();
-        }
-    }
-    if (j.contains("demo_strategy")) {
-        w.demo_strategy = r.string("demo_strategy", "");
-        if (!w.demo_strategy.empty() && !w.expect.count(w.demo_strategy))
-            r.fail("/demo_strategy", "must be one of the strategies `expect` names");
-    }
-    if (!j.contains("strategy") && !w.expect.empty()) {
-        // A scenario names the strategies it is about; run the first unless told otherwise.
-        w.strategy = w.expect.begin()->first;
-    }
-    if (j.contains("client_command")) {
-        w.client_command = r.string("client_command", "");
-        if (j.contains("strategy"))
-            r.fail("/client_command",
-                   "names the strategy itself: give strategy or client_command, not both");
-        try {
-            split_command_line(w.client_command);
-        } catch (const std::invalid_argument& bad) {
-            r.fail("/client_command", bad.what());
-        }
-        w.strategy = std::string(kCommandPrefix) + w.client_command;
-    }
+    if (const json* rate = r.find("rate"); rate && !rate->is_null())
+        w.rate = parse_rate(*rate, r);
+    read_lock_and_client_settings(r, w);
+    if (const json* t = r.find("topology"))
+        w.topology = parse_topology(*t, origin, w.topology);
+    if (const json* c = r.find("checks"))
+        w.checks = parse_check_settings(*c, origin, w.checks);
+    if (const json* f = r.find("faults"))
+        w.faults = parse_faults(*f, r);
+    if (const json* e = r.find("expect"))
+        w.expect = parse_expect(*e, origin);
+    read_strategy_choice(j, r, w);
     r.finish();
     return w;
 }
@@ -399,110 +573,12 @@ void Workload::resolve(std::size_t external_nodes) {
 }
 
 void Workload::validate() const {
-    const StrategyInfo* info = find_strategy(strategy);
-    if (!info) {
-        std::string names;
-        for (const auto& s : all_strategies())
-            names += (names.empty() ? "" : "|") + std::string(s.name);
-        throw WorkloadError("strategy: unknown '" + strategy + "' (one of " + names + ")");
-    }
-    if (shared_ratio > 0 && !info->capabilities.shared_mode) {
-        throw WorkloadError("shared_ratio: " + strategy + " has no shared mode");
-    }
-    if (reentry_depth > 1 && !info->capabilities.reentrant) {
-        throw WorkloadError("reentry_depth: " + strategy + " is not re-entrant");
-    }
-    if (info->capabilities.multi_node &&
-        (topology.kind == TopologyKind::Replicated ||
-         (topology.kind == TopologyKind::Masters && topology.masters < kMinRedlockMasters))) {
-        // Redlock on one node is a plain SET NX lock with a quorum of one: not what was meant.
-        const std::string n = std::to_string(kMinRedlockMasters);
-        throw WorkloadError("topology: " + strategy +
-                            " is a quorum over independent masters and "
-                            "needs at least " +
-                            n + " (topology kind 'masters', or " + n + " --redis endpoints)");
-    }
-    if (resource_server_separate && resource == ResourceKind::None) {
-        throw WorkloadError(
-            "resource_server: 'separate' puts the resource on its own server, "
-            "and resource is 'none'");
-    }
-    if (resource_server_separate && topology.kind == TopologyKind::Sentinel) {
-        throw WorkloadError(
-            "resource_server: 'separate' runs on loopback beside lockbench, "
-            "where the clients of topology 'sentinel' in their own namespace "
-            "cannot reach it");
-    }
-    if (shares_connections()) {
-        const std::string shared = "connections: " + std::to_string(connections) + " shared by " +
-                                   std::to_string(clients) + " clients ";
-        if (info->capabilities.zookeeper || info->capabilities.etcd || find_adapter(strategy))
-            throw WorkloadError(shared + "are lockbench's own Redis connections, and " + strategy +
-                                " connects by itself (" +
-                                (info->capabilities.zookeeper ? "ZooKeeper"
-                                 : info->capabilities.etcd    ? "etcd"
-                                                              : "a lock library's process") +
-                                ")");
-        if (connections < threads)
-            throw WorkloadError(shared + "are fewer than the " + std::to_string(threads) +
-                                " threads: every thread needs at least one of its own");
-        if (topology.kind == TopologyKind::Cluster)
-            throw WorkloadError(shared +
-                                "are not built for topology 'cluster' (its client "
-                                "routes each key on connections of its own)");
-        if (topology.isolated_clients > 0)
-            throw WorkloadError(shared +
-                                "are not built for isolated_clients (those run on a "
-                                "thread and network of their own)");
-    }
-    if (topology.kind == TopologyKind::Sentinel) {
-        if (info->capabilities.multi_node || info->capabilities.zookeeper) {
-            throw WorkloadError(
-                "topology: 'sentinel' is one Redis master found through its "
-                "sentinels; " +
-                strategy + " locks " +
-                (info->capabilities.zookeeper ? "on ZooKeeper" : "N masters"));
-        }
-        if (topology.isolated_clients >= clients) {
-            throw WorkloadError("topology: isolated_clients " +
-                                std::to_string(topology.isolated_clients) +
-                                " leaves no client beside the sentinels' majority (clients " +
-                                std::to_string(clients) + ")");
-        }
-    } else if (topology.isolated_clients > 0 && topology.kind != TopologyKind::Cluster) {
-        throw WorkloadError(
-            "topology: isolated_clients needs kind 'sentinel' or 'cluster' (hosts "
-            "in network namespaces)");
-    }
-    if (topology.kind == TopologyKind::Cluster && topology.isolated_clients >= clients) {
-        throw WorkloadError("topology: isolated_clients " +
-                            std::to_string(topology.isolated_clients) +
-                            " leaves no client beside the cluster's majority (clients " +
-                            std::to_string(clients) + ")");
-    }
-    if (topology.kind == TopologyKind::Cluster && info->capabilities.zookeeper) {
-        throw WorkloadError(
-            "topology: 'cluster' is one Redis Cluster, whose client sends each "
-            "key to its slot's master; " +
-            strategy + " locks on ZooKeeper");
-    }
-    if (resource_server_separate && topology.kind == TopologyKind::Cluster) {
-        throw WorkloadError("resource_server: 'separate' is not built for topology 'cluster' yet");
-    }
-    if (info->capabilities.needs_replicas && topology.kind == TopologyKind::Masters) {
-        throw WorkloadError("topology: " + strategy +
-                            " counts a grant once a replica acknowledged it and needs a master "
-                            "with a replica (topology kind 'replicated'), not independent masters");
-    }
-    if (rate && !(think_ms.kind == Distribution::Kind::Constant && think_ms.a == 0)) {
-        throw WorkloadError(
-            "think_ms: a run at a rate starts each cycle when its arrival is due, so think_ms "
-            "must be 0 (--think-ms 0)");
-    }
-    if (resource == ResourceKind::Fenced && !info->capabilities.fencing) {
-        throw WorkloadError("resource: 'fenced' needs a strategy with fencing numbers, not " +
-                            strategy);
-    }
+    const StrategyInfo* info = known_strategy(strategy);
+    check_strategy_can(*this, info);
+    check_separate_resource_server(*this);
+    check_shared_connections(*this, info);
+    check_topology_fits(*this, info);
+    check_rate_and_fencing(*this, info);
 }
 
 std::string Workload::unused_fence_note() const {

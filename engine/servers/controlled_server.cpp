@@ -46,8 +46,11 @@ std::string shell_quote(const std::string& text) {
     return out + "'";
 }
 
-std::string run_on_host(const HostControl& control, const std::string& command,
-                        std::chrono::milliseconds timeout) {
+namespace {
+
+// The program and arguments that run `command` on the host: over ssh, in its network
+// namespace, or in a local shell; with sudo when the host's control says so.
+std::vector<std::string> host_command_args(const HostControl& control, const std::string& command) {
     const std::string shell_command =
         control.sudo ? "sudo -n sh -c " + shell_quote(command) : command;
     std::vector<std::string> args;
@@ -75,12 +78,12 @@ std::string run_on_host(const HostControl& control, const std::string& command,
     } else {
         args = {find_executable("sh"), "-c", shell_command};
     }
-    std::vector<char*> argv;
-    for (auto& a : args)
-        argv.push_back(a.data());
-    argv.push_back(nullptr);
+    return args;
+}
 
-    int out[2];
+// Starts argv[0] in a process group of its own, stdin from /dev/null, stdout and stderr into
+// one pipe whose read end is left in out[0]; returns its pid.
+pid_t start_with_output_on_pipe(const std::vector<char*>& argv, int (&out)[2]) {
     if (::pipe2(out, O_CLOEXEC) != 0)
         throw EnvironmentError(std::string("pipe: ") + std::strerror(errno));
     const pid_t pid = ::fork();
@@ -100,32 +103,48 @@ std::string run_on_host(const HostControl& control, const std::string& command,
         ::_exit(127);
     }
     ::close(out[1]);
-    std::string output;
+    return pid;
+}
+
+// Reads `fd` into `output` until the writer closes it; false when `timeout` ran out first.
+bool read_until_closed(int fd, std::chrono::milliseconds timeout, std::string& output) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
-    bool timed_out = false;
     char buf[4096];
     for (;;) {
         const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
             deadline - std::chrono::steady_clock::now());
-        if (left.count() <= 0) {
-            timed_out = true;
-            break;
-        }
-        pollfd p{out[0], POLLIN, 0};
+        if (left.count() <= 0)
+            return false;
+        pollfd p{fd, POLLIN, 0};
         const int ready = ::poll(&p, 1, static_cast<int>(left.count()));
         if (ready < 0 && errno == EINTR)
             continue;
         if (ready <= 0)
             continue;
-        const ssize_t n = ::read(out[0], buf, sizeof buf);
+        const ssize_t n = ::read(fd, buf, sizeof buf);
         if (n > 0) {
             output.append(buf, static_cast<std::size_t>(n));
             continue;
         }
         if (n < 0 && errno == EINTR)
             continue;
-        break;  // end of output: the command is done (or has closed its output)
+        return true;  // end of output: the command is done (or has closed its output)
     }
+}
+
+}  // namespace
+
+std::string run_on_host(const HostControl& control, const std::string& command,
+                        std::chrono::milliseconds timeout) {
+    std::vector<std::string> args = host_command_args(control, command);
+    std::vector<char*> argv;
+    for (auto& a : args)
+        argv.push_back(a.data());
+    argv.push_back(nullptr);
+    int out[2];
+    const pid_t pid = start_with_output_on_pipe(argv, out);
+    std::string output;
+    const bool timed_out = !read_until_closed(out[0], timeout, output);
     ::close(out[0]);
     if (timed_out)
         ::kill(-pid, SIGKILL);

@@ -9,6 +9,7 @@
 #include <memory>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <optional>
 #include <poll.h>
 #include <string>
 #include <sys/eventfd.h>
@@ -102,6 +103,158 @@ bool write_some(int fd, const char* data, std::size_t size, std::size_t& written
     return true;
 }
 
+void reset_all(std::vector<std::unique_ptr<Link>>& links) {
+    for (auto& l : links) {
+        reset_close(l->client);
+        reset_close(l->upstream);
+        l->client = l->upstream = -1;
+    }
+    links.clear();
+}
+
+void drain_wakeups(int wake_fd) {
+    std::uint64_t drained;
+    [[maybe_unused]] auto ignored = ::read(wake_fd, &drained, sizeof drained);
+}
+
+// While frozen nothing is polled but the wake-up fd, so a stop or a new freeze is seen within
+// 50 ms; true when the proxy is frozen (and this round slept instead of relaying).
+bool sleep_if_frozen(int wake_fd, Clock::time_point frozen_until) {
+    const auto now = Clock::now();
+    if (now >= frozen_until)
+        return false;
+    pollfd wake{wake_fd, POLLIN, 0};
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(frozen_until - now).count();
+    if (::poll(&wake, 1, static_cast<int>(std::clamp<long>(left, 1, 50))) > 0)
+        drain_wakeups(wake_fd);
+    return true;
+}
+
+// Wake in time for the earliest delayed reply or held request.
+int ms_until_next_due(const std::vector<std::unique_ptr<Link>>& links, Clock::time_point now) {
+    int timeout_ms = 50;
+    for (const auto& l : links) {
+        if (!l->to_client.empty()) {
+            auto wait = std::chrono::ceil<std::chrono::milliseconds>(l->to_client.front().due - now)
+                            .count();
+            timeout_ms = std::min<int>(timeout_ms, static_cast<int>(std::max<long>(wait, 0)));
+        }
+        if (!l->to_upstream.empty() && l->upstream_hold_until > now) {
+            auto wait =
+                std::chrono::ceil<std::chrono::milliseconds>(l->upstream_hold_until - now).count();
+            timeout_ms = std::min<int>(timeout_ms, static_cast<int>(std::max<long>(wait, 0)));
+        }
+    }
+    return timeout_ms;
+}
+
+// fds[0] the wake-up fd, fds[1] the listener, then each link's client and upstream in turn.
+void fill_poll_set(std::vector<pollfd>& fds, int wake_fd, int listen_fd,
+                   const std::vector<std::unique_ptr<Link>>& links, Clock::time_point now) {
+    fds.clear();
+    fds.push_back({wake_fd, POLLIN, 0});
+    fds.push_back({listen_fd, POLLIN, 0});
+    for (const auto& l : links) {
+        short client_events = l->client_closed ? 0 : POLLIN;
+        if (!l->to_client.empty() && l->to_client.front().due <= now)
+            client_events |= POLLOUT;
+        fds.push_back({l->client, client_events, 0});
+        const bool send_upstream = !l->to_upstream.empty() && l->upstream_hold_until <= now;
+        fds.push_back({l->upstream, static_cast<short>(POLLIN | (send_upstream ? POLLOUT : 0)), 0});
+    }
+}
+
+// Accepts every waiting client, each with its own upstream connection; returns how many.
+std::uint64_t accept_links(int listen_fd, const Endpoint& upstream,
+                           std::vector<std::unique_ptr<Link>>& links) {
+    std::uint64_t accepted = 0;
+    for (;;) {
+        int c = ::accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (c < 0)
+            break;
+        int u = connect_upstream(upstream);
+        if (u < 0) {
+            // The server is down (killed by another fault): the client sees a reset,
+            // as it would connecting to the dead server itself.
+            reset_close(c);
+            continue;
+        }
+        set_nodelay(c);
+        auto link = std::make_unique<Link>();
+        link->client = c;
+        link->upstream = u;
+        sockaddr_in peer{};
+        socklen_t peer_len = sizeof peer;
+        if (::getpeername(c, reinterpret_cast<sockaddr*>(&peer), &peer_len) == 0)
+            link->client_port = ntohs(peer.sin_port);
+        links.push_back(std::move(link));
+        ++accepted;
+    }
+    return accepted;
+}
+
+// The faults in force for one round of relaying, read once so a round is consistent.
+struct RelayFaults {
+    bool blackhole = false;  // requests are dropped too
+    bool drop_replies = false;
+    std::chrono::milliseconds reply_delay{0};
+};
+
+// Reads what the client sent; true when bytes were queued for upstream.
+bool receive_request(Link& l, const pollfd& pc, const RelayFaults& faults, char* buf,
+                     std::size_t size) {
+    if (l.client_closed || !(pc.revents & (POLLIN | POLLHUP | POLLERR)))
+        return false;
+    ssize_t n = ::recv(l.client, buf, size, 0);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+        l.client_closed = true;
+        return false;
+    }
+    if (n <= 0 || faults.blackhole)
+        return false;
+    l.to_upstream.append(buf, static_cast<std::size_t>(n));
+    return true;
+}
+
+void receive_reply(Link& l, const pollfd& pu, const RelayFaults& faults, char* buf,
+                   std::size_t size) {
+    if (!(pu.revents & (POLLIN | POLLHUP | POLLERR)))
+        return;
+    ssize_t n = ::recv(l.upstream, buf, size, 0);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+        l.dead = true;
+    } else if (n > 0 && !faults.drop_replies) {
+        l.to_client.push_back(
+            {Clock::now() + faults.reply_delay, std::string(buf, static_cast<std::size_t>(n))});
+    }
+}
+
+void send_held_request(Link& l) {
+    if (!l.to_upstream.empty() && Clock::now() >= l.upstream_hold_until) {
+        std::size_t written = 0;
+        if (!write_some(l.upstream, l.to_upstream.data(), l.to_upstream.size(), written))
+            l.dead = true;
+        l.to_upstream.erase(0, written);
+    }
+    if (l.client_closed && l.to_upstream.empty())
+        l.dead = true;
+}
+
+void send_due_replies(Link& l) {
+    const auto t = Clock::now();
+    while (!l.dead && !l.to_client.empty() && l.to_client.front().due <= t) {
+        Chunk& c = l.to_client.front();
+        if (!write_some(l.client, c.bytes.data(), c.bytes.size(), l.to_client_offset)) {
+            l.dead = true;
+        } else if (l.to_client_offset == c.bytes.size()) {
+            l.to_client.pop_front();
+            l.to_client_offset = 0;
+        } else {
+            break;  // the client's socket is full: wait for POLLOUT
+        }
+    }
+}
+
 }  // namespace
 
 FaultProxy::FaultProxy(Endpoint upstream) : upstream_(std::move(upstream)) {
@@ -176,151 +329,68 @@ void FaultProxy::reset_connections() {
     [[maybe_unused]] auto ignored = ::write(wake_fd_, &one, sizeof one);
 }
 
+std::optional<std::chrono::milliseconds> FaultProxy::take_request_delay(int client_port) {
+    if (delays_pending_.load() == 0)
+        return std::nullopt;  // the common case: no lock taken per request
+    std::lock_guard lock(delays_mutex_);
+    const auto it = delays_.find(client_port);
+    if (it == delays_.end())
+        return std::nullopt;
+    const auto delay = it->second;
+    delays_.erase(it);
+    delays_pending_ = static_cast<int>(delays_.size());
+    ++requests_delayed_;
+    return delay;
+}
+
+bool FaultProxy::frozen_now() const {
+    return Clock::now() < Clock::time_point(std::chrono::nanoseconds(frozen_until_ns_.load()));
+}
+
+bool FaultProxy::blackholed_now() const {
+    return blackhole_.load() ||
+           Clock::now() < Clock::time_point(std::chrono::nanoseconds(blackhole_until_ns_.load()));
+}
+
 void FaultProxy::serve() {
     std::vector<std::unique_ptr<Link>> links;
     std::vector<pollfd> fds;
     char buf[64 * 1024];
     while (!stopping_) {
-        if (reset_requested_.exchange(false)) {
-            for (auto& l : links) {
-                reset_close(l->client);
-                reset_close(l->upstream);
-                l->client = l->upstream = -1;
-            }
-            links.clear();
-        }
-        const auto frozen_until = Clock::time_point(std::chrono::nanoseconds(frozen_until_ns_));
-        if (const auto now = Clock::now(); now < frozen_until) {
-            pollfd wake{wake_fd_, POLLIN, 0};
-            const auto left =
-                std::chrono::ceil<std::chrono::milliseconds>(frozen_until - now).count();
-            if (::poll(&wake, 1, static_cast<int>(std::clamp<long>(left, 1, 50))) > 0) {
-                std::uint64_t drained;
-                [[maybe_unused]] auto ignored = ::read(wake_fd_, &drained, sizeof drained);
-            }
+        if (reset_requested_.exchange(false))
+            reset_all(links);
+        if (sleep_if_frozen(wake_fd_,
+                            Clock::time_point(std::chrono::nanoseconds(frozen_until_ns_))))
             continue;
-        }
-        // Wake in time for the earliest delayed reply.
-        int timeout_ms = 50;
         const auto now = Clock::now();
-        for (const auto& l : links) {
-            if (!l->to_client.empty()) {
-                auto wait =
-                    std::chrono::ceil<std::chrono::milliseconds>(l->to_client.front().due - now)
-                        .count();
-                timeout_ms = std::min<int>(timeout_ms, static_cast<int>(std::max<long>(wait, 0)));
-            }
-            if (!l->to_upstream.empty() && l->upstream_hold_until > now) {
-                auto wait =
-                    std::chrono::ceil<std::chrono::milliseconds>(l->upstream_hold_until - now)
-                        .count();
-                timeout_ms = std::min<int>(timeout_ms, static_cast<int>(std::max<long>(wait, 0)));
-            }
-        }
-        fds.clear();
-        fds.push_back({wake_fd_, POLLIN, 0});
-        fds.push_back({listen_fd_, POLLIN, 0});
-        for (const auto& l : links) {
-            short client_events = l->client_closed ? 0 : POLLIN;
-            if (!l->to_client.empty() && l->to_client.front().due <= now)
-                client_events |= POLLOUT;
-            fds.push_back({l->client, client_events, 0});
-            const bool send_upstream = !l->to_upstream.empty() && l->upstream_hold_until <= now;
-            fds.push_back(
-                {l->upstream, static_cast<short>(POLLIN | (send_upstream ? POLLOUT : 0)), 0});
-        }
+        const int timeout_ms = ms_until_next_due(links, now);
+        fill_poll_set(fds, wake_fd_, listen_fd_, links, now);
         if (::poll(fds.data(), fds.size(), timeout_ms) < 0 && errno != EINTR)
             break;
-        if (fds[0].revents & POLLIN) {
-            std::uint64_t drained;
-            [[maybe_unused]] auto ignored = ::read(wake_fd_, &drained, sizeof drained);
-        }
+        if (fds[0].revents & POLLIN)
+            drain_wakeups(wake_fd_);
         // A freeze that began while poll() waited holds what poll() found ready: it stays in the
         // kernel's buffers until the freeze ends (without this, a command sent just after
         // freeze_until() returned could still cross).
-        if (Clock::now() < Clock::time_point(std::chrono::nanoseconds(frozen_until_ns_.load())))
+        if (frozen_now())
             continue;
-        if (fds[1].revents & POLLIN) {
-            for (;;) {
-                int c = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-                if (c < 0)
-                    break;
-                int u = connect_upstream(upstream_);
-                if (u < 0) {
-                    // The server is down (killed by another fault): the client sees a reset,
-                    // as it would connecting to the dead server itself.
-                    reset_close(c);
-                    continue;
-                }
-                set_nodelay(c);
-                auto link = std::make_unique<Link>();
-                link->client = c;
-                link->upstream = u;
-                sockaddr_in peer{};
-                socklen_t peer_len = sizeof peer;
-                if (::getpeername(c, reinterpret_cast<sockaddr*>(&peer), &peer_len) == 0)
-                    link->client_port = ntohs(peer.sin_port);
-                links.push_back(std::move(link));
-                ++accepted_;
-            }
-        }
-        const bool blackhole =
-            blackhole_.load() ||
-            Clock::now() < Clock::time_point(std::chrono::nanoseconds(blackhole_until_ns_.load()));
-        const bool drop = drop_replies_.load() || blackhole;
-        const auto delay = std::chrono::milliseconds(reply_delay_ms_.load());
+        if (fds[1].revents & POLLIN)
+            accepted_ += accept_links(listen_fd_, upstream_, links);
+        const bool blackhole = blackholed_now();
+        const RelayFaults faults{blackhole, drop_replies_.load() || blackhole,
+                                 std::chrono::milliseconds(reply_delay_ms_.load())};
         // Links accepted in this round have no pollfd yet: only the first `polled` have one.
         const std::size_t polled = (fds.size() - 2) / 2;
         for (std::size_t i = 0; i < polled; ++i) {
             Link& l = *links[i];
-            const pollfd& pc = fds[2 + 2 * i];
-            const pollfd& pu = fds[3 + 2 * i];
-            if (!l.client_closed && (pc.revents & (POLLIN | POLLHUP | POLLERR))) {
-                ssize_t n = ::recv(l.client, buf, sizeof buf, 0);
-                if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-                    l.client_closed = true;
-                } else if (n > 0 && !blackhole) {
-                    if (delays_pending_.load() > 0 && l.to_upstream.empty()) {
-                        std::lock_guard lock(delays_mutex_);
-                        if (auto it = delays_.find(l.client_port); it != delays_.end()) {
-                            l.upstream_hold_until = Clock::now() + it->second;
-                            delays_.erase(it);
-                            delays_pending_ = static_cast<int>(delays_.size());
-                            ++requests_delayed_;
-                        }
-                    }
-                    l.to_upstream.append(buf, static_cast<std::size_t>(n));
-                }
+            const bool was_idle = l.to_upstream.empty();
+            if (receive_request(l, fds[2 + 2 * i], faults, buf, sizeof buf) && was_idle) {
+                if (const auto delay = take_request_delay(l.client_port))
+                    l.upstream_hold_until = Clock::now() + *delay;
             }
-            if (pu.revents & (POLLIN | POLLHUP | POLLERR)) {
-                ssize_t n = ::recv(l.upstream, buf, sizeof buf, 0);
-                if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-                    l.dead = true;
-                } else if (n > 0 && !drop) {
-                    l.to_client.push_back(
-                        {Clock::now() + delay, std::string(buf, static_cast<std::size_t>(n))});
-                }
-            }
-            if (!l.to_upstream.empty() && Clock::now() >= l.upstream_hold_until) {
-                std::size_t written = 0;
-                if (!write_some(l.upstream, l.to_upstream.data(), l.to_upstream.size(), written))
-                    l.dead = true;
-                l.to_upstream.erase(0, written);
-            }
-            if (l.client_closed && l.to_upstream.empty())
-                l.dead = true;
-            const auto t = Clock::now();
-            while (!l.dead && !l.to_client.empty() && l.to_client.front().due <= t) {
-                Chunk& c = l.to_client.front();
-                if (!write_some(l.client, c.bytes.data(), c.bytes.size(), l.to_client_offset)) {
-                    l.dead = true;
-                } else if (l.to_client_offset == c.bytes.size()) {
-                    l.to_client.pop_front();
-                    l.to_client_offset = 0;
-                } else {
-                    break;  // the client's socket is full: wait for POLLOUT
-                }
-            }
+            receive_reply(l, fds[3 + 2 * i], faults, buf, sizeof buf);
+            send_held_request(l);
+            send_due_replies(l);
         }
         std::erase_if(links, [](const std::unique_ptr<Link>& l) { return l->dead; });
     }

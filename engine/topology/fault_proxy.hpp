@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "strategies/client/redis_connection.hpp"
@@ -56,6 +57,10 @@ class FaultProxy {
 
   private:
     void serve();
+    // The hold delay_next_request_from() set for this client's next request, taken once.
+    std::optional<std::chrono::milliseconds> take_request_delay(int client_port);
+    bool frozen_now() const;
+    bool blackholed_now() const;
 
     Endpoint upstream_;
     int listen_fd_ = -1;

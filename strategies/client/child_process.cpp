@@ -114,6 +114,110 @@ bool become(int fd, int target) {
     return ::dup2(fd, target) == target;
 }
 
+// What the child runs, built before fork(): after it, a threaded process may only make
+// async-signal-safe calls.
+struct ChildExec {
+    const std::string& program_path;
+    std::vector<char*> argv;
+    std::vector<char*> envp;
+    std::string working_dir;
+    int netns_fd = -1;
+};
+
+// The child's ends of its streams, the parent's ends of its pipes, and the report pipe the child
+// tells a failure before exec through.
+struct ChildStreams {
+    int child_in = -1, child_out = -1, child_err = -1, parent_in = -1, parent_out = -1;
+    int report[2] = {-1, -1};
+};
+
+ChildStreams open_child_streams(const ChildLaunch& launch) {
+    ChildStreams s;
+    int unused = -1;
+    try {
+        s.child_in = open_stream(launch.stdin_from, true, launch, s.parent_in);
+        s.child_out = open_stream(launch.stdout_to, false, launch, s.parent_out);
+        if (launch.stderr_to == ChildStream::Pipe)
+            throw std::invalid_argument("a child's stderr goes to its log, not a pipe");
+        s.child_err = open_stream(launch.stderr_to, false, launch, unused);
+        if (::pipe2(s.report, O_CLOEXEC) != 0)
+            throw_errno(errno, "pipe");
+    } catch (...) {
+        close_all({s.child_in, s.child_out, s.child_err, s.parent_in, s.parent_out});
+        throw;
+    }
+    return s;
+}
+
+// In the child, between fork and exec: async-signal-safe calls only.
+[[noreturn]] void exec_in_child(const ChildExec& exec, const ChildStreams& streams, pid_t parent) {
+    // Its own group: a fault signals the child and whatever it started, and a Ctrl-C at the
+    // terminal reaches lockbench only, which then ends its children itself.
+    ::setpgid(0, 0);
+    // The safety net when lockbench dies without cleaning up (SIGKILL, a crash): the child
+    // must not outlive it. It fires when the spawning thread ends, which happens only after
+    // the run has ended its children.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent)
+        ::_exit(127);
+    auto fail = [&](ChildStep step) {
+        const ChildFailure failure{step, errno};
+        [[maybe_unused]] auto n = ::write(streams.report[1], &failure, sizeof failure);
+        ::_exit(127);
+    };
+    if (exec.netns_fd >= 0 && ::setns(exec.netns_fd, CLONE_NEWNET) != 0)
+        fail(ChildStep::Setns);
+    if (!exec.working_dir.empty() && ::chdir(exec.working_dir.c_str()) != 0)
+        fail(ChildStep::Chdir);
+    if (!become(streams.child_in, STDIN_FILENO) || !become(streams.child_out, STDOUT_FILENO) ||
+        !become(streams.child_err, STDERR_FILENO))
+        fail(ChildStep::Streams);
+    // lockbench ignores SIGPIPE (a write to a dead adapter must fail, not end it) and its
+    // threads block signals: neither may reach the program, which expects the defaults.
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::signal(SIGPIPE, SIG_DFL);
+    ::execve(exec.program_path.c_str(), exec.argv.data(), exec.envp.data());
+    fail(ChildStep::Exec);
+    ::_exit(127);  // not reached: fail() exits
+}
+
+// The report pipe closes when exec succeeds. A process forked meanwhile by another thread
+// holds a copy until its own exec (the network lab's holders never exec): the wait is
+// bounded, and a child that fails after it is seen exiting as before. Closes `report_fd`.
+std::optional<ChildFailure> read_child_failure(int report_fd) {
+    ChildFailure failure{};
+    pollfd readable{report_fd, POLLIN, 0};
+    ssize_t got = 0;
+    int ready = 0;
+    while ((ready = ::poll(&readable, 1, 2000)) < 0 && errno == EINTR) {
+    }
+    if (ready == 1) {
+        while ((got = ::read(report_fd, &failure, sizeof failure)) < 0 && errno == EINTR) {
+        }
+    }
+    ::close(report_fd);
+    if (got == static_cast<ssize_t>(sizeof failure))
+        return failure;
+    return std::nullopt;
+}
+
+[[noreturn]] void throw_child_failure(const ChildFailure& failure, const std::string& working_dir,
+                                      const std::string& cannot_run) {
+    switch (failure.step) {
+        case ChildStep::Setns:
+            throw_errno(failure.error, "setns");
+        case ChildStep::Chdir:
+            throw_errno(failure.error, "cannot enter " + working_dir);
+        case ChildStep::Streams:
+            throw_errno(failure.error, "dup2");
+        case ChildStep::Exec:
+            break;
+    }
+    throw_errno(failure.error, cannot_run);
+}
+
 }  // namespace
 
 std::optional<fs::path> find_program(const std::string& name) {
@@ -178,98 +282,30 @@ ChildProcess::ChildProcess(const ChildLaunch& launch) {
     const std::string program_path = program->string();
     std::vector<std::string> argv_strings = launch.argv;
     std::vector<std::string> env_strings = environment_with(launch.extra_env);
-    const std::vector<char*> argv = pointers_to(argv_strings);
-    const std::vector<char*> envp = pointers_to(env_strings);
-    const std::string working_dir = launch.working_dir.string();
-    const int netns_fd = launch.netns_fd;
-
-    int child_in = -1, child_out = -1, child_err = -1, parent_in = -1, parent_out = -1, unused = -1;
-    int report[2] = {-1, -1};
-    try {
-        child_in = open_stream(launch.stdin_from, true, launch, parent_in);
-        child_out = open_stream(launch.stdout_to, false, launch, parent_out);
-        if (launch.stderr_to == ChildStream::Pipe)
-            throw std::invalid_argument("a child's stderr goes to its log, not a pipe");
-        child_err = open_stream(launch.stderr_to, false, launch, unused);
-        if (::pipe2(report, O_CLOEXEC) != 0)
-            throw_errno(errno, "pipe");
-    } catch (...) {
-        close_all({child_in, child_out, child_err, parent_in, parent_out});
-        throw;
-    }
+    const ChildExec exec{program_path, pointers_to(argv_strings), pointers_to(env_strings),
+                         launch.working_dir.string(), launch.netns_fd};
+    const ChildStreams streams = open_child_streams(launch);
 
     const pid_t parent = ::getpid();
     const pid_t pid = ::fork();
     if (pid < 0) {
         const int error = errno;
-        close_all({child_in, child_out, child_err, parent_in, parent_out, report[0], report[1]});
+        close_all({streams.child_in, streams.child_out, streams.child_err, streams.parent_in,
+                   streams.parent_out, streams.report[0], streams.report[1]});
         throw_errno(error, "fork");
     }
-    if (pid == 0) {
-        // Its own group: a fault signals the child and whatever it started, and a Ctrl-C at the
-        // terminal reaches lockbench only, which then ends its children itself.
-        ::setpgid(0, 0);
-        // The safety net when lockbench dies without cleaning up (SIGKILL, a crash): the child
-        // must not outlive it. It fires when the spawning thread ends, which happens only after
-        // the run has ended its children.
-        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (::getppid() != parent)
-            ::_exit(127);
-        auto fail = [&](ChildStep step) {
-            const ChildFailure failure{step, errno};
-            [[maybe_unused]] auto n = ::write(report[1], &failure, sizeof failure);
-            ::_exit(127);
-        };
-        if (netns_fd >= 0 && ::setns(netns_fd, CLONE_NEWNET) != 0)
-            fail(ChildStep::Setns);
-        if (!working_dir.empty() && ::chdir(working_dir.c_str()) != 0)
-            fail(ChildStep::Chdir);
-        if (!become(child_in, STDIN_FILENO) || !become(child_out, STDOUT_FILENO) ||
-            !become(child_err, STDERR_FILENO))
-            fail(ChildStep::Streams);
-        // lockbench ignores SIGPIPE (a write to a dead adapter must fail, not end it) and its
-        // threads block signals: neither may reach the program, which expects the defaults.
-        sigset_t none;
-        sigemptyset(&none);
-        ::sigprocmask(SIG_SETMASK, &none, nullptr);
-        ::signal(SIGPIPE, SIG_DFL);
-        ::execve(program_path.c_str(), argv.data(), envp.data());
-        fail(ChildStep::Exec);
-    }
+    if (pid == 0)
+        exec_in_child(exec, streams, parent);
     // Also from the parent: a signal sent before the child ran setpgid must still find the group.
     ::setpgid(pid, pid);
     pid_ = pid;
-    close_all({child_in, child_out, child_err, report[1]});
-    stdin_fd_ = parent_in;
-    stdout_fd_ = parent_out;
-    // The report pipe closes when exec succeeds. A process forked meanwhile by another thread
-    // holds a copy until its own exec (the network lab's holders never exec): the wait is
-    // bounded, and a child that fails after it is seen exiting as before.
-    ChildFailure failure{};
-    pollfd readable{report[0], POLLIN, 0};
-    ssize_t got = 0;
-    int ready = 0;
-    while ((ready = ::poll(&readable, 1, 2000)) < 0 && errno == EINTR) {
-    }
-    if (ready == 1) {
-        while ((got = ::read(report[0], &failure, sizeof failure)) < 0 && errno == EINTR) {
-        }
-    }
-    ::close(report[0]);
-    if (got == static_cast<ssize_t>(sizeof failure)) {
+    close_all({streams.child_in, streams.child_out, streams.child_err, streams.report[1]});
+    stdin_fd_ = streams.parent_in;
+    stdout_fd_ = streams.parent_out;
+    if (const auto failure = read_child_failure(streams.report[0])) {
         wait();
         close_all({std::exchange(stdin_fd_, -1), std::exchange(stdout_fd_, -1)});
-        switch (failure.step) {
-            case ChildStep::Setns:
-                throw_errno(failure.error, "setns");
-            case ChildStep::Chdir:
-                throw_errno(failure.error, "cannot enter " + working_dir);
-            case ChildStep::Streams:
-                throw_errno(failure.error, "dup2");
-            case ChildStep::Exec:
-                break;
-        }
-        throw_errno(failure.error, cannot_run);
+        throw_child_failure(*failure, exec.working_dir, cannot_run);
     }
 }
 
