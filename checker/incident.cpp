@@ -34,6 +34,7 @@ json Incident::to_json() const {
                 {"end_ns", end_ns ? json(*end_ns) : json(nullptr)},
                 {"grants", grants},
                 {"processes", processes},
+                {"later_processes", later_processes},
                 {"first_overlap_ns", first_overlap_ns},
                 {"last_overlap_ns", last_overlap_ns},
                 {"lost_updates", lost_updates},
@@ -58,15 +59,21 @@ Incident Incident::from_json(const json& j, const std::string& path) {
     if (f.find("end_ns"))
         i.end_ns = f.integer("end_ns", 0, kLowest, kHighest);
     i.grants = count("grants");
-    if (const json* ps = f.optional_array("processes")) {
-        for (std::size_t n = 0; n < ps->size(); ++n) {
-            const json& p = (*ps)[n];
-            if (!p.is_number_integer())
-                f.fail(f.at("processes") + "/" + std::to_string(n),
-                       "must be an integer, not " + json_input::type_name(p));
-            i.processes.push_back(p.get<std::int64_t>());
+    const auto process_list = [&](const char* name) {
+        std::vector<std::int64_t> out;
+        if (const json* ps = f.optional_array(name)) {
+            for (std::size_t n = 0; n < ps->size(); ++n) {
+                const json& p = (*ps)[n];
+                if (!p.is_number_integer())
+                    f.fail(f.at(name) + "/" + std::to_string(n),
+                           "must be an integer, not " + json_input::type_name(p));
+                out.push_back(p.get<std::int64_t>());
+            }
         }
-    }
+        return out;
+    };
+    i.processes = process_list("processes");
+    i.later_processes = process_list("later_processes");
     i.first_overlap_ns = f.integer("first_overlap_ns", 0, kLowest, kHighest);
     i.last_overlap_ns = f.integer("last_overlap_ns", 0, kLowest, kHighest);
     i.lost_updates = count("lost_updates");

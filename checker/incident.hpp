@@ -28,6 +28,9 @@ struct Incident {
     std::optional<std::int64_t> end_ns;   // nullopt: still held at the end of the history
     std::uint64_t grants = 0;             // the grants that overlapped the hold
     std::vector<std::int64_t> processes;  // of those grants, sorted, unique
+    // Of the grants after the first, sorted, unique: whom "N more grants" went to (the first
+    // grantee only when it was granted again). Empty in an older summary.json.
+    std::vector<std::int64_t> later_processes;
     std::int64_t first_overlap_ns = 0;
     std::int64_t last_overlap_ns = 0;
     std::uint64_t lost_updates = 0;   // writes of its holders that overwrote an update
@@ -39,8 +42,8 @@ struct Incident {
     std::pair<std::int64_t, std::int64_t> span(std::int64_t open_end_ns) const;
 
     // {"key", "process", "token", "mode", "start_ns", "end_ns" (null: open at the end), "grants",
-    //  "processes", "first_overlap_ns", "last_overlap_ns", "lost_updates", "fencing_saves",
-    //  "message"}
+    //  "processes", "later_processes", "first_overlap_ns", "last_overlap_ns", "lost_updates",
+    //  "fencing_saves", "message"}
     nlohmann::json to_json() const;
     // A field missing or null reads as its default (older checkers wrote fewer fields); a field
     // of another type is an IncidentError naming its JSON path ("PATH/key: must be a string, not

@@ -37,6 +37,7 @@ TEST(Incident, TheCheckersIncidentReadsBackAsWrittenThroughSummaryJson) {
     EXPECT_EQ(i.end_ns, 1500000000);
     EXPECT_EQ(i.grants, 1u);
     EXPECT_EQ(i.processes, std::vector<std::int64_t>{3});
+    EXPECT_EQ(i.later_processes, std::vector<std::int64_t>{});  // no grant after the first
     EXPECT_EQ(i.first_overlap_ns, 1204000000);
     EXPECT_EQ(i.last_overlap_ns, 1204000000);
     EXPECT_EQ(i.message,

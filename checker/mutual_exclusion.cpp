@@ -160,20 +160,24 @@ void MutualExclusionCheck::count_incident(const std::string& key, const Hold& ea
         ++incident_count_;
         if (incidents_.size() < max_violations_) {
             it->second = incidents_.size();
-            incidents_.push_back({key, earlier, 0, {}, later.start_ns, later.start_ns});
+            incidents_.push_back({key, earlier, 0, {}, {}, later.start_ns, later.start_ns});
         }
     }
     if (it->second == kUnlisted)
         return;
     incident_of_later_.try_emplace(later.id, it->second);
     IncidentTally& incident = incidents_[it->second];
+    const auto add_sorted = [](std::vector<std::int64_t>& ps, std::int64_t process) {
+        if (auto pos = std::lower_bound(ps.begin(), ps.end(), process);
+            pos == ps.end() || *pos != process)
+            ps.insert(pos, process);
+    };
+    if (incident.grants > 0)
+        add_sorted(incident.later_processes, later.process);
     ++incident.grants;
     incident.first_overlap_ns = std::min(incident.first_overlap_ns, later.start_ns);
     incident.last_overlap_ns = std::max(incident.last_overlap_ns, later.start_ns);
-    auto& ps = incident.processes;
-    if (auto pos = std::lower_bound(ps.begin(), ps.end(), later.process);
-        pos == ps.end() || *pos != later.process)
-        ps.insert(pos, later.process);
+    add_sorted(incident.processes, later.process);
 }
 
 void MutualExclusionCheck::attribute(Aftermath what, const std::string& key_name,
@@ -339,6 +343,7 @@ json MutualExclusionCheck::result() const {
                                      .end_ns = h.end_ns,
                                      .grants = incident.grants,
                                      .processes = incident.processes,
+                                     .later_processes = incident.later_processes,
                                      .first_overlap_ns = incident.first_overlap_ns,
                                      .last_overlap_ns = incident.last_overlap_ns,
                                      .lost_updates = incident.lost_updates,

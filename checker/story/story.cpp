@@ -824,14 +824,22 @@ class Teller {
                                              e.process != i.process && e.time == i.last_overlap_ns;
                                   });
                 if (last) {
+                    // Whom the grants after the first went to: `processes` names the first
+                    // grantee too, which the sentence before has already told. An older
+                    // summary.json did not say; then the sentence names nobody.
+                    const auto& ps = i.later_processes;
+                    const std::string holder = std::to_string(i.process);
+                    const std::string went =
+                        ps.empty()       ? " overlapped process " + holder + "'s hold "
+                        : ps.size() == 1 ? " went to process " + list_processes(ps) +
+                                               " while process " + holder + " held it "
+                                         : " went to processes " + list_processes(ps) +
+                                               " while process " + holder + " held it ";
                     story.claims.push_back(
                         {.kind = ClaimKind::MoreGrants,
                          .text = "Until " + format_seconds(i.last_overlap_ns) + ", " +
-                                 plural(i.grants - 1, "more grant", "more grants") +
-                                 (i.processes.size() == 1 ? " went to process "
-                                                          : " went to processes ") +
-                                 list_processes(i.processes) + " while process " +
-                                 std::to_string(i.process) + " held it " + at(last->index) + ".",
+                                 plural(i.grants - 1, "more grant", "more grants") + went +
+                                 at(last->index) + ".",
                          .events = {last->index},
                          .process = last->process,
                          .other = i.process,
