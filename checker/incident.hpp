@@ -52,6 +52,63 @@ struct Incident {
     static Incident from_json(const nlohmann::json& j, const std::string& path);
 };
 
+// The evidence of a mutual_exclusion witness (Witness::evidence, MutualExclusionCheck::violations
+// its writer): two holds that overlapped, and the release that may have freed the first.
+struct OverlapEvidence {
+    struct Hold {
+        std::int64_t process = 0;
+        std::string token;
+        LockMode mode = LockMode::Exclusive;
+        std::int64_t start_ns = 0;
+        std::optional<std::int64_t> end_ns;  // nullopt: open at the end of the history
+        std::uint64_t start_index = 0;       // its acquire's ok
+    };
+    struct Release {
+        std::int64_t process = 0;
+        std::string token;
+        std::int64_t time_ns = 0;
+        std::uint64_t index = 0;  // its ok
+    };
+    std::string key;
+    Hold first, second;
+    std::int64_t overlap_ns = 0;
+    std::optional<Release> released_by;
+
+    // {"key", "first": hold, "second": hold, "overlap_ns", "released_by": release or null}, a hold
+    // {"process", "token", "mode", "start_ns", "end_ns" (null: open), "start_index"}, a release
+    // {"process", "token", "time_ns", "index"}.
+    nlohmann::json to_json() const;
+    // As Incident::from_json: missing or null is the default ("first" and "second" must be
+    // there), another type an IncidentError naming its path.
+    static OverlapEvidence from_json(const nlohmann::json& j, const std::string& path);
+};
+
+// The evidence of a resource witness (ResourceCheck::violations its writer): a write that
+// overwrote an update.
+struct LostUpdateEvidence {
+    struct Write {
+        std::int64_t process = 0;
+        std::int64_t value = 0;
+        std::int64_t time_ns = 0;
+        std::uint64_t index = 0;  // its ok
+    };
+    std::string key;
+    Write overwritten, write;
+    std::optional<Write> late;  // T13: the write delivered late that set the counter back
+
+    // {"key", "overwritten": write, "write": write, "late": write (only when there is one)}, a
+    // write {"process", "value", "time_ns", "index"}.
+    nlohmann::json to_json() const;
+    // As OverlapEvidence::from_json ("overwritten" and "write" must be there).
+    static LostUpdateEvidence from_json(const nlohmann::json& j, const std::string& path);
+};
+
+// The evidence of `report`'s listed witnesses of each kind, in the report's order, a witness
+// without evidence (null) left out. Strict, as Incident::from_json; the path is summary.json's
+// ("/verdict/violations/N/witness").
+std::vector<OverlapEvidence> overlap_evidence(const Report& report);
+std::vector<LostUpdateEvidence> lost_update_evidence(const Report& report);
+
 // A listed incident that is not of the type it must be; what() is "PATH: WHAT".
 class IncidentError : public std::runtime_error {
   public:

@@ -359,13 +359,13 @@ json MutualExclusionCheck::result() const {
 }
 
 json MutualExclusionCheck::violations() const {
-    const auto hold_json = [](const Hold& h) {
-        return json{{"process", h.process},
-                    {"token", h.token},
-                    {"mode", mode_name(h.mode)},
-                    {"start_ns", h.start_ns},
-                    {"end_ns", h.end_ns ? json(*h.end_ns) : json(nullptr)},
-                    {"start_index", h.start_index}};
+    const auto hold_of = [](const Hold& h) {
+        return OverlapEvidence::Hold{.process = h.process,
+                                     .token = h.token,
+                                     .mode = h.mode,
+                                     .start_ns = h.start_ns,
+                                     .end_ns = h.end_ns,
+                                     .start_index = h.start_index};
     };
     json out = json::array();
     for (const Witness& w : witnesses_) {
@@ -375,20 +375,19 @@ json MutualExclusionCheck::violations() const {
         const std::int64_t second_end = w.second.end_ns.value_or(end_time_ns_);
         const std::int64_t overlap =
             std::max<std::int64_t>(0, std::min(first_end, second_end) - w.second.start_ns);
-        out.push_back(
-            json{{"kind", "mutual_exclusion"},
-                 {"key", w.key},
-                 {"message", message_of(w)},
-                 {"witness",
-                  {{"key", w.key},
-                   {"first", hold_json(w.first)},
-                   {"second", hold_json(w.second)},
-                   {"overlap_ns", overlap},
-                   {"released_by", w.released_by ? json{{"process", w.released_by->process},
-                                                        {"token", w.released_by->token},
-                                                        {"time_ns", w.released_by->time_ns},
-                                                        {"index", w.released_by->index}}
-                                                 : json(nullptr)}}}});
+        OverlapEvidence evidence{.key = w.key,
+                                 .first = hold_of(w.first),
+                                 .second = hold_of(w.second),
+                                 .overlap_ns = overlap};
+        if (w.released_by)
+            evidence.released_by = OverlapEvidence::Release{.process = w.released_by->process,
+                                                            .token = w.released_by->token,
+                                                            .time_ns = w.released_by->time_ns,
+                                                            .index = w.released_by->index};
+        out.push_back(json{{"kind", "mutual_exclusion"},
+                           {"key", w.key},
+                           {"message", message_of(w)},
+                           {"witness", evidence.to_json()}});
     }
     return out;
 }
