@@ -163,18 +163,8 @@ json repeated_row(const Workload& w, const std::vector<PairRun>& done, int repea
         terms.push_back(d.expected_terms);
     }
     const int n = static_cast<int>(done.size());
-    // In the report's order, then any the checker added that this file does not know.
-    std::vector<std::string> ordered;
-    for (const auto& name : checker::Report::check_order()) {
-        if (check_names.count(name))
-            ordered.push_back(name);
-    }
-    for (const auto& name : check_names) {
-        if (std::find(ordered.begin(), ordered.end(), name) == ordered.end())
-            ordered.push_back(name);
-    }
     json checks = json::object();
-    for (const auto& name : ordered) {
+    for (const auto& name : checker::Report::in_check_order(check_names)) {
         checker::VerdictCounts counts;
         for (const PairRun& d : done)
             counts.add(d.checks.contains(name) ? checker::verdict_of(d.checks[name])
@@ -719,18 +709,12 @@ std::string repeated_words(const json& row) {
 
 // Under a repeated pair: each check that applied as k of n, and each rate term as the runs met it.
 std::string repeated_lines(const json& row) {
-    // In the report's order (suite.json's object sorts them by name), then any others.
-    std::vector<std::string> names;
-    for (const auto& name : checker::Report::check_order()) {
-        if (row["checks"].contains(name))
-            names.push_back(name);
-    }
-    for (const auto& [name, counts] : row["checks"].items()) {
-        if (std::find(names.begin(), names.end(), name) == names.end())
-            names.push_back(name);
-    }
+    // suite.json's object sorts them by name: the lines go in the report's order.
+    std::set<std::string> names;
+    for (const auto& [name, counts] : row["checks"].items())
+        names.insert(name);
     std::string checks;
-    for (const auto& name : names) {
+    for (const auto& name : checker::Report::in_check_order(names)) {
         const json& counts = row["checks"][name];
         if (counts["not_applicable"] == counts["runs"])
             continue;

@@ -40,20 +40,6 @@ std::string broke_words(const std::string& check) {
     return "violated " + check;
 }
 
-// Checks in the report's order, then any the checker added that this file does not know.
-std::vector<std::string> ordered_checks(const std::set<std::string>& seen) {
-    std::vector<std::string> names;
-    for (const auto& name : checker::Report::check_order()) {
-        if (seen.count(name))
-            names.push_back(name);
-    }
-    for (const auto& name : seen) {
-        if (std::find(names.begin(), names.end(), name) == names.end())
-            names.push_back(name);
-    }
-    return names;
-}
-
 json spread_of(std::vector<double> values) {
     if (values.empty())
         return json{{"median", nullptr}, {"min", nullptr}, {"max", nullptr}};
@@ -210,7 +196,7 @@ json summarise_compare(json compare) {
                 }
             }
             json checks = json::object();
-            for (const std::string& name : ordered_checks(seen)) {
+            for (const std::string& name : checker::Report::in_check_order(seen)) {
                 checker::VerdictCounts counts;
                 for (const json* r : mine) {
                     const json& c = (*r)["checks"];
@@ -576,7 +562,7 @@ std::string format_compare(const json& compare) {
             std::set<std::string> names;
             for (const auto& [name, counts] : stats["checks"].items())
                 names.insert(name);
-            for (const std::string& name : ordered_checks(names)) {
+            for (const std::string& name : checker::Report::in_check_order(names)) {
                 const json& counts = stats["checks"][name];
                 if (counts["not_applicable"].get<int>() == counts["runs"].get<int>())
                     continue;  // did not apply to this strategy in any run
@@ -775,7 +761,7 @@ std::string compare_html(const json& compare) {
             }
         }
     }
-    const std::vector<std::string> checks = ordered_checks(check_names);
+    const std::vector<std::string> checks = checker::Report::in_check_order(check_names);
     for (std::size_t i = 0; i < settings.size(); ++i) {
         const std::string label = setting_label(compare, i);
         if (!label.empty())
