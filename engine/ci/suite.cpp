@@ -351,6 +351,7 @@ std::vector<Planned> plan_pairs(const SuiteOptions& options, const std::vector<f
 // What the runs leave for suite.json, and how they went.
 struct SuiteRows {
     json runs = json::array();
+    json each_run = json::array();  // SuiteOutcome::each_run
     json skipped = json::array();
     json failed = json::array();
     json interrupted_run = nullptr;
@@ -488,6 +489,13 @@ class SuiteRunner {
             }
         }
         for (std::size_t i = 0; i < plan.size(); ++i) {
+            // Every finished run, a failed pair's too (--csv's rows): round k is its k-th run,
+            // since a pair that failed runs no more rounds.
+            for (std::size_t k = 0; k < done_of[i].size(); ++k) {
+                json run = done_of[i][k].row;
+                run["repeat"] = static_cast<int>(k) + 1;
+                rows.each_run.push_back(std::move(run));
+            }
             if (!failure_of[i].is_null()) {
                 // Its runs that finished are named, so no folder in the suite is unaccounted for.
                 json dirs = json::array();
@@ -655,6 +663,7 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
     outcome.failure_exit_code = runner.rows.failure_exit_code;
     outcome.all_as_expected = runner.rows.all_ok && !outcome.interrupted;
     outcome.table = suite_table(options, runner.rows, outcome.all_as_expected, yardstick);
+    outcome.each_run = std::move(runner.rows.each_run);
     write_atomically(folder.tmp() / "suite.json", outcome.table.dump(2) + "\n");
     write_atomically(folder.tmp() / "report.txt", format_table(outcome.table));
     outcome.dir = folder.commit();
