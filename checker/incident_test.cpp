@@ -37,6 +37,7 @@ TEST(Incident, TheCheckersIncidentReadsBackAsWrittenThroughSummaryJson) {
     EXPECT_EQ(i.end_ns, 1500000000);
     EXPECT_EQ(i.grants, 1u);
     EXPECT_EQ(i.processes, std::vector<std::int64_t>{3});
+    EXPECT_EQ(i.later_processes, std::vector<std::int64_t>{});  // no grant after the first
     EXPECT_EQ(i.first_overlap_ns, 1204000000);
     EXPECT_EQ(i.last_overlap_ns, 1204000000);
     EXPECT_EQ(i.message,
@@ -103,6 +104,65 @@ TEST(Incident, TheListedIncidentsNameTheirPathInSummaryJson) {
         EXPECT_STREQ(e.what(),
                      "/verdict/checks/mutual_exclusion/incident_list/1/start_ns: must be an "
                      "integer, not a number");
+    }
+}
+
+// The story and timeline.html read the checks' witnesses through these readers: what the checks
+// wrote reads back field for field, and writes back as the same JSON.
+TEST(Incident, TheWitnessEvidenceReadsBackAsTheChecksWroteIt) {
+    std::istringstream in(testing::numbered(kOverlap));
+    const Report written = check_history(in, {});
+    const Report read = Report::from_json(json::parse(written.to_json().dump()));
+    const std::vector<OverlapEvidence> pairs = overlap_evidence(read);
+    ASSERT_EQ(pairs.size(), 1u);
+    const OverlapEvidence& p = pairs[0];
+    EXPECT_EQ(p.key, "k0");
+    EXPECT_EQ(p.first.process, 1);
+    EXPECT_EQ(p.first.token, "c1-4");
+    EXPECT_EQ(p.first.start_ns, 500000000);
+    EXPECT_EQ(p.first.end_ns, 1500000000);
+    EXPECT_EQ(p.first.start_index, 1u);
+    EXPECT_EQ(p.second.process, 3);
+    EXPECT_EQ(p.second.token, "c3-7");
+    EXPECT_EQ(p.second.end_ns, std::nullopt);
+    EXPECT_EQ(p.second.start_index, 3u);
+    EXPECT_EQ(p.overlap_ns, 1500000000 - 1204000000);
+    EXPECT_EQ(p.released_by, std::nullopt);
+    EXPECT_EQ(p.to_json(), written.witnesses[0].evidence);
+    EXPECT_TRUE(lost_update_evidence(read).empty());
+
+    const LostUpdateEvidence lost = LostUpdateEvidence::from_json(
+        json{{"key", "k0"},
+             {"overwritten", {{"process", 2}, {"value", 5}, {"time_ns", 10}, {"index", 4}}},
+             {"write", {{"process", 1}, {"value", 5}, {"time_ns", 20}, {"index", 9}}}},
+        "/w");
+    EXPECT_EQ(lost.overwritten.process, 2);
+    EXPECT_EQ(lost.write.index, 9u);
+    EXPECT_FALSE(lost.late.has_value());
+}
+
+TEST(Incident, WitnessEvidenceOfAnotherTypeIsAnErrorNamingItsPathInSummaryJson) {
+    const Report report = Report::from_json(json{
+        {"valid", false},
+        {"violations",
+         {{{"kind", "fencing"}, {"witness", {{"first", 1}}}},
+          {{"kind", "mutual_exclusion"},
+           {"witness", {{"first", {{"process", 1}}}, {"second", {{"start_index", "seven"}}}}}}}}});
+    try {
+        overlap_evidence(report);
+        FAIL() << "a start index of words was read";
+    } catch (const IncidentError& e) {
+        EXPECT_STREQ(e.what(),
+                     "/verdict/violations/1/witness/second/start_index: must be an integer, not "
+                     "a string");
+    }
+    const Report no_write = Report::from_json(json{
+        {"violations", {{{"kind", "resource"}, {"witness", {{"overwritten", json::object()}}}}}}});
+    try {
+        lost_update_evidence(no_write);
+        FAIL() << "a lost update without its write was read";
+    } catch (const IncidentError& e) {
+        EXPECT_STREQ(e.what(), "/verdict/violations/0/witness/write: missing");
     }
 }
 

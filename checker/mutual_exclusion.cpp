@@ -160,20 +160,24 @@ void MutualExclusionCheck::count_incident(const std::string& key, const Hold& ea
         ++incident_count_;
         if (incidents_.size() < max_violations_) {
             it->second = incidents_.size();
-            incidents_.push_back({key, earlier, 0, {}, later.start_ns, later.start_ns});
+            incidents_.push_back({key, earlier, 0, {}, {}, later.start_ns, later.start_ns});
         }
     }
     if (it->second == kUnlisted)
         return;
     incident_of_later_.try_emplace(later.id, it->second);
     IncidentTally& incident = incidents_[it->second];
+    const auto add_sorted = [](std::vector<std::int64_t>& ps, std::int64_t process) {
+        if (auto pos = std::lower_bound(ps.begin(), ps.end(), process);
+            pos == ps.end() || *pos != process)
+            ps.insert(pos, process);
+    };
+    if (incident.grants > 0)
+        add_sorted(incident.later_processes, later.process);
     ++incident.grants;
     incident.first_overlap_ns = std::min(incident.first_overlap_ns, later.start_ns);
     incident.last_overlap_ns = std::max(incident.last_overlap_ns, later.start_ns);
-    auto& ps = incident.processes;
-    if (auto pos = std::lower_bound(ps.begin(), ps.end(), later.process);
-        pos == ps.end() || *pos != later.process)
-        ps.insert(pos, later.process);
+    add_sorted(incident.processes, later.process);
 }
 
 void MutualExclusionCheck::attribute(Aftermath what, const std::string& key_name,
@@ -339,6 +343,7 @@ json MutualExclusionCheck::result() const {
                                      .end_ns = h.end_ns,
                                      .grants = incident.grants,
                                      .processes = incident.processes,
+                                     .later_processes = incident.later_processes,
                                      .first_overlap_ns = incident.first_overlap_ns,
                                      .last_overlap_ns = incident.last_overlap_ns,
                                      .lost_updates = incident.lost_updates,
@@ -354,13 +359,13 @@ json MutualExclusionCheck::result() const {
 }
 
 json MutualExclusionCheck::violations() const {
-    const auto hold_json = [](const Hold& h) {
-        return json{{"process", h.process},
-                    {"token", h.token},
-                    {"mode", mode_name(h.mode)},
-                    {"start_ns", h.start_ns},
-                    {"end_ns", h.end_ns ? json(*h.end_ns) : json(nullptr)},
-                    {"start_index", h.start_index}};
+    const auto hold_of = [](const Hold& h) {
+        return OverlapEvidence::Hold{.process = h.process,
+                                     .token = h.token,
+                                     .mode = h.mode,
+                                     .start_ns = h.start_ns,
+                                     .end_ns = h.end_ns,
+                                     .start_index = h.start_index};
     };
     json out = json::array();
     for (const Witness& w : witnesses_) {
@@ -370,20 +375,19 @@ json MutualExclusionCheck::violations() const {
         const std::int64_t second_end = w.second.end_ns.value_or(end_time_ns_);
         const std::int64_t overlap =
             std::max<std::int64_t>(0, std::min(first_end, second_end) - w.second.start_ns);
-        out.push_back(
-            json{{"kind", "mutual_exclusion"},
-                 {"key", w.key},
-                 {"message", message_of(w)},
-                 {"witness",
-                  {{"key", w.key},
-                   {"first", hold_json(w.first)},
-                   {"second", hold_json(w.second)},
-                   {"overlap_ns", overlap},
-                   {"released_by", w.released_by ? json{{"process", w.released_by->process},
-                                                        {"token", w.released_by->token},
-                                                        {"time_ns", w.released_by->time_ns},
-                                                        {"index", w.released_by->index}}
-                                                 : json(nullptr)}}}});
+        OverlapEvidence evidence{.key = w.key,
+                                 .first = hold_of(w.first),
+                                 .second = hold_of(w.second),
+                                 .overlap_ns = overlap};
+        if (w.released_by)
+            evidence.released_by = OverlapEvidence::Release{.process = w.released_by->process,
+                                                            .token = w.released_by->token,
+                                                            .time_ns = w.released_by->time_ns,
+                                                            .index = w.released_by->index};
+        out.push_back(json{{"kind", "mutual_exclusion"},
+                           {"key", w.key},
+                           {"message", message_of(w)},
+                           {"witness", evidence.to_json()}});
     }
     return out;
 }

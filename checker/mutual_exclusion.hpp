@@ -113,7 +113,8 @@ class MutualExclusionCheck {
         std::string key;
         Hold hold;
         std::uint64_t grants = 0;
-        std::vector<std::int64_t> processes;  // sorted, unique
+        std::vector<std::int64_t> processes;        // sorted, unique
+        std::vector<std::int64_t> later_processes;  // of the grants after the first: as above
         std::int64_t first_overlap_ns = 0;
         std::int64_t last_overlap_ns = 0;
         std::uint64_t lost_updates = 0;

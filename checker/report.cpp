@@ -137,6 +137,19 @@ const std::vector<std::string>& Report::check_order() {
     return order;
 }
 
+std::vector<std::string> Report::in_check_order(const std::set<std::string>& names) {
+    std::vector<std::string> out;
+    for (const auto& name : check_order()) {
+        if (names.count(name))
+            out.push_back(name);
+    }
+    for (const auto& name : names) {
+        if (std::find(out.begin(), out.end(), name) == out.end())
+            out.push_back(name);
+    }
+    return out;
+}
+
 const CheckResult* Report::check(std::string_view name) const {
     for (const auto& c : checks) {
         if (c.name == name)
@@ -224,15 +237,11 @@ Report Report::from_json(const json& j) {
     r.verdict = verdict_of(j.value("valid", json()));
     r.events = count_in(j, "events");
     if (const json* checks = field_of(j, "checks"); checks && checks->is_object()) {
-        // The described order first, then any check this build does not know.
-        for (const auto& name : check_order()) {
-            if (const json* c = field_of(*checks, name))
-                r.checks.push_back(CheckResult{name, *c});
-        }
-        for (const auto& [name, c] : checks->items()) {
-            if (!r.check(name))
-                r.checks.push_back(CheckResult{name, c});
-        }
+        std::set<std::string> names;
+        for (const auto& [name, c] : checks->items())
+            names.insert(name);
+        for (const auto& name : in_check_order(names))
+            r.checks.push_back(CheckResult{name, (*checks)[name]});
     }
     if (const json* w = field_of(j, "violations"); w && w->is_array()) {
         for (const auto& v : *w)

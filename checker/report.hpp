@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -89,6 +90,9 @@ struct Report {
 
     // The checks in the order the reports describe them.
     static const std::vector<std::string>& check_order();
+    // `names` in that order, then any this build does not know (by name): the one order of every
+    // table and list of checks (compare's, a repeated suite's).
+    static std::vector<std::string> in_check_order(const std::set<std::string>& names);
 
     const CheckResult* check(std::string_view name) const;
     // Exact: the sum of every check's count (never the length of the capped witness list).

@@ -1,5 +1,7 @@
 #include "checker/resource.hpp"
 
+#include "checker/incident.hpp"
+
 namespace lockbench::checker {
 
 using nlohmann::json;
@@ -73,15 +75,19 @@ void ResourceCheck::on_write(const Event& event) {
     processes_.add(write.process);
     processes_.add(overwritten.process);
     // The write that set the counter back (delivered late, T13) is the one that lost the update.
-    const std::optional<Write> late = direct ? std::nullopt : sent.written_before;
+    const Write* late = !direct && sent.written_before ? &*sent.written_before : nullptr;
     if (late)
         processes_.add(late->process);
     if (violations_.size() >= max_violations_)
         return;
-    const auto write_json = [](const Write& w) {
-        return json{
-            {"process", w.process}, {"value", w.value}, {"time_ns", w.time_ns}, {"index", w.index}};
+    const auto evidence_of = [](const Write& w) {
+        return LostUpdateEvidence::Write{
+            .process = w.process, .value = w.value, .time_ns = w.time_ns, .index = w.index};
     };
+    LostUpdateEvidence evidence{
+        .key = event.key, .overwritten = evidence_of(overwritten), .write = evidence_of(write)};
+    if (late)
+        evidence.late = evidence_of(*late);
     violations_.push_back(json{
         {"kind", "resource"},
         {"key", event.key},
@@ -95,12 +101,7 @@ void ResourceCheck::on_write(const Event& event) {
                                     ", delivered at " + format_seconds(late->time_ns) +
                                     ", had set the counter back - an update was lost"
                               : ": an update was lost")},
-        {"witness",
-         {{"key", event.key},
-          {"overwritten", write_json(overwritten)},
-          {"write", write_json(write)}}}});
-    if (late)
-        violations_.back()["witness"]["late"] = write_json(*late);
+        {"witness", evidence.to_json()}});
 }
 
 void ResourceCheck::finish(std::int64_t /*end_time_ns*/) {}

@@ -303,20 +303,16 @@ std::optional<IncidentFacts> first_incident(const Report& report) {
     IncidentFacts incident;
     static_cast<Incident&>(incident) = listed.front();
     // Its first pair, for the indices of the two grants.
-    for (const Witness& w : report.witnesses) {
-        if (w.kind != "mutual_exclusion" || w.key != incident.key || !w.evidence.is_object())
+    for (const OverlapEvidence& pair : overlap_evidence(report)) {
+        if (pair.key != incident.key || pair.first.token != incident.token ||
+            pair.first.process != incident.process)
             continue;
-        const json first = w.evidence.value("first", json::object());
-        const json second = w.evidence.value("second", json::object());
-        if (first.value("token", std::string()) != incident.token ||
-            first.value("process", std::int64_t{-1}) != incident.process)
-            continue;
-        incident.hold_index = first.value("start_index", std::uint64_t{0});
-        incident.grant_index = second.value("start_index", std::uint64_t{0});
-        incident.grantee = second.value("process", std::int64_t{0});
-        incident.grantee_token = second.value("token", std::string());
-        if (const json r = w.evidence.value("released_by", json()); r.is_object())
-            incident.released_by = r.value("index", std::uint64_t{0});
+        incident.hold_index = pair.first.start_index;
+        incident.grant_index = pair.second.start_index;
+        incident.grantee = pair.second.process;
+        incident.grantee_token = pair.second.token;
+        if (pair.released_by)
+            incident.released_by = pair.released_by->index;
         return incident;
     }
     return std::nullopt;
@@ -332,15 +328,8 @@ struct LostUpdate {
 
 std::map<std::uint64_t, LostUpdate> lost_updates(const Report& report) {
     std::map<std::uint64_t, LostUpdate> out;
-    for (const Witness& w : report.witnesses) {
-        if (w.kind != "resource" || !w.evidence.is_object())
-            continue;
-        const json write = w.evidence.value("write", json::object());
-        const json old = w.evidence.value("overwritten", json::object());
-        out[write.value("index", std::uint64_t{0})] = {old.value("value", std::int64_t{0}),
-                                                       old.value("process", std::int64_t{0}),
-                                                       old.value("index", std::uint64_t{0})};
-    }
+    for (const LostUpdateEvidence& e : lost_update_evidence(report))
+        out[e.write.index] = {e.overwritten.value, e.overwritten.process, e.overwritten.index};
     return out;
 }
 
@@ -865,14 +854,22 @@ class Teller {
                                              e.process != i.process && e.time == i.last_overlap_ns;
                                   });
                 if (last) {
+                    // Whom the grants after the first went to: `processes` names the first
+                    // grantee too, which the sentence before has already told. An older
+                    // summary.json did not say; then the sentence names nobody.
+                    const auto& ps = i.later_processes;
+                    const std::string holder = std::to_string(i.process);
+                    const std::string went =
+                        ps.empty()       ? " overlapped process " + holder + "'s hold "
+                        : ps.size() == 1 ? " went to process " + list_processes(ps) +
+                                               " while process " + holder + " held it "
+                                         : " went to processes " + list_processes(ps) +
+                                               " while process " + holder + " held it ";
                     story.claims.push_back(
                         {.kind = ClaimKind::MoreGrants,
                          .text = "Until " + format_seconds(i.last_overlap_ns) + ", " +
-                                 plural(i.grants - 1, "more grant", "more grants") +
-                                 (i.processes.size() == 1 ? " went to process "
-                                                          : " went to processes ") +
-                                 list_processes(i.processes) + " while process " +
-                                 std::to_string(i.process) + " held it " + at(last->index) + ".",
+                                 plural(i.grants - 1, "more grant", "more grants") + went +
+                                 at(last->index) + ".",
                          .events = {last->index},
                          .process = last->process,
                          .other = i.process,

@@ -469,5 +469,43 @@ TEST(Story, MoreGrantsToOneProcessNameItInTheSingular) {
         << ::testing::PrintToString(texts);
 }
 
+// "More grants" are the ones after the first, which the sentence before tells: they went to the
+// processes granted after it, not to every process that overlapped the hold (the first grantee,
+// process 2, was listed among them).
+TEST(Story, MoreGrantsNameOnlyTheProcessesGrantedAfterTheFirst) {
+    const std::string history = numbered(R"(
+{"type":"invoke","process":1,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":100000000}
+{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"c1-1","mode":"exclusive"},"time":101000000}
+{"type":"info","process":"nemesis","f":"pause","value":{"target":1,"ms":1000},"time":110000000}
+{"type":"invoke","process":2,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":200000000}
+{"type":"ok","process":2,"f":"acquire","key":"k0","value":{"token":"c2-1","mode":"exclusive"},"time":500000000}
+{"type":"invoke","process":2,"f":"release","key":"k0","value":{"token":"c2-1"},"time":505000000}
+{"type":"ok","process":2,"f":"release","key":"k0","value":null,"time":506000000}
+{"type":"invoke","process":3,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":550000000}
+{"type":"ok","process":3,"f":"acquire","key":"k0","value":{"token":"c3-1","mode":"exclusive"},"time":600000000}
+{"type":"invoke","process":3,"f":"release","key":"k0","value":{"token":"c3-1"},"time":605000000}
+{"type":"ok","process":3,"f":"release","key":"k0","value":null,"time":606000000}
+{"type":"invoke","process":4,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":650000000}
+{"type":"ok","process":4,"f":"acquire","key":"k0","value":{"token":"c4-1","mode":"exclusive"},"time":700000000}
+{"type":"invoke","process":4,"f":"release","key":"k0","value":{"token":"c4-1"},"time":705000000}
+{"type":"ok","process":4,"f":"release","key":"k0","value":null,"time":706000000}
+{"type":"info","process":"nemesis","f":"resume","value":{"target":1},"time":1110000000}
+{"type":"invoke","process":1,"f":"release","key":"k0","value":{"token":"c1-1"},"time":1113000000}
+{"type":"fail","process":1,"f":"release","key":"k0","value":null,"time":1114000000,"error":"not-held"}
+)");
+    std::istringstream for_check(history);
+    const Report report = check_history(for_check, {});
+    std::istringstream for_story(history);
+    const Story story = tell_story(for_story, report, {.strategy = "set_nx_px"});
+    std::vector<std::string> texts;
+    for (const Claim& c : story.claims)
+        texts.push_back(c.text);
+    EXPECT_NE(std::find(texts.begin(), texts.end(),
+                        "Until 0.700 s, 2 more grants went to processes 3, 4 while process 1 held "
+                        "it [#12]."),
+              texts.end())
+        << ::testing::PrintToString(texts);
+}
+
 }  // namespace
 }  // namespace lockbench::checker

@@ -438,17 +438,21 @@ void draw_marks(std::ostream& svg, const Collector& c, const Chart& chart, const
             << " the library told process " << l.process << " it lost " << markup_escape(l.key)
             << (l.text.empty() ? "" : ": " + markup_escape(l.text)) << "</title></line>\n";
     }
-    for (const Witness& w : report.witnesses) {
-        if (w.kind != "resource" || !w.evidence.is_object())
+    for (std::size_t n = 0; n < report.witnesses.size(); ++n) {
+        const Witness& w = report.witnesses[n];
+        if (w.kind != "resource" || w.evidence.is_null())
             continue;
         // On the process whose update was lost, at the write that was lost: the overwriting
         // write is the story's to tell.
-        const json lost = w.evidence.value("overwritten", json::object());
-        const std::int64_t loser = lost.value("process", std::int64_t{-1});
+        const LostUpdateEvidence::Write lost =
+            LostUpdateEvidence::from_json(w.evidence,
+                                          "/verdict/violations/" + std::to_string(n) + "/witness")
+                .overwritten;
+        const std::int64_t loser = lost.process;
         auto lane = lane_of.find(loser);
         if (lane == lane_of.end())
             continue;
-        const std::int64_t t = lost.value("time_ns", std::int64_t{0});
+        const std::int64_t t = lost.time_ns;
         svg << "<line class=\"mark lost\" data-process=\"" << loser << "\" x1=\"" << ms(t)
             << "\" x2=\"" << ms(t) << "\" y1=\"" << lane_y(lane->second) - 3 << "\" y2=\""
             << lane_y(lane->second) + kLaneHeight + 3

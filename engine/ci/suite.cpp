@@ -163,18 +163,8 @@ json repeated_row(const Workload& w, const std::vector<PairRun>& done, int repea
         terms.push_back(d.expected_terms);
     }
     const int n = static_cast<int>(done.size());
-    // In the report's order, then any the checker added that this file does not know.
-    std::vector<std::string> ordered;
-    for (const auto& name : checker::Report::check_order()) {
-        if (check_names.count(name))
-            ordered.push_back(name);
-    }
-    for (const auto& name : check_names) {
-        if (std::find(ordered.begin(), ordered.end(), name) == ordered.end())
-            ordered.push_back(name);
-    }
     json checks = json::object();
-    for (const auto& name : ordered) {
+    for (const auto& name : checker::Report::in_check_order(check_names)) {
         checker::VerdictCounts counts;
         for (const PairRun& d : done)
             counts.add(d.checks.contains(name) ? checker::verdict_of(d.checks[name])
@@ -361,6 +351,7 @@ std::vector<Planned> plan_pairs(const SuiteOptions& options, const std::vector<f
 // What the runs leave for suite.json, and how they went.
 struct SuiteRows {
     json runs = json::array();
+    json each_run = json::array();  // SuiteOutcome::each_run
     json skipped = json::array();
     json failed = json::array();
     json interrupted_run = nullptr;
@@ -498,6 +489,13 @@ class SuiteRunner {
             }
         }
         for (std::size_t i = 0; i < plan.size(); ++i) {
+            // Every finished run, a failed pair's too (--csv's rows): round k is its k-th run,
+            // since a pair that failed runs no more rounds.
+            for (std::size_t k = 0; k < done_of[i].size(); ++k) {
+                json run = done_of[i][k].row;
+                run["repeat"] = static_cast<int>(k) + 1;
+                rows.each_run.push_back(std::move(run));
+            }
             if (!failure_of[i].is_null()) {
                 // Its runs that finished are named, so no folder in the suite is unaccounted for.
                 json dirs = json::array();
@@ -665,6 +663,7 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
     outcome.failure_exit_code = runner.rows.failure_exit_code;
     outcome.all_as_expected = runner.rows.all_ok && !outcome.interrupted;
     outcome.table = suite_table(options, runner.rows, outcome.all_as_expected, yardstick);
+    outcome.each_run = std::move(runner.rows.each_run);
     write_atomically(folder.tmp() / "suite.json", outcome.table.dump(2) + "\n");
     write_atomically(folder.tmp() / "report.txt", format_table(outcome.table));
     outcome.dir = folder.commit();
@@ -706,12 +705,22 @@ std::string linearizability_word(const json& run) {
     return "-";  // nothing for the model to judge
 }
 
+// Rates alone: no single run decides the expectation, so "as expected in 0 of n" would say
+// nothing; the rate lines under the row say how the runs met it.
+bool only_rates(const json& expected) {
+    try {
+        return expected.is_string() && Expectation::parse(expected.get<std::string>()).only_rates();
+    } catch (const std::invalid_argument&) {
+        return false;
+    }
+}
+
 // A repeated pair's outcome after its verdict word: "violated in 3 of 3, as expected in 3 of 3".
 std::string repeated_words(const json& row) {
     const std::string n = std::to_string(row["runs"].get<int>());
     std::string words =
         "violated in " + std::to_string(row["violated_runs"].get<int>()) + " of " + n;
-    if (row["expected"].is_string())
+    if (row["expected"].is_string() && !only_rates(row["expected"]))
         words +=
             ", as expected in " + std::to_string(row["as_expected_runs"].get<int>()) + " of " + n;
     return words;
@@ -719,18 +728,12 @@ std::string repeated_words(const json& row) {
 
 // Under a repeated pair: each check that applied as k of n, and each rate term as the runs met it.
 std::string repeated_lines(const json& row) {
-    // In the report's order (suite.json's object sorts them by name), then any others.
-    std::vector<std::string> names;
-    for (const auto& name : checker::Report::check_order()) {
-        if (row["checks"].contains(name))
-            names.push_back(name);
-    }
-    for (const auto& [name, counts] : row["checks"].items()) {
-        if (std::find(names.begin(), names.end(), name) == names.end())
-            names.push_back(name);
-    }
+    // suite.json's object sorts them by name: the lines go in the report's order.
+    std::set<std::string> names;
+    for (const auto& [name, counts] : row["checks"].items())
+        names.insert(name);
     std::string checks;
-    for (const auto& name : names) {
+    for (const auto& name : checker::Report::in_check_order(names)) {
         const json& counts = row["checks"][name];
         if (counts["not_applicable"] == counts["runs"])
             continue;

@@ -53,6 +53,9 @@ struct SuiteOptions {
 struct SuiteOutcome {
     std::filesystem::path dir;  // <out>/suite-<UTC time>/
     nlohmann::json table;       // what suite.json holds
+    // With --repeat, every finished run as a single run's row plus its "repeat" (1..N), pair by
+    // pair (suite --csv's rows); table["runs"] has one row per pair. Empty without --repeat.
+    nlohmann::json each_run = nlohmann::json::array();
     bool all_as_expected = false;
     bool interrupted = false;
     // A run that failed (table["failed"]) is that run's error, and the others are kept: the

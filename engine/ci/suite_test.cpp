@@ -747,6 +747,28 @@ TEST(SuiteJunitTest, EachTestCaseCarriesItsTimeInSeconds) {
               "</testsuite>\n");
 }
 
+// A repeated pair expected at a rate only: no run alone decides it, so the row does not say "as
+// expected in 0 of 3"; the rate line under it says how the runs met it.
+TEST(SuiteTableTest, ARatesOnlyPairSaysTheRateNotAsExpectedInNoneOfTheRuns) {
+    const json table = json::parse(R"({"quick": true, "interrupted": false, "repeat": 3,
+      "runs": [{"scenario": "t8", "strategy": "set_nx_px", "dir": "t8.r1", "runs": 3,
+        "cycles_per_s": 100.0, "acquire_p50_ms": 1.0, "acquire_p99_ms": 2.0, "violations": 9,
+        "valid": false, "violated_runs": 3, "as_expected_runs": 0, "as_expected": true,
+        "expected": "violates:mutual_exclusion in >= 2 of 3",
+        "checks": {"mutual_exclusion": {"violated": 3, "valid": 0, "unknown": 0,
+                                        "not_applicable": 0, "runs": 3}},
+        "rate_terms": [{"term": "violates:mutual_exclusion in >= 2 of 3", "held": 3,
+                        "undecided": 0, "runs": 3, "met": true}]}],
+      "failed": [], "skipped": []})");
+    const std::string text = format_table(table);
+    EXPECT_NE(text.find(" ok: violated in 3 of 3\n"
+                        "    violated: mutual_exclusion 3 of 3\n"
+                        "    rate violates:mutual_exclusion in >= 2 of 3: held in 3 of 3 -> met\n"),
+              std::string::npos)
+        << text;
+    EXPECT_EQ(text.find("as expected in"), std::string::npos) << text;
+}
+
 // One run of three cannot be done (its clients need more file descriptors than the process may
 // open, and as root the right to raise the limit is dropped): it is that run's error - its row,
 // suite.json, JUnit, one line on stderr, exit 4 - and the runs before and after it are kept.

@@ -87,30 +87,32 @@ std::string run_csv(const json& s, const std::filesystem::path& dir) {
                 at(s, "/as_expected"), at(s, "/interrupted"), dir.string()});
 }
 
-std::string suite_csv(const json& table, const std::filesystem::path& dir) {
-    std::string out = row({"scenario", "strategy", "outcome", "expected", "valid", "violations",
-                           "violation_kinds", "cycles_per_s", "acquire_p50_ms", "acquire_p99_ms",
-                           "duration_s", "attempts", "detail", "dir"});
-    for (const json& r : member(table, "runs")) {
+std::string suite_csv(const json& table, const json& each_run, const std::filesystem::path& dir) {
+    std::string out = row({"scenario", "strategy", "repeat", "outcome", "expected", "valid",
+                           "violations", "violation_kinds", "cycles_per_s", "acquire_p50_ms",
+                           "acquire_p99_ms", "duration_s", "attempts", "detail", "dir"});
+    // A repeated suite's rows are its pairs, each over N runs: a script wants the runs.
+    const bool repeated = table.contains("repeat");
+    for (const json& r : repeated ? each_run : member(table, "runs")) {
         const json as_expected = at(r, "/as_expected");
         const char* outcome = !as_expected.is_boolean() ? "unknown"
                               : as_expected.get<bool>() ? "as expected"
                                                         : "unexpected";
-        out += row({at(r, "/scenario"), at(r, "/strategy"), outcome, at(r, "/expected"),
-                    at(r, "/valid"), at(r, "/violations"), joined(member(r, "violation_kinds")),
-                    at(r, "/cycles_per_s"), at(r, "/acquire_p50_ms"), at(r, "/acquire_p99_ms"),
-                    at(r, "/duration_s"), at(r, "/attempts"), nullptr,
-                    (dir / r.value("dir", std::string())).string()});
+        out += row({at(r, "/scenario"), at(r, "/strategy"), repeated ? at(r, "/repeat") : json(1),
+                    outcome, at(r, "/expected"), at(r, "/valid"), at(r, "/violations"),
+                    joined(member(r, "violation_kinds")), at(r, "/cycles_per_s"),
+                    at(r, "/acquire_p50_ms"), at(r, "/acquire_p99_ms"), at(r, "/duration_s"),
+                    at(r, "/attempts"), nullptr, (dir / r.value("dir", std::string())).string()});
     }
     for (const json& f : member(table, "failed")) {
-        out += row({at(f, "/scenario"), at(f, "/strategy"), "failed", nullptr, nullptr, nullptr,
-                    nullptr, nullptr, nullptr, nullptr, nullptr, at(f, "/attempts"),
-                    at(f, "/error"), nullptr});
+        out += row({at(f, "/scenario"), at(f, "/strategy"), repeated ? at(f, "/round") : json(1),
+                    "failed", nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                    nullptr, at(f, "/attempts"), at(f, "/error"), nullptr});
     }
     for (const json& k : member(table, "skipped")) {
-        out +=
-            row({at(k, "/scenario"), at(k, "/strategy"), "skipped", nullptr, nullptr, nullptr,
-                 nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, at(k, "/reason"), nullptr});
+        out += row({at(k, "/scenario"), at(k, "/strategy"), nullptr, "skipped", nullptr, nullptr,
+                    nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, at(k, "/reason"),
+                    nullptr});
     }
     return out;
 }

@@ -17,9 +17,11 @@ std::string file_text(const std::filesystem::path& file);
 
 // One header line and one row: a run's summary.json in the columns a spreadsheet wants.
 std::string run_csv(const nlohmann::json& summary, const std::filesystem::path& dir);
-// One header line and one row per cell (scenario x strategy) of a suite's suite.json: the runs,
-// then the pairs that failed to run, then those skipped.
-std::string suite_csv(const nlohmann::json& table, const std::filesystem::path& dir);
+// One header line and one row per run of a suite: its suite.json's runs (repeat 1) or, repeated,
+// each of its runs with its round in `repeat` (`each_run`, SuiteOutcome::each_run); then the pairs
+// that failed to run (repeated: in the round they failed), then those skipped.
+std::string suite_csv(const nlohmann::json& table, const nlohmann::json& each_run,
+                      const std::filesystem::path& dir);
 // One header line and one row per point of a ramp's ramp.json.
 std::string ramp_csv(const nlohmann::json& curves, const std::filesystem::path& dir);
 

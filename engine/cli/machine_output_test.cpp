@@ -64,6 +64,11 @@ std::vector<fs::path> folders(const fs::path& dir) {
 
 const std::string kRun = "run --no-yardstick --clients 2 --keys 1 --duration 0.3";
 
+const std::vector<std::string> kSuiteCsvHeader{
+    "scenario",       "strategy",   "repeat",          "outcome",      "expected",
+    "valid",          "violations", "violation_kinds", "cycles_per_s", "acquire_p50_ms",
+    "acquire_p99_ms", "duration_s", "attempts",        "detail",       "dir"};
+
 TEST(MachineOutputTest, RunJsonPrintsSummaryJsonAndTheReportGoesToStderr) {
     testing::TempDir scratch;
     const fs::path out = scratch.path() / "results";
@@ -151,16 +156,44 @@ TEST(MachineOutputTest, SuiteJsonAndCsv) {
     const json table = json::parse(std::ifstream(dirs[0] / "suite.json"));
     const auto rows = parse_csv(r.out);
     ASSERT_EQ(rows.size(), 2u) << r.out;
-    EXPECT_EQ(rows[0], (std::vector<std::string>{"scenario", "strategy", "outcome", "expected",
-                                                 "valid", "violations", "violation_kinds",
-                                                 "cycles_per_s", "acquire_p50_ms", "acquire_p99_ms",
-                                                 "duration_s", "attempts", "detail", "dir"}));
+    EXPECT_EQ(rows[0], kSuiteCsvHeader);
     ASSERT_EQ(rows[1].size(), rows[0].size());
     EXPECT_EQ(rows[1][0], "baseline");
     EXPECT_EQ(rows[1][1], "set_nx_px");
-    EXPECT_EQ(rows[1][2], "as expected");
-    EXPECT_EQ(rows[1][3], table["runs"][0]["expected"].get<std::string>());
-    EXPECT_EQ(rows[1][13], (dirs[0] / table["runs"][0]["dir"].get<std::string>()).string());
+    EXPECT_EQ(rows[1][2], "1");
+    EXPECT_EQ(rows[1][3], "as expected");
+    EXPECT_EQ(rows[1][4], table["runs"][0]["expected"].get<std::string>());
+    EXPECT_EQ(rows[1][14], (dirs[0] / table["runs"][0]["dir"].get<std::string>()).string());
+}
+
+// A repeated suite's table has one row per pair; its CSV has one per run, numbered by round.
+TEST(MachineOutputTest, RepeatedSuiteCsvHasARowPerRun) {
+    testing::TempDir scratch;
+    const fs::path out = scratch.path() / "csv";
+    const Cli r = lockbench(scratch,
+                            "suite --quick --no-yardstick --scenario baseline --strategy "
+                            "set_nx_px --repeat 2 --dir '" +
+                                std::string(LOCKBENCH_WORKLOADS_DIR) + "' --out '" + out.string() +
+                                "' --csv");
+    ASSERT_EQ(r.code, 0) << r.err;
+    const auto dirs = folders(out);
+    ASSERT_EQ(dirs.size(), 1u);
+    const json table = json::parse(std::ifstream(dirs[0] / "suite.json"));
+    ASSERT_EQ(table["runs"].size(), 1u);
+    const json& run_dirs = table["runs"][0]["dirs"];
+    ASSERT_EQ(run_dirs.size(), 2u);
+    const auto rows = parse_csv(r.out);
+    ASSERT_EQ(rows.size(), 3u) << r.out;
+    EXPECT_EQ(rows[0], kSuiteCsvHeader);
+    for (std::size_t k = 1; k <= 2; ++k) {
+        ASSERT_EQ(rows[k].size(), rows[0].size()) << r.out;
+        EXPECT_EQ(rows[k][0], "baseline");
+        EXPECT_EQ(rows[k][1], "set_nx_px");
+        EXPECT_EQ(rows[k][2], std::to_string(k));
+        EXPECT_EQ(rows[k][3], "as expected");
+        EXPECT_EQ(rows[k][12], "1");  // attempts
+        EXPECT_EQ(rows[k][14], (dirs[0] / run_dirs[k - 1].get<std::string>()).string());
+    }
 }
 
 TEST(MachineOutputTest, JsonAndCsvAreOneChoiceAndNotForRepeat) {

@@ -42,7 +42,7 @@ int suite_command(SuiteFlags& f, const std::atomic<bool>* interrupt) {
     if (f.json)
         std::cout << file_text(outcome.dir / "suite.json") << std::flush;
     else if (f.csv)
-        std::cout << suite_csv(outcome.table, outcome.dir) << std::flush;
+        std::cout << suite_csv(outcome.table, outcome.each_run, outcome.dir) << std::flush;
     if (outcome.interrupted)
         return 130;
     if (outcome.failure_exit_code != 0)
@@ -99,8 +99,8 @@ Command add_suite_command(CLI::App& app, const std::string& scenarios_dir) {
         "--json", f.json, "Print the suite's suite.json on stdout; the table then goes to stderr");
     suite
         ->add_flag("--csv", f.csv,
-                   "Print a header line and one row per (scenario, strategy) on stdout; the "
-                   "table then goes to stderr")
+                   "Print a header line and one row per run on stdout (with --repeat, each "
+                   "pair's runs, their round in `repeat`); the table then goes to stderr")
         ->excludes(json_flag);
 
     return {suite, true, [flags](const std::atomic<bool>* interrupt) {

@@ -214,9 +214,8 @@ TEST(CompareScenario, RunRepeatJudgesARateExpectationThatOneRunCannot) {
 
     EXPECT_EQ(lockbench("--repeat 2"), 1);
     const std::string repeated = read(t.path() / "stdout.txt");
-    EXPECT_NE(repeated.find("over the runs: NOT MET\n"
-                            "    violates:mutual_exclusion in >= 1 of 2: held in 0 of 2 -> NOT "
-                            "MET\n"),
+    EXPECT_NE(repeated.find("\n  expected           violates:mutual_exclusion in >= 1 of 2 runs; "
+                            "seen in 0 of 2: NOT as expected\n"),
               std::string::npos)
         << repeated;
     EXPECT_NE(repeated.find("  server cpu/cycle   "), std::string::npos) << repeated;

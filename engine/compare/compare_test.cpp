@@ -254,6 +254,41 @@ TEST(Summary, JudgesARateExpectationOverTheRuns) {
     EXPECT_EQ(m["rate_terms"][0]["met"], false);
 }
 
+// With rates only no single run decides the expectation (each run's as_expected is null): the
+// line says whether the rate was met over the runs, not "as expected in 0 of 3 run(s)".
+TEST(Summary, ARatesOnlyExpectationSaysWhetherTheRunsMetTheRate) {
+    const auto runs_seeing = [](std::vector<json> seen) {
+        json c = plan({"set_nx_px"}, json::array(), 1);
+        for (const json& me : seen) {
+            json r = run(0, "set_nx_px", false, json{{"mutual_exclusion", false}}, 100, 1);
+            r["expected"] = "violates:mutual_exclusion in >= 2 of 3";
+            r["as_expected"] = nullptr;
+            r["expected_terms"] =
+                json::array({{{"term", "violates:mutual_exclusion in >= 2 of 3"}, {"met", me}}});
+            c["runs"].push_back(r);
+        }
+        return format_compare(summarise_compare(c));
+    };
+    std::string text = runs_seeing({true, true, true});
+    EXPECT_NE(text.find("\n  expected           violates:mutual_exclusion in >= 2 of 3 runs; "
+                        "seen in 3 of 3: as expected\n  reading"),
+              std::string::npos)
+        << text;
+    EXPECT_EQ(text.find("as expected in"), std::string::npos) << text;
+
+    text = runs_seeing({true, false, false});
+    EXPECT_NE(text.find("\n  expected           violates:mutual_exclusion in >= 2 of 3 runs; "
+                        "seen in 1 of 3: NOT as expected\n"),
+              std::string::npos)
+        << text;
+
+    text = runs_seeing({true, nullptr, nullptr});
+    EXPECT_NE(text.find("\n  expected           violates:mutual_exclusion in >= 2 of 3 runs; "
+                        "seen in 1 of 3 (2 undecided): unknown\n"),
+              std::string::npos)
+        << text;
+}
+
 TEST(Summary, NoRunFinishedIsSaidSo) {
     json c = plan({"set_nx_px"}, json::array(), 1);
     c["interrupted"] = true;

@@ -175,6 +175,11 @@ bool Expectation::has_rates() const {
                        [](const Term& t) { return t.rate.has_value(); });
 }
 
+bool Expectation::only_rates() const {
+    return !terms.empty() && std::all_of(terms.begin(), terms.end(),
+                                         [](const Term& t) { return t.rate.has_value(); });
+}
+
 std::vector<std::string> Expectation::term_texts() const {
     std::vector<std::string> texts;
     for (const auto& t : terms)

@@ -63,6 +63,8 @@ struct Expectation {
     std::vector<Term> terms;
 
     bool has_rates() const;
+    // Every term has a rate: no single run decides it (each run's as_expected is null).
+    bool only_rates() const;
     // The terms as written ("violates:mutual_exclusion in >= 1 of 5"), in order.
     std::vector<std::string> term_texts() const;
     // The rate terms as written, joined by ", ": what a single run leaves unjudged.

@@ -158,6 +158,9 @@ TEST(ExpectationTest, ARateTermParsesAndBadRatesAreRefusedNamingTheTerm) {
     EXPECT_EQ(e.rate_texts(), "violates:mutual_exclusion in >= 3 of 5");
     EXPECT_TRUE(e.has_rates());
     EXPECT_FALSE(Expectation::parse("safe").has_rates());
+    EXPECT_FALSE(e.only_rates());
+    EXPECT_TRUE(Expectation::parse("violates:mutual_exclusion in >= 2 of 3").only_rates());
+    EXPECT_FALSE(Expectation::parse("safe").only_rates());
     const auto at_most = Expectation::parse("safe in <= 0 of 4");
     EXPECT_FALSE(at_most.terms[0].rate->at_least);
 
