@@ -165,6 +165,8 @@ json make_summary(const SummaryInputs& in, const std::filesystem::path& history_
     json notes = json::array();
     if (std::string fence = w.unused_fence_note(); !fence.empty())
         notes.push_back(std::move(fence));
+    for (const auto& note : in.notes)
+        notes.push_back(note);
     summary["notes"] = notes;
     if (w.rate) {
         // What the rate asked for and what the clients managed: a run that fell behind says so
