@@ -239,6 +239,11 @@ Task<AdapterProcess*> ExternalStrategy::ensure_process(Session& session) {
     }
     if (client->process && !client->process->broken())
         co_return client->process.get();
+    // A crash fault killed the client with its process: what it still tries (a cleanup release
+    // of a packed client the crash reaches a moment later) must not start a process under its
+    // old identity. Its successor, a new session, starts the next one.
+    if (client->process && client->process->crashed())
+        throw AdapterBroken("the adapter " + client->process->broken_reason());
     // A broken process was killed and reaped when it broke; its successor is a new process.
     client->process.reset();
     AdapterRun* run = session.extension<AdapterRun>(kAdapterRunKey);
