@@ -239,14 +239,14 @@ Task<AdapterProcess*> ExternalStrategy::ensure_process(Session& session) {
     }
     if (client->process && !client->process->broken())
         co_return client->process.get();
-    // A crash fault killed the client with its process: what it still tries (a cleanup release
-    // of a packed client the crash reaches a moment later) must not start a process under its
-    // old identity. Its successor, a new session, starts the next one.
-    if (client->process && client->process->crashed())
+    AdapterRun* run = session.extension<AdapterRun>(kAdapterRunKey);
+    // A crash fault killed the packed clients with their process: what one still tries (a
+    // cleanup release of a client the crash reaches a moment later) must not start the pack's
+    // next process under its old identity. Its successor, a new session, starts it.
+    if (run && run->clients_per_process > 1 && client->process && client->process->crashed())
         throw AdapterBroken("the adapter " + client->process->broken_reason());
     // A broken process was killed and reaped when it broke; its successor is a new process.
     client->process.reset();
-    AdapterRun* run = session.extension<AdapterRun>(kAdapterRunKey);
     const std::shared_ptr<AdapterPack> pack = run ? run->pack_of(session.client_id()) : nullptr;
     if (!pack)
         co_return co_await start_process(session, *client, nullptr);
