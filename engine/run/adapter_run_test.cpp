@@ -426,6 +426,35 @@ TEST(AdapterRunTest, ACrashOfAPackedProcessHitsEachOfItsClients) {
     EXPECT_TRUE(children_running(::getpid(), "redis_semaphore_adapter.js").empty());
 }
 
+// A packed process that breaks the protocol loses all its clients: one process of two clients
+// is "2 of 2 clients lost", which makes the run unknown (the rule counts clients, not
+// processes), and no request of either client is believed.
+TEST(AdapterRunTest, APackedProcessThatBreaksLosesEachOfItsClients) {
+    TempDir out;
+    Workload w = Workload::from_json(
+        json{{"name", "packed-garbage"},
+             {"client_command",
+              "/usr/bin/python3 " +
+                  (kSource / "strategies/external/testing/misbehaving_adapter.py").string() +
+                  " garbage 1 concurrent"},
+             {"clients", 2},
+             {"clients_per_process", 2},
+             {"keys", 2},
+             {"duration_s", 0.5}});
+    RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
+    EXPECT_EQ(r.summary["verdict"]["valid"], "unknown") << r.summary["verdict"].dump(2);
+    const std::string reasons = r.summary["verdict"]["unknown_reasons"].dump();
+    EXPECT_NE(reasons.find("2 of 2 clients lost their adapter process"), std::string::npos)
+        << reasons;
+    EXPECT_EQ(r.summary["adapter"]["clients_per_process"], 2);
+    std::size_t grants = 0;
+    for (const auto& e : read_history(r.dir / "history.jsonl"))
+        grants += e["f"] == "acquire" && e["type"] == "ok";
+    EXPECT_EQ(grants, 0u);
+    EXPECT_EQ(run_exit_code(r), 3);
+    EXPECT_TRUE(children_running(::getpid(), "misbehaving_adapter.py").empty());
+}
+
 // Packing needs an adapter that answers requests of different clients concurrently, and an
 // adapter at all: each refusal is one line, and the usage exit code.
 TEST(AdapterRunTest, PackingRefusesAnAdapterThatIsNotConcurrentAndOurOwnStrategies) {
