@@ -426,6 +426,31 @@ TEST(AdapterRunTest, ACrashOfAPackedProcessHitsEachOfItsClients) {
     EXPECT_TRUE(children_running(::getpid(), "redis_semaphore_adapter.js").empty());
 }
 
+// A pause of a packed process stops every client in it: the one pause event, proven on the
+// process, names the client packed beside the target, and the notes say the fault hit both.
+TEST(AdapterRunTest, APauseOfAPackedProcessHitsEachOfItsClients) {
+    TempDir out;
+    Workload w = Workload::from_json(json::parse(R"({
+        "name": "packed-pause", "strategy": "redis-semaphore", "clients": 2,
+        "clients_per_process": 2, "keys": 2, "duration_s": 1,
+        "faults": [{"fault": "pause-client", "target": "client:0", "at_s": 0.3,
+                    "duration_ms": 200, "scope": "client", "point": "any"}]
+    })"));
+    RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
+    const auto pauses = nemesis_events(read_history(r.dir / "history.jsonl"), "pause");
+    ASSERT_EQ(pauses.size(), 1u) << r.summary["nemesis"].dump(2);
+    EXPECT_EQ(pauses[0]["value"]["proof"]["state"], "T");
+    EXPECT_EQ(pauses[0]["value"]["packed_clients"], json::array({1}));
+    const std::string notes = r.summary["notes"].dump();
+    EXPECT_NE(notes.find("pause-client of client 0's adapter process (pid " +
+                         std::to_string(pauses[0]["value"]["proof"]["pid"].get<pid_t>()) +
+                         ") hit 2 clients (0, 1)"),
+              std::string::npos)
+        << notes;
+    EXPECT_EQ(r.summary["verdict"]["valid"], true) << r.summary["verdict"].dump(2);
+    EXPECT_TRUE(children_running(::getpid(), "redis_semaphore_adapter.js").empty());
+}
+
 // A packed process that breaks the protocol loses all its clients: one process of two clients
 // is "2 of 2 clients lost", which makes the run unknown (the rule counts clients, not
 // processes), and no request of either client is believed.
