@@ -30,7 +30,7 @@ struct RunFlags {
     std::string workload_file;
     std::optional<std::string> strategy;
     std::optional<std::string> client_command;
-    std::optional<int> clients, keys, threads;
+    std::optional<int> clients, keys, threads, clients_per_process;
     std::optional<double> duration, hold_ms, think_ms, rate;
     std::optional<std::string> arrivals;
     std::optional<std::int64_t> lease_ms, wait_ms;
@@ -70,6 +70,8 @@ nlohmann::json overridden_by_flags(const RunFlags& f, const Workload& w) {
         j["keys"] = *f.keys;
     if (f.threads)
         j["threads"] = *f.threads;
+    if (f.clients_per_process)
+        j["clients_per_process"] = *f.clients_per_process;
     if (f.duration)
         j["duration_s"] = *f.duration;
     if (f.hold_ms)
@@ -109,6 +111,7 @@ std::map<std::string, std::string> flags_given(const RunFlags& f) {
     given(f.clients.has_value(), "/clients", "--clients");
     given(f.keys.has_value(), "/keys", "--keys");
     given(f.threads.has_value(), "/threads", "--threads");
+    given(f.clients_per_process.has_value(), "/clients_per_process", "--clients-per-process");
     given(f.duration.has_value(), "/duration_s", "--duration");
     given(f.hold_ms.has_value(), "/hold_ms", "--hold-ms");
     given(f.think_ms.has_value(), "/think_ms", "--think-ms");
@@ -271,6 +274,11 @@ Command add_run_command(CLI::App& app) {
     run->add_option("--keys", rf.keys, "Number of lock keys")->check(within(1, 10'000'000));
     run->add_option("--threads", rf.threads, "Event-loop threads the clients are spread over")
         ->check(within(1, 64));
+    run->add_option("--clients-per-process", rf.clients_per_process,
+                    "A lock library's clients packed N to one adapter process (its adapter must "
+                    "declare concurrent), for throughput runs; a process fault then hits every "
+                    "client of the process, and the run says so")
+        ->check(within(1, 100'000));
     run->add_option("--duration", rf.duration, "Seconds to run")->check(within(0.01, 86'400.0));
     run->add_option("--hold-ms", rf.hold_ms, "Time inside the critical section (constant)")
         ->check(within(0.0, 86'400'000.0));

@@ -36,7 +36,10 @@ ClientThreads::~ClientThreads() {
 }
 
 int ClientThreads::thread_of(int index) const {
-    return index < placement_.isolated ? shared_threads_ : index % shared_threads_;
+    // Clients packed into one adapter process share its reader, on one loop: they run together.
+    return index < placement_.isolated
+               ? shared_threads_
+               : (index / env_.workload.clients_per_process) % shared_threads_;
 }
 
 void ClientThreads::fail(const std::string& what) {

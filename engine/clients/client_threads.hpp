@@ -1,8 +1,10 @@
 #pragma once
 
 // The client side of one run: `threads` OS threads, each running an event loop with its share of
-// the simulated clients (client i on thread i % threads) behind a start gate, so that every
-// client connects before the clock starts and none acts before the first faults are in place.
+// the simulated clients (client i on thread i % threads; clients packed into one adapter process
+// on the thread of their pack, (i / clients_per_process) % threads) behind a start gate, so that
+// every client connects before the clock starts and none acts before the first faults are in
+// place.
 // The object owns the threads: whichever way a run ends, its destructor stops and joins them.
 
 #include <functional>

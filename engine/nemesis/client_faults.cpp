@@ -27,6 +27,47 @@ std::string read_point(ObjectReader& r, const std::string& fallback) {
     return point;
 }
 
+namespace {
+
+// --clients-per-process: the stopped process serves other clients too, which stop with it -
+// their workers wait, as the client's own does - and the pause's event names them.
+void pause_pack_mates(NemesisContext& ctx, SimulatedClient& client, EventLoop::TimePoint until,
+                      json& value) {
+    const std::vector<int> mates = adapter_pack_mates(client.session());
+    if (mates.empty())
+        return;
+    note_adapter_process_fault(client.session(), "pause-client");
+    value["packed_clients"] = mates;
+    for (const int mate : mates) {
+        ctx.clients().run_now(static_cast<std::size_t>(mate), &client.session().loop(),
+                              [until](SimulatedClient& m) { m.pause(until, true); });
+    }
+}
+
+// --clients-per-process: the killed process served other clients too; each dies with it (a
+// crash event per process id it held, as for the client itself) and has a successor. At once,
+// before any of them hears of the dead process: one still alive would start a new one.
+void crash_pack_mates(NemesisContext& ctx, SimulatedClient& client, const json& proof) {
+    const std::vector<int> mates = adapter_pack_mates(client.session());
+    if (mates.empty())
+        return;
+    note_adapter_process_fault(client.session(), "crash-client");
+    for (const int mate : mates) {
+        ctx.clients().run_now(static_cast<std::size_t>(mate), &client.session().loop(),
+                              [&ctx, &proof, packed_with = client.index()](SimulatedClient& m) {
+                                  for (const auto process : m.processes_holding()) {
+                                      ctx.log("crash", json{{"target", process},
+                                                            {"client", m.index()},
+                                                            {"packed_with", packed_with},
+                                                            {"proof", proof}});
+                                  }
+                                  m.crash();
+                              });
+    }
+}
+
+}  // namespace
+
 PauseClient::PauseClient(ObjectReader& r)
     : duration_(r.integer("duration_ms", 1000, 0, 3'600'000)),
       whole_client_(r.choice<bool>("scope", false, {{"worker", false}, {"client", true}})),
@@ -62,6 +103,7 @@ void PauseClient::apply_to_client(NemesisContext& ctx, SimulatedClient& client) 
                 return std::chrono::milliseconds(0);
             }
             value["proof"] = {{"pid", pid}, {"signal", "SIGSTOP"}, {"state", "T"}};
+            pause_pack_mates(ctx, c, until, value);
             c.session().loop().add_timer(until, [&c, pid] {
                 // The process may have been replaced meanwhile (it broke, or crashed).
                 if (AdapterProcess* now = adapter_process(c.session()); now && now->pid() == pid)
@@ -95,6 +137,7 @@ void CrashClient::apply_to_client(NemesisContext& ctx, SimulatedClient& client) 
             return;
         }
         proof = {{"pid", pid}, {"signal", "SIGKILL"}, {"reaped", true}};
+        crash_pack_mates(ctx, client, proof);
     }
     for (const auto process : processes) {
         json value{{"target", process}, {"client", client.index()}};
@@ -141,6 +184,7 @@ DetachedTask SkewClientClock::skew_adapter(NemesisContext& ctx, SimulatedClient&
     adapter->clock_skew = skew;
     std::ofstream(faketime_file, std::ios::trunc)
         << faketime_line(skew, adapter->process_started_at);
+    note_adapter_process_fault(client.session(), "clock-skew");
     const auto process = client.process();
     const auto index = client.index();
     const auto unix_ms = [] {

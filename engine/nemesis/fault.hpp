@@ -47,6 +47,10 @@ class ClientDirectory {
     // is dropped too (without a word: the run is over for that client).
     bool post(std::size_t index, std::function<void(SimulatedClient&)> action);
     void post_all(std::function<void(SimulatedClient&)> action);
+    // Runs `action` on client `index` at once when it runs on `loop`, the caller's own (clients
+    // packed into one adapter process share a loop); false otherwise.
+    bool run_now(std::size_t index, const EventLoop* loop,
+                 const std::function<void(SimulatedClient&)>& action);
     // The loop's clients are gone: later posts to them are dropped, and so are posts queued on
     // the loop that have not run yet. Call it on the loop's thread, before destroying them.
     void remove_loop(EventLoop* loop);

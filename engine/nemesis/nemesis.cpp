@@ -123,6 +123,21 @@ void ClientDirectory::remove_loop(EventLoop* loop) {
     }
 }
 
+bool ClientDirectory::run_now(std::size_t index, const EventLoop* loop,
+                              const std::function<void(SimulatedClient&)>& action) {
+    SimulatedClient* client = nullptr;
+    {
+        std::lock_guard lock(mutex_);
+        if (index >= clients_.size() || clients_[index].second != loop)
+            return false;
+        client = clients_[index].first;
+    }
+    // On its own loop's thread, which alone removes it: it stays while the action runs.
+    if (client)
+        action(*client);
+    return client != nullptr;
+}
+
 void ClientDirectory::post_all(std::function<void(SimulatedClient&)> action) {
     std::lock_guard lock(mutex_);
     for (std::size_t index = 0; index < clients_.size(); ++index) {

@@ -5,10 +5,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <dirent.h>
+#include <fcntl.h>
 #include <fstream>
 #include <map>
+#include <set>
 #include <signal.h>
 #include <sys/wait.h>
 #include <thread>
@@ -334,6 +337,204 @@ TEST(AdapterRunTest, OnlyTheAdaptersOpenZooKeeperSessions) {
     // Three kazoo sessions and the probe; lockbench's clean-up session may overlap the last.
     EXPECT_GE(most.load(), 4);
     EXPECT_LE(most.load(), 5);
+}
+
+// The one file named `name` under `dir`, at any depth (a run writes into a folder of its own).
+fs::path find_file(const fs::path& dir, const std::string& name) {
+    for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+        if (entry.path().filename() == name)
+            return entry.path();
+    }
+    return {};
+}
+
+// `lockbench ARGS` with its stdout dropped: its exit code and what it wrote on stderr.
+std::pair<int, std::string> run_lockbench(const std::string& args) {
+    const std::string command = std::string(LOCKBENCH_BINARY) + " " + args + " 2>&1 >/dev/null";
+    FILE* pipe = ::popen(command.c_str(), "r");
+    std::string said;
+    char chunk[512];
+    while (std::size_t n = std::fread(chunk, 1, sizeof chunk, pipe))
+        said.append(chunk, n);
+    const int status = ::pclose(pipe);
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, said};
+}
+
+// --clients-per-process 2: four clients of a library whose adapter answers concurrently run in
+// two adapter processes, each serving two clients that all get their locks.
+TEST(AdapterRunTest, PackedClientsShareTheirAdapterProcess) {
+    TempDir out;
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        const int null = ::open("/dev/null", O_WRONLY);
+        ::dup2(null, 1);
+        ::execl(LOCKBENCH_BINARY, LOCKBENCH_BINARY, "run", "--no-yardstick", "--strategy",
+                "redis-semaphore", "--clients", "4", "--clients-per-process", "2", "--keys", "4",
+                "--duration", "2", "--out", out.path().c_str(), static_cast<char*>(nullptr));
+        ::_exit(127);
+    }
+    // Every adapter process the run ever had, sampled until it ends.
+    std::set<pid_t> adapters;
+    std::size_t most_at_once = 0;
+    int status = 0;
+    while (::waitpid(pid, &status, WNOHANG) == 0) {
+        auto now = children_running(pid, "redis_semaphore_adapter.js");
+        // The clients' processes log into the run's adapters/; the probe that asked the library
+        // what it is before the run (one more process, gone when the run starts) does not.
+        std::erase_if(now, [](pid_t adapter) {
+            std::error_code gone;
+            const fs::path log =
+                fs::read_symlink("/proc/" + std::to_string(adapter) + "/fd/2", gone);
+            return gone || log.string().find("/adapters/") == std::string::npos;
+        });
+        adapters.insert(now.begin(), now.end());
+        most_at_once = std::max(most_at_once, now.size());
+        std::this_thread::sleep_for(10ms);
+    }
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0);
+    EXPECT_EQ(adapters.size(), 2u);
+    EXPECT_EQ(most_at_once, 2u);
+    const fs::path summary_file = find_file(out.path(), "summary.json");
+    ASSERT_FALSE(summary_file.empty());
+    const json summary = json::parse(std::ifstream(summary_file));
+    EXPECT_EQ(summary["adapter"]["clients_per_process"], 2);
+    EXPECT_EQ(summary["fairness"]["clients"], 4);
+    EXPECT_GT(summary["fairness"]["cycles_min"].get<int>(), 0) << summary["fairness"].dump();
+    EXPECT_EQ(summary["verdict"]["valid"], true) << summary["verdict"].dump(2);
+    // Each process's init named both its clients; every client's requests went to its own.
+    std::set<std::string> acting;
+    for (const auto& e : read_history(summary_file.parent_path() / "history.jsonl")) {
+        if (e["f"] == "acquire" && e["type"] == "ok")
+            acting.insert(std::to_string(e["process"].get<std::int64_t>()));
+    }
+    EXPECT_GE(acting.size(), 4u);
+}
+
+// A crash of a packed process kills every client in it: a crash event for each (the same
+// proof), one new process for both, and the run's notes say how many clients the fault hit.
+TEST(AdapterRunTest, ACrashOfAPackedProcessHitsEachOfItsClients) {
+    TempDir out;
+    Workload w = Workload::from_json(json::parse(R"({
+        "name": "packed-crash", "strategy": "redis-semaphore", "clients": 2,
+        "clients_per_process": 2, "keys": 2, "duration_s": 1.5, "hold_ms": 20,
+        "faults": [{"fault": "crash-client", "target": "client:0", "at_s": 0.5}]
+    })"));
+    RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
+    const auto events = read_history(r.dir / "history.jsonl");
+    const auto crashes = nemesis_events(events, "crash");
+    std::set<int> clients_hit;
+    std::set<pid_t> pids;
+    for (const auto& crash : crashes) {
+        clients_hit.insert(crash["value"]["client"].get<int>());
+        pids.insert(crash["value"]["proof"]["pid"].get<pid_t>());
+        EXPECT_EQ(crash["value"]["proof"]["reaped"], true);
+    }
+    EXPECT_EQ(clients_hit, (std::set<int>{0, 1})) << r.summary["nemesis"].dump(2);
+    ASSERT_EQ(pids.size(), 1u);
+    EXPECT_FALSE(process_state(*pids.begin()).has_value());
+    // Every op in flight when the process died is in doubt: nothing after the crash completes
+    // for a process id the crash named.
+    std::set<std::int64_t> dead;
+    for (const auto& crash : crashes)
+        dead.insert(crash["value"]["target"].get<std::int64_t>());
+    bool after = false;
+    for (const auto& e : events) {
+        if (e["process"] == "nemesis" && e["f"] == "crash") {
+            after = true;
+        } else if (after && e["process"].is_number_integer()) {
+            EXPECT_FALSE(dead.count(e["process"].get<std::int64_t>())) << e.dump();
+        }
+    }
+    // The first process and the one successor both clients share, each with its log.
+    std::vector<fs::path> logs(fs::directory_iterator(r.dir / "adapters"), {});
+    EXPECT_EQ(logs.size(), 2u);
+    EXPECT_EQ(r.summary["adapter"]["clients_lost"], 0);
+    const std::string notes = r.summary["notes"].dump();
+    EXPECT_NE(notes.find("crash-client of client 0's adapter process (pid " +
+                         std::to_string(*pids.begin()) + ") hit 2 clients (0, 1)"),
+              std::string::npos)
+        << notes;
+    EXPECT_NE(r.summary["verdict"]["valid"], false) << r.summary["verdict"].dump(2);
+    EXPECT_TRUE(children_running(::getpid(), "redis_semaphore_adapter.js").empty());
+}
+
+// A pause of a packed process stops every client in it: the one pause event, proven on the
+// process, names the client packed beside the target, and the notes say the fault hit both.
+TEST(AdapterRunTest, APauseOfAPackedProcessHitsEachOfItsClients) {
+    TempDir out;
+    Workload w = Workload::from_json(json::parse(R"({
+        "name": "packed-pause", "strategy": "redis-semaphore", "clients": 2,
+        "clients_per_process": 2, "keys": 2, "duration_s": 1,
+        "faults": [{"fault": "pause-client", "target": "client:0", "at_s": 0.3,
+                    "duration_ms": 200, "scope": "client", "point": "any"}]
+    })"));
+    RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
+    const auto pauses = nemesis_events(read_history(r.dir / "history.jsonl"), "pause");
+    ASSERT_EQ(pauses.size(), 1u) << r.summary["nemesis"].dump(2);
+    EXPECT_EQ(pauses[0]["value"]["proof"]["state"], "T");
+    EXPECT_EQ(pauses[0]["value"]["packed_clients"], json::array({1}));
+    const std::string notes = r.summary["notes"].dump();
+    EXPECT_NE(notes.find("pause-client of client 0's adapter process (pid " +
+                         std::to_string(pauses[0]["value"]["proof"]["pid"].get<pid_t>()) +
+                         ") hit 2 clients (0, 1)"),
+              std::string::npos)
+        << notes;
+    EXPECT_EQ(r.summary["verdict"]["valid"], true) << r.summary["verdict"].dump(2);
+    EXPECT_TRUE(children_running(::getpid(), "redis_semaphore_adapter.js").empty());
+}
+
+// A packed process that breaks the protocol loses all its clients: one process of two clients
+// is "2 of 2 clients lost", which makes the run unknown (the rule counts clients, not
+// processes), and no request of either client is believed.
+TEST(AdapterRunTest, APackedProcessThatBreaksLosesEachOfItsClients) {
+    TempDir out;
+    Workload w = Workload::from_json(
+        json{{"name", "packed-garbage"},
+             {"client_command",
+              "/usr/bin/python3 " +
+                  (kSource / "strategies/external/testing/misbehaving_adapter.py").string() +
+                  " garbage 1 concurrent"},
+             {"clients", 2},
+             {"clients_per_process", 2},
+             {"keys", 2},
+             {"duration_s", 0.5}});
+    RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
+    EXPECT_EQ(r.summary["verdict"]["valid"], "unknown") << r.summary["verdict"].dump(2);
+    const std::string reasons = r.summary["verdict"]["unknown_reasons"].dump();
+    EXPECT_NE(reasons.find("2 of 2 clients lost their adapter process"), std::string::npos)
+        << reasons;
+    EXPECT_EQ(r.summary["adapter"]["clients_per_process"], 2);
+    std::size_t grants = 0;
+    for (const auto& e : read_history(r.dir / "history.jsonl"))
+        grants += e["f"] == "acquire" && e["type"] == "ok";
+    EXPECT_EQ(grants, 0u);
+    EXPECT_EQ(run_exit_code(r), 3);
+    EXPECT_TRUE(children_running(::getpid(), "misbehaving_adapter.py").empty());
+}
+
+// Packing needs an adapter that answers requests of different clients concurrently, and an
+// adapter at all: each refusal is one line, and the usage exit code.
+TEST(AdapterRunTest, PackingRefusesAnAdapterThatIsNotConcurrentAndOurOwnStrategies) {
+    TempDir out;
+    const auto [code, said] = run_lockbench(
+        "run --no-yardstick --strategy redis-py --clients 4 --clients-per-process 4 "
+        "--duration 1 --out " +
+        out.path().string());
+    EXPECT_EQ(code, 2);
+    EXPECT_EQ(said,
+              "lockbench: --clients-per-process 4: redis-py's adapter answers one request at a "
+              "time (it does not declare concurrent): its clients would wait for each other's "
+              "locks\n");
+    const auto [own_code, own_said] = run_lockbench(
+        "run --no-yardstick --strategy set_nx_px --clients 4 --clients-per-process 2 "
+        "--duration 1 --out " +
+        out.path().string());
+    EXPECT_EQ(own_code, 2);
+    EXPECT_EQ(own_said,
+              "lockbench: --clients-per-process 2: set_nx_px is one of lockbench's own strategies, "
+              "whose clients run inside lockbench: there is no adapter process to pack them "
+              "into\n");
 }
 
 TEST(AdapterRunTest, CtrlCLeavesNoAdapterProcess) {

@@ -278,6 +278,8 @@ void WorkloadRun::wire_adapter() {
     adapter_run->name_space = adapter_namespace;
     adapter_run->sentinels = deployment.sentinels;
     adapter_run->sentinel_master_name = std::string(kSentinelMasterName);
+    adapter_run->clients_per_process = w.clients_per_process;
+    adapter_run->clients = w.clients;
     const bool skews = std::any_of(w.faults.begin(), w.faults.end(), [](const auto& f) {
         return f.value("fault", "") == "clock-skew";
     });
@@ -613,8 +615,9 @@ SummaryInputs WorkloadRun::summary_inputs(const ClientStats& total) {
         const AdapterProbe& probe = probe_adapter(*adapter_spec);
         in.adapter = {
             {"library", probe.library},      {"version", probe.version},
-            {"command", adapter_spec->argv}, {"clients_per_process", 1},
+            {"command", adapter_spec->argv}, {"clients_per_process", w.clients_per_process},
             {"clients_lost", lost},          {"lost_signals", library_lost_signals.load()}};
+        in.notes = adapter_run->process_fault_notes();
     }
     return in;
 }

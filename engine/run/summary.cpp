@@ -226,6 +226,8 @@ json make_summary(const SummaryInputs& in, const std::filesystem::path& history_
     json notes = json::array();
     if (std::string fence = w.unused_fence_note(); !fence.empty())
         notes.push_back(std::move(fence));
+    for (const auto& note : in.notes)
+        notes.push_back(note);
     summary["notes"] = notes;
     add_open_loop(summary, w, st, in.elapsed_s);
     add_expectation(summary, w, verdict, evidence);

@@ -31,6 +31,9 @@ struct SummaryInputs {
     std::vector<std::string> unknown_reasons;
     // A lock library's strategy: its library, version and adapter processes; null otherwise.
     nlohmann::json adapter;
+    // Lines for summary.json's `notes` beyond the workload's own (a process fault that hit
+    // every client packed into the process).
+    std::vector<std::string> notes;
 };
 
 // Builds the summary, judging the history at `history_path` with the checker. The verdict is

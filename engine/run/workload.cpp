@@ -71,6 +71,8 @@ void read_names_and_scale(ObjectReader& r, Workload& w) {
     w.clients = static_cast<int>(r.integer("clients", w.clients, 1, 100'000));
     w.threads = static_cast<int>(r.integer("threads", w.threads, 1, 64));
     w.connections = static_cast<int>(r.integer("connections", w.connections, 0, 100'000));
+    w.clients_per_process =
+        static_cast<int>(r.integer("clients_per_process", w.clients_per_process, 1, 100'000));
     w.keys = static_cast<int>(r.integer("keys", w.keys, 1, 10'000'000));
 }
 
@@ -512,6 +514,7 @@ json Workload::to_json() const {
         {"clients", clients},
         {"threads", threads},
         {"connections", connections},
+        {"clients_per_process", clients_per_process},
         {"keys", keys},
         {"key_distribution", key_distribution.to_json()},
         {"hold_ms", hold_ms.to_json()},
@@ -576,9 +579,35 @@ void Workload::validate() const {
     const StrategyInfo* info = known_strategy(strategy);
     check_strategy_can(*this, info);
     check_separate_resource_server(*this);
+    validate_packing();
     check_shared_connections(*this, info);
     check_topology_fits(*this, info);
     check_rate_and_fencing(*this, info);
+}
+
+// Packed clients share one adapter process, which answers their requests as each completes: a
+// process that answers one at a time would serialise them, and lockbench's C++ strategies have
+// no process of their own to pack.
+void Workload::validate_packing() const {
+    if (clients_per_process == 1)
+        return;
+    const std::string flag = "--clients-per-process " + std::to_string(clients_per_process) + ": ";
+    const auto adapter = find_adapter(strategy);
+    if (!adapter) {
+        throw WorkloadError(flag + strategy +
+                            " is one of lockbench's own strategies, whose clients run inside "
+                            "lockbench: there is no adapter process to pack them into");
+    }
+    if (!probe_adapter(*adapter).concurrent) {
+        throw WorkloadError(flag + strategy +
+                            "'s adapter answers one request at a time (it does not declare "
+                            "concurrent): its clients would wait for each other's locks");
+    }
+    if (topology.isolated_clients > 0) {
+        throw WorkloadError(flag +
+                            "isolated_clients run in a network namespace of their own, which a "
+                            "process shared with other clients cannot be in");
+    }
 }
 
 std::string Workload::unused_fence_note() const {

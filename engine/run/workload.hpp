@@ -129,6 +129,9 @@ struct Workload {
     // Redis connections per server the clients share, auto-pipelined (shared_connections.hpp);
     // 0 (or as many as clients): one connection per client.
     int connections = 0;
+    // A lock library's clients packed this many to one adapter process (the last may have
+    // fewer); 1: one process per client. A process fault then hits every client of the process.
+    int clients_per_process = 1;
     int keys = 4;
     KeyDistribution key_distribution;
     Distribution hold_ms = Distribution::constant(1);
@@ -176,6 +179,8 @@ struct Workload {
     bool shares_connections() const { return connections > 0 && connections < clients; }
     // Cross-field checks (e.g. shared_ratio on a strategy without shared mode).
     void validate() const;
+    // validate()'s part for clients_per_process.
+    void validate_packing() const;
     // One line when the strategy hands out fencing numbers and the resource ignores them (the
     // default `counter`): the run measures the lock without its fence, which a user who chose
     // the strategy for its fence would not guess. "" otherwise.

@@ -132,6 +132,7 @@ bool AdapterProcess::kill_and_reap() {
 }
 
 bool AdapterProcess::crash() {
+    crashed_ = true;
     const bool reaped = kill_and_reap();
     break_with("was killed by a crash fault", /*report=*/false);
     return reaped;

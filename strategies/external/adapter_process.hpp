@@ -56,6 +56,7 @@ class AdapterProcess final : private EventLoop::IoHandler {
 
     pid_t pid() const { return child_.pid(); }
     bool broken() const { return broken_.has_value(); }
+    bool crashed() const { return crashed_; }  // by crash(): a fault, not the adapter's doing
     const std::string& broken_reason() const;
 
     // Sends `request` with the next id and waits for its answer, at most `timeout` (then the
@@ -106,6 +107,7 @@ class AdapterProcess final : private EventLoop::IoHandler {
     int stdin_fd_ = -1;
     int stdout_fd_ = -1;
     bool closing_ = false;
+    bool crashed_ = false;
     EventLoop::TimePoint stopped_until_{};
     std::string buffer_;
     std::int64_t next_id_ = 1;

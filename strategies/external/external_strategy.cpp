@@ -37,6 +37,12 @@ std::string client_of(const std::string& client_id) {
                   answer.dump().substr(0, 200));
 }
 
+// 3 of "c3.1-9f3a2b" (make_session names them so).
+int client_index(const std::string& client_id) {
+    return static_cast<int>(
+        std::strtol(client_id.c_str() + (client_id.empty() ? 0 : 1), nullptr, 10));
+}
+
 std::string_view mode_word(LockMode mode) {
     return mode == LockMode::Shared ? "shared" : "exclusive";
 }
@@ -57,6 +63,63 @@ std::size_t AdapterRun::clients_lost() const {
 std::string AdapterRun::last_loss() const {
     std::lock_guard lock(mutex_);
     return last_loss_;
+}
+
+std::shared_ptr<AdapterPack> AdapterRun::pack_of(const std::string& client_id) {
+    if (clients_per_process <= 1)
+        return nullptr;
+    const int index = client_index(client_id);
+    std::lock_guard lock(mutex_);
+    auto& pack = packs_[index / clients_per_process];
+    if (!pack) {
+        pack = std::make_shared<AdapterPack>();
+        pack->number = index / clients_per_process;
+    }
+    pack->members[index] = client_id;
+    return pack;
+}
+
+void AdapterRun::note_process_fault(const std::string& line) {
+    std::lock_guard lock(mutex_);
+    process_fault_notes_.push_back(line);
+}
+
+std::vector<std::string> AdapterRun::process_fault_notes() const {
+    std::lock_guard lock(mutex_);
+    return process_fault_notes_;
+}
+
+std::vector<int> adapter_pack_mates(Session& session) {
+    AdapterRun* run = session.extension<AdapterRun>(kAdapterRunKey);
+    if (!run || run->clients_per_process <= 1)
+        return {};
+    const int index = client_index(session.client_id());
+    const int first = index / run->clients_per_process * run->clients_per_process;
+    std::vector<int> mates;
+    for (int i = first; i < first + run->clients_per_process && i < run->clients; ++i) {
+        if (i != index)
+            mates.push_back(i);
+    }
+    return mates;
+}
+
+void note_adapter_process_fault(Session& session, const std::string& fault) {
+    AdapterRun* run = session.extension<AdapterRun>(kAdapterRunKey);
+    if (!run || run->clients_per_process <= 1)
+        return;
+    const int index = client_index(session.client_id());
+    std::string clients = std::to_string(index);
+    for (const int mate : adapter_pack_mates(session))
+        clients += ", " + std::to_string(mate);
+    // The process, also when the fault just killed it.
+    const AdapterClient* client = adapter_client(session);
+    const AdapterProcess* process = client ? client->process.get() : nullptr;
+    run->note_process_fault(
+        fault + " of client " + std::to_string(index) + "'s adapter process" +
+        (process ? " (pid " + std::to_string(process->pid()) + ")" : std::string()) + " hit " +
+        std::to_string(adapter_pack_mates(session).size() + 1) + " clients (" + clients +
+        "): --clients-per-process " + std::to_string(run->clients_per_process) +
+        " packs them into one process");
 }
 
 std::optional<std::filesystem::path> libfaketime_path() {
@@ -176,9 +239,47 @@ Task<AdapterProcess*> ExternalStrategy::ensure_process(Session& session) {
     }
     if (client->process && !client->process->broken())
         co_return client->process.get();
+    AdapterRun* run = session.extension<AdapterRun>(kAdapterRunKey);
+    // A crash fault killed the packed clients with their process: what one still tries (a
+    // cleanup release of a client the crash reaches a moment later) must not start the pack's
+    // next process under its old identity. Its successor, a new session, starts it.
+    if (run && run->clients_per_process > 1 && client->process && client->process->crashed())
+        throw AdapterBroken("the adapter " + client->process->broken_reason());
     // A broken process was killed and reaped when it broke; its successor is a new process.
     client->process.reset();
+    const std::shared_ptr<AdapterPack> pack = run ? run->pack_of(session.client_id()) : nullptr;
+    if (!pack)
+        co_return co_await start_process(session, *client, nullptr);
+    // Another client of the pack is starting the process (its runtime, its init): one process
+    // serves them all, so this one waits for it instead of starting a second.
+    while (pack->starting)
+        co_await session.loop().sleep_for(std::chrono::milliseconds(1));
+    if (auto running = pack->process.lock(); running && !running->broken()) {
+        client->process = std::move(running);
+        client->process_started_at = pack->started_at;
+        client->applied_lease = pack->applied_lease;
+        client->faketime_file = pack->faketime_file;
+        co_return client->process.get();
+    }
+    // Cleared however this ends (an init refused, the client's coroutine destroyed by its
+    // crash): the others would otherwise wait forever.
+    struct Starting {
+        AdapterPack& pack;
+        explicit Starting(AdapterPack& p) : pack(p) { pack.starting = true; }
+        ~Starting() { pack.starting = false; }
+    } starting(*pack);
+    AdapterProcess* process = co_await start_process(session, *client, pack.get());
+    pack->process = client->process;
+    pack->started_at = client->process_started_at;
+    pack->applied_lease = client->applied_lease;
+    pack->faketime_file = client->faketime_file;
+    ++pack->processes_started;
+    co_return process;
+}
 
+Task<AdapterProcess*> ExternalStrategy::start_process(Session& session, AdapterClient& client_ref,
+                                                      AdapterPack* pack) {
+    AdapterClient* client = &client_ref;
     AdapterRun* run = session.extension<AdapterRun>(kAdapterRunKey);
     AdapterLaunch launch{spec_.argv, {}, std::nullopt};
     if (run && !run->log_dir.empty())
@@ -188,8 +289,11 @@ Task<AdapterProcess*> ExternalStrategy::ensure_process(Session& session) {
         if (!library)
             throw IoError("libfaketime is not installed: a client's clock cannot be skewed");
         if (!client->faketime_file) {
+            // A packed process has one clock for all its clients: one file for the pack.
             client->faketime_file =
-                *run->faketime_dir / (client_of(session.client_id()) + ".faketime");
+                *run->faketime_dir /
+                ((pack ? "pack" + std::to_string(pack->number) : client_of(session.client_id())) +
+                 ".faketime");
             std::error_code ignored;
             std::filesystem::create_directories(*run->faketime_dir, ignored);
             if (!std::filesystem::exists(*client->faketime_file, ignored))
@@ -211,7 +315,26 @@ Task<AdapterProcess*> ExternalStrategy::ensure_process(Session& session) {
                             "FAKETIME_NO_CACHE=1", "FAKETIME_DONT_FAKE_MONOTONIC=1",
                             "FAKETIME_FORCE_MONOTONIC_FIX=0"};
     }
-    const std::string who = "client " + session.client_id() + " (" + spec_.name + ")";
+    // The clients the process serves: a pack's, by their current ids where they have joined,
+    // and by their first ids ("c5-9f3a2b") where they have not yet.
+    std::vector<std::string> clients{session.client_id()};
+    if (pack) {
+        clients.clear();
+        const std::string nonce = session.client_id().substr(session.client_id().find('-'));
+        const int first = pack->number * run->clients_per_process;
+        for (int i = first; i < first + run->clients_per_process && i < run->clients; ++i) {
+            const auto member = pack->members.find(i);
+            clients.push_back(member != pack->members.end() ? member->second
+                                                            : "c" + std::to_string(i) + nonce);
+        }
+    }
+    std::string who = "client " + session.client_id() + " (" + spec_.name + ")";
+    if (pack) {
+        who = "clients";
+        for (const auto& id : clients)
+            who += (&id == &clients.front() ? " " : ", ") + id;
+        who += " (" + spec_.name + ", one process)";
+    }
     client->process_started_at = std::chrono::system_clock::now();
     try {
         client->process = std::make_unique<AdapterProcess>(session.loop(), launch, who);
@@ -221,13 +344,24 @@ Task<AdapterProcess*> ExternalStrategy::ensure_process(Session& session) {
     ++client->processes_started;
     AdapterProcess* process = client->process.get();
     const std::string client_id = session.client_id();
-    process->set_on_broken([run, client_id](const std::string& reason) {
-        if (run)
-            run->note_broken(client_id, reason);
+    // Every client of the process loses it: the "most clients lost" rule counts clients.
+    process->set_on_broken([run, clients](const std::string& reason) {
+        if (!run)
+            return;
+        for (const auto& id : clients)
+            run->note_broken(id, reason);
     });
-    process->set_on_message([run, client_id, who](const json& message) {
+    process->set_on_message([run, client_id, clients, who](const json& message) {
         if (message.value("type", "") == "lost" && run && run->on_lost) {
-            run->on_lost(client_id, message);
+            // A packed process says whose grant it lost (PROTOCOL.md: `client`): one of its
+            // clients, maybe a successor that joined after its init.
+            const auto owner = message.find("client");
+            const bool named =
+                owner != message.end() && owner->is_string() &&
+                std::any_of(clients.begin(), clients.end(), [&](const std::string& id) {
+                    return client_of(id) == client_of(owner->get<std::string>());
+                });
+            run->on_lost(named ? owner->get<std::string>() : client_id, message);
             return;
         }
         std::fprintf(stderr, "lockbench: %s: adapter says %s\n", who.c_str(),
@@ -239,7 +373,7 @@ Task<AdapterProcess*> ExternalStrategy::ensure_process(Session& session) {
     if (client->requested_lease)
         init_options["lease_ms"] = client->requested_lease->count();
     json init{{"type", "init"},
-              {"clients", json::array({client_id})},
+              {"clients", clients},
               {"namespace", run ? run->name_space : std::string("lockbench")},
               {"servers", init_servers(session)},
               {"options", std::move(init_options)}};
@@ -366,9 +500,10 @@ Task<bool> ExternalStrategy::renew(Session& session, const Grant& grant) {
 Task<void> ExternalStrategy::shutdown(Session& session) {
     AdapterClient* client = adapter_client(session);
     if (client && client->process) {
-        if (!client->process->broken())
-            co_await client->process->close(std::chrono::milliseconds(1000));
-        client->process.reset();
+        std::shared_ptr<AdapterProcess> process = std::move(client->process);
+        // A packed process still serving another client stays; the last one closes it.
+        if (process.use_count() == 1 && !process->broken())
+            co_await process->close(std::chrono::milliseconds(1000));
     }
 }
 

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -27,6 +28,22 @@
 #include "strategies/strategy.hpp"
 
 namespace lockbench {
+
+// Clients packed into one adapter process (--clients-per-process): pack g serves clients
+// g*N … g*N+N-1, all on one loop thread (ClientThreads places them so), which alone touches it.
+// The process belongs to the sessions using it; the pack only finds it for the others.
+struct AdapterPack {
+    int number = 0;
+    std::weak_ptr<AdapterProcess> process;
+    // A client of the pack is starting the process and waits for its init: the others wait too.
+    bool starting = false;
+    std::chrono::system_clock::time_point started_at{};
+    int processes_started = 0;
+    std::optional<std::chrono::milliseconds> applied_lease;
+    std::optional<std::filesystem::path> faketime_file;
+    // Each client's current id (a successor after a crash has a new one), by client index.
+    std::map<int, std::string> members;
+};
 
 // What the engine hands every client's adapter in a run (Session extension kAdapterRunKey,
 // shared by all clients; thread-safe where it says so). Without one (a test driving the strategy
@@ -45,15 +62,29 @@ struct AdapterRun {
     // A library's own "lock lost" message, with the client's id (any loop thread).
     std::function<void(const std::string& client, const nlohmann::json& message)> on_lost;
 
+    // Clients per adapter process (Workload::clients_per_process) of the run's `clients`.
+    int clients_per_process = 1;
+    int clients = 0;
+
     // Clients whose adapter broke (thread-safe): most of them lost makes the run unknown.
     void note_broken(const std::string& client, const std::string& reason);
     std::size_t clients_lost() const;
     std::string last_loss() const;
 
+    // The pack of client `client_id` ("c3.1-9f3a2b"), which it joins under that id; nothing when
+    // clients are not packed (thread-safe).
+    std::shared_ptr<AdapterPack> pack_of(const std::string& client_id);
+    // A process fault that hit every client of a packed process: one line for summary.json's
+    // notes (thread-safe).
+    void note_process_fault(const std::string& line);
+    std::vector<std::string> process_fault_notes() const;
+
   private:
     mutable std::mutex mutex_;
     std::set<std::string> lost_;
     std::string last_loss_;
+    std::map<int, std::shared_ptr<AdapterPack>> packs_;
+    std::vector<std::string> process_fault_notes_;
 };
 inline constexpr const char* kAdapterRunKey = "adapter.run";
 
@@ -76,7 +107,8 @@ std::string faketime_line(const AdapterClockSkew& skew,
 
 // One client's adapter state (Session extension kAdapterClientKey).
 struct AdapterClient {
-    std::unique_ptr<AdapterProcess> process;
+    // Shared by the clients of a pack (AdapterPack); the client's own otherwise.
+    std::shared_ptr<AdapterProcess> process;
     std::optional<std::filesystem::path> faketime_file;
     // The skew the nemesis set, kept for the client's successors: a drift's line depends on when
     // each process started (faketime_line).
@@ -94,6 +126,12 @@ inline constexpr const char* kAdapterClientKey = "adapter.client";
 // The client's current adapter process, or null (not an adapter strategy, or none running).
 AdapterProcess* adapter_process(Session& session);
 AdapterClient* adapter_client(Session& session);
+// The indices of the other clients in the client's adapter process (packed runs), whom a fault
+// of that process hits too; none when each client has a process of its own.
+std::vector<int> adapter_pack_mates(Session& session);
+// Records, in a packed run, that `fault` on the client's process hit all its clients (the
+// run's notes say so); nothing otherwise.
+void note_adapter_process_fault(Session& session, const std::string& fault);
 // Asks the client's adapter for its wall clock (`time`): Unix milliseconds. Throws IoError.
 Task<std::int64_t> adapter_time(Session& session);
 
@@ -120,8 +158,10 @@ class ExternalStrategy : public Strategy {
     nlohmann::json init_servers(Session& session) const;
 
   private:
-    // The client's running process, started and initialised if there is none or it broke.
+    // The client's running process, started and initialised if there is none or it broke; in
+    // a packed run, the pack's, which the first of its clients to need it starts for them all.
     Task<AdapterProcess*> ensure_process(Session& session);
+    Task<AdapterProcess*> start_process(Session& session, AdapterClient& client, AdapterPack* pack);
     std::chrono::milliseconds answer_timeout(Session& session,
                                              std::chrono::milliseconds wait = {}) const;
 

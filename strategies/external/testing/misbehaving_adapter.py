@@ -19,7 +19,9 @@ Nth acquire in the way its first argument names (external_strategy_test.cpp):
                 the Nth acquire_ok carries lease_ms -1, "5000" (a string), or 10^13
   init-unsupported  the probe's init is answered, every client's init refused as `unsupported`
 
-Second argument: N (default 1). Before that it grants every acquire.
+Second argument: N (default 1). Before that it grants every acquire. A third argument
+`concurrent` declares the capability (it answers each request at once, so it holds), for runs
+that pack several clients into it.
 """
 import json
 import os
@@ -29,6 +31,7 @@ import time
 mode = sys.argv[1]
 nth = int(sys.argv[2]) if len(sys.argv) > 2 else 1
 acquires = 0
+concurrent = "concurrent" in sys.argv[3:]
 
 
 def send(obj):
@@ -46,7 +49,8 @@ for line in sys.stdin:
         continue
     if kind == "init":
         answer = {"in_reply_to": rid, "type": "init_ok", "library": "misbehaving-" + mode,
-                  "version": "0", "services": [], "capabilities": {"renew": True}}
+                  "version": "0", "services": [],
+                  "capabilities": {"renew": True, "concurrent": concurrent}}
         asked = req.get("options", {}).get("lease_ms")
         if asked is not None and mode == "lease":
             answer["lease_ms"] = max(2, -(-asked // 1000)) * 1000
