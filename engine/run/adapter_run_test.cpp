@@ -35,6 +35,12 @@ using testing::TempDir;
 
 const fs::path kSource = LOCKBENCH_TEST_SOURCE_DIR;
 
+// The command line of the test adapter that misbehaves as `how` says (its docstring lists how).
+std::string misbehaving_adapter(const std::string& how) {
+    return "/usr/bin/python3 " +
+           (kSource / "strategies/external/testing/misbehaving_adapter.py").string() + " " + how;
+}
+
 std::vector<json> read_history(const fs::path& file) {
     std::vector<json> events;
     std::ifstream in(file);
@@ -100,15 +106,11 @@ TEST(AdapterRunTest, NullAdapterRunsEndToEndWithTheResourceWrittenByLockbench) {
 
 TEST(AdapterRunTest, MostClientsLosingTheirAdapterMakeTheRunUnknown) {
     TempDir out;
-    Workload w = Workload::from_json(
-        json{{"name", "garbage"},
-             {"client_command",
-              "/usr/bin/python3 " +
-                  (kSource / "strategies/external/testing/misbehaving_adapter.py").string() +
-                  " garbage 1"},
-             {"clients", 2},
-             {"keys", 2},
-             {"duration_s", 0.5}});
+    Workload w = Workload::from_json(json{{"name", "garbage"},
+                                          {"client_command", misbehaving_adapter("garbage 1")},
+                                          {"clients", 2},
+                                          {"keys", 2},
+                                          {"duration_s", 0.5}});
     RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
     EXPECT_EQ(r.summary["verdict"]["valid"], "unknown") << r.summary["verdict"].dump(2);
     const std::string reasons = r.summary["verdict"]["unknown_reasons"].dump();
@@ -130,15 +132,12 @@ TEST(AdapterRunTest, MostClientsLosingTheirAdapterMakeTheRunUnknown) {
 // 2"), and the adapter's own words.
 TEST(AdapterRunTest, AnAdaptersRefusedInitIsTheConnectErrorWithTheRightCount) {
     TempDir out;
-    Workload w = Workload::from_json(
-        json{{"name", "refused-init"},
-             {"client_command",
-              "/usr/bin/python3 " +
-                  (kSource / "strategies/external/testing/misbehaving_adapter.py").string() +
-                  " init-unsupported"},
-             {"clients", 2},
-             {"keys", 2},
-             {"duration_s", 0.5}});
+    Workload w =
+        Workload::from_json(json{{"name", "refused-init"},
+                                 {"client_command", misbehaving_adapter("init-unsupported")},
+                                 {"clients", 2},
+                                 {"keys", 2},
+                                 {"duration_s", 0.5}});
     try {
         run_workload({.workload = w, .out_dir = out.path()});
         ADD_FAILURE() << "the run started although no adapter took its init";
@@ -187,14 +186,11 @@ TEST(AdapterRunTest, ProcessFaultsAreProvenOnTheAdapterProcess) {
 TEST(AdapterRunTest, ALibrarysLostSignalIsRecordedInTheHistoryNotOnStderr) {
     TempDir out;
     // Grants every acquire, then says at once that the grant was lost.
-    Workload w = Workload::from_json(json{
-        {"name", "lost"},
-        {"client_command",
-         "/usr/bin/python3 " +
-             (kSource / "strategies/external/testing/misbehaving_adapter.py").string() + " lost 1"},
-        {"clients", 1},
-        {"keys", 2},
-        {"duration_s", 0.5}});
+    Workload w = Workload::from_json(json{{"name", "lost"},
+                                          {"client_command", misbehaving_adapter("lost 1")},
+                                          {"clients", 1},
+                                          {"keys", 2},
+                                          {"duration_s", 0.5}});
     ::testing::internal::CaptureStderr();
     RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
     const std::string stderr_text = ::testing::internal::GetCapturedStderr();
@@ -232,16 +228,12 @@ TEST(AdapterRunTest, ALibrarysLostSignalIsRecordedInTheHistoryNotOnStderr) {
 // 2 s); the history's acquire ok carries it beside the invoke's asked lease, for the checks.
 TEST(AdapterRunTest, TheLeaseAnAdapterAppliedToAGrantIsInItsAcquireOk) {
     TempDir out;
-    Workload w = Workload::from_json(
-        json{{"name", "grant-lease"},
-             {"client_command",
-              "/usr/bin/python3 " +
-                  (kSource / "strategies/external/testing/misbehaving_adapter.py").string() +
-                  " grant-lease 1"},
-             {"clients", 1},
-             {"keys", 2},
-             {"lease_ms", 300},
-             {"duration_s", 0.5}});
+    Workload w = Workload::from_json(json{{"name", "grant-lease"},
+                                          {"client_command", misbehaving_adapter("grant-lease 1")},
+                                          {"clients", 1},
+                                          {"keys", 2},
+                                          {"lease_ms", 300},
+                                          {"duration_s", 0.5}});
     RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
     EXPECT_EQ(r.summary["verdict"]["valid"], true) << r.summary["verdict"].dump(2);
     std::size_t invokes = 0, grants = 0;
@@ -489,16 +481,13 @@ TEST(AdapterRunTest, APauseOfAPackedProcessHitsEachOfItsClients) {
 // processes), and no request of either client is believed.
 TEST(AdapterRunTest, APackedProcessThatBreaksLosesEachOfItsClients) {
     TempDir out;
-    Workload w = Workload::from_json(
-        json{{"name", "packed-garbage"},
-             {"client_command",
-              "/usr/bin/python3 " +
-                  (kSource / "strategies/external/testing/misbehaving_adapter.py").string() +
-                  " garbage 1 concurrent"},
-             {"clients", 2},
-             {"clients_per_process", 2},
-             {"keys", 2},
-             {"duration_s", 0.5}});
+    Workload w =
+        Workload::from_json(json{{"name", "packed-garbage"},
+                                 {"client_command", misbehaving_adapter("garbage 1 concurrent")},
+                                 {"clients", 2},
+                                 {"clients_per_process", 2},
+                                 {"keys", 2},
+                                 {"duration_s", 0.5}});
     RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
     EXPECT_EQ(r.summary["verdict"]["valid"], "unknown") << r.summary["verdict"].dump(2);
     const std::string reasons = r.summary["verdict"]["unknown_reasons"].dump();
