@@ -729,8 +729,11 @@ json gate_json(const Baseline& base, const CurrentSuite& cur, const Cells& cells
     for (const auto& [key, r] : cells.rows)
         rows_json.push_back(row_json(r));
     json filter = nullptr;
-    if (cur.filtered())
+    if (cur.filtered()) {
         filter = {{"scenarios", cur.scenario_filter}, {"strategies", cur.strategy_filter}};
+        if (cur.no_topology)
+            filter["no_topology"] = true;
+    }
     const auto& yardsticks = machines.yardsticks;
     return {
         {"pass", t.problems == 0},

@@ -68,8 +68,9 @@ bool CurrentSuite::includes(const Key& key) const {
 }
 
 std::string CurrentSuite::filter_words() const {
-    std::string out;
-    for (const auto& s : scenario_filter)
+    // --no-topology names no scenario: the list is what it kept, too long to read.
+    std::string out = no_topology ? "--no-topology" : "";
+    for (const auto& s : no_topology ? std::vector<std::string>() : scenario_filter)
         out += (out.empty() ? "" : " ") + std::string("--scenario ") + s;
     for (const auto& s : strategy_filter)
         out += (out.empty() ? "" : " ") + std::string("--strategy ") + s;
@@ -88,6 +89,7 @@ CurrentSuite parse_current(const json& j, const std::string& origin) {
         Fields f(*filter, origin, "/filter");
         suite.scenario_filter = string_list(f, "scenarios");
         suite.strategy_filter = string_list(f, "strategies");
+        suite.no_topology = f.boolean("no_topology", false);
     }
     const json& runs = top.required_array("runs");
     for (std::size_t i = 0; i < runs.size(); ++i) {

@@ -46,11 +46,15 @@ struct CurrentSuite {
     // Pairs this machine could not run (a scenario that needs root), and why.
     std::map<Key, std::string> skipped;
     // What `suite --scenario/--strategy` selected; empty: every one. Absent in older suites.
+    // With --no-topology, scenario_filter is every scenario the suite kept.
     std::vector<std::string> scenario_filter;
     std::vector<std::string> strategy_filter;
-    bool filtered() const { return !scenario_filter.empty() || !strategy_filter.empty(); }
+    bool no_topology = false;
+    bool filtered() const {
+        return !scenario_filter.empty() || !strategy_filter.empty() || no_topology;
+    }
     bool includes(const Key& key) const;
-    std::string filter_words() const;  // "--scenario a --strategy b"
+    std::string filter_words() const;  // "--scenario a --strategy b", "--no-topology"
     // Pairs whose run errored (the machine, the disk, a server that died): the error, with the
     // exit code it would have had alone. Absent in older suites.
     std::map<Key, std::string> failed;

@@ -602,6 +602,32 @@ TEST(GateTest, AFilteredSuiteIsComparedWithTheMatchingPartOfTheBaseline) {
               "results/suite-x/suite.json: /filter/scenarios/1: must be a name, not a number");
 }
 
+// CI's `suite --quick --no-topology` keeps the scenarios that start no deployment of many servers
+// and records them as its filter: the gate leaves the baseline's others out, and names the flag
+// rather than the list.
+TEST(GateTest, ASuiteWithoutTheTopologyScenariosLeavesTheirBaselineCellsOut) {
+    const json suite = typical_suite();
+    json current = suite;
+    json kept = json::array();
+    for (const auto& r : suite["runs"]) {
+        if (r["scenario"] != "t12-writer-starvation")
+            kept.push_back(r);
+    }
+    current["runs"] = kept;
+    current["filter"] = {{"scenarios", {"baseline", "t1-holder-paused"}},
+                         {"strategies", json::array()},
+                         {"no_topology", true}};
+    const GateResult g = run_gate(make_baseline(suite), current);
+    EXPECT_TRUE(g.pass) << g.report;
+    EXPECT_EQ(first_line(g.report), "gate PASS: 4 cells, 0 problems");
+    EXPECT_EQ(line_of(g.report, "compared "),
+              "compared suite.json (quick suite of --no-topology; the baseline's 2 other cells are "
+              "left out) with baseline.json (quick suite, created " +
+                  g.json["baseline"]["created"].get<std::string>() + ")");
+    EXPECT_EQ(g.json["left_out_by_filter"], 2);
+    EXPECT_EQ(g.json["current"]["filter"]["no_topology"], true);
+}
+
 // Acquire p99 against the same two references: `p99` sets a run's p99 (ms) in a suite.
 json with_p99(json suite, const std::string& strategy, double p99) {
     for (auto& r : suite["runs"]) {

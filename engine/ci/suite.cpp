@@ -329,7 +329,8 @@ std::vector<Planned> plan_pairs(const SuiteOptions& options, const std::vector<f
     std::vector<Planned> plan;
     for (const auto& f : files) {
         Workload w = Workload::load(f);
-        if (!selected(options.scenarios, w.name))
+        if (!selected(options.scenarios, w.name) ||
+            (options.no_topology && w.topology.many_servers()))
             continue;
         for (const auto& [strategy, expected] : w.expect) {
             if (!selected(options.strategies, strategy))
@@ -344,7 +345,7 @@ std::vector<Planned> plan_pairs(const SuiteOptions& options, const std::vector<f
         }
     }
     if (plan.empty())
-        throw WorkloadError("no scenario matches the given --strategy/--scenario");
+        throw WorkloadError("no scenario matches the given --strategy/--scenario/--no-topology");
     return plan;
 }
 
@@ -610,13 +611,25 @@ class SuiteRunner {
     const char* const wipe_;
 };
 
+// suite.json's filter: what the gate compares with the part of the baseline it selected. With
+// --no-topology, its scenarios are the ones the plan kept.
+json suite_filter(const SuiteOptions& options, const std::vector<Planned>& plan) {
+    if (!options.no_topology) {
+        if (options.scenarios.empty() && options.strategies.empty())
+            return nullptr;
+        return {{"scenarios", options.scenarios}, {"strategies", options.strategies}};
+    }
+    std::vector<std::string> kept;
+    for (const auto& p : plan) {
+        if (std::find(kept.begin(), kept.end(), p.workload.name) == kept.end())
+            kept.push_back(p.workload.name);
+    }
+    return {{"scenarios", kept}, {"strategies", options.strategies}, {"no_topology", true}};
+}
+
 // suite.json: what ran, what failed, what was skipped, and what the suite was asked.
 json suite_table(const SuiteOptions& options, const SuiteRows& rows, bool all_as_expected,
-                 const std::optional<Yardstick>& yardstick) {
-    // The gate compares a filtered suite with the part of the baseline it selected.
-    json filter = nullptr;
-    if (!options.scenarios.empty() || !options.strategies.empty())
-        filter = {{"scenarios", options.scenarios}, {"strategies", options.strategies}};
+                 const std::optional<Yardstick>& yardstick, json filter) {
     json table = {{"quick", options.quick},
                   {"filter", filter},
                   {"interrupted", rows.interrupted},
@@ -662,7 +675,8 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
     outcome.interrupted = runner.rows.interrupted;
     outcome.failure_exit_code = runner.rows.failure_exit_code;
     outcome.all_as_expected = runner.rows.all_ok && !outcome.interrupted;
-    outcome.table = suite_table(options, runner.rows, outcome.all_as_expected, yardstick);
+    outcome.table = suite_table(options, runner.rows, outcome.all_as_expected, yardstick,
+                                suite_filter(options, plan));
     outcome.each_run = std::move(runner.rows.each_run);
     write_atomically(folder.tmp() / "suite.json", outcome.table.dump(2) + "\n");
     write_atomically(folder.tmp() / "report.txt", format_table(outcome.table));

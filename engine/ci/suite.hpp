@@ -26,7 +26,10 @@ struct SuiteOptions {
     std::vector<std::string> strategies;  // empty: all
     std::vector<std::string> scenarios;   // empty: all
     bool quick = false;                   // fault-free runs at most kQuickDuration
-    int retries = 0;                      // extra runs of a pair whose outcome was unexpected
+    // Leave out the scenarios that start a deployment of many servers (Topology::many_servers):
+    // CI's quick suite, whose time goes mostly to starting them; `ctest -L topology` asserts them.
+    bool no_topology = false;
+    int retries = 0;  // extra runs of a pair whose outcome was unexpected
     // Runs of each pair, interleaved (round r runs every pair once); one row per pair, its
     // checks as k of n and its expectation judged over the runs (expectation.hpp). Not with
     // retries, which would bias the count.

@@ -584,6 +584,27 @@ TEST(SuiteCliTest, AFullDiskFailsEachRunWithoutAHalfWrittenResultAndSaysSo) {
     EXPECT_TRUE(tmp_folders(t.path() / "results").empty());
 }
 
+// CI's quick suite: --no-topology runs no scenario that starts a deployment of many servers (here
+// a ZooKeeper ensemble of three, never started), and its filter lists the scenarios it kept.
+TEST(SuiteCliTest, NoTopologyLeavesOutTheScenariosThatStartManyServers) {
+    TempDir t;
+    write_tiny_scenarios(t.path() / "scenarios");
+    write(t.path() / "scenarios" / "ensemble.json",
+          R"({"name": "ensemble", "clients": 2, "keys": 1, "hold_ms": 1, "lease_ms": 2000,
+        "duration_s": 1, "seed": 3, "topology": {"zookeeper_servers": 3},
+        "expect": {"zk_mutex": "safe"}})");
+    auto r = lockbench(t.path(), "suite --no-yardstick --no-topology --dir '" +
+                                     (t.path() / "scenarios").string() + "' --out '" +
+                                     (t.path() / "results").string() + "'");
+    ASSERT_EQ(r.code, 0) << r.out << r.err;
+    EXPECT_EQ(
+        without_seconds(r.err),
+        "[1/2] tiny x fenced: as expected (S s)\n[2/2] tiny x set_nx_px: as expected (S s)\n");
+    const json table = json::parse(read(the_suite(t.path() / "results") / "suite.json"));
+    EXPECT_EQ(table["filter"],
+              json::parse(R"({"scenarios": ["tiny"], "strategies": [], "no_topology": true})"));
+}
+
 // What a CI log shows (stderr is no terminal there): one plain line per finished run, so a long
 // suite does not look like a hang; the table records a --scenario/--strategy filter, and the
 // gate compares it with the part of a whole suite's baseline it selected.

@@ -70,6 +70,9 @@ Command add_suite_command(CLI::App& app, const std::string& scenarios_dir) {
                     "Cap fault-free runs at 2.5 s (demonstrations keep their timing)");
     suite->add_option("--strategy", f.so.strategies, "Only these strategies (repeatable)");
     suite->add_option("--scenario", f.so.scenarios, "Only these scenarios (repeatable)");
+    suite->add_flag("--no-topology", f.so.no_topology,
+                    "Leave out the scenarios that start a deployment of many servers (Sentinel, "
+                    "Cluster, a ZooKeeper ensemble): CI's quick suite; the gate compares the rest");
     suite
         ->add_option("--retries", f.so.retries,
                      "Run a pair again (up to N times) when its outcome was unexpected; the "

@@ -46,11 +46,10 @@ struct ScenarioCase {
 
 // A topology scenario starts a deployment of many servers (a Sentinel deployment in network
 // namespaces, a Redis Cluster, a ZooKeeper ensemble): it runs in the binary built with
-// LOCKBENCH_TOPOLOGY_SCENARIOS (label `topology`, opt-in; the default suite and CI's quick suite
-// still assert every one).
+// LOCKBENCH_TOPOLOGY_SCENARIOS (label `topology`, opt-in; the default suite still asserts every
+// one, CI's quick suite leaves them out with --no-topology).
 bool is_topology_scenario(const Workload& w) {
-    return w.topology.kind == TopologyKind::Sentinel || w.topology.kind == TopologyKind::Cluster ||
-           w.topology.zookeeper_servers > 1;
+    return w.topology.many_servers();
 }
 
 std::vector<ScenarioCase> shipped_cases() {

@@ -88,6 +88,13 @@ struct Topology {
         return kind == TopologyKind::Sentinel ||
                (kind == TopologyKind::Cluster && (namespaces || isolated_clients > 0));
     }
+    // A deployment of many servers to start - a Sentinel deployment, a Redis Cluster, a ZooKeeper
+    // ensemble: a scenario of ctest's opt-in label `topology`, which `suite --no-topology` (CI's
+    // quick suite) leaves out.
+    bool many_servers() const {
+        return kind == TopologyKind::Sentinel || kind == TopologyKind::Cluster ||
+               zookeeper_servers > 1;
+    }
 };
 
 // A quorum strategy (Redlock) needs this many independent masters to mean what it says.
