@@ -36,8 +36,11 @@ void LivenessCheck::on_event(const Event& event) {
         on_crash(event);
         return;
     }
-    if (event.is_nemesis())
+    if (event.is_nemesis()) {
+        if (event.f == "leases-renewed" && !event.is_library())
+            on_leases_renewed(event);
         return;
+    }
     if (op == Op::Acquire) {
         lock_ops_seen_ = true;
         on_acquire(event);
@@ -241,6 +244,47 @@ std::optional<LivenessCheck::Hold> LivenessCheck::take_hold(std::int64_t owner,
     return std::nullopt;
 }
 
+void LivenessCheck::on_leases_renewed(const Event& event) {
+    // Read here, where it matters, and passed over when it is not as HISTORY.md writes it, as any
+    // other nemesis event is.
+    const nlohmann::json value = nlohmann::json::parse(event.value_json, nullptr, false);
+    if (!value.is_object() || !value.contains("fault_time") || !value.contains("by_ms") ||
+        !value["fault_time"].is_number_integer() || !value["by_ms"].is_number_integer() ||
+        value["by_ms"].get<std::int64_t>() < 0)
+        return;
+    renewals_.push_back(
+        {value["fault_time"].get<std::int64_t>(), event.time, value["by_ms"].get<std::int64_t>()});
+    // An orphan whose lease the renewal reaches waits for its new bound; a waiter seen past the
+    // old one proves nothing any more.
+    auto renewed_out = [this](Orphan& orphan) {
+        apply_renewals(orphan);
+        return orphan.evidence && orphan.evidence->at_ns <= orphan.deadline_ns;
+    };
+    for (auto& [name, key] : keys_) {
+        if (key.orphan && renewed_out(*key.orphan))
+            key.orphan->evidence.reset();
+        std::erase_if(key.settling, renewed_out);
+    }
+}
+
+void LivenessCheck::apply_renewals(Orphan& orphan) const {
+    if (!orphan.bound_ns || !orphan.lease_ms)
+        return;
+    bool moved = false;
+    for (const Renewal& r : renewals_) {
+        // Alive at the new leader's start, which came after the fault: renewed from then on.
+        if (*orphan.bound_ns <= r.fault_ns)
+            continue;
+        const std::int64_t renewed = r.at_ns + (*orphan.lease_ms + r.by_ms) * kNsPerMs;
+        if (renewed > *orphan.bound_ns) {
+            orphan.bound_ns = renewed;
+            moved = true;
+        }
+    }
+    if (moved)
+        set_deadline(orphan);
+}
+
 void LivenessCheck::set_deadline(Orphan& orphan) const {
     if (!orphan.bound_ns) {
         // Nothing frees it by itself: its client has the liveness bound to clean up.
@@ -270,6 +314,7 @@ LivenessCheck::Orphan LivenessCheck::lost_acquire(std::int64_t process, std::int
     if (lease_ms)
         orphan.bound_ns = now_ns + *lease_ms * kNsPerMs;
     set_deadline(orphan);
+    apply_renewals(orphan);
     return orphan;
 }
 
@@ -291,6 +336,7 @@ LivenessCheck::Orphan LivenessCheck::orphan_of(Cause cause, bool certain, std::i
     if (hold.lease_ms)
         orphan.bound_ns = now_ns + *hold.lease_ms * kNsPerMs;
     set_deadline(orphan);
+    apply_renewals(orphan);
     return orphan;
 }
 

@@ -14,6 +14,10 @@
 //      in between: an acquire refused `held`, or, for a lock that certainly stays (a crashed or
 //      failed-release holder, no lease), any acquire still waiting. A lock without a lease is
 //      given liveness_bound_ms from the orphaning instead - the time its client has to clean up.
+//      A service that renews every lease when a new leader takes over (etcd extends each to its
+//      full TTL plus an election timeout) says so with a nemesis event `leases-renewed`
+//      (HISTORY.md): a lease that may still have been alive at the fault before it then runs
+//      until that event's time plus the lease plus its `by_ms`, not less;
 //      Acquires in flight that may yet turn out granted keep the verdict open until they end;
 //  (b) wait: one acquire, from its invoke to the grant, or to the client giving up (a refusal,
 //      an `info`, a crash); think time between attempts is not waiting. max_wait_ms is the
@@ -149,11 +153,22 @@ class LivenessCheck {
     // How an acquire that began before a waiter's moment ended.
     enum class Outcome : std::uint8_t { Granted, Unknown, RefusedHeld, Failed };
 
+    // A nemesis's `leases-renewed`: a new leader took over after a fault at fault_ns and before
+    // at_ns, renewing every lease alive then by its lease plus by_ms.
+    struct Renewal {
+        std::int64_t fault_ns = 0;
+        std::int64_t at_ns = 0;
+        std::int64_t by_ms = 0;
+    };
+
     static const char* name_of(Cause cause);
 
     void on_acquire(const Event& event);
     void on_release(const Event& event);
     void on_crash(const Event& event);
+    void on_leases_renewed(const Event& event);
+    // Moves the orphan's bound (and deadline) past every renewal its lease may have lived to see.
+    void apply_renewals(Orphan& orphan) const;
     void end_wait(std::int64_t process, std::int64_t end_ns, bool granted);
     std::optional<Hold> take_hold(std::int64_t owner, const std::string& key);
 
@@ -179,6 +194,7 @@ class LivenessCheck {
     LivenessOptions options_;
     HoldNesting nesting_;
     std::unordered_map<std::string, KeyState> keys_;
+    std::vector<Renewal> renewals_;
     PerProcess<std::vector<Hold>> holds_;  // process -> its open holds of record
     PerProcess<Acquiring> acquiring_;      // process -> its acquire in flight
     PerProcess<Releasing> releasing_;      // process -> its release in flight that ended a hold

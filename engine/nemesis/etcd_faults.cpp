@@ -1,10 +1,15 @@
 #include "engine/nemesis/etcd_faults.hpp"
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <csignal>
 #include <fstream>
+#include <memory>
 #include <set>
+#include <utility>
 
+#include "engine/servers/etcd_server.hpp"
 #include "engine/servers/redis_server.hpp"  // EnvironmentError
 #include "engine/topology/deployment.hpp"
 
@@ -76,6 +81,92 @@ EtcdServer* EtcdFault::member(NemesisContext& ctx, std::size_t& index, std::stri
     return &server;
 }
 
+namespace {
+
+// The newest term a member that leads reports, and which member; a stopped or paused member is
+// not asked (it would only time out, holding up the nemesis thread).
+std::optional<std::pair<std::uint64_t, std::size_t>> leading_term(EtcdCluster& cluster) {
+    std::optional<std::pair<std::uint64_t, std::size_t>> found;
+    for (std::size_t i = 0; i < cluster.size(); ++i) {
+        const EtcdServer& m = cluster.member(i);
+        if (!m.running() || m.paused())
+            continue;
+        const auto s = m.status(std::chrono::milliseconds(200));
+        if (s && s->leads() && (!found || s->raft_term > found->first))
+            found = std::pair{s->raft_term, i};
+    }
+    return found;
+}
+
+}  // namespace
+
+std::uint64_t EtcdFault::newest_term(NemesisContext& ctx) {
+    EtcdCluster* cluster = ctx.deployment().etcd.get();
+    if (!cluster)
+        return 0;
+    std::uint64_t term = 0;
+    for (std::size_t i = 0; i < cluster->size(); ++i) {
+        const EtcdServer& m = cluster->member(i);
+        if (!m.running() || m.paused())
+            continue;
+        if (const auto s = m.status(std::chrono::milliseconds(200)))
+            term = std::max(term, s->raft_term);
+    }
+    return term;
+}
+
+namespace {
+
+// One look every 20 ms, each scheduled by the last (the pending look owns the watch), so that the
+// faults due meanwhile run.
+struct LeaderWatch : std::enable_shared_from_this<LeaderWatch> {
+    LeaderWatch(NemesisContext& c, double fault, std::uint64_t old_term, bool may_stay)
+        : ctx(c),
+          fault_s(fault),
+          term(old_term),
+          old_leader_may_stay(may_stay),
+          give_up(EventLoop::now() + 10s) {}
+
+    void look_later() {
+        ctx.later(EventLoop::now() + 20ms, [self = shared_from_this()] { self->look(); });
+    }
+    void look() {
+        EtcdCluster* cluster = ctx.deployment().etcd.get();
+        if (!cluster)
+            return;
+        const auto leading = leading_term(*cluster);
+        if (leading && leading->first > term) {
+            const EtcdServer& leader = cluster->member(leading->second);
+            ctx.log("leases-renewed", json{{"service", "etcd"},
+                                           {"node", leading->second},
+                                           {"name", leader.name()},
+                                           {"term", leading->first},
+                                           {"fault_time", std::llround(fault_s * 1e9)},
+                                           {"by_ms", leader.election_timeout().count()}});
+            return;
+        }
+        // A leader paused for less than an election timeout leads on when it resumes: no
+        // election, no renewal.
+        if (old_leader_may_stay && leading && leading->first == term)
+            return;
+        if (EventLoop::now() < give_up)
+            look_later();
+    }
+
+    NemesisContext& ctx;
+    double fault_s;
+    std::uint64_t term;
+    bool old_leader_may_stay;
+    EventLoop::TimePoint give_up;
+};
+
+}  // namespace
+
+void EtcdFault::watch_for_new_leader(NemesisContext& ctx, double fault_s, std::uint64_t term,
+                                     bool old_leader_may_stay) {
+    std::make_shared<LeaderWatch>(ctx, fault_s, term, old_leader_may_stay)->look_later();
+}
+
 KillEtcd::KillEtcd(ObjectReader& r) {
     const json* v = r.find("restart_after_ms");
     if (!v) {
@@ -93,6 +184,7 @@ void KillEtcd::apply(NemesisContext& ctx) {
     if (!server)
         return;
     const pid_t pid = server->pid();
+    const std::uint64_t term = role == "leader" ? newest_term(ctx) : 0;
     server->kill();  // reaps it
     // The proof: no process has that id any more.
     const bool gone = ::kill(pid, 0) != 0 && errno == ESRCH;
@@ -107,6 +199,8 @@ void KillEtcd::apply(NemesisContext& ctx) {
         return;
     }
     took_effect();
+    if (role == "leader")
+        watch_for_new_leader(ctx, t, term, false);
     const auto window = ctx.open_window("kill-etcd", json{{"node", index}, {"role", role}}, t);
     if (!restart_after_)
         return;
@@ -127,6 +221,7 @@ void PauseEtcd::apply(NemesisContext& ctx) {
     EtcdServer* server = member(ctx, index, role);
     if (!server)
         return;
+    const std::uint64_t term = role == "leader" ? newest_term(ctx) : 0;
     server->pause();  // waits until /proc says stopped (up to a second)
     const std::string state = state_of(*server);
     const double t = ctx.log("pause-etcd", json{{"node", index},
@@ -142,6 +237,8 @@ void PauseEtcd::apply(NemesisContext& ctx) {
         return;
     }
     took_effect();
+    if (role == "leader")
+        watch_for_new_leader(ctx, t, term, true);
     const auto window = ctx.open_window("pause-etcd", json{{"node", index}, {"role", role}}, t);
     ctx.later(EventLoop::now() + duration_, [&ctx, server, window, index] {
         server->resume();
@@ -169,6 +266,7 @@ void PartitionEtcd::apply(NemesisContext& ctx) {
     for (std::size_t i = 0; i < lab->size(); ++i)
         members.insert(static_cast<int>(i));
     const int cut_off = static_cast<int>(index);
+    const std::uint64_t term = role == "leader" ? newest_term(ctx) : 0;
     // Throws when iptables does: the run ends with the reason.
     const int handle = lab->add_partition(isolate_grudge({cut_off}, members));
     // The proof: the cut-off member's kernel now drops what every other member sends it (its
@@ -208,6 +306,9 @@ void PartitionEtcd::apply(NemesisContext& ctx) {
         return;
     }
     took_effect();
+    // The cut-off leader answers, in its old term, until it steps down: not a sign it stays.
+    if (role == "leader")
+        watch_for_new_leader(ctx, t, term, false);
     const auto window = ctx.open_window("partition-etcd", json{{"node", index}, {"role", role}}, t);
     ctx.later(EventLoop::now() + duration_, [&ctx, lab, window, handle, index] {
         lab->remove_partition(handle);

@@ -22,6 +22,16 @@ class EtcdFault : public Fault {
     // to 5 s for one while an election runs). Null, with missed() said, when there is none to act
     // on. `role`: "leader", "follower", "no leader" (it knows none) or "paused"/"not answering".
     EtcdServer* member(NemesisContext& ctx, std::size_t& index, std::string& role);
+    // After a fault on the leader at `fault_s`: watches (up to 10 s) for a leader of a newer term
+    // than `term` and logs `leases-renewed` when one leads; with `old_leader_may_stay` (a pause),
+    // it stops when the old leader leads on in its term. etcd renews every lease when a new
+    // leader takes over - to its full TTL plus an election timeout - so a lock whose holder's
+    // release was lost around the fault may rightly outlive its lease: the liveness check reads
+    // the event (checker/HISTORY.md) instead of calling that lock a deadlock.
+    static void watch_for_new_leader(NemesisContext& ctx, double fault_s, std::uint64_t term,
+                                     bool old_leader_may_stay);
+    // The newest raft term a running member reports (0 when none answers).
+    static std::uint64_t newest_term(NemesisContext& ctx);
 };
 
 // kill -9 of a member (the leader: the others elect a new one), then, unless restart_after_ms is

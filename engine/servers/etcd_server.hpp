@@ -68,6 +68,8 @@ class EtcdServer {
     // False if the process has exited since (reaps it).
     bool alive() { return process_.alive(); }
     bool paused() const { return process_.paused(); }
+    // A leader silent this long is replaced; a new leader renews every lease by it as well.
+    std::chrono::milliseconds election_timeout() const { return options_.election_timeout; }
     // Its member id in the cluster (etcd derives it from its name and peer URL), known once it
     // was ready; 0 before.
     std::uint64_t member_id() const { return member_id_; }
