@@ -70,8 +70,10 @@ bool CurrentSuite::includes(const Key& key) const {
 std::string CurrentSuite::filter_words() const {
     // --no-topology names no scenario: the list is what it kept, too long to read.
     std::string out = no_topology ? "--no-topology" : "";
-    for (const auto& s : no_topology ? std::vector<std::string>() : scenario_filter)
-        out += (out.empty() ? "" : " ") + std::string("--scenario ") + s;
+    if (!no_topology) {
+        for (const auto& s : scenario_filter)
+            out += (out.empty() ? "" : " ") + std::string("--scenario ") + s;
+    }
     for (const auto& s : strategy_filter)
         out += (out.empty() ? "" : " ") + std::string("--strategy ") + s;
     return out;

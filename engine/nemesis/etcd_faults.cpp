@@ -83,36 +83,35 @@ EtcdServer* EtcdFault::member(NemesisContext& ctx, std::size_t& index, std::stri
 
 namespace {
 
-// The newest term a member that leads reports, and which member; a stopped or paused member is
-// not asked (it would only time out, holding up the nemesis thread).
-std::optional<std::pair<std::uint64_t, std::size_t>> leading_term(EtcdCluster& cluster) {
-    std::optional<std::pair<std::uint64_t, std::size_t>> found;
+// What the running members say of raft terms: the newest any of them is in, and the newest one a
+// member leads in, with that member. A stopped or paused member is not asked (it would only time
+// out, holding up the nemesis thread).
+struct TermSurvey {
+    std::uint64_t newest = 0;
+    std::optional<std::pair<std::uint64_t, std::size_t>> leading;
+};
+
+TermSurvey survey_terms(EtcdCluster& cluster) {
+    TermSurvey survey;
     for (std::size_t i = 0; i < cluster.size(); ++i) {
         const EtcdServer& m = cluster.member(i);
         if (!m.running() || m.paused())
             continue;
         const auto s = m.status(std::chrono::milliseconds(200));
-        if (s && s->leads() && (!found || s->raft_term > found->first))
-            found = std::pair{s->raft_term, i};
+        if (!s)
+            continue;
+        survey.newest = std::max(survey.newest, s->raft_term);
+        if (s->leads() && (!survey.leading || s->raft_term > survey.leading->first))
+            survey.leading = std::pair{s->raft_term, i};
     }
-    return found;
+    return survey;
 }
 
 }  // namespace
 
 std::uint64_t EtcdFault::newest_term(NemesisContext& ctx) {
     EtcdCluster* cluster = ctx.deployment().etcd.get();
-    if (!cluster)
-        return 0;
-    std::uint64_t term = 0;
-    for (std::size_t i = 0; i < cluster->size(); ++i) {
-        const EtcdServer& m = cluster->member(i);
-        if (!m.running() || m.paused())
-            continue;
-        if (const auto s = m.status(std::chrono::milliseconds(200)))
-            term = std::max(term, s->raft_term);
-    }
-    return term;
+    return cluster ? survey_terms(*cluster).newest : 0;
 }
 
 namespace {
@@ -134,7 +133,7 @@ struct LeaderWatch : std::enable_shared_from_this<LeaderWatch> {
         EtcdCluster* cluster = ctx.deployment().etcd.get();
         if (!cluster)
             return;
-        const auto leading = leading_term(*cluster);
+        const auto leading = survey_terms(*cluster).leading;
         if (leading && leading->first > term) {
             const EtcdServer& leader = cluster->member(leading->second);
             ctx.log("leases-renewed", json{{"service", "etcd"},
