@@ -150,6 +150,33 @@ std::string setting_label(const json& compare, std::size_t index) {
     return words;
 }
 
+// Where safe turns unsafe or back between two neighbouring settings; a setting not judged is
+// on neither side.
+bool safety_boundary(Safety a, Safety b) {
+    return a != Safety::Unknown && b != Safety::Unknown && a != b;
+}
+
+// A sweep's settings as a grid: the first axis across, the second (if any) down; the settings
+// are listed with the first axis varying fastest.
+struct SweepGrid {
+    explicit SweepGrid(const json& comparison)
+        : compare(comparison),
+          across(comparison["sweep"][0]),
+          down(comparison["sweep"].size() == 2 ? &comparison["sweep"][1] : nullptr),
+          columns(across["values"].size()),
+          rows(down ? (*down)["values"].size() : 1) {}
+
+    const json& stats_at(const std::string& strategy, std::size_t r, std::size_t c) const {
+        return compare["settings"][r * columns + c]["strategies"][strategy];
+    }
+
+    const json& compare;
+    const json& across;
+    const json* down;  // null with one axis
+    std::size_t columns;
+    std::size_t rows;
+};
+
 }  // namespace
 
 json server_us_per_cycle(const json& summary) {
@@ -664,11 +691,12 @@ std::string format_compare(const json& compare) {
     return out.str();
 }
 
-std::string compare_html(const json& compare) {
-    const std::vector<std::string> strategies = compare["strategies"];
-    const json& settings = compare["settings"];
-    const json& sweep = compare["sweep"];
-    std::ostringstream h;
+namespace {
+
+// The heat map's cells in pixels: wide enough for "10/10", tall enough for one line.
+constexpr int kSvgCellWidth = 96, kSvgCellHeight = 40, kSvgLeft = 170, kSvgTop = 48;
+
+void write_html_head(std::ostream& h, const json& compare) {
     h << "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>lockbench "
       << markup_escape(compare.value("kind", std::string("compare"))) << ": "
       << markup_escape(compare.value("scenario", std::string())) << "</title>\n<style>\n"
@@ -682,10 +710,14 @@ std::string compare_html(const json& compare) {
       << "figure{display:inline-block;margin:8px 24px 8px 0}figcaption{font-weight:600}\n"
       << "svg.heatmap text{font:12px system-ui,sans-serif}\n"
       << ".boundary{stroke:#000;stroke-width:4}\n</style></head>\n<body>\n";
+}
+
+// The title, what was run, whether it all was, and the reading.
+void write_html_intro(std::ostream& h, const json& compare) {
     h << "<h1>lockbench " << markup_escape(compare.value("kind", std::string("compare"))) << ": "
       << markup_escape(compare.value("scenario", std::string())) << "</h1>\n<p>"
       << compare.value("repeat", 0) << " run(s) per strategy"
-      << (sweep.empty() ? "" : " and setting") << ", interleaved, "
+      << (compare["sweep"].empty() ? "" : " and setting") << ", interleaved, "
       << value_text(compare.value("duration_s", 0.0)) << " s each.</p>\n";
     if (!compare.value("complete", true)) {
         h << "<p class=\"incomplete\">Incomplete: " << compare.value("runs_done", 0) << " of "
@@ -694,109 +726,161 @@ std::string compare_html(const json& compare) {
     }
     h << "<p class=\"reading\">" << markup_escape(compare.value("reading", std::string()))
       << "</p>\n";
+}
 
-    if (!sweep.empty()) {
-        // The heat maps: violation rate per setting, the boundary between safe and unsafe
-        // settings drawn as a thick line.
-        const json& across = sweep[0];
-        const bool two = sweep.size() == 2;
-        const std::size_t columns = across["values"].size();
-        const std::size_t rows = two ? sweep[1]["values"].size() : 1;
-        constexpr int cw = 96, ch = 40, left = 170, top = 48;
-        const int width = left + static_cast<int>(columns) * cw + 16;
-        const int height = top + static_cast<int>(rows) * ch + 16;
-        h << "<h2>Violation rate over the settings</h2>\n<p>Each cell: runs that violated a "
-             "check, k of n. Green: none did; red, deeper as more did; grey: not judged. The "
-             "thick line is the boundary between safe and unsafe settings.</p>\n";
-        for (const std::string& strategy : strategies) {
-            const auto stats_at = [&](std::size_t r, std::size_t c) -> const json& {
-                return settings[r * columns + c]["strategies"][strategy];
-            };
-            h << "<figure><figcaption>" << markup_escape(strategy)
-              << "</figcaption>\n<svg class=\"heatmap\" data-strategy=\"" << markup_escape(strategy)
-              << "\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\""
-              << height << "\" viewBox=\"0 0 " << width << " " << height << "\">\n";
-            h << "<text x=\"" << left << "\" y=\"14\">"
-              << markup_escape(across["path"].get<std::string>()) << " &#8594;</text>\n";
-            if (two)
-                h << "<text x=\"4\" y=\"14\">" << markup_escape(sweep[1]["path"].get<std::string>())
-                  << " &#8595;</text>\n";
-            for (std::size_t c = 0; c < columns; ++c) {
-                h << "<text x=\"" << left + static_cast<int>(c) * cw + cw / 2 << "\" y=\""
-                  << top - 8 << "\" text-anchor=\"middle\">"
-                  << value_text(across["values"][c].get<double>()) << "</text>\n";
-            }
-            for (std::size_t r = 0; r < rows; ++r) {
-                const int y = top + static_cast<int>(r) * ch;
-                if (two)
-                    h << "<text x=\"" << left - 8 << "\" y=\"" << y + ch / 2 + 4
-                      << "\" text-anchor=\"end\">"
-                      << value_text(sweep[1]["values"][r].get<double>()) << "</text>\n";
-                for (std::size_t c = 0; c < columns; ++c) {
-                    const json& stats = stats_at(r, c);
-                    const json& v = stats["verdict"];
-                    const Safety safety = safety_of(stats);
-                    std::string fill = "#bdbdbd";
-                    if (safety == Safety::Safe) {
-                        fill = "#a5d6a7";
-                    } else if (safety == Safety::Unsafe) {
-                        // From a light red at a few runs to a deep one at every run.
-                        const double rate = v["violation_rate"].get<double>();
-                        const int g = static_cast<int>(205 - 165 * rate);
-                        char buf[16];
-                        std::snprintf(buf, sizeof buf, "#%02x%02x%02x",
-                                      229 - static_cast<int>(30 * rate), g, g);
-                        fill = buf;
-                    }
-                    const int x = left + static_cast<int>(c) * cw;
-                    h << "<rect class=\"cell\" x=\"" << x << "\" y=\"" << y << "\" width=\"" << cw
-                      << "\" height=\"" << ch << "\" fill=\"" << fill
-                      << "\" stroke=\"#fff\"><title>" << markup_escape(strategy) << " at "
-                      << markup_escape(setting_label(compare, r * columns + c)) << ": " << k_of_n(v)
-                      << " runs violated a check (95% interval " << interval_text(v)
-                      << ")</title></rect>\n";
-                    h << "<text x=\"" << x + cw / 2 << "\" y=\"" << y + ch / 2 + 4
-                      << "\" text-anchor=\"middle\">" << v["violated"].get<int>() << "/"
-                      << v["runs"].get<int>() << "</text>\n";
-                }
-            }
-            // Boundaries, drawn after the cells so no cell covers them.
-            for (std::size_t r = 0; r < rows; ++r) {
-                for (std::size_t c = 0; c < columns; ++c) {
-                    const Safety here = safety_of(stats_at(r, c));
-                    if (here == Safety::Unknown)
-                        continue;
-                    const int x = left + static_cast<int>(c) * cw;
-                    const int y = top + static_cast<int>(r) * ch;
-                    if (c + 1 < columns) {
-                        const Safety next = safety_of(stats_at(r, c + 1));
-                        if (next != Safety::Unknown && next != here)
-                            h << "<line class=\"boundary\" x1=\"" << x + cw << "\" y1=\"" << y
-                              << "\" x2=\"" << x + cw << "\" y2=\"" << y + ch << "\"/>\n";
-                    }
-                    if (r + 1 < rows) {
-                        const Safety below = safety_of(stats_at(r + 1, c));
-                        if (below != Safety::Unknown && below != here)
-                            h << "<line class=\"boundary\" x1=\"" << x << "\" y1=\"" << y + ch
-                              << "\" x2=\"" << x + cw << "\" y2=\"" << y + ch << "\"/>\n";
-                    }
-                }
-            }
-            h << "</svg></figure>\n";
+// Green where safe, grey where not judged, and from a light red at a few runs violated to a
+// deep one at every run.
+std::string heat_cell_fill(const json& stats) {
+    const Safety safety = safety_of(stats);
+    if (safety == Safety::Safe)
+        return "#a5d6a7";
+    if (safety != Safety::Unsafe)
+        return "#bdbdbd";
+    const double rate = stats["verdict"]["violation_rate"].get<double>();
+    const int g = static_cast<int>(205 - 165 * rate);
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "#%02x%02x%02x", 229 - static_cast<int>(30 * rate), g, g);
+    return buf;
+}
+
+// The fields' paths with an arrow each, and the values of the first axis over the columns.
+void write_svg_axes(std::ostream& h, const SweepGrid& grid) {
+    h << "<text x=\"" << kSvgLeft << "\" y=\"14\">"
+      << markup_escape(grid.across["path"].get<std::string>()) << " &#8594;</text>\n";
+    if (grid.down)
+        h << "<text x=\"4\" y=\"14\">" << markup_escape((*grid.down)["path"].get<std::string>())
+          << " &#8595;</text>\n";
+    for (std::size_t c = 0; c < grid.columns; ++c) {
+        h << "<text x=\"" << kSvgLeft + static_cast<int>(c) * kSvgCellWidth + kSvgCellWidth / 2
+          << "\" y=\"" << kSvgTop - 8 << "\" text-anchor=\"middle\">"
+          << value_text(grid.across["values"][c].get<double>()) << "</text>\n";
+    }
+}
+
+void write_svg_cell(std::ostream& h, const SweepGrid& grid, const std::string& strategy,
+                    std::size_t r, std::size_t c) {
+    const json& stats = grid.stats_at(strategy, r, c);
+    const json& v = stats["verdict"];
+    const int x = kSvgLeft + static_cast<int>(c) * kSvgCellWidth;
+    const int y = kSvgTop + static_cast<int>(r) * kSvgCellHeight;
+    h << "<rect class=\"cell\" x=\"" << x << "\" y=\"" << y << "\" width=\"" << kSvgCellWidth
+      << "\" height=\"" << kSvgCellHeight << "\" fill=\"" << heat_cell_fill(stats)
+      << "\" stroke=\"#fff\"><title>" << markup_escape(strategy) << " at "
+      << markup_escape(setting_label(grid.compare, r * grid.columns + c)) << ": " << k_of_n(v)
+      << " runs violated a check (95% interval " << interval_text(v) << ")</title></rect>\n";
+    h << "<text x=\"" << x + kSvgCellWidth / 2 << "\" y=\"" << y + kSvgCellHeight / 2 + 4
+      << "\" text-anchor=\"middle\">" << v["violated"].get<int>() << "/" << v["runs"].get<int>()
+      << "</text>\n";
+}
+
+// A thick line right of a cell and under it where safe turns unsafe or back.
+void write_svg_boundaries(std::ostream& h, const SweepGrid& grid, const std::string& strategy) {
+    for (std::size_t r = 0; r < grid.rows; ++r) {
+        for (std::size_t c = 0; c < grid.columns; ++c) {
+            const Safety here = safety_of(grid.stats_at(strategy, r, c));
+            const int x = kSvgLeft + static_cast<int>(c) * kSvgCellWidth;
+            const int y = kSvgTop + static_cast<int>(r) * kSvgCellHeight;
+            if (c + 1 < grid.columns &&
+                safety_boundary(here, safety_of(grid.stats_at(strategy, r, c + 1))))
+                h << "<line class=\"boundary\" x1=\"" << x + kSvgCellWidth << "\" y1=\"" << y
+                  << "\" x2=\"" << x + kSvgCellWidth << "\" y2=\"" << y + kSvgCellHeight
+                  << "\"/>\n";
+            if (r + 1 < grid.rows &&
+                safety_boundary(here, safety_of(grid.stats_at(strategy, r + 1, c))))
+                h << "<line class=\"boundary\" x1=\"" << x << "\" y1=\"" << y + kSvgCellHeight
+                  << "\" x2=\"" << x + kSvgCellWidth << "\" y2=\"" << y + kSvgCellHeight
+                  << "\"/>\n";
         }
     }
+}
 
-    // The table, per setting: k of n and the interval for every check, throughput, p99.
-    std::set<std::string> check_names;
+void write_heat_map_svg(std::ostream& h, const SweepGrid& grid, const std::string& strategy) {
+    const int width = kSvgLeft + static_cast<int>(grid.columns) * kSvgCellWidth + 16;
+    const int height = kSvgTop + static_cast<int>(grid.rows) * kSvgCellHeight + 16;
+    h << "<figure><figcaption>" << markup_escape(strategy)
+      << "</figcaption>\n<svg class=\"heatmap\" data-strategy=\"" << markup_escape(strategy)
+      << "\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
+      << "\" viewBox=\"0 0 " << width << " " << height << "\">\n";
+    write_svg_axes(h, grid);
+    for (std::size_t r = 0; r < grid.rows; ++r) {
+        if (grid.down)
+            h << "<text x=\"" << kSvgLeft - 8 << "\" y=\""
+              << kSvgTop + static_cast<int>(r) * kSvgCellHeight + kSvgCellHeight / 2 + 4
+              << "\" text-anchor=\"end\">" << value_text((*grid.down)["values"][r].get<double>())
+              << "</text>\n";
+        for (std::size_t c = 0; c < grid.columns; ++c)
+            write_svg_cell(h, grid, strategy, r, c);
+    }
+    // Drawn after the cells so no cell covers them.
+    write_svg_boundaries(h, grid, strategy);
+    h << "</svg></figure>\n";
+}
+
+// The heat maps: violation rate per setting, the boundary between safe and unsafe settings
+// drawn as a thick line.
+void write_heat_maps_html(std::ostream& h, const json& compare) {
+    if (compare["sweep"].empty())
+        return;
+    const SweepGrid grid(compare);
+    h << "<h2>Violation rate over the settings</h2>\n<p>Each cell: runs that violated a "
+         "check, k of n. Green: none did; red, deeper as more did; grey: not judged. The "
+         "thick line is the boundary between safe and unsafe settings.</p>\n";
+    const std::vector<std::string> strategies = compare["strategies"];
+    for (const std::string& strategy : strategies)
+        write_heat_map_svg(h, grid, strategy);
+}
+
+// The checks that applied to some strategy in some run: the table's columns.
+std::vector<std::string> applicable_checks(const json& settings) {
+    std::set<std::string> names;
     for (const json& s : settings) {
         for (const auto& [strategy, stats] : s["strategies"].items()) {
             for (const auto& [name, counts] : stats["checks"].items()) {
                 if (counts["not_applicable"].get<int>() < counts["runs"].get<int>())
-                    check_names.insert(name);
+                    names.insert(name);
             }
         }
     }
-    const std::vector<std::string> checks = checker::Report::in_check_order(check_names);
+    return checker::Report::in_check_order(names);
+}
+
+std::string counts_cell(const json& counts) {
+    const bool bad = counts["violated"].get<int>() > 0;
+    return std::string("<td class=\"") + (bad ? "bad" : "ok") + "\">" + k_of_n(counts) +
+           " <span class=\"ci\">(" + interval_text(counts) + ")</span></td>";
+}
+
+// "300.0 (100.0-500.0)": a spread's median, then its range.
+std::string spread_html(const json& spread, const char* format) {
+    return number_text(spread["median"], format) + " (" + number_text(spread["min"], format) + "-" +
+           number_text(spread["max"], format) + ")";
+}
+
+void write_strategy_row(std::ostream& h, const std::string& strategy, const json& stats,
+                        const std::vector<std::string>& checks) {
+    h << "<tr><td>" << markup_escape(strategy) << "</td><td>" << stats["runs"].get<int>() << "</td>"
+      << counts_cell(stats["verdict"]);
+    for (const auto& name : checks) {
+        if (stats["checks"].contains(name) && stats["checks"][name]["not_applicable"].get<int>() <
+                                                  stats["checks"][name]["runs"].get<int>())
+            h << counts_cell(stats["checks"][name]);
+        else
+            h << "<td>n/a</td>";
+    }
+    h << "<td>" << spread_html(stats["cycles_per_s"], "%.1f") << "</td><td>"
+      << spread_html(stats["acquire_p99_ms"], "%.3f") << "</td><td class=\"server-cost\">";
+    if (const json& us = stats.value("server_us_per_cycle", json()); us.is_object())
+        h << spread_html(us, "%.1f");
+    else
+        h << "not measured";
+    h << "</td><td>" << markup_escape(stats["reading"].get<std::string>()) << "</td></tr>\n";
+}
+
+// The table, per setting: k of n and the interval for every check, throughput, p99.
+void write_setting_tables(std::ostream& h, const json& compare) {
+    const json& settings = compare["settings"];
+    const std::vector<std::string> strategies = compare["strategies"];
+    const std::vector<std::string> checks = applicable_checks(settings);
     for (std::size_t i = 0; i < settings.size(); ++i) {
         const std::string label = setting_label(compare, i);
         if (!label.empty())
@@ -807,39 +891,13 @@ std::string compare_html(const json& compare) {
             h << "<th>" << markup_escape(name) << "</th>";
         h << "<th>cycles/s median (min-max)</th><th>acquire p99 ms median (min-max)</th>"
              "<th>server CPU us per cycle median (min-max)</th><th>reading</th></tr>\n";
-        for (const std::string& strategy : strategies) {
-            const json& stats = settings[i]["strategies"][strategy];
-            const auto cell = [&](const json& counts) {
-                const bool bad = counts["violated"].get<int>() > 0;
-                return std::string("<td class=\"") + (bad ? "bad" : "ok") + "\">" + k_of_n(counts) +
-                       " <span class=\"ci\">(" + interval_text(counts) + ")</span></td>";
-            };
-            h << "<tr><td>" << markup_escape(strategy) << "</td><td>" << stats["runs"].get<int>()
-              << "</td>" << cell(stats["verdict"]);
-            for (const auto& name : checks) {
-                if (stats["checks"].contains(name) &&
-                    stats["checks"][name]["not_applicable"].get<int>() <
-                        stats["checks"][name]["runs"].get<int>())
-                    h << cell(stats["checks"][name]);
-                else
-                    h << "<td>n/a</td>";
-            }
-            const json& t = stats["cycles_per_s"];
-            const json& p = stats["acquire_p99_ms"];
-            h << "<td>" << number_text(t["median"], "%.1f") << " (" << number_text(t["min"], "%.1f")
-              << "-" << number_text(t["max"], "%.1f") << ")</td><td>"
-              << number_text(p["median"], "%.3f") << " (" << number_text(p["min"], "%.3f") << "-"
-              << number_text(p["max"], "%.3f") << ")</td><td class=\"server-cost\">";
-            if (const json& us = stats.value("server_us_per_cycle", json()); us.is_object())
-                h << number_text(us["median"], "%.1f") << " (" << number_text(us["min"], "%.1f")
-                  << "-" << number_text(us["max"], "%.1f") << ")";
-            else
-                h << "not measured";
-            h << "</td><td>" << markup_escape(stats["reading"].get<std::string>())
-              << "</td></tr>\n";
-        }
+        for (const std::string& strategy : strategies)
+            write_strategy_row(h, strategy, settings[i]["strategies"][strategy], checks);
         h << "</table>\n";
     }
+}
+
+void write_html_foot(std::ostream& h) {
     h << "<p class=\"ci\">k of n: runs in which the check found a violation, of the runs done; "
          "in brackets the Wilson 95% interval of the violation rate. Each run's own folder "
          "holds its report, story and timeline.</p>\n";
@@ -849,6 +907,17 @@ std::string compare_html(const json& compare) {
          "var b=m.getBoundingClientRect();if(b.width>0&&b.height>0)n++;});"
          "document.body.setAttribute('data-heatmaps-drawn',String(n));});</script>\n";
     h << "</body></html>\n";
+}
+
+}  // namespace
+
+std::string compare_html(const json& compare) {
+    std::ostringstream h;
+    write_html_head(h, compare);
+    write_html_intro(h, compare);
+    write_heat_maps_html(h, compare);
+    write_setting_tables(h, compare);
+    write_html_foot(h);
     return h.str();
 }
 
