@@ -462,91 +462,112 @@ CompareOutcome run_compare(const CompareOptions& options) {
     return outcome;
 }
 
-std::string format_heat_map(const json& compare, const std::string& strategy) {
-    const json& sweep = compare["sweep"];
-    if (sweep.empty())
-        return "";
-    const json& settings = compare["settings"];
-    const json& across = sweep[0];
-    const bool two = sweep.size() == 2;
-    const std::size_t columns = across["values"].size();
-    const std::size_t rows = two ? sweep[1]["values"].size() : 1;
-    std::vector<std::string> row_labels(rows);
+namespace {
+
+std::string padded(std::string s, std::size_t width) {
+    s.resize(std::max(s.size(), width), ' ');
+    return s;
+}
+
+std::string without_trailing_spaces(std::string s) {
+    while (!s.empty() && s.back() == ' ')
+        s.pop_back();
+    return s;
+}
+
+// "3/3 ###": k of n, then '.' where none violated, one '#' per third of the runs that did, '?'
+// where nothing was judged.
+std::string heat_cell_text(const json& stats) {
+    const json& v = stats["verdict"];
+    std::string cell =
+        std::to_string(v["violated"].get<int>()) + "/" + std::to_string(v["runs"].get<int>());
+    const Safety safety = safety_of(stats);
+    if (safety == Safety::Unknown)
+        return cell + " ?";
+    if (safety == Safety::Safe)
+        return cell + " .";
+    const double rate = v["violation_rate"].get<double>();
+    return cell + " " + std::string(static_cast<std::size_t>(std::ceil(rate * 3)), '#');
+}
+
+// The text heat map's columns: the row labels' width, then one cell per value across.
+struct HeatMapLayout {
+    std::vector<std::string> row_labels;
+    std::vector<std::string> headers;
     std::size_t label_width = 0;
-    for (std::size_t r = 0; r < rows; ++r) {
-        if (two)
-            row_labels[r] = sweep[1]["field"].get<std::string>() + "=" +
-                            value_text(sweep[1]["values"][r].get<double>());
-        label_width = std::max(label_width, row_labels[r].size());
-    }
-    label_width += 2;
-    std::vector<std::string> headers(columns);
     std::size_t cell_width = 9;
-    for (std::size_t c = 0; c < columns; ++c) {
-        headers[c] = across["field"].get<std::string>() + "=" +
-                     value_text(across["values"][c].get<double>());
-        cell_width = std::max(cell_width, headers[c].size() + 2);
+};
+
+HeatMapLayout heat_map_layout(const SweepGrid& grid) {
+    HeatMapLayout layout;
+    layout.row_labels.resize(grid.rows);
+    for (std::size_t r = 0; r < grid.rows; ++r) {
+        if (grid.down)
+            layout.row_labels[r] = (*grid.down)["field"].get<std::string>() + "=" +
+                                   value_text((*grid.down)["values"][r].get<double>());
+        layout.label_width = std::max(layout.label_width, layout.row_labels[r].size());
     }
-    const auto stats_at = [&](std::size_t r, std::size_t c) -> const json& {
-        return settings[r * columns + c]["strategies"][strategy];
-    };
-    const auto pad = [](std::string s, std::size_t width) {
-        s.resize(std::max(s.size(), width), ' ');
-        return s;
-    };
+    layout.label_width += 2;
+    layout.headers.resize(grid.columns);
+    for (std::size_t c = 0; c < grid.columns; ++c) {
+        layout.headers[c] = grid.across["field"].get<std::string>() + "=" +
+                            value_text(grid.across["values"][c].get<double>());
+        layout.cell_width = std::max(layout.cell_width, layout.headers[c].size() + 2);
+    }
+    return layout;
+}
+
+// One row of cells, with '|' where the next setting across is on the other side of safe.
+std::string heat_map_row(const SweepGrid& grid, const HeatMapLayout& layout,
+                         const std::string& strategy, std::size_t r) {
+    std::string line = padded(layout.row_labels[r], layout.label_width);
+    for (std::size_t c = 0; c < grid.columns; ++c) {
+        const json& stats = grid.stats_at(strategy, r, c);
+        const bool edge =
+            c + 1 < grid.columns &&
+            safety_boundary(safety_of(stats), safety_of(grid.stats_at(strategy, r, c + 1)));
+        line += padded(heat_cell_text(stats), layout.cell_width - 2) + (edge ? "| " : "  ");
+    }
+    return without_trailing_spaces(line);
+}
+
+// Under row r: '=' under each cell whose setting below is on the other side of safe; empty
+// where there is none.
+std::string heat_map_line_under(const SweepGrid& grid, const HeatMapLayout& layout,
+                                const std::string& strategy, std::size_t r) {
+    std::string under = padded("", layout.label_width);
+    bool any = false;
+    for (std::size_t c = 0; c < grid.columns; ++c) {
+        const bool edge = safety_boundary(safety_of(grid.stats_at(strategy, r, c)),
+                                          safety_of(grid.stats_at(strategy, r + 1, c)));
+        any = any || edge;
+        under +=
+            edge ? std::string(layout.cell_width - 2, '=') + "  " : padded("", layout.cell_width);
+    }
+    return any ? without_trailing_spaces(under) : "";
+}
+
+}  // namespace
+
+std::string format_heat_map(const json& compare, const std::string& strategy) {
+    if (compare["sweep"].empty())
+        return "";
+    const SweepGrid grid(compare);
+    const HeatMapLayout layout = heat_map_layout(grid);
     std::ostringstream out;
     out << strategy << ": runs that violated a check, k of n"
-        << (two ? " (rows " + sweep[1]["path"].get<std::string>() + ", columns " +
-                      across["path"].get<std::string>() + ")"
-                : "")
+        << (grid.down ? " (rows " + (*grid.down)["path"].get<std::string>() + ", columns " +
+                            grid.across["path"].get<std::string>() + ")"
+                      : "")
         << "\n";
-    std::string header = pad("", label_width);
-    for (const auto& h : headers)
-        header += pad(h, cell_width);
-    while (!header.empty() && header.back() == ' ')
-        header.pop_back();
-    out << header << "\n";
-    for (std::size_t r = 0; r < rows; ++r) {
-        std::string line = pad(row_labels[r], label_width);
-        for (std::size_t c = 0; c < columns; ++c) {
-            const json& stats = stats_at(r, c);
-            const json& v = stats["verdict"];
-            const int n = v["runs"].get<int>();
-            std::string cell = std::to_string(v["violated"].get<int>()) + "/" + std::to_string(n);
-            const Safety safety = safety_of(stats);
-            if (safety == Safety::Unknown) {
-                cell += " ?";
-            } else if (safety == Safety::Safe) {
-                cell += " .";
-            } else {
-                const double rate = v["violation_rate"].get<double>();
-                cell += " " + std::string(static_cast<std::size_t>(std::ceil(rate * 3)), '#');
-            }
-            // The boundary: where the next setting across is on the other side of safe.
-            const bool edge = c + 1 < columns && safety != Safety::Unknown &&
-                              safety_of(stats_at(r, c + 1)) != Safety::Unknown &&
-                              safety_of(stats_at(r, c + 1)) != safety;
-            std::string padded = pad(cell, cell_width - 2);
-            line += padded + (edge ? "| " : "  ");
-        }
-        while (!line.empty() && line.back() == ' ')
-            line.pop_back();
-        out << line << "\n";
-        if (r + 1 < rows) {
-            std::string under = pad("", label_width);
-            bool any = false;
-            for (std::size_t c = 0; c < columns; ++c) {
-                const Safety here = safety_of(stats_at(r, c));
-                const Safety below = safety_of(stats_at(r + 1, c));
-                const bool edge =
-                    here != Safety::Unknown && below != Safety::Unknown && here != below;
-                any = any || edge;
-                under += edge ? std::string(cell_width - 2, '=') + "  " : pad("", cell_width);
-            }
-            while (!under.empty() && under.back() == ' ')
-                under.pop_back();
-            out << (any ? under : "") << "\n";
-        }
+    std::string header = padded("", layout.label_width);
+    for (const auto& h : layout.headers)
+        header += padded(h, layout.cell_width);
+    out << without_trailing_spaces(header) << "\n";
+    for (std::size_t r = 0; r < grid.rows; ++r) {
+        out << heat_map_row(grid, layout, strategy, r) << "\n";
+        if (r + 1 < grid.rows)
+            out << heat_map_line_under(grid, layout, strategy, r) << "\n";
     }
     return out.str();
 }
