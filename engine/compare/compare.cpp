@@ -602,10 +602,8 @@ std::string rates_outcome(const json& stats) {
                               : "NOT as expected");
 }
 
-}  // namespace
-
-std::string format_compare(const json& compare) {
-    std::ostringstream out;
+// "compare: t1, 5 run(s) per strategy, interleaved, 10 s each", and whether all were done.
+void write_compare_intro(std::ostream& out, const json& compare) {
     const std::size_t planned = compare.value("runs_planned", std::size_t{0});
     const std::size_t done = compare.value("runs_done", std::size_t{0});
     out << compare.value("kind", std::string("compare")) << ": "
@@ -620,6 +618,84 @@ std::string format_compare(const json& compare) {
     else if (!compare.value("complete", true))
         out << "INCOMPLETE: " << compare["failed"].size() << " of " << planned
             << " runs failed (listed at the end)\n";
+}
+
+// "  mutual_exclusion   violated in 5 of 5    57%-100%": a line per check that applied.
+void write_check_lines(std::ostream& out, const json& stats) {
+    std::set<std::string> names;
+    for (const auto& [name, counts] : stats["checks"].items())
+        names.insert(name);
+    for (const std::string& name : checker::Report::in_check_order(names)) {
+        const json& counts = stats["checks"][name];
+        if (counts["not_applicable"].get<int>() == counts["runs"].get<int>())
+            continue;  // did not apply to this strategy in any run
+        std::string extra;
+        if (counts["unknown"].get<int>() > 0)
+            extra += ", unknown in " + std::to_string(counts["unknown"].get<int>());
+        if (counts["not_applicable"].get<int>() > 0)
+            extra += ", n/a in " + std::to_string(counts["not_applicable"].get<int>());
+        char line[200];
+        std::snprintf(line, sizeof line, "  %-18s violated in %-8s  %s%s\n", name.c_str(),
+                      k_of_n(counts).c_str(), interval_text(counts).c_str(), extra.c_str());
+        out << line;
+    }
+}
+
+// "  cycles/s           300.0 median (100.0 - 500.0)": `unit` follows the median.
+void write_spread_line(std::ostream& out, const char* what, const json& spread, const char* format,
+                       const char* unit) {
+    char line[200];
+    std::snprintf(line, sizeof line, "  %-18s %s%s median (%s - %s)\n", what,
+                  number_text(spread["median"], format).c_str(), unit,
+                  number_text(spread["min"], format).c_str(),
+                  number_text(spread["max"], format).c_str());
+    out << line;
+}
+
+std::string met_word(const json& met) {
+    return met.is_null() ? "unknown" : met.get<bool>() ? "met" : "NOT MET";
+}
+
+// The expectation run by run, then over the runs, then each rate term as the runs held it.
+void write_expectation_lines(std::ostream& out, const json& stats) {
+    out << "  expected           " << stats["expected"].get<std::string>() << ": as expected in "
+        << stats["as_expected"].get<int>() << " of " << stats["runs"].get<int>()
+        << " run(s); over the runs: " << met_word(stats.value("expectation_met", json())) << "\n";
+    for (const json& rate : stats.value("rate_terms", json::array())) {
+        out << "    " << rate["term"].get<std::string>() << ": held in " << rate["held"].get<int>()
+            << " of " << rate["runs"].get<int>()
+            << (rate["undecided"].get<int>() > 0
+                    ? " (" + std::to_string(rate["undecided"].get<int>()) + " undecided)"
+                    : "")
+            << " -> " << met_word(rate["met"]) << "\n";
+    }
+}
+
+void write_strategy_text(std::ostream& out, const json& compare, const std::string& strategy,
+                         const json& stats) {
+    const json& v = stats["verdict"];
+    out << "\n"
+        << strategy << ": " << stats["runs"].get<int>() << " run(s), violated in " << k_of_n(v)
+        << " (95% interval " << interval_text(v) << ")\n";
+    write_check_lines(out, stats);
+    write_spread_line(out, "cycles/s", stats["cycles_per_s"], "%.1f", "");
+    write_spread_line(out, "acquire p99", stats["acquire_p99_ms"], "%.3f", " ms");
+    if (const json& us = stats.value("server_us_per_cycle", json()); us.is_object())
+        write_spread_line(out, "server cpu/cycle", us, "%.1f", " us");
+    if (stats["expected"].is_string() && compare["sweep"].empty()) {
+        if (only_rates(stats["expected"].get<std::string>()))
+            out << "  expected           " << rates_outcome(stats) << "\n";
+        else
+            write_expectation_lines(out, stats);
+    }
+    out << "  reading            " << stats["reading"].get<std::string>() << "\n";
+}
+
+}  // namespace
+
+std::string format_compare(const json& compare) {
+    std::ostringstream out;
+    write_compare_intro(out, compare);
     const std::vector<std::string> strategies = compare["strategies"];
     if (!compare["sweep"].empty()) {
         out << "\nheat maps ('.' none violated, one '#' per third of runs violated, '|' and '=' "
@@ -632,77 +708,8 @@ std::string format_compare(const json& compare) {
         const std::string label = setting_label(compare, i);
         if (!label.empty())
             out << "\nat " << label << "\n";
-        for (const auto& strategy : strategies) {
-            const json& stats = settings[i]["strategies"][strategy];
-            const json& v = stats["verdict"];
-            char line[200];
-            out << "\n"
-                << strategy << ": " << stats["runs"].get<int>() << " run(s), violated in "
-                << k_of_n(v) << " (95% interval " << interval_text(v) << ")\n";
-            std::set<std::string> names;
-            for (const auto& [name, counts] : stats["checks"].items())
-                names.insert(name);
-            for (const std::string& name : checker::Report::in_check_order(names)) {
-                const json& counts = stats["checks"][name];
-                if (counts["not_applicable"].get<int>() == counts["runs"].get<int>())
-                    continue;  // did not apply to this strategy in any run
-                std::string extra;
-                if (counts["unknown"].get<int>() > 0)
-                    extra += ", unknown in " + std::to_string(counts["unknown"].get<int>());
-                if (counts["not_applicable"].get<int>() > 0)
-                    extra += ", n/a in " + std::to_string(counts["not_applicable"].get<int>());
-                std::snprintf(line, sizeof line, "  %-18s violated in %-8s  %s%s\n", name.c_str(),
-                              k_of_n(counts).c_str(), interval_text(counts).c_str(), extra.c_str());
-                out << line;
-            }
-            const json& t = stats["cycles_per_s"];
-            const json& p = stats["acquire_p99_ms"];
-            std::snprintf(line, sizeof line, "  %-18s %s median (%s - %s)\n", "cycles/s",
-                          number_text(t["median"], "%.1f").c_str(),
-                          number_text(t["min"], "%.1f").c_str(),
-                          number_text(t["max"], "%.1f").c_str());
-            out << line;
-            std::snprintf(line, sizeof line, "  %-18s %s ms median (%s - %s)\n", "acquire p99",
-                          number_text(p["median"], "%.3f").c_str(),
-                          number_text(p["min"], "%.3f").c_str(),
-                          number_text(p["max"], "%.3f").c_str());
-            out << line;
-            if (const json& us = stats.value("server_us_per_cycle", json()); us.is_object()) {
-                std::snprintf(line, sizeof line, "  %-18s %s us median (%s - %s)\n",
-                              "server cpu/cycle", number_text(us["median"], "%.1f").c_str(),
-                              number_text(us["min"], "%.1f").c_str(),
-                              number_text(us["max"], "%.1f").c_str());
-                out << line;
-            }
-            if (stats["expected"].is_string() && compare["sweep"].empty() &&
-                only_rates(stats["expected"].get<std::string>())) {
-                out << "  expected           " << rates_outcome(stats) << "\n";
-            } else if (stats["expected"].is_string() && compare["sweep"].empty()) {
-                const json met = stats.value("expectation_met", json());
-                out << "  expected           " << stats["expected"].get<std::string>()
-                    << ": as expected in " << stats["as_expected"].get<int>() << " of "
-                    << stats["runs"].get<int>() << " run(s); over the runs: "
-                    << (met.is_null()     ? "unknown"
-                        : met.get<bool>() ? "met"
-                                          : "NOT MET")
-                    << "\n";
-                for (const json& rate : stats.value("rate_terms", json::array())) {
-                    const json rate_met = rate["met"];
-                    out << "    " << rate["term"].get<std::string>() << ": held in "
-                        << rate["held"].get<int>() << " of " << rate["runs"].get<int>()
-                        << (rate["undecided"].get<int>() > 0
-                                ? " (" + std::to_string(rate["undecided"].get<int>()) +
-                                      " undecided)"
-                                : "")
-                        << " -> "
-                        << (rate_met.is_null()     ? "unknown"
-                            : rate_met.get<bool>() ? "met"
-                                                   : "NOT MET")
-                        << "\n";
-                }
-            }
-            out << "  reading            " << stats["reading"].get<std::string>() << "\n";
-        }
+        for (const auto& strategy : strategies)
+            write_strategy_text(out, compare, strategy, settings[i]["strategies"][strategy]);
     }
     out << "\nreading: " << compare.value("reading", std::string()) << "\n";
     for (const json& f : compare["failed"]) {
