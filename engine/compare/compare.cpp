@@ -187,108 +187,134 @@ json server_us_per_cycle(const json& summary) {
     return us.is_number() ? us : json(nullptr);
 }
 
+namespace {
+
+// The runs of one strategy at one setting, in the order they were made.
+std::vector<const json*> runs_of(const json& runs, std::size_t setting,
+                                 const std::string& strategy) {
+    std::vector<const json*> mine;
+    for (const json& r : runs) {
+        if (r["setting"].get<std::size_t>() == setting && r["strategy"] == strategy)
+            mine.push_back(&r);
+    }
+    return mine;
+}
+
+// Each check any of the runs reported, as k of n over all of them.
+json check_counts(const std::vector<const json*>& runs) {
+    std::set<std::string> seen;
+    for (const json* r : runs) {
+        for (const auto& [name, valid] : (*r)["checks"].items())
+            seen.insert(name);
+    }
+    json checks = json::object();
+    for (const std::string& name : checker::Report::in_check_order(seen)) {
+        checker::VerdictCounts counts;
+        for (const json* r : runs) {
+            const json& c = (*r)["checks"];
+            // A check a run did not report took no part in it.
+            counts.add(c.contains(name) ? checker::verdict_of(c[name])
+                                        : checker::Verdict::NotApplicable);
+        }
+        checks[name] = counts_json(counts);
+    }
+    return checks;
+}
+
+// What one strategy did at one setting over its runs (compare.json's settings[i].strategies).
+json strategy_stats(const std::string& strategy, const std::vector<const json*>& runs) {
+    checker::VerdictCounts verdicts;
+    std::vector<double> throughput, p99, server_cost;
+    json run_names = json::array();
+    json expected = nullptr;
+    int as_expected = 0;
+    for (const json* r : runs) {
+        verdicts.add(checker::verdict_of((*r)["verdict"]));
+        if ((*r)["cycles_per_s"].is_number())
+            throughput.push_back((*r)["cycles_per_s"].get<double>());
+        if ((*r)["acquire_p99_ms"].is_number())
+            p99.push_back((*r)["acquire_p99_ms"].get<double>());
+        if (const json us = r->value("server_us_per_cycle", json()); us.is_number())
+            server_cost.push_back(us.get<double>());
+        run_names.push_back((*r)["run"]);
+        if ((*r)["expected"].is_string()) {
+            expected = (*r)["expected"];
+            as_expected += (*r)["as_expected"] == true;
+        }
+    }
+    // The run's verdict is never "not applicable": a run nothing applied to is unknown.
+    json stats{
+        {"runs", static_cast<int>(runs.size())},
+        {"verdict", counts_json({.violated = verdicts.violated,
+                                 .valid = verdicts.valid,
+                                 .unknown = verdicts.unknown + verdicts.not_applicable})},
+        {"checks", check_counts(runs)},
+        {"expected", expected},
+        {"as_expected", expected.is_null() ? json(nullptr) : json(as_expected)},
+        {"cycles_per_s", spread_of(throughput)},
+        {"acquire_p99_ms", spread_of(p99)},
+        // Where no run measured the servers (ZooKeeper, etcd of the user's):
+        // null, never a median of nothing.
+        {"server_us_per_cycle", server_cost.empty() ? json(nullptr) : spread_of(server_cost)},
+        {"run_folders", run_names}};
+    std::vector<json> terms;
+    for (const json* r : runs)
+        terms.push_back(r->value("expected_terms", json::array()));
+    stats.update(judge_repeated(expected, terms));
+    stats["reading"] = reading_of(strategy, stats);
+    return stats;
+}
+
+// "fenced violated something at 2 of 6 settings (lease_ms=200, ...)": the first three named.
+std::string sweep_reading(const json& compare, const std::string& strategy) {
+    const json& settings = compare["settings"];
+    std::vector<std::string> unsafe;
+    std::size_t judged = 0;
+    for (std::size_t i = 0; i < settings.size(); ++i) {
+        const Safety s = safety_of(settings[i]["strategies"][strategy]);
+        judged += s != Safety::Unknown;
+        if (s == Safety::Unsafe)
+            unsafe.push_back(setting_label(compare, i));
+    }
+    std::string words = strategy + " ";
+    if (unsafe.empty())
+        return words + "violated nothing at any of " + std::to_string(judged) + " settings";
+    words += "violated something at " + std::to_string(unsafe.size()) + " of " +
+             std::to_string(settings.size()) + " settings (";
+    for (std::size_t k = 0; k < unsafe.size() && k < 3; ++k)
+        words += (k ? ", " : "") + unsafe[k];
+    return words + (unsafe.size() > 3 ? ", ...)" : ")");
+}
+
+// Without a sweep each strategy's own reading; with one, where each was unsafe.
+std::string overall_reading(const json& compare, bool swept) {
+    const std::vector<std::string> strategies = compare["strategies"];
+    const json& settings = compare["settings"];
+    std::string reading;
+    for (const std::string& strategy : strategies) {
+        if (swept)
+            reading += (reading.empty() ? "" : "; ") + sweep_reading(compare, strategy);
+        else if (!settings.empty())
+            reading += (reading.empty() ? "" : "; ") +
+                       settings[0]["strategies"][strategy]["reading"].get<std::string>();
+    }
+    return reading;
+}
+
+}  // namespace
+
 json summarise_compare(json compare) {
-    const json& runs = compare["runs"];
     const std::vector<std::string> strategies = compare["strategies"];
     json& settings = compare["settings"];
     for (std::size_t i = 0; i < settings.size(); ++i) {
         json per_strategy = json::object();
-        for (const std::string& strategy : strategies) {
-            std::set<std::string> seen;
-            std::vector<const json*> mine;
-            for (const json& r : runs) {
-                if (r["setting"].get<std::size_t>() == i && r["strategy"] == strategy) {
-                    mine.push_back(&r);
-                    for (const auto& [name, valid] : r["checks"].items())
-                        seen.insert(name);
-                }
-            }
-            checker::VerdictCounts verdicts;
-            std::vector<double> throughput, p99, server_cost;
-            json run_names = json::array();
-            json expected = nullptr;
-            int as_expected = 0;
-            for (const json* r : mine) {
-                verdicts.add(checker::verdict_of((*r)["verdict"]));
-                if ((*r)["cycles_per_s"].is_number())
-                    throughput.push_back((*r)["cycles_per_s"].get<double>());
-                if ((*r)["acquire_p99_ms"].is_number())
-                    p99.push_back((*r)["acquire_p99_ms"].get<double>());
-                if (const json us = r->value("server_us_per_cycle", json()); us.is_number())
-                    server_cost.push_back(us.get<double>());
-                run_names.push_back((*r)["run"]);
-                if ((*r)["expected"].is_string()) {
-                    expected = (*r)["expected"];
-                    as_expected += (*r)["as_expected"] == true;
-                }
-            }
-            json checks = json::object();
-            for (const std::string& name : checker::Report::in_check_order(seen)) {
-                checker::VerdictCounts counts;
-                for (const json* r : mine) {
-                    const json& c = (*r)["checks"];
-                    // A check a run did not report took no part in it.
-                    counts.add(c.contains(name) ? checker::verdict_of(c[name])
-                                                : checker::Verdict::NotApplicable);
-                }
-                checks[name] = counts_json(counts);
-            }
-            // The run's verdict is never "not applicable": a run nothing applied to is unknown.
-            json stats{
-                {"runs", static_cast<int>(mine.size())},
-                {"verdict", counts_json({.violated = verdicts.violated,
-                                         .valid = verdicts.valid,
-                                         .unknown = verdicts.unknown + verdicts.not_applicable})},
-                {"checks", checks},
-                {"expected", expected},
-                {"as_expected", expected.is_null() ? json(nullptr) : json(as_expected)},
-                {"cycles_per_s", spread_of(throughput)},
-                {"acquire_p99_ms", spread_of(p99)},
-                // Where no run measured the servers (ZooKeeper, etcd of the user's):
-                // null, never a median of nothing.
-                {"server_us_per_cycle",
-                 server_cost.empty() ? json(nullptr) : spread_of(server_cost)},
-                {"run_folders", run_names}};
-            std::vector<json> terms;
-            for (const json* r : mine)
-                terms.push_back(r->value("expected_terms", json::array()));
-            stats.update(judge_repeated(expected, terms));
-            stats["reading"] = reading_of(strategy, stats);
-            per_strategy[strategy] = std::move(stats);
-        }
+        for (const std::string& strategy : strategies)
+            per_strategy[strategy] =
+                strategy_stats(strategy, runs_of(compare["runs"], i, strategy));
         settings[i]["strategies"] = std::move(per_strategy);
     }
-    std::string reading;
-    if (compare["sweep"].empty()) {
-        for (const std::string& strategy : strategies) {
-            if (!settings.empty())
-                reading += (reading.empty() ? "" : "; ") +
-                           settings[0]["strategies"][strategy]["reading"].get<std::string>();
-        }
-    } else {
-        for (const std::string& strategy : strategies) {
-            std::vector<std::string> unsafe;
-            std::size_t judged = 0;
-            for (std::size_t i = 0; i < settings.size(); ++i) {
-                const Safety s = safety_of(settings[i]["strategies"][strategy]);
-                judged += s != Safety::Unknown;
-                if (s == Safety::Unsafe)
-                    unsafe.push_back(setting_label(compare, i));
-            }
-            std::string words = strategy + " ";
-            if (unsafe.empty()) {
-                words += "violated nothing at any of " + std::to_string(judged) + " settings";
-            } else {
-                words += "violated something at " + std::to_string(unsafe.size()) + " of " +
-                         std::to_string(settings.size()) + " settings (";
-                for (std::size_t k = 0; k < unsafe.size() && k < 3; ++k)
-                    words += (k ? ", " : "") + unsafe[k];
-                words += unsafe.size() > 3 ? ", ...)" : ")";
-            }
-            reading += (reading.empty() ? "" : "; ") + words;
-        }
-    }
-    compare["reading"] = reading;
+    const bool swept = !compare["sweep"].empty();
+    compare["reading"] = overall_reading(compare, swept);
     return compare;
 }
 
