@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -318,7 +319,9 @@ json summarise_compare(json compare) {
     return compare;
 }
 
-CompareOutcome run_compare(const CompareOptions& options) {
+namespace {
+
+void check_compare_options(const CompareOptions& options) {
     if (options.strategies.empty())
         throw WorkloadError("compare: --strategy names no strategy");
     std::set<std::string> distinct(options.strategies.begin(), options.strategies.end());
@@ -328,10 +331,12 @@ CompareOutcome run_compare(const CompareOptions& options) {
         throw WorkloadError("compare: --repeat must be 1 or more");
     if (options.sweep.size() > kMaxSweepAxes)
         throw WorkloadError("compare: at most two --sweep (a heat map has two axes)");
-    const std::vector<std::vector<double>> settings = sweep_cells(options.sweep);
+}
 
-    // Every run is planned and checked before any starts: a strategy that cannot run this
-    // workload, or a setting the workload refuses, fails in a second, not an hour in.
+// Per setting, per strategy (in the order given) the run to make; throws WorkloadError naming
+// the strategy and setting that cannot run.
+std::vector<std::vector<RunOptions>> plan_runs(const CompareOptions& options,
+                                               const std::vector<std::vector<double>>& settings) {
     std::vector<std::vector<RunOptions>> plan(settings.size());
     for (std::size_t i = 0; i < settings.size(); ++i) {
         const Workload at = at_setting(options.base.workload, options.sweep, settings[i]);
@@ -351,18 +356,23 @@ CompareOutcome run_compare(const CompareOptions& options) {
             plan[i].push_back(std::move(run));
         }
     }
+    return plan;
+}
 
+std::size_t runs_planned(const CompareOptions& options, std::size_t settings) {
+    return options.strategies.size() * settings * static_cast<std::size_t>(options.repeat);
+}
+
+// compare.json before any run: what is compared, over which settings, on which machine.
+json compare_document(const CompareOptions& options,
+                      const std::vector<std::vector<double>>& settings) {
     const Workload& w = options.base.workload;
-    ResultFolder folder(options.base.out_dir,
-                        options.kind + "-" + utc_stamp() + "-" + safe_name(w.name));
     json sweep = json::array();
     for (const SweepAxis& axis : options.sweep)
         sweep.push_back(axis.to_json());
     json setting_list = json::array();
     for (const auto& setting : settings)
         setting_list.push_back({{"at", setting_json(options.sweep, setting)}});
-    const std::size_t planned =
-        options.strategies.size() * settings.size() * static_cast<std::size_t>(options.repeat);
     json compare{{"format", kCompareFormat},
                  {"version", kCompareVersion},
                  {"kind", options.kind},
@@ -374,101 +384,137 @@ CompareOutcome run_compare(const CompareOptions& options) {
                  {"confidence", 0.95},
                  {"sweep", sweep},
                  {"settings", setting_list},
-                 {"runs_planned", planned},
+                 {"runs_planned", runs_planned(options, settings.size())},
                  {"runs", json::array()},
                  {"failed", json::array()}};
     if (options.base.machine)
         compare["yardstick"] = options.base.machine->to_json();
     else if (!options.base.machine_not_measured.empty())
         compare["yardstick"] = {{"not_measured", options.base.machine_not_measured}};
+    return compare;
+}
 
-    CompareOutcome outcome;
-    const std::size_t n_strategies = options.strategies.size();
-    std::size_t started = 0;
-    for (int round = 0; round < options.repeat && !outcome.interrupted; ++round) {
-        for (std::size_t i = 0; i < settings.size() && !outcome.interrupted; ++i) {
-            for (std::size_t k = 0; k < n_strategies; ++k) {
-                if (options.base.interrupt && options.base.interrupt->load()) {
-                    outcome.interrupted = true;
-                    break;
+// One run's row of compare.json's "runs", from its summary.json.
+json run_row(int round, std::size_t setting, const std::string& strategy, const RunOutcome& r,
+             int exit_code) {
+    const json& summary = r.summary;
+    const checker::Report report = checker::Report::from_json(summary["verdict"]);
+    json checks = json::object();
+    for (const auto& c : report.checks)
+        checks[c.name] = checker::to_json(c.verdict());
+    return {{"round", round},
+            {"setting", setting},
+            {"strategy", strategy},
+            {"run", r.dir.filename().string()},
+            {"verdict", checker::to_json(report.verdict)},
+            {"checks", checks},
+            {"unknown_reasons", report.unknown_reasons},
+            {"expected", summary.value("expected", json())},
+            {"as_expected", summary.value("as_expected", json())},
+            {"cycles_per_s", summary["throughput"]["cycles_per_s"]},
+            {"acquire_p99_ms", summary["latency_ms"]["acquire"]["p99"]},
+            {"server_us_per_cycle", server_us_per_cycle(summary)},
+            {"expected_terms", summary.value("expected_terms", json::array())},
+            {"exit_code", exit_code}};
+}
+
+// Makes the planned runs round by round into the comparison's folder, recording each in
+// compare.json, until all are done or the user interrupts.
+class CompareRunner {
+  public:
+    CompareRunner(const CompareOptions& options, const std::vector<std::vector<double>>& settings,
+                  std::vector<std::vector<RunOptions>> plan, const fs::path& folder, json& compare,
+                  CompareOutcome& outcome)
+        : options_(options),
+          settings_(settings),
+          plan_(std::move(plan)),
+          folder_(folder),
+          compare_(compare),
+          outcome_(outcome),
+          planned_(runs_planned(options, settings.size())) {}
+
+    void run_all() {
+        const std::size_t n_strategies = options_.strategies.size();
+        for (int round = 0; round < options_.repeat && !outcome_.interrupted; ++round) {
+            for (std::size_t i = 0; i < settings_.size() && !outcome_.interrupted; ++i) {
+                for (std::size_t k = 0; k < n_strategies && !outcome_.interrupted; ++k) {
+                    if (options_.base.interrupt && options_.base.interrupt->load()) {
+                        outcome_.interrupted = true;
+                        break;
+                    }
+                    // Rotated each round, so no strategy always runs first (on a cold machine)
+                    // or right after the same neighbour.
+                    run_one(round, i, (k + static_cast<std::size_t>(round)) % n_strategies);
                 }
-                // Rotated each round, so no strategy always runs first (on a cold machine) or
-                // right after the same neighbour.
-                const std::size_t s = (k + static_cast<std::size_t>(round)) % n_strategies;
-                RunOptions run = plan[i][s];
-                const std::string& strategy = options.strategies[s];
-                const std::string where = setting_words(options.sweep, settings[i]);
-                run.out_dir = folder.tmp();
-                run.progress = false;
-                run.label = strategy + (where.empty() ? "" : "-" + where) + "-r" +
-                            std::to_string(round + 1);
-                ++started;
-                if (options.base.progress) {
-                    std::fprintf(stderr, "\r\x1b[K[%zu/%zu] %s%s%s, round %d", started, planned,
-                                 strategy.c_str(), where.empty() ? "" : " at ", where.c_str(),
-                                 round + 1);
-                }
-                RunOutcome r;
-                try {
-                    r = run_workload(run);
-                } catch (...) {
-                    // A run that could not be done is that run's error; the others still answer.
-                    const RunFailure failure = run_failure(std::current_exception());
-                    std::fprintf(stderr, "%sfailed: %s%s%s, round %d: %s\n",
-                                 options.base.progress ? "\r\x1b[K" : "", strategy.c_str(),
-                                 where.empty() ? "" : " at ", where.c_str(), round + 1,
-                                 failure.message.c_str());
-                    compare["failed"].push_back({{"round", round + 1},
-                                                 {"setting", i},
-                                                 {"strategy", strategy},
-                                                 {"error", failure.message},
-                                                 {"exit_code", failure.exit_code}});
-                    outcome.failure_exit_code =
-                        std::max(outcome.failure_exit_code, failure.exit_code);
-                    continue;
-                }
-                if (r.interrupted) {
-                    // Its folder stays (marked interrupted), but half a run is not a sample.
-                    compare["interrupted_run"] = r.dir.filename().string();
-                    outcome.interrupted = true;
-                    break;
-                }
-                const json& summary = r.summary;
-                const checker::Report report = checker::Report::from_json(summary["verdict"]);
-                json checks = json::object();
-                for (const auto& c : report.checks)
-                    checks[c.name] = checker::to_json(c.verdict());
-                const int exit_code = run_exit_code(r);
-                if (exit_code == 1 || outcome.runs_exit_code == 1)
-                    outcome.runs_exit_code = 1;
-                else if (exit_code == 3)
-                    outcome.runs_exit_code = 3;
-                compare["runs"].push_back(
-                    {{"round", round + 1},
-                     {"setting", i},
-                     {"strategy", strategy},
-                     {"run", r.dir.filename().string()},
-                     {"verdict", checker::to_json(report.verdict)},
-                     {"checks", checks},
-                     {"unknown_reasons", report.unknown_reasons},
-                     {"expected", summary.value("expected", json())},
-                     {"as_expected", summary.value("as_expected", json())},
-                     {"cycles_per_s", summary["throughput"]["cycles_per_s"]},
-                     {"acquire_p99_ms", summary["latency_ms"]["acquire"]["p99"]},
-                     {"server_us_per_cycle", server_us_per_cycle(summary)},
-                     {"expected_terms", summary.value("expected_terms", json::array())},
-                     {"exit_code", exit_code}});
             }
         }
+        if (options_.base.progress)
+            std::fprintf(stderr, "\r\x1b[K");
     }
-    if (options.base.progress)
-        std::fprintf(stderr, "\r\x1b[K");
-    compare["interrupted"] = outcome.interrupted;
-    compare["runs_done"] = compare["runs"].size();
-    compare["complete"] = !outcome.interrupted && compare["failed"].empty();
-    compare = summarise_compare(std::move(compare));
-    // Where every strategy states an expectation, it decides over the runs together (a rate
-    // needs them all); one run's own exit code cannot judge a rate.
+
+  private:
+    void run_one(int round, std::size_t i, std::size_t s) {
+        RunOptions run = plan_[i][s];
+        const std::string& strategy = options_.strategies[s];
+        const std::string where = setting_words(options_.sweep, settings_[i]);
+        run.out_dir = folder_;
+        run.progress = false;
+        run.label =
+            strategy + (where.empty() ? "" : "-" + where) + "-r" + std::to_string(round + 1);
+        ++started_;
+        if (options_.base.progress) {
+            std::fprintf(stderr, "\r\x1b[K[%zu/%zu] %s%s%s, round %d", started_, planned_,
+                         strategy.c_str(), where.empty() ? "" : " at ", where.c_str(), round + 1);
+        }
+        RunOutcome r;
+        try {
+            r = run_workload(run);
+        } catch (...) {
+            // A run that could not be done is that run's error; the others still answer.
+            record_failure(round, i, strategy, where, run_failure(std::current_exception()));
+            return;
+        }
+        if (r.interrupted) {
+            // Its folder stays (marked interrupted), but half a run is not a sample.
+            compare_["interrupted_run"] = r.dir.filename().string();
+            outcome_.interrupted = true;
+            return;
+        }
+        const int exit_code = run_exit_code(r);
+        if (exit_code == 1 || outcome_.runs_exit_code == 1)
+            outcome_.runs_exit_code = 1;
+        else if (exit_code == 3)
+            outcome_.runs_exit_code = 3;
+        compare_["runs"].push_back(run_row(round + 1, i, strategy, r, exit_code));
+    }
+
+    void record_failure(int round, std::size_t i, const std::string& strategy,
+                        const std::string& where, const RunFailure& failure) {
+        std::fprintf(stderr, "%sfailed: %s%s%s, round %d: %s\n",
+                     options_.base.progress ? "\r\x1b[K" : "", strategy.c_str(),
+                     where.empty() ? "" : " at ", where.c_str(), round + 1,
+                     failure.message.c_str());
+        compare_["failed"].push_back({{"round", round + 1},
+                                      {"setting", i},
+                                      {"strategy", strategy},
+                                      {"error", failure.message},
+                                      {"exit_code", failure.exit_code}});
+        outcome_.failure_exit_code = std::max(outcome_.failure_exit_code, failure.exit_code);
+    }
+
+    const CompareOptions& options_;
+    const std::vector<std::vector<double>>& settings_;
+    const std::vector<std::vector<RunOptions>> plan_;
+    const fs::path& folder_;
+    json& compare_;
+    CompareOutcome& outcome_;
+    const std::size_t planned_;
+    std::size_t started_ = 0;
+};
+
+// Where every strategy states an expectation, it decides over the runs together (a rate needs
+// them all); one run's own exit code cannot judge a rate. Nothing to say otherwise.
+std::optional<int> exit_code_by_expectations(const json& compare) {
     bool all_stated = !compare["runs"].empty();
     bool missed = false, undecided = false;
     for (const json& setting : compare["settings"]) {
@@ -478,8 +524,31 @@ CompareOutcome run_compare(const CompareOptions& options) {
             undecided = undecided || stats["expectation_met"].is_null();
         }
     }
-    if (all_stated)
-        outcome.runs_exit_code = missed ? 1 : undecided ? 3 : 0;
+    if (!all_stated)
+        return std::nullopt;
+    return missed ? 1 : undecided ? 3 : 0;
+}
+
+}  // namespace
+
+CompareOutcome run_compare(const CompareOptions& options) {
+    check_compare_options(options);
+    const std::vector<std::vector<double>> settings = sweep_cells(options.sweep);
+    // Every run is planned and checked before any starts: a strategy that cannot run this
+    // workload, or a setting the workload refuses, fails in a second, not an hour in.
+    std::vector<std::vector<RunOptions>> plan = plan_runs(options, settings);
+
+    ResultFolder folder(options.base.out_dir, options.kind + "-" + utc_stamp() + "-" +
+                                                  safe_name(options.base.workload.name));
+    json compare = compare_document(options, settings);
+    CompareOutcome outcome;
+    CompareRunner(options, settings, std::move(plan), folder.tmp(), compare, outcome).run_all();
+    compare["interrupted"] = outcome.interrupted;
+    compare["runs_done"] = compare["runs"].size();
+    compare["complete"] = !outcome.interrupted && compare["failed"].empty();
+    compare = summarise_compare(std::move(compare));
+    if (const auto code = exit_code_by_expectations(compare))
+        outcome.runs_exit_code = *code;
     write_atomically(folder.tmp() / "compare.json", compare.dump(2) + "\n");
     write_atomically(folder.tmp() / "compare.txt", format_compare(compare));
     write_atomically(folder.tmp() / "compare.html", compare_html(compare));
