@@ -264,8 +264,10 @@ std::string format_machine(const json& y, std::optional<double> run_cycles_per_s
     return "";
 }
 
-std::string make_report(const json& s) {
-    std::ostringstream out;
+namespace {
+
+// "lockbench run: t1 / set_nx_px", then the run's size and its notes.
+void write_report_head(std::ostream& out, const json& s) {
     char line[512];
     out << "lockbench run: " << s["scenario"].get<std::string>() << " / "
         << s["strategy"].get<std::string>()
@@ -276,6 +278,12 @@ std::string make_report(const json& s) {
     out << line;
     for (const auto& note : s.value("notes", json::array()))
         out << "note        " << note.get<std::string>() << "\n";
+}
+
+// Throughput, the machine it was measured on, what the servers spent, and how evenly the
+// clients got the lock.
+void write_report_throughput(std::ostream& out, const json& s) {
+    char line[512];
     std::snprintf(line, sizeof line, "throughput  %.1f cycles/s (%llu cycles)\n",
                   s["throughput"]["cycles_per_s"].get<double>(),
                   static_cast<unsigned long long>(s["throughput"]["cycles"].get<std::uint64_t>()));
@@ -295,6 +303,10 @@ std::string make_report(const json& s) {
                       f["jain_index"].get<double>());
         out << line;
     }
+}
+
+void write_report_latencies(std::ostream& out, const json& s) {
+    char line[512];
     for (const char* op : {"acquire", "release"}) {
         const auto& l = s["latency_ms"][op];
         std::snprintf(line, sizeof line,
@@ -303,33 +315,44 @@ std::string make_report(const json& s) {
                       l["max"].get<double>());
         out << line;
     }
-    if (const auto& open = s["open_loop"]; open.is_object()) {
-        const auto& l = s["latency_ms"]["acquire_corrected"];
-        std::snprintf(line, sizeof line,
-                      "acquire from when due (coordinated omission corrected):\n"
-                      "            p50 %.3f ms  p99 %.3f ms  p99.9 %.3f ms  max %.3f ms\n",
-                      l["p50"].get<double>(), l["p99"].get<double>(), l["p999"].get<double>(),
-                      l["max"].get<double>());
-        out << line;
-        const auto due = open["due"].get<std::uint64_t>();
-        const auto started = open["started"].get<std::uint64_t>();
+}
+
+// An open-loop run: the acquire latency from when each arrival was due, and whether the clients
+// kept the rate asked.
+void write_report_open_loop(std::ostream& out, const json& s) {
+    const auto& open = s["open_loop"];
+    if (!open.is_object())
+        return;
+    char line[512];
+    const auto& l = s["latency_ms"]["acquire_corrected"];
+    std::snprintf(line, sizeof line,
+                  "acquire from when due (coordinated omission corrected):\n"
+                  "            p50 %.3f ms  p99 %.3f ms  p99.9 %.3f ms  max %.3f ms\n",
+                  l["p50"].get<double>(), l["p99"].get<double>(), l["p999"].get<double>(),
+                  l["max"].get<double>());
+    out << line;
+    const auto due = open["due"].get<std::uint64_t>();
+    const auto started = open["started"].get<std::uint64_t>();
+    std::snprintf(line, sizeof line,
+                  "rate        target %.1f/s %s, achieved %.1f/s: %llu of %llu due arrivals "
+                  "started\n",
+                  open["target_per_s"].get<double>(), open["arrivals"].get<std::string>().c_str(),
+                  open["achieved_per_s"].get<double>(), static_cast<unsigned long long>(started),
+                  static_cast<unsigned long long>(due));
+    out << line;
+    if (!open["kept"].get<bool>()) {
         std::snprintf(
             line, sizeof line,
-            "rate        target %.1f/s %s, achieved %.1f/s: %llu of %llu due arrivals "
-            "started\n",
-            open["target_per_s"].get<double>(), open["arrivals"].get<std::string>().c_str(),
-            open["achieved_per_s"].get<double>(), static_cast<unsigned long long>(started),
-            static_cast<unsigned long long>(due));
+            "RATE NOT KEPT: only %.1f %% of the due arrivals started - the clients "
+            "fell behind, so Redis saw less load than asked (try more --clients)\n",
+            due ? 100.0 * static_cast<double>(started) / static_cast<double>(due) : 100.0);
         out << line;
-        if (!open["kept"].get<bool>()) {
-            std::snprintf(
-                line, sizeof line,
-                "RATE NOT KEPT: only %.1f %% of the due arrivals started - the clients "
-                "fell behind, so Redis saw less load than asked (try more --clients)\n",
-                due ? 100.0 * static_cast<double>(started) / static_cast<double>(due) : 100.0);
-            out << line;
-        }
     }
+}
+
+// Each operation's ok/fail/info counts, then each fault and whether it took effect.
+void write_report_ops_and_faults(std::ostream& out, const json& s) {
+    char line[512];
     for (const auto& [op, c] : s["ops"].items()) {
         std::snprintf(line, sizeof line, "%-8s    ok %llu  fail %llu  info %llu\n", op.c_str(),
                       static_cast<unsigned long long>(c["ok"].get<std::uint64_t>()),
@@ -344,23 +367,39 @@ std::string make_report(const json& s) {
                       f["due"].get<int>(), f["missed"].is_null() ? "" : "  <- NOT ALL FIRED");
         out << line;
     }
+}
+
+// The checker's verdict and report, then the scenario's expectation and whether it held.
+void write_report_verdict(std::ostream& out, const json& s) {
     const auto v = checker::Report::from_json(s["verdict"]);
     const std::uint64_t count = v.violation_count();
     out << "verdict     " << checker::verdict_word(v.verdict) << ", " << count << " violation(s)";
     if (v.witnesses.size() < count)
         out << " (" << v.witnesses.size() << " listed)";
     out << "\n" << checker::format_report(v);
-    if (!s["expected"].is_null()) {
-        out << "expected    " << s["expected"].get<std::string>() << " -> "
-            << (s["as_expected"].is_null()     ? "unknown"
-                : s["as_expected"].get<bool>() ? "as expected"
-                                               : "UNEXPECTED")
-            << "\n";
-        if (s.contains("rates_not_judged")) {
-            out << "            not judged in one run: " << s["rates_not_judged"].get<std::string>()
-                << " (a rate needs repeated runs: run --repeat N)\n";
-        }
+    if (s["expected"].is_null())
+        return;
+    out << "expected    " << s["expected"].get<std::string>() << " -> "
+        << (s["as_expected"].is_null()     ? "unknown"
+            : s["as_expected"].get<bool>() ? "as expected"
+                                           : "UNEXPECTED")
+        << "\n";
+    if (s.contains("rates_not_judged")) {
+        out << "            not judged in one run: " << s["rates_not_judged"].get<std::string>()
+            << " (a rate needs repeated runs: run --repeat N)\n";
     }
+}
+
+}  // namespace
+
+std::string make_report(const json& s) {
+    std::ostringstream out;
+    write_report_head(out, s);
+    write_report_throughput(out, s);
+    write_report_latencies(out, s);
+    write_report_open_loop(out, s);
+    write_report_ops_and_faults(out, s);
+    write_report_verdict(out, s);
     return out.str();
 }
 
