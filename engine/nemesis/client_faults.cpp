@@ -173,6 +173,60 @@ void SkewClientClock::apply_to_client(NemesisContext& ctx, SimulatedClient& clie
                     t);
 }
 
+namespace {
+
+std::int64_t unix_ms_now() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+// What a skewed clock must read at real time `real` (Unix ms): the offset, plus the drift since
+// the skew.
+struct SkewedClock {
+    std::int64_t offset_ms = 0;
+    double drift = 0;
+    std::int64_t since_ms = 0;
+
+    std::int64_t at(std::int64_t real) const {
+        return real + offset_ms +
+               static_cast<std::int64_t>(static_cast<double>(real - since_ms) * drift);
+    }
+};
+
+// One asking of an adapter's time: the proof's reading, or why it fails.
+struct AdapterTimeReading {
+    std::int64_t before = 0, after = 0;
+    std::optional<std::int64_t> seen;
+    std::string why;
+    bool shows = false;  // within 50 ms of the skewed clock over the asking
+};
+
+Task<AdapterTimeReading> read_adapter_time(Session& session, SkewedClock expected) {
+    AdapterTimeReading r;
+    r.before = unix_ms_now();
+    try {
+        r.seen = co_await adapter_time(session);
+    } catch (const std::exception& e) {
+        r.why = e.what();
+    }
+    r.after = unix_ms_now();
+    r.shows =
+        r.seen && *r.seen >= expected.at(r.before) - 50 && *r.seen <= expected.at(r.after) + 50;
+    co_return r;
+}
+
+// Why the fault missed, for a reading that does not show `what`.
+std::string adapter_skew_missed(int client_index, const AdapterTimeReading& r,
+                                const std::string& what) {
+    return "client " + std::to_string(client_index) + "'s adapter " +
+           (r.seen ? "reports " + std::to_string(*r.seen - (r.before + r.after) / 2) +
+                         " ms off, not " + what + " (does its runtime ignore libfaketime?)"
+                   : "could not be asked the time: " + r.why);
+}
+
+}  // namespace
+
 DetachedTask SkewClientClock::skew_adapter(NemesisContext& ctx, SimulatedClient& client,
                                            std::filesystem::path faketime_file) {
     // libfaketime reads the file on every clock call of the adapter (no cache): the offset, and
@@ -187,47 +241,14 @@ DetachedTask SkewClientClock::skew_adapter(NemesisContext& ctx, SimulatedClient&
     note_adapter_process_fault(client.session(), "clock-skew");
     const auto process = client.process();
     const auto index = client.index();
-    const auto unix_ms = [] {
-        return std::chrono::duration_cast<std::chrono::milliseconds>(
-                   std::chrono::system_clock::now().time_since_epoch())
-            .count();
-    };
-    const auto since_ms =
-        std::chrono::duration_cast<std::chrono::milliseconds>(skew.since.time_since_epoch())
-            .count();
-    // What the adapter's clock must read at real time `real`, within 50 ms.
-    const auto expected = [&](std::int64_t real) {
-        return real + offset_ms_ +
-               static_cast<std::int64_t>(static_cast<double>(real - since_ms) * drift_);
-    };
-    // Asks the adapter's time; the proof's reading, or why it fails.
-    struct Reading {
-        std::int64_t before = 0, after = 0;
-        std::optional<std::int64_t> seen;
-        std::string why;
-        bool shows = false;
-    };
-    const auto read = [&]() -> Task<Reading> {
-        Reading r;
-        r.before = unix_ms();
-        try {
-            r.seen = co_await adapter_time(client.session());
-        } catch (const std::exception& e) {
-            r.why = e.what();
-        }
-        r.after = unix_ms();
-        r.shows = r.seen && *r.seen >= expected(r.before) - 50 && *r.seen <= expected(r.after) + 50;
-        co_return r;
-    };
-    const auto miss = [&](const Reading& r, const std::string& what) {
-        missed("client " + std::to_string(index) + "'s adapter " +
-               (r.seen ? "reports " + std::to_string(*r.seen - (r.before + r.after) / 2) +
-                             " ms off, not " + what + " (does its runtime ignore libfaketime?)"
-                       : "could not be asked the time: " + r.why));
-    };
-    const Reading first = co_await read();
+    const SkewedClock expected{.offset_ms = offset_ms_,
+                               .drift = drift_,
+                               .since_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                               skew.since.time_since_epoch())
+                                               .count()};
+    const AdapterTimeReading first = co_await read_adapter_time(client.session(), expected);
     if (!first.shows) {
-        miss(first, "the offset");
+        missed(adapter_skew_missed(index, first, "the offset"));
         co_return;
     }
     json proof{{"via", "libfaketime"},
@@ -238,9 +259,9 @@ DetachedTask SkewClientClock::skew_adapter(NemesisContext& ctx, SimulatedClient&
         // A drift shows only over time: 300 ms later the adapter's clock must have gained
         // 300 ms x drift more (libfaketime's rate also shortens the adapter's own sleeps).
         co_await client.session().loop().sleep_for(std::chrono::milliseconds(300));
-        const Reading later = co_await read();
+        const AdapterTimeReading later = co_await read_adapter_time(client.session(), expected);
         if (!later.shows) {
-            miss(later, "the offset plus the drift since the skew");
+            missed(adapter_skew_missed(index, later, "the offset plus the drift since the skew"));
             co_return;
         }
         proof["later"] = {{"adapter_unix_ms", *later.seen},
