@@ -22,6 +22,7 @@
 #include "checker/testing/temp_dir.hpp"
 #include "engine/run/run.hpp"
 #include "engine/servers/zookeeper_server.hpp"
+#include "engine/testing/history_lines.hpp"
 #include "engine/testing/redis_fixture.hpp"
 #include "strategies/external/adapter_process.hpp"
 
@@ -31,6 +32,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 using namespace std::chrono_literals;
+using testing::read_history;
 using testing::TempDir;
 
 const fs::path kSource = LOCKBENCH_TEST_SOURCE_DIR;
@@ -39,14 +41,6 @@ const fs::path kSource = LOCKBENCH_TEST_SOURCE_DIR;
 std::string misbehaving_adapter(const std::string& how) {
     return "/usr/bin/python3 " +
            (kSource / "strategies/external/testing/misbehaving_adapter.py").string() + " " + how;
-}
-
-std::vector<json> read_history(const fs::path& file) {
-    std::vector<json> events;
-    std::ifstream in(file);
-    for (std::string line; std::getline(in, line);)
-        events.push_back(json::parse(line));
-    return events;
 }
 
 std::vector<json> nemesis_events(const std::vector<json>& events, const std::string& f) {

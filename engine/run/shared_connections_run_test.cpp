@@ -12,6 +12,7 @@
 #include "engine/cli/cli_testing.hpp"
 #include "engine/run/run.hpp"
 #include "engine/servers/redis_server.hpp"
+#include "engine/testing/redis_fixture.hpp"
 #include "strategies/registry.hpp"
 
 namespace lockbench {
@@ -40,12 +41,8 @@ class SharedConnectionsRunTest : public ::testing::TestWithParam<std::string> {
 
     ModeOutcome run_in_mode(int connections) {
         const bool redlock = GetParam() == "redlock";
-        std::vector<std::unique_ptr<RedisServer>> servers;
-        std::vector<Endpoint> endpoints;
-        for (int i = 0; i < (redlock ? 3 : 1); ++i) {
-            servers.push_back(std::make_unique<RedisServer>());
-            endpoints.push_back(servers.back()->endpoint());
-        }
+        const testing::UsersRedisServers users(redlock ? 3 : 1);
+        const auto& [servers, endpoints] = users;
         std::vector<long long> before;
         for (const auto& s : servers)
             before.push_back(connections_received(*s));

@@ -8,6 +8,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -46,6 +47,20 @@ class RedisTest : public ::testing::Test {
 
   private:
     static inline std::unique_ptr<RedisServer> server_;
+};
+
+// Servers a run is given as the user's own (--redis): `count` redis-servers of the test's (three
+// for Redlock's masters) and their endpoints, in the same order.
+struct UsersRedisServers {
+    explicit UsersRedisServers(int count) {
+        for (int i = 0; i < count; ++i) {
+            servers.push_back(std::make_unique<RedisServer>());
+            endpoints.push_back(servers.back()->endpoint());
+        }
+    }
+
+    std::vector<std::unique_ptr<RedisServer>> servers;
+    std::vector<Endpoint> endpoints;
 };
 
 // A seed per test, printed when the test fails, so a failure can be replayed with
