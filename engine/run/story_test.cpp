@@ -103,327 +103,361 @@ class ClaimChecker {
         for (std::uint64_t i : c.events)
             ASSERT_LT(i, events_.size());
         switch (c.kind) {
-            case ClaimKind::Acquired: {
-                ASSERT_EQ(c.events.size(), 2u);
-                const Event& invoke = at(c.events[0]);
-                const Event& ok = at(c.events[1]);
-                expect_op(invoke, c.process, "acquire", EventType::Invoke);
-                expect_op(ok, c.process, "acquire", EventType::Ok);
-                EXPECT_EQ(ok.time, c.time_ns);
-                EXPECT_EQ(ok.token, c.token);
-                EXPECT_EQ(invoke.lease_ms, c.lease_ms);
-                expect_says(c, "process " + std::to_string(c.process) + " acquired " + key_);
-                expect_says(c, "token " + ok.token);
-                if (ok.fence)
-                    expect_says(c, "fence " + std::to_string(*ok.fence));
-                if (c.lease_ms) {
-                    // A ZooKeeper lock's lease is its session timeout, and is called that.
-                    const bool zk = workload_.strategy.starts_with("zk_");
-                    expect_says(c, (zk ? "session timeout " : "lease ") +
-                                       std::to_string(*c.lease_ms) + " ms");
-                }
-                holder_ok_ = ok.index;
-                holder_ = c.process;
-                holder_lease_ = invoke.lease_ms;
-                break;
-            }
-            case ClaimKind::FaultHit: {
-                ASSERT_EQ(c.events.size(), 1u);
-                const Event& e = at(c.events[0]);
-                EXPECT_TRUE(e.is_nemesis());
-                EXPECT_EQ(e.f, c.fault);
-                EXPECT_EQ(e.time, c.time_ns);
-                if (c.process >= 0) {
-                    EXPECT_EQ(e.target, c.process);
-                    expect_says(c, "process " + std::to_string(c.process));
-                }
-                break;
-            }
+            case ClaimKind::Acquired:
+                return check_acquired(c);
+            case ClaimKind::FaultHit:
+                return check_fault_hit(c);
             case ClaimKind::LeaseRanOut:
             case ClaimKind::LeaseStillRan:
-            case ClaimKind::LeaseMayHaveRunOut: {
-                ASSERT_EQ(c.events.size(), 3u);
-                const Event& invoke = at(c.events[0]);
-                const Event& ok = at(c.events[1]);
-                const Event& grant = at(c.events[2]);
-                ASSERT_TRUE(invoke.lease_ms);
-                EXPECT_EQ(invoke.lease_ms, c.lease_ms);
-                const std::int64_t lease = *invoke.lease_ms * 1'000'000;
-                if (c.kind == ClaimKind::LeaseRanOut) {
-                    EXPECT_EQ(c.time_ns, ok.time + lease);
-                    EXPECT_GE(grant.time, ok.time + lease);
-                } else if (c.kind == ClaimKind::LeaseStillRan) {
-                    EXPECT_EQ(c.time_ns, invoke.time + lease);
-                    EXPECT_LT(grant.time, invoke.time + lease);
-                } else {
-                    EXPECT_GE(grant.time, invoke.time + lease);
-                    EXPECT_LT(grant.time, ok.time + lease);
-                }
-                break;
-            }
-            case ClaimKind::NoLease: {
-                ASSERT_EQ(c.events.size(), 1u);
-                const Event& invoke = at(c.events[0]);
-                expect_op(invoke, c.process, "acquire", EventType::Invoke);
-                EXPECT_FALSE(invoke.lease_ms);
-                break;
-            }
-            case ClaimKind::ForeignRelease: {
-                ASSERT_EQ(c.events.size(), 2u);
-                const Event& invoke = at(c.events[0]);
-                const Event& ok = at(c.events[1]);
-                expect_op(invoke, c.process, "release", EventType::Invoke);
-                expect_op(ok, c.process, "release", EventType::Ok);
-                EXPECT_EQ(ok.time, c.time_ns);
-                ASSERT_TRUE(c.other);
-                EXPECT_NE(c.process, *c.other);
-                EXPECT_EQ(invoke.token, c.token);
-                // It completed while the holder held the lock: after its grant, before its release.
-                EXPECT_GT(ok.index, holder_ok_);
-                EXPECT_FALSE(released_between(*c.other, holder_ok_, ok.index));
-                break;
-            }
-            case ClaimKind::FailedAcquireBefore: {
-                ASSERT_EQ(c.events.size(), 1u);
-                const Event& e = at(c.events[0]);
-                EXPECT_EQ(e.process, c.process);
-                EXPECT_EQ(e.f, "acquire");
-                EXPECT_NE(e.type, EventType::Ok);
-                EXPECT_NE(e.type, EventType::Invoke);
-                break;
-            }
-            case ClaimKind::GrantedWhileHeld: {
-                ASSERT_EQ(c.events.size(), 1u);
-                const Event& grant = at(c.events[0]);
-                expect_op(grant, c.process, "acquire", EventType::Ok);
-                EXPECT_EQ(grant.token, c.token);
-                if (grant.fence)
-                    expect_says(c, "fence " + std::to_string(*grant.fence));
-                EXPECT_EQ(grant.time, c.time_ns);
-                ASSERT_TRUE(c.other);
-                EXPECT_EQ(*c.other, holder_);
-                EXPECT_NE(c.process, holder_);
-                // "while it still held it": granted after the holder's grant, before it asked
-                // to release and before it crashed.
-                EXPECT_GT(grant.index, holder_ok_);
-                EXPECT_FALSE(released_between(holder_, holder_ok_, grant.index));
-                break;
-            }
-            case ClaimKind::MoreGrants: {
-                ASSERT_EQ(c.events.size(), 1u);
-                const Event& last = at(c.events[0]);
-                expect_op(last, c.process, "acquire", EventType::Ok);
-                EXPECT_FALSE(released_between(holder_, holder_ok_, last.index));
-                const auto* me = report_.check("mutual_exclusion");
-                ASSERT_NE(me, nullptr);
-                EXPECT_EQ(c.value,
-                          me->fields["incident_list"][0]["grants"].get<std::int64_t>() - 1);
-                break;
-            }
-            case ClaimKind::Wrote: {
-                ASSERT_GE(c.events.size(), 1u);
-                const Event& w = at(c.events[0]);
-                expect_op(w, c.process, "write", EventType::Ok);
-                EXPECT_EQ(w.number, c.value);
-                EXPECT_EQ(w.time, c.time_ns);
-                if (w.fence)
-                    expect_says(c, "with fence " + std::to_string(*w.fence));
-                if (c.other) {
-                    // Accepted though a higher fence had been granted: that grant came first,
-                    // and no write with a higher fence had been accepted before this one.
-                    ASSERT_GE(c.events.size(), 2u);
-                    ASSERT_TRUE(w.fence);
-                    const Event& grant = at(c.events[1]);
-                    expect_op(grant, *c.other, "acquire", EventType::Ok);
-                    ASSERT_TRUE(grant.fence);
-                    EXPECT_GT(*grant.fence, *w.fence);
-                    EXPECT_LT(grant.index, w.index);
-                    const Event* concurrent = c.events.size() > 2 && at(c.events[2]).f == "write"
-                                                  ? &at(c.events[2])
-                                                  : nullptr;
-                    if (concurrent) {
-                        // Answered first, but sent before this write was answered: in flight
-                        // together.
-                        EXPECT_EQ(concurrent->type, EventType::Ok);
-                        ASSERT_TRUE(concurrent->fence);
-                        EXPECT_GT(*concurrent->fence, *w.fence);
-                        EXPECT_LT(concurrent->index, w.index);
-                        expect_says(c, "in flight at the same time");
-                    } else {
-                        for (std::uint64_t j = 0; j < w.index; ++j) {
-                            const Event& e = events_[j];
-                            EXPECT_FALSE(e.f == "write" && e.type == EventType::Ok &&
-                                         e.key == key_ && e.fence && *e.fence > *w.fence)
-                                << "#" << j << " had landed with a higher fence";
-                        }
-                    }
-                    check_extras(c, concurrent ? 3 : 2);
-                } else {
-                    check_extras(c, 1);
-                }
-                break;
-            }
-            case ClaimKind::LostUpdate: {
-                ASSERT_GE(c.events.size(), 2u);
-                check_extras(c, 2);
-                const Event& w = at(c.events[0]);
-                const Event& overwritten = at(c.events[1]);
-                expect_op(w, c.process, "write", EventType::Ok);
-                EXPECT_EQ(w.number, c.value);
-                EXPECT_EQ(overwritten.f, "write");
-                EXPECT_EQ(overwritten.type, EventType::Ok);
-                EXPECT_EQ(overwritten.process, c.other);
-                ASSERT_TRUE(w.number && overwritten.number);
-                EXPECT_LE(*w.number, *overwritten.number);
-                if (w.fence && overwritten.fence && *overwritten.fence <= *w.fence)
-                    expect_says(c, "with fence " + std::to_string(*overwritten.fence) +
-                                       ": an update was lost");
-                bool listed = false;
-                for (const auto& witness : report_.witnesses) {
-                    if (witness.kind == "resource" &&
-                        witness.evidence["write"]["index"] == w.index &&
-                        witness.evidence["overwritten"]["index"] == overwritten.index)
-                        listed = true;
-                }
-                EXPECT_TRUE(listed) << "the resource check does not list this lost update";
-                break;
-            }
-            case ClaimKind::StaleWriteRejected: {
-                ASSERT_GE(c.events.size(), 1u);
-                const Event& w = at(c.events[0]);
-                expect_op(w, c.process, "write", EventType::Fail);
-                EXPECT_EQ(w.error, history::kStaleFence);
-                EXPECT_EQ(w.fence, c.value);
-                if (c.other) {
-                    // The write the resource had accepted: another's, earlier, a higher fence.
-                    ASSERT_GE(c.events.size(), 2u);
-                    const Event& accepted = at(c.events[1]);
-                    expect_op(accepted, *c.other, "write", EventType::Ok);
-                    ASSERT_TRUE(accepted.fence && w.fence);
-                    EXPECT_GT(*accepted.fence, *w.fence);
-                    EXPECT_LT(accepted.index, w.index);
-                    expect_says(c, "already accepted fence " + std::to_string(*accepted.fence));
-                }
-                check_extras(c, c.other ? 2 : 1);
-                break;
-            }
-            case ClaimKind::Released: {
-                ASSERT_GE(c.events.size(), 1u);
-                const Event& invoke = at(c.events[0]);
-                expect_op(invoke, c.process, "release", EventType::Invoke);
-                EXPECT_EQ(invoke.time, c.time_ns);
-                if (c.events.size() == 2) {
-                    const Event& answer = at(c.events[1]);
-                    EXPECT_EQ(answer.process, c.process);
-                    EXPECT_EQ(answer.f, "release");
-                    if (answer.type == EventType::Ok)
-                        expect_says(c, "the server said ok");
-                    else
-                        expect_says(c, answer.error);
-                }
-                break;
-            }
-            case ClaimKind::Crashed: {
-                ASSERT_EQ(c.events.size(), 1u);
-                const Event& e = at(c.events[0]);
-                EXPECT_TRUE(e.is_nemesis());
-                EXPECT_EQ(e.f, "crash");
-                EXPECT_EQ(e.target, c.process);
-                EXPECT_EQ(c.process, holder_);
-                EXPECT_FALSE(released_between(holder_, holder_ok_, e.index));
-                crash_index_ = e.index;
-                break;
-            }
-            case ClaimKind::WaitedInVain: {
-                ASSERT_TRUE(c.value);
-                EXPECT_EQ(static_cast<std::int64_t>(c.events.size()), *c.value);
-                for (std::uint64_t i : c.events) {
-                    expect_op(at(i), c.process, "acquire", EventType::Invoke);
-                    // None of them succeeded.
-                    for (std::size_t j = i + 1; j < events_.size(); ++j) {
-                        if (events_[j].process == c.process && events_[j].f == "acquire") {
-                            EXPECT_NE(events_[j].type, EventType::Ok) << "#" << j;
-                            break;
-                        }
-                    }
-                }
-                break;
-            }
-            case ClaimKind::NeverRegranted: {
-                ASSERT_TRUE(crash_index_);
-                for (std::size_t j = *crash_index_; j < events_.size(); ++j) {
-                    const Event& e = events_[j];
-                    if (e.time > c.time_ns)
-                        break;
-                    EXPECT_FALSE(e.f == "acquire" && e.type == EventType::Ok && e.key == key_)
-                        << "#" << j << " granted it";
-                }
-                break;
-            }
-            case ClaimKind::Prevention: {
-                // Every strategy it names is expected safe, or saved by the fence, in this very
-                // scenario; the strategy that ran is not among them.
-                int named = 0;
-                for (const std::string& s :
-                     after_each(c.text, '`', "abcdefghijklmnopqrstuvwxyz_-0123456789")) {
-                    ++named;
-                    ASSERT_TRUE(workload_.expect.count(s)) << s;
-                    const std::string& outcome = workload_.expect.at(s);
-                    EXPECT_TRUE(outcome == "safe" || outcome.rfind("safe:", 0) == 0 ||
-                                outcome.find("saves:fencing") != std::string::npos)
-                        << s << ": " << outcome;
-                    EXPECT_NE(s, workload_.strategy);
-                }
-                EXPECT_GT(named, 0);
-                break;
-            }
-            case ClaimKind::PreventionCaveat: {
-                // Every scenario it names expects a strategy it names to fail (violates or
-                // deadlocks), by the shipped files themselves.
-                const auto failures = expected_failures(LOCKBENCH_WORKLOADS_DIR);
-                const std::vector<std::string> named =
-                    after_each(c.text, '`', "abcdefghijklmnopqrstuvwxyz_-0123456789");
-                EXPECT_FALSE(named.empty());
-                for (const auto& entry : fs::directory_iterator(LOCKBENCH_WORKLOADS_DIR)) {
-                    const std::string scenario = entry.path().stem().string();
-                    // Named as a whole word: "t13-slow-resource" is not "t13-slow-resource-fenced".
-                    for (std::size_t at = c.text.find(scenario); at != std::string::npos;
-                         at = c.text.find(scenario, at + 1)) {
-                        const std::size_t end = at + scenario.size();
-                        const bool whole = (at == 0 || c.text[at - 1] == ' ') &&
-                                           (end == c.text.size() || c.text[end] == ',' ||
-                                            c.text[end] == ' ' || c.text[end] == ';');
-                        if (!whole)
-                            continue;
-                        EXPECT_NE(scenario, workload_.name);
-                        EXPECT_TRUE(std::any_of(failures.begin(), failures.end(),
-                                                [&](auto& f) {
-                                                    return f.scenario == scenario &&
-                                                           std::find(named.begin(), named.end(),
-                                                                     f.strategy) != named.end();
-                                                }))
-                            << scenario << " expects none of the named strategies to fail";
-                    }
-                }
-                break;
-            }
-            case ClaimKind::LibrarySaidLost: {
-                ASSERT_EQ(c.events.size(), 1u);
-                const Event& e = at(c.events[0]);
-                EXPECT_TRUE(e.is_library());
-                EXPECT_EQ(e.time, c.time_ns);
-                expect_says(c, "it lost " + e.key);
-                break;
-            }
+            case ClaimKind::LeaseMayHaveRunOut:
+                return check_lease_arithmetic(c);
+            case ClaimKind::NoLease:
+                return check_no_lease(c);
+            case ClaimKind::ForeignRelease:
+                return check_foreign_release(c);
+            case ClaimKind::FailedAcquireBefore:
+                return check_failed_acquire_before(c);
+            case ClaimKind::GrantedWhileHeld:
+                return check_granted_while_held(c);
+            case ClaimKind::MoreGrants:
+                return check_more_grants(c);
+            case ClaimKind::Wrote:
+                return check_wrote(c);
+            case ClaimKind::LostUpdate:
+                return check_lost_update(c);
+            case ClaimKind::StaleWriteRejected:
+                return check_stale_write_rejected(c);
+            case ClaimKind::Released:
+                return check_released(c);
+            case ClaimKind::Crashed:
+                return check_crashed(c);
+            case ClaimKind::WaitedInVain:
+                return check_waited_in_vain(c);
+            case ClaimKind::NeverRegranted:
+                return check_never_regranted(c);
+            case ClaimKind::Prevention:
+                return check_prevention(c);
+            case ClaimKind::PreventionCaveat:
+                return check_prevention_caveat(c);
+            case ClaimKind::LibrarySaidLost:
+                return check_library_said_lost(c);
             case ClaimKind::CheckerFound:
             case ClaimKind::NoViolation:
                 ADD_FAILURE() << "a demonstration's story must be told from its events";
-                break;
+                return;
         }
     }
 
   private:
     const Event& at(std::uint64_t index) const { return events_.at(index); }
+
+    void check_acquired(const Claim& c) {
+        ASSERT_EQ(c.events.size(), 2u);
+        const Event& invoke = at(c.events[0]);
+        const Event& ok = at(c.events[1]);
+        expect_op(invoke, c.process, "acquire", EventType::Invoke);
+        expect_op(ok, c.process, "acquire", EventType::Ok);
+        EXPECT_EQ(ok.time, c.time_ns);
+        EXPECT_EQ(ok.token, c.token);
+        EXPECT_EQ(invoke.lease_ms, c.lease_ms);
+        expect_says(c, "process " + std::to_string(c.process) + " acquired " + key_);
+        expect_says(c, "token " + ok.token);
+        if (ok.fence)
+            expect_says(c, "fence " + std::to_string(*ok.fence));
+        if (c.lease_ms) {
+            // A ZooKeeper lock's lease is its session timeout, and is called that.
+            const bool zk = workload_.strategy.starts_with("zk_");
+            expect_says(c,
+                        (zk ? "session timeout " : "lease ") + std::to_string(*c.lease_ms) + " ms");
+        }
+        holder_ok_ = ok.index;
+        holder_ = c.process;
+        holder_lease_ = invoke.lease_ms;
+    }
+
+    void check_fault_hit(const Claim& c) const {
+        ASSERT_EQ(c.events.size(), 1u);
+        const Event& e = at(c.events[0]);
+        EXPECT_TRUE(e.is_nemesis());
+        EXPECT_EQ(e.f, c.fault);
+        EXPECT_EQ(e.time, c.time_ns);
+        if (c.process >= 0) {
+            EXPECT_EQ(e.target, c.process);
+            expect_says(c, "process " + std::to_string(c.process));
+        }
+    }
+
+    // Where the lease ended (from the acquire's invoke or its grant) against the next grant.
+    void check_lease_arithmetic(const Claim& c) const {
+        ASSERT_EQ(c.events.size(), 3u);
+        const Event& invoke = at(c.events[0]);
+        const Event& ok = at(c.events[1]);
+        const Event& grant = at(c.events[2]);
+        ASSERT_TRUE(invoke.lease_ms);
+        EXPECT_EQ(invoke.lease_ms, c.lease_ms);
+        const std::int64_t lease = *invoke.lease_ms * 1'000'000;
+        if (c.kind == ClaimKind::LeaseRanOut) {
+            EXPECT_EQ(c.time_ns, ok.time + lease);
+            EXPECT_GE(grant.time, ok.time + lease);
+        } else if (c.kind == ClaimKind::LeaseStillRan) {
+            EXPECT_EQ(c.time_ns, invoke.time + lease);
+            EXPECT_LT(grant.time, invoke.time + lease);
+        } else {
+            EXPECT_GE(grant.time, invoke.time + lease);
+            EXPECT_LT(grant.time, ok.time + lease);
+        }
+    }
+
+    void check_no_lease(const Claim& c) const {
+        ASSERT_EQ(c.events.size(), 1u);
+        const Event& invoke = at(c.events[0]);
+        expect_op(invoke, c.process, "acquire", EventType::Invoke);
+        EXPECT_FALSE(invoke.lease_ms);
+    }
+
+    void check_foreign_release(const Claim& c) const {
+        ASSERT_EQ(c.events.size(), 2u);
+        const Event& invoke = at(c.events[0]);
+        const Event& ok = at(c.events[1]);
+        expect_op(invoke, c.process, "release", EventType::Invoke);
+        expect_op(ok, c.process, "release", EventType::Ok);
+        EXPECT_EQ(ok.time, c.time_ns);
+        ASSERT_TRUE(c.other);
+        EXPECT_NE(c.process, *c.other);
+        EXPECT_EQ(invoke.token, c.token);
+        // It completed while the holder held the lock: after its grant, before its release.
+        EXPECT_GT(ok.index, holder_ok_);
+        EXPECT_FALSE(released_between(*c.other, holder_ok_, ok.index));
+    }
+
+    void check_failed_acquire_before(const Claim& c) const {
+        ASSERT_EQ(c.events.size(), 1u);
+        const Event& e = at(c.events[0]);
+        EXPECT_EQ(e.process, c.process);
+        EXPECT_EQ(e.f, "acquire");
+        EXPECT_NE(e.type, EventType::Ok);
+        EXPECT_NE(e.type, EventType::Invoke);
+    }
+
+    void check_granted_while_held(const Claim& c) const {
+        ASSERT_EQ(c.events.size(), 1u);
+        const Event& grant = at(c.events[0]);
+        expect_op(grant, c.process, "acquire", EventType::Ok);
+        EXPECT_EQ(grant.token, c.token);
+        if (grant.fence)
+            expect_says(c, "fence " + std::to_string(*grant.fence));
+        EXPECT_EQ(grant.time, c.time_ns);
+        ASSERT_TRUE(c.other);
+        EXPECT_EQ(*c.other, holder_);
+        EXPECT_NE(c.process, holder_);
+        // "while it still held it": granted after the holder's grant, before it asked
+        // to release and before it crashed.
+        EXPECT_GT(grant.index, holder_ok_);
+        EXPECT_FALSE(released_between(holder_, holder_ok_, grant.index));
+    }
+
+    void check_more_grants(const Claim& c) const {
+        ASSERT_EQ(c.events.size(), 1u);
+        const Event& last = at(c.events[0]);
+        expect_op(last, c.process, "acquire", EventType::Ok);
+        EXPECT_FALSE(released_between(holder_, holder_ok_, last.index));
+        const auto* me = report_.check("mutual_exclusion");
+        ASSERT_NE(me, nullptr);
+        EXPECT_EQ(c.value, me->fields["incident_list"][0]["grants"].get<std::int64_t>() - 1);
+    }
+
+    void check_wrote(const Claim& c) const {
+        ASSERT_GE(c.events.size(), 1u);
+        const Event& w = at(c.events[0]);
+        expect_op(w, c.process, "write", EventType::Ok);
+        EXPECT_EQ(w.number, c.value);
+        EXPECT_EQ(w.time, c.time_ns);
+        if (w.fence)
+            expect_says(c, "with fence " + std::to_string(*w.fence));
+        if (c.other) {
+            // Accepted though a higher fence had been granted: that grant came first,
+            // and no write with a higher fence had been accepted before this one.
+            ASSERT_GE(c.events.size(), 2u);
+            ASSERT_TRUE(w.fence);
+            const Event& grant = at(c.events[1]);
+            expect_op(grant, *c.other, "acquire", EventType::Ok);
+            ASSERT_TRUE(grant.fence);
+            EXPECT_GT(*grant.fence, *w.fence);
+            EXPECT_LT(grant.index, w.index);
+            const Event* concurrent =
+                c.events.size() > 2 && at(c.events[2]).f == "write" ? &at(c.events[2]) : nullptr;
+            if (concurrent) {
+                // Answered first, but sent before this write was answered: in flight
+                // together.
+                EXPECT_EQ(concurrent->type, EventType::Ok);
+                ASSERT_TRUE(concurrent->fence);
+                EXPECT_GT(*concurrent->fence, *w.fence);
+                EXPECT_LT(concurrent->index, w.index);
+                expect_says(c, "in flight at the same time");
+            } else {
+                for (std::uint64_t j = 0; j < w.index; ++j) {
+                    const Event& e = events_[j];
+                    EXPECT_FALSE(e.f == "write" && e.type == EventType::Ok && e.key == key_ &&
+                                 e.fence && *e.fence > *w.fence)
+                        << "#" << j << " had landed with a higher fence";
+                }
+            }
+            check_extras(c, concurrent ? 3 : 2);
+        } else {
+            check_extras(c, 1);
+        }
+    }
+
+    void check_lost_update(const Claim& c) const {
+        ASSERT_GE(c.events.size(), 2u);
+        check_extras(c, 2);
+        const Event& w = at(c.events[0]);
+        const Event& overwritten = at(c.events[1]);
+        expect_op(w, c.process, "write", EventType::Ok);
+        EXPECT_EQ(w.number, c.value);
+        EXPECT_EQ(overwritten.f, "write");
+        EXPECT_EQ(overwritten.type, EventType::Ok);
+        EXPECT_EQ(overwritten.process, c.other);
+        ASSERT_TRUE(w.number && overwritten.number);
+        EXPECT_LE(*w.number, *overwritten.number);
+        if (w.fence && overwritten.fence && *overwritten.fence <= *w.fence)
+            expect_says(
+                c, "with fence " + std::to_string(*overwritten.fence) + ": an update was lost");
+        bool listed = false;
+        for (const auto& witness : report_.witnesses) {
+            if (witness.kind == "resource" && witness.evidence["write"]["index"] == w.index &&
+                witness.evidence["overwritten"]["index"] == overwritten.index)
+                listed = true;
+        }
+        EXPECT_TRUE(listed) << "the resource check does not list this lost update";
+    }
+
+    void check_stale_write_rejected(const Claim& c) const {
+        ASSERT_GE(c.events.size(), 1u);
+        const Event& w = at(c.events[0]);
+        expect_op(w, c.process, "write", EventType::Fail);
+        EXPECT_EQ(w.error, history::kStaleFence);
+        EXPECT_EQ(w.fence, c.value);
+        if (c.other) {
+            // The write the resource had accepted: another's, earlier, a higher fence.
+            ASSERT_GE(c.events.size(), 2u);
+            const Event& accepted = at(c.events[1]);
+            expect_op(accepted, *c.other, "write", EventType::Ok);
+            ASSERT_TRUE(accepted.fence && w.fence);
+            EXPECT_GT(*accepted.fence, *w.fence);
+            EXPECT_LT(accepted.index, w.index);
+            expect_says(c, "already accepted fence " + std::to_string(*accepted.fence));
+        }
+        check_extras(c, c.other ? 2 : 1);
+    }
+
+    void check_released(const Claim& c) const {
+        ASSERT_GE(c.events.size(), 1u);
+        const Event& invoke = at(c.events[0]);
+        expect_op(invoke, c.process, "release", EventType::Invoke);
+        EXPECT_EQ(invoke.time, c.time_ns);
+        if (c.events.size() == 2) {
+            const Event& answer = at(c.events[1]);
+            EXPECT_EQ(answer.process, c.process);
+            EXPECT_EQ(answer.f, "release");
+            if (answer.type == EventType::Ok)
+                expect_says(c, "the server said ok");
+            else
+                expect_says(c, answer.error);
+        }
+    }
+
+    void check_crashed(const Claim& c) {
+        ASSERT_EQ(c.events.size(), 1u);
+        const Event& e = at(c.events[0]);
+        EXPECT_TRUE(e.is_nemesis());
+        EXPECT_EQ(e.f, "crash");
+        EXPECT_EQ(e.target, c.process);
+        EXPECT_EQ(c.process, holder_);
+        EXPECT_FALSE(released_between(holder_, holder_ok_, e.index));
+        crash_index_ = e.index;
+    }
+
+    void check_waited_in_vain(const Claim& c) const {
+        ASSERT_TRUE(c.value);
+        EXPECT_EQ(static_cast<std::int64_t>(c.events.size()), *c.value);
+        for (std::uint64_t i : c.events) {
+            expect_op(at(i), c.process, "acquire", EventType::Invoke);
+            // None of them succeeded.
+            for (std::size_t j = i + 1; j < events_.size(); ++j) {
+                if (events_[j].process == c.process && events_[j].f == "acquire") {
+                    EXPECT_NE(events_[j].type, EventType::Ok) << "#" << j;
+                    break;
+                }
+            }
+        }
+    }
+
+    void check_never_regranted(const Claim& c) const {
+        ASSERT_TRUE(crash_index_);
+        for (std::size_t j = *crash_index_; j < events_.size(); ++j) {
+            const Event& e = events_[j];
+            if (e.time > c.time_ns)
+                break;
+            EXPECT_FALSE(e.f == "acquire" && e.type == EventType::Ok && e.key == key_)
+                << "#" << j << " granted it";
+        }
+    }
+
+    void check_prevention(const Claim& c) const {
+        // Every strategy it names is expected safe, or saved by the fence, in this very
+        // scenario; the strategy that ran is not among them.
+        int named = 0;
+        for (const std::string& s :
+             after_each(c.text, '`', "abcdefghijklmnopqrstuvwxyz_-0123456789")) {
+            ++named;
+            ASSERT_TRUE(workload_.expect.count(s)) << s;
+            const std::string& outcome = workload_.expect.at(s);
+            EXPECT_TRUE(outcome == "safe" || outcome.rfind("safe:", 0) == 0 ||
+                        outcome.find("saves:fencing") != std::string::npos)
+                << s << ": " << outcome;
+            EXPECT_NE(s, workload_.strategy);
+        }
+        EXPECT_GT(named, 0);
+    }
+
+    void check_prevention_caveat(const Claim& c) const {
+        // Every scenario it names expects a strategy it names to fail (violates or
+        // deadlocks), by the shipped files themselves.
+        const auto failures = expected_failures(LOCKBENCH_WORKLOADS_DIR);
+        const std::vector<std::string> named =
+            after_each(c.text, '`', "abcdefghijklmnopqrstuvwxyz_-0123456789");
+        EXPECT_FALSE(named.empty());
+        for (const auto& entry : fs::directory_iterator(LOCKBENCH_WORKLOADS_DIR)) {
+            const std::string scenario = entry.path().stem().string();
+            // Named as a whole word: "t13-slow-resource" is not "t13-slow-resource-fenced".
+            for (std::size_t at = c.text.find(scenario); at != std::string::npos;
+                 at = c.text.find(scenario, at + 1)) {
+                const std::size_t end = at + scenario.size();
+                const bool whole = (at == 0 || c.text[at - 1] == ' ') &&
+                                   (end == c.text.size() || c.text[end] == ',' ||
+                                    c.text[end] == ' ' || c.text[end] == ';');
+                if (!whole)
+                    continue;
+                EXPECT_NE(scenario, workload_.name);
+                EXPECT_TRUE(std::any_of(failures.begin(), failures.end(),
+                                        [&](auto& f) {
+                                            return f.scenario == scenario &&
+                                                   std::find(named.begin(), named.end(),
+                                                             f.strategy) != named.end();
+                                        }))
+                    << scenario << " expects none of the named strategies to fail";
+            }
+        }
+    }
+
+    void check_library_said_lost(const Claim& c) const {
+        ASSERT_EQ(c.events.size(), 1u);
+        const Event& e = at(c.events[0]);
+        EXPECT_TRUE(e.is_library());
+        EXPECT_EQ(e.time, c.time_ns);
+        expect_says(c, "it lost " + e.key);
+    }
 
     // What a write's sentence cites after its own events: the read it computed from (the value
     // the sentence gives) or the nemesis resuming the writer, each before the write.
