@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <ctime>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -16,6 +15,7 @@
 #include "checker/json_object.hpp"
 #include "engine/ci/gate_input.hpp"
 #include "engine/ci/throughput_stats.hpp"
+#include "engine/run/result_folder.hpp"
 
 namespace lockbench {
 
@@ -173,15 +173,6 @@ void judge_p99(Row& r, double base, double cur, const std::string& against,
         r.add(Kind::Latency, "acquire p99 " + pct(rise) + " above baseline against " + against +
                                  " (allowed: " + num(options.max_p99_rise_pct) + "%)");
     }
-}
-
-std::string utc_iso_now() {
-    std::time_t t = std::time(nullptr);
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return buf;
 }
 
 // A strategy that stopped completing cycles fails outright: normalisation would hide this if

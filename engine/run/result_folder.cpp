@@ -13,13 +13,25 @@ namespace lockbench {
 
 namespace fs = std::filesystem;
 
-std::string utc_stamp() {
+namespace {
+
+std::string utc_now(const char* strftime_format) {
     std::time_t t = std::time(nullptr);
     std::tm tm{};
     gmtime_r(&t, &tm);
     char buf[32];
-    std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
+    std::strftime(buf, sizeof buf, strftime_format, &tm);
     return buf;
+}
+
+}  // namespace
+
+std::string utc_stamp() {
+    return utc_now("%Y%m%dT%H%M%SZ");
+}
+
+std::string utc_iso_now() {
+    return utc_now("%Y-%m-%dT%H:%M:%SZ");
 }
 
 std::string safe_name(const std::string& name) {

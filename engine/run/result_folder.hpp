@@ -12,6 +12,9 @@ namespace lockbench {
 // Now in UTC as YYYYMMDDTHHMMSSZ: result folder names sort by time.
 std::string utc_stamp();
 
+// Now in UTC as ISO 8601, YYYY-MM-DDTHH:MM:SSZ: the time a result was made, as files state it.
+std::string utc_iso_now();
+
 // `name` with everything but letters, digits, '-' and '_' turned into '_' ("run" if empty).
 std::string safe_name(const std::string& name);
 
