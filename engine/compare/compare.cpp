@@ -816,7 +816,7 @@ std::string format_compare(const json& compare) {
 
 namespace {
 
-// The heat map's cells in pixels: wide enough for "10/10", tall enough for one line.
+// The SVG heat map in pixels: a cell, and the margins left of and above the grid for the labels.
 constexpr int kSvgCellWidth = 96, kSvgCellHeight = 40, kSvgLeft = 170, kSvgTop = 48;
 
 void write_html_head(std::ostream& h, const json& compare) {
