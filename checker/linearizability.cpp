@@ -224,6 +224,10 @@ struct LinearizabilityChecker::Impl {
             RecordedOp release;
             release.process = p;
             release.kind = OpKind::Release;
+            // The library's release ends the hold if the lease has not already: when it freed the
+            // lock first (another may hold it by now), the release changes nothing, as a retried
+            // unlock does.
+            release.repeat = true;
             release.mode = acquire.mode;
             release.invoke_index = event.index;
             release.call_seq = ++seq;  // after the acquire's return, never concurrent with it

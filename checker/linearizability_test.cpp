@@ -2406,5 +2406,74 @@ TEST(LateGrant, ALateGrantOverAnothersHoldIsAViolation) {
     }
 }
 
+// A library's event as the engine records it (HISTORY.md, "A library's signals").
+Event late_grant_event(const std::string& key, const json& value) {
+    Event e;
+    e.type = EventType::Info;
+    e.process = kNemesisProcess;
+    e.library = true;
+    e.f = "late-grant";
+    e.key = key;
+    e.value_json = value.dump();
+    return e;
+}
+
+// The passes before the search (token linearization, refutation, dropped acquires) must answer as
+// the search alone does on keys with late grants: the adapter's release of one ends the hold by
+// its `released`, or changes nothing when the lease had already freed the lock.
+TEST(LateGrant, ThePassesAgreeWithTheSearchAlone) {
+    const std::uint64_t seed = test_seed();
+    SCOPED_TRACE("LOCKBENCH_TEST_SEED=" + std::to_string(seed));
+    std::mt19937_64 rng(seed);
+    LinearizabilityOptions search_only;
+    search_only.refute = false;
+    search_only.drop_unneeded_acquires = false;
+    LinearizabilityOptions dropping = search_only;
+    dropping.drop_unneeded_acquires = true;
+    int placed = 0;
+    int valid = 0;
+    const int histories = 3000;
+    for (int i = 0; i < histories; ++i) {
+        std::vector<Event> history =
+            token_lock_history(rng, 2 + static_cast<int>(rng() % 9), i % 3 == 2);
+        // Some in-doubt acquires are granted late, at a later position, and released later still
+        // (ok, failed, or never reported).
+        for (std::size_t at = 0; at < history.size(); ++at) {
+            const Event in_doubt = history[at];
+            if (in_doubt.type != EventType::Info || in_doubt.f != "acquire" || rng() % 3 == 0) {
+                continue;
+            }
+            const std::size_t granted_at = at + 1 + rng() % (history.size() - at);
+            json granted{{"process", in_doubt.process}, {"phase", "granted"}};
+            if (rng() % 2 == 0) {
+                granted["token"] = "late-" + std::to_string(at);
+            }
+            history.insert(history.begin() + static_cast<std::ptrdiff_t>(granted_at),
+                           late_grant_event(in_doubt.key, granted));
+            const auto how = rng() % 3;
+            if (how != 2) {
+                const std::size_t released_at =
+                    granted_at + 1 + rng() % (history.size() - granted_at);
+                history.insert(history.begin() + static_cast<std::ptrdiff_t>(released_at),
+                               late_grant_event(in_doubt.key, {{"process", in_doubt.process},
+                                                               {"phase", "released"},
+                                                               {"ok", how == 0}}));
+            }
+            ++at;
+        }
+        SCOPED_TRACE("history " + std::to_string(i));
+        const json alone = run(Model::Mutex, history, search_only);
+        const json all = run(Model::Mutex, history);
+        const json dropped = run(Model::Mutex, history, dropping);
+        ASSERT_EQ(all["valid"], alone["valid"]) << as_edn(history);
+        ASSERT_EQ(dropped["valid"], alone["valid"]) << as_edn(history);
+        placed += alone.value("late_grants_placed", 0);
+        valid += alone["valid"] == true ? 1 : 0;
+    }
+    EXPECT_GT(placed, histories / 4);
+    EXPECT_GT(valid, histories / 4);
+    EXPECT_LT(valid, histories - histories / 10);
+}
+
 }  // namespace
 }  // namespace lockbench::checker
