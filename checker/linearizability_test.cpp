@@ -2360,6 +2360,24 @@ TEST(LateGrant, ItsGrantAndTheAdaptersReleaseArePlaced) {
     }
 }
 
+// The same in a read-write lock: the late grant is a writer's, the refusal a reader's.
+TEST(LateGrant, ARwLocksLateGrantIsPlacedToo) {
+    std::string history = late_grant_history("1", R"(,"ok":true)");
+    const std::string refusal =
+        R"("process":2,"f":"acquire","key":"k","value":{"mode":"exclusive")";
+    history.replace(history.find(refusal), refusal.size(),
+                    R"("process":2,"f":"acquire","key":"k","value":{"mode":"shared")");
+    const json placed = run(Model::RwLock, indexed_events(history));
+    EXPECT_EQ(placed["valid"], true) << placed.dump(2);
+    EXPECT_EQ(placed["late_grants_placed"], 1);
+    std::string without = history;
+    for (std::size_t at;
+         (at = without.find(R"({"type":"info","process":"library")")) != std::string::npos;) {
+        without.erase(at, without.find('\n', at) - at + 1);
+    }
+    EXPECT_EQ(run(Model::RwLock, indexed_events(without))["valid"], false);
+}
+
 // A release that failed, or never reported, may or may not have run: in doubt, which still
 // explains process 2's later grant.
 TEST(LateGrant, AReleaseThatFailedOrNeverEndedStaysInDoubt) {
