@@ -28,8 +28,9 @@ struct Event {
     std::int64_t process = 0;  // kNemesisProcess for "nemesis" and for "library"
     // "process": "library" (HISTORY.md): a lock library's own signal, such as "the lock was
     // lost". Its process is kNemesisProcess, so that every reader that passes over the nemesis's
-    // events passes over these too: no check judges them. Readers that show events (the story,
-    // the timeline) tell the two apart by this flag.
+    // events passes over these too: no check judges them, but linearizability places a
+    // `late-grant`. Readers that show events (the story, the timeline) tell the two apart by this
+    // flag.
     bool library = false;
     std::string f;
     std::string key;        // "" when omitted

@@ -55,9 +55,21 @@ struct LinearizabilityChecker::Impl {
     std::unordered_set<std::int64_t> crashed;
     std::uint64_t seq = 0;
     std::size_t ops = 0;
+    // Each process's last acquire: the one a library's late grant of that process names.
+    std::unordered_map<std::int64_t, Open> last_acquire;
+    // The adapter's release of a late grant, by (process, key), until its `released`.
+    std::map<std::pair<std::int64_t, std::string>, Open> late_releases;
+    std::size_t late_grants_placed = 0;
+    // Keys with a late grant this check could not place, and why: such a key is never `invalid`
+    // (the missing hold may be what explains it), only `unknown`.
+    std::map<std::string, std::string> unplaced_late_grants;
 
     void on_event(const Event& event) {
         ++seq;
+        if (event.is_library() && event.f == "late-grant") {
+            on_late_grant(event);
+            return;
+        }
         if (event.is_nemesis()) {
             // A crashed process's op in flight stays open: it ends the history as an info.
             if (event.f == "crash" && event.target) {
@@ -100,6 +112,9 @@ struct LinearizabilityChecker::Impl {
             op.lease_ms = event.lease_ms;
             history.ops.push_back(std::move(op));
             open[event.process] = {&history, history.ops.size() - 1};
+            if (*kind == OpKind::Acquire) {
+                last_acquire[event.process] = open[event.process];
+            }
             ++ops;
             return;
         }
@@ -149,6 +164,103 @@ struct LinearizabilityChecker::Impl {
         }
     }
 
+    // A library granted an acquire its adapter had answered in doubt, and the adapter released
+    // that grant itself (HISTORY.md, "A library's signals"). `granted`: the in-doubt acquire of
+    // value.process took effect by now (it returns ok here) and a release on its behalf starts;
+    // `released`: that release returned (ok), or stays in doubt (failed). The process retired at
+    // its `info`, so the two ops are its last and its sequence stays one op at a time.
+    void on_late_grant(const Event& event) {
+        if (!op_kind(model, "acquire")) {
+            return;
+        }
+        const nlohmann::json value = nlohmann::json::parse(event.value_json, nullptr, false);
+        const auto process = value.is_object() ? value.find("process") : value.end();
+        const auto phase = value.is_object() ? value.find("phase") : value.end();
+        if (!value.is_object() || process == value.end() || !process->is_number_integer() ||
+            phase == value.end() || !phase->is_string()) {
+            unplaced_late_grants.emplace(event.key, "a late grant (event " +
+                                                        std::to_string(event.index) +
+                                                        ") names no process or phase");
+            return;
+        }
+        const std::int64_t p = process->get<std::int64_t>();
+        const auto unplaced = [&](const std::string& why) {
+            unplaced_late_grants.emplace(event.key, "the adapter's late grant of process " +
+                                                        std::to_string(p) + " (event " +
+                                                        std::to_string(event.index) + ") " + why);
+        };
+        if (*phase == "granted") {
+            const auto last = last_acquire.find(p);
+            auto key = keys.find(event.key);
+            if (last == last_acquire.end() || key == keys.end() ||
+                last->second.history != &key->second ||
+                last->second.history->ops[last->second.op].status != Status::Info) {
+                unplaced("matches no in-doubt acquire of the key");
+                return;
+            }
+            KeyHistory& history = key->second;
+            const auto acquire_index = static_cast<std::uint32_t>(last->second.op);
+            if (auto in_flight = open.find(p); in_flight != open.end() &&
+                                               in_flight->second.history == &history &&
+                                               in_flight->second.op == acquire_index) {
+                open.erase(in_flight);  // granted before its `info` was recorded
+            }
+            RecordedOp& acquire = history.ops[acquire_index];
+            acquire.status = Status::Ok;
+            acquire.return_seq = seq;
+            acquire.return_ns = event.time;
+            acquire.complete_index = event.index;
+            acquire.error.clear();
+            const auto token = value.find("token");
+            std::string token_text =
+                token != value.end() && token->is_string() ? token->get<std::string>() : "";
+            if (!token_text.empty()) {
+                history.owner_of_token[token_text] = p;
+                acquire.token_granted = true;
+                history.token_granted_twice |=
+                    !history.grant_of_token.emplace(token_text, acquire_index).second;
+                history.released_tokens.insert(token_text);
+            }
+            RecordedOp release;
+            release.process = p;
+            release.kind = OpKind::Release;
+            // The library's release ends the hold if the lease has not already: when it freed the
+            // lock first (another may hold it by now), the release changes nothing, as a retried
+            // unlock does.
+            release.repeat = true;
+            release.mode = acquire.mode;
+            release.invoke_index = event.index;
+            release.call_seq = ++seq;  // after the acquire's return, never concurrent with it
+            release.invoke_ns = event.time;
+            release.grant = acquire_index;
+            history.ops.push_back(std::move(release));
+            late_releases[{p, event.key}] = {&history, history.ops.size() - 1};
+            last_acquire.erase(last);
+            ++ops;
+            ++late_grants_placed;
+            return;
+        }
+        if (*phase == "released") {
+            const auto found = late_releases.find({p, event.key});
+            if (found == late_releases.end()) {
+                unplaced("was released without being granted");
+                return;
+            }
+            RecordedOp& release = found->second.history->ops[found->second.op];
+            late_releases.erase(found);
+            const auto ok = value.find("ok");
+            // A release that failed, or does not say, may still have run: it stays in doubt.
+            if (ok != value.end() && ok->is_boolean() && ok->get<bool>()) {
+                release.status = Status::Ok;
+                release.return_seq = seq;
+                release.return_ns = event.time;
+                release.complete_index = event.index;
+            }
+            return;
+        }
+        unplaced("has the unknown phase " + phase->dump());
+    }
+
     nlohmann::json check(const LinearizabilityOptions& options) {
         const auto started = Clock::now();
         SearchBudget budget;
@@ -174,6 +286,9 @@ struct LinearizabilityChecker::Impl {
         auto work = [&] {
             for (std::size_t i; (i = next.fetch_add(1)) < order.size();) {
                 Partition& partition = partitions[order[i]];
+                // A key with an unplaced late grant can only be unknown: its violation must not
+                // stop the other keys' searches.
+                const bool excused = unplaced_late_grants.contains(*partition.key);
                 if (budget.stop.load()) {
                     partition.result.verdict = SearchOutcome::Stopped;
                     continue;
@@ -189,7 +304,9 @@ struct LinearizabilityChecker::Impl {
                     }
                     partition.refutation = std::move(refutation);
                     partition.decided_without_search = true;
-                    budget.stop.store(true);
+                    if (!excused) {
+                        budget.stop.store(true);
+                    }
                     return true;
                 };
                 const auto linearized = [&] {
@@ -223,7 +340,7 @@ struct LinearizabilityChecker::Impl {
                     dropped.fetch_add(lin::drop_unneeded_acquires(partition));
                 }
                 partition.result = search_partition(model, partition, budget, options);
-                if (partition.result.verdict == SearchOutcome::NotLinearizable) {
+                if (partition.result.verdict == SearchOutcome::NotLinearizable && !excused) {
                     budget.stop.store(true);  // the answer is false whatever the others say
                 }
             }
@@ -245,11 +362,18 @@ struct LinearizabilityChecker::Impl {
         bool time_limit = false;
         bool memory_limit = false;
         nlohmann::json partial = nlohmann::json::array();
+        std::vector<std::string> excused_keys;
         std::size_t without_search = 0;
         for (const Partition& partition : partitions) {
             without_search += partition.decided_without_search ? 1 : 0;
             switch (partition.result.verdict) {
                 case SearchOutcome::NotLinearizable:
+                    if (const auto why = unplaced_late_grants.find(*partition.key);
+                        why != unplaced_late_grants.end()) {
+                        excused_keys.push_back("key " + *partition.key + ": " + why->second +
+                                               ", and the key is not linearizable without it");
+                        break;
+                    }
                     violations.push_back(violation_json(model, partition, options.initial_value));
                     if (partition.result.unplaceable) {
                         processes.push_back(process_of(partition, *partition.result.unplaceable));
@@ -284,6 +408,9 @@ struct LinearizabilityChecker::Impl {
         if (model == Model::Mutex) {
             report["acquires_dropped"] = dropped.load();
         }
+        if (late_grants_placed != 0) {
+            report["late_grants_placed"] = late_grants_placed;
+        }
         if (ops == 0) {
             report["valid"] = to_json(Verdict::NotApplicable);
             report["reason"] = model == Model::Register
@@ -295,6 +422,9 @@ struct LinearizabilityChecker::Impl {
             report["valid"] = to_json(Verdict::Unknown);
             report["reason"] = memory_limit ? "memory limit" : "time limit";
             report["partial"] = std::move(partial);
+        } else if (!excused_keys.empty()) {
+            report["valid"] = to_json(Verdict::Unknown);
+            report["reason"] = excused_keys.front();
         }
         report["elapsed_s"] = std::chrono::duration<double>(Clock::now() - started).count();
         // Knossos's own fields, for a Jepsen user's tools: the first key's failure.

@@ -2288,5 +2288,210 @@ TEST(CrossCheck, RwLockTokensFixedSeeds) {
     }
 }
 
+// A library's late grant (HISTORY.md, "A library's signals"): process 1's acquire timed out (in
+// doubt), the library granted it anyway, process 2 was refused `held`, the adapter released the
+// late grant, and process 2 was granted. Without the late-grant events the in-doubt acquire has
+// to explain the refusal and its lease then still runs at process 2's grant: a false `invalid`.
+// Numbers the lines of a hand-written history: HISTORY.md wants `index` on every event.
+std::vector<Event> indexed_events(const std::string& jsonl) {
+    std::istringstream lines(jsonl);
+    std::string numbered;
+    int index = 0;
+    for (std::string line; std::getline(lines, line);) {
+        if (!line.empty()) {
+            numbered += "{\"index\":" + std::to_string(index++) + "," + line.substr(1) + "\n";
+        }
+    }
+    return events_of(numbered);
+}
+
+std::string late_grant_history(const std::string& granted, const std::string& released,
+                               bool with_token = true) {
+    const std::string token = with_token ? R"(,"token":"late-1")" : "";
+    std::string out =
+        R"({"type":"invoke","process":1,"f":"acquire","key":"k","value":{"mode":"exclusive","lease_ms":5000},"time":0}
+{"type":"info","process":1,"f":"acquire","key":"k","error":"timeout","time":0}
+)";
+    if (!granted.empty())
+        out +=
+            R"({"type":"info","process":"library","f":"late-grant","key":"k","value":{"process":)" +
+            granted + R"(,"phase":"granted")" + token + R"(},"time":0}
+)";
+    out +=
+        R"({"type":"invoke","process":2,"f":"acquire","key":"k","value":{"mode":"exclusive","lease_ms":5000},"time":0}
+{"type":"fail","process":2,"f":"acquire","key":"k","error":"held","time":0}
+)";
+    if (!released.empty())
+        out +=
+            R"({"type":"info","process":"library","f":"late-grant","key":"k","value":{"process":1,"phase":"released")" +
+            released + R"(},"time":0}
+)";
+    out +=
+        R"({"type":"invoke","process":2,"f":"acquire","key":"k","value":{"mode":"exclusive","lease_ms":5000},"time":0}
+{"type":"ok","process":2,"f":"acquire","key":"k","value":{"token":"b-1"},"time":0}
+{"type":"invoke","process":2,"f":"release","key":"k","value":{"token":"b-1"},"time":0}
+{"type":"ok","process":2,"f":"release","key":"k","time":0}
+)";
+    return out;
+}
+
+TEST(LateGrant, WithoutItsEventsTheInDoubtAcquireMakesAFalseViolation) {
+    for (const bool refute : {true, false}) {
+        LinearizabilityOptions options;
+        options.refute = refute;
+        const json result = run(Model::Mutex, indexed_events(late_grant_history("", "")), options);
+        EXPECT_EQ(result["valid"], false) << result.dump(2);
+        EXPECT_FALSE(result.contains("late_grants_placed"));
+    }
+}
+
+TEST(LateGrant, ItsGrantAndTheAdaptersReleaseArePlaced) {
+    for (const bool refute : {true, false}) {
+        for (const bool with_token : {true, false}) {
+            LinearizabilityOptions options;
+            options.refute = refute;
+            const json result =
+                run(Model::Mutex,
+                    indexed_events(late_grant_history("1", R"(,"ok":true)", with_token)), options);
+            EXPECT_EQ(result["valid"], true) << result.dump(2);
+            EXPECT_EQ(result["late_grants_placed"], 1);
+            EXPECT_EQ(result["ops"], 4 + 1) << "the adapter's release is an op of process 1";
+        }
+    }
+}
+
+// The same in a read-write lock: the late grant is a writer's, the refusal a reader's.
+TEST(LateGrant, ARwLocksLateGrantIsPlacedToo) {
+    std::string history = late_grant_history("1", R"(,"ok":true)");
+    const std::string refusal =
+        R"("process":2,"f":"acquire","key":"k","value":{"mode":"exclusive")";
+    history.replace(history.find(refusal), refusal.size(),
+                    R"("process":2,"f":"acquire","key":"k","value":{"mode":"shared")");
+    const json placed = run(Model::RwLock, indexed_events(history));
+    EXPECT_EQ(placed["valid"], true) << placed.dump(2);
+    EXPECT_EQ(placed["late_grants_placed"], 1);
+    std::string without = history;
+    for (std::size_t at;
+         (at = without.find(R"({"type":"info","process":"library")")) != std::string::npos;) {
+        without.erase(at, without.find('\n', at) - at + 1);
+    }
+    EXPECT_EQ(run(Model::RwLock, indexed_events(without))["valid"], false);
+}
+
+// A release that failed, or never reported, may or may not have run: in doubt, which still
+// explains process 2's later grant.
+TEST(LateGrant, AReleaseThatFailedOrNeverEndedStaysInDoubt) {
+    for (const std::string& released : {std::string(R"(,"ok":false,"text":"no")"), std::string()}) {
+        const json result =
+            run(Model::Mutex, indexed_events(late_grant_history("1", released)), search_alone());
+        EXPECT_EQ(result["valid"], true) << released << "\n" << result.dump(2);
+        EXPECT_EQ(result["late_grants_placed"], 1);
+    }
+}
+
+// A late grant the history cannot place (it names a process without an in-doubt acquire of the
+// key) leaves the key unknown, with the reason - never a violation the missing hold may explain.
+TEST(LateGrant, OneThatCannotBePlacedMakesTheKeyUnknownNotInvalid) {
+    const json result = run(Model::Mutex, indexed_events(late_grant_history("2", "")));
+    EXPECT_EQ(result["valid"], "unknown") << result.dump(2);
+    EXPECT_EQ(result["reason"],
+              "key k: the adapter's late grant of process 2 (event 2) matches no in-doubt "
+              "acquire of the key, and the key is not linearizable without it");
+    EXPECT_EQ(result["violations"].size(), 0u);
+}
+
+// The late grant is a real hold: granted while another process certainly holds the lock (granted,
+// never released, no lease), it is the library's violation of mutual exclusion.
+TEST(LateGrant, ALateGrantOverAnothersHoldIsAViolation) {
+    const std::string history =
+        R"({"type":"invoke","process":1,"f":"acquire","key":"k","value":null,"time":0}
+{"type":"info","process":1,"f":"acquire","key":"k","error":"timeout","time":0}
+{"type":"invoke","process":2,"f":"acquire","key":"k","value":null,"time":0}
+{"type":"ok","process":2,"f":"acquire","key":"k","value":{"token":"b-1"},"time":0}
+{"type":"info","process":"library","f":"late-grant","key":"k","value":{"process":1,"phase":"granted","token":"late-1"},"time":0}
+{"type":"info","process":"library","f":"late-grant","key":"k","value":{"process":1,"phase":"released","ok":true},"time":0}
+)";
+    for (const bool refute : {true, false}) {
+        LinearizabilityOptions options;
+        options.refute = refute;
+        const std::string before_late_grant =
+            history.substr(0, history.find(R"x({"type":"info","process":"library")x"));
+        const json without_late_grant =
+            run(Model::Mutex, indexed_events(before_late_grant), options);
+        EXPECT_EQ(without_late_grant["valid"], true) << without_late_grant.dump(2);
+        const json result = run(Model::Mutex, indexed_events(history), options);
+        EXPECT_EQ(result["valid"], false) << result.dump(2);
+    }
+}
+
+// A library's event as the engine records it (HISTORY.md, "A library's signals").
+Event late_grant_event(const std::string& key, const json& value) {
+    Event e;
+    e.type = EventType::Info;
+    e.process = kNemesisProcess;
+    e.library = true;
+    e.f = "late-grant";
+    e.key = key;
+    e.value_json = value.dump();
+    return e;
+}
+
+// The passes before the search (token linearization, refutation, dropped acquires) must answer as
+// the search alone does on keys with late grants: the adapter's release of one ends the hold by
+// its `released`, or changes nothing when the lease had already freed the lock.
+TEST(LateGrant, ThePassesAgreeWithTheSearchAlone) {
+    const std::uint64_t seed = test_seed();
+    SCOPED_TRACE("LOCKBENCH_TEST_SEED=" + std::to_string(seed));
+    std::mt19937_64 rng(seed);
+    LinearizabilityOptions search_only;
+    search_only.refute = false;
+    search_only.drop_unneeded_acquires = false;
+    LinearizabilityOptions dropping = search_only;
+    dropping.drop_unneeded_acquires = true;
+    int placed = 0;
+    int valid = 0;
+    const int histories = 3000;
+    for (int i = 0; i < histories; ++i) {
+        std::vector<Event> history =
+            token_lock_history(rng, 2 + static_cast<int>(rng() % 9), i % 3 == 2);
+        // Some in-doubt acquires are granted late, at a later position, and released later still
+        // (ok, failed, or never reported).
+        for (std::size_t at = 0; at < history.size(); ++at) {
+            const Event in_doubt = history[at];
+            if (in_doubt.type != EventType::Info || in_doubt.f != "acquire" || rng() % 3 == 0) {
+                continue;
+            }
+            const std::size_t granted_at = at + 1 + rng() % (history.size() - at);
+            json granted{{"process", in_doubt.process}, {"phase", "granted"}};
+            if (rng() % 2 == 0) {
+                granted["token"] = "late-" + std::to_string(at);
+            }
+            history.insert(history.begin() + static_cast<std::ptrdiff_t>(granted_at),
+                           late_grant_event(in_doubt.key, granted));
+            const auto how = rng() % 3;
+            if (how != 2) {
+                const std::size_t released_at =
+                    granted_at + 1 + rng() % (history.size() - granted_at);
+                history.insert(history.begin() + static_cast<std::ptrdiff_t>(released_at),
+                               late_grant_event(in_doubt.key, {{"process", in_doubt.process},
+                                                               {"phase", "released"},
+                                                               {"ok", how == 0}}));
+            }
+            ++at;
+        }
+        SCOPED_TRACE("history " + std::to_string(i));
+        const json alone = run(Model::Mutex, history, search_only);
+        const json all = run(Model::Mutex, history);
+        const json dropped = run(Model::Mutex, history, dropping);
+        ASSERT_EQ(all["valid"], alone["valid"]) << as_edn(history);
+        ASSERT_EQ(dropped["valid"], alone["valid"]) << as_edn(history);
+        placed += alone.value("late_grants_placed", 0);
+        valid += alone["valid"] == true ? 1 : 0;
+    }
+    EXPECT_GT(placed, histories / 4);
+    EXPECT_GT(valid, histories / 4);
+    EXPECT_LT(valid, histories - histories / 10);
+}
+
 }  // namespace
 }  // namespace lockbench::checker

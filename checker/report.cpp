@@ -337,6 +337,9 @@ std::string summary_of(const CheckResult& check) {
         char buf[32];
         std::snprintf(buf, sizeof buf, ", %.2f s", check.number("elapsed_s"));
         s += buf;
+        // An adapter's late grants (HISTORY.md), placed rather than left to the in-doubt acquires.
+        if (check.count("late_grants_placed") > 0)
+            s += ", " + count_text(check.count("late_grants_placed"), "late grant") + " placed";
         if (const std::string why = check.reason(); !why.empty())
             s += " (" + why + ")";
         // An unknown says how far the search got: "decided up to op N of M (...)".

@@ -22,5 +22,23 @@ TEST(Report, ChecksComeInTheDescribedOrderThenTheUnknownOnesByName) {
     EXPECT_EQ(read.checks[1].name, "zeta");
 }
 
+// A run whose adapter reported late grants says how many the check placed (HISTORY.md).
+TEST(Report, TheLinearizabilityLineCountsTheLateGrantsPlaced) {
+    const auto line_of = [](const json& linearizability) {
+        const std::string text = format_report(Report::from_json(
+            json{{"valid", true}, {"checks", {{"linearizability", linearizability}}}}));
+        const auto at = text.find("linearizability");
+        return at == std::string::npos ? text : text.substr(at, text.find('\n', at) - at);
+    };
+    const json check{
+        {"valid", true}, {"model", "mutex"}, {"ops", 87}, {"keys", 2}, {"elapsed_s", 0.0}};
+    EXPECT_EQ(line_of(check).find("late grant"), std::string::npos) << line_of(check);
+    json placed = check;
+    placed["late_grants_placed"] = 2;
+    EXPECT_NE(line_of(placed).find("mutex, 87 ops on 2 keys, 0.00 s, 2 late grants placed"),
+              std::string::npos)
+        << line_of(placed);
+}
+
 }  // namespace
 }  // namespace lockbench::checker

@@ -101,6 +101,9 @@ class Collector : public HoldObserver {
     void on_event(const Event& e) {
         end_ns = std::max(end_ns, e.time);
         if (e.is_library()) {
+            // Only `lost` is drawn as a lost lock; a late grant (HISTORY.md) is none.
+            if (e.f != "lost")
+                return;
             const json v = json::parse(e.value_json, nullptr, false);
             LibrarySignal signal{.time_ns = e.time, .index = e.index, .key = e.key};
             if (v.is_object()) {

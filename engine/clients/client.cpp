@@ -197,6 +197,54 @@ bool SimulatedClient::record_library_lost(const std::string& key, const std::str
     return true;
 }
 
+bool SimulatedClient::record_library_late_grant(const std::string& key, const std::string& phase,
+                                                bool ok, const std::string& token,
+                                                const std::string& text) {
+    if (!env_.history || (phase != "granted" && phase != "released"))
+        return false;
+    const std::string history_key =
+        key.starts_with(env_.key_prefix) ? key.substr(env_.key_prefix.size()) : key;
+    // Oldest first: a library grants waiting acquires in the order they asked.
+    const auto take = [&](std::vector<InDoubtAcquire>& from) -> std::optional<InDoubtAcquire> {
+        auto it = std::find_if(from.begin(), from.end(), [&](const InDoubtAcquire& a) {
+            return a.key == history_key && (token.empty() || a.token.empty() || a.token == token);
+        });
+        if (it == from.end())
+            return std::nullopt;
+        InDoubtAcquire found = *it;
+        from.erase(it);
+        return found;
+    };
+    std::optional<InDoubtAcquire> acquire;
+    if (phase == "granted") {
+        acquire = take(in_doubt_acquires_);
+        // The grant can overtake the `timeout` answer's recording: the acquire is still in flight.
+        if (!acquire && acquire_in_flight_ && acquire_in_flight_->key == history_key)
+            acquire = acquire_in_flight_;
+        if (acquire) {
+            acquire->token = token;
+            late_grants_.push_back(*acquire);
+        }
+    } else {
+        acquire = take(late_grants_);
+    }
+    nlohmann::json value{{"process", acquire ? acquire->process : process_}, {"phase", phase}};
+    if (!token.empty())
+        value["token"] = token;
+    if (phase == "released")
+        value["ok"] = ok;
+    if (!text.empty())
+        value["text"] = text;
+    HistoryEvent e;
+    e.type = EventType::Info;
+    e.process = HistoryEvent::kLibrary;
+    e.f = "late-grant";
+    e.key = history_key;
+    e.value = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    env_.history->record(std::move(e));
+    return true;
+}
+
 void SimulatedClient::redirect(const Endpoint& endpoint) {
     redirected_to_ = endpoint;
     session_->redirect(0, endpoint);
@@ -207,6 +255,10 @@ Task<void> SimulatedClient::reincarnate() {
     co_await strategy_->shutdown(*session_);
     disarm_hold_faults([] { return "the holder crashed before reaching the fault's point"; });
     held_.clear();
+    // The dead process's library grants nothing more.
+    in_doubt_acquires_.clear();
+    late_grants_.clear();
+    acquire_in_flight_.reset();
     ++incarnation_;
     crashed_ = false;
     worker_paused_until_ = {};
@@ -262,6 +314,19 @@ EventLoop::TimePoint SimulatedClient::record(EventType type, std::string_view f,
     e.error = std::move(error);
     e.fence = fence;
     const auto at = env_.start + std::chrono::nanoseconds(env_.history->record(std::move(e)));
+    if (f == "acquire") {
+        // An adapter may report, later, that the library granted an acquire answered in doubt.
+        if (type == EventType::Invoke)
+            acquire_in_flight_ = InDoubtAcquire{key, process_, {}};
+        else
+            acquire_in_flight_.reset();
+        if (type == EventType::Info) {
+            // Most are never granted (the server was down): keep the recent ones only.
+            if (in_doubt_acquires_.size() == kInDoubtAcquiresKept)
+                in_doubt_acquires_.erase(in_doubt_acquires_.begin());
+            in_doubt_acquires_.push_back({key, process_, {}});
+        }
+    }
     if (type == EventType::Ok || type == EventType::Fail)
         note_answer();
     if (type == EventType::Info) {

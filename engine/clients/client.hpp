@@ -9,6 +9,7 @@
 #include <array>
 #include <atomic>
 #include <coroutine>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -179,6 +180,13 @@ class SimulatedClient {
     // (there is no history yet).
     bool record_library_lost(const std::string& key, const std::string& token,
                              const std::string& text);
+    // The lock library granted an acquire of `key` that this client's adapter had answered in
+    // doubt (`phase` "granted"), or the adapter's own release of that grant ended ("released",
+    // `ok` or not): recorded as a "library" `late-grant` event (HISTORY.md) naming the process of
+    // that in-doubt acquire. False when nothing was recorded (no history yet, a phase the
+    // protocol does not have).
+    bool record_library_late_grant(const std::string& key, const std::string& phase, bool ok,
+                                   const std::string& token, const std::string& text);
     int index() const { return index_; }
     // Every process id whose grants this client still holds, the current one first: a crash
     // ends them all (a grant taken before an `info` is released under a later id).
@@ -243,6 +251,19 @@ class SimulatedClient {
     EventLoop::TimePoint worker_paused_until_{};
     std::vector<Armed> armed_;
     std::vector<Held> held_;
+    struct InDoubtAcquire {
+        std::string key;  // as the history names it
+        std::int64_t process;
+        std::string token;  // set by its late grant, when the adapter gave one
+    };
+    // Acquires answered in doubt (oldest first), which a library may still grant: its adapter's
+    // late grant names the key, and the history's event must name the acquire's process.
+    static constexpr std::size_t kInDoubtAcquiresKept = 64;
+    std::vector<InDoubtAcquire> in_doubt_acquires_;
+    // Late grants whose adapter's release has not ended yet.
+    std::vector<InDoubtAcquire> late_grants_;
+    // The process and key of the acquire in flight, if any.
+    std::optional<InDoubtAcquire> acquire_in_flight_;
     std::array<std::string, 2> acquire_invoke_values_;  // exclusive, shared
     // The lease the server applies when it differs from the workload's (Strategy::applied_lease).
     std::optional<std::chrono::milliseconds> applied_lease_;

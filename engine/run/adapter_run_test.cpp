@@ -218,6 +218,52 @@ TEST(AdapterRunTest, ALibrarysLostSignalIsRecordedInTheHistoryNotOnStderr) {
     EXPECT_NE(story.find("misbehaving-lost told process 0 it lost k"), std::string::npos) << story;
 }
 
+// PROTOCOL.md `late_grant`: the library granted an acquire its adapter had answered `timeout`,
+// and the adapter released it. Both phases are history events naming the in-doubt acquire's
+// process, in order and after its `info`; the linearizability check places them.
+TEST(AdapterRunTest, ALateGrantAndItsReleaseAreRecordedForTheInDoubtAcquire) {
+    TempDir out;
+    // The 2nd acquire is answered `timeout`, then granted late and released; the rest granted.
+    Workload w = Workload::from_json(json{{"name", "late-grant"},
+                                          {"client_command", misbehaving_adapter("late-grant 2")},
+                                          {"clients", 1},
+                                          {"keys", 1},
+                                          {"duration_s", 0.5}});
+    ::testing::internal::CaptureStderr();
+    RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
+    const std::string stderr_text = ::testing::internal::GetCapturedStderr();
+    EXPECT_EQ(stderr_text.find("late_grant"), std::string::npos) << stderr_text;
+    EXPECT_EQ(r.summary["verdict"]["checks"]["linearizability"]["valid"], true)
+        << r.summary["verdict"].dump(2);
+
+    const auto events = read_history(r.dir / "history.jsonl");
+    std::vector<json> in_doubt;  // the acquires answered `info`
+    std::vector<json> late;
+    for (const auto& e : events) {
+        if (e["f"] == "acquire" && e["type"] == "info")
+            in_doubt.push_back(e);
+        if (e["process"] == "library") {
+            EXPECT_EQ(e["type"], "info") << e.dump();
+            EXPECT_EQ(e["f"], "late-grant") << e.dump();
+            late.push_back(e);
+        }
+    }
+    ASSERT_EQ(in_doubt.size(), 1u);
+    ASSERT_EQ(late.size(), 2u);
+    EXPECT_EQ(late[0]["value"]["phase"], "granted");
+    EXPECT_EQ(late[0]["value"]["token"], "late-2");
+    EXPECT_EQ(late[1]["value"]["phase"], "released");
+    EXPECT_EQ(late[1]["value"]["ok"], true);
+    for (const auto& e : late) {
+        EXPECT_EQ(e["value"]["process"], in_doubt[0]["process"]) << e.dump();
+        EXPECT_EQ(e["key"], in_doubt[0]["key"]) << e.dump();
+        EXPECT_GT(e["index"].get<std::int64_t>(), in_doubt[0]["index"].get<std::int64_t>());
+        EXPECT_GE(e["time"].get<std::int64_t>(), in_doubt[0]["time"].get<std::int64_t>());
+    }
+    EXPECT_GT(late[1]["index"].get<std::int64_t>(), late[0]["index"].get<std::int64_t>());
+    EXPECT_EQ(r.summary["adapter"]["late_grants"], 1);
+}
+
 // PROTOCOL.md: an acquire_ok's lease_ms is the lease that grant got (etcd rounds 300 ms up to
 // 2 s); the history's acquire ok carries it beside the invoke's asked lease, for the checks.
 TEST(AdapterRunTest, TheLeaseAnAdapterAppliedToAGrantIsInItsAcquireOk) {

@@ -303,6 +303,27 @@ void WorkloadRun::wire_adapter() {
                                library_lost_signals.fetch_add(1, std::memory_order_relaxed);
                        });
     };
+    // An acquire the library granted after its adapter answered it in doubt, released by the
+    // adapter: the history's late-grant events, which the linearizability check places.
+    adapter_run->on_late_grant = [&directory = directory,
+                                  &library_late_grants = library_late_grants](
+                                     const std::string& client, const nlohmann::json& message) {
+        const auto text_of = [&message](const char* field) {
+            const auto it = message.find(field);
+            return it != message.end() && it->is_string() ? it->get<std::string>() : std::string();
+        };
+        const auto ok = message.find("ok");
+        const bool released_ok = ok != message.end() && ok->is_boolean() && ok->get<bool>();
+        const std::size_t index =
+            std::strtoul(client.c_str() + (client.empty() ? 0 : 1), nullptr, 10);
+        directory.post(index, [&library_late_grants, key = text_of("key"), phase = text_of("phase"),
+                               token = text_of("token"), text = text_of("text"),
+                               released_ok](SimulatedClient& c) {
+            if (c.record_library_late_grant(key, phase, released_ok, token, text) &&
+                phase == "granted")
+                library_late_grants.fetch_add(1, std::memory_order_relaxed);
+        });
+    };
 }
 
 std::unique_ptr<Session> WorkloadRun::make_session(EventLoop& loop, int index, int incarnation,
@@ -613,10 +634,13 @@ SummaryInputs WorkloadRun::summary_inputs(const ClientStats& total) {
                 " clients lost their adapter process (last: " + adapter_run->last_loss() + ")");
         }
         const AdapterProbe& probe = probe_adapter(*adapter_spec);
-        in.adapter = {
-            {"library", probe.library},      {"version", probe.version},
-            {"command", adapter_spec->argv}, {"clients_per_process", w.clients_per_process},
-            {"clients_lost", lost},          {"lost_signals", library_lost_signals.load()}};
+        in.adapter = {{"library", probe.library},
+                      {"version", probe.version},
+                      {"command", adapter_spec->argv},
+                      {"clients_per_process", w.clients_per_process},
+                      {"clients_lost", lost},
+                      {"lost_signals", library_lost_signals.load()},
+                      {"late_grants", library_late_grants.load()}};
         in.notes = adapter_run->process_fault_notes();
     }
     return in;

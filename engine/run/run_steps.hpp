@@ -123,6 +123,7 @@ class WorkloadRun {
     std::optional<AdapterSpec> adapter_spec;
     std::shared_ptr<AdapterRun> adapter_run;
     std::atomic<std::uint64_t> library_lost_signals{0};
+    std::atomic<std::uint64_t> library_late_grants{0};
     std::optional<ClientThreads> clients;
 
     // drive

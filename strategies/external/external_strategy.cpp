@@ -352,8 +352,13 @@ Task<AdapterProcess*> ExternalStrategy::start_process(Session& session, AdapterC
             run->note_broken(id, reason);
     });
     process->set_on_message([run, client_id, clients, who](const json& message) {
-        if (message.value("type", "") == "lost" && run && run->on_lost) {
-            // A packed process says whose grant it lost (PROTOCOL.md: `client`): one of its
+        const std::string type = message.value("type", "");
+        const auto& handler = !run                   ? nullptr
+                              : type == "lost"       ? &run->on_lost
+                              : type == "late_grant" ? &run->on_late_grant
+                                                     : nullptr;
+        if (handler && *handler) {
+            // A packed process says whose grant it is (PROTOCOL.md: `client`): one of its
             // clients, maybe a successor that joined after its init.
             const auto owner = message.find("client");
             const bool named =
@@ -361,7 +366,7 @@ Task<AdapterProcess*> ExternalStrategy::start_process(Session& session, AdapterC
                 std::any_of(clients.begin(), clients.end(), [&](const std::string& id) {
                     return client_of(id) == client_of(owner->get<std::string>());
                 });
-            run->on_lost(named ? owner->get<std::string>() : client_id, message);
+            (*handler)(named ? owner->get<std::string>() : client_id, message);
             return;
         }
         std::fprintf(stderr, "lockbench: %s: adapter says %s\n", who.c_str(),

@@ -61,6 +61,9 @@ struct AdapterRun {
     std::string sentinel_master_name;
     // A library's own "lock lost" message, with the client's id (any loop thread).
     std::function<void(const std::string& client, const nlohmann::json& message)> on_lost;
+    // The library granted an acquire the adapter had answered in doubt, and the adapter released
+    // that grant itself (PROTOCOL.md, `late_grant`), with the client's id (any loop thread).
+    std::function<void(const std::string& client, const nlohmann::json& message)> on_late_grant;
 
     // Clients per adapter process (Workload::clients_per_process) of the run's `clients`.
     int clients_per_process = 1;

@@ -347,6 +347,28 @@ TEST(AdapterMessages, LostIsHandedToTheRun) {
     EXPECT_EQ(c.run->clients_lost(), 0u);
 }
 
+// PROTOCOL.md `late_grant`: after the in-doubt answer, both phases reach the run, in order.
+TEST(AdapterMessages, LateGrantIsHandedToTheRun) {
+    AdapterClientUnderTest c(misbehaving("late-grant", 1));
+    std::vector<nlohmann::json> late;
+    c.run->on_late_grant = [&](const std::string& client, const nlohmann::json& m) {
+        EXPECT_EQ(client, "c0-test");
+        late.push_back(m);
+    };
+    // `timeout`: in doubt, an IoError for the client (an `info` in the history).
+    EXPECT_THROW(c.acquire("k"), IoError);
+    const auto until = EventLoop::now() + 5s;
+    while (late.size() < 2 && EventLoop::now() < until)
+        c.loop.run_once(10ms);
+    ASSERT_EQ(late.size(), 2u);
+    EXPECT_EQ(late[0]["phase"], "granted");
+    EXPECT_EQ(late[0]["token"], "late-1");
+    EXPECT_EQ(late[1]["phase"], "released");
+    EXPECT_EQ(late[1]["ok"], true);
+    EXPECT_EQ(c.run->clients_lost(), 0u);
+    ASSERT_TRUE(std::holds_alternative<Grant>(c.acquire("k")));
+}
+
 // Redlock's split vote: every server refuses while nobody holds the lock. `refused` must not be
 // recorded as `held`, which claims a holder the linearizability checker then cannot find.
 TEST(AdapterRefusals, RefusedIsADefiniteDenialThatObservesNoHolder) {

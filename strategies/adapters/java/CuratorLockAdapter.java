@@ -337,7 +337,11 @@ public final class CuratorLockAdapter {
             if (!reply.send(ok.put("reentry", held != null))) {
                 // Answered `timeout` already: nobody will ever release this grant but us.
                 log(client + ": acquire of " + key + " succeeded after its answer: releasing it");
-                lock.release();
+                if (held != null) {
+                    lock.release();  // a re-entry: the earlier grant still holds, nothing changed
+                    return;
+                }
+                releaseLateGrant(lock, grant);
                 return;
             }
             if (held != null) {
@@ -524,6 +528,31 @@ public final class CuratorLockAdapter {
             sessionsLost.incrementAndGet();
             for (Grant grant : grantsByToken.values())
                 reportLost(grant, "ZooKeeper session lost (Curator ConnectionState LOST)");
+        }
+
+        /**
+         * lockbench hears of both ends (PROTOCOL.md, `late_grant`): without them its history has
+         * only the in-doubt acquire to explain another client's `held`.
+         */
+        private void releaseLateGrant(InterProcessMutex lock, Grant grant) {
+            send(lateGrant(grant).put("phase", "granted"));
+            try {
+                lock.release();
+            } catch (Exception e) {
+                log(client + ": releasing the late grant of " + grant.key + ": " + e);
+                send(lateGrant(grant).put("phase", "released").put("ok", false).put("text",
+                        String.valueOf(e)));
+                return;
+            }
+            send(lateGrant(grant).put("phase", "released").put("ok", true));
+        }
+
+        private Json.Obj lateGrant(Grant grant) {
+            return new Json.Obj()
+                    .put("type", "late_grant")
+                    .put("client", client)
+                    .put("key", grant.key)
+                    .put("token", grant.token);
         }
 
         private void reportLost(Grant grant, String text) {

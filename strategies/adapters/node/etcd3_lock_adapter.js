@@ -189,7 +189,9 @@ serve({
   abandon(request, result) {
     if (request.type !== 'acquire') return;
     log(`releasing ${request.key}: granted after its answer was sent`);
-    grants.get(result.token)?.lock.release().catch(() => {});
+    const grant = grants.get(result.token);
     grants.delete(result.token);
+    if (!grant) throw new Error('no grant under its token: nothing released');
+    return grant.lock.release();
   },
 });

@@ -25,7 +25,9 @@ function send(message) {
 // handlers: {init, acquire, release, renew} (async, request => extra answer fields),
 // classify(error) => code for errors the handler did not classify, abandon(request, result)
 // for an answer that came too late to be sent (an acquire that succeeded after we answered
-// `timeout` must not leave the lock held by nobody who knows its token).
+// `timeout` must not leave the lock held by nobody who knows its token): it releases that grant
+// and returns the release's promise. lockbench hears of both ends (PROTOCOL.md, `late_grant`):
+// without them its history has only the in-doubt acquire to explain another client's `held`.
 function serve(handlers) {
   let commandTimeoutMs = 1000;
   let pending = 0;
@@ -46,6 +48,20 @@ function serve(handlers) {
     return handler(request);
   }
 
+  async function lateSuccess(request, value) {
+    if (request.type !== 'acquire') return void handlers.abandon?.(request, value);
+    const late = { type: 'late_grant', client: request.client, key: request.key };
+    if (typeof value?.token === 'string') late.token = value.token;
+    send({ ...late, phase: 'granted' });
+    try {
+      await handlers.abandon?.(request, value);
+      send({ ...late, phase: 'released', ok: true });
+    } catch (error) {
+      log(`releasing the late grant of ${request.key}:`, error?.stack ?? error);
+      send({ ...late, phase: 'released', ok: false, text: String(error?.message ?? error) });
+    }
+  }
+
   async function handle(request) {
     pending += 1;
     // Answer before lockbench's own limit (wait_ms + command timeout + 1 s) calls us late.
@@ -59,7 +75,7 @@ function serve(handlers) {
     try {
       const result = await Promise.race([work, late]);
       if (result === tooLate) {
-        work.then((value) => handlers.abandon?.(request, value), () => {});
+        work.then((value) => lateSuccess(request, value), () => {});
         throw new ProtocolError('timeout', `no outcome from the library within ${budgetMs} ms`);
       }
       send({ in_reply_to: request.id, type: `${request.type}_ok`, ...result });

@@ -153,7 +153,9 @@ serve({
   abandon(request, result) {
     if (request.type !== 'acquire') return;
     log(`releasing ${request.key}: granted after its answer was sent`);
-    grants.get(result.token)?.mutex.release().catch(() => {});
+    const grant = grants.get(result.token);
     grants.delete(result.token);
+    if (!grant) throw new Error('no grant under its token: nothing released');
+    return grant.mutex.release();
   },
 });

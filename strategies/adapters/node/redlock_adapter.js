@@ -174,7 +174,11 @@ serve({
     log(`releasing ${request.key}: granted after its answer was sent`);
     const grant = grants.get(result.token);
     grants.delete(result.token);
-    if (grant?.finish) grant.finish();
-    else if (grant) redlock.release(grant.lock).catch(() => {});
+    if (!grant) throw new Error('no grant under its token: nothing released');
+    if (grant.finish) {
+      grant.finish();
+      return grant.done;
+    }
+    return redlock.release(grant.lock);
   },
 });

@@ -165,9 +165,23 @@ class Adapter:
             return False
 
         def release_unreported(got):
-            if got:
-                log(f"acquire of {path} succeeded after its answer: releasing it")
-                locks["lock"].release()
+            if not got:
+                return
+            log(f"acquire of {path} succeeded after its answer: releasing it")
+            # lockbench hears of both ends (PROTOCOL.md, `late_grant`): without them its history
+            # has only the in-doubt acquire to explain another client's `held`.
+            lock = locks["lock"]
+            late = {"type": "late_grant", "client": request.get("client"), "key": request["key"],
+                    "token": f"{lock.node}@{path}"}
+            self.send(dict(late, phase="granted"))
+            try:
+                released = lock.release()
+            except Exception as e:
+                log(f"releasing the late grant of {path}: {e!r}")
+                self.send(dict(late, phase="released", ok=False, text=repr(e)))
+                return
+            self.send(dict(late, phase="released", ok=bool(released),
+                           **({} if released else {"text": "kazoo: the lock is not acquired"})))
 
         if not bounded(wait_s + self.command_s, attempt, release_unreported):
             return error("held", f"lock {request['key']} is held by another client")
