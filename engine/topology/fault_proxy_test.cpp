@@ -130,6 +130,28 @@ TEST_F(FaultProxyTest, AConnectionThatLostARequestIsResetWhenThePartitionEnds) {
     EXPECT_TRUE(server_.command({"GET", "lock"}).is_nil());
 }
 
+// Only a connection that lost bytes is broken: one that carried nothing while replies were lost
+// goes on after the fault, as an idle TCP connection outlives a brief outage.
+TEST_F(FaultProxyTest, AConnectionThatLostNothingGoesOnAfterTheFault) {
+    KeptConnection idle(proxy_.endpoint());
+    idle.send("PING");
+    EXPECT_EQ(idle.receive(), "+PONG\r\n");
+    KeptConnection busy(proxy_.endpoint());
+    busy.send("PING");
+    EXPECT_EQ(busy.receive(), "+PONG\r\n");
+    proxy_.set_drop_replies(true);
+    busy.send("SET lock c1");
+    EXPECT_EQ(busy.receive(), "");
+    proxy_.set_drop_replies(false);
+    busy.send("GET lock");
+    std::string after;
+    for (int i = 0; i < 30 && after.empty(); ++i)
+        after = busy.receive();
+    ASSERT_EQ(after, "closed");  // the proxy has acted on the fault's end
+    idle.send("GET lock");
+    EXPECT_EQ(idle.receive(), "$2\r\nc1\r\n");
+}
+
 TEST_F(FaultProxyTest, DelayedRepliesArriveLate) {
     send({"PING"});
     proxy_.set_reply_delay(150ms);
