@@ -76,6 +76,11 @@ struct Link {
     bool client_closed = false;
     std::deque<Chunk> to_client;
     std::size_t to_client_offset = 0;  // bytes of to_client.front() already sent
+    // Bytes were discarded on this link. A TCP stream never loses bytes and goes on: the stream
+    // is broken from here, so nothing more crosses it and it is reset when the fault ends. Going
+    // on would hand a client that keeps its connection after a timeout (ioredis) the reply of an
+    // earlier command for each later one.
+    bool severed = false;
     bool dead = false;
 
     ~Link() {
@@ -210,8 +215,12 @@ bool receive_request(Link& l, const pollfd& pc, const RelayFaults& faults, char*
         l.client_closed = true;
         return false;
     }
-    if (n <= 0 || faults.blackhole)
+    if (n <= 0)
         return false;
+    if (faults.blackhole || l.severed) {
+        l.severed = true;
+        return false;
+    }
     l.to_upstream.append(buf, static_cast<std::size_t>(n));
     return true;
 }
@@ -223,10 +232,23 @@ void receive_reply(Link& l, const pollfd& pu, const RelayFaults& faults, char* b
     ssize_t n = ::recv(l.upstream, buf, size, 0);
     if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
         l.dead = true;
-    } else if (n > 0 && !faults.drop_replies) {
+    } else if (n > 0 && (faults.drop_replies || l.severed)) {
+        l.severed = true;
+    } else if (n > 0) {
         l.to_client.push_back(
             {Clock::now() + faults.reply_delay, std::string(buf, static_cast<std::size_t>(n))});
     }
+}
+
+// A severed link outlives the fault only as a reset: its client sees the connection break, as
+// it would once TCP gave up on the path, and reconnects.
+void reset_if_severed_after(Link& l, const RelayFaults& faults) {
+    if (!l.severed || faults.drop_replies || faults.blackhole)
+        return;
+    reset_close(l.client);
+    reset_close(l.upstream);
+    l.client = l.upstream = -1;
+    l.dead = true;
 }
 
 void send_held_request(Link& l) {
@@ -392,6 +414,8 @@ void FaultProxy::serve() {
             send_held_request(l);
             send_due_replies(l);
         }
+        for (auto& l : links)
+            reset_if_severed_after(*l, faults);
         std::erase_if(links, [](const std::unique_ptr<Link>& l) { return l->dead; });
     }
 }

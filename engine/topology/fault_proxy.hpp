@@ -33,10 +33,14 @@ class FaultProxy {
     // Replies are held this long before they reach the client (0: none).
     void set_reply_delay(std::chrono::milliseconds delay);
     // Replies are discarded: the server ran the command, the client never hears of it (T6, T7).
+    // A connection that lost bytes to this or to a blackhole is broken - nothing more crosses it -
+    // and reset when the fault ends, as TCP would break it: going on would hand a client that
+    // keeps its connection after a timeout the reply of one command as another's.
     void set_drop_replies(bool on);
     // Nothing crosses in either direction: a partition of this node.
     void set_blackhole(bool on);
-    // The same until `until`, then everything crosses again (what was sent meanwhile is lost).
+    // The same until `until`, then everything crosses again (what was sent meanwhile is lost, and
+    // the connections it was lost on are reset).
     void blackhole_until(std::chrono::steady_clock::time_point until);
     // Resets (RST) every open connection; new connections are accepted as before.
     void reset_connections();

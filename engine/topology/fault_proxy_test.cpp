@@ -4,7 +4,14 @@
 
 #include "engine/topology/fault_proxy.hpp"
 
+#include <arpa/inet.h>
+#include <cerrno>
+#include <netinet/in.h>
+#include <string>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <thread>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -47,6 +54,102 @@ TEST_F(FaultProxyTest, ADroppedReplyTimesOutButTheServerRanTheCommand) {
     proxy_.set_drop_replies(false);
     // The timed-out connection is never reused; the next command gets a fresh one.
     EXPECT_EQ(send({"GET", "lock"}).str, "c1");
+}
+
+// A client that keeps its connection after a command timed out (ioredis does; lockbench's own
+// clients and redis-py do not), on a raw socket: it reads replies in order, as RESP matches them.
+class KeptConnection {
+  public:
+    explicit KeptConnection(const Endpoint& at) {
+        fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in addr{};
+        addr.sin_family = AF_INET;
+        addr.sin_port = htons(static_cast<std::uint16_t>(at.port));
+        ::inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+        EXPECT_EQ(::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+        timeval patience{.tv_sec = 0, .tv_usec = 300'000};
+        ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &patience, sizeof patience);
+    }
+    ~KeptConnection() { ::close(fd_); }
+    KeptConnection(const KeptConnection&) = delete;
+    KeptConnection& operator=(const KeptConnection&) = delete;
+
+    // A connection already reset refuses it; receive() then says so.
+    void send(const std::string& inline_command) {
+        const std::string line = inline_command + "\r\n";
+        [[maybe_unused]] const ssize_t sent = ::send(fd_, line.data(), line.size(), MSG_NOSIGNAL);
+    }
+    // What arrived within the patience: bytes, "" when nothing did, "closed" when the connection
+    // ended (EOF or reset).
+    std::string receive() {
+        char buf[256];
+        const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+        if (n > 0)
+            return std::string(buf, static_cast<std::size_t>(n));
+        return n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK) ? "closed" : "";
+    }
+
+  private:
+    int fd_ = -1;
+};
+
+// TCP never loses bytes and goes on. A connection whose reply was dropped is broken from then on
+// and reset when the fault ends: a client that kept it must never read the reply of a later
+// command as the answer to the lost one.
+TEST_F(FaultProxyTest, AConnectionThatLostAReplyIsResetNotShifted) {
+    KeptConnection kept(proxy_.endpoint());
+    kept.send("PING");
+    EXPECT_EQ(kept.receive(), "+PONG\r\n");
+    proxy_.set_drop_replies(true);
+    kept.send("SET lock c1");
+    EXPECT_EQ(kept.receive(), "");  // timed out: the reply is lost
+    EXPECT_EQ(server_.command({"GET", "lock"}).str, "c1");
+    proxy_.set_drop_replies(false);
+    kept.send("GET lock");
+    std::string after;
+    for (int i = 0; i < 30 && after.empty(); ++i)
+        after = kept.receive();
+    EXPECT_EQ(after, "closed");  // not "$2\r\nc1\r\n", which the client would take for SET's
+    EXPECT_EQ(send({"GET", "lock"}).str, "c1");  // a new connection works
+}
+
+// The same for a partition: what the client sent meanwhile is gone, so the stream is broken.
+TEST_F(FaultProxyTest, AConnectionThatLostARequestIsResetWhenThePartitionEnds) {
+    KeptConnection kept(proxy_.endpoint());
+    kept.send("PING");
+    EXPECT_EQ(kept.receive(), "+PONG\r\n");
+    proxy_.set_blackhole(true);
+    kept.send("SET lock c1");
+    EXPECT_EQ(kept.receive(), "");
+    proxy_.set_blackhole(false);
+    kept.send("GET lock");
+    std::string after;
+    for (int i = 0; i < 30 && after.empty(); ++i)
+        after = kept.receive();
+    EXPECT_EQ(after, "closed");
+    EXPECT_TRUE(server_.command({"GET", "lock"}).is_nil());
+}
+
+// Only a connection that lost bytes is broken: one that carried nothing while replies were lost
+// goes on after the fault, as an idle TCP connection outlives a brief outage.
+TEST_F(FaultProxyTest, AConnectionThatLostNothingGoesOnAfterTheFault) {
+    KeptConnection idle(proxy_.endpoint());
+    idle.send("PING");
+    EXPECT_EQ(idle.receive(), "+PONG\r\n");
+    KeptConnection busy(proxy_.endpoint());
+    busy.send("PING");
+    EXPECT_EQ(busy.receive(), "+PONG\r\n");
+    proxy_.set_drop_replies(true);
+    busy.send("SET lock c1");
+    EXPECT_EQ(busy.receive(), "");
+    proxy_.set_drop_replies(false);
+    busy.send("GET lock");
+    std::string after;
+    for (int i = 0; i < 30 && after.empty(); ++i)
+        after = busy.receive();
+    ASSERT_EQ(after, "closed");  // the proxy has acted on the fault's end
+    idle.send("GET lock");
+    EXPECT_EQ(idle.receive(), "$2\r\nc1\r\n");
 }
 
 TEST_F(FaultProxyTest, DelayedRepliesArriveLate) {
