@@ -55,10 +55,9 @@ struct PairRun {
     json interrupted;   // the interrupted run, when Ctrl-C stopped it
 };
 
-SuiteRow run_row(const Workload& w, const RunOutcome& r, const fs::path& dir, int attempts,
-                 double wall_s) {
+SuiteRow run_row(const Workload& w, const RunOutcome& r, const checker::Report& verdict,
+                 const fs::path& dir, int attempts, double wall_s) {
     const auto& s = r.summary;
-    const auto verdict = checker::Report::from_json(s["verdict"]);
     const RunJudgement judgement = RunJudgement::of(s);
     SuiteRow row{.scenario = w.name,
                  .strategy = w.strategy,
@@ -589,9 +588,9 @@ class SuiteRunner {
                                 {"dir", fs::relative(r.dir, tmp_).string()}};
             return done;
         }
-        done.row = run_row(p.workload, r, fs::relative(r.dir, tmp_), attempts, wall_s());
-        done.expected_terms = r.summary.value("expected_terms", json::array());
         const auto verdict = checker::Report::from_json(r.summary["verdict"]);
+        done.row = run_row(p.workload, r, verdict, fs::relative(r.dir, tmp_), attempts, wall_s());
+        done.expected_terms = r.summary.value("expected_terms", json::array());
         for (const auto& check : verdict.checks)
             done.checks[check.name] = check.verdict();
         return done;
