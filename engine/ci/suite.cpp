@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <set>
 #include <sstream>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include "engine/ci/yardstick.hpp"
 #include "engine/run/expectation.hpp"
 #include "engine/run/run.hpp"
+#include "engine/run/summary.hpp"
 #include "engine/run/workload.hpp"
 #include "engine/servers/redis_server.hpp"
 #include "engine/topology/cluster.hpp"
@@ -34,60 +36,57 @@ struct Planned {
     std::string skip;  // why this machine cannot run it ("" = it can)
 };
 
-// The server's CPU per cycle, every node together; null where it was not measured.
-json server_us_per_cycle(const json& summary) {
+// The server's CPU per cycle, every node together; nullopt where it was not measured.
+std::optional<double> server_us_per_cycle(const json& summary) {
     const json cost = summary.value("server_cost", json());
     if (!cost.is_object() || !cost["total"].is_object())
-        return nullptr;
-    return cost["total"]["cpu_us_per_cycle"];
+        return std::nullopt;
+    const json& per_cycle = cost["total"]["cpu_us_per_cycle"];
+    return per_cycle.is_number() ? std::optional(per_cycle.get<double>()) : std::nullopt;
 }
 
 // One run of a pair, as the suite keeps it: its row, or why there is none.
 struct PairRun {
-    json row;                      // suite.json's row for this one run
-    json expected_terms;           // summary.json's, for judging repeated runs together
-    json checks = json::object();  // each check's verdict
-    json failure;                  // the failed entry, when the run could not be done
-    int exit_code = 0;             // that failure's
-    json interrupted;              // the interrupted run, when Ctrl-C stopped it
+    SuiteRow row;                                    // suite.json's row for this one run
+    json expected_terms;                             // summary.json's, for judging repeated runs
+    std::map<std::string, checker::Verdict> checks;  // each check's verdict
+    json failure;       // the failed entry, when the run could not be done
+    int exit_code = 0;  // that failure's
+    json interrupted;   // the interrupted run, when Ctrl-C stopped it
 };
 
-json run_row(const Workload& w, const RunOutcome& r, const fs::path& dir, int attempts,
-             double wall_s) {
+SuiteRow run_row(const Workload& w, const RunOutcome& r, const checker::Report& verdict,
+                 const fs::path& dir, int attempts, double wall_s) {
     const auto& s = r.summary;
-    const auto verdict = checker::Report::from_json(s["verdict"]);
+    const RunJudgement judgement = RunJudgement::of(s);
+    SuiteRow row{.scenario = w.name,
+                 .strategy = w.strategy,
+                 .dir = dir.string(),
+                 .cycles_per_s = s["throughput"]["cycles_per_s"].get<double>(),
+                 .duration_s = s["duration_s"].get<double>(),
+                 .faults = !w.faults.empty(),
+                 .acquire_p50_ms = s["latency_ms"]["acquire"]["p50"].get<double>(),
+                 .acquire_p99_ms = s["latency_ms"]["acquire"]["p99"].get<double>(),
+                 .server_us_per_cycle = server_us_per_cycle(s),
+                 .valid = verdict.verdict,
+                 .violations = verdict.violation_count(),
+                 .unknown_reasons = verdict.unknown_reasons,
+                 .expected = judgement.expected,
+                 .as_expected = judgement.as_expected,
+                 .attempts = attempts,
+                 .wall_s = wall_s};
+    for (const auto& point : s["timeseries"])
+        row.cycles_per_second.push_back(point["cycles"].get<std::uint64_t>());
+    if (s.contains("server_cost"))
+        row.bottleneck = s["server_cost"]["bottleneck"]["side"].get<std::string>();
     // What broke, named by the checks that found it (every one counts, listed or not).
-    json kinds = json::array();
     for (const auto& check : verdict.checks) {
         if (check.verdict() == checker::Verdict::Invalid)
-            kinds.push_back(check.name);
+            row.violation_kinds.push_back(check.name);
     }
-    json per_second = json::array();
-    for (const auto& point : s["timeseries"])
-        per_second.push_back(point["cycles"]);
-    const auto* linearizability = verdict.check("linearizability");
-    return {{"scenario", w.name},
-            {"strategy", w.strategy},
-            {"dir", dir.string()},
-            {"cycles_per_s", s["throughput"]["cycles_per_s"]},
-            {"cycles_per_second", per_second},
-            {"duration_s", s["duration_s"]},
-            {"faults", !w.faults.empty()},
-            {"acquire_p50_ms", s["latency_ms"]["acquire"]["p50"]},
-            {"acquire_p99_ms", s["latency_ms"]["acquire"]["p99"]},
-            {"server_us_per_cycle", server_us_per_cycle(s)},
-            {"bottleneck",
-             s.contains("server_cost") ? s["server_cost"]["bottleneck"]["side"] : json(nullptr)},
-            {"valid", checker::to_json(verdict.verdict)},
-            {"violations", verdict.violation_count()},
-            {"violation_kinds", kinds},
-            {"linearizability",
-             linearizability ? checker::to_json(linearizability->verdict()) : json("not-run")},
-            {"unknown_reasons", verdict.unknown_reasons},
-            {"expected", s["expected"]},
-            {"as_expected", s["as_expected"]},
-            {"attempts", attempts},
-            {"wall_s", wall_s}};
+    if (const auto* linearizability = verdict.check("linearizability"))
+        row.linearizability = linearizability->verdict();
+    return row;
 }
 
 double median_of_numbers(std::vector<double> values) {
@@ -111,103 +110,98 @@ checker::Verdict worst_of(const std::vector<checker::Verdict>& verdicts) {
     return Verdict::NotApplicable;
 }
 
+template <typename T>
+void add_once(std::vector<T>& list, const T& item) {
+    if (std::find(list.begin(), list.end(), item) == list.end())
+        list.push_back(item);
+}
+
+// A side near a full core set the run's pace.
+bool saturated(const std::optional<std::string>& bottleneck) {
+    return bottleneck == "server" || bottleneck == "both";
+}
+
+// Each check over the runs: how often it said what.
+std::map<std::string, CheckCounts> check_counts(const std::vector<PairRun>& done) {
+    std::set<std::string> check_names;
+    for (const PairRun& d : done) {
+        for (const auto& [name, v] : d.checks)
+            check_names.insert(name);
+    }
+    std::map<std::string, CheckCounts> checks;
+    for (const auto& name : check_names) {
+        CheckCounts& cell = checks[name];
+        for (const PairRun& d : done) {
+            const auto found = d.checks.find(name);
+            cell.counts.add(found != d.checks.end() ? found->second
+                                                    : checker::Verdict::NotApplicable);
+        }
+        cell.runs = static_cast<int>(done.size());
+    }
+    return checks;
+}
+
 // One row for a pair run N times: the fields a single run's row has, over its runs (medians;
 // throughput as every run's whole-second samples one after another; a violation in any run),
 // and the counts: per check "violated in k of n", the expectation judged over the runs.
-json repeated_row(const Workload& w, const std::vector<PairRun>& done, int repeat) {
+SuiteRow repeated_row(const Workload& w, const std::vector<PairRun>& done, int repeat) {
     std::vector<double> throughput, p50, p99, server_cost;
-    json per_second = json::array();
-    double sampled_s = 0, wall_s = 0;
-    std::uint64_t violations = 0;
-    json kinds = json::array(), reasons = json::array(), dirs = json::array();
-    json bottleneck = nullptr;
     std::vector<checker::Verdict> verdicts, linearizability;
-    int as_expected = 0, violated_runs = 0;
-    std::set<std::string> check_names;
     std::vector<json> terms;
+    SuiteRow row{.scenario = w.name,
+                 .strategy = w.strategy,
+                 .faults = !w.faults.empty(),
+                 .expected = done.front().row.expected,
+                 .attempts = 1,
+                 .wall_s = 0.0};
+    RepeatedRuns counted{.repeat = repeat, .runs = static_cast<int>(done.size())};
     for (const PairRun& d : done) {
-        const json& r = d.row;
-        throughput.push_back(r["cycles_per_s"].get<double>());
-        p50.push_back(r["acquire_p50_ms"].get<double>());
-        p99.push_back(r["acquire_p99_ms"].get<double>());
-        if (r["server_us_per_cycle"].is_number())
-            server_cost.push_back(r["server_us_per_cycle"].get<double>());
+        const SuiteRow& r = d.row;
+        throughput.push_back(r.cycles_per_s);
+        p50.push_back(r.acquire_p50_ms);
+        p99.push_back(r.acquire_p99_ms);
+        if (r.server_us_per_cycle)
+            server_cost.push_back(*r.server_us_per_cycle);
         // The gate takes a run's whole seconds only; so does this, run by run.
-        const auto whole = static_cast<std::size_t>(std::floor(r["duration_s"].get<double>()));
-        for (std::size_t s = 0; s < whole && s < r["cycles_per_second"].size(); ++s)
-            per_second.push_back(r["cycles_per_second"][s]);
-        sampled_s += static_cast<double>(std::min(whole, r["cycles_per_second"].size()));
-        wall_s += r["wall_s"].get<double>();
-        violations += r["violations"].get<std::uint64_t>();
-        for (const auto& kind : r["violation_kinds"]) {
-            if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end())
-                kinds.push_back(kind);
-        }
-        for (const auto& reason : r["unknown_reasons"]) {
-            if (std::find(reasons.begin(), reasons.end(), reason) == reasons.end())
-                reasons.push_back(reason);
-        }
-        if (bottleneck.is_null() || r["bottleneck"] == "server" || r["bottleneck"] == "both") {
-            if (!(bottleneck == "server" || bottleneck == "both"))
-                bottleneck = r["bottleneck"];
-        }
-        dirs.push_back(r["dir"]);
-        const auto verdict = checker::verdict_of(r["valid"]);
-        verdicts.push_back(verdict);
-        violated_runs += verdict == checker::Verdict::Invalid;
-        if (r["linearizability"] != "not-run")
-            linearizability.push_back(checker::verdict_of(r["linearizability"]));
-        as_expected += r["as_expected"] == true;
-        for (const auto& [name, v] : d.checks.items())
-            check_names.insert(name);
+        const auto whole = std::min(static_cast<std::size_t>(std::floor(r.duration_s)),
+                                    r.cycles_per_second.size());
+        row.cycles_per_second.insert(
+            row.cycles_per_second.end(), r.cycles_per_second.begin(),
+            r.cycles_per_second.begin() + static_cast<std::ptrdiff_t>(whole));
+        row.duration_s += static_cast<double>(whole);
+        *row.wall_s += r.wall_s.value_or(0);
+        row.violations += r.violations;
+        for (const auto& kind : r.violation_kinds)
+            add_once(row.violation_kinds, kind);
+        for (const auto& reason : r.unknown_reasons)
+            add_once(row.unknown_reasons, reason);
+        if ((!row.bottleneck || saturated(r.bottleneck)) && !saturated(row.bottleneck))
+            row.bottleneck = r.bottleneck;
+        counted.dirs.push_back(r.dir);
+        verdicts.push_back(r.valid);
+        counted.violated_runs += r.valid == checker::Verdict::Invalid;
+        if (r.linearizability)
+            linearizability.push_back(*r.linearizability);
+        counted.as_expected_runs += r.ok();
         terms.push_back(d.expected_terms);
     }
-    const int n = static_cast<int>(done.size());
-    json checks = json::object();
-    for (const auto& name : checker::Report::in_check_order(check_names)) {
-        checker::VerdictCounts counts;
-        for (const PairRun& d : done)
-            counts.add(d.checks.contains(name) ? checker::verdict_of(d.checks[name])
-                                               : checker::Verdict::NotApplicable);
-        checks[name] = {{"violated", counts.violated},
-                        {"valid", counts.valid},
-                        {"unknown", counts.unknown},
-                        {"not_applicable", counts.not_applicable},
-                        {"runs", n}};
-    }
-    const json expected = done.front().row["expected"];
-    const json judged = judge_repeated(expected, terms);
-    return {
-        {"scenario", w.name},
-        {"strategy", w.strategy},
-        {"repeat", repeat},
-        {"runs", n},
-        {"dir", dirs.front()},
-        {"dirs", dirs},
-        {"cycles_per_s", median_of_numbers(throughput)},
-        {"cycles_per_second", per_second},
-        {"duration_s", sampled_s},
-        {"faults", !w.faults.empty()},
-        {"acquire_p50_ms", median_of_numbers(p50)},
-        {"acquire_p99_ms", median_of_numbers(p99)},
-        {"server_us_per_cycle",
-         server_cost.empty() ? json(nullptr) : json(median_of_numbers(server_cost))},
-        {"bottleneck", bottleneck},
-        {"valid", checker::to_json(worst_of(verdicts))},
-        {"violated_runs", violated_runs},
-        {"violations", violations},
-        {"violation_kinds", kinds},
-        {"checks", checks},
-        {"linearizability",
-         linearizability.empty() ? json("not-run") : checker::to_json(worst_of(linearizability))},
-        {"unknown_reasons", reasons},
-        {"expected", expected},
-        // The pair's outcome, what the gate and JUnit read: the expectation over the runs.
-        {"as_expected", judged["expectation_met"]},
-        {"as_expected_runs", as_expected},
-        {"rate_terms", judged["rate_terms"]},
-        {"attempts", 1},
-        {"wall_s", wall_s}};
+    row.dir = counted.dirs.front();
+    row.cycles_per_s = median_of_numbers(throughput);
+    row.acquire_p50_ms = median_of_numbers(p50);
+    row.acquire_p99_ms = median_of_numbers(p99);
+    if (!server_cost.empty())
+        row.server_us_per_cycle = median_of_numbers(server_cost);
+    row.valid = worst_of(verdicts);
+    if (!linearizability.empty())
+        row.linearizability = worst_of(linearizability);
+    counted.checks = check_counts(done);
+    RepeatedJudgement judged =
+        judge_repeated(row.expected ? json(*row.expected) : json(nullptr), terms);
+    // The pair's outcome, what the gate and JUnit read: the expectation over the runs.
+    row.as_expected = judged.expectation_met;
+    counted.rate_terms = std::move(judged.rate_terms);
+    row.repeated = std::move(counted);
+    return row;
 }
 // Every .json in the scenarios folder, in name order.
 std::vector<fs::path> scenario_files(const fs::path& scenarios_dir) {
@@ -351,8 +345,8 @@ std::vector<Planned> plan_pairs(const SuiteOptions& options, const std::vector<f
 
 // What the runs leave for suite.json, and how they went.
 struct SuiteRows {
-    json runs = json::array();
-    json each_run = json::array();  // SuiteOutcome::each_run
+    std::vector<SuiteRow> runs;
+    std::vector<SuiteRow> each_run;  // SuiteOutcome::each_run
     json skipped = json::array();
     json failed = json::array();
     json interrupted_run = nullptr;
@@ -428,7 +422,7 @@ class SuiteRunner {
                 rows.interrupted = true;
                 break;
             }
-            rows.all_ok = rows.all_ok && done.row["as_expected"] == true;
+            rows.all_ok = rows.all_ok && done.row.ok();
             said(counter, done.row);
             rows.runs.push_back(std::move(done.row));
         }
@@ -493,21 +487,21 @@ class SuiteRunner {
             // Every finished run, a failed pair's too (--csv's rows): round k is its k-th run,
             // since a pair that failed runs no more rounds.
             for (std::size_t k = 0; k < done_of[i].size(); ++k) {
-                json run = done_of[i][k].row;
-                run["repeat"] = static_cast<int>(k) + 1;
+                SuiteRow run = done_of[i][k].row;
+                run.round = static_cast<int>(k) + 1;
                 rows.each_run.push_back(std::move(run));
             }
             if (!failure_of[i].is_null()) {
                 // Its runs that finished are named, so no folder in the suite is unaccounted for.
                 json dirs = json::array();
                 for (const auto& d : done_of[i])
-                    dirs.push_back(d.row["dir"]);
+                    dirs.push_back(d.row.dir);
                 failure_of[i]["dirs"] = dirs;
                 rows.failed.push_back(std::move(failure_of[i]));
                 rows.all_ok = false;
             } else if (!done_of[i].empty()) {
-                json row = repeated_row(plan[i].workload, done_of[i], options_.repeat);
-                rows.all_ok = rows.all_ok && row["as_expected"] == true;
+                SuiteRow row = repeated_row(plan[i].workload, done_of[i], options_.repeat);
+                rows.all_ok = rows.all_ok && row.ok();
                 rows.runs.push_back(std::move(row));
             }
         }
@@ -528,17 +522,16 @@ class SuiteRunner {
     }
 
     // "[3/40] t1-holder-paused x set_nx_px: as expected (attempt 2) (4.1 s)"
-    void said(const std::string& counter, const json& row) const {
+    void said(const std::string& counter, const SuiteRow& row) const {
         if (options_.progress != SuiteProgress::Lines)
             return;
         char took[32];
-        std::snprintf(took, sizeof took, " (%.1f s)", row["wall_s"].get<double>());
-        const int attempts = row["attempts"].get<int>();
+        std::snprintf(took, sizeof took, " (%.1f s)", row.wall_s.value_or(0));
         say(counter + ": " +
-            (row["as_expected"].is_null()     ? std::string("UNKNOWN")
-             : row["as_expected"].get<bool>() ? std::string("as expected")
-                                              : std::string("UNEXPECTED")) +
-            (attempts > 1 ? " (attempt " + std::to_string(attempts) + ")" : "") + took);
+            (!row.as_expected   ? std::string("UNKNOWN")
+             : *row.as_expected ? std::string("as expected")
+                                : std::string("UNEXPECTED")) +
+            (row.attempts > 1 ? " (attempt " + std::to_string(row.attempts) + ")" : "") + took);
     }
 
     void skip(const Planned& p) {
@@ -570,9 +563,8 @@ class SuiteRunner {
             r = run_workload(ro);
             // A demonstration races real timers on a shared machine; with --retries an
             // unexpected outcome is run again, and the table says it needed another try.
-            while (
-                !r.interrupted && attempts <= retries &&
-                !(r.summary["as_expected"].is_boolean() && r.summary["as_expected"].get<bool>())) {
+            while (!r.interrupted && attempts <= retries &&
+                   RunJudgement::of(r.summary).as_expected != true) {
                 ++attempts;
                 r = run_workload(ro);
             }
@@ -596,11 +588,11 @@ class SuiteRunner {
                                 {"dir", fs::relative(r.dir, tmp_).string()}};
             return done;
         }
-        done.row = run_row(p.workload, r, fs::relative(r.dir, tmp_), attempts, wall_s());
-        done.expected_terms = r.summary.value("expected_terms", json::array());
         const auto verdict = checker::Report::from_json(r.summary["verdict"]);
+        done.row = run_row(p.workload, r, verdict, fs::relative(r.dir, tmp_), attempts, wall_s());
+        done.expected_terms = r.summary.value("expected_terms", json::array());
         for (const auto& check : verdict.checks)
-            done.checks[check.name] = checker::to_json(check.verdict());
+            done.checks[check.name] = check.verdict();
         return done;
     }
 
@@ -628,20 +620,20 @@ json suite_filter(const SuiteOptions& options, const std::vector<Planned>& plan)
 }
 
 // suite.json: what ran, what failed, what was skipped, and what the suite was asked.
-json suite_table(const SuiteOptions& options, const SuiteRows& rows, bool all_as_expected,
-                 const std::optional<Yardstick>& yardstick, json filter) {
-    json table = {{"quick", options.quick},
-                  {"filter", filter},
-                  {"interrupted", rows.interrupted},
-                  {"interrupted_run", rows.interrupted_run},
-                  {"all_as_expected", all_as_expected},
-                  {"yardstick", yardstick ? yardstick->to_json() : json(nullptr)},
-                  {"runs", rows.runs},
-                  {"failed", rows.failed},
-                  {"skipped", rows.skipped}};
+SuiteTable suite_table(const SuiteOptions& options, SuiteRows& rows, bool all_as_expected,
+                       const std::optional<Yardstick>& yardstick, json filter) {
+    SuiteTable table{.quick = options.quick,
+                     .filter = std::move(filter),
+                     .interrupted = rows.interrupted,
+                     .interrupted_run = rows.interrupted_run,
+                     .all_as_expected = all_as_expected,
+                     .yardstick = yardstick ? yardstick->to_json() : json(nullptr),
+                     .runs = std::move(rows.runs),
+                     .failed = rows.failed,
+                     .skipped = rows.skipped};
     // Only a repeated suite says so: one without --repeat reads as it always has.
     if (options.repeat > 1)
-        table["repeat"] = options.repeat;
+        table.repeat = options.repeat;
     return table;
 }
 }  // namespace
@@ -678,7 +670,7 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
     outcome.table = suite_table(options, runner.rows, outcome.all_as_expected, yardstick,
                                 suite_filter(options, plan));
     outcome.each_run = std::move(runner.rows.each_run);
-    write_atomically(folder.tmp() / "suite.json", outcome.table.dump(2) + "\n");
+    write_atomically(folder.tmp() / "suite.json", outcome.table.to_json().dump(2) + "\n");
     write_atomically(folder.tmp() / "report.txt", format_table(outcome.table));
     outcome.dir = folder.commit();
     if (options.junit)
@@ -686,27 +678,66 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
     return outcome;
 }
 
+json SuiteTable::to_json() const {
+    json rows = json::array();
+    for (const auto& row : runs)
+        rows.push_back(row.to_json());
+    json table = {{"quick", quick},
+                  {"filter", filter},
+                  {"interrupted", interrupted},
+                  {"interrupted_run", interrupted_run},
+                  {"all_as_expected", all_as_expected},
+                  {"yardstick", yardstick},
+                  {"runs", rows},
+                  {"failed", failed},
+                  {"skipped", skipped}};
+    if (repeat)
+        table["repeat"] = *repeat;
+    return table;
+}
+
+SuiteTable SuiteTable::from_json(const json& j, const std::string& origin) {
+    json_input::JsonObject<SuiteInputError> top(j, origin, "");
+    SuiteTable table;
+    table.quick = top.boolean("quick", false);
+    if (const json* filter = top.find("filter"))
+        table.filter = *filter;
+    table.interrupted = top.boolean("interrupted", false);
+    if (const json* run = top.find("interrupted_run"))
+        table.interrupted_run = *run;
+    table.all_as_expected = top.boolean("all_as_expected", false);
+    if (const json* yardstick = top.find("yardstick"))
+        table.yardstick = *yardstick;
+    const json& runs = top.required_array("runs");
+    for (std::size_t i = 0; i < runs.size(); ++i)
+        table.runs.push_back(SuiteRow::from_json(runs[i], origin, "/runs/" + std::to_string(i)));
+    if (const json* failed = top.optional_array("failed"))
+        table.failed = *failed;
+    if (const json* skipped = top.optional_array("skipped"))
+        table.skipped = *skipped;
+    if (top.find("repeat"))
+        table.repeat = static_cast<int>(top.integer("repeat", 1, 1, 1000));
+    return table;
+}
+
 namespace {
 
 // The server's column: its CPU per cycle, and "!" after it where it was the bottleneck (a side
 // near a full core set the run's pace); "-" when not measured (or a suite from before).
-std::string server_cost_cell(const json& run) {
-    const json us = run.value("server_us_per_cycle", json());
-    if (!us.is_number())
+std::string server_cost_cell(const SuiteRow& run) {
+    if (!run.server_us_per_cycle)
         return "-";
     char cell[32];
-    const json side = run.value("bottleneck", json());
-    std::snprintf(cell, sizeof cell, "%.1f%s", us.get<double>(),
-                  side == "server" || side == "both" ? "!" : "");
+    std::snprintf(cell, sizeof cell, "%.1f%s", *run.server_us_per_cycle,
+                  saturated(run.bottleneck) ? "!" : "");
     return cell;
 }
 
 // The linearizability column: what the search said about the lock service.
-std::string linearizability_word(const json& run) {
-    const json v = run.value("linearizability", json("not-run"));
-    if (v == "not-run")
+std::string linearizability_word(const SuiteRow& run) {
+    if (!run.linearizability)
         return "-";
-    switch (checker::verdict_of(v)) {
+    switch (*run.linearizability) {
         case checker::Verdict::Valid:
             return "ok";
         case checker::Verdict::Invalid:
@@ -721,54 +752,50 @@ std::string linearizability_word(const json& run) {
 
 // Rates alone: no single run decides the expectation, so "as expected in 0 of n" would say
 // nothing; the rate lines under the row say how the runs met it.
-bool only_rates(const json& expected) {
+bool only_rates(const std::string& expected) {
     try {
-        return expected.is_string() && Expectation::parse(expected.get<std::string>()).only_rates();
+        return Expectation::parse(expected).only_rates();
     } catch (const std::invalid_argument&) {
         return false;
     }
 }
 
 // A repeated pair's outcome after its verdict word: "violated in 3 of 3, as expected in 3 of 3".
-std::string repeated_words(const json& row) {
-    const std::string n = std::to_string(row["runs"].get<int>());
-    std::string words =
-        "violated in " + std::to_string(row["violated_runs"].get<int>()) + " of " + n;
-    if (row["expected"].is_string() && !only_rates(row["expected"]))
-        words +=
-            ", as expected in " + std::to_string(row["as_expected_runs"].get<int>()) + " of " + n;
+std::string repeated_words(const SuiteRow& row) {
+    const RepeatedRuns& counted = *row.repeated;
+    const std::string n = std::to_string(counted.runs);
+    std::string words = "violated in " + std::to_string(counted.violated_runs) + " of " + n;
+    if (row.expected && !only_rates(*row.expected))
+        words += ", as expected in " + std::to_string(counted.as_expected_runs) + " of " + n;
     return words;
 }
 
 // Under a repeated pair: each check that applied as k of n, and each rate term as the runs met it.
-std::string repeated_lines(const json& row) {
+std::string repeated_lines(const SuiteRow& row) {
+    const RepeatedRuns& counted = *row.repeated;
     // suite.json's object sorts them by name: the lines go in the report's order.
     std::set<std::string> names;
-    for (const auto& [name, counts] : row["checks"].items())
+    for (const auto& [name, cell] : counted.checks)
         names.insert(name);
     std::string checks;
     for (const auto& name : checker::Report::in_check_order(names)) {
-        const json& counts = row["checks"][name];
-        if (counts["not_applicable"] == counts["runs"])
+        const CheckCounts& cell = counted.checks.at(name);
+        if (cell.counts.not_applicable == cell.runs)
             continue;
-        checks += (checks.empty() ? "" : ", ") + name + " " +
-                  std::to_string(counts["violated"].get<int>()) + " of " +
-                  std::to_string(counts["runs"].get<int>());
-        if (counts["unknown"].get<int>() > 0)
-            checks += " (" + std::to_string(counts["unknown"].get<int>()) + " unknown)";
+        checks += (checks.empty() ? "" : ", ") + name + " " + std::to_string(cell.counts.violated) +
+                  " of " + std::to_string(cell.runs);
+        if (cell.counts.unknown > 0)
+            checks += " (" + std::to_string(cell.counts.unknown) + " unknown)";
     }
     std::string out = "    violated: " + (checks.empty() ? std::string("-") : checks) + "\n";
-    for (const auto& rate : row.value("rate_terms", json::array())) {
-        out += "    rate " + rate["term"].get<std::string>() + ": held in " +
-               std::to_string(rate["held"].get<int>()) + " of " +
-               std::to_string(rate["runs"].get<int>()) +
-               (rate["undecided"].get<int>() > 0
-                    ? " (" + std::to_string(rate["undecided"].get<int>()) + " undecided)"
-                    : "") +
+    for (const auto& rate : counted.rate_terms) {
+        out += "    rate " + rate.term + ": held in " + std::to_string(rate.held) + " of " +
+               std::to_string(rate.runs) +
+               (rate.undecided > 0 ? " (" + std::to_string(rate.undecided) + " undecided)" : "") +
                " -> " +
-               (rate["met"].is_null()     ? "unknown"
-                : rate["met"].get<bool>() ? "met"
-                                          : "NOT MET") +
+               (!rate.met   ? "unknown"
+                : *rate.met ? "met"
+                            : "NOT MET") +
                "\n";
     }
     return out;
@@ -776,46 +803,41 @@ std::string repeated_lines(const json& row) {
 
 }  // namespace
 
-std::string format_table(const json& table) {
+std::string format_table(const SuiteTable& table) {
     std::ostringstream out;
     char line[1024];
     std::snprintf(line, sizeof line, "%-36s %-15s %9s %8s %9s %8s %5s %5s  %-40s %s\n", "scenario",
                   "strategy", "cycles/s", "p50 ms", "p99 ms", "srv us/c", "viol", "lin", "expected",
                   "outcome");
     out << line;
-    for (const auto& r : table["runs"]) {
-        std::string outcome = r["as_expected"].is_null()     ? "UNKNOWN"
-                              : r["as_expected"].get<bool>() ? "ok"
-                                                             : "UNEXPECTED";
-        if (r.value("attempts", 1) > 1)
-            outcome += " (attempt " + std::to_string(r.value("attempts", 1)) + ")";
-        if (r.contains("runs"))
+    for (const SuiteRow& r : table.runs) {
+        std::string outcome = !r.as_expected ? "UNKNOWN" : *r.as_expected ? "ok" : "UNEXPECTED";
+        if (r.attempts > 1)
+            outcome += " (attempt " + std::to_string(r.attempts) + ")";
+        if (r.repeated)
             outcome += ": " + repeated_words(r);
         std::snprintf(line, sizeof line, "%-36s %-15s %9.0f %8.3f %9.3f %8s %5zu %5s  %-40s %s\n",
-                      r["scenario"].get<std::string>().c_str(),
-                      r["strategy"].get<std::string>().c_str(), r["cycles_per_s"].get<double>(),
-                      r["acquire_p50_ms"].get<double>(), r["acquire_p99_ms"].get<double>(),
-                      server_cost_cell(r).c_str(), r["violations"].get<std::size_t>(),
-                      linearizability_word(r).c_str(),
-                      r["expected"].is_string() ? r["expected"].get<std::string>().c_str() : "-",
-                      outcome.c_str());
+                      r.scenario.c_str(), r.strategy.c_str(), r.cycles_per_s, r.acquire_p50_ms,
+                      r.acquire_p99_ms, server_cost_cell(r).c_str(),
+                      static_cast<std::size_t>(r.violations), linearizability_word(r).c_str(),
+                      r.expected ? r.expected->c_str() : "-", outcome.c_str());
         out << line;
-        if (r.contains("runs"))
+        if (r.repeated)
             out << repeated_lines(r);
-        for (const auto& reason : r.value("unknown_reasons", json::array()))
-            out << "    unknown: " << reason.get<std::string>() << "\n";
+        for (const auto& reason : r.unknown_reasons)
+            out << "    unknown: " << reason << "\n";
     }
-    const json failed = table.value("failed", json::array());
+    const json& failed = table.failed;
     for (const auto& f : failed) {
         std::snprintf(line, sizeof line,
                       "%-36s %-15s FAILED: ", f["scenario"].get<std::string>().c_str(),
                       f["strategy"].get<std::string>().c_str());
         out << line << f["error"].get<std::string>() << "\n";
     }
-    std::size_t n = table["runs"].size() + failed.size(), ok = 0;
-    for (const auto& r : table["runs"])
-        ok += r["as_expected"].is_boolean() && r["as_expected"].get<bool>();
-    const json skipped = table.value("skipped", json::array());
+    const std::size_t n = table.runs.size() + failed.size();
+    const auto ok = static_cast<std::size_t>(std::count_if(
+        table.runs.begin(), table.runs.end(), [](const SuiteRow& r) { return r.ok(); }));
+    const json& skipped = table.skipped;
     for (const auto& sk : skipped) {
         std::snprintf(line, sizeof line, "%-36s %-15s skipped: %s\n",
                       sk["scenario"].get<std::string>().c_str(),
@@ -824,60 +846,88 @@ std::string format_table(const json& table) {
         out << line;
     }
     const bool server_bound =
-        std::any_of(table["runs"].begin(), table["runs"].end(),
-                    [](const json& r) { return server_cost_cell(r).back() == '!'; });
+        std::any_of(table.runs.begin(), table.runs.end(),
+                    [](const SuiteRow& r) { return server_cost_cell(r).back() == '!'; });
     if (server_bound)
         out << "srv us/c: the servers' CPU per lock cycle; ! the server was the bottleneck\n";
-    if (table.contains("repeat"))
-        out << ok << " of " << n << " pairs as expected over " << table["repeat"].get<int>()
-            << " runs each";
+    if (table.repeat)
+        out << ok << " of " << n << " pairs as expected over " << *table.repeat << " runs each";
     else
         out << ok << " of " << n << " runs as expected";
     out << (failed.empty() ? "" : ", " + std::to_string(failed.size()) + " failed")
         << (skipped.empty() ? "" : ", " + std::to_string(skipped.size()) + " skipped")
-        << (table["interrupted"].get<bool>() ? " (INTERRUPTED)" : "") << "\n";
+        << (table.interrupted ? " (INTERRUPTED)" : "") << "\n";
     return out.str();
+}
+
+std::string format_table(const json& table) {
+    return format_table(SuiteTable::from_json(table, "suite.json"));
 }
 
 namespace {
 
 // JUnit's time attribute: seconds, as CI dashboards read them.
-std::string seconds_of(const json& entry) {
-    double s = 0;
-    if (const auto wall = entry.find("wall_s"); wall != entry.end() && wall->is_number())
-        s = wall->get<double>();
-    else if (const auto d = entry.find("duration_s"); d != entry.end() && d->is_number())
-        s = d->get<double>();
+std::string seconds_text(double s) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.3f", s);
     return buf;
 }
 
+// A failed pair's seconds: its wall-clock time, or 0 in an older table.
+std::string failure_seconds(const json& failure) {
+    const auto wall = failure.find("wall_s");
+    return seconds_text(wall != failure.end() && wall->is_number() ? wall->get<double>() : 0);
+}
+
+// A run's seconds: its wall-clock time, or its measured duration in an older table.
+std::string run_seconds(const SuiteRow& row) {
+    return seconds_text(row.wall_s.value_or(row.duration_s));
+}
+
+// What a run that was not as expected got instead, in the failure's message.
+std::string what_it_got(const SuiteRow& r) {
+    std::string got;
+    switch (r.valid) {
+        case checker::Verdict::Valid:
+            got = "valid";
+            break;
+        case checker::Verdict::Invalid:
+            got = std::to_string(r.violations) + " violations: " + json(r.violation_kinds).dump();
+            break;
+        case checker::Verdict::Unknown:
+        case checker::Verdict::NotApplicable:
+            got = "unknown";
+            for (const auto& reason : r.unknown_reasons)
+                got += "; " + reason;
+            break;
+    }
+    if (r.repeated)
+        got += " (" + repeated_words(r) + ")";
+    return got;
+}
+
 }  // namespace
 
-std::string junit_xml(const json& table) {
-    std::size_t failures = 0;
-    for (const auto& r : table["runs"])
-        failures += !(r["as_expected"].is_boolean() && r["as_expected"].get<bool>());
+std::string junit_xml(const SuiteTable& table) {
+    const auto failures = static_cast<std::size_t>(std::count_if(
+        table.runs.begin(), table.runs.end(), [](const SuiteRow& r) { return !r.ok(); }));
     std::ostringstream out;
     out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-    const json skipped = table.value("skipped", json::array());
-    const json failed = table.value("failed", json::array());
+    const json& skipped = table.skipped;
+    const json& failed = table.failed;
     double total = 0;
-    for (const auto& r : table["runs"])
-        total += std::stod(seconds_of(r));
+    for (const auto& r : table.runs)
+        total += std::stod(run_seconds(r));
     for (const auto& f : failed)
-        total += std::stod(seconds_of(f));
-    char total_text[32];
-    std::snprintf(total_text, sizeof total_text, "%.3f", total);
+        total += std::stod(failure_seconds(f));
     out << "<testsuite name=\"lockbench\" tests=\""
-        << table["runs"].size() + failed.size() + skipped.size() << "\" failures=\"" << failures
+        << table.runs.size() + failed.size() + skipped.size() << "\" failures=\"" << failures
         << "\" errors=\"" << failed.size() << "\" skipped=\"" << skipped.size() << "\" time=\""
-        << total_text << "\">\n";
+        << seconds_text(total) << "\">\n";
     for (const auto& f : failed) {
         out << "  <testcase classname=\"" << markup_escape(f["scenario"].get<std::string>())
             << "\" name=\"" << markup_escape(f["strategy"].get<std::string>()) << "\" time=\""
-            << seconds_of(f) << "\">\n"
+            << failure_seconds(f) << "\">\n"
             << "    <error message=\"" << markup_escape(f["error"].get<std::string>())
             << "\"/>\n  </testcase>\n";
     }
@@ -888,39 +938,22 @@ std::string junit_xml(const json& table) {
             << "    <skipped message=\"" << markup_escape(sk["reason"].get<std::string>())
             << "\"/>\n  </testcase>\n";
     }
-    for (const auto& r : table["runs"]) {
-        out << "  <testcase classname=\"" << markup_escape(r["scenario"].get<std::string>())
-            << "\" name=\"" << markup_escape(r["strategy"].get<std::string>()) << "\" time=\""
-            << seconds_of(r) << "\">\n";
-        if (!(r["as_expected"].is_boolean() && r["as_expected"].get<bool>())) {
-            std::string expected =
-                r["expected"].is_string() ? r["expected"].get<std::string>() : "-";
-            std::string got;
-            switch (checker::verdict_of(r["valid"])) {
-                case checker::Verdict::Valid:
-                    got = "valid";
-                    break;
-                case checker::Verdict::Invalid:
-                    got = std::to_string(r["violations"].get<std::uint64_t>()) +
-                          " violations: " + r["violation_kinds"].dump();
-                    break;
-                case checker::Verdict::Unknown:
-                case checker::Verdict::NotApplicable:
-                    got = "unknown";
-                    for (const auto& reason : r.value("unknown_reasons", json::array()))
-                        got += "; " + reason.get<std::string>();
-                    break;
-            }
-            if (r.contains("runs"))
-                got += " (" + repeated_words(r) + ")";
+    for (const auto& r : table.runs) {
+        out << "  <testcase classname=\"" << markup_escape(r.scenario) << "\" name=\""
+            << markup_escape(r.strategy) << "\" time=\"" << run_seconds(r) << "\">\n";
+        if (!r.ok()) {
             out << "    <failure message=\""
-                << markup_escape("expected " + expected + ", got " + got) << "\">"
-                << markup_escape(r["dir"].get<std::string>()) << "</failure>\n";
+                << markup_escape("expected " + r.expected.value_or("-") + ", got " + what_it_got(r))
+                << "\">" << markup_escape(r.dir) << "</failure>\n";
         }
         out << "  </testcase>\n";
     }
     out << "</testsuite>\n";
     return out.str();
+}
+
+std::string junit_xml(const json& table) {
+    return junit_xml(SuiteTable::from_json(table, "suite.json"));
 }
 
 }  // namespace lockbench

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/ci/suite_row.hpp"
 #include "engine/topology/inventory.hpp"
 
 namespace lockbench {
@@ -53,15 +54,36 @@ struct SuiteOptions {
     std::optional<int> connections;
 };
 
+// suite.json: what ran, what failed, what was skipped, and what the suite was asked.
+struct SuiteTable {
+    bool quick = false;
+    nlohmann::json filter;  // null: every scenario and strategy (suite_filter)
+    bool interrupted = false;
+    nlohmann::json interrupted_run;  // {"scenario", "strategy", "dir"} of the run Ctrl-C stopped
+    bool all_as_expected = false;
+    nlohmann::json yardstick;  // Yardstick::to_json, or null
+    std::vector<SuiteRow> runs;
+    // {"scenario", "strategy", "error", "exit_code", "attempts", "wall_s"} (repeated: "round",
+    // "dirs") of each pair that could not run; {"scenario", "strategy", "reason"} of each skipped.
+    nlohmann::json failed = nlohmann::json::array();
+    nlohmann::json skipped = nlohmann::json::array();
+    std::optional<int> repeat;  // only a repeated suite says so
+
+    nlohmann::json to_json() const;
+    // A table as suite.json holds it (or an older one); a mistyped field is a SuiteInputError
+    // naming `origin` and its JSON path.
+    static SuiteTable from_json(const nlohmann::json& j, const std::string& origin);
+};
+
 struct SuiteOutcome {
     std::filesystem::path dir;  // <out>/suite-<UTC time>/
-    nlohmann::json table;       // what suite.json holds
-    // With --repeat, every finished run as a single run's row plus its "repeat" (1..N), pair by
-    // pair (suite --csv's rows); table["runs"] has one row per pair. Empty without --repeat.
-    nlohmann::json each_run = nlohmann::json::array();
+    SuiteTable table;           // what suite.json holds
+    // With --repeat, every finished run as a single run's row with its round (1..N), pair by
+    // pair (suite --csv's rows); table.runs has one row per pair. Empty without --repeat.
+    std::vector<SuiteRow> each_run;
     bool all_as_expected = false;
     bool interrupted = false;
-    // A run that failed (table["failed"]) is that run's error, and the others are kept: the
+    // A run that failed (table.failed) is that run's error, and the others are kept: the
     // highest exit code of those errors (docs/cli.md, exit codes: 2, 4 or 5), 0 when none failed.
     int failure_exit_code = 0;
 };
@@ -71,9 +93,12 @@ inline constexpr double kQuickDuration = 2.5;
 // Throws WorkloadError (a bad scenario, exit 2) or EnvironmentError (exit 4) when it cannot
 // start, or cannot write the suite; a run that fails is recorded, and the suite goes on.
 SuiteOutcome run_suite(const SuiteOptions& options);
-std::string format_table(const nlohmann::json& table);
+std::string format_table(const SuiteTable& table);
 // One test case per (scenario, strategy), each with its time: the run's wall-clock seconds
 // (start-up, retries and checking included; "wall_s"), or its measured duration in an older table.
+std::string junit_xml(const SuiteTable& table);
+// The same of a table as JSON (suite.json read back), through SuiteTable::from_json.
+std::string format_table(const nlohmann::json& table);
 std::string junit_xml(const nlohmann::json& table);
 
 }  // namespace lockbench

@@ -54,14 +54,6 @@ const json& member(const json& j, const char* name) {
     return found == j.end() ? none : *found;
 }
 
-std::string joined(const json& list) {
-    std::string text;
-    for (const auto& item : list)
-        text +=
-            (text.empty() ? "" : ";") + (item.is_string() ? item.get<std::string>() : item.dump());
-    return text;
-}
-
 }  // namespace
 
 std::string file_text(const std::filesystem::path& file) {
@@ -87,29 +79,31 @@ std::string run_csv(const json& s, const std::filesystem::path& dir) {
                 at(s, "/as_expected"), at(s, "/interrupted"), dir.string()});
 }
 
-std::string suite_csv(const json& table, const json& each_run, const std::filesystem::path& dir) {
+std::string suite_csv(const SuiteTable& table, const std::vector<SuiteRow>& each_run,
+                      const std::filesystem::path& dir) {
     std::string out = row({"scenario", "strategy", "repeat", "outcome", "expected", "valid",
                            "violations", "violation_kinds", "cycles_per_s", "acquire_p50_ms",
                            "acquire_p99_ms", "duration_s", "attempts", "detail", "dir"});
     // A repeated suite's rows are its pairs, each over N runs: a script wants the runs.
-    const bool repeated = table.contains("repeat");
-    for (const json& r : repeated ? each_run : member(table, "runs")) {
-        const json as_expected = at(r, "/as_expected");
-        const char* outcome = !as_expected.is_boolean() ? "unknown"
-                              : as_expected.get<bool>() ? "as expected"
-                                                        : "unexpected";
-        out += row({at(r, "/scenario"), at(r, "/strategy"), repeated ? at(r, "/repeat") : json(1),
-                    outcome, at(r, "/expected"), at(r, "/valid"), at(r, "/violations"),
-                    joined(member(r, "violation_kinds")), at(r, "/cycles_per_s"),
-                    at(r, "/acquire_p50_ms"), at(r, "/acquire_p99_ms"), at(r, "/duration_s"),
-                    at(r, "/attempts"), nullptr, (dir / r.value("dir", std::string())).string()});
+    const bool repeated = table.repeat.has_value();
+    for (const SuiteRow& r : repeated ? each_run : table.runs) {
+        const char* outcome = !r.as_expected   ? "unknown"
+                              : *r.as_expected ? "as expected"
+                                               : "unexpected";
+        std::string kinds;
+        for (const auto& kind : r.violation_kinds)
+            kinds += (kinds.empty() ? "" : ";") + kind;
+        out += row({r.scenario, r.strategy, repeated ? json(r.round.value_or(1)) : json(1), outcome,
+                    r.expected ? json(*r.expected) : json(nullptr), checker::to_json(r.valid),
+                    r.violations, kinds, r.cycles_per_s, r.acquire_p50_ms, r.acquire_p99_ms,
+                    r.duration_s, r.attempts, nullptr, (dir / r.dir).string()});
     }
-    for (const json& f : member(table, "failed")) {
+    for (const json& f : table.failed) {
         out += row({at(f, "/scenario"), at(f, "/strategy"), repeated ? at(f, "/round") : json(1),
                     "failed", nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
                     nullptr, at(f, "/attempts"), at(f, "/error"), nullptr});
     }
-    for (const json& k : member(table, "skipped")) {
+    for (const json& k : table.skipped) {
         out += row({at(k, "/scenario"), at(k, "/strategy"), nullptr, "skipped", nullptr, nullptr,
                     nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, at(k, "/reason"),
                     nullptr});

@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/ci/suite.hpp"
+
 namespace lockbench::cli {
 
 enum class MachineOutput { None, Json, Csv };
@@ -20,7 +22,7 @@ std::string run_csv(const nlohmann::json& summary, const std::filesystem::path& 
 // One header line and one row per run of a suite: its suite.json's runs (repeat 1) or, repeated,
 // each of its runs with its round in `repeat` (`each_run`, SuiteOutcome::each_run); then the pairs
 // that failed to run (repeated: in the round they failed), then those skipped.
-std::string suite_csv(const nlohmann::json& table, const nlohmann::json& each_run,
+std::string suite_csv(const SuiteTable& table, const std::vector<SuiteRow>& each_run,
                       const std::filesystem::path& dir);
 // One header line and one row per point of a ramp's ramp.json.
 std::string ramp_csv(const nlohmann::json& curves, const std::filesystem::path& dir);

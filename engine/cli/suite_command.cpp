@@ -50,7 +50,7 @@ int suite_command(SuiteFlags& f, const std::atomic<bool>* interrupt) {
     if (!outcome.all_as_expected)
         return 1;
     // Every pair skipped: nothing was judged, which is not a pass.
-    if (outcome.table["runs"].empty() && !outcome.table["skipped"].empty()) {
+    if (outcome.table.runs.empty() && !outcome.table.skipped.empty()) {
         std::cerr << "lockbench suite: every selected pair was skipped on this machine; "
                      "nothing was judged\n";
         return 3;

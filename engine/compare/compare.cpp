@@ -261,7 +261,7 @@ json strategy_stats(const std::string& strategy, const std::vector<const json*>&
     std::vector<json> terms;
     for (const json* r : runs)
         terms.push_back(r->value("expected_terms", json::array()));
-    stats.update(judge_repeated(expected, terms));
+    stats.update(judge_repeated(expected, terms).to_json());
     stats["reading"] = reading_of(strategy, stats);
     return stats;
 }

@@ -326,8 +326,25 @@ std::optional<bool> Expectation::met_across(
     return all_of(per_term);
 }
 
-json judge_repeated(const json& expected, const std::vector<json>& expected_terms_per_run) {
-    json out{{"expectation_met", nullptr}, {"rate_terms", json::array()}};
+json RateTermOutcome::to_json() const {
+    return {{"term", term},
+            {"held", held},
+            {"undecided", undecided},
+            {"runs", runs},
+            {"met", met ? json(*met) : json(nullptr)}};
+}
+
+json RepeatedJudgement::to_json() const {
+    json terms = json::array();
+    for (const auto& t : rate_terms)
+        terms.push_back(t.to_json());
+    return {{"expectation_met", expectation_met ? json(*expectation_met) : json(nullptr)},
+            {"rate_terms", terms}};
+}
+
+RepeatedJudgement judge_repeated(const json& expected,
+                                 const std::vector<json>& expected_terms_per_run) {
+    RepeatedJudgement out;
     if (!expected.is_string())
         return out;
     Expectation e;
@@ -345,8 +362,7 @@ json judge_repeated(const json& expected, const std::vector<json>& expected_term
         }
         outcomes.push_back(std::move(run));
     }
-    const auto met = e.met_across(outcomes);
-    out["expectation_met"] = met ? json(*met) : json(nullptr);
+    out.expectation_met = e.met_across(outcomes);
     const int n = static_cast<int>(outcomes.size());
     for (std::size_t i = 0; i < e.terms.size(); ++i) {
         if (!e.terms[i].rate)
@@ -357,12 +373,12 @@ json judge_repeated(const json& expected, const std::vector<json>& expected_term
             held += ok.value_or(false);
             undecided += !ok.has_value();
         }
-        const auto rate_ok = Expectation::rate_met(*e.terms[i].rate, held, undecided, n);
-        out["rate_terms"].push_back({{"term", e.terms[i].text},
-                                     {"held", held},
-                                     {"undecided", undecided},
-                                     {"runs", n},
-                                     {"met", rate_ok ? json(*rate_ok) : json(nullptr)}});
+        out.rate_terms.push_back(
+            {.term = e.terms[i].text,
+             .held = held,
+             .undecided = undecided,
+             .runs = n,
+             .met = Expectation::rate_met(*e.terms[i].rate, held, undecided, n)});
     }
     return out;
 }

@@ -87,11 +87,30 @@ struct Expectation {
     static std::optional<bool> rate_met(const Term::Rate& rate, int held, int undecided, int runs);
 };
 
-// An expectation over repeated runs, from each run's summary.json `expected_terms`:
-// {"expectation_met": true | false | null, "rate_terms": [{"term", "held", "undecided", "runs",
-// "met"}]} (Expectation::met_across). Without an expectation, or one this build cannot read,
-// "expectation_met" is null and "rate_terms" empty.
-nlohmann::json judge_repeated(const nlohmann::json& expected,
-                              const std::vector<nlohmann::json>& expected_terms_per_run);
+// One rate term of an expectation over repeated runs: in how many it held.
+struct RateTermOutcome {
+    std::string term;
+    int held = 0;
+    int undecided = 0;
+    int runs = 0;
+    std::optional<bool> met;  // nullopt: the undecided runs could tip it
+
+    // {"term", "held", "undecided", "runs", "met"}
+    nlohmann::json to_json() const;
+};
+
+// An expectation over repeated runs (Expectation::met_across). Without an expectation, or one this
+// build cannot read, `expectation_met` is nullopt and `rate_terms` empty.
+struct RepeatedJudgement {
+    std::optional<bool> expectation_met;
+    std::vector<RateTermOutcome> rate_terms;
+
+    // {"expectation_met": true | false | null, "rate_terms": [RateTermOutcome::to_json, ...]}
+    nlohmann::json to_json() const;
+};
+
+// From each run's summary.json `expected_terms`.
+RepeatedJudgement judge_repeated(const nlohmann::json& expected,
+                                 const std::vector<nlohmann::json>& expected_terms_per_run);
 
 }  // namespace lockbench

@@ -110,6 +110,22 @@ void record_interrupted_point(json& curves, const Workload& w, const RunOutcome&
         {"strategy", w.strategy}, {"clients", w.clients}, {"run", r.dir.filename().string()}};
 }
 
+// A point's verdict in its progress line and in ramp.txt: "valid", "INVALID", "unknown",
+// "not-applicable" (a violation shouts).
+std::string point_verdict_word(checker::Verdict verdict) {
+    switch (verdict) {
+        case checker::Verdict::Valid:
+            return "valid";
+        case checker::Verdict::Invalid:
+            return "INVALID";
+        case checker::Verdict::Unknown:
+            return "unknown";
+        case checker::Verdict::NotApplicable:
+            break;
+    }
+    return "not-applicable";
+}
+
 void record_point(json& curves, RampOutcome& outcome, const Workload& w, const RunOutcome& r,
                   const PointProgress& progress) {
     const json& s = r.summary;
@@ -117,10 +133,7 @@ void record_point(json& curves, RampOutcome& outcome, const Workload& w, const R
     char throughput[64];
     std::snprintf(throughput, sizeof throughput, "%.1f cycles/s, ",
                   s["throughput"]["cycles_per_s"].get<double>());
-    const json v = checker::to_json(verdict.verdict);
-    progress.finished(throughput + (v.is_boolean() ? (v.get<bool>() ? std::string("valid")
-                                                                    : std::string("INVALID"))
-                                                   : v.get<std::string>()));
+    progress.finished(throughput + point_verdict_word(verdict.verdict));
     outcome.verdict = checker::combine(outcome.verdict, verdict.verdict);
     curves["curves"][w.strategy].push_back({{"clients", w.clients},
                                             {"cycles_per_s", s["throughput"]["cycles_per_s"]},
@@ -232,9 +245,7 @@ std::string format_ramp(const json& curves) {
                     : std::string("-");
             const std::string spread = std::to_string(f["cycles_min"].get<std::uint64_t>()) + "/" +
                                        std::to_string(f["cycles_max"].get<std::uint64_t>());
-            const json& v = p["verdict"];
-            const std::string verdict =
-                v.is_boolean() ? (v.get<bool>() ? "valid" : "INVALID") : v.get<std::string>();
+            const std::string verdict = point_verdict_word(checker::verdict_of(p["verdict"]));
             std::snprintf(line, sizeof line, "%9d %12.1f %8.3fms %8.3fms %8s %10s %7.0f%%  %s\n",
                           p["clients"].get<int>(), p["cycles_per_s"].get<double>(),
                           p["acquire_p50_ms"].get<double>(), p["acquire_p99_ms"].get<double>(),

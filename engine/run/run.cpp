@@ -7,6 +7,7 @@
 #include "checker/report.hpp"
 #include "engine/nemesis/nemesis.hpp"
 #include "engine/run/run_steps.hpp"
+#include "engine/run/summary.hpp"
 #include "strategies/external/adapter_registry.hpp"
 
 namespace lockbench {
@@ -66,10 +67,10 @@ RunFailure run_failure(std::exception_ptr error) {
 int run_exit_code(const RunOutcome& outcome) {
     if (outcome.interrupted)
         return 130;
-    const auto& s = outcome.summary;
-    if (s.contains("as_expected") && s["as_expected"].is_boolean())
-        return s["as_expected"].get<bool>() ? 0 : 1;
-    return checker::exit_code(checker::Report::from_json(s["verdict"]).verdict);
+    const RunJudgement judgement = RunJudgement::of(outcome.summary);
+    if (judgement.as_expected)
+        return *judgement.as_expected ? 0 : 1;
+    return checker::exit_code(judgement.verdict);
 }
 
 }  // namespace lockbench

@@ -181,6 +181,23 @@ void add_expectation(json& summary, const Workload& w, const checker::Report& ve
 
 }  // namespace
 
+RunJudgement RunJudgement::of(const json& summary, const std::string& origin) {
+    json_input::JsonObject<SummaryError> top(summary, origin, "");
+    json_input::JsonObject<SummaryError> verdict(top.require("verdict"), origin, "/verdict");
+    RunJudgement judgement;
+    judgement.verdict = verdict_at(verdict, verdict.require("valid"), "/verdict/valid");
+    if (const json* expected = top.find("expected"); expected && !expected->is_null())
+        judgement.expected = top.string_of(*expected, "/expected");
+    // Older summaries lack it; null says the run could not tell.
+    if (const json* met = top.find("as_expected"); met && !met->is_null()) {
+        if (!met->is_boolean())
+            top.fail("/as_expected",
+                     "must be true, false or null, not " + json_input::type_name(*met));
+        judgement.as_expected = met->get<bool>();
+    }
+    return judgement;
+}
+
 json make_summary(const SummaryInputs& in, const std::filesystem::path& history_path) {
     const auto& w = in.workload;
     const auto& st = in.stats;
@@ -377,12 +394,13 @@ void write_report_verdict(std::ostream& out, const json& s) {
     if (v.witnesses.size() < count)
         out << " (" << v.witnesses.size() << " listed)";
     out << "\n" << checker::format_report(v);
-    if (s["expected"].is_null())
+    const RunJudgement judgement = RunJudgement::of(s);
+    if (!judgement.expected)
         return;
-    out << "expected    " << s["expected"].get<std::string>() << " -> "
-        << (s["as_expected"].is_null()     ? "unknown"
-            : s["as_expected"].get<bool>() ? "as expected"
-                                           : "UNEXPECTED")
+    out << "expected    " << *judgement.expected << " -> "
+        << (!judgement.as_expected   ? "unknown"
+            : *judgement.as_expected ? "as expected"
+                                     : "UNEXPECTED")
         << "\n";
     if (s.contains("rates_not_judged")) {
         out << "            not judged in one run: " << s["rates_not_judged"].get<std::string>()

@@ -650,7 +650,7 @@ TEST_F(SshHostTest, ASuiteOnAnInventoryRunsWhatItCanAndSkipsTheRestSayingWhy) {
                    .scenarios = {"t4-restart-without-persistence", "t5-failover"},
                    .yardstick = false,
                    .inventory = inventory()});
-    const json& table = outcome.table;
+    const json table = outcome.table.to_json();
     ASSERT_EQ(table["runs"].size(), 1u) << table.dump();
     EXPECT_EQ(table["runs"][0]["scenario"], "t4-restart-without-persistence");
     EXPECT_EQ(table["runs"][0]["as_expected"], true);
