@@ -123,12 +123,12 @@ std::int64_t process_of(const Partition& partition, std::uint32_t op);
 // names (the unplaceable op and those it is refuted against, `SearchResult::concurrent`). That
 // argument is minimal, not complete: a holder's late release that deleted someone else's lock
 // leaves that someone's own ops contradicting each other, and only theirs are named (T8).
-// `in_flight`: every process with an op of the key in flight during the refuted window, from the
-// earliest invocation among the refutation's ops (for the search's, with the prefix op that left
-// the state the unplaceable op met) to the latest of their completions (one of them in doubt counts
-// by its invocation); an op of the key is in flight there if it was invoked before the window's end
-// and completed (an op in doubt: never) after its start. The refuting processes are among them.
-// Both sorted, without repeats.
+// `in_flight`: the refuting processes and every process with an op of the key that may have changed
+// its state (neither a `fail` nor a read) in flight during the refuted window: from the earliest
+// invocation among the refutation's ops (for the search's, with the prefix op that left the state
+// the unplaceable op met) to the latest of their completions (one in doubt counts by its
+// invocation). An op is in flight there if it was invoked before the window's end and completed
+// (one in doubt: never) after its start. Both sorted, without repeats.
 struct ViolationProcesses {
     std::vector<std::int64_t> refuting;
     std::vector<std::int64_t> in_flight;

@@ -291,10 +291,14 @@ ViolationProcesses violation_processes(Model model, const Partition& partition,
         window_end =
             std::max(window_end, o.return_seq == kNeverReturned ? o.call_seq : o.return_seq);
     }
-    // The whole key's record, not only the search's ops: an op the partition left out (a failure
-    // that did not happen) was still in flight, and the process that sent it was there.
+    // Only an op that may have changed the state can have caused the contradiction: a `fail`
+    // took no effect or only observed, and a read changes nothing. Without that, every waiter
+    // polling a held lock (a refusal in flight at any moment) would be named, and a judgment
+    // like "the paused holder took part" would hold of every violation.
+    out.in_flight = out.refuting;
     for (const RecordedOp& op : partition.history->ops) {
-        if (op.call_seq <= window_end && op.return_seq >= window_start) {
+        const bool may_change_state = op.status != Status::Fail && op.kind != OpKind::Read;
+        if (may_change_state && op.call_seq <= window_end && op.return_seq >= window_start) {
             out.in_flight.push_back(op.process);
         }
     }

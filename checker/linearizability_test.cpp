@@ -1897,13 +1897,15 @@ TEST(LockRefutation, AGrantWhileAnotherLeaseCertainlyRunsIsRefutedWithoutASearch
 // T8 (a late unlock that deletes without checking the token): process 0's lease (2 ms) lapses, 5
 // is granted, and 0's late release, concurrent with 5's grant, deletes 5's key. 5's own ops then
 // contradict each other - a grant and a not-held answer while its 100 ms lease certainly runs -
-// and that is the whole refutation. Process 3's hold before it all took no part.
+// and that is the whole refutation. Process 3's hold before it all took no part, nor did 4's
+// refusal in the window: it changed nothing.
 std::vector<Event> late_unlock_history() {
     return {invoke(3, "acquire").lease(2),    ok(3, "acquire").token("t3"),
             invoke(3, "release").token("t3"), ok(3, "release"),
             invoke(0, "acquire").lease(2),    ok(0, "acquire").token("t0"),
             invoke(5, "acquire").lease(100),  invoke(0, "release").token("t0"),
             ok(5, "acquire").token("t5"),     ok(0, "release"),
+            invoke(4, "acquire").lease(100),  fail(4, "acquire", "held"),
             invoke(5, "release").token("t5"), fail(5, "release", "not-held")};
 }
 
@@ -1911,7 +1913,7 @@ TEST(ViolationProcesses, ALateUnlockThatDeletedAnothersLockIsNamedBesideItsVicti
     const json r = run(Model::Mutex, late_unlock_history());
     ASSERT_EQ(r["valid"], false) << r.dump(2);
     EXPECT_EQ(witness_of(r)["refuted_by"], "not-held-while-held");
-    EXPECT_EQ(unplaceable(r), ProcessAndIndex(5, 10));
+    EXPECT_EQ(unplaceable(r), ProcessAndIndex(5, 12));
     EXPECT_EQ(r["refuting_processes"], json{5});
     // 0's release was in flight between 5's grant and 5's refused release.
     EXPECT_EQ(r["processes"], (json{0, 5}));
@@ -1922,7 +1924,7 @@ TEST(ViolationProcesses, TheSearchsWindowReachesBackToTheOpThatLeftTheStateItMet
     const json r = run(Model::Mutex, late_unlock_history(), search_alone());
     ASSERT_EQ(r["valid"], false) << r.dump(2);
     EXPECT_EQ(r["keys_without_search"], 0);
-    EXPECT_EQ(unplaceable(r), ProcessAndIndex(5, 10));
+    EXPECT_EQ(unplaceable(r), ProcessAndIndex(5, 12));
     EXPECT_EQ(r["refuting_processes"], json{5});
     EXPECT_EQ(r["processes"], (json{0, 5}));
 }
