@@ -36,7 +36,6 @@ using lin::KeyHistory;
 using lin::make_partition;
 using lin::op_kind;
 using lin::Partition;
-using lin::process_of;
 using lin::RecordedOp;
 using lin::search_partition;
 using lin::Status;
@@ -358,7 +357,10 @@ struct LinearizabilityChecker::Impl {
         }
 
         nlohmann::json violations = nlohmann::json::array();
+        // `processes`: who may have caused a violation, for a judgment like "the paused holder's
+        // violation"; `refuting_processes`: who the minimal refutation names (partition.hpp).
         std::vector<std::int64_t> processes;
+        std::vector<std::int64_t> refuting_processes;
         bool time_limit = false;
         bool memory_limit = false;
         nlohmann::json partial = nlohmann::json::array();
@@ -375,11 +377,14 @@ struct LinearizabilityChecker::Impl {
                         break;
                     }
                     violations.push_back(violation_json(model, partition, options.initial_value));
-                    if (partition.result.unplaceable) {
-                        processes.push_back(process_of(partition, *partition.result.unplaceable));
-                    }
-                    for (const auto op : partition.result.concurrent) {
-                        processes.push_back(process_of(partition, op));
+                    {
+                        const auto taking_part =
+                            lin::violation_processes(model, partition, options.initial_value);
+                        processes.insert(processes.end(), taking_part.in_flight.begin(),
+                                         taking_part.in_flight.end());
+                        refuting_processes.insert(refuting_processes.end(),
+                                                  taking_part.refuting.begin(),
+                                                  taking_part.refuting.end());
                     }
                     break;
                 case SearchOutcome::TimeLimit:
@@ -395,14 +400,17 @@ struct LinearizabilityChecker::Impl {
                     break;
             }
         }
-        std::sort(processes.begin(), processes.end());
-        processes.erase(std::unique(processes.begin(), processes.end()), processes.end());
+        for (auto* list : {&processes, &refuting_processes}) {
+            std::sort(list->begin(), list->end());
+            list->erase(std::unique(list->begin(), list->end()), list->end());
+        }
         nlohmann::json report = {
             {"valid", true},
             {"model", std::string(to_string(model))},
             {"keys", partitions.size()},
             {"ops", ops},
             {"processes", processes},
+            {"refuting_processes", refuting_processes},
             {"keys_without_search", without_search},
         };
         if (model == Model::Mutex) {

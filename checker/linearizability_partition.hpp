@@ -119,6 +119,22 @@ SearchResult search_partition(Model model, const Partition& partition, SearchBud
 nlohmann::json violation_json(Model model, const Partition& partition,
                               std::optional<std::int64_t> initial_value);
 std::int64_t process_of(const Partition& partition, std::uint32_t op);
+// Who took part in a violated key's violation. `refuting`: the processes of the ops the refutation
+// names (the unplaceable op and those it is refuted against, `SearchResult::concurrent`). That
+// argument is minimal, not complete: a holder's late release that deleted someone else's lock
+// leaves that someone's own ops contradicting each other, and only theirs are named (T8).
+// `in_flight`: the refuting processes and every process with an op of the key that may have changed
+// its state (neither a `fail` nor a read) in flight during the refuted window: from the earliest
+// invocation among the refutation's ops (for the search's, with the prefix op that left the state
+// the unplaceable op met) to the latest of their completions (one in doubt counts by its
+// invocation). An op is in flight there if it was invoked before the window's end and completed
+// (one in doubt: never) after its start. Both sorted, without repeats.
+struct ViolationProcesses {
+    std::vector<std::int64_t> refuting;
+    std::vector<std::int64_t> in_flight;
+};
+ViolationProcesses violation_processes(Model model, const Partition& partition,
+                                       std::optional<std::int64_t> initial_value);
 // A key the search gave up on: how far it got (SearchResult::undecided), as
 //   {"key", "decided_ops" (ops of the key invoked before the cut), "ops" (of the key),
 //    "index" (the event index of the cut: every event before it is decided), "time_ns",

@@ -107,15 +107,11 @@ nlohmann::json describe(const RegisterModel::State& s, const Processes&) {
     return {{"value", s.nil ? nlohmann::json(nullptr) : nlohmann::json(s.value)}};
 }
 
-// Knossos's final path: the last ops of the longest linearizable prefix, each with the model
-// state it left, then the op no state could take.
-template <class M>
-nlohmann::json final_path(const Partition& partition, typename M::State state) {
-    const auto& recorded = partition.history->ops;
+// Replays the longest linearizable prefix as the search stepped it (each op bounded by the first
+// return still to be placed), calling visit(prefix position, the state before, the state after).
+template <class M, class Visit>
+void replay_prefix(const Partition& partition, typename M::State state, Visit visit) {
     const auto& prefix = partition.result.longest_prefix;
-    const Processes real = processes_by_dense_id(partition);
-    nlohmann::json path = nlohmann::json::array();
-    // Replays each op as the search stepped it: bounded by the first return still to be placed.
     std::vector<std::uint32_t> by_return(partition.required_ops);
     for (std::uint32_t op = 0; op < by_return.size(); ++op) {
         by_return[op] = op;
@@ -138,18 +134,48 @@ nlohmann::json final_path(const Partition& partition, typename M::State state) {
         const auto next = M::step(state, op);
         if (!next)
             break;  // cannot happen: the prefix is a linearization
+        visit(i, state, *next);
         state = *next;
-        if (i + kPathShown >= prefix.size()) {
-            path.push_back({{"op", op_json(recorded[partition.ops[prefix[i]].source])},
-                            {"model", describe(state, real)}});
-        }
     }
+}
+
+// Knossos's final path: the last ops of the longest linearizable prefix, each with the model
+// state it left, then the op no state could take.
+template <class M>
+nlohmann::json final_path(const Partition& partition, typename M::State state) {
+    const auto& recorded = partition.history->ops;
+    const auto& prefix = partition.result.longest_prefix;
+    const Processes real = processes_by_dense_id(partition);
+    nlohmann::json path = nlohmann::json::array();
+    replay_prefix<M>(
+        partition, state,
+        [&](std::size_t i, const typename M::State&, const typename M::State& after) {
+            if (i + kPathShown >= prefix.size()) {
+                path.push_back({{"op", op_json(recorded[partition.ops[prefix[i]].source])},
+                                {"model", describe(after, real)}});
+            }
+        });
     if (partition.result.unplaceable) {
         path.push_back(
             {{"op", op_json(recorded[partition.ops[*partition.result.unplaceable].source])},
              {"model", "inconsistent"}});
     }
     return path;
+}
+
+// The prefix op that left the state the unplaceable op met: the last that changed it.
+template <class M>
+std::optional<std::uint32_t> last_state_change(const Partition& partition,
+                                               typename M::State state) {
+    std::optional<std::uint32_t> last;
+    replay_prefix<M>(
+        partition, state,
+        [&](std::size_t i, const typename M::State& before, const typename M::State& after) {
+            if (!(before == after)) {
+                last = partition.result.longest_prefix[i];
+            }
+        });
+    return last;
 }
 
 nlohmann::json final_path(Model model, const Partition& partition,
@@ -169,6 +195,25 @@ nlohmann::json final_path(Model model, const Partition& partition,
             break;
     }
     return nlohmann::json::array();
+}
+
+std::optional<std::uint32_t> last_state_change(Model model, const Partition& partition,
+                                               std::optional<std::int64_t> initial_value) {
+    switch (model) {
+        case Model::Mutex:
+            return last_state_change<MutexModel>(partition, MutexModel::initial());
+        case Model::RwLock:
+            return last_state_change<RwLockModel>(partition, RwLockModel::initial());
+        case Model::UnownedMutex:
+            return last_state_change<UnownedMutexModel>(partition, UnownedMutexModel::initial());
+        case Model::Register:
+            return last_state_change<RegisterModel>(
+                partition, initial_value ? RegisterModel::State{*initial_value, false}
+                                         : RegisterModel::initial());
+        case Model::None:
+            break;
+    }
+    return std::nullopt;
 }
 
 }  // namespace
@@ -215,6 +260,53 @@ nlohmann::json partial_json(const Partition& partition) {
 
 std::int64_t process_of(const Partition& partition, std::uint32_t op) {
     return partition.history->ops[partition.ops[op].source].process;
+}
+
+ViolationProcesses violation_processes(Model model, const Partition& partition,
+                                       std::optional<std::int64_t> initial_value) {
+    ViolationProcesses out;
+    std::vector<std::uint32_t> refuting_ops = partition.result.concurrent;
+    if (partition.result.unplaceable) {
+        refuting_ops.push_back(*partition.result.unplaceable);
+    }
+    if (refuting_ops.empty()) {
+        return out;
+    }
+    for (const auto op : refuting_ops) {
+        out.refuting.push_back(process_of(partition, op));
+    }
+    // The search names no proof, only the op it could not place and those concurrent with it;
+    // the state that op met is part of the argument, so the window reaches back to the op that
+    // left it (a refutation without the search names that op among its proof already).
+    if (!partition.refutation) {
+        if (const auto maker = last_state_change(model, partition, initial_value)) {
+            refuting_ops.push_back(*maker);
+        }
+    }
+    std::uint64_t window_start = kNeverReturned;
+    std::uint64_t window_end = 0;
+    for (const auto op : refuting_ops) {
+        const SearchOp& o = partition.ops[op];
+        window_start = std::min(window_start, o.call_seq);
+        window_end =
+            std::max(window_end, o.return_seq == kNeverReturned ? o.call_seq : o.return_seq);
+    }
+    // Only an op that may have changed the state can have caused the contradiction: a `fail`
+    // took no effect or only observed, and a read changes nothing. Without that, every waiter
+    // polling a held lock (a refusal in flight at any moment) would be named, and a judgment
+    // like "the paused holder took part" would hold of every violation.
+    out.in_flight = out.refuting;
+    for (const RecordedOp& op : partition.history->ops) {
+        const bool may_change_state = op.status != Status::Fail && op.kind != OpKind::Read;
+        if (may_change_state && op.call_seq <= window_end && op.return_seq >= window_start) {
+            out.in_flight.push_back(op.process);
+        }
+    }
+    for (auto* list : {&out.refuting, &out.in_flight}) {
+        std::sort(list->begin(), list->end());
+        list->erase(std::unique(list->begin(), list->end()), list->end());
+    }
+    return out;
 }
 
 namespace {

@@ -647,7 +647,9 @@ TEST(Refutation, AReadOfAValueNothingWritesIsRefutedWithoutASearch) {
     EXPECT_EQ(r["violations"][0]["message"],
               "k: not linearizable against register: process 2's read (index 3) returned 3, a "
               "value no write or cas writes");
-    EXPECT_EQ(r["processes"], json::array({2}));
+    EXPECT_EQ(r["refuting_processes"], json::array({2}));
+    // Process 1's write in doubt was in flight during the read, though it writes another value.
+    EXPECT_EQ(r["processes"], (json{1, 2}));
 }
 
 TEST(Refutation, AReadOfAValueWrittenOnlyAfterItReturnedIsRefuted) {
@@ -1887,7 +1889,57 @@ TEST(LockRefutation, AGrantWhileAnotherLeaseCertainlyRunsIsRefutedWithoutASearch
     EXPECT_EQ(witness_of(r)["refuted_by"], "granted-while-held");
     EXPECT_EQ(unplaceable(r), ProcessAndIndex(1, 4));
     EXPECT_EQ(proof_invokes(r), (std::vector<std::uint64_t>{0}));
-    EXPECT_EQ(r["processes"], (json{0, 1}));
+    // The refutation names the two grants; the acquires in doubt were in flight beside them.
+    EXPECT_EQ(r["refuting_processes"], (json{0, 1}));
+    EXPECT_EQ(r["processes"], (json{0, 1, 7, 8}));
+}
+
+// T8 (a late unlock that deletes without checking the token): process 0's lease (2 ms) lapses, 5
+// is granted, and 0's late release, concurrent with 5's grant, deletes 5's key. 5's own ops then
+// contradict each other - a grant and a not-held answer while its 100 ms lease certainly runs -
+// and that is the whole refutation. Process 3's hold before it all took no part, nor did 4's
+// refusal in the window: it changed nothing.
+std::vector<Event> late_unlock_history() {
+    return {invoke(3, "acquire").lease(2),    ok(3, "acquire").token("t3"),
+            invoke(3, "release").token("t3"), ok(3, "release"),
+            invoke(0, "acquire").lease(2),    ok(0, "acquire").token("t0"),
+            invoke(5, "acquire").lease(100),  invoke(0, "release").token("t0"),
+            ok(5, "acquire").token("t5"),     ok(0, "release"),
+            invoke(4, "acquire").lease(100),  fail(4, "acquire", "held"),
+            invoke(5, "release").token("t5"), fail(5, "release", "not-held")};
+}
+
+TEST(ViolationProcesses, ALateUnlockThatDeletedAnothersLockIsNamedBesideItsVictim) {
+    const json r = run(Model::Mutex, late_unlock_history());
+    ASSERT_EQ(r["valid"], false) << r.dump(2);
+    EXPECT_EQ(witness_of(r)["refuted_by"], "not-held-while-held");
+    EXPECT_EQ(unplaceable(r), ProcessAndIndex(5, 12));
+    EXPECT_EQ(r["refuting_processes"], json{5});
+    // 0's release was in flight between 5's grant and 5's refused release.
+    EXPECT_EQ(r["processes"], (json{0, 5}));
+}
+
+TEST(ViolationProcesses, TheSearchsWindowReachesBackToTheOpThatLeftTheStateItMet) {
+    // The search names 5's release and nothing concurrent with it; the hold it met is 5's grant.
+    const json r = run(Model::Mutex, late_unlock_history(), search_alone());
+    ASSERT_EQ(r["valid"], false) << r.dump(2);
+    EXPECT_EQ(r["keys_without_search"], 0);
+    EXPECT_EQ(unplaceable(r), ProcessAndIndex(5, 12));
+    EXPECT_EQ(r["refuting_processes"], json{5});
+    EXPECT_EQ(r["processes"], (json{0, 5}));
+}
+
+TEST(ViolationProcesses, AGrantAfterTheLateUnlockNamesTheUnlockerToo) {
+    // After 0's late release deleted 5's key, process 6 is granted while 5's lease certainly runs.
+    std::vector<Event> h = late_unlock_history();
+    h.resize(h.size() - 2);
+    h.push_back(invoke(6, "acquire").lease(100));
+    h.push_back(ok(6, "acquire").token("t6"));
+    const json r = run(Model::Mutex, h);
+    ASSERT_EQ(r["valid"], false) << r.dump(2);
+    EXPECT_EQ(witness_of(r)["refuted_by"], "granted-while-held");
+    EXPECT_EQ(r["refuting_processes"], (json{5, 6}));
+    EXPECT_EQ(r["processes"], (json{0, 5, 6}));
 }
 
 TEST(LockRefutation, AGrantAfterTheHoldersReleaseInDoubtIsLeftToTheSearch) {

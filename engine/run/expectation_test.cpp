@@ -126,6 +126,24 @@ TEST(ExpectationTest, AViolationCountsOnlyIfItInvolvesTheFaultedHolder) {
     EXPECT_EQ(Expectation::parse("deadlocks").met_by(orphan_4, paused_3), false);
 }
 
+TEST(ExpectationTest, ALinearizabilityViolationCountsForAHolderInFlightThoughNotRefuting) {
+    // T8: holder 0 was paused and its late unlock deleted 5's lock; the refutation itself names
+    // only 5's ops, `processes` every process with an op in flight in the refuted window.
+    auto lin = [](json processes) {
+        json c = check(false, std::move(processes));
+        c["refuting_processes"] = json{5};
+        return checker::Report::from_json({{"valid", false},
+                                           {"checks", {{"linearizability", c}}},
+                                           {"violations", json::array()}});
+    };
+    FaultEvidence paused_0;
+    paused_0.aimed_at_holders = true;
+    paused_0.holder_processes = {0};
+    const auto expectation = Expectation::parse("violates:linearizability");
+    EXPECT_EQ(expectation.met_by(lin(json{0, 5}), paused_0), true);
+    EXPECT_EQ(expectation.met_by(lin(json{5}), paused_0), false);
+}
+
 TEST(ExpectationTest, AFenceSaveCountsOnlyForTheFaultedWriter) {
     json fencing = check(true);
     fencing["saves"] = 1;
