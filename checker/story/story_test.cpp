@@ -173,9 +173,8 @@ const char* kFenceInTime = R"(
 )";
 
 // The same pause, shorter: process 1 (fence 7) wakes after process 2 (fence 8) read and before it
-// wrote. Each write is the highest fence yet, so the register accepts both: a lost update with
-// every fence respected.
-const char* kFenceTooLate = R"(
+// wrote. What the two then write is each test's own.
+const char* kFencedHolderWakesBeforeTheNextWrites = R"(
 {"type":"invoke","process":1,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":100000000}
 {"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"c1-1","fence":7,"mode":"exclusive"},"time":101000000}
 {"type":"invoke","process":1,"f":"read","key":"k0","value":null,"time":102000000}
@@ -186,6 +185,11 @@ const char* kFenceTooLate = R"(
 {"type":"invoke","process":2,"f":"read","key":"k0","value":null,"time":501000000}
 {"type":"ok","process":2,"f":"read","key":"k0","value":4,"time":502000000}
 {"type":"info","process":"nemesis","f":"resume","value":{"target":1},"time":610000000}
+)";
+
+// Each write is the highest fence yet, so the register accepts both: a lost update with every
+// fence respected.
+const std::string kFenceTooLate = std::string(kFencedHolderWakesBeforeTheNextWrites) + R"(
 {"type":"invoke","process":1,"f":"write","key":"k0","value":5,"fence":7,"time":611000000}
 {"type":"ok","process":1,"f":"write","key":"k0","value":5,"fence":7,"time":612000000}
 {"type":"invoke","process":2,"f":"write","key":"k0","value":5,"fence":8,"time":700000000}
@@ -261,17 +265,7 @@ TEST(Story, AStaleWriteThatLandsFirstIsAcceptedAndTheStorySaysWhy) {
 // The two writes in flight together, the newer holder's answered first: the register ran the
 // stale one first (it would have refused it after), and the story does not claim otherwise.
 TEST(Story, AStaleWriteInFlightBesideANewerOneIsToldAsSuch) {
-    const char* history = R"(
-{"type":"invoke","process":1,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":100000000}
-{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"c1-1","fence":7,"mode":"exclusive"},"time":101000000}
-{"type":"invoke","process":1,"f":"read","key":"k0","value":null,"time":102000000}
-{"type":"ok","process":1,"f":"read","key":"k0","value":4,"time":103000000}
-{"type":"info","process":"nemesis","f":"pause","value":{"target":1,"ms":500},"time":110000000}
-{"type":"invoke","process":2,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":200000000}
-{"type":"ok","process":2,"f":"acquire","key":"k0","value":{"token":"c2-1","fence":8,"mode":"exclusive"},"time":500000000}
-{"type":"invoke","process":2,"f":"read","key":"k0","value":null,"time":501000000}
-{"type":"ok","process":2,"f":"read","key":"k0","value":4,"time":502000000}
-{"type":"info","process":"nemesis","f":"resume","value":{"target":1},"time":610000000}
+    const std::string history = std::string(kFencedHolderWakesBeforeTheNextWrites) + R"(
 {"type":"invoke","process":1,"f":"write","key":"k0","value":5,"fence":7,"time":611000000}
 {"type":"invoke","process":2,"f":"write","key":"k0","value":5,"fence":8,"time":612000000}
 {"type":"ok","process":2,"f":"write","key":"k0","value":5,"fence":8,"time":613000000}
