@@ -1,5 +1,7 @@
 #include "checker/resource.hpp"
 
+#include <string>
+
 #include <gtest/gtest.h>
 
 #include "checker/history_testing.hpp"
@@ -42,15 +44,18 @@ TEST(Resource, IncrementsUnderALockAreValid) {
                                     {"keys", 2}}));
 }
 
-// T1: process 1 read 10 under its lock and paused past its lease; process 2 got the lock, read 10
-// and wrote 11; process 1 woke up and wrote 11 too.
-constexpr const char* kPausedHolder = R"(
+// T1's start: process 1 read 10 under its lock and paused past its lease; process 2 got the lock.
+constexpr const char* kProcess2GrantedWhileProcess1Paused = R"(
 {"type":"invoke","process":1,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":90000000}
 {"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"a"},"time":100000000}
 {"type":"invoke","process":1,"f":"read","key":"k0","value":null,"time":100000000}
 {"type":"ok","process":1,"f":"read","key":"k0","value":10,"time":110000000}
 {"type":"invoke","process":2,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":200000000}
 {"type":"ok","process":2,"f":"acquire","key":"k0","value":{"token":"b"},"time":690000000}
+)";
+
+// T1: then process 2 read 10 and wrote 11; process 1 woke up and wrote 11 too.
+const std::string kPausedHolder = std::string(kProcess2GrantedWhileProcess1Paused) + R"(
 {"type":"invoke","process":2,"f":"read","key":"k0","value":null,"time":700000000}
 {"type":"ok","process":2,"f":"read","key":"k0","value":10,"time":710000000}
 {"type":"invoke","process":2,"f":"write","key":"k0","value":11,"time":720000000}
@@ -89,13 +94,7 @@ TEST(Resource, ALostUpdateNamesBothWritesAndBothProcesses) {
 // the counter climbs back past 12.
 TEST(Resource, AStaleWriteCountsOnceNotForEveryWriteAfterIt) {
     ResourceCheck check;
-    run_check(check, R"(
-{"type":"invoke","process":1,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":90000000}
-{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"a"},"time":100000000}
-{"type":"invoke","process":1,"f":"read","key":"k0","value":null,"time":100000000}
-{"type":"ok","process":1,"f":"read","key":"k0","value":10,"time":110000000}
-{"type":"invoke","process":2,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":200000000}
-{"type":"ok","process":2,"f":"acquire","key":"k0","value":{"token":"b"},"time":690000000}
+    run_check(check, std::string(kProcess2GrantedWhileProcess1Paused) + R"(
 {"type":"invoke","process":2,"f":"write","key":"k0","value":11,"time":720000000}
 {"type":"ok","process":2,"f":"write","key":"k0","value":11,"time":730000000}
 {"type":"invoke","process":2,"f":"write","key":"k0","value":12,"time":740000000}
