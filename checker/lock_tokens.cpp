@@ -76,13 +76,6 @@ namespace lockbench::checker::lin {
 
 namespace {
 
-bool is_refusal(const SearchOp& op) {
-    return op.op.kind == OpKind::Acquire && op.op.outcome == OpOutcome::Observation;
-}
-bool is_grant(const SearchOp& op) {
-    return op.op.kind == OpKind::Acquire && op.op.outcome != OpOutcome::Observation;
-}
-
 // How many grants in flight of each kind a refusal with the lock free weighs: with hundreds of
 // waiters in flight, weighing them all would make the pass quadratic.
 constexpr int kGrantsTried = 8;

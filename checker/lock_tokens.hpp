@@ -13,6 +13,15 @@
 
 namespace lockbench::checker::lin {
 
+// An acquire that took the lock (answered ok, or in doubt), and one refused (`held`): what the
+// token passes and the refutations tell apart.
+inline bool is_grant(const SearchOp& op) {
+    return op.op.kind == OpKind::Acquire && op.op.outcome != OpOutcome::Observation;
+}
+inline bool is_refusal(const SearchOp& op) {
+    return op.op.kind == OpKind::Acquire && op.op.outcome == OpOutcome::Observation;
+}
+
 // For each op of `partition` (a lock key), the partition index of the grant its release names
 // (-1: none, or not a release); nullopt when the tokens do not name the grants: an ok acquire
 // without a token, a token granted twice, or a release naming no grant of the key.

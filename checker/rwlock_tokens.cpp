@@ -56,13 +56,6 @@ namespace lockbench::checker::lin {
 
 namespace {
 
-bool is_refusal(const SearchOp& op) {
-    return op.op.kind == OpKind::Acquire && op.op.outcome == OpOutcome::Observation;
-}
-bool is_grant(const SearchOp& op) {
-    return op.op.kind == OpKind::Acquire && op.op.outcome != OpOutcome::Observation;
-}
-
 // The order a holder's releases in flight are tried in: one that certainly took effect first.
 int release_rank(const ModelOp& op) {
     return op.outcome == OpOutcome::Observation ? 3
