@@ -22,6 +22,7 @@
 #include "checker/testing/temp_dir.hpp"
 #include "engine/cli/cli_testing.hpp"
 #include "engine/testing/redis_fixture.hpp"
+#include "engine/testing/run_files.hpp"
 
 namespace lockbench {
 namespace {
@@ -30,15 +31,8 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using namespace std::chrono_literals;
 
+using testing::read_history;
 using testing::TempDir;
-
-std::vector<json> read_history(const fs::path& file) {
-    std::vector<json> events;
-    std::ifstream in(file);
-    for (std::string line; std::getline(in, line);)
-        events.push_back(json::parse(line));
-    return events;
-}
 
 // What HISTORY.md promises, checked independently of the checker: indexes count up from 0, time
 // never goes back, each process has at most one operation in flight, and a process that recorded
@@ -332,12 +326,9 @@ class RunOnUsersServersTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(RunOnUsersServersTest, LeavesEveryServerAsItWas) {
     const bool redlock = GetParam() == "redlock";
-    std::vector<std::unique_ptr<RedisServer>> servers;
-    std::vector<Endpoint> endpoints;
-    for (int i = 0; i < (redlock ? 3 : 1); ++i) {
-        servers.push_back(std::make_unique<RedisServer>());
-        endpoints.push_back(servers.back()->endpoint());
-    }
+    const testing::UsersRedisServers users(GetParam());
+    const auto& servers = users.servers;
+    const auto& endpoints = users.endpoints;
     std::vector<long long> before;
     for (auto& server : servers) {
         server->command({"SET", "orders", "1"});

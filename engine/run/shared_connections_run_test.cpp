@@ -12,6 +12,7 @@
 #include "engine/cli/cli_testing.hpp"
 #include "engine/run/run.hpp"
 #include "engine/servers/redis_server.hpp"
+#include "engine/testing/redis_fixture.hpp"
 #include "strategies/registry.hpp"
 
 namespace lockbench {
@@ -39,13 +40,9 @@ class SharedConnectionsRunTest : public ::testing::TestWithParam<std::string> {
     static constexpr int kClients = 32;
 
     ModeOutcome run_in_mode(int connections) {
-        const bool redlock = GetParam() == "redlock";
-        std::vector<std::unique_ptr<RedisServer>> servers;
-        std::vector<Endpoint> endpoints;
-        for (int i = 0; i < (redlock ? 3 : 1); ++i) {
-            servers.push_back(std::make_unique<RedisServer>());
-            endpoints.push_back(servers.back()->endpoint());
-        }
+        const testing::UsersRedisServers users(GetParam());
+        const auto& servers = users.servers;
+        const auto& endpoints = users.endpoints;
         std::vector<long long> before;
         for (const auto& s : servers)
             before.push_back(connections_received(*s));

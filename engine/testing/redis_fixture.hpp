@@ -8,6 +8,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -46,6 +47,19 @@ class RedisTest : public ::testing::Test {
 
   private:
     static inline std::unique_ptr<RedisServer> server_;
+};
+
+// The user's own redis-servers that a run of `strategy` drives with --redis: Redlock's three, any
+// other strategy's one.
+struct UsersRedisServers {
+    explicit UsersRedisServers(const std::string& strategy) {
+        for (int i = 0; i < (strategy == "redlock" ? 3 : 1); ++i) {
+            servers.push_back(std::make_unique<RedisServer>());
+            endpoints.push_back(servers.back()->endpoint());
+        }
+    }
+    std::vector<std::unique_ptr<RedisServer>> servers;
+    std::vector<Endpoint> endpoints;
 };
 
 // A seed per test, printed when the test fails, so a failure can be replayed with
