@@ -16,6 +16,7 @@ namespace lockbench::checker {
 namespace {
 
 using nlohmann::json;
+using testing::kOverlap;
 using testing::numbered;
 
 Report report_of(const std::string& text, const CheckOptions& options = {}) {
@@ -27,14 +28,6 @@ Report report_of(const std::string& text, const CheckOptions& options = {}) {
 json check_text(const std::string& text, const CheckOptions& options = {}) {
     return report_of(text, options).to_json();
 }
-
-const char* kOverlap = R"(
-{"type":"invoke","process":1,"f":"acquire","key":"k0","value":null,"time":400000000}
-{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"c1-4","mode":"exclusive"},"time":500000000}
-{"type":"invoke","process":3,"f":"acquire","key":"k0","value":null,"time":1100000000}
-{"type":"ok","process":3,"f":"acquire","key":"k0","value":{"token":"c3-7","mode":"exclusive"},"time":1204000000}
-{"type":"invoke","process":1,"f":"release","key":"k0","value":{"token":"c1-4"},"time":1500000000}
-)";
 
 TEST(CheckHistory, AnEmptyHistoryIsUnknownNotValid) {
     std::istringstream in("");

@@ -451,6 +451,35 @@ void EventDecoder::start(std::uint64_t line, Event& e) {
     reset(e, line);
 }
 
+namespace {
+
+// Calls `read_member(name)` with `c` at each member's value of the object `c` is at, whose syntax
+// the first pass validated; `read_member` leaves `c` after the value.
+template <class ReadMember>
+void for_each_member(Cursor& c, std::string& scratch, std::uint64_t line,
+                     const ReadMember& read_member) {
+    c.seek(c.pos() + 1);
+    c.skip_space();
+    if (c.peek() == '}')
+        return;
+    for (;;) {
+        c.skip_space();
+        bool escaped = false;
+        const std::string_view raw_name = c.skip_string(escaped);
+        const std::string_view name = decoded(raw_name, escaped, scratch, line);
+        c.skip_space();
+        c.seek(c.pos() + 1);  // ':' (already validated)
+        c.skip_space();
+        read_member(name);
+        c.skip_space();
+        if (c.peek() != ',')
+            return;
+        c.seek(c.pos() + 1);
+    }
+}
+
+}  // namespace
+
 void EventDecoder::decode_value(Event& e, std::string_view raw) {
     if (raw.empty() || raw == "null")
         return;
@@ -475,18 +504,7 @@ void EventDecoder::decode_value(Event& e, std::string_view raw) {
     if (e.is_nemesis()) {
         if (c.peek() != '{')
             return;
-        c.seek(c.pos() + 1);
-        c.skip_space();
-        if (c.peek() == '}')
-            return;
-        for (;;) {
-            c.skip_space();
-            bool escaped = false;
-            const std::string_view raw_name = c.skip_string(escaped);
-            const std::string_view name = decoded(raw_name, escaped, name_scratch_, line_);
-            c.skip_space();
-            c.seek(c.pos() + 1);  // ':' (already validated)
-            c.skip_space();
+        for_each_member(c, name_scratch_, line_, [&](std::string_view name) {
             if (equals(name, "target") && (c.peek() == '-' || is_digit(c.peek()))) {
                 const Number n = c.read_number();
                 if (n.integer)
@@ -494,11 +512,8 @@ void EventDecoder::decode_value(Event& e, std::string_view raw) {
             } else {
                 c.skip_value();
             }
-            c.skip_space();
-            if (c.peek() != ',')
-                return;
-            c.seek(c.pos() + 1);
-        }
+        });
+        return;
     }
 
     if (equals(f, "read") || equals(f, "write")) {
@@ -529,18 +544,7 @@ void EventDecoder::decode_value(Event& e, std::string_view raw) {
         return;  // an operation HISTORY.md does not define: kept raw in value_json only
     if (c.peek() != '{')
         value_error("must be an object or null");
-    c.seek(c.pos() + 1);
-    c.skip_space();
-    if (c.peek() == '}')
-        return;
-    for (;;) {
-        c.skip_space();
-        bool escaped = false;
-        const std::string_view raw_name = c.skip_string(escaped);
-        const std::string_view name = decoded(raw_name, escaped, name_scratch_, line_);
-        c.skip_space();
-        c.seek(c.pos() + 1);  // ':' (already validated)
-        c.skip_space();
+    for_each_member(c, name_scratch_, line_, [&](std::string_view name) {
         if (equals(name, "token")) {
             if (c.peek() == '"')
                 c.read_string(e.token);
@@ -573,11 +577,7 @@ void EventDecoder::decode_value(Event& e, std::string_view raw) {
         } else {
             c.skip_value();
         }
-        c.skip_space();
-        if (c.peek() != ',')
-            return;
-        c.seek(c.pos() + 1);
-    }
+    });
 }
 
 }  // namespace lockbench::checker

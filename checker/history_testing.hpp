@@ -1,9 +1,11 @@
 #pragma once
 
-// Helpers for the checker's tests: hand-written histories without hand-maintained indices, and
-// one check fed through the real reader.
+// Helpers for the checker's tests: hand-written histories without hand-maintained indices, built
+// from named operations where that reads better than the events, and one check fed through the
+// real reader.
 
 #include <algorithm>
+#include <cstdint>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -30,6 +32,104 @@ inline std::string numbered(std::string_view text) {
     }
     return out;
 }
+
+// Builders of hand-written history lines (checker/HISTORY.md), so that a history reads as what
+// happened and two tests' histories differ where their stories do. Times in ns; `value`s are
+// JSON text.
+
+// One event: `type` ("invoke", "ok", "fail" or "info") of `process`'s `f` on `key`; an `error`
+// names why it failed or is in doubt.
+inline std::string event(std::string_view type, int process, std::string_view f,
+                         std::string_view key, std::string_view value, std::int64_t time,
+                         std::string_view error = {}) {
+    std::string line = "{\"type\":\"" + std::string(type) +
+                       "\",\"process\":" + std::to_string(process) + ",\"f\":\"" + std::string(f) +
+                       "\",\"key\":\"" + std::string(key) + "\",\"value\":" + std::string(value) +
+                       ",\"time\":" + std::to_string(time);
+    if (!error.empty())
+        line += ",\"error\":\"" + std::string(error) + "\"";
+    return line + "}\n";
+}
+
+// A release's or a grant's value naming `token` (none: null).
+inline std::string token_value(std::string_view token) {
+    return token.empty() ? "null" : "{\"token\":\"" + std::string(token) + "\"}";
+}
+
+// `process` asks for `key` at `asked` and is granted it as `token` at `ok`.
+inline std::string granted(int process, std::string_view key, std::string_view token,
+                           std::int64_t asked, std::int64_t ok) {
+    return event("invoke", process, "acquire", key, "null", asked) +
+           event("ok", process, "acquire", key, token_value(token), ok);
+}
+
+// `process` asks for `key` exclusively with a lease of `lease_ms` at `asked` and is granted it as
+// `token` at `ok`.
+inline std::string granted_leased(int process, std::string_view key, std::string_view token,
+                                  int lease_ms, std::int64_t asked, std::int64_t ok) {
+    return event("invoke", process, "acquire", key,
+                 "{\"mode\":\"exclusive\",\"lease_ms\":" + std::to_string(lease_ms) + "}", asked) +
+           event("ok", process, "acquire", key, token_value(token), ok);
+}
+
+// `process` reads `value` of `key`: asked at `asked`, answered at `ok`.
+inline std::string read_ok(int process, std::string_view key, std::int64_t value,
+                           std::int64_t asked, std::int64_t ok) {
+    return event("invoke", process, "read", key, "null", asked) +
+           event("ok", process, "read", key, std::to_string(value), ok);
+}
+
+// `process` writes `value` to `key`: asked at `asked`, acknowledged at `ok`.
+inline std::string write_ok(int process, std::string_view key, std::int64_t value,
+                            std::int64_t asked, std::int64_t ok) {
+    return event("invoke", process, "write", key, std::to_string(value), asked) +
+           event("ok", process, "write", key, std::to_string(value), ok);
+}
+
+// `process` asks for `key` at `asked` and is refused at `failed` (`error`: why).
+inline std::string refused(int process, std::string_view key, std::int64_t asked,
+                           std::int64_t failed, std::string_view error = "held") {
+    return event("invoke", process, "acquire", key, "null", asked) +
+           event("fail", process, "acquire", key, "null", failed, error);
+}
+
+// `process` asks to release `token` of `key` at `asked`; released at `ok`.
+inline std::string released(int process, std::string_view key, std::string_view token,
+                            std::int64_t asked, std::int64_t ok) {
+    return event("invoke", process, "release", key, token_value(token), asked) +
+           event("ok", process, "release", key, "null", ok);
+}
+
+// `process` asks to release `token` of `key` at `asked`; the release fails at `failed` (`error`).
+inline std::string release_failed(int process, std::string_view key, std::string_view token,
+                                  std::int64_t asked, std::int64_t failed, std::string_view error) {
+    return event("invoke", process, "release", key, token_value(token), asked) +
+           event("fail", process, "release", key, "null", failed, error);
+}
+
+// `process` asks for `f` on `key` at `asked`, and the answer at `info` leaves it in doubt.
+inline std::string in_doubt(int process, std::string_view f, std::string_view key,
+                            std::string_view value, std::int64_t asked, std::int64_t info,
+                            std::string_view error = "timeout") {
+    return event("invoke", process, f, key, value, asked) +
+           event("info", process, f, key, "null", info, error);
+}
+
+// The nemesis crashes process `target` (client 0) at `time`.
+inline std::string crashed(int target, std::int64_t time) {
+    return "{\"type\":\"info\",\"process\":\"nemesis\",\"f\":\"crash\",\"value\":{\"target\":" +
+           std::to_string(target) + ",\"client\":0},\"time\":" + std::to_string(time) + "}\n";
+}
+
+// Process 1 holds k0 from 0.5 s; process 3 is granted it at 1.204 s; process 1 releases at 1.5 s:
+// the smallest mutual-exclusion violation, one incident.
+inline constexpr const char* kOverlap = R"(
+{"type":"invoke","process":1,"f":"acquire","key":"k0","value":null,"time":400000000}
+{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"c1-4","mode":"exclusive"},"time":500000000}
+{"type":"invoke","process":3,"f":"acquire","key":"k0","value":null,"time":1100000000}
+{"type":"ok","process":3,"f":"acquire","key":"k0","value":{"token":"c3-7","mode":"exclusive"},"time":1204000000}
+{"type":"invoke","process":1,"f":"release","key":"k0","value":{"token":"c1-4"},"time":1500000000}
+)";
 
 // Runs one streaming check over a numbered history and finishes it at the last event's time.
 template <class Check>

@@ -22,6 +22,19 @@ const json* field_of(const json& object, const char* name) {
     return it == object.end() ? nullptr : &*it;
 }
 
+// The hold an incident is about and a hold in a witness are read alike: whose, with what token
+// and mode, from when to when (no end: open at the end of the history).
+template <class Hold>
+void read_hold(Fields& f, Hold& h) {
+    h.process = f.integer("process", 0, kLowest, kHighest);
+    h.token = f.string("token", "");
+    h.mode = f.choice("mode", LockMode::Exclusive,
+                      {{"exclusive", LockMode::Exclusive}, {"shared", LockMode::Shared}});
+    h.start_ns = f.integer("start_ns", 0, kLowest, kHighest);
+    if (f.find("end_ns"))
+        h.end_ns = f.integer("end_ns", 0, kLowest, kHighest);
+}
+
 }  // namespace
 
 std::pair<std::int64_t, std::int64_t> Incident::span(std::int64_t open_end_ns) const {
@@ -52,13 +65,7 @@ Incident Incident::from_json(const json& j, const std::string& path) {
     };
     Incident i;
     i.key = f.string("key", "");
-    i.process = f.integer("process", 0, kLowest, kHighest);
-    i.token = f.string("token", "");
-    i.mode = f.choice("mode", LockMode::Exclusive,
-                      {{"exclusive", LockMode::Exclusive}, {"shared", LockMode::Shared}});
-    i.start_ns = f.integer("start_ns", 0, kLowest, kHighest);
-    if (f.find("end_ns"))
-        i.end_ns = f.integer("end_ns", 0, kLowest, kHighest);
+    read_hold(f, i);
     i.grants = count("grants");
     const auto process_list = [&](const char* name) {
         std::vector<std::int64_t> out;
@@ -122,13 +129,7 @@ json hold_json(const OverlapEvidence::Hold& h) {
 OverlapEvidence::Hold hold_from(const json& j, const std::string& path) {
     Fields f(j, "", path, /*null_is_absent=*/true);
     OverlapEvidence::Hold h;
-    h.process = f.integer("process", 0, kLowest, kHighest);
-    h.token = f.string("token", "");
-    h.mode = f.choice("mode", LockMode::Exclusive,
-                      {{"exclusive", LockMode::Exclusive}, {"shared", LockMode::Shared}});
-    h.start_ns = f.integer("start_ns", 0, kLowest, kHighest);
-    if (f.find("end_ns"))
-        h.end_ns = f.integer("end_ns", 0, kLowest, kHighest);
+    read_hold(f, h);
     h.start_index = index_field(f, "start_index");
     return h;
 }

@@ -11,15 +11,7 @@ namespace lockbench::checker {
 namespace {
 
 using nlohmann::json;
-
-// Process 1 holds k0 from 0.5 s; process 3 is granted it at 1.204 s; process 1 releases at 1.5 s.
-const char* kOverlap = R"(
-{"type":"invoke","process":1,"f":"acquire","key":"k0","value":null,"time":400000000}
-{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"c1-4","mode":"exclusive"},"time":500000000}
-{"type":"invoke","process":3,"f":"acquire","key":"k0","value":null,"time":1100000000}
-{"type":"ok","process":3,"f":"acquire","key":"k0","value":{"token":"c3-7","mode":"exclusive"},"time":1204000000}
-{"type":"invoke","process":1,"f":"release","key":"k0","value":{"token":"c1-4"},"time":1500000000}
-)";
+using testing::kOverlap;
 
 TEST(Incident, TheCheckersIncidentReadsBackAsWrittenThroughSummaryJson) {
     std::istringstream in(testing::numbered(kOverlap));

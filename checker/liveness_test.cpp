@@ -11,8 +11,7 @@ namespace lockbench::checker {
 namespace {
 
 using nlohmann::json;
-using testing::numbered;
-using testing::run_check;
+using namespace testing;  // numbered histories, their builders, run_check
 
 LivenessOptions bound_1s() {
     LivenessOptions options;
@@ -21,22 +20,15 @@ LivenessOptions bound_1s() {
 }
 
 // Process 1 takes k0 and crashes holding it at 0.5 s.
-const char* kHolderCrashes = R"(
-{"type":"invoke","process":1,"f":"acquire","key":"k0","value":null,"time":100000000}
-{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"a"},"time":200000000}
-{"type":"invoke","process":1,"f":"read","key":"k0","value":null,"time":300000000}
-{"type":"info","process":"nemesis","f":"crash","value":{"target":1,"client":0},"time":500000000}
-)";
+const std::string kHolderCrashes = granted(1, "k0", "a", 100000000, 200000000) +
+                                   event("invoke", 1, "read", "k0", "null", 300000000) +
+                                   crashed(1, 500000000);
 
 TEST(Liveness, AnOrphanedKeyWithWaitersPastTheBoundIsADeadlock) {
     LivenessCheck check(bound_1s());
-    run_check(check, std::string(kHolderCrashes) + R"(
-{"type":"invoke","process":2,"f":"acquire","key":"k0","value":null,"time":600000000}
-{"type":"fail","process":2,"f":"acquire","key":"k0","value":null,"time":700000000,"error":"held"}
-{"type":"invoke","process":2,"f":"acquire","key":"k0","value":null,"time":1000000000}
-{"type":"fail","process":2,"f":"acquire","key":"k0","value":null,"time":1100000000,"error":"held"}
-{"type":"invoke","process":2,"f":"acquire","key":"k0","value":null,"time":3000000000}
-)");
+    run_check(check, kHolderCrashes + refused(2, "k0", 600000000, 700000000) +
+                         refused(2, "k0", 1000000000, 1100000000) +
+                         event("invoke", 2, "acquire", "k0", "null", 3000000000));
     EXPECT_EQ(check.violation_count(), 1u);
     const json r = check.result();
     EXPECT_EQ(r["valid"], false);
@@ -64,14 +56,9 @@ TEST(Liveness, AnOrphanedKeyWithWaitersPastTheBoundIsADeadlock) {
 // holds k0 of record, yet nobody can get it: a lock without expiry is held by nobody alive.
 TEST(Liveness, AnAcquireWithoutAnswerOnAFreeKeyThenNoGrantPastTheBoundIsADeadlock) {
     LivenessCheck check(bound_1s());
-    run_check(check, R"(
-{"type":"invoke","process":1,"f":"acquire","key":"k0","value":null,"time":100000000}
-{"type":"info","process":1,"f":"acquire","key":"k0","value":null,"time":400000000,"error":"timeout"}
-{"type":"invoke","process":2,"f":"acquire","key":"k0","value":null,"time":500000000}
-{"type":"fail","process":2,"f":"acquire","key":"k0","value":null,"time":600000000,"error":"held"}
-{"type":"invoke","process":3,"f":"acquire","key":"k0","value":null,"time":2000000000}
-{"type":"fail","process":3,"f":"acquire","key":"k0","value":null,"time":2100000000,"error":"held"}
-)");
+    run_check(check, in_doubt(1, "acquire", "k0", "null", 100000000, 400000000) +
+                         refused(2, "k0", 500000000, 600000000) +
+                         refused(3, "k0", 2000000000, 2100000000));
     ASSERT_EQ(check.violation_count(), 1u);
     const json v = check.violations();
     EXPECT_EQ(v[0]["kind"], "deadlock");
@@ -90,13 +77,9 @@ TEST(Liveness, AnAcquireWithoutAnswerOnAFreeKeyThenNoGrantPastTheBoundIsADeadloc
 // The same lost answer on a lock that expires: another client gets it within the bound.
 TEST(Liveness, AnAcquireWithoutAnswerFollowedByAGrantWithinTheBoundIsNoDeadlock) {
     LivenessCheck check(bound_1s());
-    run_check(check, R"(
-{"type":"invoke","process":1,"f":"acquire","key":"k0","value":null,"time":100000000}
-{"type":"info","process":1,"f":"acquire","key":"k0","value":null,"time":400000000,"error":"timeout"}
-{"type":"invoke","process":2,"f":"acquire","key":"k0","value":null,"time":500000000}
-{"type":"ok","process":2,"f":"acquire","key":"k0","value":{"token":"b"},"time":900000000}
-{"type":"invoke","process":2,"f":"release","key":"k0","value":{"token":"b"},"time":3000000000}
-)");
+    run_check(check, in_doubt(1, "acquire", "k0", "null", 100000000, 400000000) +
+                         granted(2, "k0", "b", 500000000, 900000000) +
+                         event("invoke", 2, "release", "k0", token_value("b"), 3000000000));
     EXPECT_EQ(check.violation_count(), 0u);
     EXPECT_EQ(check.result()["orphaned"], 1);
 }
@@ -105,25 +88,17 @@ TEST(Liveness, AnAcquireWithoutAnswerFollowedByAGrantWithinTheBoundIsNoDeadlock)
 // long wait is that holder's doing, not a lost grant's.
 TEST(Liveness, AnAcquireWithoutAnswerWhileTheKeyIsHeldOfRecordIsNoOrphan) {
     LivenessCheck check(bound_1s());
-    run_check(check, R"(
-{"type":"invoke","process":1,"f":"acquire","key":"k0","value":null,"time":100000000}
-{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"a"},"time":200000000}
-{"type":"invoke","process":2,"f":"acquire","key":"k0","value":null,"time":300000000}
-{"type":"info","process":2,"f":"acquire","key":"k0","value":null,"time":600000000,"error":"timeout"}
-{"type":"invoke","process":3,"f":"acquire","key":"k0","value":null,"time":700000000}
-{"type":"fail","process":3,"f":"acquire","key":"k0","value":null,"time":3000000000,"error":"held"}
-)");
+    run_check(check, granted(1, "k0", "a", 100000000, 200000000) +
+                         in_doubt(2, "acquire", "k0", "null", 300000000, 600000000) +
+                         refused(3, "k0", 700000000, 3000000000));
     EXPECT_EQ(check.violation_count(), 0u);
     EXPECT_EQ(check.result()["orphaned"], 0);
 }
 
 TEST(Liveness, AReGrantWithinTheBoundIsNoDeadlock) {
     LivenessCheck check(bound_1s());
-    run_check(check, std::string(kHolderCrashes) + R"(
-{"type":"invoke","process":2,"f":"acquire","key":"k0","value":null,"time":600000000}
-{"type":"ok","process":2,"f":"acquire","key":"k0","value":{"token":"b"},"time":800000000}
-{"type":"invoke","process":3,"f":"write","key":"x","value":1,"time":9000000000}
-)");
+    run_check(check, kHolderCrashes + granted(2, "k0", "b", 600000000, 800000000) +
+                         event("invoke", 3, "write", "x", "1", 9000000000));
     EXPECT_EQ(check.violation_count(), 0u);
     EXPECT_EQ(check.result()["valid"], true);
     EXPECT_EQ(check.result()["orphaned"], 1);
@@ -133,12 +108,8 @@ TEST(Liveness, AReGrantWithinTheBoundIsNoDeadlock) {
 // first that can have got the lock.
 TEST(Liveness, AReGrantPastTheBoundIsADeadlock) {
     LivenessCheck check(bound_1s());
-    run_check(check, std::string(kHolderCrashes) + R"(
-{"type":"invoke","process":2,"f":"acquire","key":"k0","value":null,"time":600000000}
-{"type":"fail","process":2,"f":"acquire","key":"k0","value":null,"time":1800000000,"error":"held"}
-{"type":"invoke","process":3,"f":"acquire","key":"k0","value":null,"time":1900000000}
-{"type":"ok","process":3,"f":"acquire","key":"k0","value":{"token":"b"},"time":2000000000}
-)");
+    run_check(check, kHolderCrashes + refused(2, "k0", 600000000, 1800000000) +
+                         granted(3, "k0", "b", 1900000000, 2000000000));
     ASSERT_EQ(check.violation_count(), 1u);
     const json w = check.violations()[0]["witness"];
     EXPECT_EQ(w["regranted_ns"], 2000000000);
@@ -153,51 +124,35 @@ TEST(Liveness, AReGrantPastTheBoundIsADeadlock) {
 // before it, so nothing proves the key stuck.
 TEST(Liveness, AReGrantWhoseAcquireBeganWithinTheBoundIsNoDeadlock) {
     LivenessCheck check(bound_1s());
-    run_check(check, std::string(kHolderCrashes) + R"(
-{"type":"invoke","process":2,"f":"acquire","key":"k0","value":null,"time":600000000}
-{"type":"invoke","process":3,"f":"acquire","key":"k0","value":null,"time":1400000000}
-{"type":"fail","process":2,"f":"acquire","key":"k0","value":null,"time":1800000000,"error":"held"}
-{"type":"ok","process":3,"f":"acquire","key":"k0","value":{"token":"b"},"time":2000000000}
-)");
+    run_check(check, kHolderCrashes + event("invoke", 2, "acquire", "k0", "null", 600000000) +
+                         event("invoke", 3, "acquire", "k0", "null", 1400000000) +
+                         event("fail", 2, "acquire", "k0", "null", 1800000000, "held") +
+                         event("ok", 3, "acquire", "k0", token_value("b"), 2000000000));
     EXPECT_EQ(check.violation_count(), 0u);
     EXPECT_EQ(check.result()["orphaned"], 1);
 }
 
 TEST(Liveness, AnOrphanNobodyWantsIsNoDeadlock) {
     LivenessCheck check(bound_1s());
-    run_check(check, std::string(kHolderCrashes) + R"(
-{"type":"invoke","process":2,"f":"acquire","key":"k1","value":null,"time":600000000}
-{"type":"ok","process":2,"f":"acquire","key":"k1","value":null,"time":700000000}
-{"type":"invoke","process":3,"f":"write","key":"x","value":1,"time":9000000000}
-)");
+    run_check(check, kHolderCrashes + granted(2, "k1", "", 600000000, 700000000) +
+                         event("invoke", 3, "write", "x", "1", 9000000000));
     EXPECT_EQ(check.violation_count(), 0u);
 }
 
 TEST(Liveness, AWaiterAlreadyBlockedAtTheCrashCounts) {
     LivenessCheck check(bound_1s());
-    run_check(check, R"(
-{"type":"invoke","process":1,"f":"acquire","key":"k0","value":null,"time":100000000}
-{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"a"},"time":200000000}
-{"type":"invoke","process":2,"f":"acquire","key":"k0","value":null,"time":300000000}
-{"type":"info","process":"nemesis","f":"crash","value":{"target":1,"client":0},"time":500000000}
-{"type":"invoke","process":3,"f":"write","key":"x","value":1,"time":4000000000}
-)");
+    run_check(check, granted(1, "k0", "a", 100000000, 200000000) +
+                         event("invoke", 2, "acquire", "k0", "null", 300000000) +
+                         crashed(1, 500000000) + event("invoke", 3, "write", "x", "1", 4000000000));
     ASSERT_EQ(check.violation_count(), 1u);
     EXPECT_EQ(check.violations()[0]["witness"]["first_waiter"], 2);
 }
 
 // Process 2 tries k0 three times, giving up twice, with think time between the attempts; its
 // third acquire waits 2.4 s for the grant.
-const char* kLongWait = R"(
-{"type":"invoke","process":2,"f":"acquire","key":"k0","value":null,"time":100000000}
-{"type":"fail","process":2,"f":"acquire","key":"k0","value":null,"time":200000000,"error":"held"}
-{"type":"invoke","process":2,"f":"acquire","key":"k0","value":null,"time":1000000000}
-{"type":"fail","process":2,"f":"acquire","key":"k0","value":null,"time":1100000000,"error":"no-quorum"}
-{"type":"invoke","process":2,"f":"acquire","key":"k0","value":null,"time":2400000000}
-{"type":"ok","process":2,"f":"acquire","key":"k0","value":null,"time":4800000000}
-{"type":"invoke","process":2,"f":"release","key":"k0","value":null,"time":4900000000}
-{"type":"ok","process":2,"f":"release","key":"k0","value":null,"time":5000000000}
-)";
+const std::string kLongWait =
+    refused(2, "k0", 100000000, 200000000) + refused(2, "k0", 1000000000, 1100000000, "no-quorum") +
+    granted(2, "k0", "", 2400000000, 4800000000) + released(2, "k0", "", 4900000000, 5000000000);
 
 TEST(Liveness, AWaitIsOneAcquireNotTheThinkTimeBetweenAttempts) {
     LivenessCheck check(bound_1s());

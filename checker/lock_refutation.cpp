@@ -51,6 +51,8 @@
 #include <utility>
 #include <vector>
 
+#include "checker/lock_tokens.hpp"
+
 namespace lockbench::checker::lin {
 
 namespace {
@@ -58,12 +60,6 @@ namespace {
 constexpr std::uint64_t kNoSeq = std::numeric_limits<std::uint64_t>::max();
 constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
 
-bool is_grant(const SearchOp& op) {
-    return op.op.kind == OpKind::Acquire && op.op.outcome != OpOutcome::Observation;
-}
-bool is_refusal(const SearchOp& op) {
-    return op.op.kind == OpKind::Acquire && op.op.outcome == OpOutcome::Observation;
-}
 bool exclusive(const SearchOp& op) {
     return op.op.mode == LockMode::Exclusive;
 }

@@ -76,13 +76,6 @@ namespace lockbench::checker::lin {
 
 namespace {
 
-bool is_refusal(const SearchOp& op) {
-    return op.op.kind == OpKind::Acquire && op.op.outcome == OpOutcome::Observation;
-}
-bool is_grant(const SearchOp& op) {
-    return op.op.kind == OpKind::Acquire && op.op.outcome != OpOutcome::Observation;
-}
-
 // How many grants in flight of each kind a refusal with the lock free weighs: with hundreds of
 // waiters in flight, weighing them all would make the pass quadratic.
 constexpr int kGrantsTried = 8;
@@ -109,31 +102,8 @@ class TokenLinearizer {
                 releases_[static_cast<std::size_t>((*grant)[i])].push_back(i);
             }
         }
-        struct Point {
-            std::uint64_t seq;
-            std::uint32_t op;
-            bool call;
-        };
-        std::vector<Point> points;
-        points.reserve(ops_.size() * 2);
-        for (std::uint32_t i = 0; i < ops_.size(); ++i) {
-            points.push_back({ops_[i].call_seq, i, true});
-            if (i < partition_.required_ops) {
-                points.push_back({ops_[i].return_seq, i, false});
-                by_return_.push_back(i);
-            }
-        }
-        std::sort(points.begin(), points.end(),
-                  [](const Point& a, const Point& b) { return a.seq < b.seq; });
-        std::sort(by_return_.begin(), by_return_.end(), [&](std::uint32_t a, std::uint32_t b) {
-            return ops_[a].return_seq < ops_[b].return_seq;
-        });
-        for (const std::uint32_t i : by_return_) {
-            if (is_grant(ops_[i])) {
-                grant_returns_.push_back(i);
-            }
-        }
-        for (const Point& p : points) {
+        sweep_.emplace(ops_, partition_.required_ops);
+        for (const TokenSweep::Point& p : sweep_->points()) {
             if (p.call) {
                 on_call(p.op);
             } else if (!placed_[p.op] && !force(p.op)) {
@@ -149,13 +119,7 @@ class TokenLinearizer {
   private:
     bool lock_held() const { return state_.holds.first.holder != MutexModel::kFree; }
 
-    std::int64_t bound_ns() {
-        while (next_return_ < by_return_.size() && placed_[by_return_[next_return_]]) {
-            ++next_return_;
-        }
-        return next_return_ < by_return_.size() ? ops_[by_return_[next_return_]].op.latest_ns
-                                                : kNever;
-    }
+    std::int64_t bound_ns() { return sweep_->bound_ns(placed_); }
 
     bool place(std::uint32_t i) {
         const SearchOp& op = ops_[i];
@@ -240,7 +204,7 @@ class TokenLinearizer {
     // run out - so no grant returning meanwhile finds it held (and takes an ok grant over, which
     // its release could then never end).
     bool gone_before_next_grant(std::uint32_t g, std::uint64_t seq) const {
-        const SearchOp* next = next_grant_return(ops_, grant_returns_, seq, g);
+        const SearchOp* next = next_grant_return(ops_, sweep_->grant_returns(), seq, g);
         if (next == nullptr) {
             return true;
         }
@@ -336,9 +300,7 @@ class TokenLinearizer {
     std::vector<bool> placed_;
     std::vector<bool> called_;
     std::vector<std::vector<std::uint32_t>> releases_;  // per grant, its releases in call order
-    std::vector<std::uint32_t> by_return_;              // required ops, by return
-    std::vector<std::uint32_t> grant_returns_;          // required grants, by return
-    std::size_t next_return_ = 0;
+    std::optional<TokenSweep> sweep_;                   // from run() on
     std::optional<std::uint32_t> holder_grant_;
     std::vector<std::uint32_t> pending_refusals_;
     std::set<std::pair<std::uint64_t, std::uint32_t>> pending_grants_;          // ok: by return
@@ -347,6 +309,34 @@ class TokenLinearizer {
 };
 
 }  // namespace
+
+TokenSweep::TokenSweep(const std::vector<SearchOp>& ops, std::size_t required) : ops_(ops) {
+    points_.reserve(ops.size() * 2);
+    for (std::uint32_t i = 0; i < ops.size(); ++i) {
+        points_.push_back({ops[i].call_seq, i, true});
+        if (i < required) {
+            points_.push_back({ops[i].return_seq, i, false});
+            by_return_.push_back(i);
+        }
+    }
+    std::sort(points_.begin(), points_.end(),
+              [](const Point& a, const Point& b) { return a.seq < b.seq; });
+    std::sort(by_return_.begin(), by_return_.end(), [&](std::uint32_t a, std::uint32_t b) {
+        return ops[a].return_seq < ops[b].return_seq;
+    });
+    for (const std::uint32_t i : by_return_) {
+        if (is_grant(ops[i])) {
+            grant_returns_.push_back(i);
+        }
+    }
+}
+
+std::int64_t TokenSweep::bound_ns(const std::vector<bool>& placed) {
+    while (next_return_ < by_return_.size() && placed[by_return_[next_return_]]) {
+        ++next_return_;
+    }
+    return next_return_ < by_return_.size() ? ops_[by_return_[next_return_]].op.latest_ns : kNever;
+}
 
 const SearchOp* next_grant_return(const std::vector<SearchOp>& ops,
                                   const std::vector<std::uint32_t>& grant_returns,

@@ -8,7 +8,7 @@ namespace lockbench::checker {
 namespace {
 
 using nlohmann::json;
-using testing::run_check;
+using namespace testing;  // numbered histories, their builders, run_check
 
 TEST(MutualExclusion, OverlappingExclusiveHoldsAreOneViolationNamingBoth) {
     MutualExclusionCheck check;
@@ -53,28 +53,14 @@ TEST(MutualExclusion, OverlappingExclusiveHoldsAreOneViolationNamingBoth) {
 // A paused holder and the grants made under it: three pairs, one incident (T1's story); a second
 // key's overlap is a second incident. The count stays exact when only one is listed.
 TEST(MutualExclusion, OverlapsUnderOneHoldAreOneIncident) {
-    const std::string history = R"(
-{"type":"invoke","process":0,"f":"acquire","key":"k0","value":null,"time":100000000}
-{"type":"ok","process":0,"f":"acquire","key":"k0","value":{"token":"long"},"time":100000000}
-{"type":"invoke","process":1,"f":"acquire","key":"k0","value":null,"time":200000000}
-{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"a"},"time":300000000}
-{"type":"invoke","process":1,"f":"release","key":"k0","value":{"token":"a"},"time":310000000}
-{"type":"ok","process":1,"f":"release","key":"k0","value":null,"time":310000000}
-{"type":"invoke","process":2,"f":"acquire","key":"k0","value":null,"time":320000000}
-{"type":"ok","process":2,"f":"acquire","key":"k0","value":{"token":"b"},"time":400000000}
-{"type":"invoke","process":2,"f":"release","key":"k0","value":{"token":"b"},"time":410000000}
-{"type":"ok","process":2,"f":"release","key":"k0","value":null,"time":410000000}
-{"type":"invoke","process":1,"f":"acquire","key":"k0","value":null,"time":420000000}
-{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"c"},"time":500000000}
-{"type":"invoke","process":1,"f":"release","key":"k0","value":{"token":"c"},"time":510000000}
-{"type":"ok","process":1,"f":"release","key":"k0","value":null,"time":510000000}
-{"type":"invoke","process":0,"f":"release","key":"k0","value":{"token":"long"},"time":900000000}
-{"type":"fail","process":0,"f":"release","key":"k0","value":null,"time":900000000,"error":"not-held"}
-{"type":"invoke","process":3,"f":"acquire","key":"k1","value":null,"time":950000000}
-{"type":"ok","process":3,"f":"acquire","key":"k1","value":{"token":"x"},"time":950000000}
-{"type":"invoke","process":4,"f":"acquire","key":"k1","value":null,"time":960000000}
-{"type":"ok","process":4,"f":"acquire","key":"k1","value":{"token":"y"},"time":970000000}
-)";
+    const std::string history =
+        granted(0, "k0", "long", 100000000, 100000000) +
+        // Three grants while process 0 holds k0, each released.
+        granted(1, "k0", "a", 200000000, 300000000) + released(1, "k0", "a", 310000000, 310000000) +
+        granted(2, "k0", "b", 320000000, 400000000) + released(2, "k0", "b", 410000000, 410000000) +
+        granted(1, "k0", "c", 420000000, 500000000) + released(1, "k0", "c", 510000000, 510000000) +
+        release_failed(0, "k0", "long", 900000000, 900000000, "not-held") +
+        granted(3, "k1", "x", 950000000, 950000000) + granted(4, "k1", "y", 960000000, 970000000);
     MutualExclusionCheck check;
     run_check(check, history);
     EXPECT_EQ(check.violation_count(), 4u);
@@ -107,16 +93,10 @@ TEST(MutualExclusion, OverlapsUnderOneHoldAreOneIncident) {
 TEST(MutualExclusion, ConsecutiveHoldsAreValid) {
     MutualExclusionCheck check;
     // The second grant comes after the first release's invoke, before its reply: still fine.
-    run_check(check, R"(
-{"type":"invoke","process":1,"f":"acquire","key":"k0","value":null,"time":1}
-{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"a"},"time":2}
-{"type":"invoke","process":2,"f":"acquire","key":"k0","value":null,"time":3}
-{"type":"invoke","process":1,"f":"release","key":"k0","value":{"token":"a"},"time":4}
-{"type":"ok","process":2,"f":"acquire","key":"k0","value":{"token":"b"},"time":5}
-{"type":"ok","process":1,"f":"release","key":"k0","value":null,"time":6}
-{"type":"invoke","process":1,"f":"acquire","key":"k1","value":null,"time":7}
-{"type":"ok","process":1,"f":"acquire","key":"k1","value":{"token":"c"},"time":8}
-)");
+    run_check(check, granted(1, "k0", "a", 1, 2) + event("invoke", 2, "acquire", "k0", "null", 3) +
+                         event("invoke", 1, "release", "k0", token_value("a"), 4) +
+                         event("ok", 2, "acquire", "k0", token_value("b"), 5) +
+                         event("ok", 1, "release", "k0", "null", 6) + granted(1, "k1", "c", 7, 8));
     EXPECT_EQ(check.violation_count(), 0u);
     EXPECT_EQ(check.result()["valid"], true);
     EXPECT_EQ(check.result()["holds"], 3);
@@ -151,23 +131,12 @@ TEST(MutualExclusion, SharedHoldsMayOverlapButNotAnExclusiveOne) {
 }
 
 TEST(MutualExclusion, ReentrantNestingIsOneHoldEndingAtTheLastRelease) {
-    const char* nested = R"(
-{"type":"invoke","process":1,"f":"acquire","key":"k","value":null,"time":10}
-{"type":"ok","process":1,"f":"acquire","key":"k","value":{"token":"a"},"time":20}
-{"type":"invoke","process":1,"f":"acquire","key":"k","value":null,"time":30}
-{"type":"ok","process":1,"f":"acquire","key":"k","value":{"token":"a"},"time":40}
-{"type":"invoke","process":1,"f":"release","key":"k","value":{"token":"a"},"time":50}
-{"type":"ok","process":1,"f":"release","key":"k","value":null,"time":60}
-)";
+    const std::string nested =
+        granted(1, "k", "a", 10, 20) + granted(1, "k", "a", 30, 40) + released(1, "k", "a", 50, 60);
     {
         // Another grant between the inner and the outer release: the hold is still open.
         MutualExclusionCheck check;
-        run_check(check, std::string(nested) + R"(
-{"type":"invoke","process":2,"f":"acquire","key":"k","value":null,"time":70}
-{"type":"ok","process":2,"f":"acquire","key":"k","value":{"token":"b"},"time":80}
-{"type":"invoke","process":1,"f":"release","key":"k","value":{"token":"a"},"time":90}
-{"type":"ok","process":1,"f":"release","key":"k","value":null,"time":100}
-)");
+        run_check(check, nested + granted(2, "k", "b", 70, 80) + released(1, "k", "a", 90, 100));
         EXPECT_EQ(check.violation_count(), 1u);
         EXPECT_EQ(check.result()["holds"], 2);
         EXPECT_EQ(check.result()["nested_grants"], 1);
@@ -175,12 +144,7 @@ TEST(MutualExclusion, ReentrantNestingIsOneHoldEndingAtTheLastRelease) {
     }
     {
         MutualExclusionCheck check;
-        run_check(check, std::string(nested) + R"(
-{"type":"invoke","process":1,"f":"release","key":"k","value":{"token":"a"},"time":90}
-{"type":"ok","process":1,"f":"release","key":"k","value":null,"time":100}
-{"type":"invoke","process":2,"f":"acquire","key":"k","value":null,"time":110}
-{"type":"ok","process":2,"f":"acquire","key":"k","value":{"token":"b"},"time":120}
-)");
+        run_check(check, nested + released(1, "k", "a", 90, 100) + granted(2, "k", "b", 110, 120));
         EXPECT_EQ(check.violation_count(), 0u);
         EXPECT_EQ(check.result()["holds"], 2);
     }
@@ -188,14 +152,8 @@ TEST(MutualExclusion, ReentrantNestingIsOneHoldEndingAtTheLastRelease) {
 
 TEST(MutualExclusion, ACrashEndsTheHold) {
     MutualExclusionCheck check;
-    run_check(check, R"(
-{"type":"invoke","process":1,"f":"acquire","key":"k","value":null,"time":10}
-{"type":"ok","process":1,"f":"acquire","key":"k","value":{"token":"a"},"time":20}
-{"type":"invoke","process":1,"f":"read","key":"k","value":null,"time":25}
-{"type":"info","process":"nemesis","f":"crash","value":{"target":1,"client":0},"time":30}
-{"type":"invoke","process":2,"f":"acquire","key":"k","value":null,"time":40}
-{"type":"ok","process":2,"f":"acquire","key":"k","value":{"token":"b"},"time":50}
-)");
+    run_check(check, granted(1, "k", "a", 10, 20) + event("invoke", 1, "read", "k", "null", 25) +
+                         crashed(1, 30) + granted(2, "k", "b", 40, 50));
     EXPECT_EQ(check.violation_count(), 0u);
     EXPECT_EQ(check.result()["ended_by_crash"], 1);
 }
@@ -247,18 +205,12 @@ TEST(MutualExclusion, AFailedReleaseOfALeaseLockThenLaterGrantsOverlapNothing) {
 // under a fresh id) frees it, and then the waiter gets it.
 TEST(MutualExclusion, AFailedReleaseOfALockWithoutLeaseReleasedAgainOverlapsNothing) {
     MutualExclusionCheck check;
-    run_check(check, R"(
-{"type":"invoke","process":1,"f":"acquire","key":"k0","value":null,"time":100000000}
-{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"c1-1"},"time":200000000}
-{"type":"invoke","process":1,"f":"release","key":"k0","value":{"token":"c1-1"},"time":400000000}
-{"type":"fail","process":1,"f":"release","key":"k0","value":null,"time":500000000,"error":"Connection refused"}
-{"type":"invoke","process":2,"f":"acquire","key":"k0","value":null,"time":600000000}
-{"type":"fail","process":2,"f":"acquire","key":"k0","value":null,"time":700000000,"error":"held"}
-{"type":"invoke","process":5,"f":"release","key":"k0","value":{"token":"c1-1"},"time":1200000000}
-{"type":"ok","process":5,"f":"release","key":"k0","value":null,"time":1250000000}
-{"type":"invoke","process":2,"f":"acquire","key":"k0","value":null,"time":1300000000}
-{"type":"ok","process":2,"f":"acquire","key":"k0","value":{"token":"c2-1"},"time":1350000000}
-)");
+    run_check(check,
+              granted(1, "k0", "c1-1", 100000000, 200000000) +
+                  release_failed(1, "k0", "c1-1", 400000000, 500000000, "Connection refused") +
+                  refused(2, "k0", 600000000, 700000000) +
+                  released(5, "k0", "c1-1", 1200000000, 1250000000) +
+                  granted(2, "k0", "c2-1", 1300000000, 1350000000));
     EXPECT_EQ(check.violation_count(), 0u);
     EXPECT_EQ(check.result()["holds"], 2);
     EXPECT_EQ(check.result()["open_at_end"], 1);
@@ -268,33 +220,22 @@ TEST(MutualExclusion, AFailedReleaseOfALockWithoutLeaseReleasedAgainOverlapsNoth
 // and its next attempt is granted only after the holder released.
 TEST(MutualExclusion, AWaiterThatGivesUpHoldsNothing) {
     MutualExclusionCheck check;
-    run_check(check, R"(
-{"type":"invoke","process":1,"f":"acquire","key":"k0","value":null,"time":100000000}
-{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"a"},"time":200000000}
-{"type":"invoke","process":2,"f":"acquire","key":"k0","value":null,"time":250000000}
-{"type":"fail","process":2,"f":"acquire","key":"k0","value":null,"time":310000000,"error":"held"}
-{"type":"invoke","process":2,"f":"acquire","key":"k0","value":null,"time":320000000}
-{"type":"info","process":2,"f":"acquire","key":"k0","value":null,"time":400000000,"error":"timeout"}
-{"type":"invoke","process":1,"f":"release","key":"k0","value":{"token":"a"},"time":500000000}
-{"type":"ok","process":1,"f":"release","key":"k0","value":null,"time":510000000}
-{"type":"invoke","process":3,"f":"acquire","key":"k0","value":null,"time":600000000}
-{"type":"ok","process":3,"f":"acquire","key":"k0","value":{"token":"b"},"time":610000000}
-)");
+    run_check(check, granted(1, "k0", "a", 100000000, 200000000) +
+                         refused(2, "k0", 250000000, 310000000) +
+                         in_doubt(2, "acquire", "k0", "null", 320000000, 400000000) +
+                         released(1, "k0", "a", 500000000, 510000000) +
+                         granted(3, "k0", "b", 600000000, 610000000));
     EXPECT_EQ(check.violation_count(), 0u);
     EXPECT_EQ(check.result()["holds"], 2);
 }
 
 TEST(MutualExclusion, AHoldOpenAtTheEndOverlapsALaterGrant) {
     MutualExclusionCheck check;
-    run_check(check, R"(
-{"type":"invoke","process":1,"f":"acquire","key":"k","value":null,"time":1000}
-{"type":"ok","process":1,"f":"acquire","key":"k","value":{"token":"a"},"time":2000}
-{"type":"invoke","process":1,"f":"read","key":"k","value":null,"time":3000}
-{"type":"invoke","process":2,"f":"acquire","key":"k","value":null,"time":4000}
-{"type":"ok","process":2,"f":"acquire","key":"k","value":{"token":"b"},"time":5000}
-{"type":"invoke","process":2,"f":"release","key":"k","value":{"token":"b"},"time":6000}
-{"type":"invoke","process":3,"f":"write","key":"x","value":1,"time":9000}
-)");
+    run_check(check, granted(1, "k", "a", 1000, 2000) +
+                         event("invoke", 1, "read", "k", "null", 3000) +
+                         granted(2, "k", "b", 4000, 5000) +
+                         event("invoke", 2, "release", "k", token_value("b"), 6000) +
+                         event("invoke", 3, "write", "x", "1", 9000));
     ASSERT_EQ(check.violation_count(), 1u);
     const json w = check.violations()[0]["witness"];
     EXPECT_TRUE(w["first"]["end_ns"].is_null());
@@ -304,28 +245,16 @@ TEST(MutualExclusion, AHoldOpenAtTheEndOverlapsALaterGrant) {
 
     // Both open at the end: the overlap runs to the last event.
     MutualExclusionCheck both_open;
-    run_check(both_open, R"(
-{"type":"invoke","process":1,"f":"acquire","key":"k","value":null,"time":1000}
-{"type":"ok","process":1,"f":"acquire","key":"k","value":{"token":"a"},"time":2000}
-{"type":"invoke","process":2,"f":"acquire","key":"k","value":null,"time":4000}
-{"type":"ok","process":2,"f":"acquire","key":"k","value":{"token":"b"},"time":5000}
-{"type":"invoke","process":3,"f":"write","key":"x","value":1,"time":9000}
-)");
+    run_check(both_open, granted(1, "k", "a", 1000, 2000) + granted(2, "k", "b", 4000, 5000) +
+                             event("invoke", 3, "write", "x", "1", 9000));
     EXPECT_EQ(both_open.violations()[0]["witness"]["overlap_ns"], 4000);
 }
 
 TEST(MutualExclusion, InfoOpsEndHoldsAtTheReleaseInvokeAndGrantNothing) {
     MutualExclusionCheck check;
-    run_check(check, R"(
-{"type":"invoke","process":1,"f":"acquire","key":"k","value":null,"time":10}
-{"type":"ok","process":1,"f":"acquire","key":"k","value":{"token":"a"},"time":20}
-{"type":"invoke","process":1,"f":"release","key":"k","value":{"token":"a"},"time":30}
-{"type":"info","process":1,"f":"release","key":"k","value":null,"time":40,"error":"timeout"}
-{"type":"invoke","process":2,"f":"acquire","key":"k","value":null,"time":50}
-{"type":"info","process":2,"f":"acquire","key":"k","value":null,"time":60,"error":"timeout"}
-{"type":"invoke","process":5,"f":"acquire","key":"k","value":null,"time":70}
-{"type":"ok","process":5,"f":"acquire","key":"k","value":{"token":"c"},"time":80}
-)");
+    run_check(check,
+              granted(1, "k", "a", 10, 20) + in_doubt(1, "release", "k", token_value("a"), 30, 40) +
+                  in_doubt(2, "acquire", "k", "null", 50, 60) + granted(5, "k", "c", 70, 80));
     EXPECT_EQ(check.violation_count(), 0u);
     EXPECT_EQ(check.result()["holds"], 2);
 }
@@ -334,16 +263,8 @@ TEST(MutualExclusion, ReleaseWithoutAHoldIsIgnored) {
     // Seed 001: `finally { unlock(); }` after a failed acquire releases someone else's lock; the
     // releaser held nothing, so its release does not end the real holder's hold.
     MutualExclusionCheck check;
-    run_check(check, R"(
-{"type":"invoke","process":1,"f":"acquire","key":"k","value":null,"time":10}
-{"type":"ok","process":1,"f":"acquire","key":"k","value":{"token":"a"},"time":20}
-{"type":"invoke","process":2,"f":"acquire","key":"k","value":null,"time":30}
-{"type":"fail","process":2,"f":"acquire","key":"k","value":null,"time":40,"error":"held"}
-{"type":"invoke","process":2,"f":"release","key":"k","value":null,"time":50}
-{"type":"ok","process":2,"f":"release","key":"k","value":null,"time":60}
-{"type":"invoke","process":3,"f":"acquire","key":"k","value":null,"time":70}
-{"type":"ok","process":3,"f":"acquire","key":"k","value":{"token":"c"},"time":80}
-)");
+    run_check(check, granted(1, "k", "a", 10, 20) + refused(2, "k", 30, 40) +
+                         released(2, "k", "", 50, 60) + granted(3, "k", "c", 70, 80));
     EXPECT_EQ(check.violation_count(), 1u);
     EXPECT_EQ(check.violations()[0]["witness"]["first"]["process"], 1);
     EXPECT_EQ(check.violations()[0]["witness"]["second"]["process"], 3);
@@ -352,13 +273,8 @@ TEST(MutualExclusion, ReleaseWithoutAHoldIsIgnored) {
 TEST(MutualExclusion, CountsEveryPairButKeepsAtMostMaxViolationsWitnesses) {
     MutualExclusionCheck check(3);
     std::string text;
-    for (int p = 0; p < 5; ++p) {
-        text += R"({"type":"invoke","process":)" + std::to_string(p) +
-                R"(,"f":"acquire","key":"k","value":null,"time":)" + std::to_string(10 * p) + "}\n";
-        text += R"({"type":"ok","process":)" + std::to_string(p) +
-                R"(,"f":"acquire","key":"k","value":null,"time":)" + std::to_string(10 * p + 5) +
-                "}\n";
-    }
+    for (int p = 0; p < 5; ++p)
+        text += granted(p, "k", "", 10 * p, 10 * p + 5);
     run_check(check, text);
     EXPECT_EQ(check.violation_count(), 10u);  // 5 holds, every pair overlaps
     EXPECT_EQ(check.result()["violations"], 10);

@@ -1,5 +1,7 @@
 #include "checker/resource.hpp"
 
+#include <string>
+
 #include <gtest/gtest.h>
 
 #include "checker/history_testing.hpp"
@@ -8,30 +10,15 @@ namespace lockbench::checker {
 namespace {
 
 using nlohmann::json;
-using testing::run_check;
+using namespace testing;  // numbered histories, their builders, run_check
 
 TEST(Resource, IncrementsUnderALockAreValid) {
     ResourceCheck check;
-    run_check(check, R"(
-{"type":"invoke","process":1,"f":"acquire","key":"k0","value":null,"time":1}
-{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"a"},"time":1}
-{"type":"invoke","process":1,"f":"read","key":"k0","value":null,"time":1}
-{"type":"ok","process":1,"f":"read","key":"k0","value":null,"time":2}
-{"type":"invoke","process":1,"f":"write","key":"k0","value":1,"time":3}
-{"type":"ok","process":1,"f":"write","key":"k0","value":1,"time":4}
-{"type":"invoke","process":1,"f":"release","key":"k0","value":{"token":"a"},"time":4}
-{"type":"ok","process":1,"f":"release","key":"k0","value":null,"time":4}
-{"type":"invoke","process":2,"f":"acquire","key":"k0","value":null,"time":5}
-{"type":"ok","process":2,"f":"acquire","key":"k0","value":{"token":"b"},"time":5}
-{"type":"invoke","process":2,"f":"read","key":"k0","value":null,"time":5}
-{"type":"ok","process":2,"f":"read","key":"k0","value":1,"time":6}
-{"type":"invoke","process":2,"f":"write","key":"k0","value":2,"time":7}
-{"type":"ok","process":2,"f":"write","key":"k0","value":2,"time":8}
-{"type":"invoke","process":2,"f":"acquire","key":"k1","value":null,"time":9}
-{"type":"ok","process":2,"f":"acquire","key":"k1","value":{"token":"c"},"time":9}
-{"type":"invoke","process":2,"f":"write","key":"k1","value":1,"time":9}
-{"type":"ok","process":2,"f":"write","key":"k1","value":1,"time":10}
-)");
+    run_check(check, granted(1, "k0", "a", 1, 1) + event("invoke", 1, "read", "k0", "null", 1) +
+                         event("ok", 1, "read", "k0", "null", 2) + write_ok(1, "k0", 1, 3, 4) +
+                         released(1, "k0", "a", 4, 4) + granted(2, "k0", "b", 5, 5) +
+                         read_ok(2, "k0", 1, 5, 6) + write_ok(2, "k0", 2, 7, 8) +
+                         granted(2, "k1", "c", 9, 9) + write_ok(2, "k1", 1, 9, 10));
     EXPECT_EQ(check.violation_count(), 0u);
     EXPECT_EQ(check.result(), (json{{"valid", true},
                                     {"violations", 0},
@@ -42,24 +29,17 @@ TEST(Resource, IncrementsUnderALockAreValid) {
                                     {"keys", 2}}));
 }
 
-// T1: process 1 read 10 under its lock and paused past its lease; process 2 got the lock, read 10
-// and wrote 11; process 1 woke up and wrote 11 too.
-constexpr const char* kPausedHolder = R"(
-{"type":"invoke","process":1,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":90000000}
-{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"a"},"time":100000000}
-{"type":"invoke","process":1,"f":"read","key":"k0","value":null,"time":100000000}
-{"type":"ok","process":1,"f":"read","key":"k0","value":10,"time":110000000}
-{"type":"invoke","process":2,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":200000000}
-{"type":"ok","process":2,"f":"acquire","key":"k0","value":{"token":"b"},"time":690000000}
-{"type":"invoke","process":2,"f":"read","key":"k0","value":null,"time":700000000}
-{"type":"ok","process":2,"f":"read","key":"k0","value":10,"time":710000000}
-{"type":"invoke","process":2,"f":"write","key":"k0","value":11,"time":720000000}
-{"type":"ok","process":2,"f":"write","key":"k0","value":11,"time":730000000}
-{"type":"invoke","process":1,"f":"write","key":"k0","value":11,"time":1500000000}
-{"type":"ok","process":1,"f":"write","key":"k0","value":11,"time":1510000000}
-{"type":"invoke","process":2,"f":"write","key":"k0","value":9,"time":1600000000}
-{"type":"ok","process":2,"f":"write","key":"k0","value":9,"time":1610000000}
-)";
+// T1's start: process 1 read 10 under its lock and paused past its lease; process 2 got the lock.
+const std::string kProcess2GrantedWhileProcess1Paused =
+    granted_leased(1, "k0", "a", 300, 90000000, 100000000) +
+    read_ok(1, "k0", 10, 100000000, 110000000) +
+    granted_leased(2, "k0", "b", 300, 200000000, 690000000);
+
+// T1: then process 2 read 10 and wrote 11; process 1 woke up and wrote 11 too.
+const std::string kPausedHolder =
+    kProcess2GrantedWhileProcess1Paused + read_ok(2, "k0", 10, 700000000, 710000000) +
+    write_ok(2, "k0", 11, 720000000, 730000000) + write_ok(1, "k0", 11, 1500000000, 1510000000) +
+    write_ok(2, "k0", 9, 1600000000, 1610000000);
 
 TEST(Resource, ALostUpdateNamesBothWritesAndBothProcesses) {
     ResourceCheck check;
@@ -89,24 +69,12 @@ TEST(Resource, ALostUpdateNamesBothWritesAndBothProcesses) {
 // the counter climbs back past 12.
 TEST(Resource, AStaleWriteCountsOnceNotForEveryWriteAfterIt) {
     ResourceCheck check;
-    run_check(check, R"(
-{"type":"invoke","process":1,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":90000000}
-{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"a"},"time":100000000}
-{"type":"invoke","process":1,"f":"read","key":"k0","value":null,"time":100000000}
-{"type":"ok","process":1,"f":"read","key":"k0","value":10,"time":110000000}
-{"type":"invoke","process":2,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":200000000}
-{"type":"ok","process":2,"f":"acquire","key":"k0","value":{"token":"b"},"time":690000000}
-{"type":"invoke","process":2,"f":"write","key":"k0","value":11,"time":720000000}
-{"type":"ok","process":2,"f":"write","key":"k0","value":11,"time":730000000}
-{"type":"invoke","process":2,"f":"write","key":"k0","value":12,"time":740000000}
-{"type":"ok","process":2,"f":"write","key":"k0","value":12,"time":750000000}
-{"type":"invoke","process":1,"f":"write","key":"k0","value":11,"time":1500000000}
-{"type":"ok","process":1,"f":"write","key":"k0","value":11,"time":1510000000}
-{"type":"invoke","process":2,"f":"write","key":"k0","value":12,"time":1600000000}
-{"type":"ok","process":2,"f":"write","key":"k0","value":12,"time":1610000000}
-{"type":"invoke","process":2,"f":"write","key":"k0","value":13,"time":1700000000}
-{"type":"ok","process":2,"f":"write","key":"k0","value":13,"time":1710000000}
-)");
+    run_check(check, kProcess2GrantedWhileProcess1Paused +
+                         write_ok(2, "k0", 11, 720000000, 730000000) +
+                         write_ok(2, "k0", 12, 740000000, 750000000) +
+                         write_ok(1, "k0", 11, 1500000000, 1510000000) +
+                         write_ok(2, "k0", 12, 1600000000, 1610000000) +
+                         write_ok(2, "k0", 13, 1700000000, 1710000000));
     EXPECT_EQ(check.violation_count(), 1u);
     ASSERT_EQ(check.violations().size(), 1u);
     EXPECT_EQ(check.violations()[0]["witness"]["write"]["value"], 11);
@@ -119,34 +87,20 @@ TEST(Resource, AStaleWriteCountsOnceNotForEveryWriteAfterIt) {
 // was sent: an update was lost, counted once.
 TEST(Resource, AWriteDeliveredLateSetsTheCounterBackAndTheNextWriteShowsIt) {
     ResourceCheck check;
-    run_check(check, R"(
-{"type":"invoke","process":1,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":90000000}
-{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"a"},"time":100000000}
-{"type":"invoke","process":1,"f":"read","key":"k0","value":null,"time":100000000}
-{"type":"ok","process":1,"f":"read","key":"k0","value":10,"time":110000000}
-{"type":"invoke","process":1,"f":"write","key":"k0","value":11,"time":120000000}
-{"type":"invoke","process":2,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":200000000}
-{"type":"ok","process":2,"f":"acquire","key":"k0","value":{"token":"b"},"time":500000000}
-{"type":"invoke","process":2,"f":"read","key":"k0","value":null,"time":500000000}
-{"type":"ok","process":2,"f":"read","key":"k0","value":10,"time":510000000}
-{"type":"invoke","process":2,"f":"write","key":"k0","value":11,"time":520000000}
-{"type":"ok","process":2,"f":"write","key":"k0","value":11,"time":530000000}
-{"type":"invoke","process":2,"f":"write","key":"k0","value":12,"time":540000000}
-{"type":"ok","process":2,"f":"write","key":"k0","value":12,"time":550000000}
-{"type":"invoke","process":2,"f":"release","key":"k0","value":{"token":"b"},"time":560000000}
-{"type":"ok","process":2,"f":"release","key":"k0","value":null,"time":570000000}
-{"type":"ok","process":1,"f":"write","key":"k0","value":11,"time":800000000}
-{"type":"invoke","process":1,"f":"release","key":"k0","value":{"token":"a"},"time":810000000}
-{"type":"fail","process":1,"f":"release","key":"k0","value":null,"time":820000000,"error":"not-held"}
-{"type":"invoke","process":3,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":900000000}
-{"type":"ok","process":3,"f":"acquire","key":"k0","value":{"token":"c"},"time":900000000}
-{"type":"invoke","process":3,"f":"read","key":"k0","value":null,"time":905000000}
-{"type":"ok","process":3,"f":"read","key":"k0","value":11,"time":910000000}
-{"type":"invoke","process":3,"f":"write","key":"k0","value":12,"time":920000000}
-{"type":"ok","process":3,"f":"write","key":"k0","value":12,"time":930000000}
-{"type":"invoke","process":3,"f":"write","key":"k0","value":13,"time":940000000}
-{"type":"ok","process":3,"f":"write","key":"k0","value":13,"time":950000000}
-)");
+    run_check(check, granted_leased(1, "k0", "a", 300, 90000000, 100000000) +
+                         read_ok(1, "k0", 10, 100000000, 110000000) +
+                         event("invoke", 1, "write", "k0", "11", 120000000) +  // delivered at 0.8 s
+                         granted_leased(2, "k0", "b", 300, 200000000, 500000000) +
+                         read_ok(2, "k0", 10, 500000000, 510000000) +
+                         write_ok(2, "k0", 11, 520000000, 530000000) +
+                         write_ok(2, "k0", 12, 540000000, 550000000) +
+                         released(2, "k0", "b", 560000000, 570000000) +
+                         event("ok", 1, "write", "k0", "11", 800000000) +
+                         release_failed(1, "k0", "a", 810000000, 820000000, "not-held") +
+                         granted_leased(3, "k0", "c", 300, 900000000, 900000000) +
+                         read_ok(3, "k0", 11, 905000000, 910000000) +
+                         write_ok(3, "k0", 12, 920000000, 930000000) +
+                         write_ok(3, "k0", 13, 940000000, 950000000));
     EXPECT_EQ(check.violation_count(), 1u);
     ASSERT_EQ(check.violations().size(), 1u);
     EXPECT_EQ(check.violations()[0]["message"],

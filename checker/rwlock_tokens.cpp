@@ -45,6 +45,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <utility>
 #include <vector>
@@ -54,13 +55,6 @@
 namespace lockbench::checker::lin {
 
 namespace {
-
-bool is_refusal(const SearchOp& op) {
-    return op.op.kind == OpKind::Acquire && op.op.outcome == OpOutcome::Observation;
-}
-bool is_grant(const SearchOp& op) {
-    return op.op.kind == OpKind::Acquire && op.op.outcome != OpOutcome::Observation;
-}
 
 // The order a holder's releases in flight are tried in: one that certainly took effect first.
 int release_rank(const ModelOp& op) {
@@ -102,19 +96,7 @@ class RwTokenLinearizer {
         }
         releases_of_.resize(processes);
         first_unplaced_release_.assign(processes, 0);
-        struct Point {
-            std::uint64_t seq;
-            std::uint32_t op;
-            bool call;
-        };
-        std::vector<Point> points;
-        points.reserve(ops_.size() * 2);
         for (std::uint32_t i = 0; i < ops_.size(); ++i) {
-            points.push_back({ops_[i].call_seq, i, true});
-            if (i < required_) {
-                points.push_back({ops_[i].return_seq, i, false});
-                by_return_.push_back(i);
-            }
             if (ops_[i].op.kind == OpKind::Release) {
                 releases_of_[static_cast<std::size_t>(ops_[i].op.process)].push_back(i);
             }
@@ -124,17 +106,8 @@ class RwTokenLinearizer {
                 return ops_[a].call_seq < ops_[b].call_seq;
             });
         }
-        std::sort(points.begin(), points.end(),
-                  [](const Point& a, const Point& b) { return a.seq < b.seq; });
-        std::sort(by_return_.begin(), by_return_.end(), [&](std::uint32_t a, std::uint32_t b) {
-            return ops_[a].return_seq < ops_[b].return_seq;
-        });
-        for (const std::uint32_t i : by_return_) {
-            if (is_grant(ops_[i])) {
-                grant_returns_.push_back(i);
-            }
-        }
-        for (const Point& p : points) {
+        sweep_.emplace(ops_, required_);
+        for (const TokenSweep::Point& p : sweep_->points()) {
             if (p.call) {
                 on_call(p.op);
             } else if (!placed_[p.op] && !force(p.op)) {
@@ -154,13 +127,7 @@ class RwTokenLinearizer {
                            [&](const RwLockModel::Reader& r) { return r.process == process; });
     }
 
-    std::int64_t bound_ns() {
-        while (next_return_ < by_return_.size() && placed_[by_return_[next_return_]]) {
-            ++next_return_;
-        }
-        return next_return_ < by_return_.size() ? ops_[by_return_[next_return_]].op.latest_ns
-                                                : kNever;
-    }
+    std::int64_t bound_ns() { return sweep_->bound_ns(placed_); }
 
     // Op `i` as the search steps it here: taking effect no later than the first return still to
     // be placed.
@@ -273,7 +240,7 @@ class RwTokenLinearizer {
     // the next grant returns (an ok one's first release is called by then, an in-doubt one's lease
     // may have run out), so that grant does not find it held.
     bool gone_before_next_grant(std::uint32_t g, std::uint64_t seq) const {
-        const SearchOp* next = next_grant_return(ops_, grant_returns_, seq, g);
+        const SearchOp* next = next_grant_return(ops_, sweep_->grant_returns(), seq, g);
         if (next == nullptr) {
             return true;
         }
@@ -377,13 +344,11 @@ class RwTokenLinearizer {
     std::vector<bool> called_;
     std::vector<std::vector<std::uint32_t>> releases_of_;  // per process, in call order
     std::vector<std::size_t> first_unplaced_release_;      // per process: all before are placed
-    std::vector<std::uint32_t> by_return_;                 // required ops, by return
-    std::vector<std::uint32_t> grant_returns_;             // required grants, by return
     std::vector<std::uint64_t> first_release_call_;        // per grant: its first release's call
     std::vector<bool> has_ok_release_;                     // per grant
-    std::size_t next_return_ = 0;
-    std::vector<std::uint32_t> refusals_needing_writer_;  // shared `held`, in flight
-    std::vector<std::uint32_t> refusals_needing_holder_;  // exclusive `held`, in flight
+    std::optional<TokenSweep> sweep_;                      // from run() on
+    std::vector<std::uint32_t> refusals_needing_writer_;   // shared `held`, in flight
+    std::vector<std::uint32_t> refusals_needing_holder_;   // exclusive `held`, in flight
     std::set<std::pair<std::uint64_t, std::uint32_t>> pending_grants_;          // ok: by return
     std::set<std::pair<std::int64_t, std::uint32_t>> pending_doubtful_grants_;  // by lease
 };

@@ -10,6 +10,7 @@
 
 #include "engine/servers/zookeeper_server.hpp"
 #include "engine/testing/redis_fixture.hpp"
+#include "engine/testing/zookeeper_fixture.hpp"
 #include "engine/topology/fault_proxy.hpp"
 #include "strategies/client/zk_client.hpp"
 #include "strategies/fenced.hpp"
@@ -796,20 +797,10 @@ TEST(ZkMutexNamesTest, LockNodesAreNamedAsCuratorNamesThem) {
     EXPECT_EQ(ZkLockInternals::sequence_of("_c_c1-x:3-lock-00000000x2"), -1);
 }
 
-class ZkMutexTest : public RedisTest {
+class ZkMutexTest : public testing::RedisAndZooKeeperTest {
   protected:
-    static void SetUpTestSuite() {
-        RedisTest::SetUpTestSuite();
-        zookeeper_ = std::make_unique<ZooKeeperServer>();
-    }
-    static void TearDownTestSuite() {
-        zookeeper_.reset();
-        RedisTest::TearDownTestSuite();
-    }
     Client client(const std::string& name, const std::string& strategy = "zk_mutex") {
-        auto session = make_session(name);
-        session->set_zookeeper_hosts(zookeeper_->hosts());
-        return Client{std::move(session), make_strategy(strategy)};
+        return Client{zk_session(name), make_strategy(strategy)};
     }
     // The session lives on across a cut; its client reconnects on its own once packets cross
     // again, which may take it longer than one connect timeout (a loaded machine: more).
@@ -823,7 +814,9 @@ class ZkMutexTest : public RedisTest {
         }
         FAIL() << "the client never reconnected";
     }
-    static inline std::unique_ptr<ZooKeeperServer> zookeeper_;
+    // After an acquire in doubt left (or did not leave) a node of `c`'s own: `c`, reconnected,
+    // is granted `key` on a node of its own at once, the only node of the lock, and releases it.
+    void expect_no_wait_behind_its_own_orphan(Client& c, const std::string& key);
 };
 
 // Reentrant per client, as one InterProcessMutex shared by a process's threads: a re-entry only
@@ -1021,6 +1014,16 @@ std::vector<std::string> lock_nodes(ZooKeeperServer& server, const std::string& 
     return children.children;
 }
 
+void ZkMutexTest::expect_no_wait_behind_its_own_orphan(Client& c, const std::string& key) {
+    wait_until_reconnected(c);
+    auto again = run(c.acquire(key, 6000ms));
+    ASSERT_NE(as_grant(again), nullptr) << "the client queued behind its own orphan";
+    const auto nodes = lock_nodes(*zookeeper_, key);
+    ASSERT_EQ(nodes.size(), 1u);
+    EXPECT_EQ(as_grant(again)->token, ZkLockInternals::lock_path(key) + "/" + nodes[0]);
+    EXPECT_EQ(run(c.release(*as_grant(again))), ReleaseOutcome::Released);
+}
+
 // Runs `task` on the test's loop until it ends or `limit` passes; its exception, if any.
 template <typename T>
 std::exception_ptr run_to_end(EventLoop& loop, Task<T> task, std::chrono::milliseconds limit,
@@ -1068,14 +1071,7 @@ TEST_F(ZkMutexTest, ADeleteThatNeverArrivedIsRetriedBeforeTheNextAttempt) {
     ASSERT_TRUE(error);
     EXPECT_THROW(std::rethrow_exception(error), TimeoutError);
     ASSERT_EQ(lock_nodes(*zookeeper_, "ledger").size(), 1u);  // still there, of a live session
-    wait_until_reconnected(a);
-
-    auto again = run(a.acquire("ledger", 6000ms));
-    ASSERT_NE(as_grant(again), nullptr) << "the client queued behind its own orphan";
-    const auto nodes = lock_nodes(*zookeeper_, "ledger");
-    ASSERT_EQ(nodes.size(), 1u);
-    EXPECT_EQ(as_grant(again)->token, ZkLockInternals::lock_path("ledger") + "/" + nodes[0]);
-    EXPECT_EQ(run(a.release(*as_grant(again))), ReleaseOutcome::Released);
+    expect_no_wait_behind_its_own_orphan(a, "ledger");
 }
 
 // A create that ran on the server while every reply was lost, the lookup by its guid too: the
@@ -1100,14 +1096,7 @@ TEST_F(ZkMutexTest, ACreateInDoubtIsFoundByItsGuidAndDeletedBeforeTheNextAttempt
     EXPECT_THROW(std::rethrow_exception(error), TimeoutError);
     proxy.set_drop_replies(false);
     ASSERT_EQ(lock_nodes(*zookeeper_, "journal").size(), 1u);  // the create in doubt did run
-    wait_until_reconnected(a);
-
-    auto again = run(a.acquire("journal", 6000ms));
-    ASSERT_NE(as_grant(again), nullptr) << "the client queued behind its own orphan";
-    const auto nodes = lock_nodes(*zookeeper_, "journal");
-    ASSERT_EQ(nodes.size(), 1u);
-    EXPECT_EQ(as_grant(again)->token, ZkLockInternals::lock_path("journal") + "/" + nodes[0]);
-    EXPECT_EQ(run(a.release(*as_grant(again))), ReleaseOutcome::Released);
+    expect_no_wait_behind_its_own_orphan(a, "journal");
 }
 
 // set_nx_px_wait counts a grant once a replica acknowledged it. A replica that stopped

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -38,23 +41,45 @@ const char* kT1 = R"(
 {"type":"fail","process":1,"f":"release","key":"k0","value":null,"time":1114000000,"error":"not-held"}
 )";
 
-TEST(Story, TellsT1FromTheEventsCitingEach) {
-    const std::string history = numbered(kT1);
-    std::istringstream for_check(history);
-    const Report report = check_history(for_check, {});
-    std::istringstream for_story(history);
-    const Story story =
-        tell_story(for_story, report,
-                   {.scenario = "t1",
-                    .strategy = "set_nx_px",
-                    .expectations = {{"set_nx_px", "violates:mutual_exclusion"},
-                                     {"fenced", "violates:mutual_exclusion,saves:fencing"},
-                                     {"reentrant_hash", "safe"}}});
-    EXPECT_EQ(story.key, "k0");
+// One history numbered, checked and told, as `lockbench check` and the story page see it.
+struct Told {
+    std::string history;
+    Report report;
+    Story story;
     std::vector<std::string> texts;
-    for (const Claim& c : story.claims)
-        texts.push_back(c.text);
-    EXPECT_EQ(texts,
+};
+
+Told tell(std::string_view history_text, const StoryContext& context) {
+    Told told{.history = numbered(history_text)};
+    std::istringstream for_check(told.history);
+    told.report = check_history(for_check, {});
+    std::istringstream for_story(told.history);
+    told.story = tell_story(for_story, told.report, context);
+    for (const Claim& c : told.story.claims)
+        told.texts.push_back(c.text);
+    return told;
+}
+
+std::vector<std::string> claim_texts(std::string_view history_text, const StoryContext& context) {
+    return tell(history_text, context).texts;
+}
+
+// The timeline page drawn for what `told` says.
+std::string timeline_of(const Told& told, const std::string& title) {
+    std::istringstream for_page(told.history);
+    return timeline_html(for_page, told.report, told.story, {.title = title});
+}
+
+TEST(Story, TellsT1FromTheEventsCitingEach) {
+    const Told told =
+        tell(kT1, {.scenario = "t1",
+                   .strategy = "set_nx_px",
+                   .expectations = {{"set_nx_px", "violates:mutual_exclusion"},
+                                    {"fenced", "violates:mutual_exclusion,saves:fencing"},
+                                    {"reentrant_hash", "safe"}}});
+    const Story& story = told.story;
+    EXPECT_EQ(story.key, "k0");
+    EXPECT_EQ(told.texts,
               (std::vector<std::string>{
                   "At 0.101 s process 1 acquired k0 (token c1-1, lease 300 ms) [#0, #1].",
                   "At 0.110 s the nemesis paused process 1 for 1000 ms [#4].",
@@ -101,8 +126,7 @@ TEST(Story, TellsT1FromTheEventsCitingEach) {
         EXPECT_LE(line.size(), 100u) << line;
 
     // The page: self-contained, the story on top, the incident and the overlapping holds drawn.
-    std::istringstream for_page(history);
-    const std::string html = timeline_html(for_page, report, story, {.title = "t1 / set_nx_px"});
+    const std::string html = timeline_of(told, "t1 / set_nx_px");
     EXPECT_NE(html.find("<title>t1 / set_nx_px - lockbench timeline</title>"), std::string::npos);
     EXPECT_NE(html.find("id=\"incident-0\""), std::string::npos);
     EXPECT_NE(html.find("class=\"hold overlap\""), std::string::npos);
@@ -113,9 +137,9 @@ TEST(Story, TellsT1FromTheEventsCitingEach) {
     EXPECT_EQ(html.find("src="), std::string::npos);
 
     // A run too long to draw whole: the holds around the story, and a note saying so.
-    std::istringstream for_capped(history);
+    std::istringstream for_capped(told.history);
     const std::string capped =
-        timeline_html(for_capped, report, story, {.title = "t1", .max_holds = 1});
+        timeline_html(for_capped, told.report, story, {.title = "t1", .max_holds = 1});
     EXPECT_NE(capped.find("This run has 2 holds; the 1 drawn are those around the story"),
               std::string::npos);
     std::size_t drawn = 0;
@@ -149,9 +173,8 @@ const char* kFenceInTime = R"(
 )";
 
 // The same pause, shorter: process 1 (fence 7) wakes after process 2 (fence 8) read and before it
-// wrote. Each write is the highest fence yet, so the register accepts both: a lost update with
-// every fence respected.
-const char* kFenceTooLate = R"(
+// wrote. What the two then write is each test's own.
+const char* kFencedHolderWakesBeforeTheNextWrites = R"(
 {"type":"invoke","process":1,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":100000000}
 {"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"c1-1","fence":7,"mode":"exclusive"},"time":101000000}
 {"type":"invoke","process":1,"f":"read","key":"k0","value":null,"time":102000000}
@@ -162,6 +185,11 @@ const char* kFenceTooLate = R"(
 {"type":"invoke","process":2,"f":"read","key":"k0","value":null,"time":501000000}
 {"type":"ok","process":2,"f":"read","key":"k0","value":4,"time":502000000}
 {"type":"info","process":"nemesis","f":"resume","value":{"target":1},"time":610000000}
+)";
+
+// Each write is the highest fence yet, so the register accepts both: a lost update with every
+// fence respected.
+const std::string kFenceTooLate = std::string(kFencedHolderWakesBeforeTheNextWrites) + R"(
 {"type":"invoke","process":1,"f":"write","key":"k0","value":5,"fence":7,"time":611000000}
 {"type":"ok","process":1,"f":"write","key":"k0","value":5,"fence":7,"time":612000000}
 {"type":"invoke","process":2,"f":"write","key":"k0","value":5,"fence":8,"time":700000000}
@@ -172,17 +200,6 @@ const char* kFenceTooLate = R"(
 {"type":"fail","process":1,"f":"release","key":"k0","value":null,"time":705000000,"error":"not-held"}
 )";
 
-std::vector<std::string> claim_texts(const std::string& history_text, const StoryContext& context) {
-    const std::string history = numbered(history_text);
-    std::istringstream for_check(history);
-    const Report report = check_history(for_check, {});
-    std::istringstream for_story(history);
-    std::vector<std::string> texts;
-    for (const Claim& c : tell_story(for_story, report, context).claims)
-        texts.push_back(c.text);
-    return texts;
-}
-
 // HISTORY.md, Leases: the lease the service applied to a grant (its ok's lease_ms) is the one
 // the story tells, as the checks judge by it: T1 with 300 ms asked and 350 ms applied.
 TEST(Story, TellsTheLeaseTheGrantWasGivenNotTheOneAsked) {
@@ -190,11 +207,8 @@ TEST(Story, TellsTheLeaseTheGrantWasGivenNotTheOneAsked) {
     const std::string asked = R"({"token":"c1-1","mode":"exclusive"})";
     history.replace(history.find(asked), asked.size(),
                     R"({"token":"c1-1","mode":"exclusive","lease_ms":350})");
-    history = numbered(history);
-    std::istringstream for_check(history);
-    const Report report = check_history(for_check, {});
-    std::istringstream for_story(history);
-    const Story story = tell_story(for_story, report, {.strategy = "set_nx_px"});
+    const Told told = tell(history, {.strategy = "set_nx_px"});
+    const Story& story = told.story;
     ASSERT_GE(story.claims.size(), 3u);
     EXPECT_EQ(story.claims[0].text,
               "At 0.101 s process 1 acquired k0 (token c1-1, lease 350 ms) [#0, #1].");
@@ -203,8 +217,7 @@ TEST(Story, TellsTheLeaseTheGrantWasGivenNotTheOneAsked) {
               "Its 350 ms lease ran out on the server by 0.451 s, while process 1 had not "
               "released the lock [#0, #1].");
     // The timeline marks the same end of the lease on process 1's hold.
-    std::istringstream for_page(history);
-    const std::string html = timeline_html(for_page, report, story, {.title = "t1"});
+    const std::string html = timeline_of(told, "t1");
     EXPECT_NE(html.find("process 1's lease ran out by 0.451 s"), std::string::npos);
     EXPECT_EQ(html.find("process 1's lease ran out by 0.401 s"), std::string::npos);
 }
@@ -252,17 +265,7 @@ TEST(Story, AStaleWriteThatLandsFirstIsAcceptedAndTheStorySaysWhy) {
 // The two writes in flight together, the newer holder's answered first: the register ran the
 // stale one first (it would have refused it after), and the story does not claim otherwise.
 TEST(Story, AStaleWriteInFlightBesideANewerOneIsToldAsSuch) {
-    const char* history = R"(
-{"type":"invoke","process":1,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":100000000}
-{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"c1-1","fence":7,"mode":"exclusive"},"time":101000000}
-{"type":"invoke","process":1,"f":"read","key":"k0","value":null,"time":102000000}
-{"type":"ok","process":1,"f":"read","key":"k0","value":4,"time":103000000}
-{"type":"info","process":"nemesis","f":"pause","value":{"target":1,"ms":500},"time":110000000}
-{"type":"invoke","process":2,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":200000000}
-{"type":"ok","process":2,"f":"acquire","key":"k0","value":{"token":"c2-1","fence":8,"mode":"exclusive"},"time":500000000}
-{"type":"invoke","process":2,"f":"read","key":"k0","value":null,"time":501000000}
-{"type":"ok","process":2,"f":"read","key":"k0","value":4,"time":502000000}
-{"type":"info","process":"nemesis","f":"resume","value":{"target":1},"time":610000000}
+    const std::string history = std::string(kFencedHolderWakesBeforeTheNextWrites) + R"(
 {"type":"invoke","process":1,"f":"write","key":"k0","value":5,"fence":7,"time":611000000}
 {"type":"invoke","process":2,"f":"write","key":"k0","value":5,"fence":8,"time":612000000}
 {"type":"ok","process":2,"f":"write","key":"k0","value":5,"fence":8,"time":613000000}
@@ -320,11 +323,8 @@ TEST(Story, APreventionSaysWhereTheSuiteShowsTheRecommendedLocksFailing) {
 // A ZooKeeper lock lasts as long as its session: the same history, told of zk_mutex, names the
 // session timeout and the ensemble where a Redis lock's story names the lease and the server.
 TEST(Story, AZooKeeperLockRunsOutWithItsSessionNotALease) {
-    const std::string history = numbered(kT1);
-    std::istringstream for_check(history);
-    const Report report = check_history(for_check, {});
-    std::istringstream for_story(history);
-    const Story story = tell_story(for_story, report, {.scenario = "t1", .strategy = "zk_mutex"});
+    const Told told = tell(kT1, {.scenario = "t1", .strategy = "zk_mutex"});
+    const Story& story = told.story;
     ASSERT_GE(story.claims.size(), 3u);
     EXPECT_EQ(story.claims[0].text,
               "At 0.101 s process 1 acquired k0 (token c1-1, session timeout 300 ms) [#0, #1].");
@@ -333,24 +333,21 @@ TEST(Story, AZooKeeperLockRunsOutWithItsSessionNotALease) {
               "had not released the lock [#0, #1].");
     EXPECT_EQ(format_story(story).find(" lease"), std::string::npos) << format_story(story);
     // The page's mark and legend say the same.
-    std::istringstream for_page(history);
-    const std::string html = timeline_html(for_page, report, story, {.title = "t1 / zk_mutex"});
+    const std::string html = timeline_of(told, "t1 / zk_mutex");
     EXPECT_NE(html.find("process 1's session timeout ran out by 0.401 s"), std::string::npos);
     EXPECT_NE(html.find("</i>session timeout ran out</span>"), std::string::npos);
     EXPECT_EQ(html.find("lease ran out"), std::string::npos);
 }
 
 TEST(Story, AValidHistoryHasNothingToTell) {
-    const std::string history = numbered(R"(
+    const Story story = tell(R"(
 {"type":"invoke","process":1,"f":"acquire","key":"k0","value":null,"time":1}
 {"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"a"},"time":2}
 {"type":"invoke","process":1,"f":"release","key":"k0","value":{"token":"a"},"time":3}
 {"type":"ok","process":1,"f":"release","key":"k0","value":null,"time":4}
-)");
-    std::istringstream for_check(history);
-    const Report report = check_history(for_check, {});
-    std::istringstream for_story(history);
-    const Story story = tell_story(for_story, report, {});
+)",
+                             {})
+                            .story;
     ASSERT_EQ(story.claims.size(), 1u);
     EXPECT_EQ(story.claims[0].kind, ClaimKind::NoViolation);
     EXPECT_EQ(story.headline, "No violation: every check that applies passed.");
@@ -370,31 +367,25 @@ TEST(Story, NamesWhatTheLibrarySaidItLostAndTheTimelineMarksIt) {
         valid +=
             R"({"type":"info","process":"library","f":"lost","key":"k1","value":{"process":2,"token":"b","text":"x"},"time":15000000000})"
             "\n";
-    const std::string history = numbered(valid);
-    std::istringstream for_check(history);
-    const Report report = check_history(for_check, {});
-    ASSERT_EQ(report.verdict, Verdict::Valid);
-    std::istringstream for_story(history);
-    const Story story = tell_story(for_story, report, {.strategy = "redis-semaphore"});
-    std::vector<std::string> texts;
-    for (const Claim& c : story.claims)
-        texts.push_back(c.text);
-    EXPECT_EQ(texts, (std::vector<std::string>{
-                         "The checker judged 9 events and listed no violation.",
-                         "At 14.302 s redis-semaphore told process 1 it lost k0: refresh failed: "
-                         "lock was taken [#2].",
-                         "At 15.000 s redis-semaphore told process 2 it lost k1: x [#5].",
-                         "At 15.000 s redis-semaphore told process 2 it lost k1: x [#6].",
-                         "It said so 2 more times, the last [#8].",
-                     }));
+    const Told told = tell(valid, {.strategy = "redis-semaphore"});
+    ASSERT_EQ(told.report.verdict, Verdict::Valid);
+    const Story& story = told.story;
+    EXPECT_EQ(told.texts,
+              (std::vector<std::string>{
+                  "The checker judged 9 events and listed no violation.",
+                  "At 14.302 s redis-semaphore told process 1 it lost k0: refresh failed: "
+                  "lock was taken [#2].",
+                  "At 15.000 s redis-semaphore told process 2 it lost k1: x [#5].",
+                  "At 15.000 s redis-semaphore told process 2 it lost k1: x [#6].",
+                  "It said so 2 more times, the last [#8].",
+              }));
     EXPECT_EQ(story.claims[1].kind, ClaimKind::LibrarySaidLost);
     EXPECT_EQ(story.claims[1].process, 1);
     EXPECT_EQ(story.claims[1].token, "a");
     EXPECT_EQ(story.claims[1].library_text, "refresh failed: lock was taken");
     EXPECT_EQ(story.claims[1].events, (std::vector<std::uint64_t>{2}));
 
-    std::istringstream for_page(history);
-    const std::string html = timeline_html(for_page, report, story, {.title = "lost"});
+    const std::string html = timeline_of(told, "lost");
     EXPECT_NE(html.find("class=\"mark library-lost\""), std::string::npos);
     EXPECT_NE(html.find("#2 14.302 s the library told process 1 it lost k0: refresh failed: lock "
                         "was taken</title>"),
@@ -417,14 +408,8 @@ TEST(Story, AViolationsStoryNamesTheHoldersLostSignal) {
                 "\n";
         with_signal += line + "\n";
     }
-    const std::string history = numbered(with_signal);
-    std::istringstream for_check(history);
-    const Report report = check_history(for_check, {});
-    std::istringstream for_story(history);
-    const Story story = tell_story(for_story, report, {.strategy = "redis-semaphore"});
-    std::vector<std::string> texts;
-    for (const Claim& c : story.claims)
-        texts.push_back(c.text);
+    const std::vector<std::string> texts =
+        claim_texts(with_signal, {.strategy = "redis-semaphore"});
     EXPECT_NE(std::find(texts.begin(), texts.end(),
                         "At 0.400 s redis-semaphore told process 1 it lost k0: refresh failed "
                         "[#6]."),
@@ -436,32 +421,44 @@ TEST(Story, AViolationsStoryNamesTheHoldersLostSignal) {
               1);
 }
 
-// Every grant under the paused hold went to one process: "went to process 2", not "processes 2"
-// (issue 31).
-TEST(Story, MoreGrantsToOneProcessNameItInTheSingular) {
-    const std::string history = numbered(R"(
+// Process 1 holds k0 with a 300 ms lease and is paused for a second; the grants under its hold
+// come between these two.
+const char* kPausedHolder = R"(
 {"type":"invoke","process":1,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":100000000}
 {"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"c1-1","mode":"exclusive"},"time":101000000}
 {"type":"info","process":"nemesis","f":"pause","value":{"target":1,"ms":1000},"time":110000000}
-{"type":"invoke","process":2,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":200000000}
-{"type":"ok","process":2,"f":"acquire","key":"k0","value":{"token":"c2-1","mode":"exclusive"},"time":500000000}
-{"type":"invoke","process":2,"f":"release","key":"k0","value":{"token":"c2-1"},"time":505000000}
-{"type":"ok","process":2,"f":"release","key":"k0","value":null,"time":506000000}
-{"type":"invoke","process":2,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":600000000}
-{"type":"ok","process":2,"f":"acquire","key":"k0","value":{"token":"c2-2","mode":"exclusive"},"time":601000000}
-{"type":"invoke","process":2,"f":"release","key":"k0","value":{"token":"c2-2"},"time":605000000}
-{"type":"ok","process":2,"f":"release","key":"k0","value":null,"time":606000000}
+)";
+const char* kPausedHolderWakesAndReleases = R"(
 {"type":"info","process":"nemesis","f":"resume","value":{"target":1},"time":1110000000}
 {"type":"invoke","process":1,"f":"release","key":"k0","value":{"token":"c1-1"},"time":1113000000}
 {"type":"fail","process":1,"f":"release","key":"k0","value":null,"time":1114000000,"error":"not-held"}
-)");
-    std::istringstream for_check(history);
-    const Report report = check_history(for_check, {});
-    std::istringstream for_story(history);
-    const Story story = tell_story(for_story, report, {.strategy = "set_nx_px"});
-    std::vector<std::string> texts;
-    for (const Claim& c : story.claims)
-        texts.push_back(c.text);
+)";
+
+// `process` asks for k0 at `asked_ms`, is granted it (as `token`) at `granted_ms` and asks to
+// release it at `release_ms`, answered 1 ms later.
+std::string grant_and_release(int process, const std::string& token, int asked_ms, int granted_ms,
+                              int release_ms) {
+    const auto event = [&](const std::string& type, const std::string& f, const std::string& value,
+                           int ms) {
+        return R"({"type":")" + type + R"(","process":)" + std::to_string(process) + R"(,"f":")" +
+               f + R"(","key":"k0","value":)" + value + R"(,"time":)" +
+               std::to_string(ms * 1000000LL) + "}\n";
+    };
+    const std::string lease = R"({"mode":"exclusive","lease_ms":300})";
+    return event("invoke", "acquire", lease, asked_ms) +
+           event("ok", "acquire", R"({"token":")" + token + R"(","mode":"exclusive"})",
+                 granted_ms) +
+           event("invoke", "release", R"({"token":")" + token + "\"}", release_ms) +
+           event("ok", "release", "null", release_ms + 1);
+}
+
+// Every grant under the paused hold went to one process: "went to process 2", not "processes 2"
+// (issue 31).
+TEST(Story, MoreGrantsToOneProcessNameItInTheSingular) {
+    const std::vector<std::string> texts =
+        claim_texts(kPausedHolder + grant_and_release(2, "c2-1", 200, 500, 505) +
+                        grant_and_release(2, "c2-2", 600, 601, 605) + kPausedHolderWakesAndReleases,
+                    {.strategy = "set_nx_px"});
     EXPECT_NE(std::find(texts.begin(), texts.end(),
                         "Until 0.601 s, 1 more grant went to process 2 while process 1 held it "
                         "[#8]."),
@@ -473,33 +470,11 @@ TEST(Story, MoreGrantsToOneProcessNameItInTheSingular) {
 // processes granted after it, not to every process that overlapped the hold (the first grantee,
 // process 2, was listed among them).
 TEST(Story, MoreGrantsNameOnlyTheProcessesGrantedAfterTheFirst) {
-    const std::string history = numbered(R"(
-{"type":"invoke","process":1,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":100000000}
-{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"c1-1","mode":"exclusive"},"time":101000000}
-{"type":"info","process":"nemesis","f":"pause","value":{"target":1,"ms":1000},"time":110000000}
-{"type":"invoke","process":2,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":200000000}
-{"type":"ok","process":2,"f":"acquire","key":"k0","value":{"token":"c2-1","mode":"exclusive"},"time":500000000}
-{"type":"invoke","process":2,"f":"release","key":"k0","value":{"token":"c2-1"},"time":505000000}
-{"type":"ok","process":2,"f":"release","key":"k0","value":null,"time":506000000}
-{"type":"invoke","process":3,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":550000000}
-{"type":"ok","process":3,"f":"acquire","key":"k0","value":{"token":"c3-1","mode":"exclusive"},"time":600000000}
-{"type":"invoke","process":3,"f":"release","key":"k0","value":{"token":"c3-1"},"time":605000000}
-{"type":"ok","process":3,"f":"release","key":"k0","value":null,"time":606000000}
-{"type":"invoke","process":4,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":650000000}
-{"type":"ok","process":4,"f":"acquire","key":"k0","value":{"token":"c4-1","mode":"exclusive"},"time":700000000}
-{"type":"invoke","process":4,"f":"release","key":"k0","value":{"token":"c4-1"},"time":705000000}
-{"type":"ok","process":4,"f":"release","key":"k0","value":null,"time":706000000}
-{"type":"info","process":"nemesis","f":"resume","value":{"target":1},"time":1110000000}
-{"type":"invoke","process":1,"f":"release","key":"k0","value":{"token":"c1-1"},"time":1113000000}
-{"type":"fail","process":1,"f":"release","key":"k0","value":null,"time":1114000000,"error":"not-held"}
-)");
-    std::istringstream for_check(history);
-    const Report report = check_history(for_check, {});
-    std::istringstream for_story(history);
-    const Story story = tell_story(for_story, report, {.strategy = "set_nx_px"});
-    std::vector<std::string> texts;
-    for (const Claim& c : story.claims)
-        texts.push_back(c.text);
+    const std::vector<std::string> texts =
+        claim_texts(kPausedHolder + grant_and_release(2, "c2-1", 200, 500, 505) +
+                        grant_and_release(3, "c3-1", 550, 600, 605) +
+                        grant_and_release(4, "c4-1", 650, 700, 705) + kPausedHolderWakesAndReleases,
+                    {.strategy = "set_nx_px"});
     EXPECT_NE(std::find(texts.begin(), texts.end(),
                         "Until 0.700 s, 2 more grants went to processes 3, 4 while process 1 held "
                         "it [#12]."),

@@ -92,6 +92,17 @@ GateOptions verbose() {
     return o;
 }
 
+// `suite` as a run that did not run `strategy` anywhere.
+json without_strategy(json suite, const std::string& strategy) {
+    json kept = json::array();
+    for (const auto& r : suite["runs"]) {
+        if (r["strategy"] != strategy)
+            kept.push_back(r);
+    }
+    suite["runs"] = kept;
+    return suite;
+}
+
 json& run_in(json& suite, const std::string& scenario, const std::string& strategy) {
     for (auto& r : suite["runs"]) {
         if (r["scenario"] == scenario && r["strategy"] == strategy)
@@ -177,13 +188,7 @@ TEST(GateTest, RunWithoutExpectationIsUnknown) {
 
 TEST(GateTest, MissingRunFails) {
     json suite = typical_suite();
-    json current = suite;
-    json kept = json::array();
-    for (const auto& r : current["runs"]) {
-        if (r["strategy"] != "redlock")
-            kept.push_back(r);
-    }
-    current["runs"] = kept;
+    json current = without_strategy(suite, "redlock");
     GateResult g = run_gate(make_baseline(suite), current);
     EXPECT_FALSE(g.pass);
     EXPECT_EQ(row(g, "baseline", "redlock")["verdict"], "MISSING");
@@ -202,13 +207,7 @@ TEST(GateTest, MissingRunFails) {
 // gate says so on its row and in its verdict, neither passing it as run nor failing it as missing.
 TEST(GateTest, APairSkippedOnThisMachineIsReportedNotPassedNorMissing) {
     json suite = typical_suite();
-    json current = suite;
-    json kept = json::array();
-    for (const auto& r : current["runs"]) {
-        if (r["strategy"] != "redlock")
-            kept.push_back(r);
-    }
-    current["runs"] = kept;
+    json current = without_strategy(suite, "redlock");
     current["skipped"] = json::array(
         {{{"scenario", "baseline"}, {"strategy", "redlock"}, {"reason", "needs root"}}});
     GateResult g = run_gate(make_baseline(suite), current);
@@ -252,13 +251,7 @@ TEST(GateTest, InterruptedSuiteFails) {
 // `runs`: the gate must not read it as a pass, nor as merely missing.
 TEST(GateTest, ARunThatFailedFailsTheGateNamingIt) {
     json suite = typical_suite();
-    json current = suite;
-    json kept = json::array();
-    for (const auto& r : current["runs"]) {
-        if (r["strategy"] != "redlock")
-            kept.push_back(r);
-    }
-    current["runs"] = kept;
+    json current = without_strategy(suite, "redlock");
     current["failed"] = json::array({{{"scenario", "baseline"},
                                       {"strategy", "redlock"},
                                       {"error", "redis-server on 127.0.0.1:7001 died"},

@@ -27,7 +27,10 @@
 
 #include "checker/history_generator.hpp"
 #include "checker/testing/temp_dir.hpp"
+#include "engine/cli/cli_testing.hpp"
 #include "engine/servers/redis_server.hpp"
+#include "engine/testing/child_processes.hpp"
+#include "engine/testing/run_files.hpp"
 
 namespace lockbench {
 namespace {
@@ -36,43 +39,15 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using namespace std::chrono_literals;
 
+using testing::Cli;
+using testing::lines;
+using testing::lockbench;
+using testing::read_file;
 using testing::TempDir;
-
-std::string read(const fs::path& p) {
-    std::ifstream in(p);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
+using testing::tmp_folders;
 
 void write(const fs::path& p, const std::string& text) {
     std::ofstream(p) << text;
-}
-
-struct Cli {
-    int code = -1;
-    std::string out, err;
-};
-
-// Runs `lockbench ARGS` through the shell (so a test can set PATH or ulimit in `prefix`).
-Cli lockbench(const fs::path& scratch, const std::string& args, const std::string& prefix = "") {
-    const fs::path out = scratch / "stdout.txt";
-    const fs::path err = scratch / "stderr.txt";
-    std::string cmd = prefix + " '" + std::string(LOCKBENCH_BINARY) + "' " + args + " >'" +
-                      out.string() + "' 2>'" + err.string() + "'";
-    int status = std::system(("bash -c \"" + cmd + "\"").c_str());
-    Cli r;
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = read(out);
-    r.err = read(err);
-    return r;
-}
-
-std::size_t lines(const std::string& s) {
-    std::size_t n = 0;
-    for (char c : s)
-        n += c == '\n';
-    return n;
 }
 
 // Everything under `dir` except the CLI's own output files: what a run left behind.
@@ -113,7 +88,7 @@ TEST(CheckCliTest, ARegisterHistoryIsJudgedByLinearizabilityAlone) {
     const fs::path history = scratch.path() / "register.jsonl";
     write(history, checker::testing::RegisterHistoryGenerator(11).generate(2000));
 
-    Cli judged = lockbench(scratch.path(), "check '" + history.string() + "' --model register");
+    Cli judged = lockbench(scratch, "check '" + history.string() + "' --model register");
     EXPECT_EQ(judged.code, 0) << judged.out << judged.err;
     EXPECT_NE(judged.out.find("linearizability   VALID"), std::string::npos) << judged.out;
     EXPECT_NE(judged.out.find("resource          N/A      the history has no lock operations"),
@@ -121,17 +96,16 @@ TEST(CheckCliTest, ARegisterHistoryIsJudgedByLinearizabilityAlone) {
         << judged.out;
 
     // Without a model nothing applies: unknown, and the report says what is missing.
-    Cli nothing = lockbench(scratch.path(), "check '" + history.string() + "'");
+    Cli nothing = lockbench(scratch, "check '" + history.string() + "'");
     EXPECT_EQ(nothing.code, 3) << nothing.out << nothing.err;
     EXPECT_NE(nothing.out.find("needs --model register"), std::string::npos) << nothing.out;
 
-    Cli no_model =
-        lockbench(scratch.path(), "check '" + history.string() + "' --checks linearizability");
+    Cli no_model = lockbench(scratch, "check '" + history.string() + "' --checks linearizability");
     EXPECT_EQ(no_model.code, 2);
     EXPECT_EQ(no_model.err,
               "lockbench: --checks linearizability needs a model: --model "
               "mutex|rwlock|register\n");
-    Cli bad_check = lockbench(scratch.path(), "check '" + history.string() + "' --checks speed");
+    Cli bad_check = lockbench(scratch, "check '" + history.string() + "' --checks speed");
     EXPECT_EQ(bad_check.code, 2);
     EXPECT_EQ(lines(bad_check.err), 1u) << bad_check.err;
 }
@@ -146,28 +120,27 @@ TEST(CheckCliTest, AJepsenEdnHistoryIsCheckedAsItIs) {
 {:index 3, :type :fail, :f :cas, :value [k1 [3 4]], :process 1, :time 40} ; no :error
 {:index 4, :type :invoke, :f :read, :value [k1 nil], :process 0, :time 50}
 {:index 5, :type :ok, :f :read, :value [k1 3], :process 0, :time 60})");
-    Cli jepsen = lockbench(scratch.path(), "check '" + history.string() + "' --model cas-register");
+    Cli jepsen = lockbench(scratch, "check '" + history.string() + "' --model cas-register");
     EXPECT_EQ(jepsen.code, 0) << jepsen.out << jepsen.err;
     EXPECT_NE(jepsen.out.find("linearizability   VALID    register, 3 ops on 1 key"),
               std::string::npos)
         << jepsen.out;
-    Cli observed = lockbench(scratch.path(), "check '" + history.string() +
-                                                 "' --model cas-register --fail-means observation");
+    Cli observed = lockbench(
+        scratch, "check '" + history.string() + "' --model cas-register --fail-means observation");
     EXPECT_EQ(observed.code, 1) << observed.out << observed.err;
 
     const fs::path broken = scratch.path() / "broken.edn";
     write(broken, "[{:type :invoke, :f :read, :process 0}\n {:type :ok :f}]");
-    Cli bad = lockbench(scratch.path(), "check '" + broken.string() + "'");
+    Cli bad = lockbench(scratch, "check '" + broken.string() + "'");
     EXPECT_EQ(bad.code, 2) << bad.out << bad.err;
     EXPECT_EQ(bad.err, "lockbench: " + broken.string() +
                            ": line 2, column 15: the map key f has no value\n");
     // --format says how to read a file whatever its name.
     const fs::path renamed = scratch.path() / "history.txt";
     fs::copy(history, renamed);
-    EXPECT_EQ(lockbench(scratch.path(), "check '" + renamed.string() + "' --model register").code,
-              2);
+    EXPECT_EQ(lockbench(scratch, "check '" + renamed.string() + "' --model register").code, 2);
     Cli as_edn =
-        lockbench(scratch.path(), "check '" + renamed.string() + "' --model register --format edn");
+        lockbench(scratch, "check '" + renamed.string() + "' --model register --format edn");
     EXPECT_EQ(as_edn.code, 0) << as_edn.out << as_edn.err;
 }
 
@@ -175,12 +148,12 @@ TEST(CheckCliTest, AJepsenEdnHistoryIsCheckedAsItIs) {
 TEST(CheckCliTest, AMissingHistoryFileIsBadInputInOneLine) {
     TempDir scratch;
     const fs::path missing = scratch.path() / "no-such-history.jsonl";
-    Cli r = lockbench(scratch.path(), "check '" + missing.string() + "'");
+    Cli r = lockbench(scratch, "check '" + missing.string() + "'");
     EXPECT_EQ(r.code, 2) << r.out << r.err;
     EXPECT_EQ(r.err, "lockbench: history: File does not exist: " + missing.string() +
                          " (see lockbench check --help)\n");
     // A folder where a file should be passes that check and fails on reading: still bad input.
-    Cli folder = lockbench(scratch.path(), "check '" + scratch.path().string() + "'");
+    Cli folder = lockbench(scratch, "check '" + scratch.path().string() + "'");
     EXPECT_EQ(folder.code, 2) << folder.out << folder.err;
     EXPECT_EQ(lines(folder.err), 1u) << folder.err;
 }
@@ -202,13 +175,13 @@ TEST(RunCliTest, ABadRateIsBadInputInOneLine) {
               "lockbench: think_ms: a run at a rate starts each cycle when its arrival is due, so "
               "think_ms must be 0 (--think-ms 0)\n"},
          }) {
-        Cli r = lockbench(scratch.path(), args + out);
+        Cli r = lockbench(scratch, args + out);
         EXPECT_EQ(r.code, 2) << args << ": " << r.out << r.err;
         EXPECT_EQ(r.err, message) << args;
         EXPECT_FALSE(fs::exists(scratch.path() / "results")) << args;
     }
     for (const std::string args : {"run --rate fast", "run --rate 100 --arrivals bursty"}) {
-        Cli r = lockbench(scratch.path(), args + out);
+        Cli r = lockbench(scratch, args + out);
         EXPECT_EQ(r.code, 2) << args << ": " << r.out << r.err;
         EXPECT_EQ(lines(r.err), 1u) << args << ": " << r.err;
     }
@@ -225,9 +198,9 @@ TEST(RunCliTest, AFaultThatNeverFiredIsExitThreeOnTheUsersServer) {
             {"fault": "partition", "target": "node:0", "at_s": 0.05, "duration_ms": 5000},
             {"fault": "pause-client", "target": "holder", "key": "k0", "at_s": 0.6}],
         "expect": {"set_nx_px": "safe"}})");
-    Cli r = lockbench(scratch.path(), "run '" + (scratch.path() / "w.json").string() +
-                                          "' --redis " + theirs.endpoint().to_string() +
-                                          " --out '" + (scratch.path() / "results").string() + "'");
+    Cli r = lockbench(scratch, "run '" + (scratch.path() / "w.json").string() + "' --redis " +
+                                   theirs.endpoint().to_string() + " --out '" +
+                                   (scratch.path() / "results").string() + "'");
     EXPECT_EQ(r.code, 3) << r.out << r.err;
     EXPECT_NE(r.out.find("fault       pause-client on holder of k0 at 0.60 s: took effect 0 of "
                          "1  <- NOT ALL FIRED"),
@@ -242,14 +215,14 @@ TEST(RunCliTest, ARunMeasuresTheMachineFirstOrSaysWhyNot) {
     const auto run_in = [&](const std::string& name, const std::string& flags,
                             const std::string& prefix = "") {
         const fs::path out = scratch.path() / name;
-        Cli r = lockbench(scratch.path(),
+        Cli r = lockbench(scratch,
                           "run --strategy set_nx_px --clients 2 --duration 0.5 --out '" +
                               out.string() + "'" + flags,
                           prefix);
         EXPECT_EQ(r.code, 0) << name << ": " << r.out << r.err;
         json summary;
         for (const auto& e : fs::directory_iterator(out))
-            summary = json::parse(read(e.path() / "summary.json"));
+            summary = json::parse(read_file(e.path() / "summary.json"));
         return std::pair{r, summary};
     };
     const auto [measured, with] = run_in("measured", "");
@@ -288,14 +261,14 @@ TEST(RunCliTest, ARunMeasuresTheMachineFirstOrSaysWhyNot) {
 
     // A ramp measures it once, for all its points.
     const fs::path ramp_out = scratch.path() / "ramp";
-    Cli ramp = lockbench(scratch.path(),
+    Cli ramp = lockbench(scratch,
                          "run --strategy set_nx_px --clients-ramp 1,2 --duration "
                          "0.3 --out '" +
                              ramp_out.string() + "'");
     ASSERT_EQ(ramp.code, 0) << ramp.out << ramp.err;
     json curves;
     for (const auto& e : fs::directory_iterator(ramp_out))
-        curves = json::parse(read(e.path() / "ramp.json"));
+        curves = json::parse(read_file(e.path() / "ramp.json"));
     ASSERT_TRUE(curves["yardstick"].is_object()) << curves.dump();
     EXPECT_EQ(curves["yardstick"]["points"].size(), 2u);
     // And prints it, as a single run does.
@@ -305,9 +278,9 @@ TEST(RunCliTest, ARunMeasuresTheMachineFirstOrSaysWhyNot) {
 TEST(SuiteCliTest, RunsEveryPairWritesTheTableJunitAndAWholeSuiteFolder) {
     TempDir t;
     write_tiny_scenarios(t.path() / "scenarios");
-    auto r = lockbench(t.path(), "suite --dir '" + (t.path() / "scenarios").string() + "' --out '" +
-                                     (t.path() / "results").string() + "' --junit '" +
-                                     (t.path() / "junit.xml").string() + "'");
+    auto r = lockbench(t, "suite --dir '" + (t.path() / "scenarios").string() + "' --out '" +
+                              (t.path() / "results").string() + "' --junit '" +
+                              (t.path() / "junit.xml").string() + "'");
     ASSERT_EQ(r.code, 0) << r.out << r.err;
     EXPECT_NE(r.out.find("2 of 2 runs as expected"), std::string::npos) << r.out;
     std::vector<fs::path> suites;
@@ -315,7 +288,7 @@ TEST(SuiteCliTest, RunsEveryPairWritesTheTableJunitAndAWholeSuiteFolder) {
         suites.push_back(e.path());
     ASSERT_EQ(suites.size(), 1u);
     EXPECT_EQ(suites[0].filename().string().rfind("suite-", 0), 0u);
-    auto table = json::parse(read(suites[0] / "suite.json"));
+    auto table = json::parse(read_file(suites[0] / "suite.json"));
     ASSERT_EQ(table["runs"].size(), 2u);
     for (const auto& run : table["runs"]) {
         EXPECT_EQ(run["as_expected"], true);
@@ -326,7 +299,7 @@ TEST(SuiteCliTest, RunsEveryPairWritesTheTableJunitAndAWholeSuiteFolder) {
         EXPECT_TRUE(run["bottleneck"].is_string()) << run.dump();
     }
     EXPECT_NE(r.out.find(" srv us/c "), std::string::npos) << r.out;
-    std::string junit = read(t.path() / "junit.xml");
+    std::string junit = read_file(t.path() / "junit.xml");
     EXPECT_NE(junit.find("tests=\"2\" failures=\"0\""), std::string::npos) << junit;
     // The machine was measured first, by redis-benchmark, at 1 and 8 connections.
     ASSERT_TRUE(table["yardstick"].is_object()) << table.dump();
@@ -338,12 +311,11 @@ TEST(SuiteCliTest, RunsEveryPairWritesTheTableJunitAndAWholeSuiteFolder) {
     EXPECT_GT(table["yardstick"]["lockbench_cycles_per_s"].get<double>(), 0);
 
     // The gate against a baseline made from this very suite passes, and says so.
-    auto wb = lockbench(t.path(), "gate --current '" + suites[0].string() + "' --write-baseline '" +
-                                      (t.path() / "baseline.json").string() + "'");
+    auto wb = lockbench(t, "gate --current '" + suites[0].string() + "' --write-baseline '" +
+                               (t.path() / "baseline.json").string() + "'");
     ASSERT_EQ(wb.code, 0) << wb.out << wb.err;
-    auto g =
-        lockbench(t.path(), "gate --verbose --baseline '" + (t.path() / "baseline.json").string() +
-                                "' --current '" + (t.path() / "results").string() + "'");
+    auto g = lockbench(t, "gate --verbose --baseline '" + (t.path() / "baseline.json").string() +
+                              "' --current '" + (t.path() / "results").string() + "'");
     EXPECT_EQ(g.code, 0) << g.out << g.err;
     EXPECT_EQ(g.out.rfind("gate PASS: 2 cells, 0 problems\n", 0), 0u) << g.out;
     EXPECT_NE(g.out.find("\"against this machine\": to the cycles per second redis-benchmark "
@@ -375,26 +347,42 @@ bool timing_run() {
     return std::getenv("LOCKBENCH_TIMING_TESTS") != nullptr;
 }
 
+// `lockbench suite` of the gate scenarios (in `t`/scenarios) into `t`/`folder`.
+std::string gate_suite_into(const TempDir& t, const std::string& folder) {
+    return "suite --dir '" + (t.path() / "scenarios").string() + "' --out '" +
+           (t.path() / folder).string() + "'";
+}
+
+// The gate scenarios' suite run into `t`/before, made `t`/baseline.json: the machine as it was,
+// for a timing test to change and run again into `t`/after.
+::testing::AssertionResult suite_and_baseline_before(const TempDir& t) {
+    write_gate_scenarios(t.path() / "scenarios");
+    const Cli before = lockbench(t, gate_suite_into(t, "before"));
+    if (before.code != 0)
+        return ::testing::AssertionFailure() << before.out << before.err;
+    const Cli wb =
+        lockbench(t, "gate --current '" + (t.path() / "before").string() + "' --write-baseline '" +
+                         (t.path() / "baseline.json").string() + "'");
+    if (wb.code != 0)
+        return ::testing::AssertionFailure() << wb.out << wb.err;
+    return ::testing::AssertionSuccess();
+}
+
+Cli gate_after_against_baseline(const TempDir& t) {
+    return lockbench(t, "gate --baseline '" + (t.path() / "baseline.json").string() +
+                            "' --current '" + (t.path() / "after").string() + "'");
+}
+
 // The engine made slower for every strategy alike (a test-only delay per cycle): every ratio to
 // set_nx_px stays put, so only the machine yardstick can catch it - and the gate must.
 TEST(SuiteCliTest, TheGateCatchesAnEngineSlowedForEveryStrategy) {
     if (!timing_run())
         GTEST_SKIP() << kNotATimingRun;
     TempDir t;
-    write_gate_scenarios(t.path() / "scenarios");
-    const std::string suite_args =
-        "suite --dir '" + (t.path() / "scenarios").string() + "' --out '";
-    auto before = lockbench(t.path(), suite_args + (t.path() / "before").string() + "'");
-    ASSERT_EQ(before.code, 0) << before.out << before.err;
-    auto wb = lockbench(t.path(), "gate --current '" + (t.path() / "before").string() +
-                                      "' --write-baseline '" +
-                                      (t.path() / "baseline.json").string() + "'");
-    ASSERT_EQ(wb.code, 0) << wb.out << wb.err;
-    auto slowed = lockbench(t.path(), suite_args + (t.path() / "after").string() + "'",
-                            "LOCKBENCH_TEST_CYCLE_DELAY_MS=9");
+    ASSERT_TRUE(suite_and_baseline_before(t));
+    auto slowed = lockbench(t, gate_suite_into(t, "after"), "LOCKBENCH_TEST_CYCLE_DELAY_MS=9");
     ASSERT_EQ(slowed.code, 0) << slowed.out << slowed.err;
-    auto g = lockbench(t.path(), "gate --baseline '" + (t.path() / "baseline.json").string() +
-                                     "' --current '" + (t.path() / "after").string() + "'");
+    auto g = gate_after_against_baseline(t);
     EXPECT_EQ(g.code, 1) << g.out << g.err;
     EXPECT_EQ(g.out.rfind("gate FAIL: 2 cells, 2 problems (2 SLOWER)\n", 0), 0u) << g.out;
     EXPECT_NE(g.out.find("SLOWER: throughput "), std::string::npos) << g.out;
@@ -446,23 +434,14 @@ TEST(SuiteCliTest, TheGatePassesTheSameBuildOnAMachineSlowedByCpuContention) {
     if (!timing_run())
         GTEST_SKIP() << kNotATimingRun;
     TempDir t;
-    write_gate_scenarios(t.path() / "scenarios");
-    const std::string suite_args =
-        "suite --dir '" + (t.path() / "scenarios").string() + "' --out '";
-    auto before = lockbench(t.path(), suite_args + (t.path() / "before").string() + "'");
-    ASSERT_EQ(before.code, 0) << before.out << before.err;
-    auto wb = lockbench(t.path(), "gate --current '" + (t.path() / "before").string() +
-                                      "' --write-baseline '" +
-                                      (t.path() / "baseline.json").string() + "'");
-    ASSERT_EQ(wb.code, 0) << wb.out << wb.err;
+    ASSERT_TRUE(suite_and_baseline_before(t));
     {
         CpuContention busy;
         ASSERT_GE(busy.loops(), 1u);
-        auto loaded = lockbench(t.path(), suite_args + (t.path() / "after").string() + "'");
+        auto loaded = lockbench(t, gate_suite_into(t, "after"));
         ASSERT_EQ(loaded.code, 0) << loaded.out << loaded.err;
     }
-    auto g = lockbench(t.path(), "gate --baseline '" + (t.path() / "baseline.json").string() +
-                                     "' --current '" + (t.path() / "after").string() + "'");
+    auto g = gate_after_against_baseline(t);
     EXPECT_EQ(g.code, 0) << g.out << g.err;
     EXPECT_EQ(g.out.rfind("gate PASS: ", 0), 0u) << g.out;
     // The machine really was slower: the yardstick says so.
@@ -481,9 +460,8 @@ TEST(SuiteCliTest, AMalformedScenarioIsBadInputBeforeAnyServerStarts) {
     TempDir t;
     write_tiny_scenarios(t.path() / "scenarios");
     write(t.path() / "scenarios/broken.json", R"({"name": "broken", "clients": "many"})");
-    auto r =
-        lockbench(t.path(), "suite --no-yardstick --dir '" + (t.path() / "scenarios").string() +
-                                "' --out '" + (t.path() / "results").string() + "'");
+    auto r = lockbench(t, "suite --no-yardstick --dir '" + (t.path() / "scenarios").string() +
+                              "' --out '" + (t.path() / "results").string() + "'");
     EXPECT_EQ(r.code, 2);
     EXPECT_EQ(lines(r.err), 1u) << r.err;
     EXPECT_NE(r.err.find("broken.json: /clients"), std::string::npos) << r.err;
@@ -496,8 +474,8 @@ TEST(SuiteCliTest, AMalformedBaselineIsBadInput) {
     fs::create_directories(t.path() / "results/suite-20260101T000000Z");
     write(t.path() / "results/suite-20260101T000000Z/suite.json",
           R"({"quick": true, "interrupted": false, "all_as_expected": true, "runs": []})");
-    auto r = lockbench(t.path(), "gate --baseline '" + (t.path() / "baseline.json").string() +
-                                     "' --current '" + (t.path() / "results").string() + "'");
+    auto r = lockbench(t, "gate --baseline '" + (t.path() / "baseline.json").string() +
+                              "' --current '" + (t.path() / "results").string() + "'");
     EXPECT_EQ(r.code, 2) << r.out << r.err;
     EXPECT_EQ(lines(r.err), 1u) << r.err;
     EXPECT_NE(r.err.find("baseline.json"), std::string::npos) << r.err;
@@ -506,7 +484,7 @@ TEST(SuiteCliTest, AMalformedBaselineIsBadInput) {
 TEST(SuiteCliTest, NoRedisServerOnPathIsAnEnvironmentErrorAndLeavesNothing) {
     TempDir t;
     write_tiny_scenarios(t.path() / "scenarios");
-    auto r = lockbench(t.path(),
+    auto r = lockbench(t,
                        "suite --dir '" + (t.path() / "scenarios").string() + "' --out '" +
                            (t.path() / "results").string() + "'",
                        "PATH=/nonexistent");
@@ -515,16 +493,6 @@ TEST(SuiteCliTest, NoRedisServerOnPathIsAnEnvironmentErrorAndLeavesNothing) {
     EXPECT_NE(r.err.find("redis-server"), std::string::npos) << r.err;
     EXPECT_TRUE(!fs::exists(t.path() / "results") || fs::is_empty(t.path() / "results"))
         << "left behind: " << leftovers(t.path()).size();
-}
-
-// The names under `dir`, at any depth, of folders a result is filled in before it is whole.
-std::vector<std::string> tmp_folders(const fs::path& dir) {
-    std::vector<std::string> out;
-    for (const auto& e : fs::recursive_directory_iterator(dir)) {
-        if (e.path().filename().string().starts_with(".tmp-"))
-            out.push_back(e.path().string());
-    }
-    return out;
 }
 
 // A progress line's "(2.4 s)" as "(S s)": how long a run took is the machine's, not the test's.
@@ -566,7 +534,7 @@ TEST(SuiteCliTest, AFullDiskFailsEachRunWithoutAHalfWrittenResultAndSaysSo) {
     write_tiny_scenarios(t.path() / "scenarios");
     // `ulimit -f` makes every write past 64 KiB fail with EFBIG, as a full disk fails with ENOSPC:
     // each run's history does; the suite's small table still fits, and says so.
-    auto r = lockbench(t.path(),
+    auto r = lockbench(t,
                        "suite --no-yardstick --dir '" + (t.path() / "scenarios").string() +
                            "' --out '" + (t.path() / "results").string() + "'",
                        "ulimit -f 64;");
@@ -575,7 +543,7 @@ TEST(SuiteCliTest, AFullDiskFailsEachRunWithoutAHalfWrittenResultAndSaysSo) {
     EXPECT_EQ(r.err.rfind("failed: tiny x fenced: ", 0), 0u) << r.err;
     EXPECT_NE(r.out.find("0 of 2 runs as expected, 2 failed"), std::string::npos) << r.out;
     const fs::path suite = the_suite(t.path() / "results");
-    const json table = json::parse(read(suite / "suite.json"));
+    const json table = json::parse(read_file(suite / "suite.json"));
     EXPECT_TRUE(table["runs"].empty());
     ASSERT_EQ(table["failed"].size(), 2u);
     EXPECT_EQ(table["failed"][0]["exit_code"], 4);
@@ -593,14 +561,14 @@ TEST(SuiteCliTest, NoTopologyLeavesOutTheScenariosThatStartManyServers) {
           R"({"name": "ensemble", "clients": 2, "keys": 1, "hold_ms": 1, "lease_ms": 2000,
         "duration_s": 1, "seed": 3, "topology": {"zookeeper_servers": 3},
         "expect": {"zk_mutex": "safe"}})");
-    auto r = lockbench(t.path(), "suite --no-yardstick --no-topology --dir '" +
-                                     (t.path() / "scenarios").string() + "' --out '" +
-                                     (t.path() / "results").string() + "'");
+    auto r = lockbench(t, "suite --no-yardstick --no-topology --dir '" +
+                              (t.path() / "scenarios").string() + "' --out '" +
+                              (t.path() / "results").string() + "'");
     ASSERT_EQ(r.code, 0) << r.out << r.err;
     EXPECT_EQ(
         without_seconds(r.err),
         "[1/2] tiny x fenced: as expected (S s)\n[2/2] tiny x set_nx_px: as expected (S s)\n");
-    const json table = json::parse(read(the_suite(t.path() / "results") / "suite.json"));
+    const json table = json::parse(read_file(the_suite(t.path() / "results") / "suite.json"));
     EXPECT_EQ(table["filter"],
               json::parse(R"({"scenarios": ["tiny"], "strategies": [], "no_topology": true})"));
 }
@@ -613,32 +581,32 @@ TEST(SuiteCliTest, OffATerminalEachFinishedRunIsOneLineAndAFilteredSuiteIsGatedA
     write_tiny_scenarios(t.path() / "scenarios");
     const std::string suite = "suite --no-yardstick --dir '" + (t.path() / "scenarios").string() +
                               "' --out '" + (t.path() / "results").string() + "'";
-    auto whole = lockbench(t.path(), suite);
+    auto whole = lockbench(t, suite);
     ASSERT_EQ(whole.code, 0) << whole.out << whole.err;
     EXPECT_EQ(
         without_seconds(whole.err),
         "[1/2] tiny x fenced: as expected (S s)\n[2/2] tiny x set_nx_px: as expected (S s)\n");
     const fs::path baseline = t.path() / "baseline.json";
-    auto wb = lockbench(t.path(), "gate --current '" + the_suite(t.path() / "results").string() +
-                                      "' --write-baseline '" + baseline.string() + "'");
+    auto wb = lockbench(t, "gate --current '" + the_suite(t.path() / "results").string() +
+                               "' --write-baseline '" + baseline.string() + "'");
     ASSERT_EQ(wb.code, 0) << wb.out << wb.err;
     fs::remove_all(t.path() / "results");
 
-    auto part = lockbench(t.path(), suite + " --strategy fenced");
+    auto part = lockbench(t, suite + " --strategy fenced");
     ASSERT_EQ(part.code, 0) << part.out << part.err;
     EXPECT_EQ(without_seconds(part.err), "[1/1] tiny x fenced: as expected (S s)\n");
     const fs::path part_dir = the_suite(t.path() / "results");
-    const json table = json::parse(read(part_dir / "suite.json"));
+    const json table = json::parse(read_file(part_dir / "suite.json"));
     EXPECT_EQ(table["filter"], json::parse(R"({"scenarios": [], "strategies": ["fenced"]})"));
-    auto g = lockbench(t.path(), "gate --baseline '" + baseline.string() + "' --current '" +
-                                     part_dir.string() + "'");
+    auto g = lockbench(
+        t, "gate --baseline '" + baseline.string() + "' --current '" + part_dir.string() + "'");
     EXPECT_EQ(g.code, 0) << g.out << g.err;
     EXPECT_EQ(g.out, "gate PASS: 1 cell, 0 problems\ncompared " +
                          (part_dir / "suite.json").string() +
                          " (full suite of --strategy fenced; the baseline's 1 other cell is left "
                          "out) with " +
                          baseline.string() + " (full suite, created " +
-                         json::parse(read(baseline))["created"].get<std::string>() +
+                         json::parse(read_file(baseline))["created"].get<std::string>() +
                          ")\nnote: the baseline has no machine yardstick: throughput is compared "
                          "to other strategies only, so a slowdown of every strategy cannot be "
                          "seen (refresh the baseline)\n");
@@ -660,20 +628,19 @@ TEST(SuiteCliTest, ARepeatedSuiteJudgesEachPairOverItsRunsAndTheGateReadsIt) {
     const std::string suite = "suite --no-yardstick --dir '" + scenarios.string() + "' --out '";
 
     // Without --repeat the suite reads as it always has: each run judged on its own.
-    auto once = lockbench(t.path(), suite + (t.path() / "once").string() + "'");
+    auto once = lockbench(t, suite + (t.path() / "once").string() + "'");
     ASSERT_EQ(once.code, 0) << once.out << once.err;
-    const json once_table = json::parse(read(the_suite(t.path() / "once") / "suite.json"));
+    const json once_table = json::parse(read_file(the_suite(t.path() / "once") / "suite.json"));
     EXPECT_FALSE(once_table.contains("repeat"));
     EXPECT_FALSE(once_table["runs"][0].contains("runs"));
     EXPECT_NE(once.out.find("2 of 2 runs as expected"), std::string::npos) << once.out;
     const fs::path baseline = t.path() / "baseline.json";
-    auto wb = lockbench(t.path(), "gate --current '" + the_suite(t.path() / "once").string() +
-                                      "' --write-baseline '" + baseline.string() + "'");
+    auto wb = lockbench(t, "gate --current '" + the_suite(t.path() / "once").string() +
+                               "' --write-baseline '" + baseline.string() + "'");
     ASSERT_EQ(wb.code, 0) << wb.out << wb.err;
 
-    auto r =
-        lockbench(t.path(), suite + (t.path() / "results").string() + "' --repeat 2 --junit '" +
-                                (t.path() / "junit.xml").string() + "'");
+    auto r = lockbench(t, suite + (t.path() / "results").string() + "' --repeat 2 --junit '" +
+                              (t.path() / "junit.xml").string() + "'");
     EXPECT_EQ(r.code, 1) << r.out << r.err;
     EXPECT_EQ(without_seconds(r.err),
               "[1/4] tiny x fenced, round 1: as expected (S s)\n"
@@ -681,7 +648,7 @@ TEST(SuiteCliTest, ARepeatedSuiteJudgesEachPairOverItsRunsAndTheGateReadsIt) {
               "[3/4] tiny x set_nx_px, round 2: as expected (S s)\n"
               "[4/4] tiny x fenced, round 2: as expected (S s)\n");
     const fs::path dir = the_suite(t.path() / "results");
-    const json table = json::parse(read(dir / "suite.json"));
+    const json table = json::parse(read_file(dir / "suite.json"));
     EXPECT_EQ(table["repeat"], 2);
     ASSERT_EQ(table["runs"].size(), 2u);
     for (const json& row : table["runs"]) {
@@ -717,7 +684,7 @@ TEST(SuiteCliTest, ARepeatedSuiteJudgesEachPairOverItsRunsAndTheGateReadsIt) {
         << r.out;
     EXPECT_NE(r.out.find("1 of 2 pairs as expected over 2 runs each\n"), std::string::npos)
         << r.out;
-    const std::string junit = read(t.path() / "junit.xml");
+    const std::string junit = read_file(t.path() / "junit.xml");
     EXPECT_NE(junit.find("tests=\"2\" failures=\"1\""), std::string::npos) << junit;
     EXPECT_NE(junit.find("expected safe,violates:mutual_exclusion in &gt;= 1 of 2, got valid "
                          "(violated in 0 of 2, as expected in 2 of 2)"),
@@ -726,7 +693,7 @@ TEST(SuiteCliTest, ARepeatedSuiteJudgesEachPairOverItsRunsAndTheGateReadsIt) {
 
     // The gate reads the pair's outcome over its runs against the single-run baseline.
     auto g = lockbench(
-        t.path(), "gate --baseline '" + baseline.string() + "' --current '" + dir.string() + "'");
+        t, "gate --baseline '" + baseline.string() + "' --current '" + dir.string() + "'");
     EXPECT_EQ(g.code, 1) << g.out << g.err;
     EXPECT_EQ(g.out.rfind("gate FAIL: 2 cells, 1 problem", 0), 0u) << g.out;
     EXPECT_NE(g.out.find("tiny / set_nx_px: UNEXPECTED OUTCOME: expected "
@@ -735,8 +702,7 @@ TEST(SuiteCliTest, ARepeatedSuiteJudgesEachPairOverItsRunsAndTheGateReadsIt) {
         << g.out;
 
     // --retries reruns until as expected; --repeat counts: together they would bias the count.
-    auto both =
-        lockbench(t.path(), suite + (t.path() / "both").string() + "' --repeat 2 --retries 1");
+    auto both = lockbench(t, suite + (t.path() / "both").string() + "' --repeat 2 --retries 1");
     EXPECT_EQ(both.code, 2) << both.err;
     EXPECT_EQ(lines(both.err), 1u) << both.err;
     EXPECT_NE(both.err.find("give one of them"), std::string::npos) << both.err;
@@ -805,7 +771,7 @@ TEST(SuiteCliTest, ARunThatFailsIsThatRunsErrorAndTheOthersAreKept) {
     const fs::path junit = t.path() / "junit.xml";
     const std::string keep_limit =
         ::geteuid() == 0 ? "setpriv --bounding-set=-sys_resource --inh-caps=-sys_resource" : "";
-    auto r = lockbench(t.path(),
+    auto r = lockbench(t,
                        "suite --no-yardstick --dir '" + scenarios.string() + "' --out '" +
                            (t.path() / "results").string() + "' --junit '" + junit.string() + "'",
                        "ulimit -n 512; " + keep_limit);
@@ -826,7 +792,7 @@ TEST(SuiteCliTest, ARunThatFailsIsThatRunsErrorAndTheOthersAreKept) {
         << r.out;
     EXPECT_NE(r.out.find("2 of 3 runs as expected, 1 failed"), std::string::npos) << r.out;
     const fs::path suite = the_suite(t.path() / "results");
-    const json table = json::parse(read(suite / "suite.json"));
+    const json table = json::parse(read_file(suite / "suite.json"));
     EXPECT_EQ(table["all_as_expected"], false);
     ASSERT_EQ(table["runs"].size(), 2u);
     EXPECT_EQ(table["runs"][0]["scenario"], "a-before");
@@ -841,7 +807,7 @@ TEST(SuiteCliTest, ARunThatFailsIsThatRunsErrorAndTheOthersAreKept) {
     EXPECT_EQ(table["failed"][0]["exit_code"], 4);
     EXPECT_NE(table["failed"][0]["error"].get<std::string>().find("file descriptors"),
               std::string::npos);
-    const std::string xml = read(junit);
+    const std::string xml = read_file(junit);
     EXPECT_NE(xml.find("tests=\"3\" failures=\"0\" errors=\"1\""), std::string::npos) << xml;
     const std::size_t crowd =
         xml.find("<testcase classname=\"b-crowd\" name=\"set_nx_px\" time=\"");
@@ -855,20 +821,9 @@ TEST(SuiteCliTest, ARunThatFailsIsThatRunsErrorAndTheOthersAreKept) {
 // The children of `parent` named `name`, from /proc (the embedded redis-server of a run).
 std::vector<pid_t> children_named(pid_t parent, const std::string& name) {
     std::vector<pid_t> out;
-    for (const auto& e : fs::directory_iterator("/proc")) {
-        const std::string pid = e.path().filename().string();
-        if (pid.find_first_not_of("0123456789") != std::string::npos)
-            continue;
-        std::string stat = read(e.path() / "stat");
-        auto open = stat.find('('), close = stat.rfind(')');
-        if (open == std::string::npos || close == std::string::npos)
-            continue;
-        std::istringstream rest(stat.substr(close + 2));
-        char state;
-        pid_t ppid = 0;
-        rest >> state >> ppid;
-        if (ppid == parent && stat.substr(open + 1, close - open - 1) == name)
-            out.push_back(std::stoi(pid));
+    for (const auto& child : testing::child_processes(parent)) {
+        if (child.name == name)
+            out.push_back(child.pid);
     }
     return out;
 }
@@ -896,7 +851,7 @@ TEST(SuiteCliTest, AnEmbeddedServerKilledFromOutsideIsAnEnvironmentErrorAndLeave
     ::waitpid(pid, &status, 0);
     ASSERT_TRUE(WIFEXITED(status));
     EXPECT_EQ(WEXITSTATUS(status), 4);
-    std::string message = read(err);
+    std::string message = read_file(err);
     EXPECT_EQ(lines(message), 1u) << message;
     EXPECT_NE(message.find("died"), std::string::npos) << message;
     EXPECT_TRUE(!fs::exists(results) || fs::is_empty(results));
@@ -928,7 +883,7 @@ TEST_P(SuiteSignalTest, StopsMidSuiteWritesAnInterruptedSuiteAndLeavesNoServer) 
         suites.push_back(e.path());
     ASSERT_EQ(suites.size(), 1u);
     EXPECT_TRUE(tmp_folders(t.path() / "results").empty());
-    auto table = json::parse(read(suites[0] / "suite.json"));
+    auto table = json::parse(read_file(suites[0] / "suite.json"));
     EXPECT_EQ(table["interrupted"], true);
     EXPECT_EQ(table["all_as_expected"], false);
     // The interrupted run itself is whole and marked; its embedded server is gone.
@@ -936,7 +891,7 @@ TEST_P(SuiteSignalTest, StopsMidSuiteWritesAnInterruptedSuiteAndLeavesNoServer) 
     for (const auto& e : fs::directory_iterator(suites[0])) {
         if (!e.is_directory())
             continue;
-        auto summary = json::parse(read(e.path() / "summary.json"));
+        auto summary = json::parse(read_file(e.path() / "summary.json"));
         EXPECT_TRUE(summary["interrupted"].get<bool>());
         // The table names it: no folder in a suite is unaccounted for.
         EXPECT_EQ(table["interrupted_run"]["dir"], e.path().filename().string());
@@ -969,7 +924,7 @@ TEST(SuiteCliTest, WithoutRootTheSentinelScenariosAreSkippedSayingWhy) {
         fs::permissions(p, fs::perms::all);
     const std::string as_nobody = "setpriv --reuid=65534 --regid=65534 --clear-groups";
     const fs::path junit = scratch.path() / "junit.xml";
-    Cli r = lockbench(scratch.path(),
+    Cli r = lockbench(scratch,
                       "suite --scenario t5-sentinel-split-brain --no-yardstick --out '" +
                           out.string() + "' --junit '" + junit.string() + "'",
                       as_nobody);
@@ -984,14 +939,14 @@ TEST(SuiteCliTest, WithoutRootTheSentinelScenariosAreSkippedSayingWhy) {
     fs::path suite_dir;
     for (const auto& e : fs::directory_iterator(out))
         suite_dir = e.path();
-    const json table = json::parse(read(suite_dir / "suite.json"));
+    const json table = json::parse(read_file(suite_dir / "suite.json"));
     EXPECT_TRUE(table["runs"].empty());
     ASSERT_EQ(table["skipped"].size(), 3u);
     EXPECT_EQ(table["skipped"][0]["scenario"], "t5-sentinel-split-brain");
-    EXPECT_NE(read(junit).find("skipped=\"3\""), std::string::npos);
+    EXPECT_NE(read_file(junit).find("skipped=\"3\""), std::string::npos);
 
     Cli one =
-        lockbench(scratch.path(),
+        lockbench(scratch,
                   "run '" + std::string(LOCKBENCH_WORKLOADS_DIR) +
                       "/t5-sentinel-split-brain.json' --no-yardstick --out '" + out.string() + "'",
                   as_nobody);
@@ -1011,12 +966,12 @@ TEST(SuiteCliTest, AScenarioNamingALockLibraryThisMachineLacksRunsForTheOthers) 
         "expect": {"set_nx_px": "safe",
                    "command:/nonexistent/runtime adapter.py": "safe"}})");
     const std::string out = (t.path() / "results").string();
-    Cli one = lockbench(t.path(), "run '" + (dir / "lib.json").string() +
-                                      "' --strategy set_nx_px --no-yardstick --out '" + out + "'");
+    Cli one = lockbench(t, "run '" + (dir / "lib.json").string() +
+                               "' --strategy set_nx_px --no-yardstick --out '" + out + "'");
     EXPECT_EQ(one.code, 0) << one.err;
 
     Cli suite = lockbench(
-        t.path(), "suite --no-yardstick --dir '" + dir.string() + "' --out '" + out + "/suites'");
+        t, "suite --no-yardstick --dir '" + dir.string() + "' --out '" + out + "/suites'");
     EXPECT_EQ(suite.code, 0) << suite.err;
     EXPECT_NE(suite.err.find("skipped: lib x command:/nonexistent/runtime adapter.py"),
               std::string::npos)

@@ -40,12 +40,14 @@ inline std::size_t lines(const std::string& text) {
 }
 
 // `lockbench ARGS` (ARGS as a shell would split them), with stdout and stderr captured in
-// `scratch` and nothing on stdin.
-inline Cli lockbench(const TempDir& scratch, const std::string& args) {
+// `scratch` and nothing on stdin; `prefix` is shell text put before it (`NAME=value` for it alone,
+// `ulimit -n 64;`).
+inline Cli lockbench(const TempDir& scratch, const std::string& args,
+                     const std::string& prefix = "") {
     const std::filesystem::path out = scratch.path() / "stdout.txt";
     const std::filesystem::path err = scratch.path() / "stderr.txt";
-    const std::string command = "'" + std::string(LOCKBENCH_BINARY) + "' " + args + " >'" +
-                                out.string() + "' 2>'" + err.string() + "' </dev/null";
+    const std::string command = prefix + " '" + std::string(LOCKBENCH_BINARY) + "' " + args +
+                                " >'" + out.string() + "' 2>'" + err.string() + "' </dev/null";
     const int status = std::system(command.c_str());
     Cli r;
     r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;

@@ -15,12 +15,14 @@
 #include "checker/testing/temp_dir.hpp"
 #include "engine/cli/cli_testing.hpp"
 #include "engine/run/run.hpp"
+#include "engine/testing/run_files.hpp"
 
 namespace lockbench {
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using testing::tmp_folders;
 
 TEST(ClientsRamp, StartStepEndAndListsAreTheCurvesPoints) {
     EXPECT_EQ(parse_clients_ramp("1:10:31"), (std::vector<int>{1, 11, 21, 31}));
@@ -93,16 +95,6 @@ std::string read_text(const fs::path& p) {
     std::stringstream ss;
     ss << in.rdbuf();
     return ss.str();
-}
-
-// The names under `dir`, at any depth, of folders a result is filled in before it is whole.
-std::vector<std::string> tmp_folders(const fs::path& dir) {
-    std::vector<std::string> out;
-    for (const auto& e : fs::recursive_directory_iterator(dir)) {
-        if (e.path().filename().string().starts_with(".tmp-"))
-            out.push_back(e.path().string());
-    }
-    return out;
 }
 
 // A ramp whose second point needs more file descriptors than the process may open (its hard

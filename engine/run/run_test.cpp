@@ -21,8 +21,8 @@
 
 #include "checker/testing/temp_dir.hpp"
 #include "engine/cli/cli_testing.hpp"
-#include "engine/testing/history_lines.hpp"
 #include "engine/testing/redis_fixture.hpp"
+#include "engine/testing/run_files.hpp"
 
 namespace lockbench {
 namespace {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <fstream>
 #include <netinet/in.h>
+#include <optional>
 #include <set>
 #include <signal.h>
 #include <sstream>
@@ -17,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include "checker/testing/temp_dir.hpp"
+#include "engine/cli/cli_testing.hpp"
 #include "engine/clients/client.hpp"
 #include "engine/clients/resource.hpp"
 #include "engine/run/run.hpp"
@@ -24,6 +26,7 @@
 #include "engine/servers/redis_server.hpp"
 #include "engine/servers/zookeeper_server.hpp"
 #include "engine/testing/redis_fixture.hpp"
+#include "engine/testing/zookeeper_fixture.hpp"
 #include "strategies/client/zk_client.hpp"
 #include "strategies/registry.hpp"
 
@@ -32,42 +35,13 @@ namespace {
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
+using testing::Cli;
+using testing::lines;
+using testing::lockbench;
 using testing::TempDir;
 
 bool process_exists(pid_t pid) {
     return ::kill(pid, 0) == 0;
-}
-
-std::string read(const fs::path& p) {
-    std::ifstream in(p);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-struct Cli {
-    int code = -1;
-    std::string out, err;
-};
-
-Cli lockbench(const fs::path& scratch, const std::string& args) {
-    const fs::path out = scratch / "stdout.txt";
-    const fs::path err = scratch / "stderr.txt";
-    std::string cmd = "'" + std::string(LOCKBENCH_BINARY) + "' " + args + " >'" + out.string() +
-                      "' 2>'" + err.string() + "'";
-    int status = std::system(("bash -c \"" + cmd + "\"").c_str());
-    Cli r;
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = read(out);
-    r.err = read(err);
-    return r;
-}
-
-std::size_t lines(const std::string& s) {
-    std::size_t n = 0;
-    for (char c : s)
-        n += c == '\n';
-    return n;
 }
 
 TEST(ZooKeeperServerTest, StartsAnswersTakesAZnodeAndStopsLeavingNoProcess) {
@@ -105,27 +79,29 @@ TEST(ZooKeeperServerTest, StartsAnswersTakesAZnodeAndStopsLeavingNoProcess) {
     EXPECT_FALSE(fs::exists(dir));
 }
 
-TEST(ZooKeeperServerTest, MissingJavaIsAnEnvironmentErrorInOneLine) {
+// What starting a server with `options` threw as an EnvironmentError; nullopt when it started.
+std::optional<std::string> environment_error_of(const ZooKeeperServerOptions& options) {
     try {
-        ZooKeeperServer server({.java = "/nonexistent/java"});
-        FAIL() << "started without java";
+        ZooKeeperServer server(options);
+        return std::nullopt;
     } catch (const EnvironmentError& e) {
-        const std::string what = e.what();
-        EXPECT_NE(what.find("java not found"), std::string::npos) << what;
-        EXPECT_NE(what.find("scripts/bootstrap.sh"), std::string::npos) << what;
-        EXPECT_EQ(what.find('\n'), std::string::npos);
+        return e.what();
     }
 }
 
+TEST(ZooKeeperServerTest, MissingJavaIsAnEnvironmentErrorInOneLine) {
+    const auto what = environment_error_of({.java = "/nonexistent/java"});
+    ASSERT_TRUE(what) << "started without java";
+    EXPECT_NE(what->find("java not found"), std::string::npos) << *what;
+    EXPECT_NE(what->find("scripts/bootstrap.sh"), std::string::npos) << *what;
+    EXPECT_EQ(what->find('\n'), std::string::npos);
+}
+
 TEST(ZooKeeperServerTest, MissingPackageIsAnEnvironmentErrorInOneLine) {
-    try {
-        ZooKeeperServer server({.jar = "/nonexistent/zookeeper.jar"});
-        FAIL() << "started without the jar";
-    } catch (const EnvironmentError& e) {
-        const std::string what = e.what();
-        EXPECT_NE(what.find("/nonexistent/zookeeper.jar not found"), std::string::npos) << what;
-        EXPECT_NE(what.find("zookeeper package"), std::string::npos) << what;
-    }
+    const auto what = environment_error_of({.jar = "/nonexistent/zookeeper.jar"});
+    ASSERT_TRUE(what) << "started without the jar";
+    EXPECT_NE(what->find("/nonexistent/zookeeper.jar not found"), std::string::npos) << *what;
+    EXPECT_NE(what->find("zookeeper package"), std::string::npos) << *what;
 }
 
 TEST(ZooKeeperServerTest, ABusyPortIsAnEnvironmentError) {
@@ -139,12 +115,8 @@ TEST(ZooKeeperServerTest, ABusyPortIsAnEnvironmentError) {
     ASSERT_EQ(::listen(fd, 4), 0);
     ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
     const int port = ntohs(addr.sin_port);
-    try {
-        ZooKeeperServer server({.port = port});
-        FAIL() << "started on a busy port";
-    } catch (const EnvironmentError& e) {
-        EXPECT_EQ(std::string(e.what()), "ZooKeeper: port " + std::to_string(port) + " is busy");
-    }
+    EXPECT_EQ(environment_error_of({.port = port}),
+              "ZooKeeper: port " + std::to_string(port) + " is busy");
     ::close(fd);
 }
 
@@ -245,22 +217,22 @@ TEST(ZooKeeperRunTest, ZkMutexRunsOnAnEnsembleItDidNotStartWithPerRunPrefixes) {
 
 TEST(ZooKeeperCliTest, StrategiesListsZkMutexAndAnUnreachableEnsembleIsExitFour) {
     TempDir scratch;
-    Cli list = lockbench(scratch.path(), "strategies");
+    Cli list = lockbench(scratch, "strategies");
     ASSERT_EQ(list.code, 0) << list.err;
     EXPECT_NE(list.out.find("zk_mutex"), std::string::npos) << list.out;
     EXPECT_NE(list.out.find("zookeeper"), std::string::npos) << list.out;
 
     const int port = pick_free_port();  // nobody listens there
-    Cli run = lockbench(scratch.path(), "run --strategy zk_mutex --duration 0.5 --out '" +
-                                            (scratch.path() / "results").string() +
-                                            "' --zookeeper 127.0.0.1:" + std::to_string(port));
+    Cli run = lockbench(scratch, "run --strategy zk_mutex --duration 0.5 --out '" +
+                                     (scratch.path() / "results").string() +
+                                     "' --zookeeper 127.0.0.1:" + std::to_string(port));
     EXPECT_EQ(run.code, 4) << run.err;
     EXPECT_EQ(lines(run.err), 1u) << run.err;
     EXPECT_NE(run.err.find("cannot reach ZooKeeper at 127.0.0.1:" + std::to_string(port)),
               std::string::npos)
         << run.err;
 
-    Cli bad = lockbench(scratch.path(), "run --strategy zk_mutex --zookeeper nohostport");
+    Cli bad = lockbench(scratch, "run --strategy zk_mutex --zookeeper nohostport");
     EXPECT_EQ(bad.code, 2) << bad.err;
     EXPECT_EQ(lines(bad.err), 1u) << bad.err;
     EXPECT_NE(bad.err.find("--zookeeper"), std::string::npos) << bad.err;
@@ -271,7 +243,7 @@ TEST(ZooKeeperCliTest, StrategiesListsZkMutexAndAnUnreachableEnsembleIsExitFour)
 // of 2 clients could connect to Redis".
 TEST(ZooKeeperCliTest, ClientsWithoutAZooKeeperSessionAreNamedAsSuch) {
     TempDir scratch;
-    const Cli run = lockbench(scratch.path(),
+    const Cli run = lockbench(scratch,
                               "run --no-yardstick --strategy zk_mutex --lease-ms 1 --clients 2 "
                               "--duration 0.5 --out '" +
                                   (scratch.path() / "results").string() + "'");
@@ -288,14 +260,13 @@ TEST(ZooKeeperCliTest, SuiteAndDemoRunZooKeepersLocksOnTheUsersEnsemble) {
     ZooKeeperServer ensemble;
     TempDir scratch;
     const fs::path suite_out = scratch.path() / "suite", demo_out = scratch.path() / "demo";
-    Cli suite = lockbench(scratch.path(),
+    Cli suite = lockbench(scratch,
                           "suite --scenario holder-crash --strategy zk_rwlock "
                           "--no-yardstick --zookeeper " +
                               ensemble.hosts() + " --out '" + suite_out.string() + "'");
     EXPECT_EQ(suite.code, 0) << suite.out << suite.err;
     EXPECT_NE(suite.out.find("1 of 1 runs as expected"), std::string::npos) << suite.out;
-    Cli demo =
-        lockbench(scratch.path(), "demo holder-crash --strategy zk_mutex --zookeeper " +
+    Cli demo = lockbench(scratch, "demo holder-crash --strategy zk_mutex --zookeeper " +
                                       ensemble.hosts() + " --out '" + demo_out.string() + "'");
     EXPECT_EQ(demo.code, 0) << demo.out << demo.err;
 
@@ -323,7 +294,7 @@ TEST(ZooKeeperCliTest, SuiteAndDemoRunZooKeepersLocksOnTheUsersEnsemble) {
     EXPECT_EQ(run_sync(loop, zk.get_children("/")).children, std::vector<std::string>{"zookeeper"});
 
     Cli unreachable =
-        lockbench(scratch.path(),
+        lockbench(scratch,
                   "suite --scenario holder-crash --strategy "
                   "zk_mutex --no-yardstick --zookeeper 127.0.0.1:" +
                       std::to_string(pick_free_port()) + " --out '" + suite_out.string() + "'");
@@ -336,23 +307,7 @@ TEST(ZooKeeperCliTest, SuiteAndDemoRunZooKeepersLocksOnTheUsersEnsemble) {
 // holder's session expires (a second handle deletes it, so the holder itself keeps running and
 // still believes it holds); the next holder gets a higher fence and writes; the first holder's
 // late write is then refused by the fenced register and accepted by the plain counter.
-class ZooKeeperFenceTest : public testing::RedisTest {
-  protected:
-    static void SetUpTestSuite() {
-        RedisTest::SetUpTestSuite();
-        zookeeper_ = std::make_unique<ZooKeeperServer>();
-    }
-    static void TearDownTestSuite() {
-        zookeeper_.reset();
-        RedisTest::TearDownTestSuite();
-    }
-    std::unique_ptr<Session> zk_session(const std::string& name) {
-        auto session = make_session(name);
-        session->set_zookeeper_hosts(zookeeper_->hosts());
-        return session;
-    }
-    static inline std::unique_ptr<ZooKeeperServer> zookeeper_;
-};
+class ZooKeeperFenceTest : public testing::RedisAndZooKeeperTest {};
 
 TEST_F(ZooKeeperFenceTest, AStaleHoldersWriteIsRefusedByItsNodesSequenceNumber) {
     for (const std::string strategy : {"zk_mutex", "zk_rwlock"}) {
@@ -678,12 +633,12 @@ TEST(ZooKeeperRunTest, TheHistorysLeaseIsTheNegotiatedSessionTimeoutAboveAndBelo
         if (e["f"] == "acquire" && e["type"] == "ok")
             grants_ns[e["process"].get<std::int64_t>()].push_back(e["time"].get<std::int64_t>());
     }
-    const std::string story = read(r.dir / "story.txt");
+    const std::string story = testing::read_file(r.dir / "story.txt");
     EXPECT_NE(story.find("session timeout 100 ms"), std::string::npos) << story;
     EXPECT_NE(story.find("Its 100 ms session timeout ran out"), std::string::npos) << story;
     EXPECT_EQ(story.find("50 ms"), std::string::npos) << story;
     // The timeline draws each holder's timeout where it ran out: 100 ms after its grant.
-    const std::string timeline = read(r.dir / "timeline.html");
+    const std::string timeline = testing::read_file(r.dir / "timeline.html");
     const std::string title = "'s session timeout ran out by ";
     int drawn = 0;
     for (auto at = timeline.find(title); at != std::string::npos;

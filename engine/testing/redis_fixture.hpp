@@ -50,8 +50,11 @@ class RedisTest : public ::testing::Test {
 };
 
 // Servers a run is given as the user's own (--redis): `count` redis-servers of the test's (three
-// for Redlock's masters) and their endpoints, in the same order.
+// for Redlock's masters) and their endpoints, in the same order; or as many as `strategy` drives
+// (Redlock's three, any other strategy's one).
 struct UsersRedisServers {
+    explicit UsersRedisServers(const std::string& strategy)
+        : UsersRedisServers(strategy == "redlock" ? 3 : 1) {}
     explicit UsersRedisServers(int count) {
         for (int i = 0; i < count; ++i) {
             servers.push_back(std::make_unique<RedisServer>());

@@ -215,8 +215,7 @@ void start_cluster_deployment(Deployment& d, const Workload& w) {
                   {"--cluster-replicas", std::to_string(w.topology.replicas), "--cluster-yes"});
     output_of(create);
 
-    const auto deadline = std::chrono::steady_clock::now() + 30s;
-    for (;;) {
+    wait_until_together("Redis Cluster", 30s, [&] {
         std::string missing;
         for (std::size_t i = 0; missing.empty() && i < d.servers.size(); ++i) {
             const std::string info = d.servers[i]->command({"CLUSTER", "INFO"}).as_string();
@@ -234,18 +233,11 @@ void start_cluster_deployment(Deployment& d, const Workload& w) {
             int replicas = 0;
             for (const auto& n : view.value_or(std::vector<ClusterNode>{}))
                 replicas += n.master ? 0 : 1;
-            if (replicas == nodes - masters)
-                return;
-            missing = "every replica to be known as one";
+            if (replicas != nodes - masters)
+                missing = "every replica to be known as one";
         }
-        if (std::chrono::steady_clock::now() >= deadline) {
-            throw EnvironmentError(
-                "the Redis Cluster did not come together within 30 s (waiting "
-                "for " +
-                missing + ")");
-        }
-        std::this_thread::sleep_for(50ms);
-    }
+        return missing;
+    });
 }
 
 bool is_cluster_node(const Endpoint& node) {

@@ -1,6 +1,7 @@
 #include "engine/topology/deployment.hpp"
 
 #include <sys/resource.h>
+#include <thread>
 
 #include "engine/topology/cluster.hpp"
 #include "engine/topology/sentinel.hpp"
@@ -293,6 +294,22 @@ void Deployment::check_alive() {
                     s->endpoint().to_string() + " died during the run: " + s->log_tail(1));
             }
         }
+    }
+}
+
+void wait_until_together(const std::string& what, std::chrono::seconds timeout,
+                         const std::function<std::string()>& missing) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+        const std::string waiting_for = missing();
+        if (waiting_for.empty())
+            return;
+        if (std::chrono::steady_clock::now() >= deadline) {
+            throw EnvironmentError("the " + what + " did not come together within " +
+                                   std::to_string(timeout.count()) + " s (waiting for " +
+                                   waiting_for + ")");
+        }
+        std::this_thread::sleep_for(50ms);
     }
 }
 

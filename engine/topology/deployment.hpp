@@ -5,8 +5,11 @@
 // faults, a fault proxy in front of every node. Sized for the run's clients: file descriptors
 // here, maxclients there.
 
+#include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "engine/run/workload.hpp"
@@ -90,5 +93,10 @@ int max_connections_per_node(const Workload& w);
 // Raises this process's open-file limit for `w`'s clients on `nodes` nodes, or throws
 // EnvironmentError naming the limit.
 void reserve_file_descriptors(const Workload& w, std::size_t nodes, bool proxied);
+
+// Asks `missing` every 50 ms what a deployment still waits for, until it answers "" (ready). Past
+// `timeout`: EnvironmentError "the `what` did not come together within ... (waiting for ...)".
+void wait_until_together(const std::string& what, std::chrono::seconds timeout,
+                         const std::function<std::string()>& missing);
 
 }  // namespace lockbench

@@ -24,8 +24,8 @@
 #include "engine/run/workload.hpp"
 #include "engine/servers/controlled_server.hpp"
 #include "engine/servers/redis_server.hpp"
+#include "engine/testing/child_processes.hpp"
 #include "engine/topology/inventory.hpp"
-#include "strategies/client/event_loop.hpp"
 #include "strategies/client/redis_connection.hpp"
 
 namespace lockbench {
@@ -143,12 +143,8 @@ bool interface_exists(const std::string& name) {
 }
 
 bool pings(const Endpoint& ep) {
-    EventLoop loop;
-    RedisConnection c(loop, ep, {.connect_timeout = 300ms, .command_timeout = 300ms});
     try {
-        return run_sync(loop, [](RedisConnection& conn) -> Task<bool> {
-            co_return (co_await conn.command("PING")).str == "PONG";
-        }(c));
+        return command_once(ep, {"PING"}, 300ms).str == "PONG";
     } catch (const RedisError&) {
         return false;
     }
@@ -305,26 +301,12 @@ std::set<std::string> root_interfaces() {
     return out;
 }
 
-// The processes whose parent is `parent`.
+// The processes whose parent is `parent`, but for zombies.
 std::set<pid_t> children_of(pid_t parent) {
     std::set<pid_t> out;
-    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-        const std::string name = entry.path().filename();
-        if (name.find_first_not_of("0123456789") != std::string::npos)
-            continue;
-        std::ifstream stat(entry.path() / "stat");
-        std::string text;
-        std::getline(stat, text);
-        // pid (comm) state ppid ...: comm may hold spaces, so read after the last ')'.
-        const auto close = text.rfind(')');
-        if (close == std::string::npos)
-            continue;
-        std::istringstream rest(text.substr(close + 2));
-        char state = 0;
-        pid_t ppid = 0;
-        rest >> state >> ppid;
-        if (ppid == parent && state != 'Z')
-            out.insert(std::stoi(name));
+    for (const auto& child : testing::child_processes(parent)) {
+        if (child.state != 'Z')
+            out.insert(child.pid);
     }
     return out;
 }

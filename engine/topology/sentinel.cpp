@@ -89,10 +89,8 @@ void start_sentinel_deployment(Deployment& d, const Workload& w) {
 
     // Ready when the replicas stream from the master and every sentinel knows the others and
     // every replica (sentinels find each other through hello messages every 2 s).
-    const auto deadline = std::chrono::steady_clock::now() + 20s;
-    std::string missing;
-    for (;;) {
-        missing.clear();
+    wait_until_together("Sentinel deployment", 20s, [&] {
+        std::string missing;
         const std::string info = d.servers[0]->command({"INFO", "replication"}).str;
         if (info.find("connected_slaves:" + std::to_string(w.topology.replicas) + "\r") ==
             std::string::npos)
@@ -104,16 +102,8 @@ void start_sentinel_deployment(Deployment& d, const Workload& w) {
                 field(m, "num-slaves") != std::to_string(w.topology.replicas))
                 missing = "sentinel " + std::to_string(i) + " to find the others and the replicas";
         }
-        if (missing.empty())
-            return;
-        if (std::chrono::steady_clock::now() >= deadline) {
-            throw EnvironmentError(
-                "the Sentinel deployment did not come together within 20 s "
-                "(waiting for " +
-                missing + ")");
-        }
-        std::this_thread::sleep_for(50ms);
-    }
+        return missing;
+    });
 }
 
 std::optional<Endpoint> ask_sentinels_for_master(const std::vector<Endpoint>& sentinels,
