@@ -264,6 +264,48 @@ TEST(AdapterRunTest, ALateGrantAndItsReleaseAreRecordedForTheInDoubtAcquire) {
     EXPECT_EQ(r.summary["adapter"]["late_grants"], 1);
 }
 
+// PROTOCOL.md `late_grant`'s `id`: with two acquires of one client on one key in doubt, the
+// late grant of the second, named by its request's id, is recorded for that second acquire's
+// process, not for the oldest in doubt.
+TEST(AdapterRunTest, ALateGrantNamingItsRequestIsRecordedForThatAcquire) {
+    TempDir out;
+    // The 2nd and 3rd acquires are answered `timeout`; the 3rd is then granted late and released.
+    Workload w =
+        Workload::from_json(json{{"name", "late-grant-second"},
+                                 {"client_command", misbehaving_adapter("late-grant-second 2")},
+                                 {"clients", 1},
+                                 {"keys", 1},
+                                 {"duration_s", 0.5}});
+    ::testing::internal::CaptureStderr();
+    RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
+    const std::string stderr_text = ::testing::internal::GetCapturedStderr();
+    EXPECT_EQ(stderr_text.find("late_grant"), std::string::npos) << stderr_text;
+    EXPECT_EQ(r.summary["verdict"]["checks"]["linearizability"]["valid"], true)
+        << r.summary["verdict"].dump(2);
+
+    std::vector<json> in_doubt;
+    std::vector<json> late;
+    for (const auto& e : read_history(r.dir / "history.jsonl")) {
+        if (e["f"] == "acquire" && e["type"] == "info")
+            in_doubt.push_back(e);
+        if (e["process"] == "library")
+            late.push_back(e);
+    }
+    ASSERT_EQ(in_doubt.size(), 2u);
+    ASSERT_NE(in_doubt[0]["process"], in_doubt[1]["process"]);
+    ASSERT_EQ(late.size(), 2u);
+    EXPECT_EQ(late[0]["value"]["phase"], "granted");
+    EXPECT_EQ(late[0]["value"]["token"], "late-3");
+    EXPECT_EQ(late[1]["value"]["phase"], "released");
+    for (const auto& e : late) {
+        EXPECT_EQ(e["f"], "late-grant") << e.dump();
+        EXPECT_EQ(e["value"]["process"], in_doubt[1]["process"]) << e.dump();
+        EXPECT_EQ(e["key"], in_doubt[1]["key"]) << e.dump();
+        EXPECT_GT(e["index"].get<std::int64_t>(), in_doubt[1]["index"].get<std::int64_t>());
+    }
+    EXPECT_EQ(r.summary["adapter"]["late_grants"], 1);
+}
+
 // PROTOCOL.md: an acquire_ok's lease_ms is the lease that grant got (etcd rounds 300 ms up to
 // 2 s); the history's acquire ok carries it beside the invoke's asked lease, for the checks.
 TEST(AdapterRunTest, TheLeaseAnAdapterAppliedToAGrantIsInItsAcquireOk) {

@@ -314,12 +314,17 @@ void WorkloadRun::wire_adapter() {
         };
         const auto ok = message.find("ok");
         const bool released_ok = ok != message.end() && ok->is_boolean() && ok->get<bool>();
+        const auto id = message.find("id");
+        const std::optional<std::int64_t> request =
+            id != message.end() && id->is_number_integer()
+                ? std::optional<std::int64_t>(id->get<std::int64_t>())
+                : std::nullopt;
         const std::size_t index =
             std::strtoul(client.c_str() + (client.empty() ? 0 : 1), nullptr, 10);
         directory.post(index, [&library_late_grants, key = text_of("key"), phase = text_of("phase"),
-                               token = text_of("token"), text = text_of("text"),
-                               released_ok](SimulatedClient& c) {
-            if (c.record_library_late_grant(key, phase, released_ok, token, text) &&
+                               token = text_of("token"), text = text_of("text"), released_ok,
+                               request](SimulatedClient& c) {
+            if (c.record_library_late_grant(key, phase, released_ok, token, text, request) &&
                 phase == "granted")
                 library_late_grants.fetch_add(1, std::memory_order_relaxed);
         });

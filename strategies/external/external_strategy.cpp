@@ -418,8 +418,16 @@ Task<std::optional<std::chrono::milliseconds>> ExternalStrategy::applied_lease(
     co_return client->applied_lease;
 }
 
+std::optional<std::int64_t> adapter_acquire_request(Session& session) {
+    const AdapterClient* client = adapter_client(session);
+    return client ? client->acquire_request_id : std::nullopt;
+}
+
 Task<AcquireResult> ExternalStrategy::acquire(Session& session, const AcquireRequest& request) {
     AdapterProcess* process = co_await ensure_process(session);
+    // ensure_process() made the client's extension; call() gives the request this id before
+    // anything else can write to the process.
+    adapter_client(session)->acquire_request_id = process->next_request_id();
     json message{{"type", "acquire"},
                  {"client", session.client_id()},
                  {"key", request.key},

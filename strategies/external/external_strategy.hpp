@@ -123,12 +123,18 @@ struct AdapterClient {
     std::optional<std::chrono::milliseconds> requested_lease;
     // The lease the library says it applies (init_ok's lease_ms), from the latest init.
     std::optional<std::chrono::milliseconds> applied_lease;
+    // The id of this client's latest acquire request, which a `late_grant` names.
+    std::optional<std::int64_t> acquire_request_id;
 };
 inline constexpr const char* kAdapterClientKey = "adapter.client";
 
 // The client's current adapter process, or null (not an adapter strategy, or none running).
 AdapterProcess* adapter_process(Session& session);
 AdapterClient* adapter_client(Session& session);
+// The id this client's latest acquire request carried to its adapter, which a `late_grant` names
+// (PROTOCOL.md): with two acquires of one key in doubt, the key alone cannot tell which one the
+// library granted. Nothing when the client has no adapter.
+std::optional<std::int64_t> adapter_acquire_request(Session& session);
 // The indices of the other clients in the client's adapter process (packed runs), whom a fault
 // of that process hits too; none when each client has a process of its own.
 std::vector<int> adapter_pack_mates(Session& session);
