@@ -60,6 +60,17 @@ std::size_t AdapterRun::clients_lost() const {
     return lost_.size();
 }
 
+void AdapterRun::note_refused_init(const std::string& what) {
+    std::lock_guard lock(mutex_);
+    if (!refused_init_)
+        refused_init_ = what;
+}
+
+std::optional<std::string> AdapterRun::refused_init() const {
+    std::lock_guard lock(mutex_);
+    return refused_init_;
+}
+
 std::string AdapterRun::last_loss() const {
     std::lock_guard lock(mutex_);
     return last_loss_;
@@ -387,8 +398,13 @@ Task<AdapterProcess*> ExternalStrategy::start_process(Session& session, AdapterC
         co_await process->call(std::move(init), answer_timeout(session) + std::chrono::seconds(30));
     client->applied_lease.reset();
     try {
-        if (answer.value("type", "") == "error")
+        if (answer.value("type", "") == "error") {
+            // A definite refusal (this server, this option) is the same on every retry: the run
+            // stops at once with it rather than retrying to its connect deadline.
+            if (run && answer.value("code", "") == "unsupported")
+                run->note_refused_init("unsupported: " + answer.value("text", std::string()));
             throw_error_answer(answer, "init");
+        }
         if (answer.value("type", "") != "init_ok")
             throw_unexpected(answer, "init");
         if (const auto lease = answer.find("lease_ms"); lease != answer.end()) {

@@ -73,6 +73,11 @@ struct AdapterRun {
     void note_broken(const std::string& client, const std::string& reason);
     std::size_t clients_lost() const;
     std::string last_loss() const;
+    // An adapter's definite refusal of its init (`unsupported`, with its text), the first one
+    // (thread-safe): no retry changes it, so the run stops with it instead of waiting out its
+    // connect deadline.
+    void note_refused_init(const std::string& what);
+    std::optional<std::string> refused_init() const;
 
     // The pack of client `client_id` ("c3.1-9f3a2b"), which it joins under that id; nothing when
     // clients are not packed (thread-safe).
@@ -88,6 +93,7 @@ struct AdapterRun {
     std::string last_loss_;
     std::map<int, std::shared_ptr<AdapterPack>> packs_;
     std::vector<std::string> process_fault_notes_;
+    std::optional<std::string> refused_init_;
 };
 inline constexpr const char* kAdapterRunKey = "adapter.run";
 
