@@ -37,6 +37,12 @@ std::string client_of(const std::string& client_id) {
                   answer.dump().substr(0, 200));
 }
 
+// A request's id, which is unique in its process only, made unique among the run's processes
+// (a pid is not reused while its few kept in-doubt acquires matter).
+std::int64_t request_of_process(pid_t pid, std::int64_t id) {
+    return (static_cast<std::int64_t>(pid) << 32) | (id & 0xffffffff);
+}
+
 // 3 of "c3.1-9f3a2b" (make_session names them so).
 int client_index(const std::string& client_id) {
     return static_cast<int>(
@@ -362,8 +368,13 @@ Task<AdapterProcess*> ExternalStrategy::start_process(Session& session, AdapterC
         for (const auto& id : clients)
             run->note_broken(id, reason);
     });
-    process->set_on_message([run, client_id, clients, who](const json& message) {
+    process->set_on_message([run, client_id, clients, who, pid = process->pid()](json message) {
         const std::string type = message.value("type", "");
+        // Request ids start again at 1 in a client's next process: the engine gets the id as
+        // acquire() noted it, tied to this process.
+        if (const auto id = message.find("id");
+            type == "late_grant" && id != message.end() && id->is_number_integer())
+            *id = request_of_process(pid, id->get<std::int64_t>());
         const auto& handler = !run                   ? nullptr
                               : type == "lost"       ? &run->on_lost
                               : type == "late_grant" ? &run->on_late_grant
@@ -443,7 +454,8 @@ Task<AcquireResult> ExternalStrategy::acquire(Session& session, const AcquireReq
     AdapterProcess* process = co_await ensure_process(session);
     // ensure_process() made the client's extension; call() gives the request this id before
     // anything else can write to the process.
-    adapter_client(session)->acquire_request_id = process->next_request_id();
+    adapter_client(session)->acquire_request_id =
+        request_of_process(process->pid(), process->next_request_id());
     json message{{"type", "acquire"},
                  {"client", session.client_id()},
                  {"key", request.key},

@@ -62,7 +62,9 @@ struct AdapterRun {
     // A library's own "lock lost" message, with the client's id (any loop thread).
     std::function<void(const std::string& client, const nlohmann::json& message)> on_lost;
     // The library granted an acquire the adapter had answered in doubt, and the adapter released
-    // that grant itself (PROTOCOL.md, `late_grant`), with the client's id (any loop thread).
+    // that grant itself (PROTOCOL.md, `late_grant`), with the client's id (any loop thread). The
+    // message's `id`, when it has one, is tied to its process as AdapterClient's
+    // acquire_request_id is.
     std::function<void(const std::string& client, const nlohmann::json& message)> on_late_grant;
 
     // Clients per adapter process (Workload::clients_per_process) of the run's `clients`.
@@ -129,7 +131,8 @@ struct AdapterClient {
     std::optional<std::chrono::milliseconds> requested_lease;
     // The lease the library says it applies (init_ok's lease_ms), from the latest init.
     std::optional<std::chrono::milliseconds> applied_lease;
-    // The id of this client's latest acquire request, which a `late_grant` names.
+    // The id of this client's latest acquire request, which a `late_grant` names, tied to the
+    // process it went to (the engine's on_late_grant gets the message's id so tied).
     std::optional<std::int64_t> acquire_request_id;
 };
 inline constexpr const char* kAdapterClientKey = "adapter.client";
