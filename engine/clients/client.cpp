@@ -8,6 +8,7 @@
 #include "engine/nemesis/fault.hpp"
 #include "engine/nemesis/nemesis.hpp"
 #include "engine/topology/cluster.hpp"
+#include "strategies/external/external_strategy.hpp"
 #include "strategies/registry.hpp"
 
 namespace lockbench {
@@ -199,15 +200,18 @@ bool SimulatedClient::record_library_lost(const std::string& key, const std::str
 
 bool SimulatedClient::record_library_late_grant(const std::string& key, const std::string& phase,
                                                 bool ok, const std::string& token,
-                                                const std::string& text) {
+                                                const std::string& text,
+                                                std::optional<std::int64_t> request) {
     if (!env_.history || (phase != "granted" && phase != "released"))
         return false;
     const std::string history_key =
         key.starts_with(env_.key_prefix) ? key.substr(env_.key_prefix.size()) : key;
-    // Oldest first: a library grants waiting acquires in the order they asked.
+    // The acquire the adapter names by its request's id; without one, the oldest first: a
+    // library grants waiting acquires in the order they asked.
     const auto take = [&](std::vector<InDoubtAcquire>& from) -> std::optional<InDoubtAcquire> {
         auto it = std::find_if(from.begin(), from.end(), [&](const InDoubtAcquire& a) {
-            return a.key == history_key && (token.empty() || a.token.empty() || a.token == token);
+            return a.key == history_key && (!request || !a.request || a.request == request) &&
+                   (token.empty() || a.token.empty() || a.token == token);
         });
         if (it == from.end())
             return std::nullopt;
@@ -219,8 +223,11 @@ bool SimulatedClient::record_library_late_grant(const std::string& key, const st
     if (phase == "granted") {
         acquire = take(in_doubt_acquires_);
         // The grant can overtake the `timeout` answer's recording: the acquire is still in flight.
-        if (!acquire && acquire_in_flight_ && acquire_in_flight_->key == history_key)
+        if (!acquire && acquire_in_flight_ && acquire_in_flight_->key == history_key &&
+            (!request || adapter_acquire_request(*session_) == request)) {
             acquire = acquire_in_flight_;
+            acquire->request = request;
+        }
         if (acquire) {
             acquire->token = token;
             late_grants_.push_back(*acquire);
@@ -324,7 +331,7 @@ EventLoop::TimePoint SimulatedClient::record(EventType type, std::string_view f,
             // Most are never granted (the server was down): keep the recent ones only.
             if (in_doubt_acquires_.size() == kInDoubtAcquiresKept)
                 in_doubt_acquires_.erase(in_doubt_acquires_.begin());
-            in_doubt_acquires_.push_back({key, process_, {}});
+            in_doubt_acquires_.push_back({key, process_, {}, adapter_acquire_request(*session_)});
         }
     }
     if (type == EventType::Ok || type == EventType::Fail)

@@ -185,8 +185,11 @@ class SimulatedClient {
     // `ok` or not): recorded as a "library" `late-grant` event (HISTORY.md) naming the process of
     // that in-doubt acquire. False when nothing was recorded (no history yet, a phase the
     // protocol does not have).
+    // `request`, when the adapter named it, is the id of the acquire request it answered in
+    // doubt: that acquire exactly, where the key alone would take the oldest one in doubt.
     bool record_library_late_grant(const std::string& key, const std::string& phase, bool ok,
-                                   const std::string& token, const std::string& text);
+                                   const std::string& token, const std::string& text,
+                                   std::optional<std::int64_t> request = std::nullopt);
     int index() const { return index_; }
     // Every process id whose grants this client still holds, the current one first: a crash
     // ends them all (a grant taken before an `info` is released under a later id).
@@ -255,6 +258,8 @@ class SimulatedClient {
         std::string key;  // as the history names it
         std::int64_t process;
         std::string token;  // set by its late grant, when the adapter gave one
+        // The id its request carried to the library (adapter_acquire_request).
+        std::optional<std::int64_t> request;
     };
     // Acquires answered in doubt (oldest first), which a library may still grant: its adapter's
     // late grant names the key, and the history's event must name the acquire's process.

@@ -314,12 +314,17 @@ void WorkloadRun::wire_adapter() {
         };
         const auto ok = message.find("ok");
         const bool released_ok = ok != message.end() && ok->is_boolean() && ok->get<bool>();
+        const auto id = message.find("id");
+        const std::optional<std::int64_t> request =
+            id != message.end() && id->is_number_integer()
+                ? std::optional<std::int64_t>(id->get<std::int64_t>())
+                : std::nullopt;
         const std::size_t index =
             std::strtoul(client.c_str() + (client.empty() ? 0 : 1), nullptr, 10);
         directory.post(index, [&library_late_grants, key = text_of("key"), phase = text_of("phase"),
-                               token = text_of("token"), text = text_of("text"),
-                               released_ok](SimulatedClient& c) {
-            if (c.record_library_late_grant(key, phase, released_ok, token, text) &&
+                               token = text_of("token"), text = text_of("text"), released_ok,
+                               request](SimulatedClient& c) {
+            if (c.record_library_late_grant(key, phase, released_ok, token, text, request) &&
                 phase == "granted")
                 library_late_grants.fetch_add(1, std::memory_order_relaxed);
         });
@@ -415,8 +420,20 @@ void WorkloadRun::share_connections(Session& session, EventLoop& loop, int index
 void WorkloadRun::wait_connected() {
     clients->wait_registered();
     const auto connect_deadline = EventLoop::now() + 10s + std::chrono::milliseconds(w.clients);
+    const auto adapter_command = [this] {
+        std::string adapter = adapter_spec->name;
+        if (adapter.starts_with(kCommandPrefix))
+            adapter.erase(0, kCommandPrefix.size());
+        return adapter;
+    };
     while (connected.load() < w.clients && !stop &&
            !(options.interrupt && options.interrupt->load())) {
+        if (const auto refusal =
+                adapter_run && adapter_spec ? adapter_run->refused_init() : std::nullopt) {
+            clients->stop_and_join();
+            throw EnvironmentError("the adapter (" + adapter_command() +
+                                   ") refused its init: " + *refusal);
+        }
         if (EventLoop::now() >= connect_deadline) {
             // Counted before the stop: a client told to stop leaves its connect loop as if it
             // had connected (it said "only 3 of 3").
@@ -431,13 +448,10 @@ void WorkloadRun::wait_connected() {
             const std::string count =
                 "only " + std::to_string(connected_in_time) + " of " + std::to_string(w.clients);
             // A client of a lock library connects through its adapter, whose init answer is
-            // the error that tells the user what to fix (an `unsupported` server, say).
+            // the error that tells the user what to fix (a server it cannot reach yet, say).
             if (adapter_spec && connect_error.starts_with("adapter: ")) {
-                std::string adapter = adapter_spec->name;
-                if (adapter.starts_with(kCommandPrefix))
-                    adapter.erase(0, kCommandPrefix.size());
-                throw EnvironmentError(count + " clients could start their adapter (" + adapter +
-                                       ") within " + within + ": " +
+                throw EnvironmentError(count + " clients could start their adapter (" +
+                                       adapter_command() + ") within " + within + ": " +
                                        connect_error.substr(std::string("adapter: ").size()));
             }
             throw EnvironmentError(count + " clients could connect to " + lock_service_name() +

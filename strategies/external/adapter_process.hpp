@@ -62,6 +62,8 @@ class AdapterProcess final : private EventLoop::IoHandler {
     // Sends `request` with the next id and waits for its answer, at most `timeout` (then the
     // process is broken: "late"). Throws AdapterBroken.
     Task<nlohmann::json> call(nlohmann::json request, std::chrono::milliseconds timeout);
+    // The id the next call() gives its request.
+    std::int64_t next_request_id() const { return next_id_; }
 
     // Unsolicited messages (`lost`): called on the loop thread, for each one.
     void set_on_message(std::function<void(const nlohmann::json&)> handler) {

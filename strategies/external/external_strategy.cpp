@@ -37,6 +37,12 @@ std::string client_of(const std::string& client_id) {
                   answer.dump().substr(0, 200));
 }
 
+// A request's id, which is unique in its process only, made unique among the run's processes
+// (a pid is not reused while its few kept in-doubt acquires matter).
+std::int64_t request_of_process(pid_t pid, std::int64_t id) {
+    return (static_cast<std::int64_t>(pid) << 32) | (id & 0xffffffff);
+}
+
 // 3 of "c3.1-9f3a2b" (make_session names them so).
 int client_index(const std::string& client_id) {
     return static_cast<int>(
@@ -58,6 +64,17 @@ void AdapterRun::note_broken(const std::string& client, const std::string& reaso
 std::size_t AdapterRun::clients_lost() const {
     std::lock_guard lock(mutex_);
     return lost_.size();
+}
+
+void AdapterRun::note_refused_init(const std::string& what) {
+    std::lock_guard lock(mutex_);
+    if (!refused_init_)
+        refused_init_ = what;
+}
+
+std::optional<std::string> AdapterRun::refused_init() const {
+    std::lock_guard lock(mutex_);
+    return refused_init_;
 }
 
 std::string AdapterRun::last_loss() const {
@@ -351,8 +368,13 @@ Task<AdapterProcess*> ExternalStrategy::start_process(Session& session, AdapterC
         for (const auto& id : clients)
             run->note_broken(id, reason);
     });
-    process->set_on_message([run, client_id, clients, who](const json& message) {
+    process->set_on_message([run, client_id, clients, who, pid = process->pid()](json message) {
         const std::string type = message.value("type", "");
+        // Request ids start again at 1 in a client's next process: the engine gets the id as
+        // acquire() noted it, tied to this process.
+        if (const auto id = message.find("id");
+            type == "late_grant" && id != message.end() && id->is_number_integer())
+            *id = request_of_process(pid, id->get<std::int64_t>());
         const auto& handler = !run                   ? nullptr
                               : type == "lost"       ? &run->on_lost
                               : type == "late_grant" ? &run->on_late_grant
@@ -387,8 +409,13 @@ Task<AdapterProcess*> ExternalStrategy::start_process(Session& session, AdapterC
         co_await process->call(std::move(init), answer_timeout(session) + std::chrono::seconds(30));
     client->applied_lease.reset();
     try {
-        if (answer.value("type", "") == "error")
+        if (answer.value("type", "") == "error") {
+            // A definite refusal (this server, this option) is the same on every retry: the run
+            // stops at once with it rather than retrying to its connect deadline.
+            if (run && answer.value("code", "") == "unsupported")
+                run->note_refused_init("unsupported: " + answer.value("text", std::string()));
             throw_error_answer(answer, "init");
+        }
         if (answer.value("type", "") != "init_ok")
             throw_unexpected(answer, "init");
         if (const auto lease = answer.find("lease_ms"); lease != answer.end()) {
@@ -418,8 +445,17 @@ Task<std::optional<std::chrono::milliseconds>> ExternalStrategy::applied_lease(
     co_return client->applied_lease;
 }
 
+std::optional<std::int64_t> adapter_acquire_request(Session& session) {
+    const AdapterClient* client = adapter_client(session);
+    return client ? client->acquire_request_id : std::nullopt;
+}
+
 Task<AcquireResult> ExternalStrategy::acquire(Session& session, const AcquireRequest& request) {
     AdapterProcess* process = co_await ensure_process(session);
+    // ensure_process() made the client's extension; call() gives the request this id before
+    // anything else can write to the process.
+    adapter_client(session)->acquire_request_id =
+        request_of_process(process->pid(), process->next_request_id());
     json message{{"type", "acquire"},
                  {"client", session.client_id()},
                  {"key", request.key},

@@ -62,7 +62,9 @@ struct AdapterRun {
     // A library's own "lock lost" message, with the client's id (any loop thread).
     std::function<void(const std::string& client, const nlohmann::json& message)> on_lost;
     // The library granted an acquire the adapter had answered in doubt, and the adapter released
-    // that grant itself (PROTOCOL.md, `late_grant`), with the client's id (any loop thread).
+    // that grant itself (PROTOCOL.md, `late_grant`), with the client's id (any loop thread). The
+    // message's `id`, when it has one, is tied to its process as AdapterClient's
+    // acquire_request_id is.
     std::function<void(const std::string& client, const nlohmann::json& message)> on_late_grant;
 
     // Clients per adapter process (Workload::clients_per_process) of the run's `clients`.
@@ -73,6 +75,11 @@ struct AdapterRun {
     void note_broken(const std::string& client, const std::string& reason);
     std::size_t clients_lost() const;
     std::string last_loss() const;
+    // An adapter's definite refusal of its init (`unsupported`, with its text), the first one
+    // (thread-safe): no retry changes it, so the run stops with it instead of waiting out its
+    // connect deadline.
+    void note_refused_init(const std::string& what);
+    std::optional<std::string> refused_init() const;
 
     // The pack of client `client_id` ("c3.1-9f3a2b"), which it joins under that id; nothing when
     // clients are not packed (thread-safe).
@@ -88,6 +95,7 @@ struct AdapterRun {
     std::string last_loss_;
     std::map<int, std::shared_ptr<AdapterPack>> packs_;
     std::vector<std::string> process_fault_notes_;
+    std::optional<std::string> refused_init_;
 };
 inline constexpr const char* kAdapterRunKey = "adapter.run";
 
@@ -123,12 +131,19 @@ struct AdapterClient {
     std::optional<std::chrono::milliseconds> requested_lease;
     // The lease the library says it applies (init_ok's lease_ms), from the latest init.
     std::optional<std::chrono::milliseconds> applied_lease;
+    // The id of this client's latest acquire request, which a `late_grant` names, tied to the
+    // process it went to (the engine's on_late_grant gets the message's id so tied).
+    std::optional<std::int64_t> acquire_request_id;
 };
 inline constexpr const char* kAdapterClientKey = "adapter.client";
 
 // The client's current adapter process, or null (not an adapter strategy, or none running).
 AdapterProcess* adapter_process(Session& session);
 AdapterClient* adapter_client(Session& session);
+// The id this client's latest acquire request carried to its adapter, which a `late_grant` names
+// (PROTOCOL.md): with two acquires of one key in doubt, the key alone cannot tell which one the
+// library granted. Nothing when the client has no adapter.
+std::optional<std::int64_t> adapter_acquire_request(Session& session);
 // The indices of the other clients in the client's adapter process (packed runs), whom a fault
 // of that process hits too; none when each client has a process of its own.
 std::vector<int> adapter_pack_mates(Session& session);

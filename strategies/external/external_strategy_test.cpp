@@ -365,6 +365,12 @@ TEST(AdapterMessages, LateGrantIsHandedToTheRun) {
     EXPECT_EQ(late[0]["token"], "late-1");
     EXPECT_EQ(late[1]["phase"], "released");
     EXPECT_EQ(late[1]["ok"], true);
+    // Both name the in-doubt acquire as the client noted it (its request's id, tied to the
+    // process), which the engine matches.
+    const auto request = adapter_acquire_request(*c.session);
+    ASSERT_TRUE(request.has_value());
+    EXPECT_EQ(late[0]["id"], *request);
+    EXPECT_EQ(late[1]["id"], *request);
     EXPECT_EQ(c.run->clients_lost(), 0u);
     ASSERT_TRUE(std::holds_alternative<Grant>(c.acquire("k")));
 }

@@ -341,7 +341,7 @@ public final class CuratorLockAdapter {
                     lock.release();  // a re-entry: the earlier grant still holds, nothing changed
                     return;
                 }
-                releaseLateGrant(lock, grant);
+                releaseLateGrant(lock, grant, reply.id);
                 return;
             }
             if (held != null) {
@@ -532,26 +532,28 @@ public final class CuratorLockAdapter {
 
         /**
          * lockbench hears of both ends (PROTOCOL.md, `late_grant`): without them its history has
-         * only the in-doubt acquire to explain another client's `held`.
+         * only the in-doubt acquire to explain another client's `held`. `requestId` names the
+         * acquire answered in doubt: the key alone cannot tell two of them apart.
          */
-        private void releaseLateGrant(InterProcessMutex lock, Grant grant) {
-            send(lateGrant(grant).put("phase", "granted"));
+        private void releaseLateGrant(InterProcessMutex lock, Grant grant, long requestId) {
+            send(lateGrant(grant, requestId).put("phase", "granted"));
             try {
                 lock.release();
             } catch (Exception e) {
                 log(client + ": releasing the late grant of " + grant.key + ": " + e);
-                send(lateGrant(grant).put("phase", "released").put("ok", false).put("text",
-                        String.valueOf(e)));
+                send(lateGrant(grant, requestId).put("phase", "released").put("ok", false)
+                        .put("text", String.valueOf(e)));
                 return;
             }
-            send(lateGrant(grant).put("phase", "released").put("ok", true));
+            send(lateGrant(grant, requestId).put("phase", "released").put("ok", true));
         }
 
-        private Json.Obj lateGrant(Grant grant) {
+        private Json.Obj lateGrant(Grant grant, long requestId) {
             return new Json.Obj()
                     .put("type", "late_grant")
                     .put("client", client)
                     .put("key", grant.key)
+                    .put("id", requestId)
                     .put("token", grant.token);
         }
 

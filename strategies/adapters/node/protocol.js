@@ -50,7 +50,7 @@ function serve(handlers) {
 
   async function lateSuccess(request, value) {
     if (request.type !== 'acquire') return void handlers.abandon?.(request, value);
-    const late = { type: 'late_grant', client: request.client, key: request.key };
+    const late = { type: 'late_grant', client: request.client, key: request.key, id: request.id };
     if (typeof value?.token === 'string') late.token = value.token;
     send({ ...late, phase: 'granted' });
     try {

@@ -172,7 +172,7 @@ class Adapter:
             # has only the in-doubt acquire to explain another client's `held`.
             lock = locks["lock"]
             late = {"type": "late_grant", "client": request.get("client"), "key": request["key"],
-                    "token": f"{lock.node}@{path}"}
+                    "id": request["id"], "token": f"{lock.node}@{path}"}
             self.send(dict(late, phase="granted"))
             try:
                 released = lock.release()

@@ -10,7 +10,10 @@ Nth acquire in the way its first argument names (external_strategy_test.cpp):
   lost          grants, then sends an unsolicited `lost` for the grant
   late-grant    answers `timeout` (in doubt), then says the library granted that acquire late
                 (`late_grant` granted, token late-N) and that its release of it ended (released,
-                ok); later acquires are granted again
+                ok), naming the acquire by its request's id; later acquires are granted again
+  late-grant-second  answers the Nth and the next acquire `timeout`, then says the library granted
+                the second of them late (by its id, token late-N+1) and released it; later
+                acquires are granted again
   refused       refuses with `refused` (definite, no holder seen), as Redlock's adapter does
   ok            never misbehaves (nor do lease and bad-lease on acquire)
   lease         init_ok answers lease_ms as etcd would apply init's options.lease_ms: whole
@@ -73,7 +76,8 @@ for line in sys.stdin:
               "lease_ms": max(2, -(-req["lease_ms"] // 1000)) * 1000})
         continue
     if acquires < nth or mode in ("ok", "lease", "bad-lease") or (
-            mode == "late-grant" and acquires > nth):
+            mode == "late-grant" and acquires > nth) or (
+            mode == "late-grant-second" and acquires > nth + 1):
         send({"in_reply_to": rid, "type": "acquire_ok", "token": "t%d" % acquires})
         continue
     if mode == "garbage":
@@ -94,9 +98,11 @@ for line in sys.stdin:
     elif mode.startswith("grant-lease-"):
         bad = {"negative": -1, "string": "5000", "huge": 10 ** 13}[mode[len("grant-lease-"):]]
         send({"in_reply_to": rid, "type": "acquire_ok", "token": "t%d" % acquires, "lease_ms": bad})
-    elif mode == "late-grant":
+    elif mode in ("late-grant", "late-grant-second"):
         send({"in_reply_to": rid, "type": "error", "code": "timeout", "text": "test: no answer"})
-        late = {"type": "late_grant", "client": req["client"], "key": req["key"],
+        if mode == "late-grant-second" and acquires == nth:
+            continue
+        late = {"type": "late_grant", "client": req["client"], "key": req["key"], "id": rid,
                 "token": "late-%d" % acquires}
         send(dict(late, phase="granted"))
         send(dict(late, phase="released", ok=True))
