@@ -58,6 +58,9 @@ jobs=${LOCKBENCH_JOBS:-$(nproc)}
 launcher=()
 if command -v ccache >/dev/null; then
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  # Files built with the precompiled header (the test and sanitizer builds) are cached only with
+  # this sloppiness.
+  export CCACHE_SLOPPINESS=${CCACHE_SLOPPINESS:-pch_defines,time_macros,include_file_mtime,include_file_ctime}
 fi
 # Each stage says how long it took: CI has a time budget, and a log that shows where the minutes
 # went is how a slow stage is found.
@@ -101,7 +104,8 @@ case $mode in
       -DLOCKBENCH_BUILD_TESTS=OFF -DLOCKBENCH_BUILD_BENCHMARKS=OFF >/dev/null
     # -g1 (line tables: every frame of a failure's backtrace has its file:line) instead of -g:
     # a quarter less compile time on 2 cores, and no test reads a local variable's debug info.
-    build test RelWithDebInfo -DLOCKBENCH_WERROR=ON -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG"
+    build test RelWithDebInfo -DLOCKBENCH_WERROR=ON -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
+      -DLOCKBENCH_PRECOMPILE_HEADERS=ON
     CTEST_ARGS="-LE scenario|timing|topology ${CTEST_ARGS:-}" run_tests test "the tests"
     # The demonstrations race real timers (a pause past a lease) and the gate's own tests measure
     # the machine: they run on their own, after the rest.
@@ -137,9 +141,9 @@ case $mode in
       # sanitizer builds run everything else, the engine's concurrency included. They do not
       # build the programs of the labels they skip, nor the benchmarks and the dashboard.
       local_only="-DLOCKBENCH_SKIP_TEST_LABELS=scenario;netns;topology"
-      build asan Asan -DLOCKBENCH_WERROR=ON -DLOCKBENCH_BUILD_BENCHMARKS=OFF -DLOCKBENCH_BUILD_DASHBOARD=OFF "$local_only"
+      build asan Asan -DLOCKBENCH_WERROR=ON -DLOCKBENCH_PRECOMPILE_HEADERS=ON -DLOCKBENCH_BUILD_BENCHMARKS=OFF -DLOCKBENCH_BUILD_DASHBOARD=OFF "$local_only"
       ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS="suppressions=$here/scripts/lsan-suppressions.txt" UBSAN_OPTIONS=print_stacktrace=1 CTEST_ARGS="-LE scenario|timing|netns|topology|adapters ${CTEST_ARGS:-}" run_tests asan "the tests under ASan+UBSan"
-      build tsan Tsan -DLOCKBENCH_WERROR=ON -DLOCKBENCH_BUILD_BENCHMARKS=OFF -DLOCKBENCH_BUILD_DASHBOARD=OFF "$local_only"
+      build tsan Tsan -DLOCKBENCH_WERROR=ON -DLOCKBENCH_PRECOMPILE_HEADERS=ON -DLOCKBENCH_BUILD_BENCHMARKS=OFF -DLOCKBENCH_BUILD_DASHBOARD=OFF "$local_only"
       # ManyWaiters is one key's search, on one thread (the search runs a thread per key): ten
       # times slower under TSan with nothing concurrent to check; ASan still runs it.
       TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$here/scripts/tsan-suppressions.txt" CTEST_ARGS="-LE scenario|timing|netns|topology|adapters -E ^ManyWaiters\\. ${CTEST_ARGS:-}" run_tests tsan "the tests under TSan"
