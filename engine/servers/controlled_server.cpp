@@ -208,9 +208,18 @@ void ControlledServer::kill(std::optional<std::chrono::milliseconds> restart_aft
     const long long p = pid();
     std::string command = "kill -9 " + std::to_string(p);
     if (restart_after) {
-        command += " && (nohup sh -c " +
-                   shell_quote("sleep " + seconds(*restart_after) + "; " + node_.restart) +
-                   " >/dev/null 2>&1 </dev/null &)";
+        // kill -9 only sends the signal: a restart at once (t4's restart_after_ms 0) could start
+        // while the old server still held its port, fail to bind and never answer. The restart
+        // waits for the old process to be gone (a zombie is: its sockets are closed), for 10 s at
+        // most (a pid reused meanwhile must not hold it back for ever).
+        const std::string old = std::to_string(p);
+        const std::string gone = "i=0; while kill -0 " + old + " 2>/dev/null && ! grep -qs " +
+                                 "'^State:[[:space:]]*Z' /proc/" + old +
+                                 "/status && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done";
+        command +=
+            " && (nohup sh -c " +
+            shell_quote("sleep " + seconds(*restart_after) + "; " + gone + "; " + node_.restart) +
+            " >/dev/null 2>&1 </dev/null &)";
     }
     run_on_host(*node_.control, command);
 }
