@@ -44,6 +44,24 @@ std::string misbehaving_adapter(const std::string& how) {
            (kSource / "strategies/external/testing/misbehaving_adapter.py").string() + " " + how;
 }
 
+// One client of the misbehaving adapter in mode `how` for half a second, its stderr captured: the
+// signals a library sends unasked belong in the history, never on stderr.
+struct QuietRun {
+    RunOutcome outcome;
+    std::string stderr_text;
+};
+QuietRun run_misbehaving(const std::string& name, const std::string& how, int keys,
+                         const std::filesystem::path& out_dir) {
+    const Workload w = Workload::from_json(json{{"name", name},
+                                                {"client_command", misbehaving_adapter(how)},
+                                                {"clients", 1},
+                                                {"keys", keys},
+                                                {"duration_s", 0.5}});
+    ::testing::internal::CaptureStderr();
+    RunOutcome r = run_workload({.workload = w, .out_dir = out_dir});
+    return {std::move(r), ::testing::internal::GetCapturedStderr()};
+}
+
 std::vector<json> nemesis_events(const std::vector<json>& events, const std::string& f) {
     std::vector<json> out;
     for (const auto& e : events) {
@@ -176,14 +194,7 @@ TEST(AdapterRunTest, ProcessFaultsAreProvenOnTheAdapterProcess) {
 TEST(AdapterRunTest, ALibrarysLostSignalIsRecordedInTheHistoryNotOnStderr) {
     TempDir out;
     // Grants every acquire, then says at once that the grant was lost.
-    Workload w = Workload::from_json(json{{"name", "lost"},
-                                          {"client_command", misbehaving_adapter("lost 1")},
-                                          {"clients", 1},
-                                          {"keys", 2},
-                                          {"duration_s", 0.5}});
-    ::testing::internal::CaptureStderr();
-    RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
-    const std::string stderr_text = ::testing::internal::GetCapturedStderr();
+    const auto [r, stderr_text] = run_misbehaving("lost", "lost 1", 2, out.path());
     EXPECT_EQ(stderr_text.find("lost"), std::string::npos) << stderr_text;
     EXPECT_EQ(r.summary["verdict"]["valid"], true) << r.summary["verdict"].dump(2);
 
@@ -220,14 +231,7 @@ TEST(AdapterRunTest, ALibrarysLostSignalIsRecordedInTheHistoryNotOnStderr) {
 TEST(AdapterRunTest, ALateGrantAndItsReleaseAreRecordedForTheInDoubtAcquire) {
     TempDir out;
     // The 2nd acquire is answered `timeout`, then granted late and released; the rest granted.
-    Workload w = Workload::from_json(json{{"name", "late-grant"},
-                                          {"client_command", misbehaving_adapter("late-grant 2")},
-                                          {"clients", 1},
-                                          {"keys", 1},
-                                          {"duration_s", 0.5}});
-    ::testing::internal::CaptureStderr();
-    RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
-    const std::string stderr_text = ::testing::internal::GetCapturedStderr();
+    const auto [r, stderr_text] = run_misbehaving("late-grant", "late-grant 2", 1, out.path());
     EXPECT_EQ(stderr_text.find("late_grant"), std::string::npos) << stderr_text;
     EXPECT_EQ(r.summary["verdict"]["checks"]["linearizability"]["valid"], true)
         << r.summary["verdict"].dump(2);
@@ -266,15 +270,8 @@ TEST(AdapterRunTest, ALateGrantAndItsReleaseAreRecordedForTheInDoubtAcquire) {
 TEST(AdapterRunTest, ALateGrantNamingItsRequestIsRecordedForThatAcquire) {
     TempDir out;
     // The 2nd and 3rd acquires are answered `timeout`; the 3rd is then granted late and released.
-    Workload w =
-        Workload::from_json(json{{"name", "late-grant-second"},
-                                 {"client_command", misbehaving_adapter("late-grant-second 2")},
-                                 {"clients", 1},
-                                 {"keys", 1},
-                                 {"duration_s", 0.5}});
-    ::testing::internal::CaptureStderr();
-    RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
-    const std::string stderr_text = ::testing::internal::GetCapturedStderr();
+    const auto [r, stderr_text] =
+        run_misbehaving("late-grant-second", "late-grant-second 2", 1, out.path());
     EXPECT_EQ(stderr_text.find("late_grant"), std::string::npos) << stderr_text;
     EXPECT_EQ(r.summary["verdict"]["checks"]["linearizability"]["valid"], true)
         << r.summary["verdict"].dump(2);
