@@ -32,6 +32,7 @@ long long connections_received(const RedisServer& server) {
 
 struct ModeOutcome {
     json summary;
+    std::string report;         // report.txt
     long long connections = 0;  // that the servers accepted during the run, all of them
 };
 
@@ -63,7 +64,8 @@ class SharedConnectionsRunTest : public ::testing::TestWithParam<std::string> {
             w.resource = ResourceKind::Fenced;
         TempDir out;
         RunOutcome r = run_workload({.workload = w, .redis = endpoints, .out_dir = out.path()});
-        ModeOutcome outcome{.summary = r.summary};
+        ModeOutcome outcome{.summary = r.summary,
+                            .report = testing::read_file(r.dir / "report.txt")};
         for (std::size_t i = 0; i < servers.size(); ++i)
             outcome.connections += connections_received(*servers[i]) - before[i];
         return outcome;
@@ -86,6 +88,12 @@ TEST_P(SharedConnectionsRunTest, HistoriesPassTheSameChecksInEitherMode) {
         EXPECT_GT(summary["throughput"]["cycles"].get<std::uint64_t>(), 100u);
         EXPECT_GT(summary["history"]["events"].get<std::uint64_t>(), 400u);
     }
+    EXPECT_EQ(own.summary["connections"], (json{{"mode", "per-client"}, {"per_server", kClients}}));
+    EXPECT_EQ(shared.summary["connections"], (json{{"mode", "shared"}, {"per_server", 4}}));
+    EXPECT_NE(shared.report.find("clients 32 sharing 4 auto-pipelined connections per server, "),
+              std::string::npos)
+        << shared.report;
+    EXPECT_NE(own.report.find("clients 32, seed "), std::string::npos) << own.report;
     // Each client connected on its own, and then over four connections per server. The run's
     // own readings and clean-up add a few in either mode, and a strategy that waits on pub/sub
     // (rwlock, reentrant_hash) keeps each client's subscriber in either mode too.

@@ -32,6 +32,14 @@ json latency_json(const LatencyHistogram& h) {
 }
 
 // How evenly the lock went round: cycles per client, every client counted.
+// How the clients reached Redis: a figure of throughput means something else over a few shared,
+// auto-pipelined connections than over one per client (`--connections`).
+json connections_json(const Workload& w) {
+    if (w.shares_connections())
+        return json{{"mode", "shared"}, {"per_server", w.connections}};
+    return json{{"mode", "per-client"}, {"per_server", w.clients}};
+}
+
 json fairness_json(std::vector<std::uint64_t> cycles_per_client, int clients) {
     cycles_per_client.resize(static_cast<std::size_t>(std::max(clients, 0)), 0);
     const Fairness f = fairness_of(cycles_per_client);
@@ -212,6 +220,7 @@ json make_summary(const SummaryInputs& in, const std::filesystem::path& history_
         {"scenario", w.name},
         {"seed", w.seed},
         {"clients", w.clients},
+        {"connections", connections_json(w)},
         {"duration_s", in.elapsed_s},
         {"interrupted", in.interrupted},
         {"throughput",
@@ -289,7 +298,13 @@ void write_report_head(std::ostream& out, const json& s) {
     out << "lockbench run: " << s["scenario"].get<std::string>() << " / "
         << s["strategy"].get<std::string>()
         << (s["interrupted"].get<bool>() ? "  (INTERRUPTED)" : "") << "\n";
-    std::snprintf(line, sizeof line, "clients %d, seed %llu, %.2f s\n", s["clients"].get<int>(),
+    std::string clients = std::to_string(s["clients"].get<int>());
+    if (const auto c = s.find("connections");
+        c != s.end() && c->is_object() && c->value("mode", "") == "shared") {
+        clients += " sharing " + std::to_string(c->value("per_server", 0)) +
+                   " auto-pipelined connections per server";
+    }
+    std::snprintf(line, sizeof line, "clients %s, seed %llu, %.2f s\n", clients.c_str(),
                   static_cast<unsigned long long>(s["seed"].get<std::uint64_t>()),
                   s["duration_s"].get<double>());
     out << line;
