@@ -1,5 +1,6 @@
 #include "strategies/external/adapter_process.hpp"
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -25,6 +26,11 @@ std::string quoted_excerpt(std::string_view line) {
             c = '?';
     }
     return "'" + out + (line.size() > 80 ? "...'" : "'");
+}
+
+std::uint32_t next_serial() {
+    static std::atomic<std::uint32_t> last{0};
+    return ++last;
 }
 
 }  // namespace
@@ -63,7 +69,7 @@ std::vector<std::string> split_command_line(const std::string& command) {
 }
 
 AdapterProcess::AdapterProcess(EventLoop& loop, const AdapterLaunch& launch, std::string who)
-    : loop_(loop), who_(std::move(who)) {
+    : loop_(loop), who_(std::move(who)), serial_(next_serial()) {
     if (launch.argv.empty())
         throw std::invalid_argument("an adapter needs a command");
     // A write to an adapter that just died must fail with EPIPE, not end lockbench.

@@ -55,6 +55,10 @@ class AdapterProcess final : private EventLoop::IoHandler {
     AdapterProcess& operator=(const AdapterProcess&) = delete;
 
     pid_t pid() const { return child_.pid(); }
+    // This process's number among every adapter process this lockbench started (from 1): unlike
+    // a pid, never given to another process, so it tells request ids of a client's successive
+    // processes apart (each starts its ids at 1).
+    std::uint32_t serial() const { return serial_; }
     bool broken() const { return broken_.has_value(); }
     bool crashed() const { return crashed_; }  // by crash(): a fault, not the adapter's doing
     const std::string& broken_reason() const;
@@ -105,6 +109,7 @@ class AdapterProcess final : private EventLoop::IoHandler {
 
     EventLoop& loop_;
     std::string who_;
+    std::uint32_t serial_;
     ChildProcess child_;
     int stdin_fd_ = -1;
     int stdout_fd_ = -1;

@@ -37,10 +37,10 @@ std::string client_of(const std::string& client_id) {
                   answer.dump().substr(0, 200));
 }
 
-// A request's id, which is unique in its process only, made unique among the run's processes
-// (a pid is not reused while its few kept in-doubt acquires matter).
-std::int64_t request_of_process(pid_t pid, std::int64_t id) {
-    return (static_cast<std::int64_t>(pid) << 32) | (id & 0xffffffff);
+// A request's id, which is unique in its process only, made unique among the run's processes by
+// the process's serial number (a pid could be reused by a client's next process).
+std::int64_t request_of_process(std::uint32_t process_serial, std::int64_t id) {
+    return (static_cast<std::int64_t>(process_serial) << 32) | (id & 0xffffffff);
 }
 
 // 3 of "c3.1-9f3a2b" (make_session names them so).
@@ -368,32 +368,33 @@ Task<AdapterProcess*> ExternalStrategy::start_process(Session& session, AdapterC
         for (const auto& id : clients)
             run->note_broken(id, reason);
     });
-    process->set_on_message([run, client_id, clients, who, pid = process->pid()](json message) {
-        const std::string type = message.value("type", "");
-        // Request ids start again at 1 in a client's next process: the engine gets the id as
-        // acquire() noted it, tied to this process.
-        if (const auto id = message.find("id");
-            type == "late_grant" && id != message.end() && id->is_number_integer())
-            *id = request_of_process(pid, id->get<std::int64_t>());
-        const auto& handler = !run                   ? nullptr
-                              : type == "lost"       ? &run->on_lost
-                              : type == "late_grant" ? &run->on_late_grant
-                                                     : nullptr;
-        if (handler && *handler) {
-            // A packed process says whose grant it is (PROTOCOL.md: `client`): one of its
-            // clients, maybe a successor that joined after its init.
-            const auto owner = message.find("client");
-            const bool named =
-                owner != message.end() && owner->is_string() &&
-                std::any_of(clients.begin(), clients.end(), [&](const std::string& id) {
-                    return client_of(id) == client_of(owner->get<std::string>());
-                });
-            (*handler)(named ? owner->get<std::string>() : client_id, message);
-            return;
-        }
-        std::fprintf(stderr, "lockbench: %s: adapter says %s\n", who.c_str(),
-                     message.dump().substr(0, 200).c_str());
-    });
+    process->set_on_message(
+        [run, client_id, clients, who, serial = process->serial()](json message) {
+            const std::string type = message.value("type", "");
+            // Request ids start again at 1 in a client's next process: the engine gets the id as
+            // acquire() noted it, tied to this process.
+            if (const auto id = message.find("id");
+                type == "late_grant" && id != message.end() && id->is_number_integer())
+                *id = request_of_process(serial, id->get<std::int64_t>());
+            const auto& handler = !run                   ? nullptr
+                                  : type == "lost"       ? &run->on_lost
+                                  : type == "late_grant" ? &run->on_late_grant
+                                                         : nullptr;
+            if (handler && *handler) {
+                // A packed process says whose grant it is (PROTOCOL.md: `client`): one of its
+                // clients, maybe a successor that joined after its init.
+                const auto owner = message.find("client");
+                const bool named =
+                    owner != message.end() && owner->is_string() &&
+                    std::any_of(clients.begin(), clients.end(), [&](const std::string& id) {
+                        return client_of(id) == client_of(owner->get<std::string>());
+                    });
+                (*handler)(named ? owner->get<std::string>() : client_id, message);
+                return;
+            }
+            std::fprintf(stderr, "lockbench: %s: adapter says %s\n", who.c_str(),
+                         message.dump().substr(0, 200).c_str());
+        });
     json init_options{{"connect_timeout_ms", session.connection_options().connect_timeout.count()},
                       {"command_timeout_ms", session.connection_options().command_timeout.count()},
                       {"retry_delay_ms", options_.retry_delay.count()}};
@@ -455,7 +456,7 @@ Task<AcquireResult> ExternalStrategy::acquire(Session& session, const AcquireReq
     // ensure_process() made the client's extension; call() gives the request this id before
     // anything else can write to the process.
     adapter_client(session)->acquire_request_id =
-        request_of_process(process->pid(), process->next_request_id());
+        request_of_process(process->serial(), process->next_request_id());
     json message{{"type", "acquire"},
                  {"client", session.client_id()},
                  {"key", request.key},

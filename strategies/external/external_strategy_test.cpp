@@ -375,6 +375,22 @@ TEST(AdapterMessages, LateGrantIsHandedToTheRun) {
     ASSERT_TRUE(std::holds_alternative<Grant>(c.acquire("k")));
 }
 
+// A client's next process numbers its requests from 1 again: the request ids the engine pairs
+// late grants by stay apart, tied to each process by its serial number (never reused, as a pid
+// can be).
+TEST(AdapterMessages, RequestIdsOfAClientsSuccessiveProcessesDiffer) {
+    AdapterClientUnderTest c("null-adapter");
+    ASSERT_TRUE(std::holds_alternative<Grant>(c.acquire("k")));
+    const auto first = adapter_acquire_request(*c.session);
+    run_sync(c.loop, c.strategy->shutdown(*c.session));
+    ASSERT_TRUE(std::holds_alternative<Grant>(c.acquire("k2")));
+    const auto second = adapter_acquire_request(*c.session);
+    ASSERT_TRUE(first.has_value());
+    ASSERT_TRUE(second.has_value());
+    EXPECT_EQ(*first & 0xffffffff, *second & 0xffffffff);  // the same id within its process
+    EXPECT_NE(*first, *second);
+}
+
 // Redlock's split vote: every server refuses while nobody holds the lock. `refused` must not be
 // recorded as `held`, which claims a holder the linearizability checker then cannot find.
 TEST(AdapterRefusals, RefusedIsADefiniteDenialThatObservesNoHolder) {
