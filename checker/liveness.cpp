@@ -60,6 +60,8 @@ void LivenessCheck::on_acquire(const Event& event) {
         KeyState& key = entry->second;
         ++key.acquires_in_flight;
         acquiring_.set(event.process) = Acquiring{&entry->first, &key, event.lease_ms, event.time};
+        // A process that asks again is not waiting on a late grant of an earlier acquire.
+        in_doubt_.erase(event.process);
         Wait& wait = waits_.set(event.process);
         wait.key = event.key;
         wait.start_ns = event.time;
