@@ -99,8 +99,9 @@ void LivenessCheck::on_acquire(const Event& event) {
                        event.time);
             return;
         }
-        in_doubt_.set(event.process) = doubt;
+        InDoubtAcquire& in_doubt = in_doubt_.set(event.process) = doubt;
         if (key.open_holds == 0 && !nesting_.holds(event.process, name)) {
+            in_doubt.orphaned = true;
             // The lock it may have been granted is held by nobody alive, until its lease runs
             // out (on a strategy whose locks expire; seed 001's never do: T6).
             offer_orphan(name, key,
@@ -381,7 +382,7 @@ void LivenessCheck::late_grant(std::int64_t process, const InDoubtAcquire& doubt
     }
     Orphan orphan = lost_acquire(process, doubt.answered_ns, doubt.answered_index, doubt.lease_ms);
     make_certain(orphan);
-    offer_orphan(name, key, std::move(orphan), now_ns);
+    offer_orphan(name, key, std::move(orphan), now_ns, doubt.orphaned);
 }
 
 std::int64_t LivenessCheck::counted_from(const Orphan& orphan) {
@@ -463,9 +464,11 @@ LivenessCheck::Orphan LivenessCheck::orphan_of(Cause cause, bool certain, std::i
 }
 
 void LivenessCheck::offer_orphan(const std::string& name, KeyState& key, Orphan orphan,
-                                 std::int64_t now_ns) {
-    ++orphaned_;
-    ++orphaned_by_[static_cast<std::size_t>(orphan.cause)];
+                                 std::int64_t now_ns, bool counted) {
+    if (!counted) {
+        ++orphaned_;
+        ++orphaned_by_[static_cast<std::size_t>(orphan.cause)];
+    }
     if (key.orphan) {
         // One lock per key: whichever orphan may hold it longest is the one to wait out. A lock
         // that never frees outranks any lease; of two such, the older is the lock.

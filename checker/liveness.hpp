@@ -164,6 +164,7 @@ class LivenessCheck {
         std::optional<std::int64_t> lease_ms;
         std::int64_t answered_ns = 0;
         std::uint64_t answered_index = 0;
+        bool orphaned = false;  // counted as a lost acquire's orphan at its answer
     };
     struct Releasing {
         const std::string* name = nullptr;
@@ -205,7 +206,9 @@ class LivenessCheck {
     void set_deadline(Orphan& orphan) const;
     Orphan orphan_of(Cause cause, bool certain, std::int64_t holder, const Hold& hold,
                      std::int64_t now_ns, std::uint64_t index, std::string error) const;
-    void offer_orphan(const std::string& name, KeyState& key, Orphan orphan, std::int64_t now_ns);
+    // `counted`: the hold was counted among the orphans before (a lost acquire granted late).
+    void offer_orphan(const std::string& name, KeyState& key, Orphan orphan, std::int64_t now_ns,
+                      bool counted = false);
     // A waiter in flight past the deadline of an orphan that certainly stays.
     void notice_waiting(KeyState& key, std::int64_t now_ns);
     void note_refusal(KeyState& key, std::int64_t waiter, std::int64_t invoke_ns,

@@ -794,6 +794,16 @@ TEST(Liveness, ALateGrantBeforeItsAnswerOrOverAReleasedHoldStillCounts) {
     ASSERT_EQ(after_holder.violation_count(), 1u);
     EXPECT_EQ(after_holder.violations()[0]["witness"]["holder"], 5);
     EXPECT_EQ(after_holder.result()["orphaned_by"]["lost-acquire"], 1);
+
+    // Orphaned at its answer, freed by process 1's grant, then granted late: one orphan counted.
+    LivenessCheck granted_between(bound_1s());
+    run_check(granted_between, in_doubt(5, "acquire", "k0", "null", 100000000, 400000000) +
+                                   granted(1, "k0", "a", 410000000, 420000000) +
+                                   released(1, "k0", "a", 450000000, 460000000) +
+                                   late_granted(5, "k0", 500000000) + waiter);
+    ASSERT_EQ(granted_between.violation_count(), 1u);
+    EXPECT_EQ(granted_between.violations()[0]["witness"]["late_granted_ns"], 500000000);
+    EXPECT_EQ(granted_between.result()["orphaned"], 1);
 }
 
 // A late grant that names no in-doubt acquire (another key, a process never seen, a release
