@@ -851,8 +851,10 @@ class Teller {
     void tell_library_late_grants(Story& story, const Window& window, std::int64_t until_ns) {
         std::size_t told = 0;
         for (const auto& [index, e] : window.events()) {
-            if (e.time > until_ns || told == kMaxFaultClaims)
+            if (told == kMaxFaultClaims)
                 break;
+            if (e.time > until_ns)
+                continue;
             const std::optional<LateGrantValue> grant = late_grant_value(e);
             if (!grant || grant->phase != "granted")
                 continue;
