@@ -121,6 +121,27 @@ inline std::string crashed(int target, std::int64_t time) {
            std::to_string(target) + ",\"client\":0},\"time\":" + std::to_string(time) + "}\n";
 }
 
+// The library granted `process`'s acquire of `key`, which its adapter had answered in doubt, at
+// `time` (HISTORY.md, `late-grant`), as `token` (none: unsaid).
+inline std::string late_granted(int process, std::string_view key, std::int64_t time,
+                                std::string_view token = {}) {
+    std::string value = "{\"process\":" + std::to_string(process) + ",\"phase\":\"granted\"";
+    if (!token.empty())
+        value += ",\"token\":\"" + std::string(token) + "\"";
+    return "{\"type\":\"info\",\"process\":\"library\",\"f\":\"late-grant\",\"key\":\"" +
+           std::string(key) + "\",\"value\":" + value + "},\"time\":" + std::to_string(time) +
+           "}\n";
+}
+
+// The adapter released `process`'s late grant of `key` at `time`: `ok` says whether the release
+// succeeded.
+inline std::string late_released(int process, std::string_view key, std::int64_t time, bool ok) {
+    return "{\"type\":\"info\",\"process\":\"library\",\"f\":\"late-grant\",\"key\":\"" +
+           std::string(key) + "\",\"value\":{\"process\":" + std::to_string(process) +
+           ",\"phase\":\"released\",\"ok\":" + (ok ? "true" : "false") +
+           "},\"time\":" + std::to_string(time) + "}\n";
+}
+
 // Process 1 holds k0 from 0.5 s; process 3 is granted it at 1.204 s; process 1 releases at 1.5 s:
 // the smallest mutual-exclusion violation, one incident.
 inline constexpr const char* kOverlap = R"(

@@ -39,6 +39,8 @@ void LivenessCheck::on_event(const Event& event) {
     if (event.is_nemesis()) {
         if (event.f == "leases-renewed" && !event.is_library())
             on_leases_renewed(event);
+        else if (event.f == "late-grant" && event.is_library())
+            on_late_grant(event);
         return;
     }
     if (op == Op::Acquire) {
@@ -58,6 +60,8 @@ void LivenessCheck::on_acquire(const Event& event) {
         KeyState& key = entry->second;
         ++key.acquires_in_flight;
         acquiring_.set(event.process) = Acquiring{&entry->first, &key, event.lease_ms, event.time};
+        // A process that asks again is not waiting on a late grant of an earlier acquire.
+        in_doubt_.erase(event.process);
         Wait& wait = waits_.set(event.process);
         wait.key = event.key;
         wait.start_ns = event.time;
@@ -89,7 +93,15 @@ void LivenessCheck::on_acquire(const Event& event) {
     settle(name, key, event.process, acquiring.invoke_ns, outcome, event.time);
 
     if (event.type == EventType::Info) {
+        const InDoubtAcquire doubt{&name, acquiring.lease_ms, event.time, event.index};
+        if (acquiring.late_granted_ns) {
+            late_grant(event.process, doubt, *acquiring.late_granted_ns, acquiring.late_token,
+                       event.time);
+            return;
+        }
+        InDoubtAcquire& in_doubt = in_doubt_.set(event.process) = doubt;
         if (key.open_holds == 0 && !nesting_.holds(event.process, name)) {
+            in_doubt.orphaned = true;
             // The lock it may have been granted is held by nobody alive, until its lease runs
             // out (on a strategy whose locks expire; seed 001's never do: T6).
             offer_orphan(name, key,
@@ -190,7 +202,10 @@ void LivenessCheck::on_crash(const Event& event) {
         acquiring_.erase(process);
         // Its acquire stays in flight forever: it may have been granted, to nobody alive.
         settle(*acquiring.name, key, process, acquiring.invoke_ns, Outcome::Unknown, event.time);
-        if (key.open_holds == 0 && !nesting_.holds(process, *acquiring.name)) {
+        if (acquiring.late_granted_ns) {
+            late_grant(process, {acquiring.name, acquiring.lease_ms, event.time, event.index},
+                       *acquiring.late_granted_ns, acquiring.late_token, event.time);
+        } else if (key.open_holds == 0 && !nesting_.holds(process, *acquiring.name)) {
             offer_orphan(*acquiring.name, key,
                          lost_acquire(process, event.time, event.index, acquiring.lease_ms),
                          event.time);
@@ -267,8 +282,116 @@ void LivenessCheck::on_leases_renewed(const Event& event) {
     }
 }
 
+void LivenessCheck::on_late_grant(const Event& event) {
+    // Read here, where it matters; one that names no process or phase, or no in-doubt acquire,
+    // is passed over (the linearizability check names it).
+    const nlohmann::json value = nlohmann::json::parse(event.value_json, nullptr, false);
+    if (!value.is_object() || !value.contains("process") || !value.contains("phase") ||
+        !value["process"].is_number_integer() || !value["phase"].is_string())
+        return;
+    const auto process = value["process"].get<std::int64_t>();
+    const std::string phase = value["phase"].get<std::string>();
+    std::string token;
+    if (value.contains("token") && value["token"].is_string())
+        token = value["token"].get<std::string>();
+    if (phase == "granted") {
+        if (Acquiring* in_flight = acquiring_.find(process)) {
+            // The grant overtook the acquire's `info`: applied when that comes.
+            if (*in_flight->name == event.key) {
+                in_flight->late_granted_ns = event.time;
+                in_flight->late_token = token;
+            }
+            return;
+        }
+        const InDoubtAcquire* found = in_doubt_.find(process);
+        if (!found || *found->name != event.key)
+            return;
+        const InDoubtAcquire doubt = *found;
+        in_doubt_.erase(process);
+        late_grant(process, doubt, event.time, token, event.time);
+        return;
+    }
+    if (phase != "released")
+        return;
+    const std::string* const* held = late_held_.find(process);
+    if (!held || **held != event.key)
+        return;
+    const std::string& name = **held;
+    late_held_.erase(process);
+    KeyState& key = keys_.find(name)->second;
+    // Granted again since, or superseded: the orphan is no longer this grant's.
+    if (!key.orphan || key.orphan->holder != process || !key.orphan->late_granted_ns ||
+        key.orphan->late_released_ns)
+        return;
+    Orphan& orphan = *key.orphan;
+    const bool freed = value.contains("ok") && value["ok"].is_boolean() && value["ok"].get<bool>();
+    if (!freed) {
+        // The lock may still be there: it stays until its bound, as a failed release's does.
+        orphan.late_release_failed_ns = event.time;
+        return;
+    }
+    notice_waiting(key, event.time);  // while the lock certainly stayed
+    if (orphan.evidence) {
+        // Stuck past its bound already: that ends with this release.
+        end_orphan(name, key, Ending::Release, event.time, process);
+        return;
+    }
+    // Free from here: a waiter refused past the release (and the grace a refusal's reply in
+    // flight needs), with nobody holding it, proves the lock stuck, as past a lease.
+    orphan.late_released_ns = event.time;
+    orphan.stays = false;
+    orphan.bound_ns = event.time;
+    orphan.deadline_ns = event.time + kExpiryGraceMs * kNsPerMs;
+}
+
+void LivenessCheck::late_grant(std::int64_t process, const InDoubtAcquire& doubt,
+                               std::int64_t granted_ns, const std::string& token,
+                               std::int64_t now_ns) {
+    const std::string& name = *doubt.name;
+    KeyState& key = keys_.find(name)->second;
+    late_held_.set(process) = doubt.name;
+    // A re-entry of a lock the process holds of record: that hold is judged as it is.
+    if (nesting_.holds(process, name))
+        return;
+    // The library kept the acquire going until it granted it: its lease may have started any
+    // time until then, and then it certainly holds the lock - nobody alive uses it.
+    auto make_certain = [&](Orphan& orphan) {
+        orphan.late_granted_ns = granted_ns;
+        orphan.granted_ns = granted_ns;
+        orphan.token = token;
+        orphan.stays = !orphan.lease_ms;
+        if (orphan.lease_ms)
+            orphan.bound_ns = counted_from(orphan) + *orphan.lease_ms * kNsPerMs;
+        set_deadline(orphan);
+        apply_renewals(orphan);
+    };
+    if (key.orphan && key.orphan->holder == process && key.orphan->cause == Cause::LostAcquire &&
+        !key.orphan->late_granted_ns) {
+        Orphan& orphan = *key.orphan;
+        make_certain(orphan);
+        // A waiter seen past the bound counted from the answer proves nothing any more: the
+        // lock may have been granted since, to this acquire.
+        if (orphan.evidence && orphan.evidence->at_ns <= orphan.deadline_ns)
+            orphan.evidence.reset();
+        return;
+    }
+    if (key.orphan) {
+        // A grant: the lock was free for it, whoever's orphan held it before.
+        notice_waiting(key, now_ns);
+        end_orphan(name, key, Ending::Grant, now_ns, process);
+    }
+    Orphan orphan = lost_acquire(process, doubt.answered_ns, doubt.answered_index, doubt.lease_ms);
+    make_certain(orphan);
+    offer_orphan(name, key, std::move(orphan), now_ns, doubt.orphaned);
+}
+
+std::int64_t LivenessCheck::counted_from(const Orphan& orphan) {
+    return std::max(orphan.orphaned_ns, orphan.late_granted_ns.value_or(orphan.orphaned_ns));
+}
+
 void LivenessCheck::apply_renewals(Orphan& orphan) const {
-    if (!orphan.bound_ns || !orphan.lease_ms)
+    // A lock its adapter released is gone, whatever a new leader renews.
+    if (!orphan.bound_ns || !orphan.lease_ms || orphan.late_released_ns)
         return;
     bool moved = false;
     for (const Renewal& r : renewals_) {
@@ -288,7 +411,7 @@ void LivenessCheck::apply_renewals(Orphan& orphan) const {
 void LivenessCheck::set_deadline(Orphan& orphan) const {
     if (!orphan.bound_ns) {
         // Nothing frees it by itself: its client has the liveness bound to clean up.
-        orphan.deadline_ns = orphan.orphaned_ns + options_.liveness_bound_ms * kNsPerMs;
+        orphan.deadline_ns = counted_from(orphan) + options_.liveness_bound_ms * kNsPerMs;
         return;
     }
     std::int64_t grace_ns = kExpiryGraceMs * kNsPerMs;
@@ -341,9 +464,11 @@ LivenessCheck::Orphan LivenessCheck::orphan_of(Cause cause, bool certain, std::i
 }
 
 void LivenessCheck::offer_orphan(const std::string& name, KeyState& key, Orphan orphan,
-                                 std::int64_t now_ns) {
-    ++orphaned_;
-    ++orphaned_by_[static_cast<std::size_t>(orphan.cause)];
+                                 std::int64_t now_ns, bool counted) {
+    if (!counted) {
+        ++orphaned_;
+        ++orphaned_by_[static_cast<std::size_t>(orphan.cause)];
+    }
     if (key.orphan) {
         // One lock per key: whichever orphan may hold it longest is the one to wait out. A lock
         // that never frees outranks any lease; of two such, the older is the lock.
@@ -507,13 +632,23 @@ void LivenessCheck::report_deadlock(const std::string& key, const Orphan& orphan
     if (deadlock_violations_.size() >= options_.max_violations)
         return;
     const Evidence& evidence = *orphan.evidence;
-    const std::int64_t bound_ns = orphan.bound_ns.value_or(orphan.orphaned_ns);
+    const std::int64_t bound_ns = orphan.bound_ns.value_or(counted_from(orphan));
     const std::int64_t until_ns =
         std::max(evidence.until_ns.value_or(orphan.ended_ns), evidence.at_ns);
     const std::int64_t past_bound_ns = until_ns - bound_ns;
 
     std::string message = key_prefix(key);
-    if (orphan.cause == Cause::LostAcquire) {
+    if (orphan.late_granted_ns) {
+        message += "process " + std::to_string(orphan.holder) +
+                   "'s acquire, answered in doubt at " + format_seconds(orphan.orphaned_ns) +
+                   ", was granted by the library at " + format_seconds(*orphan.late_granted_ns);
+        if (!orphan.token.empty())
+            message += " (token " + orphan.token + ")";
+        if (orphan.late_release_failed_ns) {
+            message += ", and its adapter failed to release it at " +
+                       format_seconds(*orphan.late_release_failed_ns);
+        }
+    } else if (orphan.cause == Cause::LostAcquire) {
         message += "process " + std::to_string(orphan.holder) +
                    "'s acquire got no answer (it may hold the lock) at " +
                    format_seconds(orphan.orphaned_ns);
@@ -528,7 +663,10 @@ void LivenessCheck::report_deadlock(const std::string& key, const Orphan& orphan
         if (!orphan.error.empty())
             message += " (" + orphan.error + ")";
     }
-    if (orphan.bound_ns) {
+    if (orphan.late_released_ns) {
+        message += " and released by its adapter at " + format_seconds(*orphan.late_released_ns) +
+                   ", yet process ";
+    } else if (orphan.bound_ns) {
         message += "; its lease of " + std::to_string(*orphan.lease_ms) + " ms ran out by " +
                    format_seconds(bound_ns) + ", yet process ";
     } else {
@@ -538,7 +676,10 @@ void LivenessCheck::report_deadlock(const std::string& key, const Orphan& orphan
                (evidence.refused ? " was refused it at " : " was still waiting for it at ") +
                format_seconds(until_ns) + " (waiting since " +
                format_seconds(evidence.wait_start_ns) + "), " + format_seconds(past_bound_ns) +
-               (orphan.bound_ns ? " past the lease" : " after that") + "; nobody was granted it ";
+               (orphan.late_released_ns ? " after the release"
+                : orphan.bound_ns       ? " past the lease"
+                                        : " after that") +
+               "; nobody was granted it ";
     switch (orphan.ending) {
         case Ending::Grant:
             message += "until process " + std::to_string(orphan.ended_by) + " got it at " +
@@ -581,7 +722,13 @@ void LivenessCheck::report_deadlock(const std::string& key, const Orphan& orphan
         {"waited_past_bound_ms", ns_to_ms(past_bound_ns)},
         {"orphaned_ms", ns_to_ms(orphan.ended_ns - orphan.orphaned_ns)},
         {"ended_by", kEndings[static_cast<std::size_t>(orphan.ending)]},
-        {"regranted_ns", orphan.ending == Ending::Grant ? json(orphan.ended_ns) : json(nullptr)}};
+        {"regranted_ns", orphan.ending == Ending::Grant ? json(orphan.ended_ns) : json(nullptr)},
+        // A lost acquire the library granted late, and its adapter's release of it (HISTORY.md).
+        {"late_granted_ns", orphan.late_granted_ns ? json(*orphan.late_granted_ns) : json(nullptr)},
+        {"late_released_ns",
+         orphan.late_released_ns ? json(*orphan.late_released_ns) : json(nullptr)},
+        {"late_release_failed_ns",
+         orphan.late_release_failed_ns ? json(*orphan.late_release_failed_ns) : json(nullptr)}};
     deadlock_violations_.push_back(json{{"kind", "deadlock"},
                                         {"key", key},
                                         {"message", std::move(message)},

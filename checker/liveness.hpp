@@ -18,6 +18,13 @@
 //      full TTL plus an election timeout) says so with a nemesis event `leases-renewed`
 //      (HISTORY.md): a lease that may still have been alive at the fault before it then runs
 //      until that event's time plus the lease plus its `by_ms`, not less;
+//      A library's late grant (HISTORY.md, `late-grant`) of an acquire answered in doubt makes
+//      that acquire's orphan certain: the library kept the acquire going until `granted`, so its
+//      bound counts from then (a lease from the grant; a lock without one stays, and any waiter
+//      past the liveness bound proves it stuck). Its adapter's `released` with ok true frees it
+//      at that time - a refusal past that plus the expiry grace, with nobody holding it, proves
+//      the lock stuck - and a failed or missing `released` leaves it to its bound. A late grant
+//      that matches no in-doubt acquire is passed over (linearizability names it);
 //      Acquires in flight that may yet turn out granted keep the verdict open until they end;
 //  (b) wait: one acquire, from its invoke to the grant, or to the client giving up (a refusal,
 //      an `info`, a crash); think time between attempts is not waiting. max_wait_ms is the
@@ -121,6 +128,11 @@ class LivenessCheck {
         Ending ending = Ending::EndOfHistory;
         std::int64_t ended_ns = 0;
         std::int64_t ended_by = 0;  // the process that was granted it or released it
+        // A lost acquire the library granted late (`late-grant` granted), and what its adapter's
+        // release of it did: freed it (released), or failed.
+        std::optional<std::int64_t> late_granted_ns;
+        std::optional<std::int64_t> late_released_ns;
+        std::optional<std::int64_t> late_release_failed_ns;
     };
     struct KeyState {
         std::uint32_t acquires_in_flight = 0;
@@ -142,6 +154,17 @@ class LivenessCheck {
         KeyState* key = nullptr;
         std::optional<std::int64_t> lease_ms;  // from the invoke, where the strategy has leases
         std::int64_t invoke_ns = 0;
+        // A late grant recorded before this acquire's `info` (it can overtake the answer).
+        std::optional<std::int64_t> late_granted_ns;
+        std::string late_token;
+    };
+    // An acquire answered in doubt, which a library's late grant may name; then its grant.
+    struct InDoubtAcquire {
+        const std::string* name = nullptr;
+        std::optional<std::int64_t> lease_ms;
+        std::int64_t answered_ns = 0;
+        std::uint64_t answered_index = 0;
+        bool orphaned = false;  // counted as a lost acquire's orphan at its answer
     };
     struct Releasing {
         const std::string* name = nullptr;
@@ -167,6 +190,12 @@ class LivenessCheck {
     void on_release(const Event& event);
     void on_crash(const Event& event);
     void on_leases_renewed(const Event& event);
+    void on_late_grant(const Event& event);
+    // The library granted the in-doubt acquire `doubt` of `process` at `granted_ns` as `token`.
+    void late_grant(std::int64_t process, const InDoubtAcquire& doubt, std::int64_t granted_ns,
+                    const std::string& token, std::int64_t now_ns);
+    // Where a late-granted orphan's bound counts from: the grant, or the answer if that was later.
+    static std::int64_t counted_from(const Orphan& orphan);
     // Moves the orphan's bound (and deadline) past every renewal its lease may have lived to see.
     void apply_renewals(Orphan& orphan) const;
     void end_wait(std::int64_t process, std::int64_t end_ns, bool granted);
@@ -177,7 +206,9 @@ class LivenessCheck {
     void set_deadline(Orphan& orphan) const;
     Orphan orphan_of(Cause cause, bool certain, std::int64_t holder, const Hold& hold,
                      std::int64_t now_ns, std::uint64_t index, std::string error) const;
-    void offer_orphan(const std::string& name, KeyState& key, Orphan orphan, std::int64_t now_ns);
+    // `counted`: the hold was counted among the orphans before (a lost acquire granted late).
+    void offer_orphan(const std::string& name, KeyState& key, Orphan orphan, std::int64_t now_ns,
+                      bool counted = false);
     // A waiter in flight past the deadline of an orphan that certainly stays.
     void notice_waiting(KeyState& key, std::int64_t now_ns);
     void note_refusal(KeyState& key, std::int64_t waiter, std::int64_t invoke_ns,
@@ -199,6 +230,8 @@ class LivenessCheck {
     PerProcess<Acquiring> acquiring_;      // process -> its acquire in flight
     PerProcess<Releasing> releasing_;      // process -> its release in flight that ended a hold
     PerProcess<Wait> waits_;
+    PerProcess<InDoubtAcquire> in_doubt_;       // process -> its acquire answered `info`
+    PerProcess<const std::string*> late_held_;  // process -> the key its library granted late
     std::unordered_set<std::int64_t> starved_processes_;
     LatencyHistogram handoffs_;
     nlohmann::json deadlock_violations_ = nlohmann::json::array();

@@ -661,5 +661,177 @@ TEST(Liveness, HandoffPercentiles) {
     EXPECT_DOUBLE_EQ(h["max"].get<double>(), 100.0);
 }
 
+namespace late_grants {
+
+// Process 5 asks for k0 with a 2 s lease; its adapter answers in doubt at 0.4 s; the library
+// grants that acquire at 0.5 s. Without the late grant the orphan would run out by 2.4 s (plus
+// the grace a lost acquire gets, 3.65 s); granted at 0.5 s its lease runs to 2.5 s (3.75 s).
+const char* kLeased = R"({"mode":"exclusive","lease_ms":2000})";
+const std::string kAnsweredInDoubtThenGranted =
+    in_doubt(5, "acquire", "k0", kLeased, 100000000, 400000000) +
+    late_granted(5, "k0", 500000000, "t5");
+
+std::string refused_leased(int process, std::int64_t asked, std::int64_t failed) {
+    return event("invoke", process, "acquire", "k0", kLeased, asked) +
+           event("fail", process, "acquire", "k0", "null", failed, "held");
+}
+
+}  // namespace late_grants
+
+// The adapter released the late grant at 0.51 s: the lock was free from then, so a refusal at
+// 1 s with nobody holding it proves it stuck - though the lease would have covered it.
+TEST(Liveness, ALateGrantItsAdapterReleasedEndsTheOrphanAtTheRelease) {
+    using namespace late_grants;
+    const std::string released =
+        kAnsweredInDoubtThenGranted + late_released(5, "k0", 510000000, true);
+
+    LivenessCheck within_grace(bound_1s());
+    run_check(within_grace, released + refused_leased(2, 600000000, 700000000));
+    EXPECT_EQ(within_grace.violation_count(), 0u);
+
+    LivenessCheck check(bound_1s());
+    run_check(check, released + refused_leased(2, 900000000, 1000000000));
+    ASSERT_EQ(check.violation_count(), 1u);
+    EXPECT_EQ(check.result()["deadlock_processes"], (json{5}));
+    const json v = check.violations();
+    EXPECT_EQ(v[0]["message"],
+              "k0: process 5's acquire, answered in doubt at 0.400 s, was granted by the library "
+              "at 0.500 s (token t5) and released by its adapter at 0.510 s, yet process 2 was "
+              "refused it at 1.000 s (waiting since 0.900 s), 0.490 s after the release; nobody "
+              "was granted it until the end of the history");
+    const json& w = v[0]["witness"];
+    EXPECT_EQ(w["cause"], "lost-acquire");
+    EXPECT_EQ(w["token"], "t5");
+    EXPECT_EQ(w["granted_ns"], 500000000);
+    EXPECT_EQ(w["late_granted_ns"], 500000000);
+    EXPECT_EQ(w["late_released_ns"], 510000000);
+    EXPECT_TRUE(w["late_release_failed_ns"].is_null());
+    EXPECT_EQ(w["orphaned_ns"], 400000000);
+    EXPECT_EQ(w["bound_ns"], 510000000);
+    EXPECT_EQ(w["deadline_ns"], 760000000);
+}
+
+// A release that failed - or never reported - leaves the lock to its lease, which counts from
+// the late grant: a refusal at 3.7 s is within it, one at 3.8 s past it.
+TEST(Liveness, ALateGrantWhoseReleaseFailedHoldsUntilItsLeaseFromTheGrant) {
+    using namespace late_grants;
+    const std::string failed =
+        kAnsweredInDoubtThenGranted + late_released(5, "k0", 510000000, false);
+    for (const std::string& history : {failed, kAnsweredInDoubtThenGranted}) {
+        LivenessCheck within(bound_1s());
+        run_check(within, history + refused_leased(2, 900000000, 1000000000) +
+                              refused_leased(2, 3600000000, 3700000000));
+        EXPECT_EQ(within.violation_count(), 0u) << history;
+        EXPECT_EQ(within.result()["orphaned_by"]["lost-acquire"], 1);
+    }
+
+    LivenessCheck check(bound_1s());
+    run_check(check, failed + refused_leased(2, 3700000000, 3800000000));
+    ASSERT_EQ(check.violation_count(), 1u);
+    const json v = check.violations();
+    EXPECT_EQ(v[0]["message"],
+              "k0: process 5's acquire, answered in doubt at 0.400 s, was granted by the library "
+              "at 0.500 s (token t5), and its adapter failed to release it at 0.510 s; its lease "
+              "of 2000 ms ran out by 2.500 s, yet process 2 was refused it at 3.800 s (waiting "
+              "since 3.700 s), 1.300 s past the lease; nobody was granted it until the end of "
+              "the history");
+    EXPECT_EQ(v[0]["witness"]["late_release_failed_ns"], 510000000);
+    EXPECT_TRUE(v[0]["witness"]["late_released_ns"].is_null());
+    EXPECT_EQ(v[0]["witness"]["deadline_ns"], 3750000000);
+}
+
+// Seed 001's lock has no expiry: granted late and never released, it is held by nobody alive,
+// and a waiter still waiting past the liveness bound proves it stuck (without the late grant the
+// acquire may never have taken effect, and only a refusal would). Released by the adapter, the
+// same wait proves nothing.
+TEST(Liveness, ALateGrantOfALockWithoutExpiryNeverReleasedIsADeadlockWhileOthersWait) {
+    const std::string in_doubt_acquire = in_doubt(5, "acquire", "k0", "null", 100000000, 400000000);
+    const std::string waiter = event("invoke", 2, "acquire", "k0", "null", 600000000) +
+                               read_ok(3, "x", 0, 2900000000, 3000000000);
+
+    LivenessCheck stuck(bound_1s());
+    run_check(stuck, in_doubt_acquire + late_granted(5, "k0", 500000000, "t5") + waiter);
+    ASSERT_EQ(stuck.violation_count(), 1u);
+    EXPECT_EQ(stuck.result()["deadlock_processes"], (json{5}));
+    const json v = stuck.violations();
+    EXPECT_EQ(v[0]["message"],
+              "k0: process 5's acquire, answered in doubt at 0.400 s, was granted by the library "
+              "at 0.500 s (token t5); it has no lease, so only a release frees it, and process 2 "
+              "was still waiting for it at 3.000 s (waiting since 0.600 s), 2.500 s after that; "
+              "nobody was granted it until the end of the history");
+    EXPECT_EQ(v[0]["witness"]["deadline_ns"], 1500000000);
+    EXPECT_TRUE(v[0]["witness"]["bound_ns"].is_null());
+
+    LivenessCheck released(bound_1s());
+    run_check(released, in_doubt_acquire + late_granted(5, "k0", 500000000, "t5") +
+                            late_released(5, "k0", 800000000, true) + waiter);
+    EXPECT_EQ(released.violation_count(), 0u);
+
+    LivenessCheck unknown(bound_1s());  // no late grant: it may never have been granted
+    run_check(unknown, in_doubt_acquire + waiter);
+    EXPECT_EQ(unknown.violation_count(), 0u);
+}
+
+// The grant can be recorded before the `info` answer it overtook; and an acquire answered in
+// doubt while another process held the key of record is no orphan until the library grants it.
+TEST(Liveness, ALateGrantBeforeItsAnswerOrOverAReleasedHoldStillCounts) {
+    const std::string waiter = event("invoke", 2, "acquire", "k0", "null", 600000000) +
+                               read_ok(3, "x", 0, 2900000000, 3000000000);
+    LivenessCheck overtaken(bound_1s());
+    run_check(overtaken, event("invoke", 5, "acquire", "k0", "null", 100000000) +
+                             late_granted(5, "k0", 350000000) +
+                             event("info", 5, "acquire", "k0", "null", 400000000, "timeout") +
+                             waiter);
+    ASSERT_EQ(overtaken.violation_count(), 1u);
+    EXPECT_EQ(overtaken.violations()[0]["witness"]["late_granted_ns"], 350000000);
+    EXPECT_EQ(overtaken.violations()[0]["witness"]["deadline_ns"], 1400000000);
+
+    LivenessCheck after_holder(bound_1s());
+    run_check(after_holder, granted(1, "k0", "a", 0, 50000000) +
+                                in_doubt(5, "acquire", "k0", "null", 100000000, 400000000) +
+                                released(1, "k0", "a", 450000000, 460000000) +
+                                late_granted(5, "k0", 500000000) + waiter);
+    ASSERT_EQ(after_holder.violation_count(), 1u);
+    EXPECT_EQ(after_holder.violations()[0]["witness"]["holder"], 5);
+    EXPECT_EQ(after_holder.result()["orphaned_by"]["lost-acquire"], 1);
+
+    // Orphaned at its answer, freed by process 1's grant, then granted late: one orphan counted.
+    LivenessCheck granted_between(bound_1s());
+    run_check(granted_between, in_doubt(5, "acquire", "k0", "null", 100000000, 400000000) +
+                                   granted(1, "k0", "a", 410000000, 420000000) +
+                                   released(1, "k0", "a", 450000000, 460000000) +
+                                   late_granted(5, "k0", 500000000) + waiter);
+    ASSERT_EQ(granted_between.violation_count(), 1u);
+    EXPECT_EQ(granted_between.violations()[0]["witness"]["late_granted_ns"], 500000000);
+    EXPECT_EQ(granted_between.result()["orphaned"], 1);
+}
+
+// A late grant that names no in-doubt acquire (another key, a process never seen, a release
+// never granted, a value without process or phase) changes nothing here: the linearizability
+// check names it.
+TEST(Liveness, ALateGrantWhoseAcquireIsNotFoundIsPassedOver) {
+    const std::string history =
+        kHolderCrashes + in_doubt(6, "acquire", "k1", "null", 100000000, 200000000) +
+        refused(2, "k0", 600000000, 700000000) + refused(2, "k0", 1000000000, 1100000000) +
+        event("invoke", 2, "acquire", "k0", "null", 3000000000);
+    const std::string strays =
+        late_granted(6, "k0", 300000000) + late_granted(9, "k0", 310000000) +
+        late_released(7, "k0", 320000000, true) + late_released(6, "k1", 330000000, true) +
+        R"({"type":"info","process":"library","f":"late-grant","key":"k0","value":{"phase":"granted"},"time":340000000})"
+        "\n"
+        R"({"type":"info","process":"library","f":"late-grant","key":"k0","value":null,"time":350000000})"
+        "\n"
+        R"({"type":"info","process":"library","f":"late-grant","key":"k1","value":{"process":6,"phase":"gone"},"time":360000000})"
+        "\n";
+    LivenessCheck plain(bound_1s());
+    run_check(plain, history);
+    const std::size_t at = history.find(R"({"type":"invoke","process":2)");
+    LivenessCheck with_strays(bound_1s());
+    run_check(with_strays, history.substr(0, at) + strays + history.substr(at));
+    EXPECT_EQ(with_strays.violation_count(), 1u);
+    EXPECT_EQ(with_strays.result(), plain.result());
+    EXPECT_EQ(with_strays.violations(), plain.violations());
+}
+
 }  // namespace
 }  // namespace lockbench::checker

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <unordered_map>
 
 #include "checker/history.hpp"
 #include "checker/history_words.hpp"
@@ -136,6 +137,80 @@ Claim library_said_lost(const Event& e, const std::string& library) {
             .time_ns = e.time,
             .token = token,
             .library_text = text};
+}
+
+// A library's `late-grant` event (HISTORY.md), as far as it says.
+struct LateGrantValue {
+    std::optional<std::int64_t> process;
+    std::string phase;
+    std::optional<bool> ok;
+    std::string token;
+    std::string text;
+};
+
+std::optional<LateGrantValue> late_grant_value(const Event& e) {
+    if (!e.is_library() || e.f != "late-grant")
+        return std::nullopt;
+    const json v = json::parse(e.value_json, nullptr, false);
+    if (!v.is_object())
+        return std::nullopt;
+    LateGrantValue out;
+    out.process = int_field(v, "process");
+    const auto text_of = [&](const char* name) {
+        return v.contains(name) && v[name].is_string() ? v[name].get<std::string>() : "";
+    };
+    out.phase = text_of("phase");
+    out.token = text_of("token");
+    out.text = text_of("text");
+    if (v.contains("ok") && v["ok"].is_boolean())
+        out.ok = v["ok"].get<bool>();
+    if (!out.process || (out.phase != "granted" && out.phase != "released"))
+        return std::nullopt;
+    return out;
+}
+
+// A late grant as a claim: "At 1.500 s kazoo granted process 5's acquire of k0, answered in
+// doubt at 1.200 s, and its adapter released it at 1.510 s [#40, #44, #45]." `answered`: the
+// acquire's `info`; `released`: the adapter's report of its release, nullptr when none was seen -
+// `release_unseen` then says whether none came at all (else the sentence ends at the grant).
+Claim library_granted_late(const Event* answered, const Event& granted, const Event* released,
+                           bool release_unseen, const std::string& library) {
+    const LateGrantValue grant = late_grant_value(granted).value_or(LateGrantValue{});
+    const std::int64_t process = grant.process.value_or(-1);
+    std::vector<std::uint64_t> events;
+    std::string text = "At " + format_seconds(granted.time) + " " +
+                       (library.empty() ? std::string("the lock library") : library) +
+                       " granted process " + std::to_string(process) + "'s acquire of " +
+                       lock_name(granted.key) + ", answered in doubt";
+    if (answered) {
+        text += " at " + format_seconds(answered->time);
+        events.push_back(answered->index);
+    }
+    events.push_back(granted.index);
+    if (released) {
+        const LateGrantValue release = late_grant_value(*released).value_or(LateGrantValue{});
+        events.push_back(released->index);
+        text += release.ok.value_or(false)
+                    ? ", and its adapter released it at " + format_seconds(released->time)
+                    : ", and its adapter failed to release it at " +
+                          format_seconds(released->time) +
+                          (release.text.empty() ? "" : " (" + release.text + ")");
+    } else if (release_unseen) {
+        text += ", and its adapter never said it released it";
+    }
+    std::sort(events.begin(), events.end());
+    std::string cited;
+    for (std::uint64_t index : events)
+        cited += (cited.empty() ? "[#" : ", #") + std::to_string(index);
+    return {
+        .kind = ClaimKind::LibraryGrantedLate,
+        .text = text + " " + cited + "].",
+        .events = std::move(events),
+        .process = process,
+        .time_ns = granted.time,
+        .token = grant.token,
+        // Told where its acquire was answered in doubt: what the library did resolves that answer.
+        .sort_ns = answered ? answered->time : granted.time};
 }
 
 // The events of one key (and the nemesis's) in a window of the history, by index, with what a
@@ -603,6 +678,7 @@ class Teller {
         const FreedBy freed = tell_foreign_release(story, window, i, grant);
         tell_faults(story, window, i, holder_grant.window_from, freed.process);
         tell_library_lost(story, window, i);
+        tell_library_late_grants(story, window, i.last_overlap_ns);
         tell_lease(story, i, holder_grant, grant, freed);
         tell_overlapping_grants(story, window, i, grant);
         const std::uint64_t holder_last = tell_holder_after_overlap(story, window, i, grant);
@@ -767,6 +843,36 @@ class Teller {
                 continue;
             ++signals;
             story.claims.push_back(library_said_lost(e, library_name()));
+        }
+    }
+
+    // 3c. The library's late grants of the key up to `until_ns`: a hold nobody alive used,
+    // which a refusal or an overlap may owe to it.
+    void tell_library_late_grants(Story& story, const Window& window, std::int64_t until_ns) {
+        std::size_t told = 0;
+        for (const auto& [index, e] : window.events()) {
+            if (told == kMaxFaultClaims)
+                break;
+            if (e.time > until_ns)
+                continue;
+            const std::optional<LateGrantValue> grant = late_grant_value(e);
+            if (!grant || grant->phase != "granted")
+                continue;
+            const std::int64_t process = *grant->process;
+            const auto is_answer = [&](const Event& a) {
+                return is(a, process, "acquire", EventType::Info);
+            };
+            // Its answer came first, or the grant overtook it (HISTORY.md).
+            const Event* answered = window.before(index, is_answer);
+            if (!answered)
+                answered = window.after(index, is_answer);
+            const Event* released = window.after(index, [&](const Event& r) {
+                const std::optional<LateGrantValue> release = late_grant_value(r);
+                return release && release->phase == "released" && release->process == process;
+            });
+            ++told;
+            story.claims.push_back(
+                library_granted_late(answered, e, released, false, library_name()));
         }
     }
 
@@ -990,11 +1096,13 @@ class Teller {
         story.key = w.key;
         const DeadlockFacts d = deadlock_facts(w.evidence);
         const auto& [holder, crash_ns, crash_index, waiter, regranted, cause, crashed] = d;
+        const bool granted_late = int_field(w.evidence, "late_granted_ns").has_value();
         // What left the lock behind, for the headline and the last sentence.
         const std::string left = crashed                       ? " crashed holding the lock"
                                  : cause == "failed-release"   ? "'s release failed"
                                  : cause == "in-doubt-release" ? "'s release got no answer"
-                                                               : "'s acquire got no answer";
+                                 : granted_late ? "'s acquire, answered in doubt, was granted late"
+                                                : "'s acquire got no answer";
         const Window window(history_, w.key, crash_ns - kSecond,
                             regranted.value_or(std::numeric_limits<std::int64_t>::max()));
         window_ = &window;
@@ -1007,8 +1115,11 @@ class Teller {
                           [&](const Event& e) { return is(e, holder, "acquire", EventType::Ok); }),
             crash_ns);
         tell_crash_and_lease(story, window, w.key, d, grant);
+        tell_library_late_grants(story, window,
+                                 regranted.value_or(std::numeric_limits<std::int64_t>::max()));
         tell_waited_in_vain(story, window, w.key, d);
-        const std::int64_t until = tell_never_regranted(story, window, w.key, d);
+        const std::int64_t until = tell_never_regranted(story, window, w.key, d,
+                                                        int_field(w.evidence, "late_released_ns"));
         add_prevention(story, context_);
         in_time_order(story);
         draw_deadlock_swimlane(story, window, w.key, d, grant.window_from, until);
@@ -1082,8 +1193,10 @@ class Teller {
     }
 
     // How long nobody could take it; returns when that ended (a grant, or the history's end).
+    // `late_released_ns`: when the adapter released the library's late grant that held it.
     std::int64_t tell_never_regranted(Story& story, const Window& window, const std::string& key,
-                                      const DeadlockFacts& d) {
+                                      const DeadlockFacts& d,
+                                      std::optional<std::int64_t> late_released_ns) {
         const auto& [holder, crash_ns, crash_index, waiter, regranted, cause, crashed] = d;
         const std::int64_t until = regranted.value_or(window.history_end_ns());
         story.claims.push_back(
@@ -1094,7 +1207,10 @@ class Teller {
                  (regranted ? format_seconds(*regranted)
                             : "the end of the history at " + format_seconds(until)) +
                  ": " + format_seconds(until - crash_ns) +
-                 (crashed || cause == "lost-acquire"
+                 (late_released_ns
+                      ? ", though the adapter had released process " + std::to_string(holder) +
+                            "'s late grant at " + format_seconds(*late_released_ns) + "."
+                  : crashed || cause == "lost-acquire"
                       ? " with the lock held by nobody alive."
                       : " with the lock left behind by process " + std::to_string(holder) + "."),
              .process = holder,
@@ -1170,7 +1286,45 @@ class Teller {
         Event e;
         std::uint64_t more = 0;
         std::optional<std::uint64_t> last;
+        // Late grants: each acquire answered in doubt (its `info`, by process), and each grant
+        // waiting for its release's report, told in the order granted.
+        std::unordered_map<std::int64_t, std::pair<std::int64_t, std::uint64_t>> answered;
+        struct Late {
+            std::optional<Event> answered;
+            Event granted;
+            std::optional<Event> released;
+        };
+        std::vector<Late> late;
+        std::unordered_map<std::int64_t, std::size_t> awaiting_release;
+        std::uint64_t more_late = 0;
+        std::optional<std::uint64_t> last_late;
         while (history_.next(e)) {
+            if (e.f == "acquire" && e.type == EventType::Info && !e.is_nemesis()) {
+                answered.insert_or_assign(e.process, std::pair{e.time, e.index});
+                continue;
+            }
+            if (const std::optional<LateGrantValue> grant = late_grant_value(e)) {
+                const std::int64_t process = *grant->process;
+                if (grant->phase == "released") {
+                    if (auto it = awaiting_release.find(process); it != awaiting_release.end()) {
+                        late[it->second].released = e;
+                        awaiting_release.erase(it);
+                    }
+                } else if (late.size() < kMaxFaultClaims) {
+                    std::optional<Event> answer;
+                    if (auto found = answered.find(process); found != answered.end()) {
+                        answer.emplace();
+                        answer->time = found->second.first;
+                        answer->index = found->second.second;
+                    }
+                    late.push_back({std::move(answer), e, std::nullopt});
+                    awaiting_release[process] = late.size() - 1;
+                } else {
+                    ++more_late;
+                    last_late = e.index;
+                }
+                continue;
+            }
             if (!e.is_library() || e.f != "lost")
                 continue;
             if (story.claims.size() <= kMaxFaultClaims) {
@@ -1186,6 +1340,18 @@ class Teller {
                                             plural(more, "more time", "more times") +
                                             ", the last " + at(*last) + ".",
                                     .events = {*last}});
+        }
+        for (const Late& l : late) {
+            story.claims.push_back(library_granted_late(
+                l.answered ? &*l.answered : nullptr, l.granted, l.released ? &*l.released : nullptr,
+                !l.released, library_name()));
+        }
+        if (more_late) {
+            story.claims.push_back({.kind = ClaimKind::LibraryGrantedLate,
+                                    .text = "It granted " +
+                                            plural(more_late, "more acquire", "more acquires") +
+                                            " late, the last " + at(*last_late) + ".",
+                                    .events = {*last_late}});
         }
     }
 

@@ -63,6 +63,9 @@ enum class ClaimKind : std::uint8_t {
     Prevention,           // what the scenario's expectations say of the other strategies
     PreventionCaveat,     // ... and where other scenarios expect those strategies to fail
     LibrarySaidLost,      // the lock library told `process` it lost `key` (events: its signal)
+    LibraryGrantedLate,   // the library granted `process`'s acquire its adapter had answered in
+                          // doubt, and the adapter released it (events: the acquire's `info`,
+                          // the late grant, the release's report, those found)
 };
 
 struct Claim {

@@ -482,5 +482,128 @@ TEST(Story, MoreGrantsNameOnlyTheProcessesGrantedAfterTheFirst) {
         << ::testing::PrintToString(texts);
 }
 
+// Process 5's acquire (2 s lease) is answered in doubt at 1.2 s; kazoo grants it at 1.5 s and the
+// adapter releases it at 1.51 s. Process 2 is refused k0 at 2 s and 2.5 s, with nobody holding it.
+const std::string kLateGrantThenRefused =
+    testing::in_doubt(5, "acquire", "k0", R"({"mode":"exclusive","lease_ms":2000})", 100000000,
+                      1200000000) +
+    testing::late_granted(5, "k0", 1500000000, "t5") +
+    testing::late_released(5, "k0", 1510000000, true) +
+    testing::refused(2, "k0", 1900000000, 2000000000) +
+    testing::refused(2, "k0", 2400000000, 2500000000);
+
+TEST(Story, ADeadlockAfterALateGrantTellsTheGrantAndItsRelease) {
+    const Told told = tell(kLateGrantThenRefused, {.strategy = "kazoo"});
+    EXPECT_EQ(told.story.headline,
+              "k0: process 5's acquire, answered in doubt, was granted late and nobody could take "
+              "it (kazoo).");
+    EXPECT_EQ(told.texts,
+              (std::vector<std::string>{
+                  "At 1.500 s kazoo granted process 5's acquire of k0, answered in doubt at "
+                  "1.200 s, and its adapter released it at 1.510 s [#1, #2, #3].",
+                  "From 1.900 s process 2 tried to acquire k0 2 times; none succeeded [#4 … #6].",
+                  "Nobody was granted k0 from 1.200 s until the end of the history at 2.500 s: "
+                  "1.300 s, though the adapter had released process 5's late grant at 1.510 s.",
+              }));
+    const Claim& late = told.story.claims[0];
+    EXPECT_EQ(late.kind, ClaimKind::LibraryGrantedLate);
+    EXPECT_EQ(late.process, 5);
+    EXPECT_EQ(late.time_ns, 1500000000);
+    EXPECT_EQ(late.token, "t5");
+    EXPECT_EQ(late.events, (std::vector<std::uint64_t>{1, 2, 3}));
+
+    // The page draws the late-granted hold in process 5's lane, from the grant to the release.
+    const std::string html = timeline_of(told, "late grant");
+    EXPECT_NE(html.find("<rect class=\"hold late-grant\" data-process=\"5\" x=\"1500.0000\""),
+              std::string::npos)
+        << html;
+    EXPECT_NE(html.find("width=\"10.0000\""), std::string::npos);
+    EXPECT_NE(html.find("<title>#2 k0: the library granted process 5's acquire, answered in "
+                        "doubt, at 1.500 s; its adapter released it at 1.510 s</title>"),
+              std::string::npos);
+    EXPECT_NE(html.find("</i>the library granted an acquire answered in doubt</span>"),
+              std::string::npos);
+    // Without the late grant there is no such hold, nor any sentence about one.
+    const std::string plain =
+        timeline_of(tell(testing::in_doubt(5, "acquire", "k0", "null", 100000000, 1200000000) +
+                             testing::refused(2, "k0", 1900000000, 2000000000),
+                         {}),
+                    "plain");
+    EXPECT_EQ(plain.find("class=\"hold late-grant\""), std::string::npos);
+}
+
+// T1 with a late grant inside the incident: process 5's acquire, answered in doubt at 0.15 s, is
+// granted by the library at 0.45 s - after the paused holder's lease ran out - and released.
+TEST(Story, AnIncidentsStoryTellsTheLateGrantOfItsKey) {
+    std::string with_late;
+    std::istringstream lines(kT1);
+    int n = 0;
+    for (std::string line; std::getline(lines, line);) {
+        if (line.empty())
+            continue;
+        if (n == 5)
+            with_late += testing::in_doubt(5, "acquire", "k0", "null", 120000000, 150000000);
+        if (n == 6)
+            with_late += testing::late_granted(5, "k0", 450000000) +
+                         testing::late_released(5, "k0", 460000000, false);
+        ++n;
+        with_late += line + "\n";
+    }
+    const Told told = tell(with_late, {.strategy = "redis-semaphore"});
+    ASSERT_EQ(told.report.verdict, Verdict::Invalid);
+    EXPECT_NE(std::find(told.texts.begin(), told.texts.end(),
+                        "At 0.450 s redis-semaphore granted process 5's acquire of k0, answered in "
+                        "doubt at 0.150 s, and its adapter failed to release it at 0.460 s [#6, "
+                        "#8, #9]."),
+              told.texts.end())
+        << ::testing::PrintToString(told.texts);
+    // A failed release leaves the lock to its bound: the timeline draws the hold to the end (no
+    // lease) and says why.
+    const std::string html = timeline_of(told, "t1 late");
+    EXPECT_NE(html.find("; its adapter failed to release it at 0.460 s, and it has no lease: "
+                        "held to the end at 1.114 s</title>"),
+              std::string::npos)
+        << html;
+}
+
+// A valid run says what the library granted late, each once, in the order granted: released,
+// never released, released in vain.
+TEST(Story, AValidRunTellsItsLateGrants) {
+    const std::string history =
+        testing::in_doubt(5, "acquire", "k0", R"({"mode":"exclusive","lease_ms":2000})", 100000000,
+                          1200000000) +
+        testing::late_granted(5, "k0", 1500000000, "t5") +
+        testing::late_released(5, "k0", 1510000000, true) +
+        testing::in_doubt(6, "acquire", "k1", "null", 2000000000, 2100000000) +
+        testing::late_granted(6, "k1", 2200000000) +
+        testing::in_doubt(7, "acquire", "k2", R"({"mode":"exclusive","lease_ms":500})", 2300000000,
+                          2400000000) +
+        testing::late_granted(7, "k2", 2500000000) +
+        testing::late_released(7, "k2", 2600000000, false) +
+        testing::read_ok(3, "x", 0, 3000000000, 3100000000);
+    const Told told = tell(history, {.library = "kazoo"});
+    ASSERT_EQ(told.report.verdict, Verdict::Valid) << told.report.to_json().dump(2);
+    EXPECT_EQ(told.texts,
+              (std::vector<std::string>{
+                  "The checker judged 13 events and listed no violation.",
+                  "At 1.500 s kazoo granted process 5's acquire of k0, answered in doubt at "
+                  "1.200 s, and its adapter released it at 1.510 s [#1, #2, #3].",
+                  "At 2.200 s kazoo granted process 6's acquire of k1, answered in doubt at "
+                  "2.100 s, and its adapter never said it released it [#5, #6].",
+                  "At 2.500 s kazoo granted process 7's acquire of k2, answered in doubt at "
+                  "2.400 s, and its adapter failed to release it at 2.600 s [#8, #9, #10].",
+              }));
+
+    const std::string html = timeline_of(told, "valid");
+    EXPECT_NE(html.find("; its adapter never said it released it, and it has no lease: held to "
+                        "the end at 3.100 s</title>"),
+              std::string::npos)
+        << html;
+    EXPECT_NE(html.find("; its adapter failed to release it at 2.600 s, so it held until its "
+                        "lease ran out by 3.000 s</title>"),
+              std::string::npos)
+        << html;
+}
+
 }  // namespace
 }  // namespace lockbench::checker

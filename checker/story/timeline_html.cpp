@@ -67,6 +67,20 @@ struct LibrarySignal {
     std::string text;
 };
 
+// A lock the library granted late, for an acquire its adapter had answered in doubt
+// (HISTORY.md, `late-grant`): held from the grant until the adapter's release, or - the release
+// failed or was never reported - until its lease ran out (the run's end without one).
+struct LateHold {
+    std::int64_t process = 0;
+    std::string key;
+    std::int64_t start_ns = 0;
+    std::uint64_t index = 0;
+    std::optional<std::int64_t> lease_ms;  // its acquire's
+    std::optional<std::int64_t> released_ns;
+    bool release_failed = false;
+    std::optional<std::int64_t> end_ns;  // set when the release freed it
+};
+
 // Everything the page draws, collected in one pass with the checker's own hold rule.
 class Collector : public HoldObserver {
   public:
@@ -101,7 +115,11 @@ class Collector : public HoldObserver {
     void on_event(const Event& e) {
         end_ns = std::max(end_ns, e.time);
         if (e.is_library()) {
-            // Only `lost` is drawn as a lost lock; a late grant (HISTORY.md) is none.
+            // Only `lost` is drawn as a lost lock; a late grant (HISTORY.md) is a hold.
+            if (e.f == "late-grant") {
+                on_late_grant(e);
+                return;
+            }
             if (e.f != "lost")
                 return;
             const json v = json::parse(e.value_json, nullptr, false);
@@ -143,9 +161,45 @@ class Collector : public HoldObserver {
         }
     }
 
+    void on_late_grant(const Event& e) {
+        const json v = json::parse(e.value_json, nullptr, false);
+        if (!v.is_object() || !v.contains("process") || !v["process"].is_number_integer() ||
+            !v.contains("phase") || !v["phase"].is_string())
+            return;
+        const auto process = v["process"].get<std::int64_t>();
+        const std::string phase = v["phase"].get<std::string>();
+        if (phase == "granted") {
+            if (late_holds.size() >= max_holds_)
+                return;
+            LateHold hold{.process = process, .key = e.key, .start_ns = e.time, .index = e.index};
+            if (auto it = lease_ms_.find(process); it != lease_ms_.end())
+                hold.lease_ms = it->second;
+            late_holds.push_back(std::move(hold));
+            late_open_[process] = late_holds.size() - 1;
+        } else if (phase == "released") {
+            auto it = late_open_.find(process);
+            if (it == late_open_.end())
+                return;
+            LateHold& hold = late_holds[it->second];
+            late_open_.erase(it);
+            hold.released_ns = e.time;
+            if (v.contains("ok") && v["ok"].is_boolean() && v["ok"].get<bool>())
+                hold.end_ns = e.time;
+            else
+                hold.release_failed = true;
+        }
+    }
+
     void finish() {
         for (const auto& [p, since] : paused_since_)
             pauses.push_back({p, since, end_ns});
+        for (LateHold& hold : late_holds) {
+            if (!hold.end_ns) {
+                hold.end_ns = hold.lease_ms
+                                  ? std::min(end_ns, hold.start_ns + *hold.lease_ms * 1'000'000)
+                                  : end_ns;
+            }
+        }
     }
 
     std::vector<DrawnHold> holds;         // the first max_holds
@@ -165,6 +219,7 @@ class Collector : public HoldObserver {
     std::vector<Band> pauses;
     std::vector<Mark> marks;
     std::vector<LibrarySignal> library_signals;
+    std::vector<LateHold> late_holds;
     std::set<std::int64_t> processes;
     std::int64_t end_ns = 0;
 
@@ -175,6 +230,7 @@ class Collector : public HoldObserver {
     // Each process's last grant: (start, when its lease runs out).
     std::map<std::int64_t, std::pair<std::int64_t, std::int64_t>> lease_end_;
     std::map<std::int64_t, std::int64_t> paused_since_;
+    std::map<std::int64_t, std::size_t> late_open_;  // process -> its late hold not yet released
 };
 
 const char* kStyle = R"(
@@ -415,6 +471,36 @@ void draw_holds(std::ostream& svg, const Collector& c, const Chart& chart, const
     }
 }
 
+// The library's late grants: a hold nobody alive used, hatched in its acquire's lane.
+void draw_late_holds(std::ostream& svg, const Collector& c, const Chart& chart) {
+    for (const LateHold& h : c.late_holds) {
+        auto lane = chart.lane_of.find(h.process);
+        if (lane == chart.lane_of.end())
+            continue;
+        const std::int64_t end_ns = h.end_ns.value_or(c.end_ns);
+        svg << "<rect class=\"hold late-grant\" data-process=\"" << h.process << "\" x=\""
+            << ms(h.start_ns) << "\" y=\"" << lane_y(lane->second) + 3 << "\" width=\""
+            << ms(std::max<std::int64_t>(end_ns - h.start_ns, 1000)) << "\" height=\""
+            << kLaneHeight - 6
+            << "\" fill=\"#b39ddb\" stroke=\"#5e35b1\" stroke-dasharray=\"3 2\" "
+               "vector-effect=\"non-scaling-stroke\"><title>#"
+            << h.index << " " << markup_escape(h.key) << ": the library granted process "
+            << h.process << "'s acquire, answered in doubt, at " << format_seconds(h.start_ns);
+        if (h.released_ns && !h.release_failed)
+            svg << "; its adapter released it at " << format_seconds(*h.released_ns);
+        else if (h.released_ns)
+            svg << "; its adapter failed to release it at " << format_seconds(*h.released_ns);
+        else
+            svg << "; its adapter never said it released it";
+        if (h.release_failed || !h.released_ns) {
+            svg << (h.lease_ms ? ", so it held until its lease ran out by "
+                               : ", and it has no lease: held to the end at ")
+                << format_seconds(end_ns);
+        }
+        svg << "</title></rect>\n";
+    }
+}
+
 // Point marks: stale writes the fence rejected, the library's "lost", updates that were lost.
 void draw_marks(std::ostream& svg, const Collector& c, const Chart& chart, const Report& report) {
     const std::map<std::int64_t, int>& lane_of = chart.lane_of;
@@ -500,6 +586,7 @@ std::string svg_of(const Collector& c, const Report& report, const Story& story,
     const int plot_top = kTopMargin + 20, plot_bottom = height - 4;
     draw_incidents(svg, listed_incidents(report), c, plot_bottom);
     draw_holds(svg, c, chart, story);
+    draw_late_holds(svg, c, chart);
     draw_marks(svg, c, chart, report);
     draw_faults(svg, c, plot_bottom);
     svg << "</g></g>\n<g id=\"fault-labels\" font-size=\"11\" fill=\"#6a1b9a\">\n";
@@ -548,6 +635,8 @@ std::string page(const Report& report, const Story& story, const TimelineOptions
             "<span><i class=\"sw\" style=\"background:#2e7d32\"></i>stale write rejected</span>"
             "<span><i class=\"sw\" style=\"background:#e91e63\"></i>the library said the "
             "lock was lost</span>"
+            "<span><i class=\"sw\" style=\"background:#b39ddb\"></i>the library granted an "
+            "acquire answered in doubt</span>"
             "<span><i class=\"sw\" style=\"background:#6a1b9a\"></i>fault</span></p>\n";
     if (!story.swimlane.empty())
         html << "<pre class=\"swimlane\">" << markup_escape(story.swimlane) << "</pre>\n";

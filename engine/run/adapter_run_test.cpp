@@ -262,6 +262,19 @@ TEST(AdapterRunTest, ALateGrantAndItsReleaseAreRecordedForTheInDoubtAcquire) {
     }
     EXPECT_GT(late[1]["index"].get<std::int64_t>(), late[0]["index"].get<std::int64_t>());
     EXPECT_EQ(r.summary["adapter"]["late_grants"], 1);
+    // Released at once, the late grant held nothing up; the story says what the library did.
+    EXPECT_EQ(r.summary["verdict"]["checks"]["liveness"]["valid"], true)
+        << r.summary["verdict"].dump(2);
+    std::ifstream story_file(r.dir / "story.txt");
+    // Its sentences wrap: read it one word at a time.
+    std::string story;
+    for (std::string word; story_file >> word;)
+        story += " " + word;
+    EXPECT_NE(story.find(" granted process " + in_doubt[0]["process"].dump() + "'s acquire of " +
+                         in_doubt[0]["key"].get<std::string>() + ", answered in doubt at "),
+              std::string::npos)
+        << story;
+    EXPECT_NE(story.find(", and its adapter released it at "), std::string::npos) << story;
 }
 
 // PROTOCOL.md `late_grant`'s `id`: with two acquires of one client on one key in doubt, the

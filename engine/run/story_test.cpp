@@ -18,6 +18,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "checker/check.hpp"
 #include "checker/history.hpp"
@@ -141,6 +142,8 @@ class ClaimChecker {
                 return check_prevention_caveat(c);
             case ClaimKind::LibrarySaidLost:
                 return check_library_said_lost(c);
+            case ClaimKind::LibraryGrantedLate:
+                return check_library_granted_late(c);
             case ClaimKind::CheckerFound:
             case ClaimKind::NoViolation:
                 ADD_FAILURE() << "a demonstration's story must be told from its events";
@@ -457,6 +460,30 @@ class ClaimChecker {
         EXPECT_TRUE(e.is_library());
         EXPECT_EQ(e.time, c.time_ns);
         expect_says(c, "it lost " + e.key);
+    }
+
+    // The acquire's `info` (where found), the library's late grant of that process's acquire at
+    // the claim's time, and the adapter's report of its release (where found), in that order.
+    void check_library_granted_late(const Claim& c) const {
+        ASSERT_GE(c.events.size(), 1u);
+        for (std::uint64_t index : c.events) {
+            const Event& e = at(index);
+            if (!e.is_library()) {
+                expect_op(e, c.process, "acquire", EventType::Info);
+                expect_says(c, "answered in doubt at " + checker::format_seconds(e.time));
+                continue;
+            }
+            EXPECT_EQ(e.f, "late-grant");
+            const nlohmann::json v = nlohmann::json::parse(e.value_json);
+            EXPECT_EQ(v["process"], c.process);
+            if (v["phase"] == "granted")
+                EXPECT_EQ(e.time, c.time_ns);
+            else
+                EXPECT_TRUE(c.text.find("released it at " + checker::format_seconds(e.time)) !=
+                                std::string::npos ||
+                            c.text.find("failed to release it at " +
+                                        checker::format_seconds(e.time)) != std::string::npos);
+        }
     }
 
     // What a write's sentence cites after its own events: the read it computed from (the value
