@@ -25,7 +25,8 @@
 //   holder resumed from a pause past its TTL would answer release_ok for a lock that lapsed and
 //   may be another's: we send the same RPC (lease.client.leaseRevoke, after lease.close(), as
 //   lease.revoke() does) and keep its answer. `not-held` when the library has already reported
-//   the lease lost (we then send nothing) or etcd says the lease is gone.
+//   the lease lost (we then send nothing); in doubt when etcd says the lease is gone (the
+//   library may have retried a revoke that had taken effect).
 'use strict';
 const { Etcd3, EtcdLockFailedError, EtcdLeaseInvalidError, GRPCDeadlineExceededError } = require('etcd3');
 const { ProtocolError, log, send, serve, sleep } = require('./protocol');
@@ -168,7 +169,12 @@ serve({
       // Any other failure keeps the grant: a retried release is tried again.
       if (!(error instanceof EtcdLeaseInvalidError)) throw error;
       grants.delete(token);
-      throw new ProtocolError('not-held', 'etcd: the lease had expired before the release');
+      // "Lease not found" is no proof the lock was not held: etcd3 retries a revoke whose reply
+      // was lost (a leader killed after committing it), and the retry finds the lease our first
+      // attempt revoked. The keep-alive runs until now and the library has not reported the lease
+      // lost, so the release may well have happened: in doubt, never `not-held` (seen in
+      // etcd-leader-killed: a definite refusal of a release that had freed the lock).
+      throw new ProtocolError('release-in-doubt', 'etcd: lease not found - revoked by a retried attempt, or lapsed');
     }
     grants.delete(token);
     return {};
