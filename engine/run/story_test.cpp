@@ -46,6 +46,10 @@ struct DemoCase {
     std::string scenario;
     std::string strategy;
     std::vector<ClaimKind> must_tell;  // the story is not told without these
+    // ZooKeeper expires a silent session at one of its ticks, inside a window the story names:
+    // a grant inside that window is told as "may have run out" (LeaseMayHaveRunOut), which then
+    // tells LeaseRanOut's part (seen under load: the grant at 0.805 s, the window 0.773-0.806 s).
+    bool expiry_is_a_window = false;
 };
 
 void PrintTo(const DemoCase& c, std::ostream* os) {
@@ -547,7 +551,12 @@ TEST_P(StoryTest, EveryClaimOfTheStoryIsTrueOfTheHistory) {
     w.validate();
     testing::TempDir out;
     const RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
-    ASSERT_EQ(r.summary["as_expected"], true) << "the demonstration did not demonstrate";
+    if (r.summary["as_expected"] != true)
+        out.keep();  // the history tells a flaky demonstration from a finding
+    ASSERT_EQ(r.summary["as_expected"], true)
+        << "the demonstration did not demonstrate: expected " << r.summary["expected"].dump()
+        << ", checks " << r.summary["verdict"]["checks"].dump().substr(0, 1500) << "\nfaults "
+        << r.summary["nemesis"].dump() << "\nresult kept in " << r.dir;
 
     const checker::Story story = story_of_run(r.dir, r.summary, w);
     const std::string told = checker::format_story(story);
@@ -573,7 +582,12 @@ TEST_P(StoryTest, EveryClaimOfTheStoryIsTrueOfTheHistory) {
 
     for (ClaimKind kind : c.must_tell) {
         EXPECT_TRUE(std::any_of(story.claims.begin(), story.claims.end(),
-                                [&](const Claim& claim) { return claim.kind == kind; }))
+                                [&](const Claim& claim) {
+                                    return claim.kind == kind ||
+                                           (c.expiry_is_a_window &&
+                                            kind == ClaimKind::LeaseRanOut &&
+                                            claim.kind == ClaimKind::LeaseMayHaveRunOut);
+                                }))
             << "the story leaves out claim kind " << static_cast<int>(kind);
     }
     ClaimChecker checker(read_all(r.dir / "history.jsonl"),
@@ -617,7 +631,8 @@ INSTANTIATE_TEST_SUITE_P(
         DemoCase{"t10-process-pause",
                  "zk_mutex",
                  {ClaimKind::Acquired, ClaimKind::FaultHit, ClaimKind::LeaseRanOut,
-                  ClaimKind::GrantedWhileHeld}},
+                  ClaimKind::GrantedWhileHeld},
+                 true},
         DemoCase{"fencing-saves-t1",
                  "fenced",
                  {ClaimKind::Acquired, ClaimKind::FaultHit, ClaimKind::GrantedWhileHeld,
