@@ -11,11 +11,26 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace lockbench::checker {
 
 enum class EventType : std::uint8_t { Invoke, Ok, Fail, Info };
+// How a line's `type` field spells it: what the engine writes and the story quotes.
+constexpr std::string_view event_type_word(EventType t) {
+    switch (t) {
+        case EventType::Invoke:
+            return "invoke";
+        case EventType::Ok:
+            return "ok";
+        case EventType::Fail:
+            return "fail";
+        case EventType::Info:
+            return "info";
+    }
+    return "info";
+}
 enum class LockMode : std::uint8_t { Exclusive, Shared };
 
 inline constexpr std::int64_t kNemesisProcess = -1;

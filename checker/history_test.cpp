@@ -122,7 +122,7 @@ TEST(HistoryReader, DecodesStringEscapes) {
 
 TEST(HistoryReader, AcceptsUnknownExtraFields) {
     const auto events = read_all(
-        R"({"index":0,"extra":{"nested":[1,2.5e3,{"a":null}],"s":"x\"y"},"type":"invoke","process":0,"f":"read","key":"k","value":null,"time":1,"trace":[true,false]}
+        R"({"index":0,"extra":{"nested":[1,2.5e3,{"a":null}],"s":"x\"y\ud83d\ude00"},"type":"invoke","process":0,"f":"read","key":"k","value":null,"time":1,"trace":[true,false]}
 { "index" : 1 , "type" : "ok" , "process" : 0 , "f" : "read" , "key" : "k" , "value" : 3 , "time" : 2 , "\u0078" : -0.5 }
 )");
     ASSERT_EQ(events.size(), 2u);
@@ -190,6 +190,9 @@ TEST(HistoryReader, MalformedJsonNamesTheLine) {
              R"({"index":0,"type":"invoke","process":0,"f":"re\qd","time":1})",
              R"({"index":0,"type":"invoke","process":0,"f":"read","time":1,"x":[1,]})",
              R"({"index":0,"type":"invoke","process":0,"f":"read","time":1,"x":"\ud83d"})",
+             R"({"index":0,"type":"invoke","process":0,"f":"read","time":1,"x":"\ude00"})",
+             R"({"index":0,"type":"invoke","process":0,"f":"\ud83dx","time":1})",
+             R"({"index":0,"type":"invoke","process":0,"f":"\ude00","time":1})",
              "{\"index\":0,\"type\":\"invoke\",\"process\":0,\"f\":\"re\tad\",\"time\":1}",
              R"({"index":0 "type":"invoke","process":0,"f":"read","time":1})",
              R"([1,2])",

@@ -214,16 +214,7 @@ class Cursor {
                     break;
                 if (*p_ == 'u') {
                     ++p_;
-                    const std::uint32_t cp = read_hex4();
-                    if (cp >= 0xD800 && cp <= 0xDBFF) {
-                        if (!consume_literal("\\u"))
-                            invalid("a high surrogate must be followed by a low surrogate");
-                        const std::uint32_t low = read_hex4();
-                        if (low < 0xDC00 || low > 0xDFFF)
-                            invalid("a high surrogate must be followed by a low surrogate");
-                    } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
-                        invalid("a low surrogate without a high surrogate");
-                    }
+                    read_unicode_escape();
                     continue;
                 }
                 if (!is_simple_escape(*p_))
@@ -311,15 +302,8 @@ class Cursor {
                 skip_string(escaped);
                 return;
             }
-            case '{': {
-                ++p_;
-                skip_space();
-                if (peek() == '}') {
-                    ++p_;
-                    return;
-                }
-                for (;;) {
-                    skip_space();
+            case '{':
+                skip_members('}', "expected ',' or '}' in an object", [&] {
                     if (peek() != '"')
                         invalid("expected a field name");
                     bool escaped = false;
@@ -328,34 +312,12 @@ class Cursor {
                     expect(':', "expected ':' after a field name");
                     skip_space();
                     skip_value(depth + 1);
-                    skip_space();
-                    if (peek() == ',') {
-                        ++p_;
-                        continue;
-                    }
-                    expect('}', "expected ',' or '}' in an object");
-                    return;
-                }
-            }
-            case '[': {
-                ++p_;
-                skip_space();
-                if (peek() == ']') {
-                    ++p_;
-                    return;
-                }
-                for (;;) {
-                    skip_space();
-                    skip_value(depth + 1);
-                    skip_space();
-                    if (peek() == ',') {
-                        ++p_;
-                        continue;
-                    }
-                    expect(']', "expected ',' or ']' in an array");
-                    return;
-                }
-            }
+                });
+                return;
+            case '[':
+                skip_members(']', "expected ',' or ']' in an array",
+                             [&] { skip_value(depth + 1); });
+                return;
             case 't':
                 if (!consume_literal("true"))
                     invalid("expected a value");
@@ -379,6 +341,29 @@ class Cursor {
     }
 
   private:
+    // Steps over an object or array whose opening bracket is at the cursor: `member` validates
+    // one member (the cursor on it), the members stand apart by commas until `close`.
+    template <class Member>
+    void skip_members(char close, std::string_view missing_separator, Member member) {
+        ++p_;
+        skip_space();
+        if (peek() == close) {
+            ++p_;
+            return;
+        }
+        for (;;) {
+            skip_space();
+            member();
+            skip_space();
+            if (peek() == ',') {
+                ++p_;
+                continue;
+            }
+            expect(close, missing_separator);
+            return;
+        }
+    }
+
     // Characters a string may hold as they are: not '"', not '\\', not a control character; and
     // ASCII only, so that the rare non-ASCII string takes the path that validates its UTF-8.
     static constexpr auto kPlain = [] {
@@ -424,6 +409,23 @@ class Cursor {
         return v;
     }
 
+    // After the backslash and "u" of an escape: the code point it spells, a surrogate pair read
+    // whole; throws when a surrogate stands alone.
+    std::uint32_t read_unicode_escape() {
+        const std::uint32_t cp = read_hex4();
+        if (cp >= 0xD800 && cp <= 0xDBFF) {
+            if (!consume_literal("\\u"))
+                invalid("a high surrogate must be followed by a low surrogate");
+            const std::uint32_t low = read_hex4();
+            if (low < 0xDC00 || low > 0xDFFF)
+                invalid("a high surrogate must be followed by a low surrogate");
+            return 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+        }
+        if (cp >= 0xDC00 && cp <= 0xDFFF)
+            invalid("a low surrogate without a high surrogate");
+        return cp;
+    }
+
     void read_string_slow(std::string& out) {
         while (p_ < end_) {
             const char c = *p_;
@@ -453,21 +455,9 @@ class Cursor {
                 continue;
             }
             switch (e) {
-                case 'u': {
-                    std::uint32_t cp = read_hex4();
-                    if (cp >= 0xD800 && cp <= 0xDBFF) {
-                        if (!consume_literal("\\u"))
-                            invalid("a high surrogate must be followed by a low surrogate");
-                        const std::uint32_t low = read_hex4();
-                        if (low < 0xDC00 || low > 0xDFFF)
-                            invalid("a high surrogate must be followed by a low surrogate");
-                        cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
-                    } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
-                        invalid("a low surrogate without a high surrogate");
-                    }
-                    append_utf8(out, cp);
+                case 'u':
+                    append_utf8(out, read_unicode_escape());
                     break;
-                }
                 default:
                     --p_;
                     invalid("unknown escape sequence");

@@ -137,8 +137,7 @@ class TokenLinearizer {
         placed_[i] = true;
         if (is_grant(op)) {
             holder_grant_ = i;
-            pending_grants_.erase({op.return_seq, i});
-            pending_doubtful_grants_.erase({op.op.lease_ns, i});
+            grants_in_flight_.remove(op, i);
         }
         if (!lock_held()) {
             holder_grant_.reset();
@@ -163,11 +162,7 @@ class TokenLinearizer {
                 pending_refusals_.push_back(i);
             }
         } else if (is_grant(op)) {
-            if (op.info) {
-                pending_doubtful_grants_.insert({op.op.lease_ns, i});
-            } else {
-                pending_grants_.insert({op.return_seq, i});
-            }
+            grants_in_flight_.add(op, i);
         }
     }
 
@@ -200,20 +195,12 @@ class TokenLinearizer {
     }
 
     // Whether a grant placed now, at `seq`, for a refusal holds no longer than the lock may stay
-    // taken: an ok grant until its first release is called, one in doubt until its lease may have
-    // run out - so no grant returning meanwhile finds it held (and takes an ok grant over, which
-    // its release could then never end).
+    // taken (lock_tokens.hpp).
     bool gone_before_next_grant(std::uint32_t g, std::uint64_t seq) const {
-        const SearchOp* next = next_grant_return(ops_, sweep_->grant_returns(), seq, g);
-        if (next == nullptr) {
-            return true;
-        }
-        if (!ops_[g].info) {
-            return !releases_[g].empty() && next->return_seq > ops_[releases_[g].front()].call_seq;
-        }
-        const std::int64_t start = std::max(state_.now_ns, ops_[g].op.earliest_ns);
-        return ops_[g].op.lease_ns != kNever &&
-               next->op.latest_ns >= lease_end(start, ops_[g].op.lease_ns);
+        const std::uint64_t first_release_call =
+            releases_[g].empty() ? kNeverReturned : ops_[releases_[g].front()].call_seq;
+        return lin::gone_before_next_grant(ops_, sweep_->grant_returns(), g, seq, state_.now_ns,
+                                           first_release_call);
     }
 
     // A `held` refusal returning at `seq` with the lock free: a grant in flight is placed for it,
@@ -228,16 +215,16 @@ class TokenLinearizer {
                 candidates.push_back(it->second);
             }
         };
-        take(pending_grants_);
-        take(pending_doubtful_grants_);
+        take(grants_in_flight_.ok);
+        take(grants_in_flight_.in_doubt);
         for (const std::uint32_t g : candidates) {
             if (gone_before_next_grant(g, seq) && place(g)) {
                 return true;
             }
         }
-        return (!pending_grants_.empty() && place(pending_grants_.begin()->second)) ||
-               (!pending_doubtful_grants_.empty() &&
-                place(pending_doubtful_grants_.begin()->second));
+        return (!grants_in_flight_.ok.empty() && place(grants_in_flight_.ok.begin()->second)) ||
+               (!grants_in_flight_.in_doubt.empty() &&
+                place(grants_in_flight_.in_doubt.begin()->second));
     }
 
     // Before grant `g` at its return: an ok grant in flight with a lease and no ok release may
@@ -247,8 +234,8 @@ class TokenLinearizer {
     // stepped on a copy, accepts it and then `g`, in that order - so `g` finds its lease run out.
     void place_leased_grants_first(std::uint32_t g) {
         std::vector<std::uint32_t> first;
-        for (auto it = pending_grants_.begin();
-             it != pending_grants_.end() && first.size() < kEarlyGrantsTried; ++it) {
+        for (auto it = grants_in_flight_.ok.begin();
+             it != grants_in_flight_.ok.end() && first.size() < kEarlyGrantsTried; ++it) {
             const std::uint32_t h = it->second;
             const bool released_ok =
                 std::any_of(releases_[h].begin(), releases_[h].end(),
@@ -303,8 +290,7 @@ class TokenLinearizer {
     std::optional<TokenSweep> sweep_;                   // from run() on
     std::optional<std::uint32_t> holder_grant_;
     std::vector<std::uint32_t> pending_refusals_;
-    std::set<std::pair<std::uint64_t, std::uint32_t>> pending_grants_;          // ok: by return
-    std::set<std::pair<std::int64_t, std::uint32_t>> pending_doubtful_grants_;  // by lease
+    GrantsInFlight grants_in_flight_;
     bool bail_ = false;
 };
 
@@ -338,16 +324,27 @@ std::int64_t TokenSweep::bound_ns(const std::vector<bool>& placed) {
     return next_return_ < by_return_.size() ? ops_[by_return_[next_return_]].op.latest_ns : kNever;
 }
 
-const SearchOp* next_grant_return(const std::vector<SearchOp>& ops,
-                                  const std::vector<std::uint32_t>& grant_returns,
-                                  std::uint64_t seq, std::uint32_t except) {
+bool gone_before_next_grant(const std::vector<SearchOp>& ops,
+                            const std::vector<std::uint32_t>& grant_returns, std::uint32_t g,
+                            std::uint64_t seq, std::int64_t now_ns,
+                            std::uint64_t first_release_call) {
+    // The first grant other than g to return after seq.
     auto it =
         std::upper_bound(grant_returns.begin(), grant_returns.end(), seq,
-                         [&](std::uint64_t s, std::uint32_t g) { return s < ops[g].return_seq; });
-    if (it != grant_returns.end() && *it == except) {
+                         [&](std::uint64_t s, std::uint32_t r) { return s < ops[r].return_seq; });
+    if (it != grant_returns.end() && *it == g) {
         ++it;
     }
-    return it == grant_returns.end() ? nullptr : &ops[*it];
+    if (it == grant_returns.end()) {
+        return true;
+    }
+    const SearchOp& next = ops[*it];
+    if (!ops[g].info) {
+        return next.return_seq > first_release_call;
+    }
+    const std::int64_t start = std::max(now_ns, ops[g].op.earliest_ns);
+    return ops[g].op.lease_ns != kNever &&
+           next.op.latest_ns >= lease_end(start, ops[g].op.lease_ns);
 }
 
 std::optional<std::vector<std::int64_t>> grants_named(const Partition& partition) {

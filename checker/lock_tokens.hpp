@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <set>
+#include <utility>
 #include <vector>
 
 #include "checker/linearizability_partition.hpp"
@@ -27,11 +29,36 @@ inline bool is_refusal(const SearchOp& op) {
 // without a token, a token granted twice, or a release naming no grant of the key.
 std::optional<std::vector<std::int64_t>> grants_named(const Partition& partition);
 
-// The first of `grant_returns` (indices into `ops`, ordered by return) to return after `seq`,
-// other than `except`; nullptr when none does. Both token passes ask it of a refusal's grant.
-const SearchOp* next_grant_return(const std::vector<SearchOp>& ops,
-                                  const std::vector<std::uint32_t>& grant_returns,
-                                  std::uint64_t seq, std::uint32_t except);
+// Whether grant `g`, placed at model time `now_ns` for a refusal returning at `seq`, is over
+// before the next of `grant_returns` (indices into `ops`, ordered by return) returns, so that grant
+// does not find it held (and take an ok grant over, which its release could then never end): an
+// ok grant when its first release is called by then (`first_release_call`, that call's seq;
+// kNeverReturned when it has none), one in doubt when its lease may have run out. Both token
+// passes ask it of a refusal's grant.
+bool gone_before_next_grant(const std::vector<SearchOp>& ops,
+                            const std::vector<std::uint32_t>& grant_returns, std::uint32_t g,
+                            std::uint64_t seq, std::int64_t now_ns,
+                            std::uint64_t first_release_call);
+
+// The grants called and not placed yet, as both token passes try them: the ok ones by return,
+// the ones in doubt by lease (the shortest first).
+struct GrantsInFlight {
+    std::set<std::pair<std::uint64_t, std::uint32_t>> ok;
+    std::set<std::pair<std::int64_t, std::uint32_t>> in_doubt;
+
+    // Grant ops[i] was called / was placed.
+    void add(const SearchOp& op, std::uint32_t i) {
+        if (op.info) {
+            in_doubt.insert({op.op.lease_ns, i});
+        } else {
+            ok.insert({op.return_seq, i});
+        }
+    }
+    void remove(const SearchOp& op, std::uint32_t i) {
+        ok.erase({op.return_seq, i});
+        in_doubt.erase({op.op.lease_ns, i});
+    }
+};
 
 // The order both token passes sweep a key's ops in, and the returns they bound each step by.
 class TokenSweep {

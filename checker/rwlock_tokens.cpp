@@ -146,8 +146,7 @@ class RwTokenLinearizer {
         state_ = std::move(*next);
         placed_[i] = true;
         if (is_grant(op)) {
-            pending_grants_.erase({op.return_seq, i});
-            pending_doubtful_grants_.erase({op.op.lease_ns, i});
+            grants_in_flight_.remove(op, i);
         }
         if (!is_refusal(op)) {
             place_pending_refusals();
@@ -185,11 +184,7 @@ class RwTokenLinearizer {
                     .push_back(i);
             }
         } else if (is_grant(op)) {
-            if (op.info) {
-                pending_doubtful_grants_.insert({op.op.lease_ns, i});
-            } else {
-                pending_grants_.insert({op.return_seq, i});
-            }
+            grants_in_flight_.add(op, i);
         }
     }
 
@@ -236,20 +231,11 @@ class RwTokenLinearizer {
         }
     }
 
-    // As lock_tokens.cpp's: whether grant `g`, placed now at `seq` for a refusal, is over before
-    // the next grant returns (an ok one's first release is called by then, an in-doubt one's lease
-    // may have run out), so that grant does not find it held.
+    // Whether grant `g`, placed now at `seq` for a refusal, is over before the next grant returns
+    // (lock_tokens.hpp).
     bool gone_before_next_grant(std::uint32_t g, std::uint64_t seq) const {
-        const SearchOp* next = next_grant_return(ops_, sweep_->grant_returns(), seq, g);
-        if (next == nullptr) {
-            return true;
-        }
-        if (!ops_[g].info) {
-            return next->return_seq > first_release_call_[g];
-        }
-        const std::int64_t start = std::max(state_.now_ns, ops_[g].op.earliest_ns);
-        return ops_[g].op.lease_ns != kNever &&
-               next->op.latest_ns >= lease_end(start, ops_[g].op.lease_ns);
+        return lin::gone_before_next_grant(ops_, sweep_->grant_returns(), g, seq, state_.now_ns,
+                                           first_release_call_[g]);
     }
 
     // A grant in flight that explains `refusal` (returning at `seq`), placed; false when none
@@ -270,8 +256,8 @@ class RwTokenLinearizer {
             }
             return candidates;
         };
-        std::vector<std::uint32_t> candidates = try_from(pending_grants_);
-        const std::vector<std::uint32_t> doubtful = try_from(pending_doubtful_grants_);
+        std::vector<std::uint32_t> candidates = try_from(grants_in_flight_.ok);
+        const std::vector<std::uint32_t> doubtful = try_from(grants_in_flight_.in_doubt);
         candidates.insert(candidates.end(), doubtful.begin(), doubtful.end());
         for (const std::uint32_t g : candidates) {
             if (gone_before_next_grant(g, seq) && place(g)) {
@@ -315,8 +301,8 @@ class RwTokenLinearizer {
         // Only the candidates count against the limit: an early writer whose reply came after
         // dozens of readers' replies (50 clients) sits behind them all, and counting every grant
         // in flight left it out - the readers then found it still holding.
-        for (auto it = pending_grants_.begin();
-             it != pending_grants_.end() && first.size() < kEarlyGrantsTried; ++it) {
+        for (auto it = grants_in_flight_.ok.begin();
+             it != grants_in_flight_.ok.end() && first.size() < kEarlyGrantsTried; ++it) {
             const std::uint32_t h = it->second;
             const bool blocked_after =
                 it->first < first_release_call_[g] || ops_[h].op.lease_ns != kNever;
@@ -349,8 +335,7 @@ class RwTokenLinearizer {
     std::optional<TokenSweep> sweep_;                      // from run() on
     std::vector<std::uint32_t> refusals_needing_writer_;   // shared `held`, in flight
     std::vector<std::uint32_t> refusals_needing_holder_;   // exclusive `held`, in flight
-    std::set<std::pair<std::uint64_t, std::uint32_t>> pending_grants_;          // ok: by return
-    std::set<std::pair<std::int64_t, std::uint32_t>> pending_doubtful_grants_;  // by lease
+    GrantsInFlight grants_in_flight_;
 };
 
 }  // namespace

@@ -9,20 +9,19 @@ const char* seed_mode(LockMode mode) {
 }  // namespace
 
 Task<AcquireResult> RwlockSeed::acquire(Session& session, const AcquireRequest& request) {
-    WaitBudget budget(session, request.wait_budget);
-    for (;;) {
-        Reply reply = co_await run_script(session.redis(), acquire_,
-                                          strings(writer_key(request.key), reader_key(request.key)),
-                                          strings(seed_mode(request.mode)));
-        if (reply.as_string() == "SUCCESS") {
+    co_return co_await poll_for_grant(
+        session, request.wait_budget, std::chrono::milliseconds(100),
+        [&]() -> Task<std::optional<Grant>> {
+            Reply reply =
+                co_await run_script(session.redis(), acquire_,
+                                    strings(writer_key(request.key), reader_key(request.key)),
+                                    strings(seed_mode(request.mode)));
+            if (reply.as_string() != "SUCCESS")
+                co_return std::nullopt;
             // No lease: the lock never expires. The token only names this grant in the history.
             co_return Grant{
                 .key = request.key, .mode = request.mode, .token = session.next_token()};
-        }
-        if (budget.expired())
-            co_return Denied{Denied::Why::Held};
-        co_await budget.backoff(std::chrono::milliseconds(100));
-    }
+        });
 }
 
 Task<ReleaseOutcome> RwlockSeed::release(Session& session, const Grant& grant) {

@@ -5,20 +5,17 @@ namespace lockbench {
 Task<AcquireResult> SetNxPx::acquire(Session& session, const AcquireRequest& request) {
     const std::string token = session.next_token();
     const std::string lease = std::to_string(request.lease.count());
-    WaitBudget budget(session, request.wait_budget);
-    for (;;) {
-        Reply reply =
-            co_await session.redis().command("SET", request.key, token, "NX", "PX", lease);
-        if (reply.is_ok()) {
+    co_return co_await poll_for_grant(
+        session, request.wait_budget, options_.retry_delay, [&]() -> Task<std::optional<Grant>> {
+            Reply reply =
+                co_await session.redis().command("SET", request.key, token, "NX", "PX", lease);
+            if (!reply.is_ok())
+                co_return std::nullopt;
             co_return Grant{.key = request.key,
                             .token = token,
                             .lease = request.lease,
                             .validity = request.lease};
-        }
-        if (budget.expired())
-            co_return Denied{Denied::Why::Held};
-        co_await budget.backoff(options_.retry_delay);
-    }
+        });
 }
 
 Task<ReleaseOutcome> SetNxPx::release(Session& session, const Grant& grant) {

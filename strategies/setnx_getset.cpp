@@ -38,18 +38,16 @@ Task<std::optional<std::int64_t>> SetnxGetset::try_once(Session& session,
 }
 
 Task<AcquireResult> SetnxGetset::acquire(Session& session, const AcquireRequest& request) {
-    WaitBudget budget(session, request.wait_budget);
-    for (;;) {
-        if (auto expire_at = co_await try_once(session, request)) {
+    co_return co_await poll_for_grant(
+        session, request.wait_budget, options_.retry_delay, [&]() -> Task<std::optional<Grant>> {
+            const auto expire_at = co_await try_once(session, request);
+            if (!expire_at)
+                co_return std::nullopt;
             co_return Grant{.key = request.key,
                             .token = session.client_id() + "@" + std::to_string(*expire_at),
                             .lease = request.lease,
                             .validity = request.lease};
-        }
-        if (budget.expired())
-            co_return Denied{Denied::Why::Held};
-        co_await budget.backoff(options_.retry_delay);
-    }
+        });
 }
 
 Task<ReleaseOutcome> SetnxGetset::release(Session& session, const Grant& grant) {

@@ -167,4 +167,21 @@ class WaitBudget {
     Clock::Duration deadline_;
 };
 
+// The acquire of a strategy that polls (no wake-up when the lock is freed): `try_once()` (a
+// Task<std::optional<Grant>>, nothing when the lock is held) until it grants, sleeping
+// `retry_delay` between tries; Held once the wait budget has run out. `try_once` may refer to
+// the caller's locals: it runs only while the caller awaits this.
+template <class TryOnce>
+Task<AcquireResult> poll_for_grant(Session& session, std::chrono::milliseconds wait_budget,
+                                   Clock::Duration retry_delay, TryOnce try_once) {
+    WaitBudget budget(session, wait_budget);
+    for (;;) {
+        if (std::optional<Grant> grant = co_await try_once())
+            co_return std::move(*grant);
+        if (budget.expired())
+            co_return Denied{Denied::Why::Held};
+        co_await budget.backoff(retry_delay);
+    }
+}
+
 }  // namespace lockbench

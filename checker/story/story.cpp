@@ -1024,7 +1024,7 @@ class Teller {
                 events.push_back(answer->index);
                 text += answer->type == EventType::Ok
                             ? "; the server said ok " + at(release->index, answer->index) + "."
-                            : "; the answer was `" + type_word(answer->type) +
+                            : "; the answer was `" + std::string(event_type_word(answer->type)) +
                                   (answer->error.empty() ? "" : " " + answer->error) + "` " +
                                   at(release->index, answer->index) + ".";
             } else {
@@ -1254,20 +1254,6 @@ class Teller {
                     return b_last;
                 return a.sort_ns < b.sort_ns;
             });
-    }
-
-    static std::string type_word(EventType t) {
-        switch (t) {
-            case EventType::Invoke:
-                return "invoke";
-            case EventType::Ok:
-                return "ok";
-            case EventType::Fail:
-                return "fail";
-            case EventType::Info:
-                return "info";
-        }
-        return "?";
     }
 
     // The first completed write of `process` after event `from` (ok, or rejected by the fence).

@@ -40,6 +40,18 @@ std::optional<Yardstick> yardstick_of(Fields& top) {
     return yardstick;
 }
 
+// The fields that name a run and say what it was expected to do: alike in a suite's runs and a
+// baseline's, so that the gate pairs them.
+template <class Run>
+Run run_named_in(Fields& f) {
+    Run r;
+    r.scenario = f.required_string("scenario");
+    r.strategy = f.required_string("strategy");
+    r.faults = f.required_boolean("faults");
+    r.expected = f.string_or_null("expected");
+    return r;
+}
+
 std::vector<std::string> string_list(Fields& filter, const std::string& name) {
     std::vector<std::string> out;
     const json* list = filter.find(name);
@@ -97,11 +109,7 @@ CurrentSuite parse_current(const json& j, const std::string& origin) {
     for (std::size_t i = 0; i < runs.size(); ++i) {
         std::string path = "/runs/" + std::to_string(i);
         Fields f(runs[i], origin, path);
-        CurrentRun r;
-        r.scenario = f.required_string("scenario");
-        r.strategy = f.required_string("strategy");
-        r.faults = f.required_boolean("faults");
-        r.expected = f.string_or_null("expected");
+        auto r = run_named_in<CurrentRun>(f);
         r.as_expected = f.boolean_or_null("as_expected");
         r.got = outcome_words(f);
         r.cycles_per_s = f.required_number("cycles_per_s", 0);
@@ -169,11 +177,7 @@ Baseline parse_baseline(const json& j, const std::string& origin) {
     for (std::size_t i = 0; i < runs.size(); ++i) {
         std::string path = "/runs/" + std::to_string(i);
         Fields f(runs[i], origin, path);
-        BaselineRun r;
-        r.scenario = f.required_string("scenario");
-        r.strategy = f.required_string("strategy");
-        r.faults = f.required_boolean("faults");
-        r.expected = f.string_or_null("expected");
+        auto r = run_named_in<BaselineRun>(f);
         r.cycles_per_s = f.required_number("cycles_per_s", 0);
         r.median = f.required_number("median_cycles_per_s", 0);
         r.noise = f.required_number("noise", 0);

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "engine/servers/redis_server.hpp"  // EnvironmentError
+#include "engine/servers/embedded_server.hpp"  // EnvironmentError
 
 namespace lockbench {
 
@@ -42,28 +42,12 @@ void append_json_string(std::string& out, std::string_view s) {
     out.push_back('"');
 }
 
-namespace {
-std::string_view type_name(EventType t) {
-    switch (t) {
-        case EventType::Invoke:
-            return "invoke";
-        case EventType::Ok:
-            return "ok";
-        case EventType::Fail:
-            return "fail";
-        case EventType::Info:
-            return "info";
-    }
-    return "info";
-}
-}  // namespace
-
 void HistoryRecorder::append_json(std::string& out, const HistoryEvent& e, std::uint64_t index,
                                   std::int64_t time_ns) {
     out += "{\"index\":";
     out += std::to_string(index);
     out += ",\"type\":\"";
-    out += type_name(e.type);
+    out += event_type_word(e.type);
     out += "\",\"process\":";
     if (e.process == HistoryEvent::kNemesis) {
         out += "\"nemesis\"";

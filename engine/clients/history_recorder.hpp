@@ -16,12 +16,14 @@
 #include <thread>
 #include <vector>
 
+#include "checker/history.hpp"  // EventType
 #include "strategies/client/clock.hpp"
 #include "strategies/client/event_loop.hpp"
 
 namespace lockbench {
 
-enum class EventType { Invoke, Ok, Fail, Info };
+// The history's event types are the checker's (checker/HISTORY.md): one enum, one spelling.
+using checker::EventType;
 
 struct HistoryEvent {
     EventType type = EventType::Invoke;

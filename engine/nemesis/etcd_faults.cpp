@@ -9,8 +9,8 @@
 #include <set>
 #include <utility>
 
+#include "engine/servers/embedded_server.hpp"  // EnvironmentError
 #include "engine/servers/etcd_server.hpp"
-#include "engine/servers/redis_server.hpp"  // EnvironmentError
 #include "engine/topology/deployment.hpp"
 
 namespace lockbench {

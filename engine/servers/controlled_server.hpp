@@ -18,7 +18,7 @@
 namespace lockbench {
 
 // Runs `command` with the host's shell through `control` and returns what it printed; throws
-// EnvironmentError (redis_server.hpp) naming the host and the command when it fails or takes
+// EnvironmentError (embedded_server.hpp) naming the host and the command when it fails or takes
 // longer than `timeout`.
 std::string run_on_host(const HostControl& control, const std::string& command,
                         std::chrono::milliseconds timeout = std::chrono::seconds(20));

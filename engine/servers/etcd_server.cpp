@@ -29,7 +29,8 @@ std::string url(const std::string& address, int port) {
 EtcdServer::EtcdServer(std::string name, EtcdHost host, int client_port, int peer_port,
                        std::string initial_cluster, std::string cluster_token,
                        EtcdServerOptions options)
-    : name_(std::move(name)),
+    : EmbeddedServer(5s),
+      name_(std::move(name)),
       host_(std::move(host)),
       client_port_(client_port),
       peer_port_(peer_port),
@@ -45,10 +46,6 @@ EtcdServer::EtcdServer(std::string name, EtcdHost host, int client_port, int pee
     }
     dir_ = ServerDir("etcd");
     spawn();
-}
-
-EtcdServer::~EtcdServer() {
-    stop();
 }
 
 void EtcdServer::spawn() {
@@ -130,10 +127,6 @@ void EtcdServer::restart() {
     wait_ready();
 }
 
-void EtcdServer::stop() {
-    process_.terminate(5s);
-}
-
 std::string EtcdServer::log_tail(std::size_t lines) const {
     return lockbench::log_tail(dir_.path() / "etcd.log", lines);
 }
@@ -148,10 +141,9 @@ EtcdCluster::EtcdCluster(int nodes, EtcdServerOptions options, std::vector<EtcdH
     static std::atomic<int> clusters{0};
     const std::string token =
         "lockbench-" + std::to_string(::getpid()) + "-" + std::to_string(++clusters);
-    // A port picked free may be taken before its member binds it: the whole cluster starts again
-    // on new ports then (every member names every other's peer port).
-    for (int attempt = 0;; ++attempt) {
-        const bool in_lab = !hosts.empty();
+    // In a network lab every host has its own 2379 and 2380: no port is picked, none retried.
+    const bool in_lab = !hosts.empty();
+    const auto start_members = [&] {
         const auto ports =
             in_lab ? std::vector<int>{} : pick_free_ports(static_cast<std::size_t>(nodes) * 2);
         std::vector<EtcdHost> where;
@@ -165,25 +157,14 @@ EtcdCluster::EtcdCluster(int nodes, EtcdServerOptions options, std::vector<EtcdH
             initial_cluster += (i ? "," : "") + std::string("etcd") + std::to_string(i + 1) + "=" +
                                url(where.back().address, member_ports.back().second);
         }
-        try {
-            for (int i = 0; i < nodes; ++i) {
-                const auto at = static_cast<std::size_t>(i);
-                members_.push_back(std::make_unique<EtcdServer>(
-                    "etcd" + std::to_string(i + 1), where[at], member_ports[at].first,
-                    member_ports[at].second, initial_cluster, token, options));
-            }
-            for (auto& m : members_)
-                m->wait_ready();
-            return;
-        } catch (const EnvironmentError&) {
-            bool busy = false;
-            for (auto& m : members_)
-                busy |= m->log_tail(20).find("address already in use") != std::string::npos;
-            members_.clear();  // stops every member
-            if (!busy || in_lab || attempt >= 3)
-                throw;
+        for (int i = 0; i < nodes; ++i) {
+            const auto at = static_cast<std::size_t>(i);
+            members_.push_back(std::make_unique<EtcdServer>(
+                "etcd" + std::to_string(i + 1), where[at], member_ports[at].first,
+                member_ports[at].second, initial_cluster, token, options));
         }
-    }
+    };
+    start_server_group(members_, start_members, !in_lab, 20, "address already in use");
 }
 
 std::vector<Endpoint> EtcdCluster::endpoints() const {
@@ -215,14 +196,7 @@ std::optional<std::size_t> EtcdCluster::leader() const {
 }
 
 std::optional<std::size_t> EtcdCluster::wait_for_leader(std::chrono::milliseconds timeout) const {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    for (;;) {
-        if (auto l = leader())
-            return l;
-        if (std::chrono::steady_clock::now() >= deadline)
-            return std::nullopt;
-        std::this_thread::sleep_for(20ms);
-    }
+    return lockbench::wait_for_leader([this] { return leader(); }, timeout);
 }
 
 }  // namespace lockbench

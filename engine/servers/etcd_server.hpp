@@ -25,9 +25,8 @@
 #include <sys/types.h>
 #include <vector>
 
+#include "engine/servers/embedded_server.hpp"
 #include "engine/servers/etcd_gateway.hpp"
-#include "engine/servers/redis_server.hpp"  // ServerDir
-#include "strategies/client/child_process.hpp"
 #include "strategies/client/redis_connection.hpp"  // Endpoint
 
 namespace lockbench {
@@ -48,26 +47,17 @@ struct EtcdServerOptions {
 
 // One member of a cluster (of one, or more). Constructing it starts the process without waiting:
 // a member of a cluster cannot be healthy before a quorum of its peers runs.
-class EtcdServer {
+class EtcdServer : public EmbeddedServer {
   public:
     // `initial_cluster`: every member's "NAME=http://ADDRESS:PEER_PORT", comma-separated;
     // `cluster_token`: the same for every member, and no other cluster's.
     EtcdServer(std::string name, EtcdHost host, int client_port, int peer_port,
                std::string initial_cluster, std::string cluster_token, EtcdServerOptions options);
-    ~EtcdServer();
-    EtcdServer(const EtcdServer&) = delete;
-    EtcdServer& operator=(const EtcdServer&) = delete;
 
     const std::string& name() const { return name_; }
     // Where clients reach it: its client port.
     Endpoint endpoint() const { return Endpoint{host_.address, client_port_, ""}; }
     int peer_port() const { return peer_port_; }
-    pid_t pid() const { return process_.running() ? process_.pid() : -1; }
-    const std::filesystem::path& dir() const { return dir_.path(); }
-    bool running() const { return process_.running(); }
-    // False if the process has exited since (reaps it).
-    bool alive() { return process_.alive(); }
-    bool paused() const { return process_.paused(); }
     // A leader silent this long is replaced; a new leader renews every lease by it as well.
     std::chrono::milliseconds election_timeout() const { return options_.election_timeout; }
     // Its member id in the cluster (etcd derives it from its name and peer URL), known once it
@@ -75,7 +65,7 @@ class EtcdServer {
     std::uint64_t member_id() const { return member_id_; }
 
     // Waits until /health says true (it serves, and sees a leader); throws EnvironmentError
-    // (redis_server.hpp) with the log's last lines when it exits or does not within the
+    // (embedded_server.hpp) with the log's last lines when it exits or does not within the
     // start timeout.
     void wait_ready();
     bool healthy(std::chrono::milliseconds timeout = std::chrono::milliseconds(500)) const;
@@ -83,14 +73,8 @@ class EtcdServer {
     std::optional<EtcdStatus> status(
         std::chrono::milliseconds timeout = std::chrono::milliseconds(500)) const;
 
-    void pause() { process_.pause(); }    // SIGSTOP, waited for until /proc says it is stopped
-    void resume() { process_.resume(); }  // SIGCONT
-    // SIGKILL, as a crash (reaped: when it returns, the process is gone).
-    void kill() { process_.kill_and_reap(); }
     // Starts again on the same ports and data dir (it rejoins its cluster), and waits.
     void restart();
-    // SIGTERM (after SIGCONT if paused), then SIGKILL if it lingers.
-    void stop();
 
     // The last lines of its log, to explain a failure.
     std::string log_tail(std::size_t lines = 3) const;
@@ -106,8 +90,6 @@ class EtcdServer {
     std::string cluster_token_;
     EtcdServerOptions options_;
     std::string binary_path_;
-    ServerDir dir_;  // before process_: the process ends before its folder goes
-    ChildProcess process_;
     std::uint64_t member_id_ = 0;
 };
 

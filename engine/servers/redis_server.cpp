@@ -81,34 +81,12 @@ ChildProcess start_server_process(const ChildLaunch& launch) {
     }
 }
 
-ServerDir::ServerDir(const std::string& kind) {
-    std::string pattern = "/tmp/lockbench-" + kind + "-XXXXXX";
-    if (!::mkdtemp(pattern.data()))
-        throw EnvironmentError(std::string("mkdtemp: ") + std::strerror(errno));
-    path_ = pattern;
-}
-
-ServerDir::~ServerDir() {
-    std::error_code ignored;
-    if (!path_.empty())
-        fs::remove_all(path_, ignored);
-}
-
-ServerDir& ServerDir::operator=(ServerDir&& other) noexcept {
-    if (this != &other) {
-        std::error_code ignored;
-        if (!path_.empty())
-            fs::remove_all(path_, ignored);
-        path_ = std::exchange(other.path_, {});
-    }
-    return *this;
-}
-
 int pick_free_port() {
     return pick_free_ports(1).front();
 }
 
-RedisServer::RedisServer(RedisServerOptions options) : options_(std::move(options)) {
+RedisServer::RedisServer(RedisServerOptions options)
+    : EmbeddedServer(3s), options_(std::move(options)) {
     binary_path_ = find_executable(options_.binary);
     dir_ = ServerDir("redis");
     if (options_.port == 0 && options_.netns_fd >= 0)
@@ -131,10 +109,6 @@ RedisServer::RedisServer(RedisServerOptions options) : options_(std::move(option
             }
         }
     }
-}
-
-RedisServer::~RedisServer() {
-    stop();
 }
 
 void RedisServer::spawn() {
@@ -256,10 +230,6 @@ void RedisServer::restart(Persistence persistence) {
         stop();
         throw;
     }
-}
-
-void RedisServer::stop() {
-    process_.terminate(3s);
 }
 
 std::string RedisServer::log_tail(std::size_t lines) const {

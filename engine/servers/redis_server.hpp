@@ -16,32 +16,11 @@
 #include <utility>
 #include <vector>
 
+#include "engine/servers/embedded_server.hpp"  // EnvironmentError, ServerDir
 #include "strategies/client/child_process.hpp"
 #include "strategies/client/redis_connection.hpp"
 
 namespace lockbench {
-
-// The machine cannot give us what we need: no redis-server, a port that never answers, a busy
-// port. The CLI maps it to exit code 4.
-class EnvironmentError : public std::runtime_error {
-  public:
-    using std::runtime_error::runtime_error;
-};
-
-// A server's own folder, /tmp/lockbench-<kind>-XXXXXX (its data, configuration and log), removed
-// with everything in it when the server goes, also when its constructor fails.
-class ServerDir {
-  public:
-    ServerDir() = default;
-    explicit ServerDir(const std::string& kind);  // throws EnvironmentError
-    ~ServerDir();
-    ServerDir(ServerDir&& other) noexcept : path_(std::exchange(other.path_, {})) {}
-    ServerDir& operator=(ServerDir&& other) noexcept;
-    const std::filesystem::path& path() const { return path_; }
-
-  private:
-    std::filesystem::path path_;
-};
 
 enum class Persistence { None, AofEverysec, AofAlways };
 std::string_view to_string(Persistence p);
@@ -65,37 +44,19 @@ struct RedisServerOptions {
     std::string sentinel_config;
 };
 
-class RedisServer {
+class RedisServer : public EmbeddedServer {
   public:
     // Starts the server and waits until it answers; throws EnvironmentError otherwise.
     explicit RedisServer(RedisServerOptions options = {});
-    ~RedisServer();
-    RedisServer(const RedisServer&) = delete;
-    RedisServer& operator=(const RedisServer&) = delete;
 
     int port() const { return port_; }
-    pid_t pid() const { return process_.running() ? process_.pid() : -1; }
     Endpoint endpoint() const { return Endpoint{options_.host, port_, options_.password}; }
-    const std::filesystem::path& dir() const { return dir_.path(); }
-    bool running() const { return process_.running(); }
-    // False if the process has exited since (reaps it): a server that died under a run, killed
-    // from outside or crashed, must end the run with an error rather than a flood of timeouts.
-    bool alive() { return process_.alive(); }
-    bool paused() const { return process_.paused(); }
     const RedisServerOptions& options() const { return options_; }
 
-    // SIGSTOP, waited for until /proc says stopped: connections are still accepted by the
-    // kernel, nothing is answered.
-    void pause() { process_.pause(); }
-    void resume() { process_.resume(); }  // SIGCONT: commands that queued up meanwhile run now
-    // SIGKILL, as a crash: no shutdown save, no goodbye to clients.
-    void kill() { process_.kill_and_reap(); }
     // Starts again on the same port and dir, with `persistence` (AOF files left by the previous
     // run are replayed if the new mode has AOF on).
     void restart(Persistence persistence);
     void restart() { restart(options_.persistence); }
-    // SIGTERM (after SIGCONT if paused), then SIGKILL if it lingers.
-    void stop();
 
     // Sends one command synchronously (for setup, faults and tests); throws RedisError.
     Reply command(const std::vector<std::string>& args) const;
@@ -110,10 +71,8 @@ class RedisServer {
     bool data_commands_answer() const;
 
     RedisServerOptions options_;
-    ServerDir dir_;  // before process_: the process ends before its folder goes
     std::string binary_path_;
     int port_ = 0;
-    ChildProcess process_;
 };
 
 // Resolves `name` in PATH (or checks it if it has a '/'); throws EnvironmentError if missing.

@@ -49,7 +49,8 @@ int connect_loopback(int port, std::chrono::milliseconds timeout) {
 
 }  // namespace
 
-ZooKeeperServer::ZooKeeperServer(ZooKeeperServerOptions options) : options_(std::move(options)) {
+ZooKeeperServer::ZooKeeperServer(ZooKeeperServerOptions options)
+    : EmbeddedServer(5s), options_(std::move(options)) {
     try {
         java_path_ = find_executable(options_.java);
     } catch (const EnvironmentError&) {
@@ -94,10 +95,6 @@ ZooKeeperServer::ZooKeeperServer(ZooKeeperServerOptions options) : options_(std:
             }
         }
     }
-}
-
-ZooKeeperServer::~ZooKeeperServer() {
-    stop();
 }
 
 void ZooKeeperServer::spawn() {
@@ -217,10 +214,6 @@ void ZooKeeperServer::restart() {
     wait_ready();
 }
 
-void ZooKeeperServer::stop() {
-    process_.terminate(5s);
-}
-
 std::string ZooKeeperServer::log_tail(std::size_t lines) const {
     return lockbench::log_tail(dir_.path() / "zookeeper.log", lines, "maxCnxns is not configured");
 }
@@ -232,32 +225,19 @@ ZooKeeperEnsemble::ZooKeeperEnsemble(int servers, ZooKeeperServerOptions base) {
     }
     if (servers < 3 || servers % 2 == 0)
         throw std::invalid_argument("a ZooKeeper ensemble has 1, 3, 5 or 7 servers");
-    // A port picked free may be taken before its member binds it: the whole ensemble starts again
-    // on new ports then (every member names every other's ports).
-    for (int attempt = 0;; ++attempt) {
+    const auto start_members = [&] {
         std::vector<ZooKeeperPeer> peers;
         const auto ports = pick_free_ports(static_cast<std::size_t>(servers) * 3);
         for (std::size_t i = 0; i + 2 < ports.size(); i += 3)
             peers.push_back({ports[i], ports[i + 1], ports[i + 2]});
-        try {
-            for (int i = 0; i < servers; ++i) {
-                ZooKeeperServerOptions options = base;
-                options.myid = i + 1;
-                options.ensemble = peers;
-                servers_.push_back(std::make_unique<ZooKeeperServer>(std::move(options)));
-            }
-            for (auto& s : servers_)
-                s->wait_ready();
-            return;
-        } catch (const EnvironmentError&) {
-            bool busy = false;
-            for (auto& s : servers_)
-                busy |= s->log_tail(50).find("Address already in use") != std::string::npos;
-            servers_.clear();  // stops every member
-            if (!busy || attempt >= 3)
-                throw;
+        for (int i = 0; i < servers; ++i) {
+            ZooKeeperServerOptions options = base;
+            options.myid = i + 1;
+            options.ensemble = peers;
+            servers_.push_back(std::make_unique<ZooKeeperServer>(std::move(options)));
         }
-    }
+    };
+    start_server_group(servers_, start_members, true, 50, "Address already in use");
 }
 
 std::string ZooKeeperEnsemble::hosts() const {
@@ -278,14 +258,7 @@ std::optional<std::size_t> ZooKeeperEnsemble::leader() const {
 
 std::optional<std::size_t> ZooKeeperEnsemble::wait_for_leader(
     std::chrono::milliseconds timeout) const {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    for (;;) {
-        if (auto l = leader())
-            return l;
-        if (std::chrono::steady_clock::now() >= deadline)
-            return std::nullopt;
-        std::this_thread::sleep_for(20ms);
-    }
+    return lockbench::wait_for_leader([this] { return leader(); }, timeout);
 }
 
 }  // namespace lockbench

@@ -27,8 +27,7 @@
 #include <sys/types.h>
 #include <vector>
 
-#include "engine/servers/redis_server.hpp"  // ServerDir
-#include "strategies/client/child_process.hpp"
+#include "engine/servers/embedded_server.hpp"
 
 namespace lockbench {
 
@@ -51,26 +50,16 @@ struct ZooKeeperServerOptions {
     std::vector<ZooKeeperPeer> ensemble;
 };
 
-class ZooKeeperServer {
+class ZooKeeperServer : public EmbeddedServer {
   public:
     // Starts the server and (standalone) waits until it answers; throws EnvironmentError
-    // (redis_server.hpp) when java or the package is missing, the port is busy or the server does
-    // not answer.
+    // (embedded_server.hpp) when java or the package is missing, the port is busy or the server
+    // does not answer.
     explicit ZooKeeperServer(ZooKeeperServerOptions options = {});
-    ~ZooKeeperServer();
-    ZooKeeperServer(const ZooKeeperServer&) = delete;
-    ZooKeeperServer& operator=(const ZooKeeperServer&) = delete;
 
     int port() const { return port_; }
-    pid_t pid() const { return process_.running() ? process_.pid() : -1; }
     // "127.0.0.1:PORT", the C client's connect string.
     std::string hosts() const { return "127.0.0.1:" + std::to_string(port_); }
-    const std::filesystem::path& dir() const { return dir_.path(); }
-    bool running() const { return process_.running(); }
-    // False if the process has exited since (reaps it).
-    bool alive() { return process_.alive(); }
-
-    bool paused() const { return process_.paused(); }
     // The member's id in its ensemble (0 when standalone).
     int myid() const { return options_.myid; }
 
@@ -79,15 +68,8 @@ class ZooKeeperServer {
     // "leader", "follower", "standalone", or "" when it does not serve (no quorum, stopped).
     std::string mode() const;
 
-    // SIGSTOP, waited for until /proc says stopped: connections are still accepted by the
-    // kernel, nothing is answered.
-    void pause() { process_.pause(); }
-    void resume() { process_.resume(); }       // SIGCONT
-    void kill() { process_.kill_and_reap(); }  // SIGKILL, as a crash
     // Starts again on the same ports and data dir (a member rejoins its ensemble), and waits.
     void restart();
-    // SIGTERM (after SIGCONT if paused), then SIGKILL if it lingers.
-    void stop();
 
     // Sends a four-letter word (ruok, srvr) and returns the answer; "" if none.
     std::string four_letter_word(const std::string& word) const;
@@ -98,10 +80,8 @@ class ZooKeeperServer {
     void spawn();
 
     ZooKeeperServerOptions options_;
-    ServerDir dir_;  // before process_: the process ends before its folder goes
     std::string java_path_;
     int port_ = 0;
-    ChildProcess process_;
 };
 
 // One standalone server (servers = 1) or a quorum of 3, 5 or 7 members on loopback, started

@@ -173,14 +173,7 @@ void start_cluster_deployment(Deployment& d, const Workload& w) {
     if (w.topology.in_namespaces()) {
         // Each node a host of its own, and the isolated clients on one more, so that a partition
         // can cut a master off from its replica, or off with some clients (network_lab.hpp).
-        std::vector<std::string> names;
-        for (int i = 0; i < nodes; ++i)
-            names.push_back("n" + std::to_string(i));
-        if (w.topology.isolated_clients > 0)
-            names.push_back("clients");
-        d.lab = std::make_unique<NetworkLab>(names);
-        if (w.topology.isolated_clients > 0)
-            d.clients_host = d.lab->index_of("clients");
+        d.open_node_lab(w, nodes);
     }
     for (int i = 0; i < nodes; ++i) {
         std::vector<std::string> args = {"--cluster-enabled",

@@ -133,6 +133,17 @@ void reserve_file_descriptors(const Workload& w, std::size_t nodes, bool proxied
         " (ulimit -Hn); raise the limit or run fewer clients");
 }
 
+void Deployment::open_node_lab(const Workload& w, int nodes) {
+    std::vector<std::string> names;
+    for (int i = 0; i < nodes; ++i)
+        names.push_back("n" + std::to_string(i));
+    if (w.topology.isolated_clients > 0)
+        names.push_back("clients");
+    lab = std::make_unique<NetworkLab>(names);
+    if (w.topology.isolated_clients > 0)
+        clients_host = lab->index_of("clients");
+}
+
 void Deployment::add_proxies() {
     for (auto& ep : endpoints) {
         proxies.push_back(std::make_unique<FaultProxy>(ep));

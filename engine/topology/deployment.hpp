@@ -61,6 +61,9 @@ struct Deployment {
 
     // Puts a FaultProxy in front of every node and points the clients at them.
     void add_proxies();
+    // Opens `lab` with a host per node, "n0", "n1", … (host i runs node i), and one more,
+    // "clients", that `clients_host` names, when the workload isolates clients.
+    void open_node_lab(const Workload& w, int nodes);
 
     // `zookeeper`: the user's ensemble ("HOST:PORT,…"), or "" to start one when the workload's
     // strategy needs it.

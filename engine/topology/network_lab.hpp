@@ -59,7 +59,7 @@ class NetworkLab {
 
     // Makes one namespace per name (host i is names[i]) on a /24 of 10.0.0.0/8 that no route or
     // address of this machine overlaps, nor another lab of this process (free_lab_subnet); throws
-    // EnvironmentError (redis_server.hpp) when it cannot.
+    // EnvironmentError (embedded_server.hpp) when it cannot.
     explicit NetworkLab(std::vector<std::string> names);
     ~NetworkLab();
     NetworkLab(const NetworkLab&) = delete;

@@ -48,16 +48,9 @@ std::optional<Endpoint> master_of(const Reply& r) {
 
 void start_sentinel_deployment(Deployment& d, const Workload& w) {
     const int nodes = 1 + w.topology.replicas;
-    std::vector<std::string> names;
-    for (int i = 0; i < nodes; ++i)
-        names.push_back("n" + std::to_string(i));
-    if (w.topology.isolated_clients > 0)
-        names.push_back("clients");
-    d.lab = std::make_unique<NetworkLab>(names);
+    d.open_node_lab(w, nodes);
     d.failover_timeout = std::chrono::milliseconds(w.topology.failover_timeout_ms);
     NetworkLab& lab = *d.lab;
-    if (w.topology.isolated_clients > 0)
-        d.clients_host = lab.index_of("clients");
 
     std::vector<std::string> common;
     if (w.topology.min_replicas_to_write > 0) {

@@ -2,6 +2,10 @@
 
 #include <cstdio>
 #include <exception>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 #include <zookeeper/zookeeper.h>
 
 #include "engine/topology/cluster.hpp"
@@ -56,15 +60,24 @@ Task<long long> delete_matching(RedisConnection& conn, std::string pattern, bool
     co_return deleted;
 }
 
+// The children of `path`; nothing when it is not there (a concurrent clean-up took it). Throws
+// ReplyError when it cannot be listed.
+Task<std::optional<std::vector<std::string>>> children_of(ZkClient& zk, std::string path) {
+    auto listed = co_await zk.get_children(path);
+    if (listed.rc == ZNONODE)
+        co_return std::nullopt;
+    if (listed.rc != ZOK)
+        throw ReplyError("cannot list " + path + ": " + zerror(listed.rc));
+    co_return std::move(listed.children);
+}
+
 // Deletes `path` and everything under it; returns how many znodes went (0 when it was not there).
 Task<long long> delete_tree(ZkClient& zk, std::string path) {
     long long deleted = 0;
-    auto children = co_await zk.get_children(path);
-    if (children.rc == ZNONODE)
+    const auto children = co_await children_of(zk, path);
+    if (!children)
         co_return 0;
-    if (children.rc != ZOK)
-        throw ReplyError("cannot list " + path + ": " + zerror(children.rc));
-    for (const std::string& child : children.children)
+    for (const std::string& child : *children)
         deleted += co_await delete_tree(zk, path + "/" + child);
     auto removed = co_await zk.remove(path);
     if (removed.rc == ZOK)
@@ -82,12 +95,10 @@ Task<long long> delete_run_znodes(ZkClient& zk, std::string key_prefix) {
     const std::string root = prefixed.substr(0, prefixed.rfind('/'));  // "/lockbench/locks"
     const std::string name_prefix = prefixed.substr(root.size() + 1);
     long long deleted = 0;
-    auto locks = co_await zk.get_children(root);
-    if (locks.rc == ZNONODE)
+    const auto locks = co_await children_of(zk, root);
+    if (!locks)
         co_return 0;
-    if (locks.rc != ZOK)
-        throw ReplyError("cannot list " + root + ": " + zerror(locks.rc));
-    for (const std::string& lock : locks.children) {
+    for (const std::string& lock : *locks) {
         if (lock.starts_with(name_prefix))
             deleted += co_await delete_tree(zk, root + "/" + lock);
     }

@@ -123,9 +123,9 @@ class EventLoop {
 // its exception). For tests and for one-shot commands; the engine runs loops on worker threads.
 template <typename T>
 T run_sync(EventLoop& loop, Task<T> task) {
-    bool finished = false;
-    std::exception_ptr error;
     if constexpr (std::is_void_v<T>) {
+        bool finished = false;
+        std::exception_ptr error;
         spawn_detached(std::move(task), [&](std::exception_ptr e) {
             error = e;
             finished = true;
@@ -135,18 +135,12 @@ T run_sync(EventLoop& loop, Task<T> task) {
         if (error)
             std::rethrow_exception(error);
     } else {
+        // The result is kept by a void task around `task`, which runs as above.
         std::optional<T> out;
         auto body = [](Task<T> t, std::optional<T>& slot) -> Task<void> {
             slot.emplace(co_await std::move(t));
         };
-        spawn_detached(body(std::move(task), out), [&](std::exception_ptr e) {
-            error = e;
-            finished = true;
-        });
-        while (!finished)
-            loop.run_once(std::chrono::milliseconds(100));
-        if (error)
-            std::rethrow_exception(error);
+        run_sync(loop, body(std::move(task), out));
         return std::move(*out);
     }
 }

@@ -29,7 +29,7 @@
 //   library may have retried a revoke that had taken effect).
 'use strict';
 const { Etcd3, EtcdLockFailedError, EtcdLeaseInvalidError, GRPCDeadlineExceededError } = require('etcd3');
-const { ProtocolError, log, send, serve, sleep } = require('./protocol');
+const { ProtocolError, abandonLateGrant, log, send, serve, sleep } = require('./protocol');
 
 const grants = new Map(); // token (lease id) -> {lock, lost}
 const appliedMsByTtl = new Map(); // TTL asked (s) -> the lease etcd applies to it (ms)
@@ -192,12 +192,5 @@ serve({
     return {};
   },
 
-  abandon(request, result) {
-    if (request.type !== 'acquire') return;
-    log(`releasing ${request.key}: granted after its answer was sent`);
-    const grant = grants.get(result.token);
-    grants.delete(result.token);
-    if (!grant) throw new Error('no grant under its token: nothing released');
-    return grant.lock.release();
-  },
+  abandon: abandonLateGrant(grants, (grant) => grant.lock.release()),
 });

@@ -26,8 +26,9 @@ function send(message) {
 // classify(error) => code for errors the handler did not classify, abandon(request, result)
 // for an answer that came too late to be sent (an acquire that succeeded after we answered
 // `timeout` must not leave the lock held by nobody who knows its token): it releases that grant
-// and returns the release's promise. lockbench hears of both ends (PROTOCOL.md, `late_grant`):
-// without them its history has only the in-doubt acquire to explain another client's `held`.
+// and returns the release's promise (abandonLateGrant builds one). lockbench hears of both ends
+// (PROTOCOL.md, `late_grant`): without them its history has only the in-doubt acquire to
+// explain another client's `held`.
 function serve(handlers) {
   let commandTimeoutMs = 1000;
   let pending = 0;
@@ -110,8 +111,21 @@ function serve(handlers) {
   });
 }
 
+// The abandon() of an adapter that keeps its grants in `grants` (token => grant): the late
+// acquire's grant, taken out of the map and released by `release(grant)` (its promise).
+function abandonLateGrant(grants, release) {
+  return (request, result) => {
+    if (request.type !== 'acquire') return;
+    log(`releasing ${request.key}: granted after its answer was sent`);
+    const grant = grants.get(result.token);
+    grants.delete(result.token);
+    if (!grant) throw new Error('no grant under its token: nothing released');
+    return release(grant);
+  };
+}
+
 function sleep(ms) {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-module.exports = { ProtocolError, log, send, serve, sleep };
+module.exports = { ProtocolError, abandonLateGrant, log, send, serve, sleep };

@@ -1,18 +1,29 @@
 // The shared helper's late-grant path (../PROTOCOL.md, `late_grant`): two acquires of one key
 // whose library answers after the helper answered `timeout` are each reported, granted then
-// released, naming the request it answered. Run: node protocol_test.js (exit 0: passed).
+// released (by abandonLateGrant), naming the request it answered. Run: node protocol_test.js
+// (exit 0: passed).
 'use strict';
 const { spawn } = require('node:child_process');
 const readline = require('node:readline');
 
 // The adapter under test: its library grants each acquire 300 ms after the helper's budget
-// (wait_ms 0 + command_timeout_ms 0 + 500 ms) ran out.
+// (wait_ms 0 + command_timeout_ms 0 + 500 ms) ran out. abandonLateGrant releases the grant its
+// token names, out of the map first: a release that finds it still there, or is handed another
+// grant, fails (released ok: false).
 const adapter = `
-const { serve, sleep } = require(${JSON.stringify(`${__dirname}/protocol.js`)});
+const { abandonLateGrant, serve, sleep } = require(${JSON.stringify(`${__dirname}/protocol.js`)});
+const grants = new Map();
 serve({
   init: async () => ({ library: 'late', version: '0', services: [], capabilities: {} }),
-  acquire: async (request) => { await sleep(800); return { token: 't' + request.id }; },
-  abandon: async () => {},
+  acquire: async (request) => {
+    await sleep(800);
+    const token = 't' + request.id;
+    grants.set(token, { token });
+    return { token };
+  },
+  abandon: abandonLateGrant(grants, async (grant) => {
+    if (grants.has(grant.token)) throw new Error('released while still in the map');
+  }),
 });
 `;
 

@@ -20,7 +20,7 @@
 const { randomUUID } = require('node:crypto');
 const Redis = require('ioredis');
 const { Mutex } = require('redis-semaphore');
-const { ProtocolError, log, send, serve } = require('./protocol');
+const { ProtocolError, abandonLateGrant, log, send, serve } = require('./protocol');
 
 const grants = new Map(); // token -> {mutex, client, key, lost, lease_ms, confirmedAt}
 let redis;
@@ -150,12 +150,5 @@ serve({
     throw new ProtocolError('unsupported', 'redis-semaphore refreshes by itself and has no renew call');
   },
 
-  abandon(request, result) {
-    if (request.type !== 'acquire') return;
-    log(`releasing ${request.key}: granted after its answer was sent`);
-    const grant = grants.get(result.token);
-    grants.delete(result.token);
-    if (!grant) throw new Error('no grant under its token: nothing released');
-    return grant.mutex.release();
-  },
+  abandon: abandonLateGrant(grants, (grant) => grant.mutex.release()),
 });

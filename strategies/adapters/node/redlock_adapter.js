@@ -26,7 +26,7 @@
 const { randomUUID } = require('node:crypto');
 const Redis = require('ioredis');
 const { default: Redlock, ExecutionError, ResourceLockedError } = require('redlock');
-const { ProtocolError, log, send, serve } = require('./protocol');
+const { ProtocolError, abandonLateGrant, log, send, serve } = require('./protocol');
 
 const autoExtend = process.argv.includes('--auto-extend');
 const grants = new Map(); // token -> {lock} (plain) or {finish, done} (auto-extend)
@@ -169,16 +169,12 @@ serve({
     return {};
   },
 
-  abandon(request, result) {
-    if (request.type !== 'acquire') return;
-    log(`releasing ${request.key}: granted after its answer was sent`);
-    const grant = grants.get(result.token);
-    grants.delete(result.token);
-    if (!grant) throw new Error('no grant under its token: nothing released');
+  // An auto-extended grant ends when its using() routine is told to finish.
+  abandon: abandonLateGrant(grants, (grant) => {
     if (grant.finish) {
       grant.finish();
       return grant.done;
     }
     return redlock.release(grant.lock);
-  },
+  }),
 });

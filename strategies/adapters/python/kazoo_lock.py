@@ -15,11 +15,12 @@ import json
 import os
 import sys
 import threading
-import time
 
 import libfaketime_sleep
 
 libfaketime_sleep.install()  # before the library binds time.sleep
+
+from adapter_protocol import error, serve
 
 import kazoo
 from kazoo.client import KazooClient, KazooState
@@ -211,30 +212,17 @@ class Adapter:
         return {"type": "release_ok"}
 
 
-def error(code, text):
-    return {"type": "error", "code": code, "text": text}
+def classify(e):
+    if isinstance(e, (InDoubt, KazooTimeoutError)):
+        return error("timeout", str(e))
+    return None  # connection loss, expired session, anything else: in doubt
 
 
 def main():
     adapter = Adapter()
     handlers = {"init": adapter.init, "acquire": adapter.acquire, "release": adapter.release}
-    for line in sys.stdin:
-        request = json.loads(line)
-        kind = request.get("type")
-        try:
-            if kind == "time":
-                answer = {"type": "time_ok", "unix_ms": int(time.time() * 1000)}
-            elif kind in handlers:
-                answer = handlers[kind](request)
-            else:
-                answer = error("unsupported", f"kazoo adapter: no {kind!r} request (no renew call)")
-        except (InDoubt, KazooTimeoutError) as e:
-            answer = error("timeout", str(e))
-        except Exception as e:  # connection loss, expired session, anything else: in doubt
-            log(f"{kind} failed: {e!r}")
-            answer = error("unknown", f"{type(e).__name__}: {e}")
-        answer["in_reply_to"] = request.get("id")
-        adapter.send(answer)
+    serve(handlers, adapter.send, log, classify,
+          unsupported=lambda kind: f"kazoo adapter: no {kind!r} request (no renew call)")
     # stdin closed: exit without closing the session, which would release what we hold
     # (PROTOCOL.md, The process).
     sys.stdout.flush()

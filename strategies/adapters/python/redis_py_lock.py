@@ -8,11 +8,12 @@ the Lock's `timeout`, the wait budget its `blocking_timeout`, `renew` is `extend
 """
 import json
 import sys
-import time
 
 import libfaketime_sleep
 
 libfaketime_sleep.install()  # before the library binds time.sleep
+
+from adapter_protocol import error, serve
 
 import redis
 from redis.sentinel import Sentinel
@@ -104,34 +105,24 @@ class Adapter:
         return {"type": "renew_ok"}
 
 
-def error(code, text):
-    return {"type": "error", "code": code, "text": text}
+def classify(e):
+    if isinstance(e, TimeoutError):
+        return error("timeout", f"redis: {e}")
+    if isinstance(e, ConnectionError):
+        # A connection that broke mid-command may have delivered it: in doubt, not refused.
+        return error("connection", f"redis: {e}")
+    return None
+
+
+def send(answer):
+    print(json.dumps(answer), flush=True)
 
 
 def main():
     adapter = Adapter()
     handlers = {"init": adapter.init, "acquire": adapter.acquire, "release": adapter.release,
                 "renew": adapter.renew}
-    for line in sys.stdin:
-        request = json.loads(line)
-        kind = request.get("type")
-        try:
-            if kind == "time":
-                answer = {"type": "time_ok", "unix_ms": int(time.time() * 1000)}
-            elif kind in handlers:
-                answer = handlers[kind](request)
-            else:
-                answer = error("unsupported", f"unknown request type {kind!r}")
-        except TimeoutError as e:
-            answer = error("timeout", f"redis: {e}")
-        except ConnectionError as e:
-            # A connection that broke mid-command may have delivered it: in doubt, not refused.
-            answer = error("connection", f"redis: {e}")
-        except Exception as e:  # anything unclassified is in doubt (PROTOCOL.md, Errors)
-            log(f"{kind} failed: {e!r}")
-            answer = error("unknown", f"{type(e).__name__}: {e}")
-        answer["in_reply_to"] = request.get("id")
-        print(json.dumps(answer), flush=True)
+    serve(handlers, send, log, classify)
     # stdin closed: exit without releasing anything (PROTOCOL.md, The process).
 
 
