@@ -281,10 +281,10 @@ std::size_t SimulatedClient::second() const {
 }
 
 EventLoop::TimePoint SimulatedClient::record_failure(Op op, std::string_view f,
-                                                     const std::string& key, std::string value,
+                                                     const std::string& key, std::string_view value,
                                                      const Failure& failure,
                                                      std::optional<std::int64_t> fence) {
-    const auto at = record(failure.type, f, key, std::move(value), failure.error, fence);
+    const auto at = record(failure.type, f, key, value, failure.error, fence);
     stats_.count(op, failure.type);
     if (failure.type == EventType::Fail)
         note_error();  // an info notes its own (record)
@@ -307,20 +307,21 @@ void SimulatedClient::note_error() {
 }
 
 EventLoop::TimePoint SimulatedClient::record(EventType type, std::string_view f,
-                                             const std::string& key, std::string value,
-                                             std::string error, std::optional<std::int64_t> fence) {
+                                             const std::string& key, std::string_view value,
+                                             std::string_view error,
+                                             std::optional<std::int64_t> fence) {
     if (crashed_)
         return EventLoop::now();  // a crashed process says nothing more: its op stays in flight
-    HistoryEvent e;
-    e.type = type;
-    e.process = process_;
-    e.f = f;
-    e.key = key;
-    e.value = std::move(value);
-    e.clock = &session_->clock();
-    e.error = std::move(error);
-    e.fence = fence;
-    const auto at = env_.start + std::chrono::nanoseconds(env_.history->record(std::move(e)));
+    const auto at = env_.start + std::chrono::nanoseconds(env_.history->record(HistoryEventView{
+                                     .type = type,
+                                     .process = process_,
+                                     .f = f,
+                                     .key = key,
+                                     .value = value,
+                                     .clock = &session_->clock(),
+                                     .error = error,
+                                     .fence = fence,
+                                 }));
     if (f == "acquire") {
         // An adapter may report, later, that the library granted an acquire answered in doubt.
         if (type == EventType::Invoke)
@@ -528,7 +529,7 @@ Task<void> SimulatedClient::cycle(std::optional<EventLoop::TimePoint> due) {
         }
         ok_value += '}';
         // The latency is the history's own: from the invoke's time to the ok's.
-        const auto granted = record(EventType::Ok, "acquire", key, std::move(ok_value));
+        const auto granted = record(EventType::Ok, "acquire", key, ok_value);
         stats_.acquire_latency.record(granted - started);
         finish_arrival(granted);  // the first acquire only: a reentry finds none in progress
         stats_.count(Op::Acquire, EventType::Ok);
@@ -623,7 +624,7 @@ Task<void> SimulatedClient::release(const Held& held, bool retried) {
         append_json_string(value, held.grant.token);
         value += "}";
     }
-    const auto started = record(EventType::Invoke, "release", held.key, std::move(value));
+    const auto started = record(EventType::Invoke, "release", held.key, value);
     std::optional<ReleaseOutcome> outcome;
     std::optional<Failure> failure;
     try {

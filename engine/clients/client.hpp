@@ -224,12 +224,13 @@ class SimulatedClient {
     Task<void> critical_section(const Held& held);
     Task<void> release(const Held& held, bool retried = false);
     // Returns the event's time (now, if a crashed process records nothing).
+    // The strings are only read while recording (the recorder copies them into the line).
     EventLoop::TimePoint record(EventType type, std::string_view f, const std::string& key,
-                                std::string value, std::string error = {},
+                                std::string_view value, std::string_view error = {},
                                 std::optional<std::int64_t> fence = std::nullopt);
     // Returns the event's time, as record().
     EventLoop::TimePoint record_failure(Op op, std::string_view f, const std::string& key,
-                                        std::string value, const Failure& failure,
+                                        std::string_view value, const Failure& failure,
                                         std::optional<std::int64_t> fence = std::nullopt);
     // The arrival in progress (open loop) ends at `at`: its corrected latency is recorded.
     void finish_arrival(EventLoop::TimePoint at);
