@@ -1,6 +1,7 @@
 #include "engine/clients/client.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <utility>
 
 #include "checker/history_words.hpp"
@@ -14,6 +15,13 @@
 namespace lockbench {
 
 using namespace std::chrono_literals;
+
+namespace {
+void append_decimal(std::string& out, std::int64_t v) {
+    char digits[24];
+    out.append(digits, std::to_chars(digits, digits + sizeof digits, v).ptr);
+}
+}  // namespace
 
 std::string_view to_string(Op op) {
     switch (op) {
@@ -510,13 +518,15 @@ Task<void> SimulatedClient::cycle(std::optional<EventLoop::TimePoint> due) {
             break;
         }
         Grant& g = std::get<Grant>(*result);
-        std::string ok_value;
-        ok_value.reserve(48 + g.token.size());
+        // Into the client's scratch buffer: recorded before the next co_await, so no other
+        // step of this client can be using it.
+        std::string& ok_value = value_scratch_;
+        ok_value.clear();
         ok_value += "{\"token\":";
         append_json_string(ok_value, g.token);
         if (g.fence) {
             ok_value += ",\"fence\":";
-            ok_value += std::to_string(*g.fence);
+            append_decimal(ok_value, *g.fence);
         }
         ok_value += ",\"mode\":\"";
         ok_value += to_string(g.mode);
@@ -525,7 +535,7 @@ Task<void> SimulatedClient::cycle(std::optional<EventLoop::TimePoint> due) {
         // expire it by this one rather than the invoke's.
         if (env_.record_lease && g.applied_lease) {
             ok_value += ",\"lease_ms\":";
-            ok_value += std::to_string(g.applied_lease->count());
+            append_decimal(ok_value, g.applied_lease->count());
         }
         ok_value += '}';
         // The latency is the history's own: from the invoke's time to the ok's.
@@ -618,7 +628,9 @@ Task<void> SimulatedClient::critical_section(const Held& held) {
 }
 
 Task<void> SimulatedClient::release(const Held& held, bool retried) {
-    std::string value = "null";
+    // The scratch buffer, as the acquire's ok: recorded at once, before anything is awaited.
+    std::string& value = value_scratch_;
+    value = "null";
     if (!held.grant.token.empty()) {
         value = "{\"token\":";
         append_json_string(value, held.grant.token);

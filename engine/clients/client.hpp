@@ -271,6 +271,9 @@ class SimulatedClient {
     // The process and key of the acquire in flight, if any.
     std::optional<InDoubtAcquire> acquire_in_flight_;
     std::array<std::string, 2> acquire_invoke_values_;  // exclusive, shared
+    // An event's value being built (an acquire's ok, a release's invoke): one buffer per client
+    // instead of an allocation per event.
+    std::string value_scratch_;
     // The lease the server applies when it differs from the workload's (Strategy::applied_lease).
     std::optional<std::chrono::milliseconds> applied_lease_;
     std::optional<Endpoint> redirected_to_;
