@@ -19,7 +19,10 @@ using namespace std::chrono_literals;
 namespace {
 void append_decimal(std::string& out, std::int64_t v) {
     char digits[24];
-    out.append(digits, std::to_chars(digits, digits + sizeof digits, v).ptr);
+    const char* end = std::to_chars(digits, digits + sizeof digits, v).ptr;
+    // A count, not an iterator range: append(first, last) goes through replace(), which costs
+    // as much as the digits themselves.
+    out.append(digits, static_cast<std::size_t>(end - digits));
 }
 }  // namespace
 
