@@ -1,6 +1,7 @@
 #include "engine/clients/client.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <utility>
 
 #include "checker/history_words.hpp"
@@ -14,6 +15,16 @@
 namespace lockbench {
 
 using namespace std::chrono_literals;
+
+namespace {
+void append_decimal(std::string& out, std::int64_t v) {
+    char digits[24];
+    const char* end = std::to_chars(digits, digits + sizeof digits, v).ptr;
+    // A count, not an iterator range: append(first, last) goes through replace(), which costs
+    // as much as the digits themselves.
+    out.append(digits, static_cast<std::size_t>(end - digits));
+}
+}  // namespace
 
 std::string_view to_string(Op op) {
     switch (op) {
@@ -281,10 +292,10 @@ std::size_t SimulatedClient::second() const {
 }
 
 EventLoop::TimePoint SimulatedClient::record_failure(Op op, std::string_view f,
-                                                     const std::string& key, std::string value,
+                                                     const std::string& key, std::string_view value,
                                                      const Failure& failure,
                                                      std::optional<std::int64_t> fence) {
-    const auto at = record(failure.type, f, key, std::move(value), failure.error, fence);
+    const auto at = record(failure.type, f, key, value, failure.error, fence);
     stats_.count(op, failure.type);
     if (failure.type == EventType::Fail)
         note_error();  // an info notes its own (record)
@@ -307,20 +318,21 @@ void SimulatedClient::note_error() {
 }
 
 EventLoop::TimePoint SimulatedClient::record(EventType type, std::string_view f,
-                                             const std::string& key, std::string value,
-                                             std::string error, std::optional<std::int64_t> fence) {
+                                             const std::string& key, std::string_view value,
+                                             std::string_view error,
+                                             std::optional<std::int64_t> fence) {
     if (crashed_)
         return EventLoop::now();  // a crashed process says nothing more: its op stays in flight
-    HistoryEvent e;
-    e.type = type;
-    e.process = process_;
-    e.f = f;
-    e.key = key;
-    e.value = std::move(value);
-    e.clock = &session_->clock();
-    e.error = std::move(error);
-    e.fence = fence;
-    const auto at = env_.start + std::chrono::nanoseconds(env_.history->record(std::move(e)));
+    const auto at = env_.start + std::chrono::nanoseconds(env_.history->record(HistoryEventView{
+                                     .type = type,
+                                     .process = process_,
+                                     .f = f,
+                                     .key = key,
+                                     .value = value,
+                                     .clock = &session_->clock(),
+                                     .error = error,
+                                     .fence = fence,
+                                 }));
     if (f == "acquire") {
         // An adapter may report, later, that the library granted an acquire answered in doubt.
         if (type == EventType::Invoke)
@@ -509,13 +521,15 @@ Task<void> SimulatedClient::cycle(std::optional<EventLoop::TimePoint> due) {
             break;
         }
         Grant& g = std::get<Grant>(*result);
-        std::string ok_value;
-        ok_value.reserve(48 + g.token.size());
+        // Into the client's scratch buffer: recorded before the next co_await, so no other
+        // step of this client can be using it.
+        std::string& ok_value = value_scratch_;
+        ok_value.clear();
         ok_value += "{\"token\":";
         append_json_string(ok_value, g.token);
         if (g.fence) {
             ok_value += ",\"fence\":";
-            ok_value += std::to_string(*g.fence);
+            append_decimal(ok_value, *g.fence);
         }
         ok_value += ",\"mode\":\"";
         ok_value += to_string(g.mode);
@@ -524,11 +538,11 @@ Task<void> SimulatedClient::cycle(std::optional<EventLoop::TimePoint> due) {
         // expire it by this one rather than the invoke's.
         if (env_.record_lease && g.applied_lease) {
             ok_value += ",\"lease_ms\":";
-            ok_value += std::to_string(g.applied_lease->count());
+            append_decimal(ok_value, g.applied_lease->count());
         }
         ok_value += '}';
         // The latency is the history's own: from the invoke's time to the ok's.
-        const auto granted = record(EventType::Ok, "acquire", key, std::move(ok_value));
+        const auto granted = record(EventType::Ok, "acquire", key, ok_value);
         stats_.acquire_latency.record(granted - started);
         finish_arrival(granted);  // the first acquire only: a reentry finds none in progress
         stats_.count(Op::Acquire, EventType::Ok);
@@ -617,13 +631,15 @@ Task<void> SimulatedClient::critical_section(const Held& held) {
 }
 
 Task<void> SimulatedClient::release(const Held& held, bool retried) {
-    std::string value = "null";
+    // The scratch buffer, as the acquire's ok: recorded at once, before anything is awaited.
+    std::string& value = value_scratch_;
+    value = "null";
     if (!held.grant.token.empty()) {
         value = "{\"token\":";
         append_json_string(value, held.grant.token);
         value += "}";
     }
-    const auto started = record(EventType::Invoke, "release", held.key, std::move(value));
+    const auto started = record(EventType::Invoke, "release", held.key, value);
     std::optional<ReleaseOutcome> outcome;
     std::optional<Failure> failure;
     try {

@@ -224,12 +224,13 @@ class SimulatedClient {
     Task<void> critical_section(const Held& held);
     Task<void> release(const Held& held, bool retried = false);
     // Returns the event's time (now, if a crashed process records nothing).
+    // The strings are only read while recording (the recorder copies them into the line).
     EventLoop::TimePoint record(EventType type, std::string_view f, const std::string& key,
-                                std::string value, std::string error = {},
+                                std::string_view value, std::string_view error = {},
                                 std::optional<std::int64_t> fence = std::nullopt);
     // Returns the event's time, as record().
     EventLoop::TimePoint record_failure(Op op, std::string_view f, const std::string& key,
-                                        std::string value, const Failure& failure,
+                                        std::string_view value, const Failure& failure,
                                         std::optional<std::int64_t> fence = std::nullopt);
     // The arrival in progress (open loop) ends at `at`: its corrected latency is recorded.
     void finish_arrival(EventLoop::TimePoint at);
@@ -270,6 +271,9 @@ class SimulatedClient {
     // The process and key of the acquire in flight, if any.
     std::optional<InDoubtAcquire> acquire_in_flight_;
     std::array<std::string, 2> acquire_invoke_values_;  // exclusive, shared
+    // An event's value being built (an acquire's ok, a release's invoke): one buffer per client
+    // instead of an allocation per event.
+    std::string value_scratch_;
     // The lease the server applies when it differs from the workload's (Strategy::applied_lease).
     std::optional<std::chrono::milliseconds> applied_lease_;
     std::optional<Endpoint> redirected_to_;

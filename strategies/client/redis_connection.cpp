@@ -60,7 +60,7 @@ void append_resp_command(std::string& out, const std::vector<std::string>& args)
         char digits[24];
         auto end = std::to_chars(digits, digits + sizeof digits, n).ptr;
         out.push_back(kind);
-        out.append(digits, end);
+        out.append(digits, static_cast<std::size_t>(end - digits));  // not replace()'s range
         out.append("\r\n", 2);
     };
     append_header('*', args.size());
