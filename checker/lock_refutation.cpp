@@ -35,7 +35,9 @@
 //         holding, lease running (for an rwlock: P's writer hold, or P's shared hold against an
 //         exclusive X) - no reading accepts it;
 //      4. X is P's next op, a `not-held` release invoked after G returned: P holds, lease
-//         running - no reading accepts it.
+//         running - no reading accepts it. On an rwlock, not when G is exclusive and an earlier
+//         shared acquire of P may have granted: the release gives P's shared hold back first,
+//         and that hold's lease may have run out (the cross-check found it).
 //    For 3, X is the ok grant that returns first among those invoked after G returned and
 //    before P's next op was invoked (a range minimum, by sparse table): O(n log n) overall.
 //
@@ -250,11 +252,15 @@ class LockRefuter {
         const FirstReturn exclusive_grant(ops_, std::move(exclusive_grants));
         for (const auto& list : of_process) {
             std::uint64_t returned_before = 0;  // the latest return of the process's ops so far
+            bool may_read_before = false;       // a shared acquire of it that may have granted
             for (std::size_t k = 0; k < list.size(); ++k) {
                 const std::uint32_t g = list[k];
                 const SearchOp& grant = ops_[g];
                 const bool alone_before = returned_before < grant.call_seq;
+                const bool reader_before = may_read_before;
                 returned_before = std::max(returned_before, grant.return_seq);
+                may_read_before |= rwlock_ && grant.op.kind == OpKind::Acquire &&
+                                   !exclusive(grant) && grant.op.outcome != OpOutcome::Observation;
                 if (!alone_before || !is_grant(grant) || grant.op.outcome != OpOutcome::Ok) {
                     continue;
                 }
@@ -278,7 +284,11 @@ class LockRefuter {
                                "process did nothing else in between"});
                 }
                 const std::uint32_t after_next = k + 2 < list.size() ? list[k + 2] : kNone;
-                if (next != kNone && ops_[next].op.kind == OpKind::Release &&
+                // A writer that may also hold a shared hold of its own from before: its release
+                // gives that one back first (the model's reading), whose lease may have run out.
+                const bool release_may_be_anothers = exclusive(grant) && reader_before;
+                if (next != kNone && !release_may_be_anothers &&
+                    ops_[next].op.kind == OpKind::Release &&
                     ops_[next].op.outcome == OpOutcome::Observation &&
                     (after_next == kNone || ops_[after_next].call_seq > ops_[next].return_seq) &&
                     ops_[next].op.latest_ns < lease_ends) {
