@@ -2,7 +2,10 @@
 // run it: refresh on (every 0.8 x lease, the library's default) and onLockLost -> `lost`.
 //
 // What the library tells its user, and what we answer:
-//   tryAcquire() false      every SET NX it sent was refused (or none was sent) -> `held`
+//   tryAcquire() false      every SET NX it sent was refused (or none was sent) -> `held`, unless
+//                           the connection closed meanwhile: ioredis resends a SET NX in flight
+//                           after the reconnect, and one whose first run set our key is refused
+//                           by it -> `resent-after-reconnect` (in doubt)
 //   tryAcquire() throws     a SET NX may have been applied -> `timeout` / `redis-error` (in doubt)
 //   onLockLost(err)         its refresh found the key gone or another's -> `lost`
 //   release()               never says whether the key was still ours (its delete-if-equal
@@ -20,11 +23,12 @@
 const { randomUUID } = require('node:crypto');
 const Redis = require('ioredis');
 const { Mutex } = require('redis-semaphore');
-const { ProtocolError, abandonLateGrant, log, send, serve } = require('./protocol');
+const { ProtocolError, abandonLateGrant, connectionCloses, log, send, serve } = require('./protocol');
 
 const grants = new Map(); // token -> {mutex, client, key, lost, lease_ms, confirmedAt}
 let redis;
 let options;
+const closes = connectionCloses();
 
 function classify(error) {
   return /timed out/i.test(String(error?.message)) ? 'timeout' : 'redis-error';
@@ -69,6 +73,7 @@ serve({
         }
         : { ...common, ...ioredisAddress(master) });
       redis.on('error', (error) => log('redis:', error.message));
+      closes.watch(redis);
     }
     return {
       library: 'redis-semaphore',
@@ -111,7 +116,12 @@ serve({
         send({ type: 'lost', client, key, token, text: error.message });
       },
     });
+    const mark = closes.mark();
     if (!(await mutex.tryAcquire())) {
+      if (closes.closedSince(mark)) {
+        throw new ProtocolError('resent-after-reconnect', `lock ${key} refused after the connection ` +
+          'closed and ioredis resent the SET in flight, whose first run may have set our key');
+      }
       throw new ProtocolError('held', `lock ${key} is held by another client`);
     }
     const grant = { mutex, client, key, lost: false, lease_ms, confirmedAt: setSent };

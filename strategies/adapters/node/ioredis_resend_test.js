@@ -1,9 +1,12 @@
-// node-redlock's release when the connection breaks after the server ran it: the release script's
-// reply is lost and the connection reset (what `drop-replies` does when it ends), ioredis
-// reconnects and resends the script, which then finds the key gone and answers "not ours". The
-// release happened (the key is gone), so the adapter must answer it in doubt, never `not-held`.
-// Starts its own redis-server and a proxy in front of it. Run: node redlock_release_resent_test.js
-// (exit 0: passed).
+// An adapter over ioredis when the connection breaks after the server ran a command: its reply is
+// lost and the connection reset (what `drop-replies` does when it ends), ioredis reconnects and
+// resends the command, whose second run answers as if the first had not happened. The adapter
+// must answer such an operation in doubt, never with a definite refusal:
+//   node ioredis_resend_test.js redlock           a release whose script deleted the key: the
+//                                                 resend finds it gone ("not ours", not `not-held`)
+//   node ioredis_resend_test.js redis-semaphore   an acquire whose SET NX set the key: the resend
+//                                                 finds it taken ("exists", not `held`)
+// Starts its own redis-server and a proxy in front of it; exit 0: passed.
 'use strict';
 const { spawn } = require('node:child_process');
 const net = require('node:net');
@@ -11,7 +14,7 @@ const readline = require('node:readline');
 const Redis = require('ioredis');
 
 function fail(why) {
-  process.stderr.write(`redlock_release_resent_test: ${why}\n`);
+  process.stderr.write(`ioredis_resend_test: ${why}\n`);
   process.exit(1);
 }
 
@@ -69,8 +72,8 @@ function startProxy(serverPort) {
   });
 }
 
-function startAdapter() {
-  const child = spawn(process.execPath, [`${__dirname}/redlock_adapter.js`],
+function startAdapter(file) {
+  const child = spawn(process.execPath, [`${__dirname}/${file}`],
     { stdio: ['pipe', 'pipe', 'inherit'] });
   children.push(child);
   const waiting = new Map(); // id -> resolve
@@ -93,32 +96,53 @@ async function granted(call, key) {
   return answer.token;
 }
 
-async function main() {
+const DEFINITE = ['not-held', 'held', 'refused', 'unsupported'];
+
+function expectInDoubt(answer, what) {
+  if (answer.type !== 'error' || DEFINITE.includes(answer.code)) {
+    fail(`${what} answered ${JSON.stringify(answer)}, expected an error in doubt`);
+  }
+  process.stdout.write(`${what} answered ${answer.code}: ${answer.text}\n`);
+}
+
+const CASES = {
+  async redlock(call, direct, proxy) {
+    const token = await granted(call, 'k');
+    if ((await direct.get('resent:k')) !== token) fail('the grant left no key on the server');
+    proxy.armed = true;
+    const answer = await call({ type: 'release', key: 'k', token });
+    if ((await direct.get('resent:k')) !== null) fail('the release did not delete the key');
+    return [answer, 'a release that deleted the key'];
+  },
+  async 'redis-semaphore'(call, direct, proxy) {
+    proxy.armed = true;
+    const answer = await call({ type: 'acquire', key: 'k', mode: 'exclusive', lease_ms: 10000, wait_ms: 0 });
+    if ((await direct.get('resent:mutex:k')) === null) fail('the acquire did not set the key');
+    return [answer, 'an acquire that set the key'];
+  },
+};
+const ADAPTERS = { redlock: 'redlock_adapter.js', 'redis-semaphore': 'redis_semaphore_adapter.js' };
+
+async function main(which) {
+  if (!CASES[which]) fail(`usage: node ioredis_resend_test.js ${Object.keys(CASES).join('|')}`);
   const direct = await startRedis();
   const { proxy, port } = await startProxy(direct.options.port);
-  const call = startAdapter();
+  const call = startAdapter(ADAPTERS[which]);
   const init = await call({
     type: 'init', clients: ['c0'], namespace: 'resent',
     servers: { redis: [{ host: '127.0.0.1', port, role: 'master' }] },
     options: { connect_timeout_ms: 1000, command_timeout_ms: 1000, retry_delay_ms: 5 },
   });
   if (init.type !== 'init_ok') fail(`init answered ${JSON.stringify(init)}`);
-  // A first release loads the release script, so that the next one runs it by its hash at once.
+  // A first grant and release: the connection is ready (its INFO answered) and the scripts
+  // loaded, so that the proxy drops the reply of the operation under test, run by its hash.
   const warmUp = await granted(call, 'warm-up');
   const warmRelease = await call({ type: 'release', key: 'warm-up', token: warmUp });
   if (warmRelease.type !== 'release_ok') fail(`release of warm-up answered ${JSON.stringify(warmRelease)}`);
-
-  const token = await granted(call, 'k');
-  if ((await direct.get('resent:k')) !== token) fail('the grant left no key on the server');
-  proxy.armed = true;
-  const answer = await call({ type: 'release', key: 'k', token });
-  if (proxy.dropped !== 1) fail(`the proxy dropped ${proxy.dropped} replies, expected the release's`);
-  if ((await direct.get('resent:k')) !== null) fail('the release did not delete the key');
-  if (answer.type !== 'error' || ['not-held', 'held', 'refused', 'unsupported'].includes(answer.code)) {
-    fail(`a release that deleted the key answered ${JSON.stringify(answer)}, expected an error in doubt`);
-  }
-  process.stdout.write(`release resent after a reset answered ${answer.code}: ${answer.text}\n`);
+  const [answer, what] = await CASES[which](call, direct, proxy);
+  if (proxy.dropped !== 1) fail(`the proxy dropped ${proxy.dropped} replies, expected one`);
+  expectInDoubt(answer, what);
   process.exit(0);
 }
 
-main().catch((error) => fail(error?.stack ?? error));
+main(process.argv[2]).catch((error) => fail(error?.stack ?? error));
