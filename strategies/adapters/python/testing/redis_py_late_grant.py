@@ -8,15 +8,14 @@ Starts its own redis-server on a free loopback port. Exit 0: passed.
 
 usage: redis_py_late_grant.py ADAPTER
 """
-import json
 import os
-import queue
 import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
+
+from adapter_under_test import AdapterUnderTest
 
 DEADLINE_S = 30
 
@@ -42,35 +41,6 @@ def command(port, *args):
         return reply
 
 
-class Adapter:
-    def __init__(self, path):
-        self.proc = subprocess.Popen(["/usr/bin/python3", path], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=sys.stderr)
-        self.messages = queue.Queue()
-        threading.Thread(target=self.read, daemon=True).start()
-        self.next_id = 1
-
-    def read(self):
-        for line in self.proc.stdout:
-            self.messages.put(json.loads(line))
-
-    def next_message(self):
-        try:
-            return self.messages.get(timeout=max(0.0, self.until - time.monotonic()))
-        except queue.Empty:
-            fail("no message from the adapter in time")
-
-    def call(self, request):
-        request = dict(request, id=self.next_id, client="c0")
-        self.next_id += 1
-        self.proc.stdin.write((json.dumps(request) + "\n").encode())
-        self.proc.stdin.flush()
-        answer = self.next_message()
-        if answer.get("in_reply_to") != request["id"]:
-            fail(f"expected the answer to request {request['id']}, got {answer}")
-        return answer
-
-
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -85,8 +55,7 @@ def main():
                     break
             except OSError:
                 time.sleep(0.02)
-        adapter = Adapter(sys.argv[1])
-        adapter.until = time.monotonic() + DEADLINE_S
+        adapter = AdapterUnderTest(sys.argv[1], DEADLINE_S, fail)
         init = adapter.call({"type": "init", "clients": ["c0"], "namespace": "late",
                              "servers": {"redis": [{"host": "127.0.0.1", "port": port,
                                                     "role": "master"}]},
@@ -128,7 +97,7 @@ def main():
               "released")
     finally:
         if adapter:
-            adapter.proc.kill()
+            adapter.kill()
         server.kill()
 
 
