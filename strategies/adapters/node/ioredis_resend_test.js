@@ -5,7 +5,8 @@
 //   node ioredis_resend_test.js redlock           a release whose script deleted the key: the
 //                                                 resend finds it gone ("not ours", not `not-held`)
 //   node ioredis_resend_test.js redis-semaphore   an acquire whose SET NX set the key: the resend
-//                                                 finds it taken ("exists", not `held`)
+//                                                 finds it taken ("exists", not `held`); the
+//                                                 adapter then reports that grant and releases it
 // Starts its own redis-server and a proxy in front of it; exit 0: passed.
 'use strict';
 const { spawn } = require('node:child_process');
@@ -77,17 +78,32 @@ function startAdapter(file) {
     { stdio: ['pipe', 'pipe', 'inherit'] });
   children.push(child);
   const waiting = new Map(); // id -> resolve
+  const unsolicited = [];
+  let onUnsolicited = () => {};
   readline.createInterface({ input: child.stdout }).on('line', (line) => {
     const message = JSON.parse(line);
+    if (message.in_reply_to === undefined) {
+      unsolicited.push(message);
+      onUnsolicited();
+      return;
+    }
     waiting.get(message.in_reply_to)?.(message);
     waiting.delete(message.in_reply_to);
   });
   let nextId = 1;
-  return (request) => new Promise((resolve) => {
+  const call = (request) => new Promise((resolve) => {
     const id = nextId++;
     waiting.set(id, resolve);
     child.stdin.write(`${JSON.stringify({ ...request, id, client: 'c0' })}\n`);
   });
+  // Resolves with the first `count` unsolicited messages once they came.
+  call.unsolicited = (count) => new Promise((resolve) => {
+    onUnsolicited = () => {
+      if (unsolicited.length >= count) resolve(unsolicited.slice(0, count));
+    };
+    onUnsolicited();
+  });
+  return call;
 }
 
 async function granted(call, key) {
@@ -117,7 +133,18 @@ const CASES = {
   async 'redis-semaphore'(call, direct, proxy) {
     proxy.armed = true;
     const answer = await call({ type: 'acquire', key: 'k', mode: 'exclusive', lease_ms: 10000, wait_ms: 0 });
-    if ((await direct.get('resent:mutex:k')) === null) fail('the acquire did not set the key');
+    // The grant its first SET made is reported and released (PROTOCOL.md, `late_grant`).
+    const [granted, released] = await call.unsolicited(2);
+    const expected = { type: 'late_grant', client: 'c0', key: 'k', id: answer.in_reply_to };
+    for (const [message, phase] of [[granted, 'granted'], [released, 'released']]) {
+      const fields = { ...expected, phase };
+      if (Object.entries(fields).some(([name, value]) => message[name] !== value) ||
+          typeof message.token !== 'string') {
+        fail(`expected ${JSON.stringify(fields)} with a token, got ${JSON.stringify(message)}`);
+      }
+    }
+    if (released.ok !== true || released.token !== granted.token) fail(`the release failed: ${JSON.stringify(released)}`);
+    if ((await direct.get('resent:mutex:k')) !== null) fail('the late grant was not released');
     return [answer, 'an acquire that set the key'];
   },
 };
