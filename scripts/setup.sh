@@ -125,7 +125,7 @@ case $mode in
       # suite's timing and asserts its expectation; --gate's quick suite below runs the same
       # pairs and the gate fails any other outcome. Asserted once there (about 3 minutes of CI).
       # On servers the test did not start, every scenario and every strategy runs at least once
-      # (Shipped/ExternalScenarioTest, 21 of 99 pairs on 2026-11-27); the other pairs (ShippedRest/, about
+      # (Shipped/ExternalScenarioTest, about a fifth of the pairs); the other pairs (ShippedRest/, about
       # 3 minutes more) only repeat on a user's servers a verdict the quick suite asserts. The
       # rest of the label (the stories, the timeline, the gate's machine measurements) runs here.
       scenario_args+=" -E /ScenarioTest\\.|^ShippedRest/"
