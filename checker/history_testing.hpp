@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "checker/history.hpp"
 
@@ -151,6 +152,18 @@ inline constexpr const char* kOverlap = R"(
 {"type":"ok","process":3,"f":"acquire","key":"k0","value":{"token":"c3-7","mode":"exclusive"},"time":1204000000}
 {"type":"invoke","process":1,"f":"release","key":"k0","value":{"token":"c1-4"},"time":1500000000}
 )";
+
+// The events of a history with its indices (as a generator writes it), read by the real reader.
+inline std::vector<Event> events_of(const std::string& jsonl) {
+    std::istringstream in(jsonl);
+    HistoryReader reader(in);
+    std::vector<Event> events;
+    Event event;
+    while (reader.next(event)) {
+        events.push_back(event);
+    }
+    return events;
+}
 
 // Runs one streaming check over a numbered history and finishes it at the last event's time.
 template <class Check>

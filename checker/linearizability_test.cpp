@@ -18,6 +18,7 @@
 #include "checker/check.hpp"
 #include "checker/history.hpp"
 #include "checker/history_generator.hpp"
+#include "checker/history_testing.hpp"
 #include "checker/jepsen_history.hpp"
 #include "checker/report.hpp"
 
@@ -25,6 +26,7 @@ namespace lockbench::checker {
 namespace {
 
 using nlohmann::json;
+using testing::events_of;
 
 // Builds one event; `index` and `time` are assigned by `run` from the position in the list.
 struct Ev {
@@ -103,17 +105,6 @@ LinearizabilityOptions search_alone() {
     LinearizabilityOptions options;
     options.refute = false;
     return options;
-}
-
-std::vector<Event> events_of(const std::string& jsonl) {
-    std::istringstream in(jsonl);
-    HistoryReader reader(in);
-    std::vector<Event> events;
-    Event event;
-    while (reader.next(event)) {
-        events.push_back(event);
-    }
-    return events;
 }
 
 const json& witness_of(const json& result) {

@@ -17,10 +17,13 @@
 
 #include "checker/history.hpp"
 #include "checker/history_generator.hpp"
+#include "checker/history_testing.hpp"
 #include "checker/linearizability.hpp"
 
 namespace lockbench::checker {
 namespace {
+
+using testing::events_of;
 
 struct Generator {
     std::mt19937_64 rng;
@@ -310,17 +313,6 @@ void BM_RegisterOneKey50(benchmark::State& state) {
               register_history(50, static_cast<int>(state.range(0)), 0.0, 47), "true");
 }
 BENCHMARK(BM_RegisterOneKey50)->Arg(100)->Arg(300)->Iterations(3)->Unit(benchmark::kMillisecond);
-
-std::vector<Event> events_of(const std::string& jsonl) {
-    std::istringstream in(jsonl);
-    HistoryReader reader(in);
-    std::vector<Event> events;
-    Event event;
-    while (reader.next(event)) {
-        events.push_back(event);
-    }
-    return events;
-}
 
 // Clients waiting for a lease lock (`--wait-ms 2000 --hold-ms 5`, a 1 s lease): with 50 or more
 // on one key, hundreds of acquires are in flight at once, those whose wait runs out are refused
