@@ -61,7 +61,7 @@ TEST(ClusterSlotTest, RedirectsAreParsedAndAnythingElseIsNot) {
 }
 
 // A real cluster of three masters with a replica each, as a run starts it.
-class ClusterTest : public ::testing::Test {
+class ClusterTest : public testing::EventLoopTest {
   protected:
     static void SetUpTestSuite() {
         Workload w = Workload::from_json(
@@ -101,12 +101,6 @@ class ClusterTest : public ::testing::Test {
         s->use_cluster();
         return s;
     }
-    template <typename T>
-    T run(Task<T> task) {
-        return run_sync(loop_, std::move(task));
-    }
-
-    EventLoop loop_;
 
   private:
     static inline std::unique_ptr<Deployment> deployment_;
