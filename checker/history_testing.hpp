@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -134,6 +135,16 @@ inline std::string late_granted(int process, std::string_view key, std::int64_t 
            "}\n";
 }
 
+// The library told `process`, holding `key` as `token`, at `time` that it lost the lock, in the
+// words `text` (HISTORY.md, `lost`).
+inline std::string library_lost(int process, std::string_view key, std::string_view token,
+                                std::string_view text, std::int64_t time) {
+    return "{\"type\":\"info\",\"process\":\"library\",\"f\":\"lost\",\"key\":\"" +
+           std::string(key) + "\",\"value\":{\"process\":" + std::to_string(process) +
+           ",\"token\":\"" + std::string(token) + "\",\"text\":\"" + std::string(text) +
+           "\"},\"time\":" + std::to_string(time) + "}\n";
+}
+
 // The adapter released `process`'s late grant of `key` at `time`: `ok` says whether the release
 // succeeded.
 inline std::string late_released(int process, std::string_view key, std::int64_t time, bool ok) {
@@ -141,6 +152,27 @@ inline std::string late_released(int process, std::string_view key, std::int64_t
            std::string(key) + "\",\"value\":{\"process\":" + std::to_string(process) +
            ",\"phase\":\"released\",\"ok\":" + (ok ? "true" : "false") +
            "},\"time\":" + std::to_string(time) + "}\n";
+}
+
+// `history` with the `insertions` added, each before the event line of its number (counting
+// from 0; blank lines do not count), so that a test tells a shared history with events of its
+// own among them.
+inline std::string with_inserted(std::string_view history,
+                                 const std::map<int, std::string>& insertions) {
+    std::string out;
+    int n = 0;
+    while (!history.empty()) {
+        const std::size_t nl = history.find('\n');
+        const std::string_view line = history.substr(0, nl);
+        history = nl == std::string_view::npos ? std::string_view() : history.substr(nl + 1);
+        if (line.empty())
+            continue;
+        if (const auto inserted = insertions.find(n++); inserted != insertions.end())
+            out += inserted->second;
+        out += line;
+        out += "\n";
+    }
+    return out;
 }
 
 // Process 1 holds k0 from 0.5 s; process 3 is granted it at 1.204 s; process 1 releases at 1.5 s:
