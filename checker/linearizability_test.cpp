@@ -2363,17 +2363,9 @@ TEST(CrossCheck, RwLockTokensFixedSeeds) {
 // doubt), the library granted it anyway, process 2 was refused `held`, the adapter released the
 // late grant, and process 2 was granted. Without the late-grant events the in-doubt acquire has
 // to explain the refusal and its lease then still runs at process 2's grant: a false `invalid`.
-// Numbers the lines of a hand-written history: HISTORY.md wants `index` on every event.
+// The events of a hand-written history, numbered: HISTORY.md wants `index` on every event.
 std::vector<Event> indexed_events(const std::string& jsonl) {
-    std::istringstream lines(jsonl);
-    std::string numbered;
-    int index = 0;
-    for (std::string line; std::getline(lines, line);) {
-        if (!line.empty()) {
-            numbered += "{\"index\":" + std::to_string(index++) + "," + line.substr(1) + "\n";
-        }
-    }
-    return events_of(numbered);
+    return events_of(testing::numbered(jsonl));
 }
 
 std::string late_grant_history(const std::string& granted, const std::string& released,
