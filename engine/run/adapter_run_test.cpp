@@ -44,15 +44,17 @@ std::string misbehaving_adapter(const std::string& how) {
            (kSource / "strategies/external/testing/misbehaving_adapter.py").string() + " " + how;
 }
 
-// The workload `name`: `clients` clients of the misbehaving adapter in mode `how` on `keys`
-// keys for half a second; a test adds what its case needs.
-json misbehaving_workload(const std::string& name, const std::string& how, int clients,
-                          int keys = 2) {
-    return json{{"name", name},
-                {"client_command", misbehaving_adapter(how)},
-                {"clients", clients},
-                {"keys", keys},
-                {"duration_s", 0.5}};
+// The workload `name`: `clients` clients of the misbehaving adapter in mode `how` on 2 keys for
+// half a second, with the `changes` a test's case needs.
+Workload misbehaving_workload(const std::string& name, const std::string& how, int clients,
+                              const json& changes = json::object()) {
+    json spec{{"name", name},
+              {"client_command", misbehaving_adapter(how)},
+              {"clients", clients},
+              {"keys", 2},
+              {"duration_s", 0.5}};
+    spec.update(changes);
+    return Workload::from_json(spec);
 }
 
 // One client of the misbehaving adapter in mode `how` for half a second, its stderr captured: the
@@ -63,7 +65,7 @@ struct QuietRun {
 };
 QuietRun run_misbehaving(const std::string& name, const std::string& how, int keys,
                          const std::filesystem::path& out_dir) {
-    const Workload w = Workload::from_json(misbehaving_workload(name, how, 1, keys));
+    const Workload w = misbehaving_workload(name, how, 1, {{"keys", keys}});
     ::testing::internal::CaptureStderr();
     RunOutcome r = run_workload({.workload = w, .out_dir = out_dir});
     return {std::move(r), ::testing::internal::GetCapturedStderr()};
@@ -138,7 +140,7 @@ TEST(AdapterRunTest, NullAdapterRunsEndToEndWithTheResourceWrittenByLockbench) {
 
 TEST(AdapterRunTest, MostClientsLosingTheirAdapterMakeTheRunUnknown) {
     TempDir out;
-    Workload w = Workload::from_json(misbehaving_workload("garbage", "garbage 1", 2));
+    Workload w = misbehaving_workload("garbage", "garbage 1", 2);
     RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
     EXPECT_TRUE(unknown_as_both_clients_lost(r));
     const std::string reasons = r.summary["verdict"]["unknown_reasons"].dump();
@@ -155,7 +157,7 @@ TEST(AdapterRunTest, MostClientsLosingTheirAdapterMakeTheRunUnknown) {
 // deadline, 10 s, for an answer no retry changes).
 TEST(AdapterRunTest, AnAdaptersRefusedInitStopsTheRunAtOnceWithItsWords) {
     TempDir out;
-    Workload w = Workload::from_json(misbehaving_workload("refused-init", "init-unsupported", 2));
+    Workload w = misbehaving_workload("refused-init", "init-unsupported", 2);
     const auto started = std::chrono::steady_clock::now();
     try {
         run_workload({.workload = w, .out_dir = out.path()});
@@ -326,9 +328,7 @@ TEST(AdapterRunTest, ALateGrantNamingItsRequestIsRecordedForThatAcquire) {
 // 2 s); the history's acquire ok carries it beside the invoke's asked lease, for the checks.
 TEST(AdapterRunTest, TheLeaseAnAdapterAppliedToAGrantIsInItsAcquireOk) {
     TempDir out;
-    json spec = misbehaving_workload("grant-lease", "grant-lease 1", 1);
-    spec["lease_ms"] = 300;
-    Workload w = Workload::from_json(spec);
+    Workload w = misbehaving_workload("grant-lease", "grant-lease 1", 1, {{"lease_ms", 300}});
     RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
     EXPECT_EQ(r.summary["verdict"]["valid"], true) << r.summary["verdict"].dump(2);
     std::size_t invokes = 0, grants = 0;
@@ -568,9 +568,8 @@ TEST(AdapterRunTest, APauseOfAPackedProcessHitsEachOfItsClients) {
 // processes), and no request of either client is believed.
 TEST(AdapterRunTest, APackedProcessThatBreaksLosesEachOfItsClients) {
     TempDir out;
-    json spec = misbehaving_workload("packed-garbage", "garbage 1 concurrent", 2);
-    spec["clients_per_process"] = 2;
-    Workload w = Workload::from_json(spec);
+    Workload w = misbehaving_workload("packed-garbage", "garbage 1 concurrent", 2,
+                                      {{"clients_per_process", 2}});
     RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
     EXPECT_TRUE(unknown_as_both_clients_lost(r));
     EXPECT_EQ(r.summary["adapter"]["clients_per_process"], 2);
