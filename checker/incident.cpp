@@ -35,16 +35,12 @@ void read_hold(Fields& f, Hold& h) {
         h.end_ns = f.integer("end_ns", 0, kLowest, kHighest);
 }
 
-const char* mode_word(LockMode mode) {
-    return mode == LockMode::Shared ? "shared" : "exclusive";
-}
-
 // ... and written alike.
 template <class Hold>
 json hold_fields(const Hold& h) {
     return json{{"process", h.process},
                 {"token", h.token},
-                {"mode", mode_word(h.mode)},
+                {"mode", lock_mode_word(h.mode)},
                 {"start_ns", h.start_ns},
                 {"end_ns", h.end_ns ? json(*h.end_ns) : json(nullptr)}};
 }
