@@ -26,6 +26,7 @@
 #include "engine/servers/redis_server.hpp"
 #include "engine/servers/zookeeper_server.hpp"
 #include "engine/testing/redis_fixture.hpp"
+#include "engine/testing/run_files.hpp"
 #include "engine/testing/zookeeper_fixture.hpp"
 #include "strategies/client/zk_client.hpp"
 #include "strategies/registry.hpp"
@@ -39,6 +40,11 @@ using testing::Cli;
 using testing::lines;
 using testing::lockbench;
 using testing::TempDir;
+
+// The events of the run's history.jsonl.
+std::vector<nlohmann::json> history_of(const RunOutcome& r) {
+    return testing::read_history(r.dir / "history.jsonl");
+}
 
 bool process_exists(pid_t pid) {
     return ::kill(pid, 0) == 0;
@@ -148,10 +154,8 @@ TEST(ZooKeeperRunTest, ZkMutexRunsEndToEndWithoutFaultsAndHoldsMutualExclusion) 
     EXPECT_EQ(r.summary["ops"]["release"]["fail"].get<std::uint64_t>(), 0u);
     EXPECT_GT(r.summary["throughput"]["cycles"].get<std::uint64_t>(), 20u);
     // Every grant's token is its znode and its fence the node's sequence number.
-    std::ifstream history(r.dir / "history.jsonl");
     int grants = 0;
-    for (std::string line; std::getline(history, line);) {
-        auto e = nlohmann::json::parse(line);
+    for (const auto& e : history_of(r)) {
         if (e["f"] == "acquire" && e["type"] == "invoke") {
             EXPECT_EQ(e["value"]["lease_ms"], w.lease_ms);
         }
@@ -189,11 +193,9 @@ TEST(ZooKeeperRunTest, ZkMutexRunsOnAnEnsembleItDidNotStartWithPerRunPrefixes) {
     EXPECT_EQ(run_exit_code(r), 0) << r.summary["verdict"].dump(2);
     const std::string prefix = r.summary["redis"]["key_prefix"];
     ASSERT_EQ(prefix.rfind("lockbench:", 0), 0u) << prefix;
-    std::ifstream history(r.dir / "history.jsonl");
     int grants = 0;
     std::set<std::string> locked;  // each acquire's lock node was made for it
-    for (std::string line; std::getline(history, line);) {
-        auto e = nlohmann::json::parse(line);
+    for (const auto& e : history_of(r)) {
         if (e["f"] == "acquire")
             locked.insert(e["key"].get<std::string>());
         if (e["f"] != "acquire" || e["type"] != "ok")
@@ -433,14 +435,6 @@ TEST(ZooKeeperEnsembleTest, ElectsANewLeaderWhenItsLeaderIsKilledAndTheOldOneRej
 // maxSessionTimeout): a session that asks for less or more is clamped to them.
 constexpr auto kEmbeddedMinSession = 100ms;
 constexpr auto kEmbeddedMaxSession = 600'000ms;
-
-std::vector<nlohmann::json> history_of(const RunOutcome& r) {
-    std::vector<nlohmann::json> events;
-    std::ifstream in(r.dir / "history.jsonl");
-    for (std::string line; std::getline(in, line);)
-        events.push_back(nlohmann::json::parse(line));
-    return events;
-}
 
 Workload workload_from(const fs::path& dir, const std::string& json) {
     const fs::path file = dir / "workload-under-test.json";
