@@ -46,6 +46,16 @@ std::vector<nlohmann::json> history_of(const RunOutcome& r) {
     return testing::read_history(r.dir / "history.jsonl");
 }
 
+// A zk_mutex run of `clients` clients on `keys` keys for `duration_s` seconds.
+Workload zk_mutex_workload(double duration_s, int clients, int keys) {
+    Workload w;
+    w.strategy = "zk_mutex";
+    w.duration_s = duration_s;
+    w.clients = clients;
+    w.keys = keys;
+    return w;
+}
+
 bool process_exists(pid_t pid) {
     return ::kill(pid, 0) == 0;
 }
@@ -136,11 +146,7 @@ TEST(ZooKeeperServerTest, AClientThatCannotConnectIsAConnectErrorNotAHang) {
 
 TEST(ZooKeeperRunTest, ZkMutexRunsEndToEndWithoutFaultsAndHoldsMutualExclusion) {
     TempDir out;
-    Workload w;
-    w.strategy = "zk_mutex";
-    w.duration_s = 1.5;
-    w.clients = 4;
-    w.keys = 2;
+    const Workload w = zk_mutex_workload(1.5, 4, 2);
     RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
     EXPECT_EQ(run_exit_code(r), 0) << r.summary.dump(2);
     const auto& checks = r.summary["verdict"]["checks"];
@@ -183,11 +189,7 @@ TEST(ZooKeeperRunTest, ZkMutexRunsOnAnEnsembleItDidNotStartWithPerRunPrefixes) {
     for (std::string path : {std::string("/lockbench"), locks, locks + "/someone-else"})
         ASSERT_EQ(run_sync(loop, zk.create(path, empty, 0)).rc, ZOK) << path;
     TempDir out;
-    Workload w;
-    w.strategy = "zk_mutex";
-    w.duration_s = 0.5;
-    w.clients = 2;
-    w.keys = 2;
+    const Workload w = zk_mutex_workload(0.5, 2, 2);
     RunOutcome r =
         run_workload({.workload = w, .zookeeper = ensemble.hosts(), .out_dir = out.path()});
     EXPECT_EQ(run_exit_code(r), 0) << r.summary["verdict"].dump(2);
@@ -592,11 +594,7 @@ TEST(ZooKeeperRunTest, TheHistorysLeaseIsTheNegotiatedSessionTimeoutAboveAndBelo
     {
         SCOPED_TRACE("above");
         TempDir out;
-        Workload w;
-        w.strategy = "zk_mutex";
-        w.duration_s = 0.5;
-        w.clients = 2;
-        w.keys = 1;
+        Workload w = zk_mutex_workload(0.5, 2, 1);
         w.lease_ms = 700'000;
         RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
         EXPECT_EQ(run_exit_code(r), 0) << r.summary["verdict"].dump(2);
