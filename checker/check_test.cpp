@@ -290,13 +290,7 @@ TEST(CheckHistory, ReadsFilesAndPropagatesHistoryErrors) {
 TEST(CheckHistory, LinearizabilityIsMergedIntoTheReport) {
     CheckOptions options;
     options.model = Model::Mutex;
-    const json report = check_text(R"(
-{"type":"invoke","process":1,"f":"acquire","key":"k0","value":null,"time":1}
-{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"a"},"time":2}
-{"type":"invoke","process":1,"f":"release","key":"k0","value":{"token":"a"},"time":3}
-{"type":"ok","process":1,"f":"release","key":"k0","value":null,"time":4}
-)",
-                                   options);
+    const json report = check_text(testing::kOneHold, options);
     ASSERT_TRUE(report["checks"].contains("linearizability")) << report.dump(2);
     const json& lin = report["checks"]["linearizability"];
     EXPECT_EQ(lin["valid"], true) << lin.dump(2);

@@ -175,6 +175,14 @@ inline std::string with_inserted(std::string_view history,
     return out;
 }
 
+// Process 1 takes k0 as token a and releases it: a history every check passes.
+inline constexpr const char* kOneHold = R"(
+{"type":"invoke","process":1,"f":"acquire","key":"k0","value":null,"time":1}
+{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"a"},"time":2}
+{"type":"invoke","process":1,"f":"release","key":"k0","value":{"token":"a"},"time":3}
+{"type":"ok","process":1,"f":"release","key":"k0","value":null,"time":4}
+)";
+
 // Process 1 holds k0 from 0.5 s; process 3 is granted it at 1.204 s; process 1 releases at 1.5 s:
 // the smallest mutual-exclusion violation, one incident.
 inline constexpr const char* kOverlap = R"(
