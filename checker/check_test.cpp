@@ -172,20 +172,10 @@ TEST(CheckHistory, ALibrarysSignalsChangeNoCheck) {
 {"type":"invoke","process":2,"f":"release","key":"k0","value":{"token":"c2-1"},"time":700}
 {"type":"ok","process":2,"f":"release","key":"k0","value":null,"time":800}
 )";
-    std::string interleaved;
-    std::istringstream lines(valid);
-    int n = 0;
-    for (std::string line; std::getline(lines, line);) {
-        if (line.empty())
-            continue;
-        if (n == 0 || n == 2 || n == 6)
-            interleaved +=
-                R"({"type":"info","process":"library","f":"lost","key":"k0","value":{"process":)" +
-                std::to_string(n == 6 ? 9 : 1) + R"(,"token":"c1-1","text":"gone"},"time":)" +
-                std::to_string(n * 100 + 50) + "}\n";
-        interleaved += line + "\n";
-        ++n;
-    }
+    const std::string interleaved =
+        testing::with_inserted(valid, {{0, testing::library_lost(1, "k0", "c1-1", "gone", 50)},
+                                       {2, testing::library_lost(1, "k0", "c1-1", "gone", 250)},
+                                       {6, testing::library_lost(9, "k0", "c1-1", "gone", 650)}});
     const json plain = check_text(valid);
     const json signalled = check_text(interleaved);
     EXPECT_EQ(plain["valid"], true) << plain.dump(2);
@@ -300,13 +290,7 @@ TEST(CheckHistory, ReadsFilesAndPropagatesHistoryErrors) {
 TEST(CheckHistory, LinearizabilityIsMergedIntoTheReport) {
     CheckOptions options;
     options.model = Model::Mutex;
-    const json report = check_text(R"(
-{"type":"invoke","process":1,"f":"acquire","key":"k0","value":null,"time":1}
-{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"a"},"time":2}
-{"type":"invoke","process":1,"f":"release","key":"k0","value":{"token":"a"},"time":3}
-{"type":"ok","process":1,"f":"release","key":"k0","value":null,"time":4}
-)",
-                                   options);
+    const json report = check_text(testing::kOneHold, options);
     ASSERT_TRUE(report["checks"].contains("linearizability")) << report.dump(2);
     const json& lin = report["checks"]["linearizability"];
     EXPECT_EQ(lin["valid"], true) << lin.dump(2);

@@ -32,6 +32,10 @@ constexpr std::string_view event_type_word(EventType t) {
     return "info";
 }
 enum class LockMode : std::uint8_t { Exclusive, Shared };
+// How a lock operation's `mode` spells it.
+constexpr std::string_view lock_mode_word(LockMode mode) {
+    return mode == LockMode::Shared ? "shared" : "exclusive";
+}
 
 inline constexpr std::int64_t kNemesisProcess = -1;
 

@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "checker/history.hpp"
 
@@ -133,6 +135,16 @@ inline std::string late_granted(int process, std::string_view key, std::int64_t 
            "}\n";
 }
 
+// The library told `process`, holding `key` as `token`, at `time` that it lost the lock, in the
+// words `text` (HISTORY.md, `lost`).
+inline std::string library_lost(int process, std::string_view key, std::string_view token,
+                                std::string_view text, std::int64_t time) {
+    return "{\"type\":\"info\",\"process\":\"library\",\"f\":\"lost\",\"key\":\"" +
+           std::string(key) + "\",\"value\":{\"process\":" + std::to_string(process) +
+           ",\"token\":\"" + std::string(token) + "\",\"text\":\"" + std::string(text) +
+           "\"},\"time\":" + std::to_string(time) + "}\n";
+}
+
 // The adapter released `process`'s late grant of `key` at `time`: `ok` says whether the release
 // succeeded.
 inline std::string late_released(int process, std::string_view key, std::int64_t time, bool ok) {
@@ -141,6 +153,35 @@ inline std::string late_released(int process, std::string_view key, std::int64_t
            ",\"phase\":\"released\",\"ok\":" + (ok ? "true" : "false") +
            "},\"time\":" + std::to_string(time) + "}\n";
 }
+
+// `history` with the `insertions` added, each before the event line of its number (counting
+// from 0; blank lines do not count), so that a test tells a shared history with events of its
+// own among them.
+inline std::string with_inserted(std::string_view history,
+                                 const std::map<int, std::string>& insertions) {
+    std::string out;
+    int n = 0;
+    while (!history.empty()) {
+        const std::size_t nl = history.find('\n');
+        const std::string_view line = history.substr(0, nl);
+        history = nl == std::string_view::npos ? std::string_view() : history.substr(nl + 1);
+        if (line.empty())
+            continue;
+        if (const auto inserted = insertions.find(n++); inserted != insertions.end())
+            out += inserted->second;
+        out += line;
+        out += "\n";
+    }
+    return out;
+}
+
+// Process 1 takes k0 as token a and releases it: a history every check passes.
+inline constexpr const char* kOneHold = R"(
+{"type":"invoke","process":1,"f":"acquire","key":"k0","value":null,"time":1}
+{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"a"},"time":2}
+{"type":"invoke","process":1,"f":"release","key":"k0","value":{"token":"a"},"time":3}
+{"type":"ok","process":1,"f":"release","key":"k0","value":null,"time":4}
+)";
 
 // Process 1 holds k0 from 0.5 s; process 3 is granted it at 1.204 s; process 1 releases at 1.5 s:
 // the smallest mutual-exclusion violation, one incident.
@@ -151,6 +192,18 @@ inline constexpr const char* kOverlap = R"(
 {"type":"ok","process":3,"f":"acquire","key":"k0","value":{"token":"c3-7","mode":"exclusive"},"time":1204000000}
 {"type":"invoke","process":1,"f":"release","key":"k0","value":{"token":"c1-4"},"time":1500000000}
 )";
+
+// The events of a history with its indices (as a generator writes it), read by the real reader.
+inline std::vector<Event> events_of(const std::string& jsonl) {
+    std::istringstream in(jsonl);
+    HistoryReader reader(in);
+    std::vector<Event> events;
+    Event event;
+    while (reader.next(event)) {
+        events.push_back(event);
+    }
+    return events;
+}
 
 // Runs one streaming check over a numbered history and finishes it at the last event's time.
 template <class Check>

@@ -35,6 +35,16 @@ void read_hold(Fields& f, Hold& h) {
         h.end_ns = f.integer("end_ns", 0, kLowest, kHighest);
 }
 
+// ... and written alike.
+template <class Hold>
+json hold_fields(const Hold& h) {
+    return json{{"process", h.process},
+                {"token", h.token},
+                {"mode", lock_mode_word(h.mode)},
+                {"start_ns", h.start_ns},
+                {"end_ns", h.end_ns ? json(*h.end_ns) : json(nullptr)}};
+}
+
 }  // namespace
 
 std::pair<std::int64_t, std::int64_t> Incident::span(std::int64_t open_end_ns) const {
@@ -42,20 +52,17 @@ std::pair<std::int64_t, std::int64_t> Incident::span(std::int64_t open_end_ns) c
 }
 
 json Incident::to_json() const {
-    return json{{"key", key},
-                {"process", process},
-                {"token", token},
-                {"mode", mode == LockMode::Shared ? "shared" : "exclusive"},
-                {"start_ns", start_ns},
-                {"end_ns", end_ns ? json(*end_ns) : json(nullptr)},
-                {"grants", grants},
-                {"processes", processes},
-                {"later_processes", later_processes},
-                {"first_overlap_ns", first_overlap_ns},
-                {"last_overlap_ns", last_overlap_ns},
-                {"lost_updates", lost_updates},
-                {"fencing_saves", fencing_saves},
-                {"message", message}};
+    json j = hold_fields(*this);
+    j.update(json{{"key", key},
+                  {"grants", grants},
+                  {"processes", processes},
+                  {"later_processes", later_processes},
+                  {"first_overlap_ns", first_overlap_ns},
+                  {"last_overlap_ns", last_overlap_ns},
+                  {"lost_updates", lost_updates},
+                  {"fencing_saves", fencing_saves},
+                  {"message", message}});
+    return j;
 }
 
 Incident Incident::from_json(const json& j, const std::string& path) {
@@ -109,21 +116,14 @@ std::vector<Incident> listed_incidents(const Report& report) {
 
 namespace {
 
-const char* mode_word(LockMode mode) {
-    return mode == LockMode::Shared ? "shared" : "exclusive";
-}
-
 std::uint64_t index_field(Fields& f, const char* name) {
     return static_cast<std::uint64_t>(f.integer(name, 0, 0, kHighest));
 }
 
 json hold_json(const OverlapEvidence::Hold& h) {
-    return json{{"process", h.process},
-                {"token", h.token},
-                {"mode", mode_word(h.mode)},
-                {"start_ns", h.start_ns},
-                {"end_ns", h.end_ns ? json(*h.end_ns) : json(nullptr)},
-                {"start_index", h.start_index}};
+    json j = hold_fields(h);
+    j["start_index"] = h.start_index;
+    return j;
 }
 
 OverlapEvidence::Hold hold_from(const json& j, const std::string& path) {

@@ -18,7 +18,7 @@ nlohmann::json op_json(const RecordedOp& op) {
     nlohmann::json output = nullptr;
     switch (op.kind) {
         case OpKind::Acquire:
-            value = op.mode == LockMode::Shared ? "shared" : "exclusive";
+            value = lock_mode_word(op.mode);
             break;
         case OpKind::Write:
             if (op.input) {

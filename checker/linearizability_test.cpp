@@ -18,6 +18,7 @@
 #include "checker/check.hpp"
 #include "checker/history.hpp"
 #include "checker/history_generator.hpp"
+#include "checker/history_testing.hpp"
 #include "checker/jepsen_history.hpp"
 #include "checker/report.hpp"
 
@@ -25,6 +26,7 @@ namespace lockbench::checker {
 namespace {
 
 using nlohmann::json;
+using testing::events_of;
 
 // Builds one event; `index` and `time` are assigned by `run` from the position in the list.
 struct Ev {
@@ -103,17 +105,6 @@ LinearizabilityOptions search_alone() {
     LinearizabilityOptions options;
     options.refute = false;
     return options;
-}
-
-std::vector<Event> events_of(const std::string& jsonl) {
-    std::istringstream in(jsonl);
-    HistoryReader reader(in);
-    std::vector<Event> events;
-    Event event;
-    while (reader.next(event)) {
-        events.push_back(event);
-    }
-    return events;
 }
 
 const json& witness_of(const json& result) {
@@ -1665,20 +1656,25 @@ TEST(CrossCheck, FixedSeedsMatchBruteForce) {
 
 // ---------------------------------------------------------------- lock tokens, no search
 
-// Clients of a simulated lease lock whose grants carry unique tokens, as lockbench records them:
+// Clients of a simulated lease lock (`model` Mutex) or lease rwlock (`model` RwLock) whose grants
+// carry unique tokens, as lockbench records them:
 // each acquire or release takes effect at a random moment inside its interval (event i happens at
 // i ms, leases last 1-4 ms or forever), a reply is lost now and then (`info`, before or after the
 // effect; the process id retires), and with `corrupt` one completion is changed afterwards (a
 // grant refused, a refusal granted, an ok release answered `not-held`, or the reverse) - which
-// may or may not leave a linearizable history: the oracle says which.
+// may or may not leave a linearizable history: the oracle says which. Against the rwlock each
+// acquire asks for a shared or an exclusive hold at random; a shared one is granted while no
+// writer holds, an exclusive one while nobody holds (holds whose lease ran out are gone); the
+// mutex is the rwlock whose clients all ask for exclusive holds.
 // `processes`: 0 picks 2-5.
-std::vector<Event> token_lock_history(std::mt19937_64& rng, int max_ops, bool corrupt,
-                                      int processes = 0) {
+std::vector<Event> token_history(Model model, std::mt19937_64& rng, int max_ops, bool corrupt,
+                                 int processes = 0) {
     auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<std::uint64_t>(n)); };
     struct Slot {
         std::int64_t process = 0;
         enum class Phase { Idle, Invoked, Applied } phase = Phase::Idle;
         bool acquire = true;
+        bool shared = false;
         std::string token;       // the grant it holds (as far as it knows)
         std::int64_t lease = 0;  // 0: none
         EventType outcome = EventType::Ok;
@@ -1693,8 +1689,9 @@ std::vector<Event> token_lock_history(std::mt19937_64& rng, int max_ops, bool co
         slots[static_cast<std::size_t>(p)].process = p;
     }
     std::int64_t next_process = processes;
-    std::optional<std::string> holder;  // the token holding the lock
-    std::int64_t expires = kForever;
+    std::optional<std::string> writer;  // the token holding the lock exclusively
+    std::int64_t writer_expires = kForever;
+    std::map<std::string, std::int64_t> readers;  // token -> lease end
     int tokens = 0;
     int invoked = 0;
     int busy = 0;
@@ -1710,6 +1707,12 @@ std::vector<Event> token_lock_history(std::mt19937_64& rng, int max_ops, bool co
                 s.acquire = s.token.empty();
                 Event e = invoke(s.process, s.acquire ? "acquire" : "release");
                 if (s.acquire) {
+                    if (model == Model::RwLock) {
+                        s.shared = pick(2) == 0;
+                        if (s.shared) {
+                            e.mode = LockMode::Shared;
+                        }
+                    }
                     s.lease = pick(4) == 0 ? 0 : 1 + pick(4);
                     if (s.lease > 0) {
                         e.lease_ms = s.lease;
@@ -1729,20 +1732,29 @@ std::vector<Event> token_lock_history(std::mt19937_64& rng, int max_ops, bool co
                 if (s.lost_reply && pick(2) == 0) {
                     break;  // never took effect
                 }
-                if (holder && expires <= now) {
-                    holder.reset();  // the lease ran out
+                if (writer && writer_expires <= now) {
+                    writer.reset();  // the lease ran out
                 }
+                std::erase_if(readers, [&](const auto& r) { return r.second <= now; });
                 if (s.acquire) {
-                    if (!holder) {
+                    const bool free_enough = !writer && (s.shared || readers.empty());
+                    if (free_enough) {
                         s.granted = "t" + std::to_string(++tokens);
-                        holder = s.granted;
-                        expires = s.lease > 0 ? now + s.lease : kForever;
+                        const std::int64_t ends = s.lease > 0 ? now + s.lease : kForever;
+                        if (s.shared) {
+                            readers[s.granted] = ends;
+                        } else {
+                            writer = s.granted;
+                            writer_expires = ends;
+                        }
                         s.outcome = EventType::Ok;
                     } else {
                         s.outcome = EventType::Fail;
                     }
-                } else if (holder == s.token) {
-                    holder.reset();
+                } else if (writer == s.token) {
+                    writer.reset();
+                    s.outcome = EventType::Ok;
+                } else if (readers.erase(s.token) == 1) {
                     s.outcome = EventType::Ok;
                 } else {
                     s.outcome = EventType::Fail;
@@ -1825,7 +1837,7 @@ void cross_check_lock_tokens(std::uint64_t seed, int histories) {
     for (int i = 0; i < histories; ++i) {
         const bool corrupt = i % 2 == 1;
         const std::vector<Event> history =
-            token_lock_history(rng, 2 + static_cast<int>(rng() % 7), corrupt);
+            token_history(Model::Mutex, rng, 2 + static_cast<int>(rng() % 7), corrupt);
         SCOPED_TRACE("history " + std::to_string(i));
         const bool expected = brute_force_linearizable(Model::Mutex, history);
         const json r = run(Model::Mutex, history);
@@ -1868,7 +1880,8 @@ TEST(LockTokens, FiftyClientsAreMostlyDecidedWithoutSearch) {
     int without_search = 0;
     for (std::uint64_t seed = 1; seed <= 20; ++seed) {
         std::mt19937_64 rng(seed);
-        const json r = run(Model::Mutex, token_lock_history(rng, 20'000, false, 50), quick);
+        const json r =
+            run(Model::Mutex, token_history(Model::Mutex, rng, 20'000, false, 50), quick);
         EXPECT_NE(r["valid"], false) << "seed " << seed;
         without_search += r["keys_without_search"] == 1 ? 1 : 0;
     }
@@ -2138,158 +2151,6 @@ TEST(RwLockTokens, GrantsWithoutTokensAreLeftToTheSearch) {
     EXPECT_EQ(r["keys_without_search"], 0);
 }
 
-// token_lock_history's clients against a simulated lease rwlock: each acquire asks for a shared
-// or an exclusive hold at random; a shared one is granted while no writer holds, an exclusive one
-// while nobody holds (holds whose lease ran out are gone).
-// `processes`: 0 picks 2-5.
-std::vector<Event> token_rwlock_history(std::mt19937_64& rng, int max_ops, bool corrupt,
-                                        int processes = 0) {
-    auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<std::uint64_t>(n)); };
-    struct Slot {
-        std::int64_t process = 0;
-        enum class Phase { Idle, Invoked, Applied } phase = Phase::Idle;
-        bool acquire = true;
-        bool shared = false;
-        std::string token;
-        std::int64_t lease = 0;  // 0: none
-        EventType outcome = EventType::Ok;
-        std::string granted;
-        bool lost_reply = false;
-    };
-    if (processes == 0) {
-        processes = 2 + pick(4);
-    }
-    std::vector<Slot> slots(static_cast<std::size_t>(processes));
-    for (int p = 0; p < processes; ++p) {
-        slots[static_cast<std::size_t>(p)].process = p;
-    }
-    std::int64_t next_process = processes;
-    std::optional<std::string> writer;
-    std::int64_t writer_expires = kForever;
-    std::map<std::string, std::int64_t> readers;  // token -> lease end
-    int tokens = 0;
-    int invoked = 0;
-    int busy = 0;
-    std::vector<Event> history;
-    while (invoked < max_ops || busy > 0) {
-        Slot& s = slots[static_cast<std::size_t>(pick(processes))];
-        const auto now = static_cast<std::int64_t>(history.size());  // ms
-        switch (s.phase) {
-            case Slot::Phase::Idle: {
-                if (invoked == max_ops) {
-                    break;
-                }
-                s.acquire = s.token.empty();
-                Event e = invoke(s.process, s.acquire ? "acquire" : "release");
-                if (s.acquire) {
-                    s.shared = pick(2) == 0;
-                    if (s.shared) {
-                        e.mode = LockMode::Shared;
-                    }
-                    s.lease = pick(4) == 0 ? 0 : 1 + pick(4);
-                    if (s.lease > 0) {
-                        e.lease_ms = s.lease;
-                    }
-                } else {
-                    e.token = s.token;
-                }
-                history.push_back(e);
-                s.phase = Slot::Phase::Invoked;
-                ++invoked;
-                ++busy;
-                break;
-            }
-            case Slot::Phase::Invoked: {
-                s.lost_reply = pick(6) == 0;
-                s.phase = Slot::Phase::Applied;
-                if (s.lost_reply && pick(2) == 0) {
-                    break;  // never took effect
-                }
-                if (writer && writer_expires <= now) {
-                    writer.reset();
-                }
-                std::erase_if(readers, [&](const auto& r) { return r.second <= now; });
-                if (s.acquire) {
-                    const bool free_enough = !writer && (s.shared || readers.empty());
-                    if (free_enough) {
-                        s.granted = "t" + std::to_string(++tokens);
-                        const std::int64_t ends = s.lease > 0 ? now + s.lease : kForever;
-                        if (s.shared) {
-                            readers[s.granted] = ends;
-                        } else {
-                            writer = s.granted;
-                            writer_expires = ends;
-                        }
-                        s.outcome = EventType::Ok;
-                    } else {
-                        s.outcome = EventType::Fail;
-                    }
-                } else if (writer == s.token) {
-                    writer.reset();
-                    s.outcome = EventType::Ok;
-                } else if (readers.erase(s.token) == 1) {
-                    s.outcome = EventType::Ok;
-                } else {
-                    s.outcome = EventType::Fail;
-                }
-                break;
-            }
-            case Slot::Phase::Applied: {
-                --busy;
-                s.phase = Slot::Phase::Idle;
-                const char* f = s.acquire ? "acquire" : "release";
-                if (s.lost_reply) {
-                    history.push_back(info(s.process, f));
-                    s.process = next_process++;
-                    s.token.clear();
-                    s.granted.clear();
-                    break;
-                }
-                if (s.outcome == EventType::Ok) {
-                    Ev e = ok(s.process, f);
-                    if (s.acquire) {
-                        e.token(s.granted);
-                    }
-                    history.push_back(e);
-                } else {
-                    history.push_back(fail(s.process, f, s.acquire ? "held" : "not-held"));
-                }
-                s.token = s.acquire && s.outcome == EventType::Ok ? s.granted : "";
-                s.granted.clear();
-                break;
-            }
-        }
-    }
-    if (corrupt) {
-        std::vector<std::size_t> completions;
-        for (std::size_t i = 0; i < history.size(); ++i) {
-            const Event& e = history[i];
-            const bool acquire_outcome =
-                e.f == "acquire" && e.type != EventType::Invoke && e.type != EventType::Info;
-            if (acquire_outcome || (e.f == "release" && e.type == EventType::Ok)) {
-                completions.push_back(i);
-            }
-        }
-        if (!completions.empty()) {
-            Event& e = history[completions[static_cast<std::size_t>(
-                pick(static_cast<int>(completions.size())))]];
-            if (e.f == "release") {
-                e.type = EventType::Fail;
-                e.error = "not-held";
-            } else if (e.type == EventType::Ok) {
-                e.type = EventType::Fail;
-                e.error = "held";
-                e.token.clear();
-            } else {
-                e.type = EventType::Ok;
-                e.error.clear();
-                e.token = "t-extra";
-            }
-        }
-    }
-    return history;
-}
-
 // Whenever the rwlock token path builds a linearization, the brute-force oracle says valid too,
 // and whenever lock_refutation.cpp refutes one, invalid; and the whole check and the search alone
 // agree with the oracle on every history.
@@ -2304,7 +2165,7 @@ void cross_check_rwlock_tokens(std::uint64_t seed, int histories) {
     for (int i = 0; i < histories; ++i) {
         const bool corrupt = i % 2 == 1;
         const std::vector<Event> history =
-            token_rwlock_history(rng, 2 + static_cast<int>(rng() % 7), corrupt);
+            token_history(Model::RwLock, rng, 2 + static_cast<int>(rng() % 7), corrupt);
         SCOPED_TRACE("history " + std::to_string(i));
         const bool expected = brute_force_linearizable(Model::RwLock, history);
         const json r = run(Model::RwLock, history);
@@ -2340,7 +2201,7 @@ TEST(CrossCheck, RwLockTokensAgreeWithBruteForceAndTheSearch) {
 // decides what the search alone cannot in its time limit.
 TEST(RwLockTokens, FiftyReadersAndWritersAreDecidedWithoutSearch) {
     std::mt19937_64 rng(32);
-    const std::vector<Event> history = token_rwlock_history(rng, 20'000, false, 50);
+    const std::vector<Event> history = token_history(Model::RwLock, rng, 20'000, false, 50);
     const json r = run(Model::RwLock, history);
     EXPECT_EQ(r["valid"], true) << r.dump().substr(0, 2000);
     EXPECT_EQ(r["keys_without_search"], 1);
@@ -2356,7 +2217,8 @@ TEST(RwLockTokens, FiftyReadersAndWritersAreDecidedWithoutSearchOnTwentySeeds) {
     quick.time_limit = std::chrono::duration<double>(2.0);
     for (std::uint64_t seed = 1; seed <= 20; ++seed) {
         std::mt19937_64 rng(seed);
-        const json r = run(Model::RwLock, token_rwlock_history(rng, 20'000, false, 50), quick);
+        const json r =
+            run(Model::RwLock, token_history(Model::RwLock, rng, 20'000, false, 50), quick);
         EXPECT_EQ(r["valid"], true) << "seed " << seed;
         EXPECT_EQ(r["keys_without_search"], 1) << "seed " << seed;
     }
@@ -2372,17 +2234,9 @@ TEST(CrossCheck, RwLockTokensFixedSeeds) {
 // doubt), the library granted it anyway, process 2 was refused `held`, the adapter released the
 // late grant, and process 2 was granted. Without the late-grant events the in-doubt acquire has
 // to explain the refusal and its lease then still runs at process 2's grant: a false `invalid`.
-// Numbers the lines of a hand-written history: HISTORY.md wants `index` on every event.
+// The events of a hand-written history, numbered: HISTORY.md wants `index` on every event.
 std::vector<Event> indexed_events(const std::string& jsonl) {
-    std::istringstream lines(jsonl);
-    std::string numbered;
-    int index = 0;
-    for (std::string line; std::getline(lines, line);) {
-        if (!line.empty()) {
-            numbered += "{\"index\":" + std::to_string(index++) + "," + line.substr(1) + "\n";
-        }
-    }
-    return events_of(numbered);
+    return events_of(testing::numbered(jsonl));
 }
 
 std::string late_grant_history(const std::string& granted, const std::string& released,
@@ -2533,7 +2387,7 @@ TEST(LateGrant, ThePassesAgreeWithTheSearchAlone) {
     const int histories = 3000;
     for (int i = 0; i < histories; ++i) {
         std::vector<Event> history =
-            token_lock_history(rng, 2 + static_cast<int>(rng() % 9), i % 3 == 2);
+            token_history(Model::Mutex, rng, 2 + static_cast<int>(rng() % 9), i % 3 == 2);
         // Some in-doubt acquires are granted late, at a later position, and released later still
         // (ok, failed, or never reported).
         for (std::size_t at = 0; at < history.size(); ++at) {

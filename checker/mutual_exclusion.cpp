@@ -8,14 +8,6 @@ namespace lockbench::checker {
 
 using nlohmann::json;
 
-namespace {
-
-const char* mode_name(LockMode mode) {
-    return mode == LockMode::Shared ? "shared" : "exclusive";
-}
-
-}  // namespace
-
 MutualExclusionCheck::MutualExclusionCheck(std::size_t max_violations)
     : max_violations_(max_violations) {}
 
@@ -250,11 +242,11 @@ std::string MutualExclusionCheck::message_of(const Witness& w) {
     std::string message = key_prefix(w.key) + who(later.process, later.token) + " acquired ";
     const bool shared_involved = earlier.mode == LockMode::Shared || later.mode == LockMode::Shared;
     if (shared_involved)
-        message += std::string(mode_name(later.mode)) + " ";
+        message += std::string(lock_mode_word(later.mode)) + " ";
     message += "at " + format_seconds(later.start_ns) + " while " +
                who(earlier.process, earlier.token) + " held it ";
     if (shared_involved)
-        message += std::string(mode_name(earlier.mode)) + " ";
+        message += std::string(lock_mode_word(earlier.mode)) + " ";
     message += "since " + format_seconds(earlier.start_ns);
     if (w.released_by) {
         message += " (process " + std::to_string(w.released_by->process) +

@@ -17,10 +17,13 @@
 
 #include "checker/history.hpp"
 #include "checker/history_generator.hpp"
+#include "checker/history_testing.hpp"
 #include "checker/linearizability.hpp"
 
 namespace lockbench::checker {
 namespace {
+
+using testing::events_of;
 
 struct Generator {
     std::mt19937_64 rng;
@@ -311,17 +314,6 @@ void BM_RegisterOneKey50(benchmark::State& state) {
 }
 BENCHMARK(BM_RegisterOneKey50)->Arg(100)->Arg(300)->Iterations(3)->Unit(benchmark::kMillisecond);
 
-std::vector<Event> events_of(const std::string& jsonl) {
-    std::istringstream in(jsonl);
-    HistoryReader reader(in);
-    std::vector<Event> events;
-    Event event;
-    while (reader.next(event)) {
-        events.push_back(event);
-    }
-    return events;
-}
-
 // Clients waiting for a lease lock (`--wait-ms 2000 --hold-ms 5`, a 1 s lease): with 50 or more
 // on one key, hundreds of acquires are in flight at once, those whose wait runs out are refused
 // "held", and 1% of replies are lost (in doubt). Before the search bounded each op by the returns
@@ -349,24 +341,33 @@ BENCHMARK_CAPTURE(BM_LeaseLockWaiters, rwlock, Model::RwLock)
     ->Args({1000, 1})
     ->Unit(benchmark::kMillisecond);
 
+// The checker's own generated history (checks_bench's shape) of a million events, streamed into
+// a mutex checker event by event: a million Events held at once would be ~0.5 GB.
+LinearizabilityChecker million_event_mutex_checker(const testing::GeneratorOptions& history) {
+    LinearizabilityChecker checker(Model::Mutex);
+    std::istringstream in(testing::HistoryGenerator(history).generate(1'000'000));
+    HistoryReader reader(in);
+    Event event;
+    while (reader.next(event)) {
+        checker.on_event(event);
+    }
+    return checker;
+}
+
+LinearizabilityOptions one_thread_for_a_minute() {
+    LinearizabilityOptions options;
+    options.threads = 1;
+    options.time_limit = std::chrono::duration<double>(60);
+    return options;
+}
+
 // The checker's own generated history (checks_bench's shape) with 1,000 processes on 8 keys, a
 // million events: decided in well under a second before leases were modelled, and again now.
 // The events stream into the checker (a million Events held at once would be ~0.5 GB).
 void BM_LeaseLockMillionEvents(benchmark::State& state) {
-    LinearizabilityChecker checker(Model::Mutex);
-    {
-        std::istringstream in(
-            testing::HistoryGenerator({.seed = 2024, .processes = 1000, .keys = 8})
-                .generate(1'000'000));
-        HistoryReader reader(in);
-        Event event;
-        while (reader.next(event)) {
-            checker.on_event(event);
-        }
-    }
-    LinearizabilityOptions options;
-    options.threads = 1;
-    options.time_limit = std::chrono::duration<double>(60);
+    LinearizabilityChecker checker =
+        million_event_mutex_checker({.seed = 2024, .processes = 1000, .keys = 8});
+    LinearizabilityOptions options = one_thread_for_a_minute();
     for (auto _ : state) {
         const auto result = checker.check(options);
         if (result["valid"] != true) {
@@ -382,20 +383,9 @@ BENCHMARK(BM_LeaseLockMillionEvents)->Iterations(1)->Unit(benchmark::kMillisecon
 // acquires no linearization needs (lock_tokens.cpp), and the token path. Arg: 0 search alone,
 // 1 search after the drop, 2 token path. The label counts what the drop left out.
 void BM_LeaseLockMillionEventsPaths(benchmark::State& state) {
-    LinearizabilityChecker checker(Model::Mutex);
-    {
-        std::istringstream in(testing::HistoryGenerator(
-                                  {.seed = 2024, .processes = 1000, .keys = 8, .info_ratio = 0.1})
-                                  .generate(1'000'000));
-        HistoryReader reader(in);
-        Event event;
-        while (reader.next(event)) {
-            checker.on_event(event);
-        }
-    }
-    LinearizabilityOptions options;
-    options.threads = 1;
-    options.time_limit = std::chrono::duration<double>(60);
+    LinearizabilityChecker checker = million_event_mutex_checker(
+        {.seed = 2024, .processes = 1000, .keys = 8, .info_ratio = 0.1});
+    LinearizabilityOptions options = one_thread_for_a_minute();
     options.refute = state.range(0) == 2;
     options.drop_unneeded_acquires = state.range(0) == 1;
     for (auto _ : state) {

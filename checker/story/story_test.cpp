@@ -340,14 +340,7 @@ TEST(Story, AZooKeeperLockRunsOutWithItsSessionNotALease) {
 }
 
 TEST(Story, AValidHistoryHasNothingToTell) {
-    const Story story = tell(R"(
-{"type":"invoke","process":1,"f":"acquire","key":"k0","value":null,"time":1}
-{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"a"},"time":2}
-{"type":"invoke","process":1,"f":"release","key":"k0","value":{"token":"a"},"time":3}
-{"type":"ok","process":1,"f":"release","key":"k0","value":null,"time":4}
-)",
-                             {})
-                            .story;
+    const Story story = tell(testing::kOneHold, {}).story;
     ASSERT_EQ(story.claims.size(), 1u);
     EXPECT_EQ(story.claims[0].kind, ClaimKind::NoViolation);
     EXPECT_EQ(story.headline, "No violation: every check that applies passed.");
@@ -396,18 +389,8 @@ TEST(Story, NamesWhatTheLibrarySaidItLostAndTheTimelineMarksIt) {
 
 TEST(Story, AViolationsStoryNamesTheHoldersLostSignal) {
     // T1, with the library telling the paused holder at 0.4 s that its lock was gone.
-    std::string with_signal;
-    std::istringstream lines(kT1);
-    int n = 0;
-    for (std::string line; std::getline(lines, line);) {
-        if (line.empty())
-            continue;
-        if (n++ == 6)
-            with_signal +=
-                R"({"type":"info","process":"library","f":"lost","key":"k0","value":{"process":1,"token":"c1-1","text":"refresh failed"},"time":400000000})"
-                "\n";
-        with_signal += line + "\n";
-    }
+    const std::string with_signal = testing::with_inserted(
+        kT1, {{6, testing::library_lost(1, "k0", "c1-1", "refresh failed", 400000000)}});
     const std::vector<std::string> texts =
         claim_texts(with_signal, {.strategy = "redis-semaphore"});
     EXPECT_NE(std::find(texts.begin(), texts.end(),
@@ -535,20 +518,10 @@ TEST(Story, ADeadlockAfterALateGrantTellsTheGrantAndItsRelease) {
 // T1 with a late grant inside the incident: process 5's acquire, answered in doubt at 0.15 s, is
 // granted by the library at 0.45 s - after the paused holder's lease ran out - and released.
 TEST(Story, AnIncidentsStoryTellsTheLateGrantOfItsKey) {
-    std::string with_late;
-    std::istringstream lines(kT1);
-    int n = 0;
-    for (std::string line; std::getline(lines, line);) {
-        if (line.empty())
-            continue;
-        if (n == 5)
-            with_late += testing::in_doubt(5, "acquire", "k0", "null", 120000000, 150000000);
-        if (n == 6)
-            with_late += testing::late_granted(5, "k0", 450000000) +
-                         testing::late_released(5, "k0", 460000000, false);
-        ++n;
-        with_late += line + "\n";
-    }
+    const std::string with_late = testing::with_inserted(
+        kT1, {{5, testing::in_doubt(5, "acquire", "k0", "null", 120000000, 150000000)},
+              {6, testing::late_granted(5, "k0", 450000000) +
+                      testing::late_released(5, "k0", 460000000, false)}});
     const Told told = tell(with_late, {.strategy = "redis-semaphore"});
     ASSERT_EQ(told.report.verdict, Verdict::Invalid);
     EXPECT_NE(std::find(told.texts.begin(), told.texts.end(),

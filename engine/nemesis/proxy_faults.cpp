@@ -12,19 +12,28 @@ FaultProxy& ProxyFault::proxy(NemesisContext& ctx) const {
     return *ctx.deployment().proxies.at(static_cast<std::size_t>(target_.index));
 }
 
+void ProxyFault::turn_on_until_healed(NemesisContext& ctx, std::chrono::milliseconds duration,
+                                      json details, std::function<void(FaultProxy&, bool)> turn) {
+    FaultProxy& p = proxy(ctx);
+    turn(p, true);
+    details["node"] = target_.index;
+    details["ms"] = duration.count();
+    const double t = ctx.log(name(), std::move(details));
+    took_effect();
+    auto window = ctx.open_window(std::string(name()), target_.to_json(), t);
+    ctx.later(EventLoop::now() + duration, [&ctx, &p, window, turn = std::move(turn),
+                                            index = target_.index, fault = std::string(name())] {
+        turn(p, false);
+        ctx.close_window(window, ctx.log("heal", json{{"node", index}, {"fault", fault}}));
+    });
+}
+
 DropReplies::DropReplies(ObjectReader& r)
     : duration_(r.integer("duration_ms", 1000, 1, 3'600'000)) {}
 
 void DropReplies::apply(NemesisContext& ctx) {
-    FaultProxy& p = proxy(ctx);
-    p.set_drop_replies(true);
-    double t = ctx.log("drop-replies", json{{"node", target_.index}, {"ms", duration_.count()}});
-    took_effect();
-    auto window = ctx.open_window("drop-replies", target_.to_json(), t);
-    ctx.later(EventLoop::now() + duration_, [&ctx, &p, window, index = target_.index] {
-        p.set_drop_replies(false);
-        ctx.close_window(window, ctx.log("heal", json{{"node", index}, {"fault", "drop-replies"}}));
-    });
+    turn_on_until_healed(ctx, duration_, json::object(),
+                         [](FaultProxy& p, bool on) { p.set_drop_replies(on); });
 }
 
 DelayReplies::DelayReplies(ObjectReader& r)
@@ -32,18 +41,10 @@ DelayReplies::DelayReplies(ObjectReader& r)
       duration_(r.integer("duration_ms", 1000, 1, 3'600'000)) {}
 
 void DelayReplies::apply(NemesisContext& ctx) {
-    FaultProxy& p = proxy(ctx);
-    p.set_reply_delay(delay_);
-    double t = ctx.log(
-        "delay-replies",
-        json{{"node", target_.index}, {"delay_ms", delay_.count()}, {"ms", duration_.count()}});
-    took_effect();
-    auto window = ctx.open_window("delay-replies", target_.to_json(), t);
-    ctx.later(EventLoop::now() + duration_, [&ctx, &p, window, index = target_.index] {
-        p.set_reply_delay(std::chrono::milliseconds(0));
-        ctx.close_window(window,
-                         ctx.log("heal", json{{"node", index}, {"fault", "delay-replies"}}));
-    });
+    turn_on_until_healed(ctx, duration_, json{{"delay_ms", delay_.count()}},
+                         [delay = delay_](FaultProxy& p, bool on) {
+                             p.set_reply_delay(on ? delay : std::chrono::milliseconds(0));
+                         });
 }
 
 void ResetConnections::apply(NemesisContext& ctx) {
@@ -57,15 +58,8 @@ PartitionNode::PartitionNode(ObjectReader& r)
     : duration_(r.integer("duration_ms", 1000, 1, 3'600'000)) {}
 
 void PartitionNode::apply(NemesisContext& ctx) {
-    FaultProxy& p = proxy(ctx);
-    p.set_blackhole(true);
-    double t = ctx.log("partition", json{{"node", target_.index}, {"ms", duration_.count()}});
-    took_effect();
-    auto window = ctx.open_window("partition", target_.to_json(), t);
-    ctx.later(EventLoop::now() + duration_, [&ctx, &p, window, index = target_.index] {
-        p.set_blackhole(false);
-        ctx.close_window(window, ctx.log("heal", json{{"node", index}, {"fault", "partition"}}));
-    });
+    turn_on_until_healed(ctx, duration_, json::object(),
+                         [](FaultProxy& p, bool on) { p.set_blackhole(on); });
 }
 
 }  // namespace lockbench

@@ -4,6 +4,9 @@
 // each node (toxiproxy's vocabulary; `tc netem` is not in this kernel). Each runs on the nemesis
 // thread and heals itself after `duration_ms`.
 
+#include <chrono>
+#include <functional>
+
 #include "engine/nemesis/fault.hpp"
 
 namespace lockbench {
@@ -16,6 +19,12 @@ class ProxyFault : public Fault {
 
   protected:
     FaultProxy& proxy(NemesisContext& ctx) const;
+    // The life of a fault that lasts: `turn(proxy, true)` now, logged as name() with `details`,
+    // the node and `duration`, in a window of its own; `turn(proxy, false)` when `duration` is
+    // over, logged as its heal.
+    void turn_on_until_healed(NemesisContext& ctx, std::chrono::milliseconds duration,
+                              nlohmann::json details,
+                              std::function<void(FaultProxy&, bool on)> turn);
 };
 
 // Replies are lost after the server ran the command (T6 on acquire, T7 on unlock): clients time

@@ -44,6 +44,19 @@ std::string misbehaving_adapter(const std::string& how) {
            (kSource / "strategies/external/testing/misbehaving_adapter.py").string() + " " + how;
 }
 
+// The workload `name`: `clients` clients of the misbehaving adapter in mode `how` on 2 keys for
+// half a second, with the `changes` a test's case needs.
+Workload misbehaving_workload(const std::string& name, const std::string& how, int clients,
+                              const json& changes = json::object()) {
+    json spec{{"name", name},
+              {"client_command", misbehaving_adapter(how)},
+              {"clients", clients},
+              {"keys", 2},
+              {"duration_s", 0.5}};
+    spec.update(changes);
+    return Workload::from_json(spec);
+}
+
 // One client of the misbehaving adapter in mode `how` for half a second, its stderr captured: the
 // signals a library sends unasked belong in the history, never on stderr.
 struct QuietRun {
@@ -52,11 +65,7 @@ struct QuietRun {
 };
 QuietRun run_misbehaving(const std::string& name, const std::string& how, int keys,
                          const std::filesystem::path& out_dir) {
-    const Workload w = Workload::from_json(json{{"name", name},
-                                                {"client_command", misbehaving_adapter(how)},
-                                                {"clients", 1},
-                                                {"keys", keys},
-                                                {"duration_s", 0.5}});
+    const Workload w = misbehaving_workload(name, how, 1, {{"keys", keys}});
     ::testing::internal::CaptureStderr();
     RunOutcome r = run_workload({.workload = w, .out_dir = out_dir});
     return {std::move(r), ::testing::internal::GetCapturedStderr()};
@@ -85,6 +94,18 @@ std::size_t count_events(const RunOutcome& r, const std::string& f, const std::s
     if (r.summary["verdict"]["valid"] != "unknown" ||
         reasons.find("2 of 2 clients lost their adapter process") == std::string::npos)
         return ::testing::AssertionFailure() << r.summary["verdict"].dump(2);
+    return ::testing::AssertionSuccess();
+}
+
+// The run's notes say that `fault` of client 0's adapter process, `pid`, hit both clients packed
+// into it.
+::testing::AssertionResult notes_say_both_packed_clients_were_hit(const RunOutcome& r,
+                                                                  const std::string& fault,
+                                                                  pid_t pid) {
+    const std::string notes = r.summary["notes"].dump();
+    if (notes.find(fault + " of client 0's adapter process (pid " + std::to_string(pid) +
+                   ") hit 2 clients (0, 1)") == std::string::npos)
+        return ::testing::AssertionFailure() << notes;
     return ::testing::AssertionSuccess();
 }
 
@@ -119,11 +140,7 @@ TEST(AdapterRunTest, NullAdapterRunsEndToEndWithTheResourceWrittenByLockbench) {
 
 TEST(AdapterRunTest, MostClientsLosingTheirAdapterMakeTheRunUnknown) {
     TempDir out;
-    Workload w = Workload::from_json(json{{"name", "garbage"},
-                                          {"client_command", misbehaving_adapter("garbage 1")},
-                                          {"clients", 2},
-                                          {"keys", 2},
-                                          {"duration_s", 0.5}});
+    Workload w = misbehaving_workload("garbage", "garbage 1", 2);
     RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
     EXPECT_TRUE(unknown_as_both_clients_lost(r));
     const std::string reasons = r.summary["verdict"]["unknown_reasons"].dump();
@@ -140,12 +157,7 @@ TEST(AdapterRunTest, MostClientsLosingTheirAdapterMakeTheRunUnknown) {
 // deadline, 10 s, for an answer no retry changes).
 TEST(AdapterRunTest, AnAdaptersRefusedInitStopsTheRunAtOnceWithItsWords) {
     TempDir out;
-    Workload w =
-        Workload::from_json(json{{"name", "refused-init"},
-                                 {"client_command", misbehaving_adapter("init-unsupported")},
-                                 {"clients", 2},
-                                 {"keys", 2},
-                                 {"duration_s", 0.5}});
+    Workload w = misbehaving_workload("refused-init", "init-unsupported", 2);
     const auto started = std::chrono::steady_clock::now();
     try {
         run_workload({.workload = w, .out_dir = out.path()});
@@ -316,12 +328,7 @@ TEST(AdapterRunTest, ALateGrantNamingItsRequestIsRecordedForThatAcquire) {
 // 2 s); the history's acquire ok carries it beside the invoke's asked lease, for the checks.
 TEST(AdapterRunTest, TheLeaseAnAdapterAppliedToAGrantIsInItsAcquireOk) {
     TempDir out;
-    Workload w = Workload::from_json(json{{"name", "grant-lease"},
-                                          {"client_command", misbehaving_adapter("grant-lease 1")},
-                                          {"clients", 1},
-                                          {"keys", 2},
-                                          {"lease_ms", 300},
-                                          {"duration_s", 0.5}});
+    Workload w = misbehaving_workload("grant-lease", "grant-lease 1", 1, {{"lease_ms", 300}});
     RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
     EXPECT_EQ(r.summary["verdict"]["valid"], true) << r.summary["verdict"].dump(2);
     std::size_t invokes = 0, grants = 0;
@@ -530,11 +537,7 @@ TEST(AdapterRunTest, ACrashOfAPackedProcessHitsEachOfItsClients) {
     std::vector<fs::path> logs(fs::directory_iterator(r.dir / "adapters"), {});
     EXPECT_EQ(logs.size(), 2u);
     EXPECT_EQ(r.summary["adapter"]["clients_lost"], 0);
-    const std::string notes = r.summary["notes"].dump();
-    EXPECT_NE(notes.find("crash-client of client 0's adapter process (pid " +
-                         std::to_string(*pids.begin()) + ") hit 2 clients (0, 1)"),
-              std::string::npos)
-        << notes;
+    EXPECT_TRUE(notes_say_both_packed_clients_were_hit(r, "crash-client", *pids.begin()));
     EXPECT_NE(r.summary["verdict"]["valid"], false) << r.summary["verdict"].dump(2);
     EXPECT_TRUE(children_running(::getpid(), "redis_semaphore_adapter.js").empty());
 }
@@ -554,12 +557,8 @@ TEST(AdapterRunTest, APauseOfAPackedProcessHitsEachOfItsClients) {
     ASSERT_EQ(pauses.size(), 1u) << r.summary["nemesis"].dump(2);
     EXPECT_EQ(pauses[0]["value"]["proof"]["state"], "T");
     EXPECT_EQ(pauses[0]["value"]["packed_clients"], json::array({1}));
-    const std::string notes = r.summary["notes"].dump();
-    EXPECT_NE(notes.find("pause-client of client 0's adapter process (pid " +
-                         std::to_string(pauses[0]["value"]["proof"]["pid"].get<pid_t>()) +
-                         ") hit 2 clients (0, 1)"),
-              std::string::npos)
-        << notes;
+    EXPECT_TRUE(notes_say_both_packed_clients_were_hit(
+        r, "pause-client", pauses[0]["value"]["proof"]["pid"].get<pid_t>()));
     EXPECT_EQ(r.summary["verdict"]["valid"], true) << r.summary["verdict"].dump(2);
     EXPECT_TRUE(children_running(::getpid(), "redis_semaphore_adapter.js").empty());
 }
@@ -604,13 +603,8 @@ TEST(AdapterRunTest, AClockSkewOfAPackedProcessHitsEachOfItsClients) {
 // processes), and no request of either client is believed.
 TEST(AdapterRunTest, APackedProcessThatBreaksLosesEachOfItsClients) {
     TempDir out;
-    Workload w =
-        Workload::from_json(json{{"name", "packed-garbage"},
-                                 {"client_command", misbehaving_adapter("garbage 1 concurrent")},
-                                 {"clients", 2},
-                                 {"clients_per_process", 2},
-                                 {"keys", 2},
-                                 {"duration_s", 0.5}});
+    Workload w = misbehaving_workload("packed-garbage", "garbage 1 concurrent", 2,
+                                      {{"clients_per_process", 2}});
     RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
     EXPECT_TRUE(unknown_as_both_clients_lost(r));
     EXPECT_EQ(r.summary["adapter"]["clients_per_process"], 2);

@@ -90,8 +90,6 @@ void PrintTo(const ScenarioCase& c, std::ostream* os) {
 
 using testing::TempDir;
 
-class ScenarioTest : public ::testing::TestWithParam<ScenarioCase> {};
-
 // What a failure needs to show: each check's verdict and the processes in its violations, the
 // processes each fault hit, and the first witnesses.
 std::string explain(const nlohmann::json& s) {
@@ -177,15 +175,30 @@ std::optional<Workload> quick_workload(const ScenarioCase& c, std::string& why_n
     return w;
 }
 
+// A shipped case run as the suite's --quick runs it: the test holds the strategy's slot to its end,
+// and is skipped where this machine cannot run the case.
+class QuickScenarioTest : public ::testing::TestWithParam<ScenarioCase> {
+  protected:
+    void SetUp() override {
+        slot_.emplace(GetParam().strategy);
+        std::string why_not;
+        workload_ = quick_workload(GetParam(), why_not);
+        if (!workload_)
+            GTEST_SKIP() << why_not;
+    }
+    const Workload& workload() const { return *workload_; }
+
+  private:
+    std::optional<ScenarioSlot> slot_;
+    std::optional<Workload> workload_;
+};
+
+class ScenarioTest : public QuickScenarioTest {};
+
 TEST_P(ScenarioTest, VerdictEqualsTheExpectation) {
     const auto& c = GetParam();
-    const ScenarioSlot slot(c.strategy);
-    std::string why_not;
-    const auto w = quick_workload(c, why_not);
-    if (!w)
-        GTEST_SKIP() << why_not;
     TempDir out;
-    const RunOutcome r = run_workload({.workload = *w, .out_dir = out.path()});
+    const RunOutcome r = run_workload({.workload = workload(), .out_dir = out.path()});
     keep_unless_as_expected(out, r);
     expect_as_expected(c, r);
 }
@@ -335,21 +348,16 @@ std::vector<ScenarioCase> rated_cases() {
     return out;
 }
 
-class RatedScenarioTest : public ::testing::TestWithParam<ScenarioCase> {};
+class RatedScenarioTest : public QuickScenarioTest {};
 
 TEST_P(RatedScenarioTest, EveryRateHoldsOverTheRunsItNames) {
     const auto& c = GetParam();
-    const ScenarioSlot slot(c.strategy);
-    std::string why_not;
-    const auto w = quick_workload(c, why_not);
-    if (!w)
-        GTEST_SKIP() << why_not;
     TempDir out;
     CompareOptions options;
-    options.base.workload = *w;
+    options.base.workload = workload();
     options.base.out_dir = out.path();
     options.strategies = {c.strategy};
-    options.repeat = runs_a_rate_names(w->expect.at(c.strategy));
+    options.repeat = runs_a_rate_names(workload().expect.at(c.strategy));
     options.kind = "repeat";
     const CompareOutcome outcome = run_compare(options);
     ASSERT_FALSE(outcome.interrupted);
@@ -357,7 +365,7 @@ TEST_P(RatedScenarioTest, EveryRateHoldsOverTheRunsItNames) {
     if (stats["expectation_met"] != true)
         out.keep();
     EXPECT_EQ(stats["expectation_met"], true)
-        << c.scenario << " x " << c.strategy << ": expected " << w->expect.at(c.strategy)
+        << c.scenario << " x " << c.strategy << ": expected " << workload().expect.at(c.strategy)
         << " over " << options.repeat << " runs\n"
         << stats.dump(1) << "\nresult kept in " << outcome.dir;
 }

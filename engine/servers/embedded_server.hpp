@@ -73,6 +73,24 @@ class EmbeddedServer {
     explicit EmbeddedServer(std::chrono::milliseconds stop_grace) : stop_grace_(stop_grace) {}
     ~EmbeddedServer() { stop(); }
 
+    // How a start ended: the server said it is ready, its process exited, or time ran out.
+    enum class Start { Ready, Exited, TimedOut };
+    // Asks `ready` every `poll` until it says yes, the process exits or `timeout` runs out; each
+    // server says what its own readiness is and how each failure reads.
+    template <class Ready>
+    Start wait_for_start(std::chrono::milliseconds timeout, std::chrono::milliseconds poll,
+                         Ready ready) {
+        const auto deadline = std::chrono::steady_clock::now() + timeout;
+        while (std::chrono::steady_clock::now() < deadline) {
+            if (!alive())
+                return Start::Exited;
+            if (ready())
+                return Start::Ready;
+            std::this_thread::sleep_for(poll);
+        }
+        return Start::TimedOut;
+    }
+
     ServerDir dir_;  // before process_: the process ends before its folder goes
     ChildProcess process_;
 

@@ -104,21 +104,19 @@ std::optional<EtcdStatus> EtcdServer::status(std::chrono::milliseconds timeout) 
 }
 
 void EtcdServer::wait_ready() {
-    const auto deadline = std::chrono::steady_clock::now() + options_.start_timeout;
-    while (std::chrono::steady_clock::now() < deadline) {
-        if (!alive())
-            throw EnvironmentError("etcd " + name_ + " exited at start: " + log_tail());
-        if (healthy()) {
-            if (auto s = this->status())
-                member_id_ = s->member_id;
-            if (member_id_ != 0)
-                return;
-        }
-        std::this_thread::sleep_for(50ms);
-    }
-    throw EnvironmentError("etcd " + name_ + " on " + endpoint().to_string() +
-                           " was not healthy within " +
-                           std::to_string(options_.start_timeout.count()) + " ms: " + log_tail());
+    const Start start = wait_for_start(options_.start_timeout, 50ms, [this] {
+        if (!healthy())
+            return false;
+        if (auto s = this->status())
+            member_id_ = s->member_id;
+        return member_id_ != 0;
+    });
+    if (start == Start::Exited)
+        throw EnvironmentError("etcd " + name_ + " exited at start: " + log_tail());
+    if (start == Start::TimedOut)
+        throw EnvironmentError(
+            "etcd " + name_ + " on " + endpoint().to_string() + " was not healthy within " +
+            std::to_string(options_.start_timeout.count()) + " ms: " + log_tail());
 }
 
 void EtcdServer::restart() {

@@ -193,27 +193,26 @@ bool RedisServer::data_commands_answer() const {
 }
 
 void RedisServer::wait_ready() {
-    auto deadline = std::chrono::steady_clock::now() + options_.start_timeout;
-    while (std::chrono::steady_clock::now() < deadline) {
-        if (!process_.alive())
-            throw EnvironmentError("redis-server exited at start: " + log_tail(1));
+    const Start start = wait_for_start(options_.start_timeout, 10ms, [this] {
         try {
             // Ours, and not another server that already had the port (a busy port must fail).
             // INFO (default sections) has process_id and, once an AOF is replayed, loading:0.
             auto info = command({"INFO"}).str;
             // A data command answers LOADING until an AOF is replayed; INFO does not wait. A
             // sentinel has no data commands.
-            if (info.find("process_id:" + std::to_string(process_.pid()) + "\r") !=
-                    std::string::npos &&
-                (!options_.sentinel_config.empty() || data_commands_answer()))
-                return;
+            return info.find("process_id:" + std::to_string(process_.pid()) + "\r") !=
+                       std::string::npos &&
+                   (!options_.sentinel_config.empty() || data_commands_answer());
         } catch (const RedisError&) {
+            return false;
         }
-        std::this_thread::sleep_for(10ms);
-    }
-    throw EnvironmentError("redis-server on port " + std::to_string(port_) +
-                           " did not answer within " +
-                           std::to_string(options_.start_timeout.count()) + " ms");
+    });
+    if (start == Start::Exited)
+        throw EnvironmentError("redis-server exited at start: " + log_tail(1));
+    if (start == Start::TimedOut)
+        throw EnvironmentError("redis-server on port " + std::to_string(port_) +
+                               " did not answer within " +
+                               std::to_string(options_.start_timeout.count()) + " ms");
 }
 
 Reply RedisServer::command(const std::vector<std::string>& args) const {

@@ -194,18 +194,16 @@ std::string ZooKeeperServer::mode() const {
 }
 
 void ZooKeeperServer::wait_ready() {
-    auto deadline = std::chrono::steady_clock::now() + options_.start_timeout;
-    while (std::chrono::steady_clock::now() < deadline) {
-        if (!alive())
-            throw EnvironmentError("ZooKeeper exited at start: " + log_tail(2));
+    const Start start = wait_for_start(options_.start_timeout, 50ms, [this] {
         const std::string m = mode();
-        if (m == "standalone" || m == "leader" || m == "follower")
-            return;
-        std::this_thread::sleep_for(50ms);
-    }
-    throw EnvironmentError("ZooKeeper on port " + std::to_string(port_) +
-                           " did not answer within " +
-                           std::to_string(options_.start_timeout.count()) + " ms: " + log_tail(2));
+        return m == "standalone" || m == "leader" || m == "follower";
+    });
+    if (start == Start::Exited)
+        throw EnvironmentError("ZooKeeper exited at start: " + log_tail(2));
+    if (start == Start::TimedOut)
+        throw EnvironmentError(
+            "ZooKeeper on port " + std::to_string(port_) + " did not answer within " +
+            std::to_string(options_.start_timeout.count()) + " ms: " + log_tail(2));
 }
 
 void ZooKeeperServer::restart() {

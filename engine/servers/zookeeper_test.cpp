@@ -26,6 +26,7 @@
 #include "engine/servers/redis_server.hpp"
 #include "engine/servers/zookeeper_server.hpp"
 #include "engine/testing/redis_fixture.hpp"
+#include "engine/testing/run_files.hpp"
 #include "engine/testing/zookeeper_fixture.hpp"
 #include "strategies/client/zk_client.hpp"
 #include "strategies/registry.hpp"
@@ -39,6 +40,21 @@ using testing::Cli;
 using testing::lines;
 using testing::lockbench;
 using testing::TempDir;
+
+// The events of the run's history.jsonl.
+std::vector<nlohmann::json> history_of(const RunOutcome& r) {
+    return testing::read_history(r.dir / "history.jsonl");
+}
+
+// A zk_mutex run of `clients` clients on `keys` keys for `duration_s` seconds.
+Workload zk_mutex_workload(double duration_s, int clients, int keys) {
+    Workload w;
+    w.strategy = "zk_mutex";
+    w.duration_s = duration_s;
+    w.clients = clients;
+    w.keys = keys;
+    return w;
+}
 
 bool process_exists(pid_t pid) {
     return ::kill(pid, 0) == 0;
@@ -130,11 +146,7 @@ TEST(ZooKeeperServerTest, AClientThatCannotConnectIsAConnectErrorNotAHang) {
 
 TEST(ZooKeeperRunTest, ZkMutexRunsEndToEndWithoutFaultsAndHoldsMutualExclusion) {
     TempDir out;
-    Workload w;
-    w.strategy = "zk_mutex";
-    w.duration_s = 1.5;
-    w.clients = 4;
-    w.keys = 2;
+    const Workload w = zk_mutex_workload(1.5, 4, 2);
     RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
     EXPECT_EQ(run_exit_code(r), 0) << r.summary.dump(2);
     const auto& checks = r.summary["verdict"]["checks"];
@@ -148,10 +160,8 @@ TEST(ZooKeeperRunTest, ZkMutexRunsEndToEndWithoutFaultsAndHoldsMutualExclusion) 
     EXPECT_EQ(r.summary["ops"]["release"]["fail"].get<std::uint64_t>(), 0u);
     EXPECT_GT(r.summary["throughput"]["cycles"].get<std::uint64_t>(), 20u);
     // Every grant's token is its znode and its fence the node's sequence number.
-    std::ifstream history(r.dir / "history.jsonl");
     int grants = 0;
-    for (std::string line; std::getline(history, line);) {
-        auto e = nlohmann::json::parse(line);
+    for (const auto& e : history_of(r)) {
         if (e["f"] == "acquire" && e["type"] == "invoke") {
             EXPECT_EQ(e["value"]["lease_ms"], w.lease_ms);
         }
@@ -179,21 +189,15 @@ TEST(ZooKeeperRunTest, ZkMutexRunsOnAnEnsembleItDidNotStartWithPerRunPrefixes) {
     for (std::string path : {std::string("/lockbench"), locks, locks + "/someone-else"})
         ASSERT_EQ(run_sync(loop, zk.create(path, empty, 0)).rc, ZOK) << path;
     TempDir out;
-    Workload w;
-    w.strategy = "zk_mutex";
-    w.duration_s = 0.5;
-    w.clients = 2;
-    w.keys = 2;
+    const Workload w = zk_mutex_workload(0.5, 2, 2);
     RunOutcome r =
         run_workload({.workload = w, .zookeeper = ensemble.hosts(), .out_dir = out.path()});
     EXPECT_EQ(run_exit_code(r), 0) << r.summary["verdict"].dump(2);
     const std::string prefix = r.summary["redis"]["key_prefix"];
     ASSERT_EQ(prefix.rfind("lockbench:", 0), 0u) << prefix;
-    std::ifstream history(r.dir / "history.jsonl");
     int grants = 0;
     std::set<std::string> locked;  // each acquire's lock node was made for it
-    for (std::string line; std::getline(history, line);) {
-        auto e = nlohmann::json::parse(line);
+    for (const auto& e : history_of(r)) {
         if (e["f"] == "acquire")
             locked.insert(e["key"].get<std::string>());
         if (e["f"] != "acquire" || e["type"] != "ok")
@@ -434,14 +438,6 @@ TEST(ZooKeeperEnsembleTest, ElectsANewLeaderWhenItsLeaderIsKilledAndTheOldOneRej
 constexpr auto kEmbeddedMinSession = 100ms;
 constexpr auto kEmbeddedMaxSession = 600'000ms;
 
-std::vector<nlohmann::json> history_of(const RunOutcome& r) {
-    std::vector<nlohmann::json> events;
-    std::ifstream in(r.dir / "history.jsonl");
-    for (std::string line; std::getline(in, line);)
-        events.push_back(nlohmann::json::parse(line));
-    return events;
-}
-
 Workload workload_from(const fs::path& dir, const std::string& json) {
     const fs::path file = dir / "workload-under-test.json";
     std::ofstream(file) << json;
@@ -598,11 +594,7 @@ TEST(ZooKeeperRunTest, TheHistorysLeaseIsTheNegotiatedSessionTimeoutAboveAndBelo
     {
         SCOPED_TRACE("above");
         TempDir out;
-        Workload w;
-        w.strategy = "zk_mutex";
-        w.duration_s = 0.5;
-        w.clients = 2;
-        w.keys = 1;
+        Workload w = zk_mutex_workload(0.5, 2, 1);
         w.lease_ms = 700'000;
         RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
         EXPECT_EQ(run_exit_code(r), 0) << r.summary["verdict"].dump(2);

@@ -18,8 +18,19 @@
 
 namespace lockbench::testing {
 
+// A test that runs client coroutines to completion on an event loop of its own.
+class EventLoopTest : public ::testing::Test {
+  protected:
+    template <typename T>
+    T run(Task<T> task) {
+        return run_sync(loop_, std::move(task));
+    }
+
+    EventLoop loop_;
+};
+
 // One redis-server for every test of the suite; FLUSHALL before each test keeps them independent.
-class RedisTest : public ::testing::Test {
+class RedisTest : public EventLoopTest {
   protected:
     static void SetUpTestSuite() { server_ = std::make_unique<RedisServer>(); }
     static void TearDownTestSuite() { server_.reset(); }
@@ -37,13 +48,6 @@ class RedisTest : public ::testing::Test {
         return std::make_unique<Session>(loop_, std::vector<Endpoint>{server_->endpoint()}, options,
                                          name, std::move(clock));
     }
-
-    template <typename T>
-    T run(Task<T> task) {
-        return run_sync(loop_, std::move(task));
-    }
-
-    EventLoop loop_;
 
   private:
     static inline std::unique_ptr<RedisServer> server_;

@@ -61,7 +61,7 @@ TEST(ClusterSlotTest, RedirectsAreParsedAndAnythingElseIsNot) {
 }
 
 // A real cluster of three masters with a replica each, as a run starts it.
-class ClusterTest : public ::testing::Test {
+class ClusterTest : public testing::EventLoopTest {
   protected:
     static void SetUpTestSuite() {
         Workload w = Workload::from_json(
@@ -84,17 +84,23 @@ class ClusterTest : public ::testing::Test {
         }
         throw std::runtime_error("no server at " + ep.to_string());
     }
+    // The ports of the masters whose slots hold `keys`, as the cluster itself tells.
+    static std::set<int> masters_owning(const std::vector<std::string>& keys) {
+        const auto nodes = view();
+        std::set<int> ports;
+        for (const auto& k : keys) {
+            const ClusterNode* owner = master_of_slot(nodes, key_slot(k));
+            if (!owner)
+                throw std::runtime_error("no master owns the slot of " + k);
+            ports.insert(owner->endpoint.port);
+        }
+        return ports;
+    }
     std::unique_ptr<Session> cluster_session(const std::string& name) {
         auto s = std::make_unique<Session>(loop_, cluster().endpoints, ConnectionOptions{}, name);
         s->use_cluster();
         return s;
     }
-    template <typename T>
-    T run(Task<T> task) {
-        return run_sync(loop_, std::move(task));
-    }
-
-    EventLoop loop_;
 
   private:
     static inline std::unique_ptr<Deployment> deployment_;
@@ -126,18 +132,16 @@ TEST_F(ClusterTest, EveryKeyLandsOnTheMasterOfItsSlotThroughOneConnection) {
             co_await s.redis().command("SET", k, "v-" + k);
     }(*session, keys));
     const auto nodes = view();
-    std::set<int> masters_used;
     for (const auto& k : keys) {
         const ClusterNode* owner = master_of_slot(nodes, key_slot(k));
         ASSERT_NE(owner, nullptr);
-        masters_used.insert(owner->endpoint.port);
         // Asked directly (no routing), the owner has it: it was written there, not elsewhere.
         Reply r = server_at(owner->endpoint).command({"GET", k});
         EXPECT_EQ(r.str, "v-" + k);
         ASSERT_TRUE(session->cluster()->owner_of(k));
         EXPECT_EQ(session->cluster()->owner_of(k)->port, owner->endpoint.port);
     }
-    EXPECT_EQ(masters_used.size(), 3u);  // the keys really spread over the cluster
+    EXPECT_EQ(masters_owning(keys).size(), 3u);  // the keys really spread over the cluster
     // A script's keys in one slot (hash tags) run where their slot lives.
     Reply sum = run([](Session& s) -> Task<Reply> {
         co_await s.redis().command("SET", "{tag}:a", "2");
@@ -175,14 +179,7 @@ TEST_F(ClusterTest, LearntNodesAuthenticateAsTheSeedsAclUser) {
         for (const auto& k : ks)
             co_await s.redis().command("SET", k, "by-carol");
     }(session, keys));
-    const auto nodes = view();
-    std::set<int> masters_used;
-    for (const auto& k : keys) {
-        const ClusterNode* owner = master_of_slot(nodes, key_slot(k));
-        ASSERT_NE(owner, nullptr);
-        masters_used.insert(owner->endpoint.port);
-    }
-    EXPECT_EQ(masters_used.size(), 3u);  // the other two masters were learnt, not given
+    EXPECT_EQ(masters_owning(keys).size(), 3u);  // the other two masters were learnt, not given
 }
 
 TEST_F(ClusterTest, AnAskRedirectDuringAMigrationIsFollowedWithoutMovingTheMap) {
