@@ -99,18 +99,6 @@ std::string reading_of(const std::string& strategy, const json& stats) {
     return words;
 }
 
-}  // namespace
-
-json server_us_per_cycle(const json& summary) {
-    const json cost = summary.value("server_cost", json());
-    if (!cost.is_object() || !cost.value("total", json()).is_object())
-        return nullptr;
-    const json us = cost["total"].value("cpu_us_per_cycle", json());
-    return us.is_number() ? us : json(nullptr);
-}
-
-namespace {
-
 // The runs of one strategy at one setting, in the order they were made.
 std::vector<const json*> runs_of(const json& runs, std::size_t setting,
                                  const std::string& strategy) {
@@ -318,8 +306,8 @@ json compare_document(const CompareOptions& options,
 // One run's row of compare.json's "runs", from its summary.json.
 json run_row(int round, std::size_t setting, const std::string& strategy, const RunOutcome& r,
              int exit_code) {
-    const json& summary = r.summary;
-    const checker::Report report = checker::Report::from_json(summary["verdict"]);
+    const RunSummary& summary = r.summary;
+    const checker::Report& report = summary.verdict;
     json checks = json::object();
     for (const auto& c : report.checks)
         checks[c.name] = checker::to_json(c.verdict());
@@ -330,12 +318,13 @@ json run_row(int round, std::size_t setting, const std::string& strategy, const 
             {"verdict", checker::to_json(report.verdict)},
             {"checks", checks},
             {"unknown_reasons", report.unknown_reasons},
-            {"expected", summary.value("expected", json())},
-            {"as_expected", summary.value("as_expected", json())},
-            {"cycles_per_s", summary["throughput"]["cycles_per_s"]},
-            {"acquire_p99_ms", summary["latency_ms"]["acquire"]["p99"]},
-            {"server_us_per_cycle", server_us_per_cycle(summary)},
-            {"expected_terms", summary.value("expected_terms", json::array())},
+            {"expected", summary.expected ? json(*summary.expected) : json(nullptr)},
+            {"as_expected", summary.as_expected ? json(*summary.as_expected) : json(nullptr)},
+            {"cycles_per_s", summary.cycles_per_s},
+            {"acquire_p99_ms", summary.acquire.p99},
+            {"server_us_per_cycle",
+             summary.server_us_per_cycle() ? json(*summary.server_us_per_cycle()) : json(nullptr)},
+            {"expected_terms", summary.expected_terms_json()},
             {"exit_code", exit_code}};
 }
 

@@ -60,8 +60,4 @@ CompareOutcome run_compare(const CompareOptions& options);
 // and a reading in words) and `reading`. Pure: the tests feed it runs they made up.
 nlohmann::json summarise_compare(nlohmann::json compare);
 
-// The servers' CPU per lock cycle, every measured node together (summary.json's
-// `server_cost.total.cpu_us_per_cycle`); null where it was not measured.
-nlohmann::json server_us_per_cycle(const nlohmann::json& summary);
-
 }  // namespace lockbench

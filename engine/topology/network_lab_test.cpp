@@ -553,7 +553,7 @@ TEST_F(SshHostTest, KillServerThroughSshRestartsTheUsersServerAndBreaksTheLockAs
     const long long pid_before = ControlledServer(node_).pid();
     TempDir out;
     RunOutcome r = run_workload({.workload = w, .inventory = inventory(), .out_dir = out.path()});
-    const auto& s = r.summary;
+    const nlohmann::json s = r.summary.to_json();
     EXPECT_EQ(s["redis"]["mode"], "external");
     EXPECT_EQ(s["inventory"]["controlled"], json::array({"r1 (ssh root@" + address_ + ")"}));
     ASSERT_EQ(s["nemesis"].size(), 1u);
@@ -573,14 +573,15 @@ TEST_F(SshHostTest, PauseServerThroughSshStopsAndResumesTheUsersServer) {
         "faults": [{"fault": "pause-server", "at_s": 0.5, "duration_ms": 600}]})"));
     TempDir out;
     RunOutcome r = run_workload({.workload = w, .inventory = inventory(), .out_dir = out.path()});
-    EXPECT_EQ(r.summary["nemesis"][0]["took_effect"], 1) << r.summary["nemesis"].dump();
+    EXPECT_EQ(r.summary.to_json()["nemesis"][0]["took_effect"], 1)
+        << r.summary.to_json()["nemesis"].dump();
     // Commands sent while it was stopped timed out: the pause acted on the real process.
-    EXPECT_GT(r.summary["ops"]["acquire"]["info"].get<int>() +
-                  r.summary["ops"]["release"]["info"].get<int>() +
-                  r.summary["ops"]["read"]["info"].get<int>() +
-                  r.summary["ops"]["write"]["info"].get<int>(),
+    EXPECT_GT(r.summary.to_json()["ops"]["acquire"]["info"].get<int>() +
+                  r.summary.to_json()["ops"]["release"]["info"].get<int>() +
+                  r.summary.to_json()["ops"]["read"]["info"].get<int>() +
+                  r.summary.to_json()["ops"]["write"]["info"].get<int>(),
               0)
-        << r.summary["ops"].dump();
+        << r.summary.to_json()["ops"].dump();
     EXPECT_TRUE(ControlledServer(node_).answers());
 }
 
@@ -605,11 +606,13 @@ TEST_F(SshHostTest, IsolateNodeThroughSshCutsTheNodeOffAndTheRuleGoesAway) {
         "faults": [{"fault": "isolate-node", "at_s": 0.5, "duration_ms": 600}]})"));
     TempDir out;
     RunOutcome r = run_workload({.workload = w, .inventory = inventory(), .out_dir = out.path()});
-    EXPECT_EQ(r.summary["nemesis"][0]["took_effect"], 1) << r.summary["nemesis"].dump();
+    EXPECT_EQ(r.summary.to_json()["nemesis"][0]["took_effect"], 1)
+        << r.summary.to_json()["nemesis"].dump();
     int infos = 0;
-    for (const auto& [op, counts] : r.summary["ops"].items())
-        infos += counts["info"].get<int>();
-    EXPECT_GT(infos, 0) << r.summary["ops"].dump();  // commands sent meanwhile got no answer
+    for (const auto& [op, counts] : r.summary.ops)
+        infos += static_cast<int>(counts.info);
+    EXPECT_GT(infos, 0)
+        << r.summary.to_json()["ops"].dump();  // commands sent meanwhile got no answer
     const std::string rule = "-A INPUT -p tcp -m tcp --dport 6379 -m comment --comment lockbench-";
     EXPECT_EQ(run_on_host(control_, "iptables -S INPUT").find(rule), std::string::npos);
 
