@@ -1,7 +1,6 @@
 #include "engine/nemesis/client_faults.hpp"
 
 #include <cstdlib>
-#include <fstream>
 #include <iomanip>
 #include <thread>
 
@@ -52,6 +51,7 @@ void crash_pack_mates(NemesisContext& ctx, SimulatedClient& client, const json& 
     if (mates.empty())
         return;
     note_adapter_process_fault(client.session(), "crash-client");
+    expect_adapter_pack_successors(client.session());
     for (const int mate : mates) {
         ctx.clients().run_now(static_cast<std::size_t>(mate), &client.session().loop(),
                               [&ctx, &proof, packed_with = client.index()](SimulatedClient& m) {
@@ -161,7 +161,7 @@ void SkewClientClock::apply_to_client(NemesisContext& ctx, SimulatedClient& clie
     client.session().clock().set_drift(drift_);
     if (AdapterClient* adapter = adapter_client(client.session());
         adapter && adapter->faketime_file) {
-        skew_adapter(ctx, client, *adapter->faketime_file);
+        skew_adapter(ctx, client);
         return;
     }
     double t = ctx.log("clock", json{{"target", client.process()},
@@ -227,17 +227,13 @@ std::string adapter_skew_missed(int client_index, const AdapterTimeReading& r,
 
 }  // namespace
 
-DetachedTask SkewClientClock::skew_adapter(NemesisContext& ctx, SimulatedClient& client,
-                                           std::filesystem::path faketime_file) {
+DetachedTask SkewClientClock::skew_adapter(NemesisContext& ctx, SimulatedClient& client) {
     // libfaketime reads the file on every clock call of the adapter (no cache): the offset, and
     // the drift as libfaketime's rate, hold from now on, for this process and its successors.
-    AdapterClient* adapter = adapter_client(client.session());
     const AdapterClockSkew skew{.offset = std::chrono::milliseconds(offset_ms_),
                                 .drift = drift_,
                                 .since = std::chrono::system_clock::now()};
-    adapter->clock_skew = skew;
-    std::ofstream(faketime_file, std::ios::trunc)
-        << faketime_line(skew, adapter->process_started_at);
+    skew_adapter_clock(client.session(), skew);
     note_adapter_process_fault(client.session(), "clock-skew");
     const auto process = client.process();
     const auto index = client.index();

@@ -2,8 +2,6 @@
 
 // Faults of one simulated client. Each runs on the client's own event-loop thread.
 
-#include <filesystem>
-
 #include "engine/clients/client.hpp"
 #include "engine/nemesis/fault.hpp"
 
@@ -54,8 +52,7 @@ class SkewClientClock final : public Fault {
   private:
     // A lock library's client: libfaketime's offset in its adapter process, proven by the
     // adapter's own `time` answer before the fault is logged as fired.
-    DetachedTask skew_adapter(NemesisContext& ctx, SimulatedClient& client,
-                              std::filesystem::path faketime_file);
+    DetachedTask skew_adapter(NemesisContext& ctx, SimulatedClient& client);
 
     std::int64_t offset_ms_;
     double drift_;

@@ -573,6 +573,42 @@ TEST(AdapterRunTest, APauseOfAPackedProcessHitsEachOfItsClients) {
     EXPECT_TRUE(children_running(::getpid(), "redis_semaphore_adapter.js").empty());
 }
 
+// A clock skew of a packed process skews every client in it: the one clock event, proven by the
+// process's own `time` (the offset, then the drift 300 ms later), and the notes say the fault hit
+// both. A crash of the other client afterwards restarts the pack, and the run goes on.
+TEST(AdapterRunTest, AClockSkewOfAPackedProcessHitsEachOfItsClients) {
+    TempDir out;
+    Workload w = Workload::from_json(json::parse(R"({
+        "name": "packed-skew", "strategy": "redis-semaphore", "clients": 2,
+        "clients_per_process": 2, "keys": 2, "duration_s": 2, "hold_ms": 20,
+        "faults": [{"fault": "clock-skew", "target": "client:0", "at_s": 0.3,
+                    "offset_ms": 5000, "drift": 0.5},
+                   {"fault": "crash-client", "target": "client:1", "at_s": 1.2}]
+    })"));
+    RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
+    const auto events = read_history(r.dir / "history.jsonl");
+    const auto clocks = nemesis_events(events, "clock");
+    ASSERT_EQ(clocks.size(), 1u) << r.summary.to_json()["nemesis"].dump(2);
+    const json& proof = clocks[0]["value"]["proof"];
+    EXPECT_EQ(proof["via"], "libfaketime");
+    EXPECT_TRUE(proof.contains("later")) << proof.dump();
+    const std::int64_t ahead = proof["adapter_unix_ms"].get<std::int64_t>() -
+                               proof["lockbench_unix_ms"].get<std::int64_t>();
+    EXPECT_GE(ahead, 4950);
+    EXPECT_LE(ahead, 5050);
+    const std::string notes = r.summary.to_json()["notes"].dump();
+    EXPECT_NE(notes.find("clock-skew of client 0's adapter process"), std::string::npos) << notes;
+    EXPECT_NE(notes.find("hit 2 clients (0, 1)"), std::string::npos) << notes;
+    std::set<int> crashed;
+    for (const auto& crash : nemesis_events(events, "crash"))
+        crashed.insert(crash["value"]["client"].get<int>());
+    EXPECT_EQ(crashed, (std::set<int>{0, 1})) << r.summary.to_json()["nemesis"].dump(2);
+    EXPECT_EQ(r.summary.to_json()["adapter"]["clients_lost"], 0);
+    EXPECT_NE(r.summary.to_json()["verdict"]["valid"], false)
+        << r.summary.to_json()["verdict"].dump(2);
+    EXPECT_TRUE(children_running(::getpid(), "redis_semaphore_adapter.js").empty());
+}
+
 // A packed process that breaks the protocol loses all its clients: one process of two clients
 // is "2 of 2 clients lost", which makes the run unknown (the rule counts clients, not
 // processes), and no request of either client is believed.

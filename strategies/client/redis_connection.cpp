@@ -214,13 +214,14 @@ void RedisConnection::enqueue(CommandAwaiter& awaiter) {
         start_connect();  // may queue AUTH first
     append_resp_command(out_, awaiter.args_);
 
+    // The command's own timeout from now, also when it waits for a (re)connect: a connect that
+    // succeeds at once must not stretch a 250 ms read to the connect timeout plus 250 ms (a
+    // holder's read outliving its lease), and one that does not is cut by its own timer.
     const auto command_timeout = awaiter.timeout_.value_or(options_.command_timeout);
-    auto timeout = command_timeout;
-    if (state_ != State::Connected)
-        timeout += options_.connect_timeout;
     bool subscribes = !awaiter.args_.empty() &&
                       (awaiter.args_[0] == "SUBSCRIBE" || awaiter.args_[0] == "subscribe");
-    pending_.push_back(Pending{&awaiter, EventLoop::now() + timeout, subscribes, command_timeout});
+    pending_.push_back(
+        Pending{&awaiter, EventLoop::now() + command_timeout, subscribes, command_timeout});
     if (state_ == State::Connected) {
         if (!auto_pipelining_)
             flush_output();

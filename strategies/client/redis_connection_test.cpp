@@ -116,6 +116,21 @@ TEST_F(RedisConnectionTest, PausedServerTimesOutAndTheCommandStillRunsLater) {
     EXPECT_GT(c.generation(), gen);
 }
 
+TEST_F(RedisConnectionTest, ACommandThatReconnectsKeepsItsOwnTimeout) {
+    // A stopped server's kernel still accepts the connection at once: the command is sent and
+    // unanswered. Its deadline is its own 200 ms from the call, not the connect timeout on top
+    // (a holder's resource read on a reconnected connection outlived its lease that way).
+    RedisConnection c(loop_, server().endpoint(),
+                      {.connect_timeout = 3'000ms, .command_timeout = 200ms});
+    server().pause();
+    auto start = EventLoop::now();
+    EXPECT_THROW(run([](RedisConnection& conn) -> Task<void> { co_await conn.command("PING"); }(c)),
+                 TimeoutError);
+    EXPECT_GE(EventLoop::now() - start, 200ms);
+    EXPECT_LT(EventLoop::now() - start, 2'000ms);
+    server().resume();
+}
+
 TEST_F(RedisConnectionTest, ACommandsOwnTimeoutHoldsBehindALongerOne) {
     // Redlock's 50 ms per node beside the connection's 10 s: the first command (connecting,
     // with the long deadline) has completed, but its deadline must not decide the second's.

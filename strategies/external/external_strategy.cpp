@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -104,6 +105,54 @@ void AdapterRun::note_process_fault(const std::string& line) {
 std::vector<std::string> AdapterRun::process_fault_notes() const {
     std::lock_guard lock(mutex_);
     return process_fault_notes_;
+}
+
+void AdapterRun::set_clock_skew(const std::filesystem::path& faketime_file,
+                                const AdapterClockSkew& skew) {
+    std::lock_guard lock(mutex_);
+    clock_skews_[faketime_file] = skew;
+}
+
+std::optional<AdapterClockSkew> AdapterRun::clock_skew(
+    const std::filesystem::path& faketime_file) const {
+    std::lock_guard lock(mutex_);
+    const auto found = clock_skews_.find(faketime_file);
+    return found == clock_skews_.end() ? std::nullopt : std::optional(found->second);
+}
+
+std::string successor_client_id(const std::string& client_id) {
+    const auto nonce_at = client_id.find('-');
+    const std::string name = client_id.substr(0, nonce_at);
+    const std::string nonce = nonce_at == std::string::npos ? "" : client_id.substr(nonce_at);
+    const auto dot = name.find('.');
+    const int incarnation = dot == std::string::npos ? 0 : std::atoi(name.c_str() + dot + 1);
+    return name.substr(0, dot) + "." + std::to_string(incarnation + 1) + nonce;
+}
+
+void expect_adapter_pack_successors(Session& session) {
+    AdapterRun* run = session.extension<AdapterRun>(kAdapterRunKey);
+    const std::shared_ptr<AdapterPack> pack = run ? run->pack_of(session.client_id()) : nullptr;
+    if (!pack)
+        return;
+    // The pack's clients live on one loop thread, this one (AdapterPack).
+    const int first = pack->number * run->clients_per_process;
+    const std::string nonce = session.client_id().substr(session.client_id().find('-'));
+    for (int i = first; i < first + run->clients_per_process && i < run->clients; ++i) {
+        const auto member = pack->members.find(i);
+        pack->members[i] = successor_client_id(
+            member != pack->members.end() ? member->second : "c" + std::to_string(i) + nonce);
+    }
+}
+
+void skew_adapter_clock(Session& session, const AdapterClockSkew& skew) {
+    AdapterClient* client = adapter_client(session);
+    if (!client || !client->faketime_file)
+        throw IoError("client " + session.client_id() + "'s adapter runs without libfaketime");
+    client->clock_skew = skew;
+    if (AdapterRun* run = session.extension<AdapterRun>(kAdapterRunKey))
+        run->set_clock_skew(*client->faketime_file, skew);
+    std::ofstream(*client->faketime_file, std::ios::trunc)
+        << faketime_line(skew, client->process_started_at);
 }
 
 std::vector<int> adapter_pack_mates(Session& session) {
@@ -316,10 +365,14 @@ Task<AdapterProcess*> ExternalStrategy::start_process(Session& session, AdapterC
             if (!std::filesystem::exists(*client->faketime_file, ignored))
                 std::ofstream(*client->faketime_file) << "+0\n";
         }
-        // A successor of a drifting client starts its own rate: the line is for this process.
-        if (client->clock_skew && client->clock_skew->drift != 0) {
+        // A successor of a drifting client starts its own rate: the line is for this process,
+        // also when another client of the pack, or the skewed client's successor, starts it.
+        std::optional<AdapterClockSkew> skew = run->clock_skew(*client->faketime_file);
+        if (!skew)
+            skew = client->clock_skew;
+        if (skew && skew->drift != 0) {
             std::ofstream(*client->faketime_file, std::ios::trunc)
-                << faketime_line(*client->clock_skew, std::chrono::system_clock::now());
+                << faketime_line(*skew, std::chrono::system_clock::now());
         }
         // The file is read on every clock call (no cache), so an offset set during the run takes
         // effect at once; the monotonic clock stays true, as a skewed wall clock leaves it.
@@ -332,8 +385,9 @@ Task<AdapterProcess*> ExternalStrategy::start_process(Session& session, AdapterC
                             "FAKETIME_NO_CACHE=1", "FAKETIME_DONT_FAKE_MONOTONIC=1",
                             "FAKETIME_FORCE_MONOTONIC_FIX=0"};
     }
-    // The clients the process serves: a pack's, by their current ids where they have joined,
-    // and by their first ids ("c5-9f3a2b") where they have not yet.
+    // The clients the process serves: a pack's, by their current ids where they have joined or
+    // a crash named their successors (expect_adapter_pack_successors), and by their first ids
+    // ("c5-9f3a2b") where they have not yet.
     std::vector<std::string> clients{session.client_id()};
     if (pack) {
         clients.clear();

@@ -29,6 +29,14 @@
 
 namespace lockbench {
 
+// A client's skewed wall clock (fault clock-skew): `offset` ahead of the real one from `since`
+// on, and running `drift` fast from then (0.5: 1.5 s a second), as lockbench's Clock does.
+struct AdapterClockSkew {
+    std::chrono::milliseconds offset{0};
+    double drift = 0;
+    std::chrono::system_clock::time_point since;
+};
+
 // Clients packed into one adapter process (--clients-per-process): pack g serves clients
 // g*N … g*N+N-1, all on one loop thread (ClientThreads places them so), which alone touches it.
 // The process belongs to the sessions using it; the pack only finds it for the others.
@@ -88,6 +96,10 @@ struct AdapterRun {
     // notes (thread-safe).
     void note_process_fault(const std::string& line);
     std::vector<std::string> process_fault_notes() const;
+    // The skew set on the clock that `faketime_file` fakes (a client's, or a pack's), which
+    // every later process reading that file gets, whoever starts it (thread-safe).
+    void set_clock_skew(const std::filesystem::path& faketime_file, const AdapterClockSkew& skew);
+    std::optional<AdapterClockSkew> clock_skew(const std::filesystem::path& faketime_file) const;
 
   private:
     mutable std::mutex mutex_;
@@ -96,19 +108,13 @@ struct AdapterRun {
     std::map<int, std::shared_ptr<AdapterPack>> packs_;
     std::vector<std::string> process_fault_notes_;
     std::optional<std::string> refused_init_;
+    std::map<std::filesystem::path, AdapterClockSkew> clock_skews_;
 };
 inline constexpr const char* kAdapterRunKey = "adapter.run";
 
 // libfaketime's preload library, where Debian installs it; nothing when it is not installed.
 std::optional<std::filesystem::path> libfaketime_path();
 
-// A client's skewed wall clock (fault clock-skew): `offset` ahead of the real one from `since`
-// on, and running `drift` fast from then (0.5: 1.5 s a second), as lockbench's Clock does.
-struct AdapterClockSkew {
-    std::chrono::milliseconds offset{0};
-    double drift = 0;
-    std::chrono::system_clock::time_point since;
-};
 // The line of libfaketime's timestamp file ("+5.000", "+4.250 x1.500") that shows `skew` to a
 // process whose libfaketime started at `process_start`: libfaketime counts its rate from the
 // process's start, so the offset takes back the drift of the time before `since`, or adds the
@@ -150,6 +156,17 @@ std::vector<int> adapter_pack_mates(Session& session);
 // Records, in a packed run, that `fault` on the client's process hit all its clients (the
 // run's notes say so); nothing otherwise.
 void note_adapter_process_fault(Session& session, const std::string& fault);
+// A crash killed the client's packed process, and with it every client of the pack: each has a
+// successor, and the pack's next process serves them, also those that have not asked it for
+// anything yet (its init lists them). Nothing when clients are not packed.
+void expect_adapter_pack_successors(Session& session);
+// The id of the successor of client `client_id` after a crash: "c3.1-9f3a2b" after "c3-9f3a2b",
+// "c3.2-9f3a2b" after that (make_session names them so).
+std::string successor_client_id(const std::string& client_id);
+// Skews the clock of the client's adapter process (its faketime file), and of every process
+// that file will start: the client's successors, and a pack's next process whichever client
+// starts it (a drift's line depends on when each process started: faketime_line).
+void skew_adapter_clock(Session& session, const AdapterClockSkew& skew);
 // Asks the client's adapter for its wall clock (`time`): Unix milliseconds. Throws IoError.
 Task<std::int64_t> adapter_time(Session& session);
 

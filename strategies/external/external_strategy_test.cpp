@@ -62,6 +62,30 @@ struct AdapterClientUnderTest {
     }
 };
 
+std::int64_t unix_ms(std::chrono::system_clock::time_point t) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
+
+// Reads the clock of `session`'s adapter until `real_ms` of real time passed since `skew` was
+// set, and checks each reading against real + offset + drift x (real - since), within 50 ms.
+void expect_adapter_clock_until(EventLoop& loop, Session& session, const AdapterClockSkew& skew,
+                                std::int64_t real_ms) {
+    const std::int64_t since = unix_ms(skew.since);
+    const auto expected = [&](std::int64_t real) {
+        return real + skew.offset.count() +
+               static_cast<std::int64_t>(static_cast<double>(real - since) * skew.drift);
+    };
+    for (;;) {
+        const std::int64_t before = unix_ms(std::chrono::system_clock::now());
+        const std::int64_t seen = run_sync(loop, adapter_time(session));
+        const std::int64_t after = unix_ms(std::chrono::system_clock::now());
+        EXPECT_GE(seen, expected(before) - 50) << "before " << before << " since " << since;
+        EXPECT_LE(seen, expected(after) + 50) << "after " << after << " since " << since;
+        if (after - since >= real_ms || ::testing::Test::HasFailure())
+            return;
+    }
+}
+
 std::string misbehaving(const std::string& mode, int nth) {
     return std::string(kCommandPrefix) + "/usr/bin/python3 " +
            (kSource / "strategies/external/testing/misbehaving_adapter.py").string() + " " + mode +
@@ -510,38 +534,81 @@ TEST(AdapterFaults, LibfaketimeDriftShowsInTheAdaptersTime) {
     ASSERT_TRUE(std::holds_alternative<Grant>(c.acquire("k")));
     AdapterClient* client = adapter_client(*c.session);
     ASSERT_TRUE(client->faketime_file);
-    const double drift = 1.0;
-    client->clock_skew = AdapterClockSkew{
-        .offset = 1000ms, .drift = drift, .since = std::chrono::system_clock::now()};
+    client->clock_skew =
+        AdapterClockSkew{.offset = 1000ms, .drift = 1.0, .since = std::chrono::system_clock::now()};
     std::ofstream(*client->faketime_file, std::ios::trunc)
         << faketime_line(*client->clock_skew, client->process_started_at);
-    const auto ms = [](std::chrono::system_clock::time_point t) {
-        return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
-    };
-    const std::int64_t since = ms(client->clock_skew->since);
-    // Reads the adapter's clock until `real_ms` of real time passed since the skew, and checks
-    // each reading against real + 1 s + drift x (real - since), within 50 ms.
-    const auto gains_until = [&](std::int64_t real_ms) {
-        for (;;) {
-            const std::int64_t before = ms(std::chrono::system_clock::now());
-            const std::int64_t seen = run_sync(c.loop, adapter_time(*c.session));
-            const std::int64_t after = ms(std::chrono::system_clock::now());
-            const auto expected = [&](std::int64_t real) {
-                return real + 1000 + static_cast<std::int64_t>((real - since) * drift);
-            };
-            EXPECT_GE(seen, expected(before) - 50) << "before " << before << " since " << since;
-            EXPECT_LE(seen, expected(after) + 50) << "after " << after << " since " << since;
-            if (after - since >= real_ms || ::testing::Test::HasFailure())
-                return;
-        }
-    };
-    gains_until(400);
+    expect_adapter_clock_until(c.loop, *c.session, *client->clock_skew, 400);
     const pid_t first = c.pid();
     ASSERT_TRUE(adapter_process(*c.session)->crash());
     ASSERT_TRUE(std::holds_alternative<Grant>(c.acquire("k2")));
     ASSERT_NE(c.pid(), first);
-    gains_until(800);
+    expect_adapter_clock_until(c.loop, *c.session, *client->clock_skew, 800);
     fs::remove_all(dir);
+}
+
+// --clients-per-process: one clock for the pack's process. A drifting skew set through one
+// client shows in the other's `time`, and after a crash killed the pack the next process (started
+// by the other client's successor) gets the skew's line for its own start; its init lists both
+// clients' successors, also the one that has not asked it for anything yet.
+TEST(AdapterFaults, APackedProcessKeepsItsSkewAndItsClientsAcrossACrash) {
+    if (!libfaketime_path())
+        GTEST_SKIP() << "libfaketime is not installed";
+    const fs::path dir =
+        fs::temp_directory_path() / ("lockbench-faketime-pack-" + std::to_string(::getpid()));
+    EventLoop loop;
+    auto run = std::make_shared<AdapterRun>();
+    run->clients_per_process = 2;
+    run->clients = 2;
+    run->faketime_dir = dir / "faketime";
+    run->log_dir = dir / "logs";
+    fs::create_directories(run->log_dir);
+    const auto session_of = [&](const std::string& id) {
+        auto session = std::make_unique<Session>(
+            loop, std::vector<Endpoint>{Endpoint{"127.0.0.1", 1, ""}}, ConnectionOptions{}, id);
+        session->set_extension(kAdapterRunKey, run);
+        return session;
+    };
+    auto strategy = make_strategy(misbehaving("ok", 1) + " concurrent");
+    const auto granted = [&](Session& session, const std::string& key) {
+        return std::holds_alternative<Grant>(
+            run_sync(loop, strategy->acquire(session, AcquireRequest{.key = key,
+                                                                     .mode = LockMode::Exclusive,
+                                                                     .lease = 5000ms,
+                                                                     .wait_budget = 0ms})));
+    };
+    auto c0 = session_of("c0-test");
+    auto c1 = session_of("c1-test");
+    ASSERT_TRUE(granted(*c0, "k0"));
+    ASSERT_TRUE(granted(*c1, "k1"));
+    const pid_t first = adapter_process(*c0)->pid();
+    ASSERT_EQ(adapter_process(*c1)->pid(), first);
+
+    const AdapterClockSkew skew{
+        .offset = 1000ms, .drift = 1.0, .since = std::chrono::system_clock::now()};
+    skew_adapter_clock(*c0, skew);
+    expect_adapter_clock_until(loop, *c1, skew, 400);
+
+    ASSERT_TRUE(adapter_process(*c0)->crash());
+    expect_adapter_pack_successors(*c0);
+    auto c1_successor = session_of("c1.1-test");
+    ASSERT_TRUE(granted(*c1_successor, "k1"));
+    ASSERT_NE(adapter_process(*c1_successor)->pid(), first);
+    expect_adapter_clock_until(loop, *c1_successor, skew, 800);
+
+    std::ifstream log(run->log_dir / "c1.1-test.log");
+    const std::string logged((std::istreambuf_iterator<char>(log)),
+                             std::istreambuf_iterator<char>());
+    EXPECT_NE(logged.find(R"(init clients ["c0.1-test", "c1.1-test"])"), std::string::npos)
+        << logged;
+    run_sync(loop, strategy->shutdown(*c1_successor));
+    fs::remove_all(dir);
+}
+
+TEST(AdapterClients, ASuccessorsIdCountsTheIncarnation) {
+    EXPECT_EQ(successor_client_id("c3-9f3a2b"), "c3.1-9f3a2b");
+    EXPECT_EQ(successor_client_id("c3.1-9f3a2b"), "c3.2-9f3a2b");
+    EXPECT_EQ(successor_client_id("c12.9-x"), "c12.10-x");
 }
 
 }  // namespace

@@ -124,8 +124,27 @@ function abandonLateGrant(grants, release) {
   };
 }
 
+// ioredis resends the commands still awaiting their replies when a connection closes and
+// reconnects (autoResendUnfulfilledCommands, its default): a script that ran before the close
+// runs again, and its second answer ("not ours", "exists") tells the first run's effect, not a
+// refusal. A library's definite answer is definite only if none of its connections closed while
+// the request was in flight. watch(redis) counts an ioredis client's closes; mark() before the
+// request, closedSince(mark) after it.
+function connectionCloses() {
+  let closes = 0;
+  return {
+    watch(redis) {
+      redis.on('close', () => {
+        closes += 1;
+      });
+    },
+    mark: () => closes,
+    closedSince: (mark) => closes !== mark,
+  };
+}
+
 function sleep(ms) {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-module.exports = { ProtocolError, abandonLateGrant, log, send, serve, sleep };
+module.exports = { ProtocolError, abandonLateGrant, connectionCloses, log, send, serve, sleep };

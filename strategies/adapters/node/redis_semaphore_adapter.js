@@ -2,7 +2,12 @@
 // run it: refresh on (every 0.8 x lease, the library's default) and onLockLost -> `lost`.
 //
 // What the library tells its user, and what we answer:
-//   tryAcquire() false      every SET NX it sent was refused (or none was sent) -> `held`
+//   tryAcquire() false      every SET NX it sent was refused (or none was sent) -> `held`, unless
+//                           the connection closed meanwhile: ioredis resends a SET NX in flight
+//                           after the reconnect, and one whose first run set our key is refused
+//                           by it -> `resent-after-reconnect` (in doubt); the key is then read,
+//                           and if it holds our identifier (the token), that grant is reported
+//                           and released (`late_grant`, PROTOCOL.md)
 //   tryAcquire() throws     a SET NX may have been applied -> `timeout` / `redis-error` (in doubt)
 //   onLockLost(err)         its refresh found the key gone or another's -> `lost`
 //   release()               never says whether the key was still ours (its delete-if-equal
@@ -20,11 +25,13 @@
 const { randomUUID } = require('node:crypto');
 const Redis = require('ioredis');
 const { Mutex } = require('redis-semaphore');
-const { ProtocolError, abandonLateGrant, log, send, serve } = require('./protocol');
+const { ProtocolError, abandonLateGrant, connectionCloses, log, send, serve } = require('./protocol');
 
 const grants = new Map(); // token -> {mutex, client, key, lost, lease_ms, confirmedAt}
 let redis;
 let options;
+const closes = connectionCloses();
+const DELETE_IF_OURS = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0";
 
 function classify(error) {
   return /timed out/i.test(String(error?.message)) ? 'timeout' : 'redis-error';
@@ -38,6 +45,28 @@ function ioredisAddress(server) {
     ...(server.user ? { username: server.user } : {}),
     ...(server.password ? { password: server.password } : {}),
   };
+}
+
+// An acquire answered in doubt after ioredis resent its SET: the resend's refusal came after the
+// first run's effect, so the key tells whether that run granted us the lock (it still holds our
+// token, within its lease). Nobody else knows that grant: lockbench hears of it and of our release.
+async function releaseResentGrant(request, token) {
+  const lockKey = `mutex:${request.key}`; // under the namespace: ioredis's keyPrefix
+  const late = { type: 'late_grant', client: request.client, key: request.key, id: request.id, token };
+  try {
+    if ((await redis.get(lockKey)) !== token) return;
+  } catch (error) {
+    log(`reading ${lockKey} after a resent acquire:`, error?.message ?? error);
+    return;
+  }
+  log(`acquire of ${request.key} was granted by its first SET: releasing it`);
+  send({ ...late, phase: 'granted' });
+  try {
+    const deleted = await redis.eval(DELETE_IF_OURS, 1, lockKey, token);
+    send({ ...late, phase: 'released', ok: deleted === 1, ...(deleted === 1 ? {} : { text: 'the key had expired' }) });
+  } catch (error) {
+    send({ ...late, phase: 'released', ok: false, text: String(error?.message ?? error) });
+  }
 }
 
 serve({
@@ -69,6 +98,7 @@ serve({
         }
         : { ...common, ...ioredisAddress(master) });
       redis.on('error', (error) => log('redis:', error.message));
+      closes.watch(redis);
     }
     return {
       library: 'redis-semaphore',
@@ -78,7 +108,7 @@ serve({
     };
   },
 
-  async acquire({ client, key, mode, lease_ms, wait_ms }) {
+  async acquire({ id, client, key, mode, lease_ms, wait_ms }) {
     if (mode !== 'exclusive') throw new ProtocolError('unsupported', 'Mutex has no shared mode');
     const token = randomUUID();
     // When the SET NX that won was sent (monotonic: a pause or a skewed wall clock leaves it
@@ -98,6 +128,7 @@ serve({
       },
     });
     const mutex = new Mutex(timedRedis, key, {
+      identifier: token, // the key's value: a late grant is found by it
       lockTimeout: lease_ms,
       // The library's loop runs while Date.now() < start + acquireTimeout: a budget of 0 would
       // make no attempt at all, so "one attempt" is an attempts limit.
@@ -111,7 +142,13 @@ serve({
         send({ type: 'lost', client, key, token, text: error.message });
       },
     });
+    const mark = closes.mark();
     if (!(await mutex.tryAcquire())) {
+      if (closes.closedSince(mark)) {
+        releaseResentGrant({ id, client, key }, token); // after this answer: it reads the server
+        throw new ProtocolError('resent-after-reconnect', `lock ${key} refused after the connection ` +
+          'closed and ioredis resent the SET in flight, whose first run may have set our key');
+      }
       throw new ProtocolError('held', `lock ${key} is held by another client`);
     }
     const grant = { mutex, client, key, lost: false, lease_ms, confirmedAt: setSent };

@@ -22,17 +22,22 @@
 //                       has a quorum, and `held` would make the checker look for one.
 //   release/extend      `not-held` if every server answered definitely (fewer than a quorum
 //                       had our value); otherwise `quorum-unknown` (in doubt)
+// A connection that closed while the request was in flight makes every refusal in doubt
+// (`resent-after-reconnect`): ioredis resends the commands it had sent on it, and a release
+// script that had deleted our key answers the resend "not ours", an acquire script that had set
+// it "exists" - definite answers for operations that happened.
 'use strict';
 const { randomUUID } = require('node:crypto');
 const Redis = require('ioredis');
 const { default: Redlock, ExecutionError, ResourceLockedError } = require('redlock');
-const { ProtocolError, abandonLateGrant, log, send, serve } = require('./protocol');
+const { ProtocolError, abandonLateGrant, connectionCloses, log, send, serve } = require('./protocol');
 
 const autoExtend = process.argv.includes('--auto-extend');
 const grants = new Map(); // token -> {lock} (plain) or {finish, done} (auto-extend)
 let redlock;
 let namespace;
 let retry; // {retryDelay, retryJitter}
+const closes = connectionCloses(); // of every master's connection
 
 function classify(error) {
   return /timed out/i.test(String(error?.message)) ? 'timeout' : 'redis-error';
@@ -50,8 +55,13 @@ async function votes(error) {
   };
 }
 
-async function refusal(error, definiteCode, nothingMayBeSet) {
+// `mark`: closes.mark() from before the request.
+async function refusal(error, definiteCode, nothingMayBeSet, mark) {
   if (!(error instanceof ExecutionError)) return error;
+  if (closes.closedSince(mark)) {
+    return new ProtocolError('resent-after-reconnect', `${error.message} (a connection closed ` +
+      'meanwhile and ioredis resent its commands: what their first run did is unknown)');
+  }
   const { anyFor, allDefinite } = await votes(error);
   if (allDefinite && !(nothingMayBeSet && anyFor)) return new ProtocolError(definiteCode, error.message);
   return new ProtocolError('quorum-unknown', `${error.message} (some servers' outcome unknown)`);
@@ -102,6 +112,7 @@ serve({
           commandTimeout: options.command_timeout_ms,
         });
         redis.on('error', (error) => log(`redis ${master.unix_socket ?? `${master.host}:${master.port}`}:`, error.message));
+        closes.watch(redis);
         return redis;
       });
       // The instance settings are what release, extend and using()'s own extensions use.
@@ -123,6 +134,7 @@ serve({
     const { key, mode, lease_ms, wait_ms } = request;
     if (mode !== 'exclusive') throw new ProtocolError('unsupported', 'Redlock has no shared mode');
     const resource = `${namespace}:${key}`;
+    const mark = closes.mark();
     try {
       if (autoExtend) {
         const token = randomUUID();
@@ -133,13 +145,14 @@ serve({
       grants.set(lock.value, { lock });
       return { token: lock.value, reentry: false };
     } catch (error) {
-      throw await refusal(error, 'refused', true);
+      throw await refusal(error, 'refused', true, mark);
     }
   },
 
   async release({ token }) {
     const grant = grants.get(token);
     if (!grant) throw new ProtocolError('not-held', 'no grant with this token');
+    const mark = closes.mark();
     try {
       if (autoExtend) {
         grant.finish();
@@ -148,7 +161,7 @@ serve({
         await redlock.release(grant.lock);
       }
     } catch (error) {
-      const answer = await refusal(error, 'not-held', false);
+      const answer = await refusal(error, 'not-held', false, mark);
       if (answer.code === 'not-held') grants.delete(token);
       throw answer;
     }
@@ -160,11 +173,12 @@ serve({
     if (autoExtend) throw new ProtocolError('unsupported', 'using() extends by itself and keeps its lock');
     const grant = grants.get(token);
     if (!grant) throw new ProtocolError('not-held', 'no grant with this token');
+    const mark = closes.mark();
     try {
       grant.lock = await redlock.extend(grant.lock, lease_ms);
     } catch (error) {
       // extend() refuses a lock its own clock says expired before sending anything (no attempts).
-      throw await refusal(error, 'not-held', false);
+      throw await refusal(error, 'not-held', false, mark);
     }
     return {};
   },

@@ -196,6 +196,7 @@ class Adapter:
         grant = self.grants.get(request["token"])
         if grant is None:
             return error("not-held", "this adapter never granted that token")
+        session_before = self.zk.client_id  # None while disconnected
         # False: kazoo knows the lock as not acquired (released before), nothing was sent.
         if not bounded(self.command_s, grant["lock"].release):
             return error("not-held", "kazoo: the lock is not acquired")
@@ -204,11 +205,20 @@ class Adapter:
         # in the new session a node the old one's expiry already removed (NoNodeError is
         # ignored): True, although the lock lapsed and may be another's by now. An ephemeral node
         # lives only as long as its session: if the session changed, the lock was not held.
-        session = self.zk.client_id  # None while disconnected
+        session = self.zk.client_id
         if session is None:
             return error("session-unknown", "kazoo: disconnected after the release: session unknown")
         if session != grant["session"]:
-            return error("not-held", "kazoo: the session that held the lock expired before the release")
+            # Already in a new session when the release began: nothing of it ran in the old one.
+            # Otherwise kazoo's retry may have followed a delete that did run in the old session
+            # (its reply lost with the connection, the session expired before kazoo reconnected,
+            # the retry found the node gone): that release happened, so it is in doubt.
+            if session_before is not None and session_before != grant["session"]:
+                return error("not-held",
+                             "kazoo: the session that held the lock expired before the release")
+            return error("session-expired-during-release",
+                         "kazoo: the session that held the lock expired while it was released: "
+                         "whether the delete ran in it first is unknown")
         return {"type": "release_ok"}
 
 

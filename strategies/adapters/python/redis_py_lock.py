@@ -5,9 +5,17 @@
 
 One JSON request per line on stdin, one answer per line on stdout, logs on stderr. The lease is
 the Lock's `timeout`, the wait budget its `blocking_timeout`, `renew` is `extend(replace_ttl=True)`.
+
+An acquire whose SET timed out or lost its connection is answered in doubt, and the SET may still
+have been applied (a stopped server runs it when it resumes, a lost reply hides it): redis-py then
+holds a lock it does not know of. The adapter gives the SET its own token and looks for it on the
+server; when it finds it, it tells lockbench (PROTOCOL.md, `late_grant`) and releases that grant.
 """
 import json
 import sys
+import threading
+import time
+import uuid
 
 import libfaketime_sleep
 
@@ -32,7 +40,9 @@ class Adapter:
         self.client = None
         self.namespace = ""
         self.retry_delay_s = 0.1
+        self.command_s = 1.0
         self.grants = {}  # token -> redis.lock.Lock
+        self.out = threading.Lock()  # the late-grant watchers write too
 
     def init(self, request):
         self.namespace = request.get("namespace", "")
@@ -58,6 +68,7 @@ class Adapter:
                                       password=master.get("password"), **timeouts)
         if sentinels or masters:
             self.retry_delay_s = options.get("retry_delay_ms", 100) / 1000
+            self.command_s = timeouts["socket_timeout"]
         return {"type": "init_ok", "library": "redis-py", "version": redis.__version__,
                 "services": ["redis"], "capabilities": CAPABILITIES}
 
@@ -68,13 +79,59 @@ class Adapter:
         lock = self.client.lock(f"{self.namespace}:{request['key']}",
                                 timeout=request["lease_ms"] / 1000, sleep=self.retry_delay_s,
                                 thread_local=False)
+        token = uuid.uuid4().hex
         # False means every SET NX answered "exists": nothing was written, the refusal is definite.
         # A timeout or a broken connection raises instead, and the SET may have been applied.
-        if not lock.acquire(blocking=wait_s > 0, blocking_timeout=wait_s or None):
+        try:
+            granted = lock.acquire(blocking=wait_s > 0, blocking_timeout=wait_s or None,
+                                   token=token)
+        except (ConnectionError, TimeoutError):
+            threading.Thread(target=self.watch_for_late_grant, args=(request, lock, token),
+                             daemon=True).start()
+            raise
+        if not granted:
             return error("held", f"lock {request['key']} is held by another client")
-        token = lock.local.token.decode()
         self.grants[token] = lock
         return {"type": "acquire_ok", "token": token, "reentry": False}
+
+    def watch_for_late_grant(self, request, lock, token):
+        """Looks for the in-doubt acquire's token on the server until it shows (a late grant:
+        reported and released) or the server has answered for a command timeout without it: a
+        SET that reached the server before redis-py closed its connection runs before the server
+        reads that close, and a stopped server, which runs it when it resumes, answers nothing
+        meanwhile."""
+        late = {"type": "late_grant", "client": request.get("client"), "key": request["key"],
+                "id": request["id"], "token": token}
+        answering_since = None
+        give_up_at = time.monotonic() + 60 + request["lease_ms"] / 1000
+        while time.monotonic() < give_up_at:
+            try:
+                holder = self.client.get(lock.name)
+            except (ConnectionError, TimeoutError):
+                answering_since = None
+                time.sleep(self.retry_delay_s)
+                continue
+            if holder is not None and holder.decode(errors="replace") == token:
+                break
+            answering_since = answering_since or time.monotonic()
+            if time.monotonic() - answering_since >= self.command_s:
+                return
+            time.sleep(self.retry_delay_s)
+        else:
+            return
+        log(f"acquire of {request['key']} succeeded after its answer: releasing it")
+        self.send(dict(late, phase="granted"))
+        lock.local.token = token.encode()
+        try:
+            lock.release()
+        except Exception as e:  # LockNotOwnedError: it expired first; or the release failed
+            self.send(dict(late, phase="released", ok=False, text=f"{type(e).__name__}: {e}"))
+            return
+        self.send(dict(late, phase="released", ok=True))
+
+    def send(self, answer):
+        with self.out:
+            print(json.dumps(answer), flush=True)
 
     def granted_lock(self, request):
         lock = self.grants.get(request["token"])
@@ -114,15 +171,11 @@ def classify(e):
     return None
 
 
-def send(answer):
-    print(json.dumps(answer), flush=True)
-
-
 def main():
     adapter = Adapter()
     handlers = {"init": adapter.init, "acquire": adapter.acquire, "release": adapter.release,
                 "renew": adapter.renew}
-    serve(handlers, send, log, classify)
+    serve(handlers, adapter.send, log, classify)
     # stdin closed: exit without releasing anything (PROTOCOL.md, The process).
 
 

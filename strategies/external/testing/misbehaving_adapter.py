@@ -25,7 +25,8 @@ Nth acquire in the way its first argument names (external_strategy_test.cpp):
                 the Nth acquire_ok carries lease_ms -1, "5000" (a string), or 10^13
   init-unsupported  the probe's init is answered, every client's init refused as `unsupported`
 
-Second argument: N (default 1). Before that it grants every acquire. A third argument
+Second argument: N (default 1). Before that it grants every acquire. Every init's `clients` goes to
+its standard error ("init clients [...]"). A third argument
 `concurrent` declares the capability (it answers each request at once, so it holds), for runs
 that pack several clients into it.
 """
@@ -54,6 +55,8 @@ for line in sys.stdin:
               "text": "test: this server is not supported"})
         continue
     if kind == "init":
+        # The clients it serves, in its log: a packed process's init must list them all.
+        print("init clients " + json.dumps(req.get("clients")), file=sys.stderr, flush=True)
         answer = {"in_reply_to": rid, "type": "init_ok", "library": "misbehaving-" + mode,
                   "version": "0", "services": [],
                   "capabilities": {"renew": True, "concurrent": concurrent}}

@@ -1,0 +1,48 @@
+"""An adapter process driven through PROTOCOL.md by the Python adapters' own tests: requests as
+client c0, answers and unsolicited messages read as they come, each wait bounded by one deadline
+for the whole test.
+"""
+import json
+import queue
+import subprocess
+import sys
+import threading
+import time
+
+
+class AdapterUnderTest:
+    def __init__(self, path, deadline_s, fail):
+        self.proc = subprocess.Popen(["/usr/bin/python3", path], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=sys.stderr)
+        self.messages = queue.Queue()
+        threading.Thread(target=self.read, daemon=True).start()
+        self.next_id = 1
+        self.until = time.monotonic() + deadline_s
+        self.fail = fail
+
+    def read(self):
+        for line in self.proc.stdout:
+            self.messages.put(json.loads(line))
+
+    def next_message(self):
+        try:
+            return self.messages.get(timeout=max(0.0, self.until - time.monotonic()))
+        except queue.Empty:
+            self.fail("no message from the adapter in time")
+
+    def call(self, request, skipping=()):
+        """Sends `request` and returns its answer; unsolicited messages of the types in `skipping`
+        that come first are passed over, any other fails the test."""
+        request = dict(request, id=self.next_id, client="c0")
+        self.next_id += 1
+        self.proc.stdin.write((json.dumps(request) + "\n").encode())
+        self.proc.stdin.flush()
+        while True:
+            answer = self.next_message()
+            if answer.get("in_reply_to") == request["id"]:
+                return answer
+            if answer.get("type") not in skipping:
+                self.fail(f"expected the answer to request {request['id']}, got {answer}")
+
+    def kill(self):
+        self.proc.kill()
