@@ -205,6 +205,23 @@ class JsonObject {
             return std::nullopt;
         return number_of(*v, at(field), lo, hi);
     }
+    // Absent or null: none (a field older files lack, or one that says "not reported").
+    std::optional<std::string> optional_string(const std::string& field) {
+        const nlohmann::json* v = find(field);
+        if (!v || v->is_null())
+            return std::nullopt;
+        if (!v->is_string())
+            fail(at(field), "must be a string or null, not " + type_name(*v));
+        return v->get<std::string>();
+    }
+    std::optional<bool> optional_boolean(const std::string& field) {
+        const nlohmann::json* v = find(field);
+        if (!v || v->is_null())
+            return std::nullopt;
+        if (!v->is_boolean())
+            fail(at(field), "must be true, false or null, not " + type_name(*v));
+        return v->get<bool>();
+    }
 
     // Required fields: "missing" when absent.
     std::string required_string(const std::string& field) {

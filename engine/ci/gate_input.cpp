@@ -4,6 +4,7 @@
 
 #include "checker/report.hpp"
 #include "engine/run/json_reader.hpp"
+#include "engine/run/run_summary.hpp"
 
 namespace lockbench::gate_input {
 
@@ -13,16 +14,18 @@ namespace {
 
 using Fields = json_input::JsonObject<GateInputError>;
 
+// `valid` as strictly as a suite's row is read (SuiteRow::from_json): a typo there must not pass
+// for "unknown", which the gate would report as a different outcome than the file says.
 std::string outcome_words(Fields& f) {
-    const json* valid = f.find("valid");
-    const checker::Verdict verdict = checker::verdict_of(valid ? *valid : json());
+    const checker::Verdict verdict = verdict_at(f, f.require("valid"), f.at("valid"));
     if (verdict != checker::Verdict::Invalid)
         return verdict == checker::Verdict::Valid ? "valid" : "unknown";
     std::string kinds;
-    if (const json* k = f.find("violation_kinds"); k && k->is_array()) {
-        for (const auto& kind : *k)
-            kinds +=
-                (kinds.empty() ? "" : ",") + (kind.is_string() ? kind.get<std::string>() : "?");
+    if (const json* k = f.optional_array("violation_kinds")) {
+        for (std::size_t i = 0; i < k->size(); ++i) {
+            kinds += (kinds.empty() ? "" : ",") +
+                     f.string_of((*k)[i], f.at("violation_kinds") + "/" + std::to_string(i));
+        }
     }
     return kinds.empty() ? "violations" : "violations: " + kinds;
 }

@@ -14,7 +14,7 @@
 #include "engine/ci/yardstick.hpp"
 #include "engine/run/expectation.hpp"
 #include "engine/run/run.hpp"
-#include "engine/run/summary.hpp"
+#include "engine/run/run_summary.hpp"
 #include "engine/run/workload.hpp"
 #include "engine/servers/redis_server.hpp"
 #include "engine/topology/cluster.hpp"
@@ -36,15 +36,6 @@ struct Planned {
     std::string skip;  // why this machine cannot run it ("" = it can)
 };
 
-// The server's CPU per cycle, every node together; nullopt where it was not measured.
-std::optional<double> server_us_per_cycle(const json& summary) {
-    const json cost = summary.value("server_cost", json());
-    if (!cost.is_object() || !cost["total"].is_object())
-        return std::nullopt;
-    const json& per_cycle = cost["total"]["cpu_us_per_cycle"];
-    return per_cycle.is_number() ? std::optional(per_cycle.get<double>()) : std::nullopt;
-}
-
 // One run of a pair, as the suite keeps it: its row, or why there is none.
 struct PairRun {
     SuiteRow row;                                    // suite.json's row for this one run
@@ -55,30 +46,28 @@ struct PairRun {
     json interrupted;   // the interrupted run, when Ctrl-C stopped it
 };
 
-SuiteRow run_row(const Workload& w, const RunOutcome& r, const checker::Report& verdict,
-                 const fs::path& dir, int attempts, double wall_s) {
-    const auto& s = r.summary;
-    const RunJudgement judgement = RunJudgement::of(s);
+SuiteRow run_row(const Workload& w, const RunSummary& s, const fs::path& dir, int attempts,
+                 double wall_s) {
+    const checker::Report& verdict = s.verdict;
     SuiteRow row{.scenario = w.name,
                  .strategy = w.strategy,
                  .dir = dir.string(),
-                 .cycles_per_s = s["throughput"]["cycles_per_s"].get<double>(),
-                 .duration_s = s["duration_s"].get<double>(),
+                 .cycles_per_s = s.cycles_per_s,
+                 .duration_s = s.duration_s,
                  .faults = !w.faults.empty(),
-                 .acquire_p50_ms = s["latency_ms"]["acquire"]["p50"].get<double>(),
-                 .acquire_p99_ms = s["latency_ms"]["acquire"]["p99"].get<double>(),
-                 .server_us_per_cycle = server_us_per_cycle(s),
+                 .acquire_p50_ms = s.acquire.p50,
+                 .acquire_p99_ms = s.acquire.p99,
+                 .server_us_per_cycle = s.server_us_per_cycle(),
+                 .bottleneck = s.bottleneck(),
                  .valid = verdict.verdict,
                  .violations = verdict.violation_count(),
                  .unknown_reasons = verdict.unknown_reasons,
-                 .expected = judgement.expected,
-                 .as_expected = judgement.as_expected,
+                 .expected = s.expected,
+                 .as_expected = s.as_expected,
                  .attempts = attempts,
                  .wall_s = wall_s};
-    for (const auto& point : s["timeseries"])
-        row.cycles_per_second.push_back(point["cycles"].get<std::uint64_t>());
-    if (s.contains("server_cost"))
-        row.bottleneck = s["server_cost"]["bottleneck"]["side"].get<std::string>();
+    for (const auto& second : s.timeseries)
+        row.cycles_per_second.push_back(second.cycles);
     // What broke, named by the checks that found it (every one counts, listed or not).
     for (const auto& check : verdict.checks) {
         if (check.verdict() == checker::Verdict::Invalid)
@@ -563,8 +552,7 @@ class SuiteRunner {
             r = run_workload(ro);
             // A demonstration races real timers on a shared machine; with --retries an
             // unexpected outcome is run again, and the table says it needed another try.
-            while (!r.interrupted && attempts <= retries &&
-                   RunJudgement::of(r.summary).as_expected != true) {
+            while (!r.interrupted && attempts <= retries && r.summary.as_expected != true) {
                 ++attempts;
                 r = run_workload(ro);
             }
@@ -588,10 +576,9 @@ class SuiteRunner {
                                 {"dir", fs::relative(r.dir, tmp_).string()}};
             return done;
         }
-        const auto verdict = checker::Report::from_json(r.summary["verdict"]);
-        done.row = run_row(p.workload, r, verdict, fs::relative(r.dir, tmp_), attempts, wall_s());
-        done.expected_terms = r.summary.value("expected_terms", json::array());
-        for (const auto& check : verdict.checks)
+        done.row = run_row(p.workload, r.summary, fs::relative(r.dir, tmp_), attempts, wall_s());
+        done.expected_terms = r.summary.expected_terms_json();
+        for (const auto& check : r.summary.verdict.checks)
             done.checks[check.name] = check.verdict();
         return done;
     }

@@ -3,7 +3,7 @@
 #include <limits>
 
 #include "checker/json_object.hpp"
-#include "engine/run/summary.hpp"
+#include "engine/run/run_summary.hpp"
 
 namespace lockbench {
 
@@ -35,24 +35,6 @@ std::vector<std::string> string_list(Fields& f, const std::string& field) {
             out.push_back(f.string_of((*list)[i], f.at(field) + "/" + std::to_string(i)));
     }
     return out;
-}
-
-std::optional<std::string> string_or_null(Fields& f, const std::string& field) {
-    const json* v = f.find(field);
-    if (!v || v->is_null())
-        return std::nullopt;
-    if (!v->is_string())
-        f.fail(f.at(field), "must be a string or null, not " + json_input::type_name(*v));
-    return v->get<std::string>();
-}
-
-std::optional<bool> boolean_or_null(Fields& f, const std::string& field) {
-    const json* v = f.find(field);
-    if (!v || v->is_null())
-        return std::nullopt;
-    if (!v->is_boolean())
-        f.fail(f.at(field), "must be true, false or null, not " + json_input::type_name(*v));
-    return v->get<bool>();
 }
 
 std::vector<std::uint64_t> whole_seconds_cycles(Fields& f) {
@@ -101,7 +83,7 @@ std::vector<RateTermOutcome> rate_terms(Fields& f) {
                        .held = count(t, "held"),
                        .undecided = count(t, "undecided"),
                        .runs = count(t, "runs"),
-                       .met = boolean_or_null(t, "met")});
+                       .met = t.optional_boolean("met")});
     }
     return out;
 }
@@ -179,7 +161,7 @@ SuiteRow SuiteRow::from_json(const json& j, const std::string& origin, const std
     r.acquire_p50_ms = f.number("acquire_p50_ms", 0, 0);
     r.acquire_p99_ms = f.number("acquire_p99_ms", 0, 0);
     r.server_us_per_cycle = f.optional_number("server_us_per_cycle", 0);
-    r.bottleneck = string_or_null(f, "bottleneck");
+    r.bottleneck = f.optional_string("bottleneck");
     // An older or partial row without a verdict reads as the gate reads it: unknown.
     if (const json* valid = f.find("valid"))
         r.valid = verdict_at(f, *valid, f.at("valid"));
@@ -188,8 +170,8 @@ SuiteRow SuiteRow::from_json(const json& j, const std::string& origin, const std
     if (const json* lin = f.find("linearizability"); lin && *lin != "not-run")
         r.linearizability = verdict_at(f, *lin, f.at("linearizability"));
     r.unknown_reasons = string_list(f, "unknown_reasons");
-    r.expected = string_or_null(f, "expected");
-    r.as_expected = boolean_or_null(f, "as_expected");
+    r.expected = f.optional_string("expected");
+    r.as_expected = f.optional_boolean("as_expected");
     r.attempts = static_cast<int>(f.integer("attempts", 1, 1, std::numeric_limits<int>::max()));
     r.wall_s = f.optional_number("wall_s", 0);
     // A pair's row counts its runs; a single run of a repeated suite carries its round.

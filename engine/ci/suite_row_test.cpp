@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include "engine/ci/suite.hpp"
-#include "engine/run/summary.hpp"
 
 namespace lockbench {
 namespace {
@@ -152,42 +151,6 @@ TEST(SuiteRowTest, TheTableOfAMistypedSuiteJsonSaysWhere) {
         EXPECT_EQ(std::string(e.what()),
                   "suite.json: /runs/1/as_expected: must be true, false or null, not a number");
     }
-}
-
-// summary.json's outcome, read once for the exit code, the report and the suite.
-TEST(RunJudgementTest, ReadsTheVerdictAndTheExpectationStrictly) {
-    const RunJudgement met = RunJudgement::of(json::parse(
-        R"({"verdict": {"valid": false}, "expected": "violates:mutual_exclusion",
-            "as_expected": true})"));
-    EXPECT_EQ(met.verdict, checker::Verdict::Invalid);
-    EXPECT_EQ(met.expected, "violates:mutual_exclusion");
-    EXPECT_EQ(met.as_expected, true);
-    const RunJudgement undecided = RunJudgement::of(json::parse(
-        R"({"verdict": {"valid": "unknown"}, "expected": "safe", "as_expected": null})"));
-    EXPECT_EQ(undecided.verdict, checker::Verdict::Unknown);
-    EXPECT_EQ(undecided.as_expected, std::nullopt);
-    // An older summary without an expectation: the verdict alone.
-    const RunJudgement older = RunJudgement::of(json::parse(R"({"verdict": {"valid": true}})"));
-    EXPECT_EQ(older.verdict, checker::Verdict::Valid);
-    EXPECT_EQ(older.expected, std::nullopt);
-    EXPECT_EQ(older.as_expected, std::nullopt);
-
-    const auto error_of = [](const char* text) {
-        try {
-            RunJudgement::of(json::parse(text), "r/summary.json");
-        } catch (const SummaryError& e) {
-            return std::string(e.what());
-        }
-        return std::string("read without an error");
-    };
-    EXPECT_EQ(error_of(R"({"verdict": {"valid": true}, "as_expected": "true"})"),
-              "r/summary.json: /as_expected: must be true, false or null, not a string");
-    EXPECT_EQ(error_of(R"({"verdict": {"valid": "VALID"}})"),
-              "r/summary.json: /verdict/valid: must be true, false, \"unknown\" or "
-              "\"not-applicable\", not \"VALID\"");
-    EXPECT_EQ(error_of(R"({"verdict": {}})"), "r/summary.json: /verdict/valid: missing");
-    EXPECT_EQ(error_of(R"({"verdict": {"valid": true}, "expected": 1})"),
-              "r/summary.json: /expected: must be a string, not a number");
 }
 
 }  // namespace

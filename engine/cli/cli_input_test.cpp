@@ -11,6 +11,8 @@
 #include <sys/socket.h>
 #include <thread>
 #include <unistd.h>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -121,6 +123,39 @@ TEST(CliInputTest, TheGateFailsASuiteWithAFailedRunAndNamesIt) {
               std::string::npos)
         << r.out;
     EXPECT_EQ(r.out.rfind("gate FAIL: 2 cells, 1 problem (1 FAILED)\n", 0), 0u) << r.out;
+}
+
+// A run's outcome in a suite.json the gate is handed, mistyped or missing, is bad input named by
+// the file and its JSON path: never read as "unknown", which the gate would report as what the
+// run did.
+TEST(CliInputTest, TheGateNamesAMistypedOrMissingOutcomeByItsPath) {
+    testing::TempDir scratch;
+    const std::string head = R"({"quick": true, "interrupted": false, "runs": [{"scenario":
+        "baseline", "strategy": "set_nx_px", "faults": false, "cycles_per_s": 1000,
+        "cycles_per_second": [1000, 1000, 1000], "duration_s": 3, "acquire_p99_ms": 0.5,
+        "expected": "safe", "as_expected": true)";
+    const fs::path good =
+        write(scratch, "good/suite.json", head + R"(, "valid": true, "violation_kinds": []}]})");
+    const fs::path baseline = scratch.path() / "baseline.json";
+    ASSERT_EQ(lockbench(scratch, "gate --write-baseline '" + baseline.string() + "' --current '" +
+                                     good.parent_path().string() + "'")
+                  .code,
+              0);
+    const std::vector<std::pair<std::string, std::string>> cases{
+        {R"(, "valid": "yes", "violation_kinds": []}]})",
+         "/runs/0/valid: must be true, false, \"unknown\" or \"not-applicable\", not \"yes\""},
+        {R"(, "violation_kinds": []}]})", "/runs/0/valid: missing"},
+        {R"(, "valid": false, "violation_kinds": [3]}]})",
+         "/runs/0/violation_kinds/0: must be a string, not a number"}};
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+        const auto& [tail, what] = cases[i];
+        const fs::path current =
+            write(scratch, "bad" + std::to_string(i) + "/suite.json", head + tail);
+        const Cli r = lockbench(scratch, "gate --baseline '" + baseline.string() + "' --current '" +
+                                             current.parent_path().string() + "'");
+        EXPECT_EQ(r.code, 2) << tail << ": " << r.out << r.err;
+        EXPECT_EQ(r.err, "lockbench: " + current.string() + ": " + what + "\n") << tail;
+    }
 }
 
 // A misspelt subcommand is named, with the nearest there is; not "A subcommand is required".

@@ -16,6 +16,7 @@
 #include "engine/cli/user_input.hpp"
 #include "engine/run/expectation.hpp"
 #include "engine/run/run.hpp"
+#include "engine/run/summary.hpp"
 #include "engine/run/workload.hpp"
 
 namespace lockbench::cli {
@@ -123,18 +124,14 @@ int demo_command(const DemoFlags& f, const std::atomic<bool>* interrupt) {
         // As run's report.txt heads a cut-short run: the story below has only the part that ran,
         // and a scenario whose fault was still due shows nothing of it.
         char ran[64];
-        std::snprintf(ran, sizeof ran, "%.1f of %.1f s", outcome.summary.value("duration_s", 0.0),
+        std::snprintf(ran, sizeof ran, "%.1f of %.1f s", outcome.summary.duration_s,
                       options.workload.duration_s);
         std::cout << "lockbench demo: " << w.name << " / " << strategy << "  (INTERRUPTED after "
                   << ran << "; the story is of the part that ran)\n\n";
     }
     std::ifstream story(outcome.dir / "story.txt");
     std::cout << story.rdbuf() << "\n";
-    std::ifstream report(outcome.dir / "report.txt");
-    for (std::string line; std::getline(report, line);) {
-        if (line.rfind("expected", 0) == 0 || line.rfind("verdict", 0) == 0)
-            std::cout << line << "\n";
-    }
+    std::cout << verdict_line(outcome.summary) << expected_line(outcome.summary);
     std::cout << "timeline    " << (outcome.dir / "timeline.html").string() << "\n"
               << "result      " << outcome.dir.string() << "\n";
     if (outcome.interrupted)

@@ -65,18 +65,16 @@ std::string file_text(const std::filesystem::path& file) {
     return text.str();
 }
 
-std::string run_csv(const json& s, const std::filesystem::path& dir) {
+std::string run_csv(const RunSummary& s, const std::filesystem::path& dir) {
     return row({"scenario", "strategy", "clients", "seed", "duration_s", "cycles", "cycles_per_s",
                 "acquire_p50_ms", "acquire_p99_ms", "acquire_p999_ms", "release_p50_ms",
                 "release_p99_ms", "valid", "violations", "expected", "as_expected", "interrupted",
                 "dir"}) +
-           row({at(s, "/scenario"), at(s, "/strategy"), at(s, "/clients"), at(s, "/seed"),
-                at(s, "/duration_s"), at(s, "/throughput/cycles"),
-                at(s, "/throughput/cycles_per_s"), at(s, "/latency_ms/acquire/p50"),
-                at(s, "/latency_ms/acquire/p99"), at(s, "/latency_ms/acquire/p999"),
-                at(s, "/latency_ms/release/p50"), at(s, "/latency_ms/release/p99"),
-                at(s, "/verdict/valid"), at(s, "/verdict/violation_count"), at(s, "/expected"),
-                at(s, "/as_expected"), at(s, "/interrupted"), dir.string()});
+           row({s.scenario, s.strategy, s.clients, s.seed, s.duration_s, s.cycles, s.cycles_per_s,
+                s.acquire.p50, s.acquire.p99, s.acquire.p999, s.release.p50, s.release.p99,
+                checker::to_json(s.verdict.verdict), s.verdict.violation_count(),
+                s.expected ? json(*s.expected) : json(nullptr),
+                s.as_expected ? json(*s.as_expected) : json(nullptr), s.interrupted, dir.string()});
 }
 
 std::string suite_csv(const SuiteTable& table, const std::vector<SuiteRow>& each_run,

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/ci/suite.hpp"
+#include "engine/run/run_summary.hpp"
 
 namespace lockbench::cli {
 
@@ -18,7 +19,7 @@ enum class MachineOutput { None, Json, Csv };
 std::string file_text(const std::filesystem::path& file);
 
 // One header line and one row: a run's summary.json in the columns a spreadsheet wants.
-std::string run_csv(const nlohmann::json& summary, const std::filesystem::path& dir);
+std::string run_csv(const RunSummary& summary, const std::filesystem::path& dir);
 // One header line and one row per run of a suite: its suite.json's runs (repeat 1) or, repeated,
 // each of its runs with its round in `repeat` (`each_run`, SuiteOutcome::each_run); then the pairs
 // that failed to run (repeated: in the round they failed), then those skipped.

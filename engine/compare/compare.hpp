@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/compare/compare_render.hpp"  // compare.txt and compare.html
 #include "engine/compare/sweep.hpp"
 #include "engine/run/run.hpp"
 
@@ -58,21 +59,5 @@ CompareOutcome run_compare(const CompareOptions& options);
 // k-of-n counts of every check, their Wilson intervals, throughput and acquire p99 over the runs,
 // and a reading in words) and `reading`. Pure: the tests feed it runs they made up.
 nlohmann::json summarise_compare(nlohmann::json compare);
-
-// The servers' CPU per lock cycle, every measured node together (summary.json's
-// `server_cost.total.cpu_us_per_cycle`); null where it was not measured.
-nlohmann::json server_us_per_cycle(const nlohmann::json& summary);
-
-// compare.txt: the heat maps (with a sweep), then per setting a block per strategy, then the
-// reading.
-std::string format_compare(const nlohmann::json& compare);
-
-// One strategy's heat map of the violation rate over the sweep's settings, as text, with the
-// boundary between safe and unsafe settings drawn; "" without a sweep.
-std::string format_heat_map(const nlohmann::json& compare, const std::string& strategy);
-
-// compare.html: one self-contained page (no network): the reading, the tables and, with a sweep,
-// an SVG heat map per strategy.
-std::string compare_html(const nlohmann::json& compare);
 
 }  // namespace lockbench

@@ -206,12 +206,6 @@ TEST(Summary, CarriesTheServersCostPerCycleWhereMeasured) {
     const std::string html = compare_html(s);
     EXPECT_NE(html.find("<td class=\"server-cost\">20.0 (10.0-30.0)</td>"), std::string::npos);
     EXPECT_NE(html.find("<td class=\"server-cost\">not measured</td>"), std::string::npos);
-
-    // From summary.json: every measured node together, null without a measurement.
-    EXPECT_EQ(server_us_per_cycle(json{{"server_cost", {{"total", {{"cpu_us_per_cycle", 12.5}}}}}}),
-              12.5);
-    EXPECT_EQ(server_us_per_cycle(json{{"server_cost", nullptr}}), nullptr);
-    EXPECT_EQ(server_us_per_cycle(json::object()), nullptr);
 }
 
 // Runs repeated together judge a rate: "violates:mutual_exclusion in >= 3 of 5" over 5 runs that

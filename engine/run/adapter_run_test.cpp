@@ -90,10 +90,10 @@ std::size_t count_events(const RunOutcome& r, const std::string& f, const std::s
 
 // The run's verdict is unknown, and its reasons say its 2 clients lost their adapter process.
 ::testing::AssertionResult unknown_as_both_clients_lost(const RunOutcome& r) {
-    const std::string reasons = r.summary["verdict"]["unknown_reasons"].dump();
-    if (r.summary["verdict"]["valid"] != "unknown" ||
+    const std::string reasons = r.summary.to_json()["verdict"]["unknown_reasons"].dump();
+    if (r.summary.to_json()["verdict"]["valid"] != "unknown" ||
         reasons.find("2 of 2 clients lost their adapter process") == std::string::npos)
-        return ::testing::AssertionFailure() << r.summary["verdict"].dump(2);
+        return ::testing::AssertionFailure() << r.summary.to_json()["verdict"].dump(2);
     return ::testing::AssertionSuccess();
 }
 
@@ -102,7 +102,7 @@ std::size_t count_events(const RunOutcome& r, const std::string& f, const std::s
 ::testing::AssertionResult notes_say_both_packed_clients_were_hit(const RunOutcome& r,
                                                                   const std::string& fault,
                                                                   pid_t pid) {
-    const std::string notes = r.summary["notes"].dump();
+    const std::string notes = r.summary.to_json()["notes"].dump();
     if (notes.find(fault + " of client 0's adapter process (pid " + std::to_string(pid) +
                    ") hit 2 clients (0, 1)") == std::string::npos)
         return ::testing::AssertionFailure() << notes;
@@ -125,13 +125,14 @@ TEST(AdapterRunTest, NullAdapterRunsEndToEndWithTheResourceWrittenByLockbench) {
         "name": "null", "strategy": "null-adapter", "clients": 1, "keys": 2, "duration_s": 0.5
     })"));
     RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
-    EXPECT_EQ(r.summary["verdict"]["valid"], true) << r.summary["verdict"].dump(2);
-    EXPECT_EQ(r.summary["adapter"]["library"], "in-memory");
-    EXPECT_EQ(r.summary["adapter"]["version"], "1.0");
-    EXPECT_EQ(r.summary["adapter"]["clients_lost"], 0);
+    EXPECT_EQ(r.summary.to_json()["verdict"]["valid"], true)
+        << r.summary.to_json()["verdict"].dump(2);
+    EXPECT_EQ(r.summary.to_json()["adapter"]["library"], "in-memory");
+    EXPECT_EQ(r.summary.to_json()["adapter"]["version"], "1.0");
+    EXPECT_EQ(r.summary.to_json()["adapter"]["clients_lost"], 0);
     const std::size_t writes = count_events(r, "write", "ok");
     EXPECT_GT(writes, 0u);
-    EXPECT_EQ(r.summary["ops"]["write"]["ok"], writes);
+    EXPECT_EQ(r.summary.to_json()["ops"]["write"]["ok"], writes);
     std::vector<fs::path> logs(fs::directory_iterator(r.dir / "adapters"), {});
     ASSERT_EQ(logs.size(), 1u);
     EXPECT_TRUE(logs[0].filename().string().starts_with("c0-"));
@@ -143,7 +144,7 @@ TEST(AdapterRunTest, MostClientsLosingTheirAdapterMakeTheRunUnknown) {
     Workload w = misbehaving_workload("garbage", "garbage 1", 2);
     RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
     EXPECT_TRUE(unknown_as_both_clients_lost(r));
-    const std::string reasons = r.summary["verdict"]["unknown_reasons"].dump();
+    const std::string reasons = r.summary.to_json()["verdict"]["unknown_reasons"].dump();
     EXPECT_NE(reasons.find("answered a line that is not a JSON object"), std::string::npos)
         << reasons;
     // Every acquire met garbage: in doubt, never a grant, so no violation can hide the reason.
@@ -186,20 +187,21 @@ TEST(AdapterRunTest, ProcessFaultsAreProvenOnTheAdapterProcess) {
     RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
     const auto events = read_history(r.dir / "history.jsonl");
     const auto pauses = nemesis_events(events, "pause");
-    ASSERT_EQ(pauses.size(), 1u) << r.summary["nemesis"].dump(2);
+    ASSERT_EQ(pauses.size(), 1u) << r.summary.to_json()["nemesis"].dump(2);
     EXPECT_EQ(pauses[0]["value"]["proof"]["state"], "T");
     const auto crashes = nemesis_events(events, "crash");
-    ASSERT_GE(crashes.size(), 1u) << r.summary["nemesis"].dump(2);
+    ASSERT_GE(crashes.size(), 1u) << r.summary.to_json()["nemesis"].dump(2);
     EXPECT_EQ(crashes[0]["value"]["proof"]["reaped"], true);
     const pid_t crashed_pid = crashes[0]["value"]["proof"]["pid"];
     EXPECT_FALSE(process_state(crashed_pid).has_value());
     const auto clocks = nemesis_events(events, "clock");
-    ASSERT_EQ(clocks.size(), 1u) << r.summary["nemesis"].dump(2);
+    ASSERT_EQ(clocks.size(), 1u) << r.summary.to_json()["nemesis"].dump(2);
     const auto& proof = clocks[0]["value"]["proof"];
     EXPECT_NEAR(proof["adapter_unix_ms"].get<double>() - proof["lockbench_unix_ms"].get<double>(),
                 5000.0, 200.0);
-    EXPECT_EQ(r.summary["verdict"]["unknown_reasons"].dump().find("fault"), std::string::npos)
-        << r.summary["verdict"].dump(2);
+    EXPECT_EQ(r.summary.to_json()["verdict"]["unknown_reasons"].dump().find("fault"),
+              std::string::npos)
+        << r.summary.to_json()["verdict"].dump(2);
     EXPECT_TRUE(children_running(::getpid(), "minimal_adapter.py").empty());
 }
 
@@ -208,7 +210,8 @@ TEST(AdapterRunTest, ALibrarysLostSignalIsRecordedInTheHistoryNotOnStderr) {
     // Grants every acquire, then says at once that the grant was lost.
     const auto [r, stderr_text] = run_misbehaving("lost", "lost 1", 2, out.path());
     EXPECT_EQ(stderr_text.find("lost"), std::string::npos) << stderr_text;
-    EXPECT_EQ(r.summary["verdict"]["valid"], true) << r.summary["verdict"].dump(2);
+    EXPECT_EQ(r.summary.to_json()["verdict"]["valid"], true)
+        << r.summary.to_json()["verdict"].dump(2);
 
     const auto events = read_history(r.dir / "history.jsonl");
     std::map<std::string, json> grants;  // token -> its acquire's ok
@@ -231,7 +234,7 @@ TEST(AdapterRunTest, ALibrarysLostSignalIsRecordedInTheHistoryNotOnStderr) {
         EXPECT_GE(e["time"].get<std::int64_t>(), grant->second["time"].get<std::int64_t>());
     }
     EXPECT_GT(signals, 0u);
-    EXPECT_EQ(r.summary["adapter"]["lost_signals"], signals);
+    EXPECT_EQ(r.summary.to_json()["adapter"]["lost_signals"], signals);
     std::ifstream story_file(r.dir / "story.txt");
     const std::string story((std::istreambuf_iterator<char>(story_file)), {});
     EXPECT_NE(story.find("misbehaving-lost told process 0 it lost k"), std::string::npos) << story;
@@ -245,8 +248,8 @@ TEST(AdapterRunTest, ALateGrantAndItsReleaseAreRecordedForTheInDoubtAcquire) {
     // The 2nd acquire is answered `timeout`, then granted late and released; the rest granted.
     const auto [r, stderr_text] = run_misbehaving("late-grant", "late-grant 2", 1, out.path());
     EXPECT_EQ(stderr_text.find("late_grant"), std::string::npos) << stderr_text;
-    EXPECT_EQ(r.summary["verdict"]["checks"]["linearizability"]["valid"], true)
-        << r.summary["verdict"].dump(2);
+    EXPECT_EQ(r.summary.to_json()["verdict"]["checks"]["linearizability"]["valid"], true)
+        << r.summary.to_json()["verdict"].dump(2);
 
     const auto events = read_history(r.dir / "history.jsonl");
     std::vector<json> in_doubt;  // the acquires answered `info`
@@ -273,10 +276,10 @@ TEST(AdapterRunTest, ALateGrantAndItsReleaseAreRecordedForTheInDoubtAcquire) {
         EXPECT_GE(e["time"].get<std::int64_t>(), in_doubt[0]["time"].get<std::int64_t>());
     }
     EXPECT_GT(late[1]["index"].get<std::int64_t>(), late[0]["index"].get<std::int64_t>());
-    EXPECT_EQ(r.summary["adapter"]["late_grants"], 1);
+    EXPECT_EQ(r.summary.to_json()["adapter"]["late_grants"], 1);
     // Released at once, the late grant held nothing up; the story says what the library did.
-    EXPECT_EQ(r.summary["verdict"]["checks"]["liveness"]["valid"], true)
-        << r.summary["verdict"].dump(2);
+    EXPECT_EQ(r.summary.to_json()["verdict"]["checks"]["liveness"]["valid"], true)
+        << r.summary.to_json()["verdict"].dump(2);
     std::ifstream story_file(r.dir / "story.txt");
     // Its sentences wrap: read it one word at a time.
     std::string story;
@@ -298,8 +301,8 @@ TEST(AdapterRunTest, ALateGrantNamingItsRequestIsRecordedForThatAcquire) {
     const auto [r, stderr_text] =
         run_misbehaving("late-grant-second", "late-grant-second 2", 1, out.path());
     EXPECT_EQ(stderr_text.find("late_grant"), std::string::npos) << stderr_text;
-    EXPECT_EQ(r.summary["verdict"]["checks"]["linearizability"]["valid"], true)
-        << r.summary["verdict"].dump(2);
+    EXPECT_EQ(r.summary.to_json()["verdict"]["checks"]["linearizability"]["valid"], true)
+        << r.summary.to_json()["verdict"].dump(2);
 
     std::vector<json> in_doubt;
     std::vector<json> late;
@@ -321,7 +324,7 @@ TEST(AdapterRunTest, ALateGrantNamingItsRequestIsRecordedForThatAcquire) {
         EXPECT_EQ(e["key"], in_doubt[1]["key"]) << e.dump();
         EXPECT_GT(e["index"].get<std::int64_t>(), in_doubt[1]["index"].get<std::int64_t>());
     }
-    EXPECT_EQ(r.summary["adapter"]["late_grants"], 1);
+    EXPECT_EQ(r.summary.to_json()["adapter"]["late_grants"], 1);
 }
 
 // PROTOCOL.md: an acquire_ok's lease_ms is the lease that grant got (etcd rounds 300 ms up to
@@ -330,7 +333,8 @@ TEST(AdapterRunTest, TheLeaseAnAdapterAppliedToAGrantIsInItsAcquireOk) {
     TempDir out;
     Workload w = misbehaving_workload("grant-lease", "grant-lease 1", 1, {{"lease_ms", 300}});
     RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
-    EXPECT_EQ(r.summary["verdict"]["valid"], true) << r.summary["verdict"].dump(2);
+    EXPECT_EQ(r.summary.to_json()["verdict"]["valid"], true)
+        << r.summary.to_json()["verdict"].dump(2);
     std::size_t invokes = 0, grants = 0;
     for (const auto& e : read_history(r.dir / "history.jsonl")) {
         if (e["f"] != "acquire")
@@ -359,9 +363,10 @@ TEST(AdapterRunTest, ALibrarysKeysOnTheUsersRedisAreCleanedUp) {
     })"));
     RunOutcome r =
         run_workload({.workload = w, .redis = {users.endpoint()}, .out_dir = out.path()});
-    EXPECT_EQ(r.summary["verdict"]["valid"], true) << r.summary["verdict"].dump(2);
-    EXPECT_GT(r.summary["ops"]["acquire"]["ok"].get<int>(), 0);
-    const json& cleanup = r.summary["cleanup"];
+    EXPECT_EQ(r.summary.to_json()["verdict"]["valid"], true)
+        << r.summary.to_json()["verdict"].dump(2);
+    EXPECT_GT(r.summary.to_json()["ops"]["acquire"]["ok"].get<int>(), 0);
+    const json cleanup = r.summary.to_json()["cleanup"];
     ASSERT_EQ(cleanup["redis"].size(), 1u) << cleanup.dump();
     EXPECT_GT(cleanup["redis"][0]["deleted"].get<long long>(), 0) << cleanup.dump();
     EXPECT_EQ(cleanup["left"], json::array());
@@ -377,8 +382,9 @@ TEST(AdapterRunTest, ALibrarysZnodesOnTheUsersZooKeeperAreCleanedUp) {
         "name": "cleanup", "strategy": "kazoo", "clients": 2, "keys": 2, "duration_s": 1
     })"));
     RunOutcome r = run_workload({.workload = w, .zookeeper = users.hosts(), .out_dir = out.path()});
-    EXPECT_GT(r.summary["ops"]["acquire"]["ok"].get<int>(), 0) << r.summary.dump(2);
-    const json& cleanup = r.summary["cleanup"];
+    EXPECT_GT(r.summary.to_json()["ops"]["acquire"]["ok"].get<int>(), 0)
+        << r.summary.to_json().dump(2);
+    const json cleanup = r.summary.to_json()["cleanup"];
     ASSERT_TRUE(cleanup.contains("zookeeper")) << cleanup.dump();
     // At least /<namespace>, a key's node under it, and that node's lock node parent.
     EXPECT_GE(cleanup["zookeeper"]["deleted"].get<long long>(), 3) << cleanup.dump();
@@ -420,7 +426,8 @@ TEST(AdapterRunTest, OnlyTheAdaptersOpenZooKeeperSessions) {
     RunOutcome r = run_workload({.workload = w, .zookeeper = users.hosts(), .out_dir = out.path()});
     done = true;
     watcher.join();
-    EXPECT_GT(r.summary["ops"]["acquire"]["ok"].get<int>(), 0) << r.summary.dump(2);
+    EXPECT_GT(r.summary.to_json()["ops"]["acquire"]["ok"].get<int>(), 0)
+        << r.summary.to_json().dump(2);
     // Three kazoo sessions and the probe; lockbench's clean-up session may overlap the last.
     EXPECT_GE(most.load(), 4);
     EXPECT_LE(most.load(), 5);
@@ -517,7 +524,7 @@ TEST(AdapterRunTest, ACrashOfAPackedProcessHitsEachOfItsClients) {
         pids.insert(crash["value"]["proof"]["pid"].get<pid_t>());
         EXPECT_EQ(crash["value"]["proof"]["reaped"], true);
     }
-    EXPECT_EQ(clients_hit, (std::set<int>{0, 1})) << r.summary["nemesis"].dump(2);
+    EXPECT_EQ(clients_hit, (std::set<int>{0, 1})) << r.summary.to_json()["nemesis"].dump(2);
     ASSERT_EQ(pids.size(), 1u);
     EXPECT_FALSE(process_state(*pids.begin()).has_value());
     // Every op in flight when the process died is in doubt: nothing after the crash completes
@@ -536,9 +543,10 @@ TEST(AdapterRunTest, ACrashOfAPackedProcessHitsEachOfItsClients) {
     // The first process and the one successor both clients share, each with its log.
     std::vector<fs::path> logs(fs::directory_iterator(r.dir / "adapters"), {});
     EXPECT_EQ(logs.size(), 2u);
-    EXPECT_EQ(r.summary["adapter"]["clients_lost"], 0);
+    EXPECT_EQ(r.summary.to_json()["adapter"]["clients_lost"], 0);
     EXPECT_TRUE(notes_say_both_packed_clients_were_hit(r, "crash-client", *pids.begin()));
-    EXPECT_NE(r.summary["verdict"]["valid"], false) << r.summary["verdict"].dump(2);
+    EXPECT_NE(r.summary.to_json()["verdict"]["valid"], false)
+        << r.summary.to_json()["verdict"].dump(2);
     EXPECT_TRUE(children_running(::getpid(), "redis_semaphore_adapter.js").empty());
 }
 
@@ -554,12 +562,13 @@ TEST(AdapterRunTest, APauseOfAPackedProcessHitsEachOfItsClients) {
     })"));
     RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
     const auto pauses = nemesis_events(read_history(r.dir / "history.jsonl"), "pause");
-    ASSERT_EQ(pauses.size(), 1u) << r.summary["nemesis"].dump(2);
+    ASSERT_EQ(pauses.size(), 1u) << r.summary.to_json()["nemesis"].dump(2);
     EXPECT_EQ(pauses[0]["value"]["proof"]["state"], "T");
     EXPECT_EQ(pauses[0]["value"]["packed_clients"], json::array({1}));
     EXPECT_TRUE(notes_say_both_packed_clients_were_hit(
         r, "pause-client", pauses[0]["value"]["proof"]["pid"].get<pid_t>()));
-    EXPECT_EQ(r.summary["verdict"]["valid"], true) << r.summary["verdict"].dump(2);
+    EXPECT_EQ(r.summary.to_json()["verdict"]["valid"], true)
+        << r.summary.to_json()["verdict"].dump(2);
     EXPECT_TRUE(children_running(::getpid(), "redis_semaphore_adapter.js").empty());
 }
 
@@ -578,7 +587,7 @@ TEST(AdapterRunTest, AClockSkewOfAPackedProcessHitsEachOfItsClients) {
     RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
     const auto events = read_history(r.dir / "history.jsonl");
     const auto clocks = nemesis_events(events, "clock");
-    ASSERT_EQ(clocks.size(), 1u) << r.summary["nemesis"].dump(2);
+    ASSERT_EQ(clocks.size(), 1u) << r.summary.to_json()["nemesis"].dump(2);
     const json& proof = clocks[0]["value"]["proof"];
     EXPECT_EQ(proof["via"], "libfaketime");
     EXPECT_TRUE(proof.contains("later")) << proof.dump();
@@ -586,15 +595,16 @@ TEST(AdapterRunTest, AClockSkewOfAPackedProcessHitsEachOfItsClients) {
                                proof["lockbench_unix_ms"].get<std::int64_t>();
     EXPECT_GE(ahead, 4950);
     EXPECT_LE(ahead, 5050);
-    const std::string notes = r.summary["notes"].dump();
+    const std::string notes = r.summary.to_json()["notes"].dump();
     EXPECT_NE(notes.find("clock-skew of client 0's adapter process"), std::string::npos) << notes;
     EXPECT_NE(notes.find("hit 2 clients (0, 1)"), std::string::npos) << notes;
     std::set<int> crashed;
     for (const auto& crash : nemesis_events(events, "crash"))
         crashed.insert(crash["value"]["client"].get<int>());
-    EXPECT_EQ(crashed, (std::set<int>{0, 1})) << r.summary["nemesis"].dump(2);
-    EXPECT_EQ(r.summary["adapter"]["clients_lost"], 0);
-    EXPECT_NE(r.summary["verdict"]["valid"], false) << r.summary["verdict"].dump(2);
+    EXPECT_EQ(crashed, (std::set<int>{0, 1})) << r.summary.to_json()["nemesis"].dump(2);
+    EXPECT_EQ(r.summary.to_json()["adapter"]["clients_lost"], 0);
+    EXPECT_NE(r.summary.to_json()["verdict"]["valid"], false)
+        << r.summary.to_json()["verdict"].dump(2);
     EXPECT_TRUE(children_running(::getpid(), "redis_semaphore_adapter.js").empty());
 }
 
@@ -607,7 +617,7 @@ TEST(AdapterRunTest, APackedProcessThatBreaksLosesEachOfItsClients) {
                                       {{"clients_per_process", 2}});
     RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
     EXPECT_TRUE(unknown_as_both_clients_lost(r));
-    EXPECT_EQ(r.summary["adapter"]["clients_per_process"], 2);
+    EXPECT_EQ(r.summary.to_json()["adapter"]["clients_per_process"], 2);
     EXPECT_EQ(count_events(r, "acquire", "ok"), 0u);
     EXPECT_EQ(run_exit_code(r), 3);
     EXPECT_TRUE(children_running(::getpid(), "misbehaving_adapter.py").empty());

@@ -128,20 +128,19 @@ std::string point_verdict_word(checker::Verdict verdict) {
 
 void record_point(json& curves, RampOutcome& outcome, const Workload& w, const RunOutcome& r,
                   const PointProgress& progress) {
-    const json& s = r.summary;
-    const auto verdict = checker::Report::from_json(s["verdict"]);
+    const RunSummary& s = r.summary;
+    const checker::Verdict verdict = s.verdict.verdict;
     char throughput[64];
-    std::snprintf(throughput, sizeof throughput, "%.1f cycles/s, ",
-                  s["throughput"]["cycles_per_s"].get<double>());
-    progress.finished(throughput + point_verdict_word(verdict.verdict));
-    outcome.verdict = checker::combine(outcome.verdict, verdict.verdict);
+    std::snprintf(throughput, sizeof throughput, "%.1f cycles/s, ", s.cycles_per_s);
+    progress.finished(throughput + point_verdict_word(verdict));
+    outcome.verdict = checker::combine(outcome.verdict, verdict);
     curves["curves"][w.strategy].push_back({{"clients", w.clients},
-                                            {"cycles_per_s", s["throughput"]["cycles_per_s"]},
-                                            {"acquire_p50_ms", s["latency_ms"]["acquire"]["p50"]},
-                                            {"acquire_p99_ms", s["latency_ms"]["acquire"]["p99"]},
-                                            {"fairness", s["fairness"]},
-                                            {"engine_cpu_share", s["engine"]["cpu_share"]},
-                                            {"verdict", checker::to_json(verdict.verdict)},
+                                            {"cycles_per_s", s.cycles_per_s},
+                                            {"acquire_p50_ms", s.acquire.p50},
+                                            {"acquire_p99_ms", s.acquire.p99},
+                                            {"fairness", s.fairness.to_json()},
+                                            {"engine_cpu_share", s.engine_cpu_share},
+                                            {"verdict", checker::to_json(verdict)},
                                             {"run", r.dir.filename().string()}});
 }
 

@@ -67,10 +67,10 @@ RunFailure run_failure(std::exception_ptr error) {
 int run_exit_code(const RunOutcome& outcome) {
     if (outcome.interrupted)
         return 130;
-    const RunJudgement judgement = RunJudgement::of(outcome.summary);
-    if (judgement.as_expected)
-        return *judgement.as_expected ? 0 : 1;
-    return checker::exit_code(judgement.verdict);
+    const RunSummary& summary = outcome.summary;
+    if (summary.as_expected)
+        return *summary.as_expected ? 0 : 1;
+    return checker::exit_code(summary.verdict.verdict);
 }
 
 }  // namespace lockbench

@@ -17,6 +17,7 @@
 
 #include "engine/ci/yardstick.hpp"
 #include "engine/run/result_folder.hpp"
+#include "engine/run/run_summary.hpp"
 #include "engine/run/workload.hpp"
 #include "engine/servers/redis_server.hpp"
 #include "engine/topology/deployment.hpp"
@@ -58,7 +59,7 @@ class InternalError : public std::logic_error {
 
 struct RunOutcome {
     std::filesystem::path dir;
-    nlohmann::json summary;
+    RunSummary summary;  // what its summary.json holds
     bool interrupted = false;
 };
 

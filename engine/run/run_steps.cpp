@@ -599,7 +599,7 @@ RunOutcome WorkloadRun::finish() {
     outcome.summary = make_summary(in, dir->tmp() / "history.jsonl");
     const double machine_cores =
         static_cast<double>(std::max(1U, std::thread::hardware_concurrency()));
-    outcome.summary["server_cost"] = server_cost_json(
+    outcome.summary.server_cost = server_cost_json(
         metered, servers_before, servers_after,
         std::chrono::duration<double>(metered_until - metered_from).count(),
         EngineCost{.cpu_s = cpu_used,
@@ -608,7 +608,7 @@ RunOutcome WorkloadRun::finish() {
                    .cycles = total.cycles});
     describe_deployment(outcome.summary);
     outcome.interrupted = interrupted;
-    outcome.summary["cleanup"] =
+    outcome.summary.cleanup =
         clean_up_user_servers(w, deployment, external, key_prefix, adapter_namespace);
     clean_up_on_failure->dismiss();
     write_files(outcome.summary, total);
@@ -662,9 +662,9 @@ SummaryInputs WorkloadRun::summary_inputs(const ClientStats& total) {
 
 // What the run ran on beside the lock nodes: ZooKeeper, etcd, the inventory's controlled hosts,
 // the network lab's hosts, the machine.
-void WorkloadRun::describe_deployment(nlohmann::json& summary) const {
+void WorkloadRun::describe_deployment(RunSummary& summary) const {
     if (!zookeeper_hosts.empty()) {
-        summary["zookeeper"] = {
+        summary.zookeeper = nlohmann::json{
             {"mode", deployment.zookeeper ? "embedded" : "external"},
             {"servers", deployment.zookeeper ? nlohmann::json(deployment.zookeeper->size())
                                              : nlohmann::json(nullptr)},
@@ -674,7 +674,8 @@ void WorkloadRun::describe_deployment(nlohmann::json& summary) const {
         nlohmann::json members = nlohmann::json::array();
         for (const auto& ep : etcd_endpoints)
             members.push_back(ep.to_string());
-        summary["etcd"] = {{"mode", deployment.etcd ? "embedded" : "external"},
+        summary.etcd =
+            nlohmann::json{{"mode", deployment.etcd ? "embedded" : "external"},
                            {"servers", deployment.etcd ? nlohmann::json(deployment.etcd->size())
                                                        : nlohmann::json(nullptr)},
                            {"endpoints", members}};
@@ -685,9 +686,9 @@ void WorkloadRun::describe_deployment(nlohmann::json& summary) const {
             if (c)
                 controlled.push_back(c->node().name + " (" + c->node().control->describe() + ")");
         }
-        summary["inventory"] = {{"name", options.inventory->name},
-                                {"file", options.inventory->origin},
-                                {"controlled", controlled}};
+        summary.inventory = nlohmann::json{{"name", options.inventory->name},
+                                           {"file", options.inventory->origin},
+                                           {"controlled", controlled}};
     }
     if (deployment.lab) {
         nlohmann::json hosts = nlohmann::json::object();
@@ -696,20 +697,20 @@ void WorkloadRun::describe_deployment(nlohmann::json& summary) const {
         nlohmann::json sentinels = nlohmann::json::array();
         for (const auto& s : deployment.sentinels)
             sentinels.push_back(s.to_string());
-        summary["topology"] = {{"hosts", hosts},
-                               {"root", deployment.lab->address(NetworkLab::kRoot)},
-                               {"sentinels", sentinels}};
+        summary.topology = nlohmann::json{{"hosts", hosts},
+                                          {"root", deployment.lab->address(NetworkLab::kRoot)},
+                                          {"sentinels", sentinels}};
     }
     if (options.machine) {
-        summary["yardstick"] = options.machine->to_json();
+        summary.yardstick = options.machine->to_json();
     } else if (!options.machine_not_measured.empty()) {
-        summary["yardstick"] = {{"not_measured", options.machine_not_measured}};
+        summary.yardstick = nlohmann::json{{"not_measured", options.machine_not_measured}};
     }
 }
 
-void WorkloadRun::write_files(const nlohmann::json& summary, const ClientStats& total) const {
+void WorkloadRun::write_files(const RunSummary& summary, const ClientStats& total) const {
     write_atomically(dir->tmp() / "workload.json", w.to_json().dump(2) + "\n");
-    write_atomically(dir->tmp() / "summary.json", summary.dump(2) + "\n");
+    write_atomically(dir->tmp() / "summary.json", summary.to_json().dump(2) + "\n");
     write_atomically(dir->tmp() / "report.txt", make_report(summary));
     write_story_files(dir->tmp(), summary, w);
     // The full distributions, in HdrHistogram's text format (milliseconds): docs/results.md.

@@ -78,8 +78,8 @@ class WorkloadRun {
     void drive_to_deadline();
     void stop_and_heal();
     SummaryInputs summary_inputs(const ClientStats& total);
-    void describe_deployment(nlohmann::json& summary) const;
-    void write_files(const nlohmann::json& summary, const ClientStats& total) const;
+    void describe_deployment(RunSummary& summary) const;
+    void write_files(const RunSummary& summary, const ClientStats& total) const;
 
     const RunOptions& options;
 

@@ -227,24 +227,24 @@ TEST_P(RunEveryStrategyTest, SixteenClientsProduceAWellFormedHistoryWithoutLostU
     }
     // The .hgrm files hold every latency the summary counted, up to the same maximum.
     for (const char* op : {"acquire", "release"}) {
-        const auto& l = r.summary["latency_ms"][op];
+        const json l = r.summary.to_json()["latency_ms"][op];
         expect_hgrm_holds(r.dir / ("latency-" + std::string(op) + ".hgrm"),
                           l["count"].get<std::uint64_t>(), l["max"].get<double>());
     }
     auto events = read_history(r.dir / "history.jsonl");
     expect_well_formed(events);
-    EXPECT_EQ(r.summary["history"]["events"].get<std::size_t>(), events.size());
-    EXPECT_GT(r.summary["throughput"]["cycles"].get<std::uint64_t>(), 100u);
+    EXPECT_EQ(r.summary.to_json()["history"]["events"].get<std::size_t>(), events.size());
+    EXPECT_GT(r.summary.to_json()["throughput"]["cycles"].get<std::uint64_t>(), 100u);
     EXPECT_EQ(info_count_except(events, "acquire", tolerated_info(GetParam())), 0u)
         << info_errors(events, "acquire");
     EXPECT_EQ(lost_updates(events), 0u);
     // rwlock_seed polls every 100 ms, as seed 001 does: whoever releases re-takes the lock long
     // before a waiter looks again, and some clients starve - by design, not by the engine.
-    expect_fair_shares(events, r.summary, 16, GetParam() == "rwlock_seed");
+    expect_fair_shares(events, r.summary.to_json(), 16, GetParam() == "rwlock_seed");
     // Every server the run used, by its own accounting: each Redis node's INFO, the embedded
     // ZooKeeper's JVM from /proc (server_cost.hpp).
     std::size_t zookeeper_nodes = 0;
-    for (const auto& node : r.summary["server_cost"]["nodes"]) {
+    for (const auto& node : r.summary.server_cost.value()["nodes"]) {
         EXPECT_FALSE(node.contains("not_measured")) << node.dump();
         EXPECT_GT(node.value("cpu_us", 0.0), 0) << node.dump();
         zookeeper_nodes += node["service"] == "zookeeper";
@@ -254,7 +254,7 @@ TEST_P(RunEveryStrategyTest, SixteenClientsProduceAWellFormedHistoryWithoutLostU
     const std::size_t redis_nodes = GetParam() == "redlock"          ? 3
                                     : GetParam() == "set_nx_px_wait" ? 2
                                                                      : 1;
-    EXPECT_EQ(r.summary["server_cost"]["nodes"].size(), zookeeper_nodes + redis_nodes);
+    EXPECT_EQ(r.summary.to_json()["server_cost"]["nodes"].size(), zookeeper_nodes + redis_nodes);
     EXPECT_EQ(json::parse(std::ifstream(r.dir / "workload.json"))["strategy"], GetParam());
     // Nothing but the result folder is left behind.
     EXPECT_EQ(std::distance(fs::directory_iterator(out.path()), fs::directory_iterator()), 1);
@@ -293,14 +293,14 @@ TEST(RunTest, DrivesAnExternalServerWithPerRunKeyPrefixes) {
     w.clients = 4;
     RunOutcome r =
         run_workload({.workload = w, .redis = {external.endpoint()}, .out_dir = out.path()});
-    EXPECT_EQ(r.summary["redis"]["mode"], "external");
+    EXPECT_EQ(r.summary.to_json()["redis"]["mode"], "external");
     // The server's own accounting, read remotely: lockbench's readings (their INFO, and the AUTH
     // the password needs) are not commands of the run; every client connected before the first.
-    const json& per_command = r.summary["server_cost"]["nodes"][0]["per_command"];
+    const json per_command = r.summary.to_json()["server_cost"]["nodes"][0]["per_command"];
     EXPECT_TRUE(per_command.contains("set")) << per_command.dump();
     EXPECT_FALSE(per_command.contains("auth")) << per_command.dump();
     EXPECT_FALSE(per_command.contains("info")) << per_command.dump();
-    const std::string prefix = r.summary["redis"]["key_prefix"];
+    const std::string prefix = r.summary.to_json()["redis"]["key_prefix"];
     EXPECT_EQ(prefix.rfind("lockbench:", 0), 0u);
     // The history names keys as the workload does, on any server...
     auto events = read_history(r.dir / "history.jsonl");
@@ -311,7 +311,7 @@ TEST(RunTest, DrivesAnExternalServerWithPerRunKeyPrefixes) {
     }
     // ...while every key the run wrote on that server carried the run's prefix: the clean-up,
     // which deletes those only, leaves the server empty.
-    const json& cleanup = r.summary["cleanup"];
+    const json cleanup = r.summary.to_json()["cleanup"];
     ASSERT_EQ(cleanup["redis"].size(), 1u) << cleanup.dump();
     EXPECT_EQ(cleanup["redis"][0]["server"], external.endpoint().to_string());
     EXPECT_GT(cleanup["redis"][0]["deleted"].get<long long>(), 0) << cleanup.dump();
@@ -348,8 +348,8 @@ TEST_P(RunOnUsersServersTest, LeavesEveryServerAsItWas) {
     if (GetParam() == "fenced")
         w.resource = ResourceKind::Fenced;
     RunOutcome r = run_workload({.workload = w, .redis = endpoints, .out_dir = out.path()});
-    ASSERT_GT(r.summary["throughput"]["cycles"].get<std::uint64_t>(), 0u);
-    const json& cleanup = r.summary["cleanup"];
+    ASSERT_GT(r.summary.to_json()["throughput"]["cycles"].get<std::uint64_t>(), 0u);
+    const json cleanup = r.summary.to_json()["cleanup"];
     EXPECT_EQ(cleanup["left"], json::array()) << cleanup.dump();
     ASSERT_EQ(cleanup["redis"].size(), servers.size()) << cleanup.dump();
     long long deleted = 0;  // at least the protected resource's counters (on node 0)
@@ -453,18 +453,18 @@ TEST(RunTest, AFaultThatNeverFiresMakesTheVerdictUnknownAndSaysWhich) {
         "expect": {"set_nx_px": "safe"}
     })"));
     RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
-    const json& verdict = r.summary["verdict"];
+    const json verdict = r.summary.to_json()["verdict"];
     EXPECT_EQ(verdict["valid"], "unknown") << verdict.dump(2);
-    EXPECT_TRUE(r.summary["as_expected"].is_null());
+    EXPECT_TRUE(r.summary.to_json()["as_expected"].is_null());
     EXPECT_EQ(run_exit_code(r), 3);
-    const json& pause = r.summary["nemesis"][1];
+    const json pause = r.summary.to_json()["nemesis"][1];
     EXPECT_EQ(pause["fault"], "pause-client");
     EXPECT_EQ(pause["due"], 1);
     EXPECT_EQ(pause["took_effect"], 0);
     EXPECT_EQ(pause["missed"],
               "1 of 1 firing(s) never took effect: no client was granted k0 "
               "after it was armed");
-    EXPECT_EQ(r.summary["nemesis"][0]["took_effect"], 1);  // the partition did its part
+    EXPECT_EQ(r.summary.to_json()["nemesis"][0]["took_effect"], 1);  // the partition did its part
     bool named = false;
     for (const auto& reason : verdict["unknown_reasons"])
         named = named || reason.get<std::string>().starts_with("fault pause-client (holder of k0");
@@ -540,14 +540,14 @@ TEST(RunTest, ARunEndsAtItsDeadlineThoughAFaultHealsAfterIt) {
     ASSERT_TRUE(restarted_ns.has_value()) << "the kill never healed";
     EXPECT_GE(*restarted_ns, deadline_ns + 1'000'000'000) << "the restart was not slow";
 
-    const double duration = r.summary["duration_s"].get<double>();
+    const double duration = r.summary.to_json()["duration_s"].get<double>();
     EXPECT_GE(duration, 1.5);
     EXPECT_LE(duration, 1.5 + static_cast<double>(tolerance_ns) / 1e9)
         << "the clients' running time includes what came after the deadline";
     EXPECT_LE(static_cast<double>(last_client_ns) / 1e9, duration);
-    const auto cycles = r.summary["throughput"]["cycles"].get<std::uint64_t>();
+    const auto cycles = r.summary.to_json()["throughput"]["cycles"].get<std::uint64_t>();
     EXPECT_GT(cycles, 0u);
-    EXPECT_EQ(r.summary["throughput"]["cycles_per_s"].get<double>(),
+    EXPECT_EQ(r.summary.to_json()["throughput"]["cycles_per_s"].get<double>(),
               static_cast<double>(cycles) / duration);
 }
 
@@ -571,10 +571,10 @@ TEST(RunTest, AtARateCorrectedLatencyShowsAServerPauseThatClosedLoopHides) {
     TempDir out;
     RunOutcome open = run_workload({.workload = workload(true), .out_dir = out.path()});
     RunOutcome closed = run_workload({.workload = workload(false), .out_dir = out.path()});
-    ASSERT_EQ(open.summary["nemesis"][0]["took_effect"], 1);
-    ASSERT_EQ(closed.summary["nemesis"][0]["took_effect"], 1);
-    const json& o = open.summary["latency_ms"];
-    const json& c = closed.summary["latency_ms"];
+    ASSERT_EQ(open.summary.to_json()["nemesis"][0]["took_effect"], 1);
+    ASSERT_EQ(closed.summary.to_json()["nemesis"][0]["took_effect"], 1);
+    const json o = open.summary.to_json()["latency_ms"];
+    const json c = closed.summary.to_json()["latency_ms"];
     EXPECT_GE(o["acquire_corrected"]["p99"].get<double>(), kPauseMs / 2) << o.dump(2);
     EXPECT_LT(o["acquire"]["p99"].get<double>(), kPauseMs / 4) << o.dump(2);
     EXPECT_LT(c["acquire"]["p99"].get<double>(), kPauseMs / 4) << c.dump(2);
@@ -584,10 +584,10 @@ TEST(RunTest, AtARateCorrectedLatencyShowsAServerPauseThatClosedLoopHides) {
               kPauseMs / 2)
         << c.dump(2);
     EXPECT_FALSE(c.contains("acquire_corrected"));
-    EXPECT_TRUE(closed.summary["open_loop"].is_null());
+    EXPECT_TRUE(closed.summary.to_json()["open_loop"].is_null());
 
     // 500/s evenly spaced for 3 s: exactly 1500 arrivals were due.
-    const json& rate = open.summary["open_loop"];
+    const json rate = open.summary.to_json()["open_loop"];
     EXPECT_EQ(rate["target_per_s"], 500.0);
     EXPECT_EQ(rate["arrivals"], "fixed");
     EXPECT_EQ(rate["due"], 1500);
@@ -614,7 +614,7 @@ TEST(RunTest, ARateTheClientsCannotKeepSaysSo) {
         "name": "too-fast", "clients": 1, "keys": 100, "duration_s": 0.5, "hold_ms": 0,
         "resource": "none", "rate": {"per_s": 1000000}})"));
     RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
-    const json& rate = r.summary["open_loop"];
+    const json rate = r.summary.to_json()["open_loop"];
     EXPECT_EQ(rate["due"], 500'000);
     EXPECT_FALSE(rate["kept"].get<bool>()) << rate.dump();
     EXPECT_LT(rate["achieved_per_s"].get<double>(), 500'000.0);
@@ -636,18 +636,18 @@ TEST(RunTest, AtARateCorrectedLatencyCountsTheRefusedArrivalsToo) {
         "duration_s": 2, "hold_ms": 400, "wait_ms": 100, "lease_ms": 5000, "resource": "none",
         "rate": {"per_s": 20, "arrivals": "fixed"}})"));
     RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
-    const json& acquire = r.summary["ops"]["acquire"];
-    const auto started = r.summary["open_loop"]["started"].get<std::uint64_t>();
+    const json acquire = r.summary.to_json()["ops"]["acquire"];
+    const auto started = r.summary.to_json()["open_loop"]["started"].get<std::uint64_t>();
     const auto refused = acquire["fail"].get<std::uint64_t>();
     ASSERT_EQ(acquire["ok"].get<std::uint64_t>() + refused + acquire["info"].get<std::uint64_t>(),
               started)
-        << r.summary.dump(2);
+        << r.summary.to_json().dump(2);
     // More than 1 % refused, or the p99 below could not show them.
     ASSERT_GT(refused * 100, started) << acquire.dump();
-    const json& corrected = r.summary["latency_ms"]["acquire_corrected"];
+    const json corrected = r.summary.to_json()["latency_ms"]["acquire_corrected"];
     EXPECT_EQ(corrected["count"].get<std::uint64_t>(), started) << corrected.dump();
     EXPECT_GE(corrected["p99"].get<double>(), kWaitMs) << corrected.dump();
-    EXPECT_EQ(r.summary["latency_ms"]["acquire"]["count"], acquire["ok"]);
+    EXPECT_EQ(r.summary.to_json()["latency_ms"]["acquire"]["count"], acquire["ok"]);
     expect_hgrm_holds(r.dir / "latency-acquire-corrected.hgrm", started,
                       corrected["max"].get<double>());
 }
@@ -660,10 +660,11 @@ TEST(RunTest, ClientsWithoutAnArrivalDueDoNotMakeARunUnknown) {
         "name": "slow-rate", "clients": 8, "keys": 4, "duration_s": 1, "hold_ms": 0,
         "rate": {"per_s": 2}})"));
     RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
-    EXPECT_EQ(r.summary["open_loop"]["due"], 2);  // at 0 and 0.5 s, clients 0 and 1
-    EXPECT_EQ(r.summary["open_loop"]["started"], 2);
-    EXPECT_EQ(r.summary["clients_answered"], 2);
-    EXPECT_EQ(r.summary["verdict"]["valid"], true) << r.summary["verdict"].dump(2);
+    EXPECT_EQ(r.summary.to_json()["open_loop"]["due"], 2);  // at 0 and 0.5 s, clients 0 and 1
+    EXPECT_EQ(r.summary.to_json()["open_loop"]["started"], 2);
+    EXPECT_EQ(r.summary.to_json()["clients_answered"], 2);
+    EXPECT_EQ(r.summary.to_json()["verdict"]["valid"], true)
+        << r.summary.to_json()["verdict"].dump(2);
     EXPECT_EQ(run_exit_code(r), 0);
 }
 
@@ -675,8 +676,9 @@ TEST(RunTest, ARunThatMeasuredNothingIsUnknown) {
         "faults": [{"fault": "partition", "target": "node:0", "at_s": 0, "duration_ms": 5000}]
     })"));
     RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
-    EXPECT_EQ(r.summary["verdict"]["valid"], "unknown") << r.summary["verdict"].dump(2);
-    EXPECT_EQ(r.summary["verdict"]["unknown_reasons"],
+    EXPECT_EQ(r.summary.to_json()["verdict"]["valid"], "unknown")
+        << r.summary.to_json()["verdict"].dump(2);
+    EXPECT_EQ(r.summary.to_json()["verdict"]["unknown_reasons"],
               (json{"no cycle completed: no lock was both granted and released",
                     "4 of 4 clients never got an answer from Redis"}));
     EXPECT_EQ(run_exit_code(r), 3);
@@ -813,9 +815,10 @@ TEST(RunTest, TwentyThousandClientsRunOrAreRefusedNamingTheLimit) {
     w.resource = ResourceKind::None;
     try {
         RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
-        EXPECT_GT(r.summary["throughput"]["cycles"].get<std::uint64_t>(), 0u);
-        EXPECT_EQ(r.summary["clients_answered"], 20'000);
-        EXPECT_EQ(r.summary["verdict"]["valid"], true) << r.summary["verdict"].dump(2);
+        EXPECT_GT(r.summary.to_json()["throughput"]["cycles"].get<std::uint64_t>(), 0u);
+        EXPECT_EQ(r.summary.to_json()["clients_answered"], 20'000);
+        EXPECT_EQ(r.summary.to_json()["verdict"]["valid"], true)
+            << r.summary.to_json()["verdict"].dump(2);
     } catch (const EnvironmentError& e) {
         const std::string what = e.what();
         EXPECT_TRUE(what.find("file descriptors") != std::string::npos ||
@@ -843,9 +846,10 @@ TEST(RunTest, ThousandsOfClientsAllConnectBeforeTheClockStarts) {
     // overlaps it for real (T1 by starvation). This test is about connecting, not leases.
     w.lease_ms = 60'000;
     RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
-    EXPECT_EQ(r.summary["clients_answered"], w.clients);
-    EXPECT_EQ(r.summary["ops"]["acquire"]["info"], 0);
-    EXPECT_EQ(r.summary["verdict"]["valid"], true) << r.summary["verdict"].dump(2);
+    EXPECT_EQ(r.summary.to_json()["clients_answered"], w.clients);
+    EXPECT_EQ(r.summary.to_json()["ops"]["acquire"]["info"], 0);
+    EXPECT_EQ(r.summary.to_json()["verdict"]["valid"], true)
+        << r.summary.to_json()["verdict"].dump(2);
 }
 
 TEST(RunTest, InterruptStopsCleanlyAndMarksTheResult) {
@@ -862,7 +866,7 @@ TEST(RunTest, InterruptStopsCleanlyAndMarksTheResult) {
     trigger.join();
     EXPECT_LT(std::chrono::steady_clock::now() - started, 10s);
     EXPECT_TRUE(r.interrupted);
-    EXPECT_TRUE(r.summary["interrupted"].get<bool>());
+    EXPECT_TRUE(r.summary.to_json()["interrupted"].get<bool>());
     EXPECT_EQ(run_exit_code(r), 130);
     expect_well_formed(read_history(r.dir / "history.jsonl"));
 }

@@ -139,14 +139,14 @@ class ScenarioSlot {
 // A run not as expected keeps its folder: the failure message says where, and its history is
 // what tells a flaky demonstration from a finding.
 void keep_unless_as_expected(TempDir& out, const RunOutcome& r) {
-    const auto& as_expected = r.summary["as_expected"];
+    const nlohmann::json as_expected = r.summary.to_json()["as_expected"];
     if (!as_expected.is_boolean() || !as_expected.get<bool>())
         out.keep();
 }
 
 // The outcome a run must have: its expectation met (judged, not unknown), every fault fired.
 void expect_as_expected(const ScenarioCase& c, const RunOutcome& r) {
-    const auto& s = r.summary;
+    const nlohmann::json s = r.summary.to_json();
     ASSERT_FALSE(r.interrupted);
     for (const auto& f : s["nemesis"]) {
         EXPECT_EQ(f["took_effect"], f["due"])
@@ -258,9 +258,9 @@ TEST_P(ExternalScenarioTest, VerdictEqualsTheExpectationOnServersItDidNotStart) 
                                  .redis = endpoints,
                                  .zookeeper = zookeeper ? zookeeper->hosts() : "",
                                  .out_dir = out.path()});
-    EXPECT_EQ(r.summary["redis"]["mode"], "external");
+    EXPECT_EQ(r.summary.to_json()["redis"]["mode"], "external");
     if (zookeeper) {
-        EXPECT_EQ(r.summary["zookeeper"]["mode"], "external");
+        EXPECT_EQ(r.summary.to_json()["zookeeper"]["mode"], "external");
     }
     keep_unless_as_expected(out, r);
     expect_as_expected(c, r);

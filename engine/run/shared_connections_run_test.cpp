@@ -64,7 +64,7 @@ class SharedConnectionsRunTest : public ::testing::TestWithParam<std::string> {
             w.resource = ResourceKind::Fenced;
         TempDir out;
         RunOutcome r = run_workload({.workload = w, .redis = endpoints, .out_dir = out.path()});
-        ModeOutcome outcome{.summary = r.summary,
+        ModeOutcome outcome{.summary = r.summary.to_json(),
                             .report = testing::read_file(r.dir / "report.txt")};
         for (std::size_t i = 0; i < servers.size(); ++i)
             outcome.connections += connections_received(*servers[i]) - before[i];

@@ -51,20 +51,18 @@ std::vector<checker::StoryContext::FailureElsewhere> expected_failures(
     return out;
 }
 
-checker::Story story_of_run(const std::filesystem::path& dir, const nlohmann::json& summary,
+checker::Story story_of_run(const std::filesystem::path& dir, const RunSummary& summary,
                             const Workload& workload, const std::filesystem::path& scenarios_dir) {
     checker::StoryContext context{.scenario = workload.name, .strategy = workload.strategy};
     context.failures_elsewhere = expected_failures(scenarios_dir);
-    if (const auto adapter = summary.find("adapter");
-        adapter != summary.end() && adapter->is_object())
-        context.library = adapter->value("library", std::string());
+    if (summary.adapter && summary.adapter->is_object())
+        context.library = summary.adapter->value("library", std::string());
     for (const auto& [strategy, outcome] : workload.expect)
         context.expectations.emplace_back(strategy, outcome);
-    const auto report = checker::Report::from_json(summary.value("verdict", nlohmann::json()));
-    return checker::tell_story(dir / "history.jsonl", report, context);
+    return checker::tell_story(dir / "history.jsonl", summary.verdict, context);
 }
 
-void write_story_files(const std::filesystem::path& dir, const nlohmann::json& summary,
+void write_story_files(const std::filesystem::path& dir, const RunSummary& summary,
                        const Workload& workload) {
     checker::Story story;
     try {
@@ -79,11 +77,11 @@ void write_story_files(const std::filesystem::path& dir, const nlohmann::json& s
         return;
     }
     write_atomically(dir / "story.txt", checker::format_story(story));
-    const auto report = checker::Report::from_json(summary.value("verdict", nlohmann::json()));
     const std::string title =
         (workload.name.empty() ? std::string("run") : workload.name) + " / " + workload.strategy;
-    write_atomically(dir / "timeline.html", checker::timeline_html(dir / "history.jsonl", report,
-                                                                   story, {.title = title}));
+    write_atomically(
+        dir / "timeline.html",
+        checker::timeline_html(dir / "history.jsonl", summary.verdict, story, {.title = title}));
 }
 
 }  // namespace lockbench

@@ -7,9 +7,8 @@
 #include <filesystem>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "checker/story/story.hpp"
+#include "engine/run/run_summary.hpp"
 #include "engine/run/workload.hpp"
 
 namespace lockbench {
@@ -26,12 +25,12 @@ std::vector<checker::StoryContext::FailureElsewhere> expected_failures(
 // The story of the run in `dir` (its history.jsonl, judged as `summary`'s verdict), with the
 // workload's expectations for what would have prevented it, and what the scenarios in
 // `scenarios_dir` expect of the strategies it names.
-checker::Story story_of_run(const std::filesystem::path& dir, const nlohmann::json& summary,
+checker::Story story_of_run(const std::filesystem::path& dir, const RunSummary& summary,
                             const Workload& workload,
                             const std::filesystem::path& scenarios_dir = shipped_scenarios_dir());
 
 // Writes story.txt and timeline.html into `dir` (whole or not at all, as every result file).
-void write_story_files(const std::filesystem::path& dir, const nlohmann::json& summary,
+void write_story_files(const std::filesystem::path& dir, const RunSummary& summary,
                        const Workload& workload);
 
 }  // namespace lockbench

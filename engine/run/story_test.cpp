@@ -551,12 +551,13 @@ TEST_P(StoryTest, EveryClaimOfTheStoryIsTrueOfTheHistory) {
     w.validate();
     testing::TempDir out;
     const RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
-    if (r.summary["as_expected"] != true)
+    if (r.summary.to_json()["as_expected"] != true)
         out.keep();  // the history tells a flaky demonstration from a finding
-    ASSERT_EQ(r.summary["as_expected"], true)
-        << "the demonstration did not demonstrate: expected " << r.summary["expected"].dump()
-        << ", checks " << r.summary["verdict"]["checks"].dump().substr(0, 1500) << "\nfaults "
-        << r.summary["nemesis"].dump() << "\nresult kept in " << r.dir;
+    ASSERT_EQ(r.summary.to_json()["as_expected"], true)
+        << "the demonstration did not demonstrate: expected "
+        << r.summary.to_json()["expected"].dump() << ", checks "
+        << r.summary.to_json()["verdict"]["checks"].dump().substr(0, 1500) << "\nfaults "
+        << r.summary.to_json()["nemesis"].dump() << "\nresult kept in " << r.dir;
 
     const checker::Story story = story_of_run(r.dir, r.summary, w);
     const std::string told = checker::format_story(story);
@@ -590,8 +591,7 @@ TEST_P(StoryTest, EveryClaimOfTheStoryIsTrueOfTheHistory) {
                                 }))
             << "the story leaves out claim kind " << static_cast<int>(kind);
     }
-    ClaimChecker checker(read_all(r.dir / "history.jsonl"),
-                         checker::Report::from_json(r.summary["verdict"]), w, story.key);
+    ClaimChecker checker(read_all(r.dir / "history.jsonl"), r.summary.verdict, w, story.key);
     for (const Claim& claim : story.claims)
         checker.check(claim);
     EXPECT_FALSE(story.swimlane.empty());

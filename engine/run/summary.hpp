@@ -1,6 +1,7 @@
 #pragma once
 
-// summary.json (the fields docs/results.md lists) and report.txt of one run.
+// One run's summary (run_summary.hpp), made from what the run measured and the checker's
+// verdict, and its report.txt.
 
 #include <filesystem>
 #include <optional>
@@ -9,9 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "checker/json_object.hpp"
-#include "checker/report.hpp"
 #include "engine/clients/client.hpp"
+#include "engine/run/run_summary.hpp"
 #include "engine/run/workload.hpp"
 #include "strategies/client/redis_connection.hpp"
 
@@ -41,42 +41,14 @@ struct SummaryInputs {
 // Builds the summary, judging the history at `history_path` with the checker. The verdict is
 // the checker's, made `unknown` (with `verdict.unknown_reasons`) when the run cannot support a
 // "valid": a fault that never took effect, no completed cycle, most clients never answered.
-// A summary.json whose outcome cannot be read: a field of the wrong type, named by its JSON path.
-class SummaryError : public WorkloadError {
-  public:
-    using WorkloadError::WorkloadError;
-};
-
-// A `valid` field read strictly: checker::to_json's encodings (true, false, "unknown",
-// "not-applicable"), decoded by checker::verdict_of; anything else is an Error at `path`, where
-// verdict_of alone would read a typo as "unknown".
-template <class Error>
-checker::Verdict verdict_at(const json_input::JsonObject<Error>& reader, const nlohmann::json& v,
-                            const std::string& path) {
-    const bool known = v.is_boolean() || v == "unknown" || v == "not-applicable";
-    if (!known) {
-        reader.fail(path,
-                    "must be true, false, \"unknown\" or \"not-applicable\", not " + v.dump());
-    }
-    return checker::verdict_of(v);
-}
-
-// What a run's summary.json says of its outcome: the checker's verdict and, where the scenario
-// expects something of the strategy, whether the run met it. The one reader of `verdict.valid`,
-// `expected` and `as_expected` for the exit code, the report and the suite.
-struct RunJudgement {
-    checker::Verdict verdict = checker::Verdict::Unknown;
-    std::optional<std::string> expected;  // nullopt: the scenario expects nothing of it
-    // nullopt: nothing expected, or the run could not tell (a check said unknown; rates only).
-    std::optional<bool> as_expected;
-
-    // Throws SummaryError naming `origin` and the JSON path of a mistyped field.
-    static RunJudgement of(const nlohmann::json& summary,
-                           const std::string& origin = "summary.json");
-};
-
-nlohmann::json make_summary(const SummaryInputs& in, const std::filesystem::path& history_path);
-std::string make_report(const nlohmann::json& summary);
+RunSummary make_summary(const SummaryInputs& in, const std::filesystem::path& history_path);
+// report.txt.
+std::string make_report(const RunSummary& summary);
+// report.txt's verdict line ("verdict     INVALID, 3 violation(s) (2 listed)") and, with an
+// expectation, its line saying whether the run met it ("" without one): what `demo` shows under
+// the story.
+std::string verdict_line(const RunSummary& summary);
+std::string expected_line(const RunSummary& summary);
 // report.txt's `machine` lines from a `yardstick` entry (measured, or `not_measured` and why), with
 // the run's throughput beside it when given; "" when there is none.
 std::string format_machine(const nlohmann::json& yardstick,

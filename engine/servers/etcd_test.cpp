@@ -290,7 +290,7 @@ TEST(EtcdDeployment, ARunOnTheUsersEtcdSaysSoAndDeletesItsPrefixThere) {
                        .out_dir = out.path()};
     options.etcd = {ep};
     const RunOutcome outcome = run_workload(options);
-    const auto& summary = outcome.summary;
+    const nlohmann::json summary = outcome.summary.to_json();
     EXPECT_EQ(summary["etcd"]["mode"], "external") << summary.dump(2);
     EXPECT_TRUE(summary["etcd"]["servers"].is_null());
     EXPECT_EQ(summary["etcd"]["endpoints"], nlohmann::json::array({ep.to_string()}));

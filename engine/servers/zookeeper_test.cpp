@@ -148,17 +148,18 @@ TEST(ZooKeeperRunTest, ZkMutexRunsEndToEndWithoutFaultsAndHoldsMutualExclusion) 
     TempDir out;
     const Workload w = zk_mutex_workload(1.5, 4, 2);
     RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
-    EXPECT_EQ(run_exit_code(r), 0) << r.summary.dump(2);
-    const auto& checks = r.summary["verdict"]["checks"];
-    EXPECT_EQ(r.summary["verdict"]["valid"], true) << r.summary["verdict"].dump(2);
+    EXPECT_EQ(run_exit_code(r), 0) << r.summary.to_json().dump(2);
+    const nlohmann::json checks = r.summary.to_json()["verdict"]["checks"];
+    EXPECT_EQ(r.summary.to_json()["verdict"]["valid"], true)
+        << r.summary.to_json()["verdict"].dump(2);
     EXPECT_EQ(checks["mutual_exclusion"]["valid"], true);
     EXPECT_EQ(checks["mutual_exclusion"]["violations"], 0);
     EXPECT_EQ(checks["resource"]["violations"], 0);
     EXPECT_EQ(checks["fencing"]["grants_without_fence"], 0);
     EXPECT_EQ(checks["fencing"]["repeated_fences"], 0);
-    EXPECT_EQ(r.summary["ops"]["acquire"]["info"].get<std::uint64_t>(), 0u);
-    EXPECT_EQ(r.summary["ops"]["release"]["fail"].get<std::uint64_t>(), 0u);
-    EXPECT_GT(r.summary["throughput"]["cycles"].get<std::uint64_t>(), 20u);
+    EXPECT_EQ(r.summary.to_json()["ops"]["acquire"]["info"].get<std::uint64_t>(), 0u);
+    EXPECT_EQ(r.summary.to_json()["ops"]["release"]["fail"].get<std::uint64_t>(), 0u);
+    EXPECT_GT(r.summary.to_json()["throughput"]["cycles"].get<std::uint64_t>(), 20u);
     // Every grant's token is its znode and its fence the node's sequence number.
     int grants = 0;
     for (const auto& e : history_of(r)) {
@@ -192,8 +193,8 @@ TEST(ZooKeeperRunTest, ZkMutexRunsOnAnEnsembleItDidNotStartWithPerRunPrefixes) {
     const Workload w = zk_mutex_workload(0.5, 2, 2);
     RunOutcome r =
         run_workload({.workload = w, .zookeeper = ensemble.hosts(), .out_dir = out.path()});
-    EXPECT_EQ(run_exit_code(r), 0) << r.summary["verdict"].dump(2);
-    const std::string prefix = r.summary["redis"]["key_prefix"];
+    EXPECT_EQ(run_exit_code(r), 0) << r.summary.to_json()["verdict"].dump(2);
+    const std::string prefix = r.summary.to_json()["redis"]["key_prefix"];
     ASSERT_EQ(prefix.rfind("lockbench:", 0), 0u) << prefix;
     int grants = 0;
     std::set<std::string> locked;  // each acquire's lock node was made for it
@@ -210,7 +211,7 @@ TEST(ZooKeeperRunTest, ZkMutexRunsOnAnEnsembleItDidNotStartWithPerRunPrefixes) {
     }
     EXPECT_GT(grants, 5);
     // The run's lock nodes went when it ended; the other lock stays, and so its parents.
-    const auto& cleanup = r.summary["cleanup"];
+    const nlohmann::json cleanup = r.summary.to_json()["cleanup"];
     EXPECT_EQ(cleanup["zookeeper"]["hosts"], ensemble.hosts()) << cleanup.dump();
     EXPECT_EQ(cleanup["zookeeper"]["deleted"], locked.size()) << cleanup.dump();
     EXPECT_EQ(cleanup["left"], nlohmann::json::array()) << cleanup.dump();
@@ -566,8 +567,9 @@ TEST(ZooKeeperRunTest, AReleaseDuringARestartIsInDoubtAndTheLockIsGrantedAgainAf
           {"fault": "kill-zookeeper", "target": "node:0", "at_s": 1.0, "restart_after_ms": 1500}
         ]})");
     RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
-    EXPECT_EQ(run_exit_code(r), 0) << r.summary["verdict"].dump(2);
-    EXPECT_EQ(r.summary["verdict"]["valid"], true) << r.summary["verdict"].dump(2);
+    EXPECT_EQ(run_exit_code(r), 0) << r.summary.to_json()["verdict"].dump(2);
+    EXPECT_EQ(r.summary.to_json()["verdict"]["valid"], true)
+        << r.summary.to_json()["verdict"].dump(2);
     int releases_in_doubt = 0, releases_failed = 0, grants_after_restart = 0;
     bool restarted = false;
     for (const auto& e : history_of(r)) {
@@ -597,7 +599,7 @@ TEST(ZooKeeperRunTest, TheHistorysLeaseIsTheNegotiatedSessionTimeoutAboveAndBelo
         Workload w = zk_mutex_workload(0.5, 2, 1);
         w.lease_ms = 700'000;
         RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
-        EXPECT_EQ(run_exit_code(r), 0) << r.summary["verdict"].dump(2);
+        EXPECT_EQ(run_exit_code(r), 0) << r.summary.to_json()["verdict"].dump(2);
         int invokes = 0;
         for (const auto& e : history_of(r)) {
             if (e["f"] == "acquire" && e["type"] == "invoke") {
@@ -618,8 +620,8 @@ TEST(ZooKeeperRunTest, TheHistorysLeaseIsTheNegotiatedSessionTimeoutAboveAndBelo
         "faults": [{"fault": "partition-client", "target": "holder", "key": "k0", "at_s": 0.5,
                     "duration_ms": 2000}]})");
     RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
-    EXPECT_EQ(r.summary["verdict"]["checks"]["mutual_exclusion"]["valid"], false)
-        << r.summary["verdict"].dump(2);
+    EXPECT_EQ(r.summary.to_json()["verdict"]["checks"]["mutual_exclusion"]["valid"], false)
+        << r.summary.to_json()["verdict"].dump(2);
     std::map<std::int64_t, std::vector<std::int64_t>> grants_ns;
     for (const auto& e : history_of(r)) {
         if (e["f"] == "acquire" && e["type"] == "invoke") {

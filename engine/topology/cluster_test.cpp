@@ -278,14 +278,15 @@ TEST_F(ClusterTest, TheFailoverScenarioRunsOnAClusterItDidNotStart) {
     testing::TempDir out;
     const RunOutcome r =
         run_workload({.workload = w, .redis = cluster().endpoints, .out_dir = out.path()});
-    ASSERT_EQ(r.summary["nemesis"].size(), 1u);
-    EXPECT_EQ(r.summary["nemesis"][0]["took_effect"], 1) << r.summary["nemesis"].dump();
-    EXPECT_EQ(r.summary["as_expected"], true) << r.summary["verdict"].dump();
-    EXPECT_GT(r.summary["verdict"]["checks"]["mutual_exclusion"]["holds"].get<int>(), 10);
+    ASSERT_EQ(r.summary.to_json()["nemesis"].size(), 1u);
+    EXPECT_EQ(r.summary.to_json()["nemesis"][0]["took_effect"], 1)
+        << r.summary.to_json()["nemesis"].dump();
+    EXPECT_EQ(r.summary.to_json()["as_expected"], true) << r.summary.to_json()["verdict"].dump();
+    EXPECT_GT(r.summary.to_json()["verdict"]["checks"]["mutual_exclusion"]["holds"].get<int>(), 10);
     // And takes its keys away from every master the cluster has after the failover.
-    const auto& cleanup = r.summary["cleanup"];
+    const nlohmann::json cleanup = r.summary.to_json()["cleanup"];
     EXPECT_EQ(cleanup["left"], nlohmann::json::array()) << cleanup.dump();
-    const std::string prefix = r.summary["redis"]["key_prefix"];
+    const std::string prefix = r.summary.to_json()["redis"]["key_prefix"];
     long long deleted = 0;
     for (const auto& master : cleanup["redis"]) {
         deleted += master["deleted"].get<long long>();
@@ -368,8 +369,9 @@ TEST_F(ClusterTest, RedlockOnAClusterVotesOnEveryShardsMaster) {
     testing::TempDir out;
     const RunOutcome r =
         run_workload({.workload = w, .redis = cluster().endpoints, .out_dir = out.path()});
-    EXPECT_EQ(r.summary["verdict"]["valid"], true) << r.summary["verdict"].dump();
-    EXPECT_GT(r.summary["verdict"]["checks"]["mutual_exclusion"]["holds"].get<int>(), 10);
+    EXPECT_EQ(r.summary.to_json()["verdict"]["valid"], true)
+        << r.summary.to_json()["verdict"].dump();
+    EXPECT_GT(r.summary.to_json()["verdict"]["checks"]["mutual_exclusion"]["holds"].get<int>(), 10);
 }
 
 TEST(ClusterRunTest, AServerThatIsNoClusterNodeIsAnEnvironmentError) {

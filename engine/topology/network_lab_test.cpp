@@ -548,8 +548,8 @@ class SshHostTest : public NetworkLabTest {
     // How many of the run's operations got no answer (`info`), of every kind.
     static int unanswered(const RunOutcome& r) {
         int infos = 0;
-        for (const auto& [op, counts] : r.summary["ops"].items())
-            infos += counts["info"].get<int>();
+        for (const auto& [op, counts] : r.summary.ops)
+            infos += static_cast<int>(counts.info);
         return infos;
     }
 
@@ -572,7 +572,7 @@ TEST_F(SshHostTest, KillServerThroughSshRestartsTheUsersServerAndBreaksTheLockAs
     const long long pid_before = ControlledServer(node_).pid();
     TempDir out;
     RunOutcome r = run_workload({.workload = w, .inventory = inventory(), .out_dir = out.path()});
-    const auto& s = r.summary;
+    const nlohmann::json s = r.summary.to_json();
     EXPECT_EQ(s["redis"]["mode"], "external");
     EXPECT_EQ(s["inventory"]["controlled"], json::array({"r1 (ssh root@" + address_ + ")"}));
     ASSERT_EQ(s["nemesis"].size(), 1u);
@@ -589,9 +589,9 @@ TEST_F(SshHostTest, KillServerThroughSshRestartsTheUsersServerAndBreaksTheLockAs
 TEST_F(SshHostTest, PauseServerThroughSshStopsAndResumesTheUsersServer) {
     TempDir out;
     const RunOutcome r = run_with_fault("pause-over-ssh", "pause-server", out);
-    EXPECT_EQ(r.summary["nemesis"][0]["took_effect"], 1) << r.summary["nemesis"].dump();
+    EXPECT_EQ(r.summary.nemesis[0]["took_effect"], 1) << r.summary.nemesis.dump();
     // Commands sent while it was stopped timed out: the pause acted on the real process.
-    EXPECT_GT(unanswered(r), 0) << r.summary["ops"].dump();
+    EXPECT_GT(unanswered(r), 0) << r.summary.to_json()["ops"].dump();
     EXPECT_TRUE(ControlledServer(node_).answers());
 }
 
@@ -613,8 +613,9 @@ TEST_F(SshHostTest, TheHostResumesAPausedServerWhenLockbenchNeverDoes) {
 TEST_F(SshHostTest, IsolateNodeThroughSshCutsTheNodeOffAndTheRuleGoesAway) {
     TempDir out;
     const RunOutcome r = run_with_fault("isolate-over-ssh", "isolate-node", out);
-    EXPECT_EQ(r.summary["nemesis"][0]["took_effect"], 1) << r.summary["nemesis"].dump();
-    EXPECT_GT(unanswered(r), 0) << r.summary["ops"].dump();  // sent meanwhile, got no answer
+    EXPECT_EQ(r.summary.nemesis[0]["took_effect"], 1) << r.summary.nemesis.dump();
+    EXPECT_GT(unanswered(r), 0)
+        << r.summary.to_json()["ops"].dump();  // sent meanwhile, got no answer
     const std::string rule = "-A INPUT -p tcp -m tcp --dport 6379 -m comment --comment lockbench-";
     EXPECT_EQ(run_on_host(control_, "iptables -S INPUT").find(rule), std::string::npos);
 

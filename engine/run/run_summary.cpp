@@ -1,0 +1,323 @@
+#include "engine/run/run_summary.hpp"
+
+#include <limits>
+
+namespace lockbench {
+
+using nlohmann::json;
+
+namespace {
+
+using Fields = json_input::JsonObject<SummaryError>;
+
+template <typename T>
+json optional_json(const std::optional<T>& value) {
+    return value ? json(*value) : json(nullptr);
+}
+
+json latency_json(const LatencySummary& l) {
+    return json{
+        {"count", l.count}, {"p50", l.p50}, {"p99", l.p99}, {"p999", l.p999}, {"max", l.max}};
+}
+
+json strings_json(const std::vector<std::string>& list) {
+    json out = json::array();
+    for (const auto& s : list)
+        out.push_back(s);
+    return out;
+}
+
+// ---- reading
+
+// Written in memory a count may be a signed integer; parsed from text, unsigned.
+std::uint64_t count_of(const Fields& f, const json& v, const std::string& path) {
+    const bool count =
+        v.is_number_unsigned() || (v.is_number_integer() && v.get<std::int64_t>() >= 0);
+    if (!count)
+        f.fail(path, "must be a whole number, not " + v.dump());
+    return v.get<std::uint64_t>();
+}
+
+std::uint64_t required_count(Fields& f, const std::string& field) {
+    return count_of(f, f.require(field), f.at(field));
+}
+
+int required_int(Fields& f, const std::string& field) {
+    f.require(field);
+    return static_cast<int>(f.integer(field, 0, 0, std::numeric_limits<int>::max()));
+}
+
+Fields object_at(Fields& parent, const std::string& field) {
+    return Fields(parent.require(field), parent.origin(), parent.at(field));
+}
+
+std::vector<std::string> required_strings(Fields& f, const std::string& field) {
+    const json& list = f.required_array(field);
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < list.size(); ++i)
+        out.push_back(f.string_of(list[i], f.at(field) + "/" + std::to_string(i)));
+    return out;
+}
+
+// A section another room writes: absent, or of the kind it writes.
+std::optional<json> section(Fields& f, const std::string& field, bool object_only = true) {
+    const json* v = f.find(field);
+    if (!v)
+        return std::nullopt;
+    if (object_only ? !v->is_object() : !(v->is_object() || v->is_null()))
+        f.fail(f.at(field), std::string("must be an object") + (object_only ? "" : " or null") +
+                                ", not " + json_input::type_name(*v));
+    return *v;
+}
+
+LatencySummary latency_of(Fields& parent, const std::string& field) {
+    Fields f = object_at(parent, field);
+    return {.count = required_count(f, "count"),
+            .p50 = f.required_number("p50", 0),
+            .p99 = f.required_number("p99", 0),
+            .p999 = f.required_number("p999", 0),
+            .max = f.required_number("max", 0)};
+}
+
+std::map<std::string, OpCounts> ops_of(Fields& top) {
+    const json& ops = top.require("ops");
+    const Fields ops_object(ops, top.origin(), "/ops");  // an object, or the path in an error
+    std::map<std::string, OpCounts> out;
+    for (const auto& [op, counts] : ops.items()) {
+        Fields c(counts, top.origin(), "/ops/" + op);
+        out[op] = {.ok = required_count(c, "ok"),
+                   .fail = required_count(c, "fail"),
+                   .info = required_count(c, "info")};
+    }
+    return out;
+}
+
+std::vector<SecondCounts> timeseries_of(Fields& top) {
+    const json& series = top.required_array("timeseries");
+    std::vector<SecondCounts> out;
+    for (std::size_t i = 0; i < series.size(); ++i) {
+        Fields s(series[i], top.origin(), "/timeseries/" + std::to_string(i));
+        out.push_back({.t = required_count(s, "t"),
+                       .cycles = required_count(s, "cycles"),
+                       .errors = required_count(s, "errors")});
+    }
+    return out;
+}
+
+FairnessSummary fairness_of(Fields& top) {
+    Fields f = object_at(top, "fairness");
+    FairnessSummary out{.clients = required_count(f, "clients"),
+                        .cycles_min = required_count(f, "cycles_min"),
+                        .cycles_median = f.required_number("cycles_median", 0),
+                        .cycles_max = required_count(f, "cycles_max")};
+    if (const json& jain = f.require("jain_index"); !jain.is_null())
+        out.jain_index = f.number_of(jain, f.at("jain_index"), 0);
+    return out;
+}
+
+std::optional<OpenLoopSummary> open_loop_of(Fields& top) {
+    const json& open = top.require("open_loop");
+    if (open.is_null())
+        return std::nullopt;
+    Fields f(open, top.origin(), "/open_loop");
+    return OpenLoopSummary{.target_per_s = f.required_number("target_per_s", 0),
+                           .arrivals = f.required_string("arrivals"),
+                           .due = required_count(f, "due"),
+                           .started = required_count(f, "started"),
+                           .achieved_per_s = f.required_number("achieved_per_s", 0),
+                           .kept = f.required_boolean("kept")};
+}
+
+std::vector<TermOutcome> expected_terms_of(Fields& top) {
+    std::vector<TermOutcome> out;
+    const json* terms = top.optional_array("expected_terms");
+    if (!terms)
+        return out;
+    for (std::size_t i = 0; i < terms->size(); ++i) {
+        Fields t((*terms)[i], top.origin(), "/expected_terms/" + std::to_string(i));
+        out.push_back({.term = t.required_string("term"), .met = t.optional_boolean("met")});
+    }
+    return out;
+}
+
+// `verdict`: its `valid` strictly, the rest as the checker reads its own report.
+checker::Report verdict_of_summary(Fields& top) {
+    const json& verdict = top.require("verdict");
+    Fields f(verdict, top.origin(), "/verdict");
+    checker::Report report = checker::Report::from_json(verdict);
+    report.verdict = verdict_at(f, f.require("valid"), "/verdict/valid");
+    return report;
+}
+
+}  // namespace
+
+std::optional<double> RunSummary::server_us_per_cycle() const {
+    if (!server_cost || !server_cost->is_object())
+        return std::nullopt;
+    const json total = server_cost->value("total", json());
+    if (!total.is_object())
+        return std::nullopt;
+    const json per_cycle = total.value("cpu_us_per_cycle", json());
+    return per_cycle.is_number() ? std::optional(per_cycle.get<double>()) : std::nullopt;
+}
+
+std::optional<std::string> RunSummary::bottleneck() const {
+    if (!server_cost || !server_cost->is_object())
+        return std::nullopt;
+    const json bottleneck = server_cost->value("bottleneck", json::object());
+    const json side = bottleneck.is_object() ? bottleneck.value("side", json()) : json();
+    return side.is_string() ? std::optional(side.get<std::string>()) : std::nullopt;
+}
+
+json FairnessSummary::to_json() const {
+    return json{{"clients", clients},
+                {"cycles_min", cycles_min},
+                {"cycles_median", cycles_median},
+                {"cycles_max", cycles_max},
+                {"jain_index", optional_json(jain_index)}};
+}
+
+json RunSummary::expected_terms_json() const {
+    json terms = json::array();
+    for (const auto& t : expected_terms)
+        terms.push_back({{"term", t.term}, {"met", optional_json(t.met)}});
+    return terms;
+}
+
+json RunSummary::to_json() const {
+    json ops_json = json::object();
+    for (const auto& [op, c] : ops)
+        ops_json[op] = {{"ok", c.ok}, {"fail", c.fail}, {"info", c.info}};
+    json series = json::array();
+    for (const auto& s : timeseries)
+        series.push_back({{"t", s.t}, {"cycles", s.cycles}, {"errors", s.errors}});
+    json s{
+        {"strategy", strategy},
+        {"scenario", scenario},
+        {"seed", seed},
+        {"clients", clients},
+        {"connections", {{"mode", connections_mode}, {"per_server", connections_per_server}}},
+        {"duration_s", duration_s},
+        {"interrupted", interrupted},
+        {"throughput", {{"cycles", cycles}, {"cycles_per_s", cycles_per_s}}},
+        {"latency_ms", {{"acquire", latency_json(acquire)}, {"release", latency_json(release)}}},
+        {"ops", ops_json},
+        {"timeseries", series},
+        {"faults", faults},
+        {"nemesis", nemesis},
+        {"verdict", verdict.to_json()},
+        {"history", {{"file", "history.jsonl"}, {"events", history_events}}},
+        {"redis",
+         {{"mode", redis_mode},
+          {"endpoints", strings_json(redis_endpoints)},
+          {"key_prefix", key_prefix}}},
+        {"clients_answered", clients_answered},
+        {"fairness", fairness.to_json()},
+        {"engine",
+         {{"threads", engine_threads}, {"cpu_s", engine_cpu_s}, {"cpu_share", engine_cpu_share}}},
+        {"notes", strings_json(notes)},
+        {"expected", optional_json(expected)},
+        {"as_expected", optional_json(as_expected)},
+    };
+    if (acquire_corrected)
+        s["latency_ms"]["acquire_corrected"] = latency_json(*acquire_corrected);
+    if (open_loop) {
+        s["open_loop"] = {{"target_per_s", open_loop->target_per_s},
+                          {"arrivals", open_loop->arrivals},
+                          {"due", open_loop->due},
+                          {"started", open_loop->started},
+                          {"achieved_per_s", open_loop->achieved_per_s},
+                          {"kept", open_loop->kept}};
+    } else {
+        s["open_loop"] = nullptr;
+    }
+    if (expected)
+        s["expected_terms"] = expected_terms_json();
+    if (rates_not_judged)
+        s["rates_not_judged"] = *rates_not_judged;
+    for (const auto& [name, value] :
+         {std::pair<const char*, const std::optional<json>*>{"adapter", &adapter},
+          {"server_cost", &server_cost},
+          {"zookeeper", &zookeeper},
+          {"etcd", &etcd},
+          {"inventory", &inventory},
+          {"topology", &topology},
+          {"yardstick", &yardstick},
+          {"cleanup", &cleanup}}) {
+        if (*value)
+            s[name] = **value;
+    }
+    return s;
+}
+
+RunSummary RunSummary::from_json(const json& j, const std::string& origin) {
+    Fields top(j, origin, "");
+    RunSummary s;
+    s.strategy = top.required_string("strategy");
+    s.scenario = top.required_string("scenario");
+    s.seed = required_count(top, "seed");
+    s.clients = required_int(top, "clients");
+    {
+        Fields c = object_at(top, "connections");
+        s.connections_mode = c.required_string("mode");
+        if (s.connections_mode != "per-client" && s.connections_mode != "shared")
+            c.fail(c.at("mode"), "must be per-client or shared, not " + s.connections_mode);
+        s.connections_per_server = required_int(c, "per_server");
+    }
+    s.duration_s = top.required_number("duration_s", 0);
+    s.interrupted = top.required_boolean("interrupted");
+    {
+        Fields t = object_at(top, "throughput");
+        s.cycles = required_count(t, "cycles");
+        s.cycles_per_s = t.required_number("cycles_per_s", 0);
+    }
+    {
+        Fields l = object_at(top, "latency_ms");
+        s.acquire = latency_of(l, "acquire");
+        s.release = latency_of(l, "release");
+        if (l.find("acquire_corrected"))
+            s.acquire_corrected = latency_of(l, "acquire_corrected");
+    }
+    s.ops = ops_of(top);
+    s.timeseries = timeseries_of(top);
+    s.faults = top.required_array("faults");
+    s.nemesis = top.required_array("nemesis");
+    s.verdict = verdict_of_summary(top);
+    {
+        Fields h = object_at(top, "history");
+        h.required_string("file");
+        s.history_events = required_count(h, "events");
+    }
+    {
+        Fields r = object_at(top, "redis");
+        s.redis_mode = r.required_string("mode");
+        s.redis_endpoints = required_strings(r, "endpoints");
+        s.key_prefix = r.required_string("key_prefix");
+    }
+    s.clients_answered = required_count(top, "clients_answered");
+    s.fairness = fairness_of(top);
+    {
+        Fields e = object_at(top, "engine");
+        s.engine_threads = required_int(e, "threads");
+        s.engine_cpu_s = e.required_number("cpu_s", 0);
+        s.engine_cpu_share = e.required_number("cpu_share", 0);
+    }
+    s.notes = required_strings(top, "notes");
+    s.open_loop = open_loop_of(top);
+    // Null (or, in older summaries, absent): the scenario expects nothing of this strategy.
+    s.expected = top.optional_string("expected");
+    s.as_expected = top.optional_boolean("as_expected");
+    s.expected_terms = expected_terms_of(top);
+    s.rates_not_judged = top.optional_string("rates_not_judged");
+    s.adapter = section(top, "adapter");
+    s.server_cost = section(top, "server_cost");
+    s.zookeeper = section(top, "zookeeper");
+    s.etcd = section(top, "etcd");
+    s.inventory = section(top, "inventory");
+    s.topology = section(top, "topology");
+    s.yardstick = section(top, "yardstick");
+    s.cleanup = section(top, "cleanup", false);
+    return s;
+}
+
+}  // namespace lockbench
