@@ -10,7 +10,7 @@ using nlohmann::json;
 
 namespace {
 
-struct Op {
+struct JepsenOp {
     json map;
     edn::Position at;
 };
@@ -51,7 +51,7 @@ void ConvertedHistory::locate(Report& report) const {
 
 ConvertedHistory jepsen_to_jsonl(std::string_view edn_text) {
     edn::Reader reader(edn_text);
-    std::vector<Op> ops;
+    std::vector<JepsenOp> ops;
     json form;
     bool one_collection = false;
     while (reader.next(form)) {
@@ -75,7 +75,7 @@ ConvertedHistory jepsen_to_jsonl(std::string_view edn_text) {
     ConvertedHistory out;
     bool any_client = false;
     bool all_pairs = true;
-    for (const Op& op : ops) {
+    for (const JepsenOp& op : ops) {
         if (!op.map.is_object())
             throw HistoryError(op.at.line, op.at.column,
                                "an op must be a map, not " + op.map.dump());

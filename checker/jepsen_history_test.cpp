@@ -28,7 +28,7 @@ json read_one(const std::string& text) {
     return out;
 }
 
-std::string error_of(const std::string& text) {
+std::string edn_error_of(const std::string& text) {
     try {
         edn::Reader reader(text);
         json out;
@@ -57,19 +57,20 @@ TEST(EdnReader, ReadsWhatHistoriesUse) {
 }
 
 TEST(EdnReader, ErrorsNameLineAndColumn) {
-    EXPECT_EQ(error_of("[{:a 1}\n {:b }]"), "line 2, column 6: the map key b has no value");
-    EXPECT_EQ(error_of("{:a 1\n"), "line 2, column 1: the text ends inside a map (missing '}')");
-    EXPECT_EQ(error_of("[1 2)"), "line 1, column 5: unexpected ')'");
-    EXPECT_EQ(error_of("{:a 1 :a 2}"), "line 1, column 7: the map key a appears twice");
-    EXPECT_EQ(error_of("\"abc"), "line 1, column 5: the text ends inside a string");
-    EXPECT_EQ(error_of("{1 2}"),
+    EXPECT_EQ(edn_error_of("[{:a 1}\n {:b }]"), "line 2, column 6: the map key b has no value");
+    EXPECT_EQ(edn_error_of("{:a 1\n"),
+              "line 2, column 1: the text ends inside a map (missing '}')");
+    EXPECT_EQ(edn_error_of("[1 2)"), "line 1, column 5: unexpected ')'");
+    EXPECT_EQ(edn_error_of("{:a 1 :a 2}"), "line 1, column 7: the map key a appears twice");
+    EXPECT_EQ(edn_error_of("\"abc"), "line 1, column 5: the text ends inside a string");
+    EXPECT_EQ(edn_error_of("{1 2}"),
               "line 1, column 2: a map key must be a keyword, a symbol or a string");
-    EXPECT_EQ(error_of("1/2"), "line 1, column 1: ratios are not supported: 1/2");
-    EXPECT_EQ(error_of("99999999999999999999"),
+    EXPECT_EQ(edn_error_of("1/2"), "line 1, column 1: ratios are not supported: 1/2");
+    EXPECT_EQ(edn_error_of("99999999999999999999"),
               "line 1, column 1: integer out of the 64-bit range: 99999999999999999999");
     std::string deep(100, '[');
-    EXPECT_EQ(error_of(deep).rfind("line 1, column 66: nested deeper than 64 levels", 0), 0u)
-        << error_of(deep);
+    EXPECT_EQ(edn_error_of(deep).rfind("line 1, column 66: nested deeper than 64 levels", 0), 0u)
+        << edn_error_of(deep);
 }
 
 // EDN's \u escapes are JSON's: a character beyond U+FFFF is a UTF-16 surrogate pair, and either
@@ -77,35 +78,35 @@ TEST(EdnReader, ErrorsNameLineAndColumn) {
 TEST(EdnReader, ASurrogatePairIsOneCharacterAndALoneHalfIsAnError) {
     EXPECT_EQ(read_one(R"("\uD83D\uDE00 \ud83d\ude00!")"),
               json("\xF0\x9F\x98\x80 \xF0\x9F\x98\x80!"));
-    EXPECT_EQ(error_of(R"(["a\uDE00"])"),
+    EXPECT_EQ(edn_error_of(R"(["a\uDE00"])"),
               "line 1, column 4: a low surrogate without a high surrogate before it");
-    EXPECT_EQ(error_of("\n \"\\uD83D x\""),
+    EXPECT_EQ(edn_error_of("\n \"\\uD83D x\""),
               "line 2, column 3: a high surrogate without a low surrogate after it");
-    EXPECT_EQ(error_of(R"("\uD83D\u0041")"),
+    EXPECT_EQ(edn_error_of(R"("\uD83D\u0041")"),
               "line 1, column 2: a high surrogate without a low surrogate after it");
-    EXPECT_EQ(error_of(R"("\uD83D)"),
+    EXPECT_EQ(edn_error_of(R"("\uD83D)"),
               "line 1, column 2: a high surrogate without a low surrogate after it");
     // A character literal names one character, however many bytes it takes.
     EXPECT_EQ(read_one("[\\\xC3\xA9 \\u00e9 \\u20AC]"),
               json::parse("[\"\xC3\xA9\", \"\xC3\xA9\", \"\xE2\x82\xAC\"]"));
-    EXPECT_EQ(error_of("\\uD83D"), "line 1, column 1: unknown character \\uD83D");
+    EXPECT_EQ(edn_error_of("\\uD83D"), "line 1, column 1: unknown character \\uD83D");
 }
 
 // EDN is UTF-8: a byte that is not (a Latin-1 file) is an error at its line and column, wherever
 // it is, rather than text that no report could write as JSON.
 TEST(EdnReader, InvalidUtf8IsAnErrorAtItsLineAndColumn) {
-    EXPECT_EQ(error_of("{:f :read\n :value \"caf\xE9\"}"),
+    EXPECT_EQ(edn_error_of("{:f :read\n :value \"caf\xE9\"}"),
               "line 2, column 13: not valid UTF-8 (byte 0xE9): EDN is UTF-8 text");
-    EXPECT_EQ(error_of("[:caf\xE9]"),
+    EXPECT_EQ(edn_error_of("[:caf\xE9]"),
               "line 1, column 6: not valid UTF-8 (byte 0xE9): EDN is UTF-8 text");
-    EXPECT_EQ(error_of("; caf\xE9\n[]"),
+    EXPECT_EQ(edn_error_of("; caf\xE9\n[]"),
               "line 1, column 6: not valid UTF-8 (byte 0xE9): EDN is UTF-8 text");
-    EXPECT_EQ(error_of("\"\xF0\x9F\x98\""),
+    EXPECT_EQ(edn_error_of("\"\xF0\x9F\x98\""),
               "line 1, column 2: not valid UTF-8 (byte 0xF0): EDN is UTF-8 text");
-    EXPECT_EQ(error_of("\"\xED\xA0\x80\""),
+    EXPECT_EQ(edn_error_of("\"\xED\xA0\x80\""),
               "line 1, column 2: not valid UTF-8 (byte 0xED): EDN is UTF-8 text");
     // Columns count characters, not bytes: the ')' is the fifth character.
-    EXPECT_EQ(error_of("\"\xC3\xA9\" )"), "line 1, column 5: unexpected ')'");
+    EXPECT_EQ(edn_error_of("\"\xC3\xA9\" )"), "line 1, column 5: unexpected ')'");
 }
 
 // ##Inf, ##-Inf and ##NaN are values of their own; they used to be read as a tag that swallowed
@@ -115,7 +116,7 @@ TEST(EdnReader, SymbolicValuesAreValuesAndSwallowNothing) {
               json::parse(R"(["##Inf", 1, "##-Inf", 2, "##NaN"])"));
     EXPECT_EQ(read_one("{:latency ##Inf, :f :read}"),
               json::parse(R"({"latency": "##Inf", "f": "read"})"));
-    EXPECT_EQ(error_of("[1 ##Infinity]"),
+    EXPECT_EQ(edn_error_of("[1 ##Infinity]"),
               "line 1, column 4: unknown symbolic value ##Infinity (EDN has ##Inf, ##-Inf, ##NaN)");
 }
 
@@ -126,11 +127,11 @@ TEST(EdnReader, DiscardsNestNoDeeperThanForms) {
     std::string chain;
     for (int i = 0; i < 100'000; ++i)
         chain += "#_";
-    EXPECT_EQ(error_of(chain + " 1"), "line 1, column 129: nested deeper than 64 levels");
+    EXPECT_EQ(edn_error_of(chain + " 1"), "line 1, column 129: nested deeper than 64 levels");
     std::string nested;
     for (int i = 0; i < 100'000; ++i)
         nested += "#_[";
-    const std::string inside = error_of(nested);
+    const std::string inside = edn_error_of(nested);
     EXPECT_EQ(inside.rfind("line 1, column ", 0), 0u) << inside;
     EXPECT_EQ(inside.substr(inside.find(':')), ": nested deeper than 64 levels") << inside;
 }

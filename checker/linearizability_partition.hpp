@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -78,6 +79,9 @@ enum class RefutationRule : std::uint8_t {
     GrantedWhileHeld,     // a grant while another process's lease certainly ran
     NotHeldWhileHeld,     // a `not-held` answer while its process's lease certainly ran
 };
+
+// A Partition::ops index that names no op.
+inline constexpr std::uint32_t kNoOp = std::numeric_limits<std::uint32_t>::max();
 
 struct Refutation {
     RefutationRule rule = RefutationRule::UnwrittenValue;

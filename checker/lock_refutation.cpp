@@ -60,7 +60,6 @@ namespace lockbench::checker::lin {
 namespace {
 
 constexpr std::uint64_t kNoSeq = std::numeric_limits<std::uint64_t>::max();
-constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
 
 bool exclusive(const SearchOp& op) {
     return op.op.mode == LockMode::Exclusive;
@@ -86,7 +85,7 @@ class FirstReturn {
         }
     }
 
-    // The grant invoked after `after_call` and before `before_call` that returns first; kNone
+    // The grant invoked after `after_call` and before `before_call` that returns first; kNoOp
     // when there is none.
     std::uint32_t in(std::uint64_t after_call, std::uint64_t before_call) const {
         const auto call_less = [&](std::uint32_t g, std::uint64_t seq) {
@@ -99,7 +98,7 @@ class FirstReturn {
             std::lower_bound(by_call_.begin(), by_call_.end(), before_call, call_less) -
             by_call_.begin());
         if (lo >= hi) {
-            return kNone;
+            return kNoOp;
         }
         std::size_t level = 0;
         while ((std::size_t{2} << level) <= hi - lo) {
@@ -264,16 +263,16 @@ class LockRefuter {
                 if (!alone_before || !is_grant(grant) || grant.op.outcome != OpOutcome::Ok) {
                     continue;
                 }
-                const std::uint32_t next = k + 1 < list.size() ? list[k + 1] : kNone;
-                if (next != kNone && ops_[next].call_seq < grant.return_seq) {
+                const std::uint32_t next = k + 1 < list.size() ? list[k + 1] : kNoOp;
+                if (next != kNoOp && ops_[next].call_seq < grant.return_seq) {
                     continue;  // the process's next op overlaps its grant
                 }
                 const std::int64_t lease_ends = lease_end(grant.op.earliest_ns, grant.op.lease_ns);
-                const std::uint64_t next_call = next == kNone ? kNoSeq : ops_[next].call_seq;
+                const std::uint64_t next_call = next == kNoOp ? kNoSeq : ops_[next].call_seq;
                 const FirstReturn& rivals =
                     rwlock_ && !exclusive(grant) ? exclusive_grant : any_grant;
                 const std::uint32_t rival = rivals.in(grant.return_seq, next_call);
-                if (rival != kNone && ops_[rival].return_seq < next_call &&
+                if (rival != kNoOp && ops_[rival].return_seq < next_call &&
                     ops_[rival].op.latest_ns < lease_ends) {
                     offer({RefutationRule::GrantedWhileHeld,
                            rival,
@@ -283,14 +282,14 @@ class LockRefuter {
                                "its lease cannot have run out by this grant's return, and its "
                                "process did nothing else in between"});
                 }
-                const std::uint32_t after_next = k + 2 < list.size() ? list[k + 2] : kNone;
+                const std::uint32_t after_next = k + 2 < list.size() ? list[k + 2] : kNoOp;
                 // A writer that may also hold a shared hold of its own from before: its release
                 // gives that one back first (the model's reading), whose lease may have run out.
                 const bool release_may_be_anothers = exclusive(grant) && reader_before;
-                if (next != kNone && !release_may_be_anothers &&
+                if (next != kNoOp && !release_may_be_anothers &&
                     ops_[next].op.kind == OpKind::Release &&
                     ops_[next].op.outcome == OpOutcome::Observation &&
-                    (after_next == kNone || ops_[after_next].call_seq > ops_[next].return_seq) &&
+                    (after_next == kNoOp || ops_[after_next].call_seq > ops_[next].return_seq) &&
                     ops_[next].op.latest_ns < lease_ends) {
                     offer({RefutationRule::NotHeldWhileHeld,
                            next,

@@ -76,13 +76,6 @@ namespace lockbench::checker::lin {
 
 namespace {
 
-// How many grants in flight of each kind a refusal with the lock free weighs: with hundreds of
-// waiters in flight, weighing them all would make the pass quadratic.
-constexpr int kGrantsTried = 8;
-// How many leased grants in flight a grant tries to place before itself (each costs two model
-// steps).
-constexpr std::size_t kEarlyGrantsTried = 8;
-
 class TokenLinearizer {
   public:
     explicit TokenLinearizer(const Partition& partition)

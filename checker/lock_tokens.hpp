@@ -60,6 +60,14 @@ struct GrantsInFlight {
     }
 };
 
+// How many grants in flight (of each kind) a refusal with the lock free tries before a token pass
+// gives up: each try that fails costs a model step, and with hundreds of waiters in flight trying
+// them all would make the pass quadratic.
+inline constexpr int kGrantsTried = 8;
+// How many grants in flight that must come first a grant tries to place before itself (each costs
+// two model steps).
+inline constexpr std::size_t kEarlyGrantsTried = 8;
+
 // The order both token passes sweep a key's ops in, and the returns they bound each step by.
 class TokenSweep {
   public:

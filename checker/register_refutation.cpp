@@ -50,7 +50,6 @@ namespace lockbench::checker::lin {
 
 namespace {
 
-constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
 
 // A value as the register holds it: nil is a value of its own.
 using namespace register_values;
@@ -93,8 +92,8 @@ class Refuter {
   private:
     // The two earliest-invoked producers of each value (two: a cas [v, v] is not its own).
     struct Producers {
-        std::uint32_t first = kNone;
-        std::uint32_t second = kNone;
+        std::uint32_t first = kNoOp;
+        std::uint32_t second = kNoOp;
         std::size_t count = 0;
     };
 
@@ -105,10 +104,10 @@ class Refuter {
             }
             Producers& p = producers_[written_value(ops_[i])];
             ++p.count;
-            if (p.first == kNone || ops_[i].call_seq < ops_[p.first].call_seq) {
+            if (p.first == kNoOp || ops_[i].call_seq < ops_[p.first].call_seq) {
                 p.second = p.first;
                 p.first = i;
-            } else if (p.second == kNone || ops_[i].call_seq < ops_[p.second].call_seq) {
+            } else if (p.second == kNoOp || ops_[i].call_seq < ops_[p.second].call_seq) {
                 p.second = i;
             }
         }
@@ -135,11 +134,11 @@ class Refuter {
         if (v == initial_) {
             return std::nullopt;
         }
-        std::uint32_t producer = kNone;
+        std::uint32_t producer = kNoOp;
         if (const auto it = producers_.find(v); it != producers_.end()) {
             producer = it->second.first != x ? it->second.first : it->second.second;
         }
-        if (producer != kNone && ops_[producer].call_seq < ops_[x].return_seq) {
+        if (producer != kNoOp && ops_[producer].call_seq < ops_[x].return_seq) {
             return std::nullopt;
         }
         Refutation r;
@@ -148,7 +147,7 @@ class Refuter {
         if (v.nil) {
             r.why = saw(x, v) + ", but the register starts at " + value_text(initial_) +
                     " and no op writes null";
-        } else if (producer == kNone) {
+        } else if (producer == kNoOp) {
             r.why = saw(x, v) + ", a value no write or cas writes" +
                     (initial_.nil ? "" : " and not the initial value");
         } else {
@@ -175,14 +174,14 @@ class Refuter {
         std::uint64_t invoked;
         std::uint32_t producer;
         std::uint64_t proven_at;  // the earliest return of a proof
-        std::uint32_t proof;      // that op (kNone: no proof)
+        std::uint32_t proof;      // that op (kNoOp: no proof)
     };
 
     void index_proofs() {
         std::unordered_map<Value, std::size_t, ValueHash> slot;
         for (const auto& [value, p] : producers_) {
             slot[value] = written_.size();
-            written_.push_back({ops_[p.first].call_seq, p.first, wgl::kNeverReturned, kNone});
+            written_.push_back({ops_[p.first].call_seq, p.first, wgl::kNeverReturned, kNoOp});
         }
         const auto prove = [&](const Value& v, std::uint32_t op) {
             const auto it = slot.find(v);
@@ -205,11 +204,11 @@ class Refuter {
         }
         std::sort(written_.begin(), written_.end(),
                   [](const Written& a, const Written& b) { return a.invoked < b.invoked; });
-        earliest_proof_from_.resize(written_.size() + 1, kNone);
+        earliest_proof_from_.resize(written_.size() + 1, kNoOp);
         for (std::size_t i = written_.size(); i-- > 0;) {
             const std::uint32_t later = earliest_proof_from_[i + 1];
             earliest_proof_from_[i] =
-                later != kNone && written_[later].proven_at <= written_[i].proven_at
+                later != kNoOp && written_[later].proven_at <= written_[i].proven_at
                     ? later
                     : static_cast<std::uint32_t>(i);
         }
@@ -218,7 +217,7 @@ class Refuter {
     std::optional<Refutation> stale(std::uint32_t x, const Value& w) const {
         // When w's producer returned; the initial value was there before every op.
         std::uint64_t written_by = 0;
-        std::uint32_t producer = kNone;
+        std::uint32_t producer = kNoOp;
         if (w != initial_) {
             const auto it = producers_.find(w);
             if (it == producers_.end()) {
@@ -235,7 +234,7 @@ class Refuter {
                              [](std::uint64_t at, const Written& v) { return at < v.invoked; });
         const std::uint32_t best =
             earliest_proof_from_[static_cast<std::size_t>(from - written_.begin())];
-        if (best == kNone || written_[best].proven_at >= ops_[x].call_seq) {
+        if (best == kNoOp || written_[best].proven_at >= ops_[x].call_seq) {
             return std::nullopt;
         }
         const Written& newer = written_[best];
@@ -244,13 +243,13 @@ class Refuter {
         r.op = x;
         r.why =
             saw(x, w) + ", " +
-            (producer == kNone ? "the initial value" : "written by " + describe(producer)) +
+            (producer == kNoOp ? "the initial value" : "written by " + describe(producer)) +
             ", although " + describe(newer.producer) + " began after " +
-            (producer == kNone ? "the history did" : "that returned") + " and " +
+            (producer == kNoOp ? "the history did" : "that returned") + " and " +
             (newer.proof == newer.producer ? "returned" : "was seen by " + describe(newer.proof)) +
             " before it began; every value is written once, so " + value_text(w) +
             " cannot be there again";
-        if (producer != kNone) {
+        if (producer != kNoOp) {
             r.proof.push_back({"wrote the value it saw", producer});
         }
         r.proof.push_back(
@@ -266,7 +265,7 @@ class Refuter {
     Value initial_;
     std::unordered_map<Value, Producers, ValueHash> producers_;
     std::vector<Written> written_;
-    std::vector<std::uint32_t> earliest_proof_from_;  // a written_ index, or kNone
+    std::vector<std::uint32_t> earliest_proof_from_;  // a written_ index, or kNoOp
 };
 
 }  // namespace

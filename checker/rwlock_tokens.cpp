@@ -64,14 +64,6 @@ int release_rank(const ModelOp& op) {
                                                 : 0;
 }
 
-// How many grants in flight a refusal with no conflicting hold tries before the pass gives up:
-// each try that fails costs a model step, and with hundreds of waiters in flight trying them all
-// would make the pass quadratic.
-constexpr int kGrantsTried = 8;
-// How many conflicting ok grants in flight a grant tries to place before itself
-// (place_grants_that_must_come_first): each costs two model steps.
-constexpr std::size_t kEarlyGrantsTried = 8;
-
 class RwTokenLinearizer {
   public:
     explicit RwTokenLinearizer(const Partition& partition)

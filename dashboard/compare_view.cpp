@@ -8,12 +8,10 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 
+#include "dashboard/qt_text.hpp"
+
 namespace lockbench::dashboard {
 namespace {
-
-QString qs(const std::string& s) {
-    return QString::fromStdString(s);
-}
 
 QString number(double v) {
     return QString::number(v, 'g', 6);

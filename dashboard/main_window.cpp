@@ -28,6 +28,7 @@
 #include "dashboard/chart_style.hpp"
 #include "dashboard/compare_view.hpp"
 #include "dashboard/latency_view.hpp"
+#include "dashboard/qt_text.hpp"
 #include "dashboard/scalability_view.hpp"
 #include "dashboard/throughput_view.hpp"
 #include "dashboard/timeline_view.hpp"
@@ -42,10 +43,6 @@ enum ViolationSource { from_checker, from_overlap, from_incident, none };
 // More rows than anyone reads; the timeline still shows every overlap in red.
 constexpr std::size_t kMaxListedOverlaps = 1000;
 constexpr int kMaxMessageLines = 8;
-
-QString qs(const std::string& s) {
-    return QString::fromStdString(s);
-}
 
 }  // namespace
 

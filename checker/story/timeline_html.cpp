@@ -25,7 +25,7 @@ namespace {
 constexpr int kLaneHeight = 18;
 constexpr int kLaneGap = 4;
 constexpr int kTopMargin = 24;  // the axis
-constexpr std::size_t kMaxLanes = 200;
+constexpr std::size_t kMaxTimelineLanes = 200;
 
 // Milliseconds, the SVG's x unit: short numbers, exact enough at any zoom a browser allows.
 std::string ms(std::int64_t ns) {
@@ -355,7 +355,7 @@ const char* kScript = R"(
 )";
 
 // What the chart shows: its lanes (the story's processes first, then the rest in order, up to
-// kMaxLanes), the holds drawn in them, and a note on what is left out.
+// kMaxTimelineLanes), the holds drawn in them, and a note on what is left out.
 struct Chart {
     std::vector<std::int64_t> lanes;
     std::map<std::int64_t, int> lane_of;
@@ -378,7 +378,7 @@ Chart lay_out(const Collector& c, const Story& story, const TimelineOptions& opt
     }
     std::sort(lanes.begin(), lanes.end());
     for (std::int64_t p : c.processes) {
-        if (lanes.size() >= kMaxLanes)
+        if (lanes.size() >= kMaxTimelineLanes)
             break;
         if (std::find(lanes.begin(), lanes.end(), p) == lanes.end())
             lanes.push_back(p);

@@ -70,7 +70,7 @@ std::optional<json> section(Fields& f, const std::string& field, bool object_onl
     return *v;
 }
 
-LatencySummary latency_of(Fields& parent, const std::string& field) {
+LatencySummary read_latency(Fields& parent, const std::string& field) {
     Fields f = object_at(parent, field);
     return {.count = required_count(f, "count"),
             .p50 = f.required_number("p50", 0),
@@ -79,7 +79,7 @@ LatencySummary latency_of(Fields& parent, const std::string& field) {
             .max = f.required_number("max", 0)};
 }
 
-std::map<std::string, OpCounts> ops_of(Fields& top) {
+std::map<std::string, OpCounts> read_ops(Fields& top) {
     const json& ops = top.require("ops");
     const Fields ops_object(ops, top.origin(), "/ops");  // an object, or the path in an error
     std::map<std::string, OpCounts> out;
@@ -92,7 +92,7 @@ std::map<std::string, OpCounts> ops_of(Fields& top) {
     return out;
 }
 
-std::vector<SecondCounts> timeseries_of(Fields& top) {
+std::vector<SecondCounts> read_timeseries(Fields& top) {
     const json& series = top.required_array("timeseries");
     std::vector<SecondCounts> out;
     for (std::size_t i = 0; i < series.size(); ++i) {
@@ -104,7 +104,7 @@ std::vector<SecondCounts> timeseries_of(Fields& top) {
     return out;
 }
 
-FairnessSummary fairness_of(Fields& top) {
+FairnessSummary read_fairness(Fields& top) {
     Fields f = object_at(top, "fairness");
     FairnessSummary out{.clients = required_count(f, "clients"),
                         .cycles_min = required_count(f, "cycles_min"),
@@ -115,7 +115,7 @@ FairnessSummary fairness_of(Fields& top) {
     return out;
 }
 
-std::optional<OpenLoopSummary> open_loop_of(Fields& top) {
+std::optional<OpenLoopSummary> read_open_loop(Fields& top) {
     const json& open = top.require("open_loop");
     if (open.is_null())
         return std::nullopt;
@@ -128,7 +128,7 @@ std::optional<OpenLoopSummary> open_loop_of(Fields& top) {
                            .kept = f.required_boolean("kept")};
 }
 
-std::vector<TermOutcome> expected_terms_of(Fields& top) {
+std::vector<TermOutcome> read_expected_terms(Fields& top) {
     std::vector<TermOutcome> out;
     const json* terms = top.optional_array("expected_terms");
     if (!terms)
@@ -273,13 +273,13 @@ RunSummary RunSummary::from_json(const json& j, const std::string& origin) {
     }
     {
         Fields l = object_at(top, "latency_ms");
-        s.acquire = latency_of(l, "acquire");
-        s.release = latency_of(l, "release");
+        s.acquire = read_latency(l, "acquire");
+        s.release = read_latency(l, "release");
         if (l.find("acquire_corrected"))
-            s.acquire_corrected = latency_of(l, "acquire_corrected");
+            s.acquire_corrected = read_latency(l, "acquire_corrected");
     }
-    s.ops = ops_of(top);
-    s.timeseries = timeseries_of(top);
+    s.ops = read_ops(top);
+    s.timeseries = read_timeseries(top);
     s.faults = top.required_array("faults");
     s.nemesis = top.required_array("nemesis");
     s.verdict = verdict_of_summary(top);
@@ -295,7 +295,7 @@ RunSummary RunSummary::from_json(const json& j, const std::string& origin) {
         s.key_prefix = r.required_string("key_prefix");
     }
     s.clients_answered = required_count(top, "clients_answered");
-    s.fairness = fairness_of(top);
+    s.fairness = read_fairness(top);
     {
         Fields e = object_at(top, "engine");
         s.engine_threads = required_int(e, "threads");
@@ -303,11 +303,11 @@ RunSummary RunSummary::from_json(const json& j, const std::string& origin) {
         s.engine_cpu_share = e.required_number("cpu_share", 0);
     }
     s.notes = required_strings(top, "notes");
-    s.open_loop = open_loop_of(top);
+    s.open_loop = read_open_loop(top);
     // Null (or, in older summaries, absent): the scenario expects nothing of this strategy.
     s.expected = top.optional_string("expected");
     s.as_expected = top.optional_boolean("as_expected");
-    s.expected_terms = expected_terms_of(top);
+    s.expected_terms = read_expected_terms(top);
     s.rates_not_judged = top.optional_string("rates_not_judged");
     s.adapter = section(top, "adapter");
     s.server_cost = section(top, "server_cost");

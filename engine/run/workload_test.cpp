@@ -9,7 +9,7 @@ namespace {
 
 using nlohmann::json;
 
-std::string error_of(const json& j) {
+std::string workload_error_of(const json& j) {
     try {
         Workload::from_json(j, "w.json").validate();
     } catch (const WorkloadError& e) {
@@ -41,7 +41,7 @@ TEST(WorkloadTest, ASummaryIsReadAndRecorded) {
         Workload::from_json(json::parse(R"({"summary": "A pause past the lease."})"));
     EXPECT_EQ(w.summary, "A pause past the lease.");
     EXPECT_EQ(w.to_json()["summary"], "A pause past the lease.");
-    EXPECT_EQ(error_of(json::parse(R"({"summary": 3})")),
+    EXPECT_EQ(workload_error_of(json::parse(R"({"summary": 3})")),
               "w.json: /summary: must be a string, not a number");
 }
 
@@ -213,7 +213,7 @@ TEST(WorkloadTest, EveryErrorNamesItsJsonPath) {
          "0 (--think-ms 0)"},
     };
     for (const auto& [text, expected] : cases) {
-        EXPECT_EQ(error_of(json::parse(text)), expected) << text;
+        EXPECT_EQ(workload_error_of(json::parse(text)), expected) << text;
     }
 }
 

@@ -23,7 +23,7 @@ namespace lockbench {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
 void set_nonblocking(int fd) {
     ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL, 0) | O_NONBLOCK);
@@ -60,7 +60,7 @@ int connect_upstream(const Endpoint& ep) {
 }
 
 struct Chunk {
-    Clock::time_point due;
+    SteadyClock::time_point due;
     std::string bytes;
 };
 
@@ -70,7 +70,7 @@ struct Link {
     int upstream = -1;
     int client_port = 0;  // the client's source port
     std::string to_upstream;
-    Clock::time_point upstream_hold_until{};  // a delayed request: nothing goes on before
+    SteadyClock::time_point upstream_hold_until{};  // a delayed request: nothing goes on before
     // The client closed its side: what it sent before still goes on (held or not), then the link
     // closes - a segment in flight is not recalled by the FIN behind it.
     bool client_closed = false;
@@ -124,8 +124,8 @@ void drain_wakeups(int wake_fd) {
 
 // While frozen nothing is polled but the wake-up fd, so a stop or a new freeze is seen within
 // 50 ms; true when the proxy is frozen (and this round slept instead of relaying).
-bool sleep_if_frozen(int wake_fd, Clock::time_point frozen_until) {
-    const auto now = Clock::now();
+bool sleep_if_frozen(int wake_fd, SteadyClock::time_point frozen_until) {
+    const auto now = SteadyClock::now();
     if (now >= frozen_until)
         return false;
     pollfd wake{wake_fd, POLLIN, 0};
@@ -136,7 +136,7 @@ bool sleep_if_frozen(int wake_fd, Clock::time_point frozen_until) {
 }
 
 // Wake in time for the earliest delayed reply or held request.
-int ms_until_next_due(const std::vector<std::unique_ptr<Link>>& links, Clock::time_point now) {
+int ms_until_next_due(const std::vector<std::unique_ptr<Link>>& links, SteadyClock::time_point now) {
     int timeout_ms = 50;
     for (const auto& l : links) {
         if (!l->to_client.empty()) {
@@ -155,7 +155,7 @@ int ms_until_next_due(const std::vector<std::unique_ptr<Link>>& links, Clock::ti
 
 // fds[0] the wake-up fd, fds[1] the listener, then each link's client and upstream in turn.
 void fill_poll_set(std::vector<pollfd>& fds, int wake_fd, int listen_fd,
-                   const std::vector<std::unique_ptr<Link>>& links, Clock::time_point now) {
+                   const std::vector<std::unique_ptr<Link>>& links, SteadyClock::time_point now) {
     fds.clear();
     fds.push_back({wake_fd, POLLIN, 0});
     fds.push_back({listen_fd, POLLIN, 0});
@@ -236,7 +236,7 @@ void receive_reply(Link& l, const pollfd& pu, const RelayFaults& faults, char* b
         l.severed = true;
     } else if (n > 0) {
         l.to_client.push_back(
-            {Clock::now() + faults.reply_delay, std::string(buf, static_cast<std::size_t>(n))});
+            {SteadyClock::now() + faults.reply_delay, std::string(buf, static_cast<std::size_t>(n))});
     }
 }
 
@@ -252,7 +252,7 @@ void reset_if_severed_after(Link& l, const RelayFaults& faults) {
 }
 
 void send_held_request(Link& l) {
-    if (!l.to_upstream.empty() && Clock::now() >= l.upstream_hold_until) {
+    if (!l.to_upstream.empty() && SteadyClock::now() >= l.upstream_hold_until) {
         std::size_t written = 0;
         if (!write_some(l.upstream, l.to_upstream.data(), l.to_upstream.size(), written))
             l.dead = true;
@@ -263,7 +263,7 @@ void send_held_request(Link& l) {
 }
 
 void send_due_replies(Link& l) {
-    const auto t = Clock::now();
+    const auto t = SteadyClock::now();
     while (!l.dead && !l.to_client.empty() && l.to_client.front().due <= t) {
         Chunk& c = l.to_client.front();
         if (!write_some(l.client, c.bytes.data(), c.bytes.size(), l.to_client_offset)) {
@@ -366,12 +366,12 @@ std::optional<std::chrono::milliseconds> FaultProxy::take_request_delay(int clie
 }
 
 bool FaultProxy::frozen_now() const {
-    return Clock::now() < Clock::time_point(std::chrono::nanoseconds(frozen_until_ns_.load()));
+    return SteadyClock::now() < SteadyClock::time_point(std::chrono::nanoseconds(frozen_until_ns_.load()));
 }
 
 bool FaultProxy::blackholed_now() const {
     return blackhole_.load() ||
-           Clock::now() < Clock::time_point(std::chrono::nanoseconds(blackhole_until_ns_.load()));
+           SteadyClock::now() < SteadyClock::time_point(std::chrono::nanoseconds(blackhole_until_ns_.load()));
 }
 
 void FaultProxy::serve() {
@@ -382,9 +382,9 @@ void FaultProxy::serve() {
         if (reset_requested_.exchange(false))
             reset_all(links);
         if (sleep_if_frozen(wake_fd_,
-                            Clock::time_point(std::chrono::nanoseconds(frozen_until_ns_))))
+                            SteadyClock::time_point(std::chrono::nanoseconds(frozen_until_ns_))))
             continue;
-        const auto now = Clock::now();
+        const auto now = SteadyClock::now();
         const int timeout_ms = ms_until_next_due(links, now);
         fill_poll_set(fds, wake_fd_, listen_fd_, links, now);
         if (::poll(fds.data(), fds.size(), timeout_ms) < 0 && errno != EINTR)
@@ -408,7 +408,7 @@ void FaultProxy::serve() {
             const bool was_idle = l.to_upstream.empty();
             if (receive_request(l, fds[2 + 2 * i], faults, buf, sizeof buf) && was_idle) {
                 if (const auto delay = take_request_delay(l.client_port))
-                    l.upstream_hold_until = Clock::now() + *delay;
+                    l.upstream_hold_until = SteadyClock::now() + *delay;
             }
             receive_reply(l, fds[3 + 2 * i], faults, buf, sizeof buf);
             send_held_request(l);

@@ -69,9 +69,9 @@ TEST(ServerCleanupTest, AServerThatDoesNotAnswerIsNamedWithWhatWasLeftOnIt) {
     Deployment users;
     users.embedded = false;
     users.endpoints = {gone};
-    testing::internal::CaptureStderr();
+    ::testing::internal::CaptureStderr();
     const json report = clean_up_user_servers(Workload{}, users, users.endpoints, kPrefix);
-    const std::string stderr_text = testing::internal::GetCapturedStderr();
+    const std::string stderr_text = ::testing::internal::GetCapturedStderr();
     ASSERT_EQ(report["left"].size(), 1u) << report.dump();
     const std::string left = report["left"][0];
     EXPECT_EQ(
