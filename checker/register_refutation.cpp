@@ -50,7 +50,6 @@ namespace lockbench::checker::lin {
 
 namespace {
 
-
 // A value as the register holds it: nil is a value of its own.
 using namespace register_values;
 

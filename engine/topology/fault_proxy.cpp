@@ -136,7 +136,8 @@ bool sleep_if_frozen(int wake_fd, SteadyClock::time_point frozen_until) {
 }
 
 // Wake in time for the earliest delayed reply or held request.
-int ms_until_next_due(const std::vector<std::unique_ptr<Link>>& links, SteadyClock::time_point now) {
+int ms_until_next_due(const std::vector<std::unique_ptr<Link>>& links,
+                      SteadyClock::time_point now) {
     int timeout_ms = 50;
     for (const auto& l : links) {
         if (!l->to_client.empty()) {
@@ -235,8 +236,8 @@ void receive_reply(Link& l, const pollfd& pu, const RelayFaults& faults, char* b
     } else if (n > 0 && (faults.drop_replies || l.severed)) {
         l.severed = true;
     } else if (n > 0) {
-        l.to_client.push_back(
-            {SteadyClock::now() + faults.reply_delay, std::string(buf, static_cast<std::size_t>(n))});
+        l.to_client.push_back({SteadyClock::now() + faults.reply_delay,
+                               std::string(buf, static_cast<std::size_t>(n))});
     }
 }
 
@@ -366,12 +367,14 @@ std::optional<std::chrono::milliseconds> FaultProxy::take_request_delay(int clie
 }
 
 bool FaultProxy::frozen_now() const {
-    return SteadyClock::now() < SteadyClock::time_point(std::chrono::nanoseconds(frozen_until_ns_.load()));
+    return SteadyClock::now() <
+           SteadyClock::time_point(std::chrono::nanoseconds(frozen_until_ns_.load()));
 }
 
 bool FaultProxy::blackholed_now() const {
     return blackhole_.load() ||
-           SteadyClock::now() < SteadyClock::time_point(std::chrono::nanoseconds(blackhole_until_ns_.load()));
+           SteadyClock::now() <
+               SteadyClock::time_point(std::chrono::nanoseconds(blackhole_until_ns_.load()));
 }
 
 void FaultProxy::serve() {
