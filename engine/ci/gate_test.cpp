@@ -506,13 +506,12 @@ TEST(GateTest, TheShortReportIsASummaryLineTheCellsThatChangedOrFailedAndALegend
     const GateResult g = run_gate(baseline, current);
     EXPECT_FALSE(g.pass);
     EXPECT_EQ(g.report,
-              "gate FAIL: 7 cells, 3 problems (1 UNEXPECTED OUTCOME, 2 SLOWER), 1 new\n"
+              "gate FAIL: 7 cells, 2 problems (1 UNEXPECTED OUTCOME, 1 SLOWER), 1 new\n"
               "compared suite.json (quick suite, unfiltered) with baseline.json (quick suite, "
               "created " +
                   baseline["created"].get<std::string>() +
                   ")\n"
-                  "baseline / fenced: SLOWER: throughput 40.0% below baseline against this "
-                  "machine (allowed: 20%); throughput 40.0% below baseline against set_nx_px "
+                  "baseline / fenced: SLOWER: throughput 40.0% below baseline against set_nx_px "
                   "(allowed: 20%)\n"
                   "t1-holder-paused / set_nx_px: UNEXPECTED OUTCOME: expected "
                   "violates:mutual_exclusion, got valid\n"
@@ -533,6 +532,30 @@ TEST(GateTest, TheShortReportIsASummaryLineTheCellsThatChangedOrFailedAndALegend
                   "against a reference\n"
                   "  runs with faults injected are judged by their outcome only; --verbose lists "
                   "every cell\n");
+}
+
+// A scenario bound by its timers does not speed up with the machine: on a machine 20% faster,
+// fenced at 95% of its baseline cycles/s reads 20.8% below against the machine while set_nx_px,
+// its scenario's reference, held there. That is the machine, not the run (seed001 x rwlock in CI
+// on 2026-11-27): noted, judged against set_nx_px instead. Its own drop still fails there.
+TEST(GateTest, ADropAgainstAFasterMachineIsNotJudgedThereWhenTheScenariosReferenceHeld) {
+    const json baseline = make_baseline(with_yardstick(typical_suite(), 20000));
+    const GateResult held = run_gate(
+        baseline, with_yardstick(typical_suite({{"*", 1.15}, {"fenced", 0.95 / 1.15}}), 24000));
+    EXPECT_TRUE(held.pass) << held.report;
+    const json& fenced = row(held, "baseline", "fenced");
+    EXPECT_EQ(fenced["verdict"], "ok");
+    EXPECT_NEAR(fenced["yardstick_change_pct"].get<double>(), 0.95 / 1.2 * 100 - 100, 1e-9);
+    EXPECT_EQ(fenced["reasons"], json{"throughput 20.8% below baseline against this machine, not "
+                                      "judged there: its scenario's reference held against it "
+                                      "(-4.2%), and this run is judged against that reference"});
+
+    const GateResult own = run_gate(
+        baseline, with_yardstick(typical_suite({{"*", 1.15}, {"fenced", 0.75 / 1.15}}), 24000));
+    EXPECT_FALSE(own.pass) << own.report;
+    EXPECT_EQ(row(own, "baseline", "fenced")["verdict"], "SLOWER");
+    EXPECT_EQ(row(own, "baseline", "fenced")["reasons"].back(),
+              "throughput 34.8% below baseline against set_nx_px (allowed: 20%)");
 }
 
 // A run can gain against set_nx_px while it loses against the machine (every strategy slowed,
