@@ -186,8 +186,8 @@ bool flag_stopped(Row& r) {
     return true;
 }
 
-// The drop of `reference` against the machine, when its scenario's reference held there - within
-// its allowance, as a run is judged - and `r` is not that reference; nullopt otherwise. Then a
+// How the scenario's reference moved against the machine, when it held there - within its
+// allowance, as a run is judged - and `r` is not that reference; nullopt otherwise. Then a
 // drop of `r` against the machine is not its own: a scenario bound by its timers does not speed
 // up with the machine's redis-benchmark, so a faster machine reads as a slower run (seed001 x
 // rwlock: -20.5 % against a machine 16.6 % faster, while its cycles/s were those of the baseline's
