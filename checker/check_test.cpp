@@ -16,6 +16,7 @@ namespace lockbench::checker {
 namespace {
 
 using nlohmann::json;
+using testing::granted;
 using testing::kOverlap;
 using testing::numbered;
 
@@ -249,14 +250,8 @@ TEST(CheckHistory, OptionsReachTheChecks) {
 
 TEST(CheckHistory, MaxViolationsCapsWitnessesNotCounts) {
     std::string text;
-    for (int p = 0; p < 4; ++p) {
-        text += R"({"type":"invoke","process":)" + std::to_string(p) +
-                R"(,"f":"acquire","key":"k","value":null,"time":1}
-{"type":"ok","process":)" +
-                std::to_string(p) +
-                R"(,"f":"acquire","key":"k","value":null,"time":2}
-)";
-    }
+    for (int p = 0; p < 4; ++p)
+        text += granted(p, "k", "", 1, 2);
     CheckOptions options;
     options.max_violations = 2;
     const json report = check_text(text, options);
@@ -324,15 +319,8 @@ TEST(FormatReport, ValidReportFirstLineAndOneLinePerCheck) {
 
 TEST(FormatReport, InvalidReportListsTheFirstViolationsAndHowManyMore) {
     std::string history;
-    for (int p = 0; p < 6; ++p) {
-        history += R"({"type":"invoke","process":)" + std::to_string(p) +
-                   R"(,"f":"acquire","key":"k","value":null,"time":1}
-{"type":"ok","process":)" +
-                   std::to_string(p) + R"(,"f":"acquire","key":"k","value":{"token":"t)" +
-                   std::to_string(p) +
-                   R"("},"time":2}
-)";
-    }
+    for (int p = 0; p < 6; ++p)
+        history += granted(p, "k", "t" + std::to_string(p), 1, 2);
     const std::string text = format_report(report_of(history));
     std::istringstream lines(text);
     std::string line;

@@ -6,7 +6,7 @@ namespace lockbench::checker {
 
 using nlohmann::json;
 
-FencingCheck::FencingCheck(std::size_t max_violations) : max_violations_(max_violations) {}
+FencingCheck::FencingCheck(std::size_t max_violations) : StreamingCheck(max_violations) {}
 
 void FencingCheck::on_event(const Event& event) {
     switch (op_of(event)) {
@@ -59,8 +59,7 @@ void FencingCheck::on_grant(const Event& event) {
     Stamp grant{event.process, event.token, *event.fence, event.time, event.index};
     if (before && grant.fence <= before->fence) {
         ++repeated_fences_;
-        processes_.add(grant.process);
-        processes_.add(before->process);
+        count_violation({grant.process, before->process});
         const Stamp& earlier = *before;
         add_violation(
             event.key, "grant", earlier, grant,
@@ -110,8 +109,7 @@ void FencingCheck::on_write(const Event& event) {
     // replies of concurrent writes can be recorded in the opposite order of their execution.
     if (w.accepted_before && write.fence < w.accepted_before->fence) {
         ++stale_writes_accepted_;
-        processes_.add(write.process);
-        processes_.add(w.accepted_before->process);
+        count_violation({write.process, w.accepted_before->process});
         const Stamp& earlier = *w.accepted_before;
         add_violation(event.key, "write", earlier, write,
                       key_prefix(event.key) + "the resource accepted a write with fence " +
@@ -128,7 +126,7 @@ void FencingCheck::on_write(const Event& event) {
 
 void FencingCheck::add_violation(const std::string& key, const char* what, const Stamp& earlier,
                                  const Stamp& later, std::string message) {
-    if (violations_.size() >= max_violations_)
+    if (!witness_wanted())
         return;
     const auto stamp_json = [](const Stamp& s) {
         return json{{"process", s.process},
@@ -137,17 +135,15 @@ void FencingCheck::add_violation(const std::string& key, const char* what, const
                     {"time_ns", s.time_ns},
                     {"index", s.index}};
     };
-    violations_.push_back(json{{"kind", "fencing"},
-                               {"key", key},
-                               {"message", std::move(message)},
-                               {"witness",
-                                {{"key", key},
-                                 {"what", what},
-                                 {"earlier", stamp_json(earlier)},
-                                 {"later", stamp_json(later)}}}});
+    list_witness(json{{"kind", "fencing"},
+                      {"key", key},
+                      {"message", std::move(message)},
+                      {"witness",
+                       {{"key", key},
+                        {"what", what},
+                        {"earlier", stamp_json(earlier)},
+                        {"later", stamp_json(later)}}}});
 }
-
-void FencingCheck::finish(std::int64_t /*end_time_ns*/) {}
 
 json FencingCheck::result() const {
     if (grants_with_fence_ == 0 && writes_with_fence_ == 0 && saves_ == 0)

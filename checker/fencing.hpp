@@ -21,21 +21,16 @@
 
 namespace lockbench::checker {
 
-class FencingCheck {
+// A violation's witness: {"key", "what": "grant"|"write", "earlier": {...}, "later": {...}}.
+class FencingCheck final : public StreamingCheck {
   public:
     explicit FencingCheck(std::size_t max_violations = 100);
 
-    void on_event(const Event& event);
-    void finish(std::int64_t end_time_ns);
-
+    void on_event(const Event& event) override;
     // checks.fencing: {"valid", "violations", "processes", "saves", "saved_processes" (whose stale
     // writes were rejected), "grants_with_fence", "grants_without_fence", "repeated_fences",
     // "writes_with_fence", "stale_writes_accepted"}.
-    nlohmann::json result() const;
-    // Up to max_violations entries {"kind": "fencing", "key", "message", "witness"}, witness
-    // {"key", "what": "grant"|"write", "earlier": {...}, "later": {...}}.
-    nlohmann::json violations() const { return violations_; }
-    std::uint64_t violation_count() const { return repeated_fences_ + stale_writes_accepted_; }
+    nlohmann::json result() const override;
     // Called with each stale write the resource rejected (its `fail` event), as it is seen.
     void on_save(std::function<void(const Event&)> callback) { on_save_ = std::move(callback); }
 
@@ -64,16 +59,13 @@ class FencingCheck {
     void add_violation(const std::string& key, const char* what, const Stamp& earlier,
                        const Stamp& later, std::string message);
 
-    std::size_t max_violations_;
     HoldNesting nesting_;
     std::unordered_map<std::string, KeyFences> keys_;
     PerProcess<WriteInFlight> writes_;
     // Per process with an acquire in flight: the highest grant completed before it began.
     PerProcess<Stamp> granted_before_;
-    ProcessSet processes_;
     ProcessSet saved_processes_;
     std::function<void(const Event&)> on_save_;
-    nlohmann::json violations_ = nlohmann::json::array();
     std::uint64_t grants_with_fence_ = 0;
     std::uint64_t grants_without_fence_ = 0;
     std::uint64_t repeated_fences_ = 0;

@@ -286,54 +286,45 @@ TEST(HistoryReader, AnAcquireOkCarriesTheLeaseApplied) {
         "between 0 and 10^12");
 }
 
-TEST(HistoryReader, BadTypeNamesTheField) {
-    const auto e = error_of(std::string(kAcquireInvoke) +
-                            R"({"index":1,"type":"done","process":0,"f":"acquire","time":2})");
-    EXPECT_EQ(e.line(), 2u);
-    EXPECT_STREQ(e.what(), "line 2: field `type` must be one of invoke, ok, fail, info");
-}
-
-TEST(HistoryReader, IndexMustIncreaseByOneFromZero) {
-    const auto gap =
-        error_of(std::string(kAcquireInvoke) +
-                 R"({"index":1,"type":"ok","process":0,"f":"acquire","value":null,"time":2}
-{"index":5,"type":"invoke","process":0,"f":"release","value":null,"time":3}
-)");
-    EXPECT_EQ(gap.line(), 3u);
-    EXPECT_STREQ(gap.what(), "line 3: `index` is 5, expected 2");
-
-    const auto late_start =
-        error_of(R"({"index":1,"type":"invoke","process":0,"f":"read","value":null,"time":1})");
-    EXPECT_STREQ(late_start.what(), "line 1: `index` is 1, expected 0");
-}
-
-TEST(HistoryReader, CompletionWithoutInvokeIsAnError) {
-    const auto e =
-        error_of(std::string(kAcquireInvoke) +
-                 R"({"index":1,"type":"ok","process":0,"f":"acquire","value":null,"time":2}
-{"index":2,"type":"ok","process":4,"f":"release","value":null,"time":3}
-)");
-    EXPECT_EQ(e.line(), 3u);
-    EXPECT_STREQ(e.what(), "line 3: process 4 completes `release` but has no operation in flight");
-}
-
-TEST(HistoryReader, SecondInvokeWhileInFlightIsAnError) {
-    const auto e =
-        error_of(std::string(kAcquireInvoke) +
-                 R"({"index":1,"type":"invoke","process":0,"f":"read","value":null,"time":2})");
-    EXPECT_EQ(e.line(), 2u);
-    EXPECT_STREQ(e.what(),
-                 "line 2: process 0 invokes `read` while its `acquire` from line 1 is still in "
-                 "flight");
-}
-
-TEST(HistoryReader, CompletionOfAnotherOperationIsAnError) {
-    const auto e = error_of(std::string(kAcquireInvoke) +
-                            R"({"index":1,"type":"ok","process":0,"f":"read","value":1,"time":2})");
-    EXPECT_EQ(e.line(), 2u);
-    EXPECT_STREQ(e.what(),
-                 "line 2: process 0 completes `read` but its operation in flight is `acquire` "
-                 "from line 1");
+// A line out of place in the stream: the error names its line and what is wrong with it.
+TEST(HistoryReader, ALineOutOfPlaceIsAnErrorNamingTheLine) {
+    struct Case {
+        const char* name;
+        std::string text;
+        std::uint64_t line;
+        const char* what;
+    };
+    const std::string invoke = kAcquireInvoke;
+    const std::string granted =
+        invoke + R"({"index":1,"type":"ok","process":0,"f":"acquire","value":null,"time":2})"
+                 "\n";
+    const Case cases[] = {
+        {"BadTypeNamesTheField",
+         invoke + R"({"index":1,"type":"done","process":0,"f":"acquire","time":2})", 2,
+         "line 2: field `type` must be one of invoke, ok, fail, info"},
+        {"IndexMustIncreaseByOne",
+         granted + R"({"index":5,"type":"invoke","process":0,"f":"release","value":null,"time":3})",
+         3, "line 3: `index` is 5, expected 2"},
+        {"IndexMustStartFromZero",
+         R"({"index":1,"type":"invoke","process":0,"f":"read","value":null,"time":1})", 1,
+         "line 1: `index` is 1, expected 0"},
+        {"CompletionWithoutInvoke",
+         granted + R"({"index":2,"type":"ok","process":4,"f":"release","value":null,"time":3})", 3,
+         "line 3: process 4 completes `release` but has no operation in flight"},
+        {"SecondInvokeWhileInFlight",
+         invoke + R"({"index":1,"type":"invoke","process":0,"f":"read","value":null,"time":2})", 2,
+         "line 2: process 0 invokes `read` while its `acquire` from line 1 is still in flight"},
+        {"CompletionOfAnotherOperation",
+         invoke + R"({"index":1,"type":"ok","process":0,"f":"read","value":1,"time":2})", 2,
+         "line 2: process 0 completes `read` but its operation in flight is `acquire` from line "
+         "1"},
+    };
+    for (const Case& c : cases) {
+        SCOPED_TRACE(c.name);
+        const HistoryError e = error_of(c.text);
+        EXPECT_EQ(e.line(), c.line);
+        EXPECT_STREQ(e.what(), c.what);
+    }
 }
 
 TEST(HistoryReader, MissingAndMistypedFields) {

@@ -9,7 +9,7 @@ namespace lockbench::checker {
 using nlohmann::json;
 
 MutualExclusionCheck::MutualExclusionCheck(std::size_t max_violations)
-    : max_violations_(max_violations) {}
+    : StreamingCheck(max_violations) {}
 
 void MutualExclusionCheck::on_event(const Event& event) {
     switch (op_of(event)) {
@@ -114,12 +114,10 @@ std::optional<MutualExclusionCheck::Released> MutualExclusionCheck::freed_under(
 
 void MutualExclusionCheck::add_violation(const std::string& key, const KeyHolds& holds,
                                          const Hold& earlier, const Hold& later) {
-    ++violation_count_;
+    count_violation({earlier.process, later.process});
     if (observer_)
         observer_->overlap_found(earlier.id, later.id, later.start_ns);
     count_incident(key, earlier, later);
-    processes_.add(earlier.process);
-    processes_.add(later.process);
     const auto released_by = freed_under(holds, earlier);
     if (released_by)
         processes_.add(released_by->process);
@@ -343,7 +341,7 @@ json MutualExclusionCheck::result() const {
                                      .message = message_of(incident)}
                                 .to_json());
     }
-    return json{{"valid", violation_count_ == 0},       {"violations", violation_count_},
+    return json{{"valid", violation_count() == 0},      {"violations", violation_count()},
                 {"processes", processes_.sorted()},     {"holds", holds_},
                 {"nested_grants", nested_grants_},      {"ended_by_crash", ended_by_crash_},
                 {"open_at_end", open_at_end_},          {"incidents", incident_count_},

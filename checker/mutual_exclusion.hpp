@@ -41,13 +41,13 @@ class HoldObserver {
                                std::int64_t at_ns) = 0;
 };
 
-class MutualExclusionCheck {
+class MutualExclusionCheck final : public StreamingCheck {
   public:
     explicit MutualExclusionCheck(std::size_t max_violations = 100);
 
-    void on_event(const Event& event);
-    // Closes the check at the last event's time; holds still open end there.
-    void finish(std::int64_t end_time_ns);
+    void on_event(const Event& event) override;
+    // Holds still open end at the last event's time.
+    void finish(std::int64_t end_time_ns) override;
 
     // checks.mutual_exclusion: {"valid", "violations", "processes" (in any violation), "holds",
     // "nested_grants", "ended_by_crash", "open_at_end", "incidents", "incident_list"}; not
@@ -57,15 +57,14 @@ class MutualExclusionCheck {
     // the first max_violations, each a checker::Incident (checker/incident.hpp, its one writer
     // and reader): "lost_updates" and "fencing_saves" count what followed, as attributed by
     // attribute().
-    nlohmann::json result() const;
+    nlohmann::json result() const override;
     // Up to max_violations entries {"kind": "mutual_exclusion", "key", "message", "witness"},
     // witness {"key", "first": hold, "second": hold, "overlap_ns", "released_by"} with a hold
     // {"process", "token", "mode", "start_ns", "end_ns" (null: open at the end), "start_index"}
     // and released_by {"process", "token", "time_ns", "index"} (or null): another grant's release
     // that completed while the first hold was open, or was in flight when the second began - a
     // late or unowned unlock that may have freed it (T8).
-    nlohmann::json violations() const;
-    std::uint64_t violation_count() const { return violation_count_; }
+    nlohmann::json violations() const override;
 
     // What an incident led to: a write by one of its holders that overwrote an update (the
     // resource check's lost update) or that the fence rejected (the fencing check's save).
@@ -146,7 +145,6 @@ class MutualExclusionCheck {
     static std::string message_of(const IncidentTally& incident);
     void count_incident(const std::string& key, const Hold& earlier, const Hold& later);
 
-    std::size_t max_violations_;
     HoldObserver* observer_ = nullptr;
     HoldNesting nesting_;
     std::unordered_map<std::string, KeyHolds> keys_;
@@ -163,14 +161,12 @@ class MutualExclusionCheck {
     std::unordered_map<std::uint64_t, std::size_t> incident_of_later_;
     std::uint64_t incident_count_ = 0;
     std::uint64_t next_hold_id_ = 0;
-    std::uint64_t violation_count_ = 0;
     std::uint64_t holds_ = 0;
     std::uint64_t nested_grants_ = 0;
     std::uint64_t ended_by_crash_ = 0;
     std::uint64_t open_at_end_ = 0;
     std::int64_t end_time_ns_ = 0;
     bool lock_ops_seen_ = false;
-    ProcessSet processes_;
 };
 
 }  // namespace lockbench::checker

@@ -150,19 +150,23 @@ TEST(MutualExclusion, ReentrantNestingIsOneHoldEndingAtTheLastRelease) {
     }
 }
 
-TEST(MutualExclusion, ACrashEndsTheHold) {
-    MutualExclusionCheck check;
-    run_check(check, granted(1, "k", "a", 10, 20) + event("invoke", 1, "read", "k", "null", 25) +
-                         crashed(1, 30) + granted(2, "k", "b", 40, 50));
-    EXPECT_EQ(check.violation_count(), 0u);
-    EXPECT_EQ(check.result()["ended_by_crash"], 1);
-}
-
-// The lease holder crashes; the lock frees itself when the lease runs out and a waiter gets it.
-// The crashed hold ended at the crash: nothing overlaps.
-TEST(MutualExclusion, ACrashedLeaseHoldersLockGrantedAfterTheLeaseOverlapsNothing) {
-    MutualExclusionCheck check;
-    run_check(check, R"(
+// Holds that end - by a crash, a failed release, a refusal - before the next grant: no overlap,
+// and the result counts the holds as each case says.
+TEST(MutualExclusion, HoldsEndedBeforeTheNextGrantOverlapNothing) {
+    struct Case {
+        const char* name;
+        std::string history;
+        json result_has;
+    };
+    const Case cases[] = {
+        {"ACrashEndsTheHold",
+         granted(1, "k", "a", 10, 20) + event("invoke", 1, "read", "k", "null", 25) +
+             crashed(1, 30) + granted(2, "k", "b", 40, 50),
+         {{"ended_by_crash", 1}}},
+        // The lease holder crashes; the lock frees itself when the lease runs out and a waiter
+        // gets it. The crashed hold ended at the crash.
+        {"ACrashedLeaseHoldersLockGrantedAfterTheLease",
+         R"(
 {"type":"invoke","process":1,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":100000000}
 {"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"a"},"time":200000000}
 {"type":"info","process":"nemesis","f":"crash","value":{"target":1,"client":0},"time":500000000}
@@ -170,19 +174,13 @@ TEST(MutualExclusion, ACrashedLeaseHoldersLockGrantedAfterTheLeaseOverlapsNothin
 {"type":"ok","process":2,"f":"acquire","key":"k0","value":{"token":"b"},"time":820000000}
 {"type":"invoke","process":2,"f":"release","key":"k0","value":{"token":"b"},"time":900000000}
 {"type":"ok","process":2,"f":"release","key":"k0","value":null,"time":910000000}
-)");
-    EXPECT_EQ(check.violation_count(), 0u);
-    EXPECT_EQ(check.result()["holds"], 2);
-    EXPECT_EQ(check.result()["ended_by_crash"], 1);
-    EXPECT_EQ(check.result()["open_at_end"], 0);
-}
-
-// A live holder's release fails (the server was unreachable) and the lease frees the lock; the
-// holder goes on and is granted it again after another process had it. The failed release
-// ended its hold: the client stopped relying on the lock.
-TEST(MutualExclusion, AFailedReleaseOfALeaseLockThenLaterGrantsOverlapNothing) {
-    MutualExclusionCheck check;
-    run_check(check, R"(
+)",
+         {{"holds", 2}, {"ended_by_crash", 1}, {"open_at_end", 0}}},
+        // A live holder's release fails (the server was unreachable) and the lease frees the
+        // lock; the holder goes on and is granted it again after another process had it. The
+        // failed release ended its hold: the client stopped relying on the lock.
+        {"AFailedReleaseOfALeaseLockThenLaterGrants",
+         R"(
 {"type":"invoke","process":1,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":500},"time":100000000}
 {"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"a"},"time":200000000}
 {"type":"invoke","process":1,"f":"release","key":"k0","value":{"token":"a"},"time":300000000}
@@ -195,38 +193,35 @@ TEST(MutualExclusion, AFailedReleaseOfALeaseLockThenLaterGrantsOverlapNothing) {
 {"type":"invoke","process":2,"f":"release","key":"k0","value":{"token":"b"},"time":1000000000}
 {"type":"ok","process":2,"f":"release","key":"k0","value":null,"time":1010000000}
 {"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"c"},"time":1020000000}
-)");
-    EXPECT_EQ(check.violation_count(), 0u);
-    EXPECT_EQ(check.result()["holds"], 3);
-    EXPECT_EQ(check.result()["open_at_end"], 1);
-}
-
-// Seed 001's lock has no lease: after a failed release only the release sent again (by token,
-// under a fresh id) frees it, and then the waiter gets it.
-TEST(MutualExclusion, AFailedReleaseOfALockWithoutLeaseReleasedAgainOverlapsNothing) {
-    MutualExclusionCheck check;
-    run_check(check,
-              granted(1, "k0", "c1-1", 100000000, 200000000) +
-                  release_failed(1, "k0", "c1-1", 400000000, 500000000, "Connection refused") +
-                  refused(2, "k0", 600000000, 700000000) +
-                  released(5, "k0", "c1-1", 1200000000, 1250000000) +
-                  granted(2, "k0", "c2-1", 1300000000, 1350000000));
-    EXPECT_EQ(check.violation_count(), 0u);
-    EXPECT_EQ(check.result()["holds"], 2);
-    EXPECT_EQ(check.result()["open_at_end"], 1);
-}
-
-// A waiter that gives up holds nothing: its refusal and the think time after it overlap no one,
-// and its next attempt is granted only after the holder released.
-TEST(MutualExclusion, AWaiterThatGivesUpHoldsNothing) {
-    MutualExclusionCheck check;
-    run_check(check, granted(1, "k0", "a", 100000000, 200000000) +
-                         refused(2, "k0", 250000000, 310000000) +
-                         in_doubt(2, "acquire", "k0", "null", 320000000, 400000000) +
-                         released(1, "k0", "a", 500000000, 510000000) +
-                         granted(3, "k0", "b", 600000000, 610000000));
-    EXPECT_EQ(check.violation_count(), 0u);
-    EXPECT_EQ(check.result()["holds"], 2);
+)",
+         {{"holds", 3}, {"open_at_end", 1}}},
+        // Seed 001's lock has no lease: after a failed release only the release sent again (by
+        // token, under a fresh id) frees it, and then the waiter gets it.
+        {"AFailedReleaseOfALockWithoutLeaseReleasedAgain",
+         granted(1, "k0", "c1-1", 100000000, 200000000) +
+             release_failed(1, "k0", "c1-1", 400000000, 500000000, "Connection refused") +
+             refused(2, "k0", 600000000, 700000000) +
+             released(5, "k0", "c1-1", 1200000000, 1250000000) +
+             granted(2, "k0", "c2-1", 1300000000, 1350000000),
+         {{"holds", 2}, {"open_at_end", 1}}},
+        // A waiter that gives up holds nothing: its refusal and the think time after it overlap
+        // no one, and its next attempt is granted only after the holder released.
+        {"AWaiterThatGivesUpHoldsNothing",
+         granted(1, "k0", "a", 100000000, 200000000) + refused(2, "k0", 250000000, 310000000) +
+             in_doubt(2, "acquire", "k0", "null", 320000000, 400000000) +
+             released(1, "k0", "a", 500000000, 510000000) +
+             granted(3, "k0", "b", 600000000, 610000000),
+         {{"holds", 2}}},
+    };
+    for (const Case& c : cases) {
+        SCOPED_TRACE(c.name);
+        MutualExclusionCheck check;
+        run_check(check, c.history);
+        EXPECT_EQ(check.violation_count(), 0u);
+        json result = check.result();
+        for (const auto& field : c.result_has.items())
+            EXPECT_EQ(result[field.key()], field.value()) << field.key();
+    }
 }
 
 TEST(MutualExclusion, AHoldOpenAtTheEndOverlapsALaterGrant) {

@@ -6,7 +6,7 @@ namespace lockbench::checker {
 
 using nlohmann::json;
 
-ResourceCheck::ResourceCheck(std::size_t max_violations) : max_violations_(max_violations) {}
+ResourceCheck::ResourceCheck(std::size_t max_violations) : StreamingCheck(max_violations) {}
 
 void ResourceCheck::on_event(const Event& event) {
     switch (op_of(event)) {
@@ -69,16 +69,14 @@ void ResourceCheck::on_write(const Event& event) {
     const bool direct =
         sent.written_before && sent.written_before->index == sent.highest_before->index;
     const Write& overwritten = *sent.highest_before;
-    ++lost_updates_;
+    count_violation({write.process, overwritten.process});
     if (on_lost_update_)
         on_lost_update_(event);
-    processes_.add(write.process);
-    processes_.add(overwritten.process);
     // The write that set the counter back (delivered late, T13) is the one that lost the update.
     const Write* late = !direct && sent.written_before ? &*sent.written_before : nullptr;
     if (late)
         processes_.add(late->process);
-    if (violations_.size() >= max_violations_)
+    if (!witness_wanted())
         return;
     const auto evidence_of = [](const Write& w) {
         return LostUpdateEvidence::Write{
@@ -88,7 +86,7 @@ void ResourceCheck::on_write(const Event& event) {
         .key = event.key, .overwritten = evidence_of(overwritten), .write = evidence_of(write)};
     if (late)
         evidence.late = evidence_of(*late);
-    violations_.push_back(json{
+    list_witness(json{
         {"kind", "resource"},
         {"key", event.key},
         {"message", key_prefix(event.key) + "process " + std::to_string(write.process) + " wrote " +
@@ -104,15 +102,13 @@ void ResourceCheck::on_write(const Event& event) {
         {"witness", evidence.to_json()}});
 }
 
-void ResourceCheck::finish(std::int64_t /*end_time_ns*/) {}
-
 json ResourceCheck::result() const {
-    if (writes_ == 0 && lost_updates_ == 0) {
+    if (writes_ == 0 && violation_count() == 0) {
         return not_applicable(lock_ops_seen_ ? "no write completed while its writer held the lock"
                                              : "the history has no lock operations");
     }
-    return json{{"valid", lost_updates_ == 0},
-                {"violations", lost_updates_},
+    return json{{"valid", violation_count() == 0},
+                {"violations", violation_count()},
                 {"processes", processes_.sorted()},
                 {"reads", reads_},
                 {"writes", writes_},

@@ -30,21 +30,17 @@
 
 namespace lockbench::checker {
 
-class ResourceCheck {
+// A violation's witness: {"key", "overwritten": write, "write": write, "late": write (T13 only:
+// the write delivered late that set the counter back)} with a write {"process", "value",
+// "time_ns", "index"}.
+class ResourceCheck final : public StreamingCheck {
   public:
     explicit ResourceCheck(std::size_t max_violations = 100);
 
-    void on_event(const Event& event);
-    void finish(std::int64_t end_time_ns);
-
-    // checks.resource: {"valid", "violations", "processes", "reads", "writes" (judged, ok),
-    // "unguarded_writes" (outside any hold, not judged), "keys"}.
-    nlohmann::json result() const;
-    // Up to max_violations entries {"kind": "resource", "key", "message", "witness"}, witness
-    // {"key", "overwritten": write, "write": write, "late": write (T13 only: the write delivered
-    // late that set the counter back)} with a write {"process", "value", "time_ns", "index"}.
-    nlohmann::json violations() const { return violations_; }
-    std::uint64_t violation_count() const { return lost_updates_; }
+    void on_event(const Event& event) override;
+    // checks.resource: {"valid", "violations" (each a lost update), "processes", "reads",
+    // "writes" (judged, ok), "unguarded_writes" (outside any hold, not judged), "keys"}.
+    nlohmann::json result() const override;
     // Called with each write found to have lost an update (its `ok` event), as it is found.
     void on_lost_update(std::function<void(const Event&)> callback) {
         on_lost_update_ = std::move(callback);
@@ -66,19 +62,15 @@ class ResourceCheck {
 
     void on_write(const Event& event);
 
-    std::size_t max_violations_;
     std::function<void(const Event&)> on_lost_update_;
     HoldNesting nesting_;
     std::unordered_map<std::string, Write> latest_;   // per key: the last ok write completed
     std::unordered_map<std::string, Write> highest_;  // per key: the highest since the last loss
     PerProcess<WriteInFlight> in_flight_;             // judged writes, by process
-    nlohmann::json violations_ = nlohmann::json::array();
-    ProcessSet processes_;
     bool lock_ops_seen_ = false;
     std::uint64_t reads_ = 0;
     std::uint64_t writes_ = 0;
     std::uint64_t unguarded_writes_ = 0;
-    std::uint64_t lost_updates_ = 0;
 };
 
 }  // namespace lockbench::checker

@@ -3,11 +3,14 @@
 // What the streaming checks (mutual exclusion, fencing, resource, liveness) share: the operation
 // an event belongs to, crash events, and who holds which key counting re-entrant nesting. Each
 // check keeps its own copy of this state so that every check stays a pure function of the history.
+// Mutual exclusion, fencing and resource are also one interface, StreamingCheck, which keeps
+// their violations.
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -283,6 +286,46 @@ class ProcessSet {
 
   private:
     std::unordered_set<std::int64_t> processes_;
+};
+
+// What a caller (check.cpp, the dashboard, the engine's live counts) sees of the checks fed one
+// event at a time - mutual exclusion, fencing, resource - and how each keeps its violations: every
+// one counted, the first max_violations listed as witnesses {"kind", "key", "message", "witness"}
+// (each check's header spells out its witness), and the processes they involve.
+class StreamingCheck {
+  public:
+    virtual ~StreamingCheck() = default;
+
+    virtual void on_event(const Event& event) = 0;
+    // Closes the check at the last event's time. A check that judges each event as it comes has
+    // nothing left to close.
+    virtual void finish(std::int64_t /*end_time_ns*/) {}
+    // checks.<name> of the report.
+    virtual nlohmann::json result() const = 0;
+    // The witnesses listed. Mutual exclusion keeps a list of its own: it patches each hold's end
+    // into its witnesses when the hold ends.
+    virtual nlohmann::json violations() const { return violations_; }
+    std::uint64_t violation_count() const { return violation_count_; }
+
+  protected:
+    explicit StreamingCheck(std::size_t max_violations) : max_violations_(max_violations) {}
+
+    // One more violation; `involved` are the processes it involves.
+    void count_violation(std::initializer_list<std::int64_t> involved) {
+        ++violation_count_;
+        for (std::int64_t process : involved)
+            processes_.add(process);
+    }
+    // Whether the witness of the violation just counted is among the first max_violations.
+    bool witness_wanted() const { return violations_.size() < max_violations_; }
+    void list_witness(nlohmann::json witness) { violations_.push_back(std::move(witness)); }
+
+    std::size_t max_violations_;
+    ProcessSet processes_;
+
+  private:
+    nlohmann::json violations_ = nlohmann::json::array();
+    std::uint64_t violation_count_ = 0;
 };
 
 }  // namespace lockbench::checker

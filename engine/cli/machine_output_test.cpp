@@ -69,26 +69,34 @@ const std::vector<std::string> kSuiteCsvHeader{
     "valid",          "violations", "violation_kinds", "cycles_per_s", "acquire_p50_ms",
     "acquire_p99_ms", "duration_s", "attempts",        "detail",       "dir"};
 
-TEST(MachineOutputTest, RunJsonPrintsSummaryJsonAndTheReportGoesToStderr) {
-    testing::TempDir scratch;
+// The short ad-hoc run printing `format` (--json or --csv): what it printed, and the one result
+// folder it wrote.
+void run_printing(const testing::TempDir& scratch, const std::string& format, Cli& printed,
+                  fs::path& result_dir) {
     const fs::path out = scratch.path() / "results";
-    const Cli r = lockbench(scratch, kRun + " --json --out '" + out.string() + "'");
-    ASSERT_EQ(r.code, 0) << r.err;
+    printed = lockbench(scratch, kRun + " " + format + " --out '" + out.string() + "'");
+    ASSERT_EQ(printed.code, 0) << printed.err;
     const auto dirs = folders(out);
     ASSERT_EQ(dirs.size(), 1u);
-    EXPECT_EQ(json::parse(r.out), json::parse(std::ifstream(dirs[0] / "summary.json")));
+    result_dir = dirs[0];
+}
+
+TEST(MachineOutputTest, RunJsonPrintsSummaryJsonAndTheReportGoesToStderr) {
+    testing::TempDir scratch;
+    Cli r;
+    fs::path dir;
+    ASSERT_NO_FATAL_FAILURE(run_printing(scratch, "--json", r, dir));
+    EXPECT_EQ(json::parse(r.out), json::parse(std::ifstream(dir / "summary.json")));
     EXPECT_EQ(r.err.rfind("lockbench run: adhoc / set_nx_px\n", 0), 0u) << r.err;
-    EXPECT_NE(r.err.find("\nresult      " + dirs[0].string() + "\n"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("\nresult      " + dir.string() + "\n"), std::string::npos) << r.err;
 }
 
 TEST(MachineOutputTest, RunCsvIsAHeaderAndOneRow) {
     testing::TempDir scratch;
-    const fs::path out = scratch.path() / "results";
-    const Cli r = lockbench(scratch, kRun + " --csv --out '" + out.string() + "'");
-    ASSERT_EQ(r.code, 0) << r.err;
-    const auto dirs = folders(out);
-    ASSERT_EQ(dirs.size(), 1u);
-    const json summary = json::parse(std::ifstream(dirs[0] / "summary.json"));
+    Cli r;
+    fs::path dir;
+    ASSERT_NO_FATAL_FAILURE(run_printing(scratch, "--csv", r, dir));
+    const json summary = json::parse(std::ifstream(dir / "summary.json"));
     const auto rows = parse_csv(r.out);
     ASSERT_EQ(rows.size(), 2u) << r.out;
     EXPECT_EQ(rows[0], (std::vector<std::string>{
@@ -114,7 +122,7 @@ TEST(MachineOutputTest, RunCsvIsAHeaderAndOneRow) {
     EXPECT_EQ(column("violations"), "0");
     EXPECT_EQ(column("expected"), "");  // an ad-hoc run expects nothing
     EXPECT_EQ(column("interrupted"), "false");
-    EXPECT_EQ(column("dir"), dirs[0].string());
+    EXPECT_EQ(column("dir"), dir.string());
     EXPECT_EQ(r.err.rfind("lockbench run: adhoc / set_nx_px\n", 0), 0u) << r.err;
 }
 

@@ -54,10 +54,14 @@ std::size_t columns(const std::string& line) {
     return n;
 }
 
-TEST(ScenarioListTest, NamesWhatEachScenarioShowsAndGroupsItsExpectations) {
+// small_scenario_dir's scenarios as `lockbench scenarios` lists them, `width` columns wide.
+std::string small_dir_listed(std::size_t width, bool verbose) {
     testing::TempDir t;
-    const auto scenarios = load_scenarios(small_scenario_dir(t));
-    EXPECT_EQ(format_scenarios(scenarios, 80, false),
+    return format_scenarios(load_scenarios(small_scenario_dir(t)), width, verbose);
+}
+
+TEST(ScenarioListTest, NamesWhatEachScenarioShowsAndGroupsItsExpectations) {
+    EXPECT_EQ(small_dir_listed(80, false),
               "a-fence\n"
               "  At 0.5 s the holder stops.\n"
               "  violates mutual_exclusion, fence saves the data: fenced\n"
@@ -70,9 +74,7 @@ TEST(ScenarioListTest, NamesWhatEachScenarioShowsAndGroupsItsExpectations) {
 }
 
 TEST(ScenarioListTest, VerboseGivesEveryExpectationAsWrittenWrappedBetweenTerms) {
-    testing::TempDir t;
-    const auto scenarios = load_scenarios(small_scenario_dir(t));
-    EXPECT_EQ(format_scenarios(scenarios, 60, true),
+    EXPECT_EQ(small_dir_listed(60, true),
               "a-fence\n"
               "  At 0.5 s the holder stops.\n"
               "  fenced: violates:mutual_exclusion, saves:fencing,\n"

@@ -46,6 +46,11 @@ class ServerDir {
     std::filesystem::path path_;
 };
 
+// A loopback TCP port that was free a moment ago (bind to port 0, read it back).
+int pick_free_port();
+// `n` distinct such ports.
+std::vector<int> pick_free_ports(std::size_t n);
+
 class EmbeddedServer {
   public:
     EmbeddedServer(const EmbeddedServer&) = delete;
@@ -89,6 +94,32 @@ class EmbeddedServer {
             std::this_thread::sleep_for(poll);
         }
         return Start::TimedOut;
+    }
+
+    // Sets `port` to `wanted`, or for 0 to a port picked free, and calls `start` (spawn, then
+    // wait until ready). A picked port can be taken by someone else before the server binds it:
+    // while `port_was_busy(error)` says that is why the start failed, the server is stopped and
+    // started again on a fresh port, at most five times more. A busy port not tried again is an
+    // EnvironmentError "<who>port N is busy"; any other failure is thrown as it is.
+    template <class Start, class PortWasBusy>
+    void start_on_port(int& port, int wanted, const std::string& who, Start start,
+                       PortWasBusy port_was_busy) {
+        const bool pick_port = wanted == 0;
+        for (int attempt = 0;; ++attempt) {
+            port = pick_port ? pick_free_port() : wanted;
+            try {
+                start();
+                return;
+            } catch (const EnvironmentError& e) {
+                const bool busy = port_was_busy(e);
+                stop();
+                if (!(busy && pick_port && attempt < 5)) {
+                    if (busy)
+                        throw EnvironmentError(who + "port " + std::to_string(port) + " is busy");
+                    throw;
+                }
+            }
+        }
     }
 
     ServerDir dir_;  // before process_: the process ends before its folder goes

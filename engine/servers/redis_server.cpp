@@ -42,37 +42,6 @@ std::string find_executable(const std::string& name) {
     throw EnvironmentError(name + " not found in PATH (scripts/bootstrap.sh installs it)");
 }
 
-std::vector<int> pick_free_ports(std::size_t n) {
-    // Every socket stays bound until all are picked: a port just released may be handed out
-    // again at once, and two members of one ensemble on one port is an invalid configuration.
-    std::vector<int> fds, ports;
-    std::string error;
-    while (ports.size() < n && error.empty()) {
-        int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd < 0) {
-            error = std::string("socket: ") + std::strerror(errno);
-            break;
-        }
-        fds.push_back(fd);
-        sockaddr_in addr{};
-        addr.sin_family = AF_INET;
-        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        addr.sin_port = 0;
-        socklen_t len = sizeof addr;
-        if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-            ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-            error = std::string("cannot find a free port: ") + std::strerror(errno);
-            break;
-        }
-        ports.push_back(ntohs(addr.sin_port));
-    }
-    for (int fd : fds)
-        ::close(fd);
-    if (!error.empty())
-        throw EnvironmentError(error);
-    return ports;
-}
-
 ChildProcess start_server_process(const ChildLaunch& launch) {
     try {
         return ChildProcess(launch);
@@ -81,34 +50,21 @@ ChildProcess start_server_process(const ChildLaunch& launch) {
     }
 }
 
-int pick_free_port() {
-    return pick_free_ports(1).front();
-}
-
 RedisServer::RedisServer(RedisServerOptions options)
     : EmbeddedServer(3s), options_(std::move(options)) {
     binary_path_ = find_executable(options_.binary);
     dir_ = ServerDir("redis");
     if (options_.port == 0 && options_.netns_fd >= 0)
         options_.port = options_.sentinel_config.empty() ? 6379 : 26379;
-    const bool pick_port = options_.port == 0;
-    // A picked port can be taken by someone else before redis binds it: try a few.
-    for (int attempt = 0;; ++attempt) {
-        port_ = pick_port ? pick_free_port() : options_.port;
-        try {
+    start_on_port(
+        port_, options_.port, "",
+        [&] {
             spawn();
             wait_ready();
-            return;
-        } catch (const EnvironmentError&) {
-            bool busy = log_tail(20).find("Address already in use") != std::string::npos;
-            stop();
-            if (!(busy && pick_port && attempt < 5)) {
-                if (busy)
-                    throw EnvironmentError("port " + std::to_string(port_) + " is busy");
-                throw;
-            }
-        }
-    }
+        },
+        [&](const EnvironmentError&) {
+            return log_tail(20).find("Address already in use") != std::string::npos;
+        });
 }
 
 void RedisServer::spawn() {

@@ -83,9 +83,5 @@ std::string output_of(const std::vector<std::string>& argv);
 // Starts a server's process; what keeps it from starting (fork, exec) is the machine's:
 // EnvironmentError.
 ChildProcess start_server_process(const ChildLaunch& launch);
-// A loopback TCP port that was free a moment ago (bind to port 0, read it back).
-int pick_free_port();
-// `n` distinct such ports.
-std::vector<int> pick_free_ports(std::size_t n);
 
 }  // namespace lockbench

@@ -73,28 +73,20 @@ ZooKeeperServer::ZooKeeperServer(ZooKeeperServerOptions options)
         spawn();
         return;
     }
-    const bool pick_port = options_.port == 0;
-    for (int attempt = 0;; ++attempt) {
-        port_ = pick_port ? pick_free_port() : options_.port;
-        try {
+    start_on_port(
+        port_, options_.port, "ZooKeeper: ",
+        [&] {
             if (int fd = connect_loopback(port_, 200ms); fd >= 0) {
                 ::close(fd);
                 throw EnvironmentError("port " + std::to_string(port_) + " is busy");
             }
             spawn();
             wait_ready();
-            return;
-        } catch (const EnvironmentError& e) {
-            const bool busy = std::string_view(e.what()).ends_with("is busy") ||
-                              log_tail(50).find("Address already in use") != std::string::npos;
-            stop();
-            if (!(busy && pick_port && attempt < 5)) {
-                if (busy)
-                    throw EnvironmentError("ZooKeeper: port " + std::to_string(port_) + " is busy");
-                throw;
-            }
-        }
-    }
+        },
+        [&](const EnvironmentError& e) {
+            return std::string_view(e.what()).ends_with("is busy") ||
+                   log_tail(50).find("Address already in use") != std::string::npos;
+        });
 }
 
 void ZooKeeperServer::spawn() {
