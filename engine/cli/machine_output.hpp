@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/ci/suite.hpp"
-#include "engine/run/run_summary.hpp"
+#include "engine/results/run_summary.hpp"
 
 namespace lockbench::cli {
 
