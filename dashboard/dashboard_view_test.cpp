@@ -312,7 +312,7 @@ TEST_F(DashboardViewTest, TimelineDrawsTheKnownViolationInRedAndZoomsToIt) {
     EXPECT_GE(red_items(v), 1);
 
     // The run opens at its story: the first incident is selected and the timeline shows it.
-    const RunSummary& opened =
+    const SummaryView& opened =
         *w->scan()
              .runs[static_cast<std::size_t>(run_index(*w, "set_nx_px", "short-lease"))]
              .summary;

@@ -271,7 +271,7 @@ void MainWindow::reload() {
         if (!r.in_progress && r.scenario() == old_scenario_of_run &&
             (old_strategy == "?" || r.strategy() == old_strategy))
             successor = idx;
-        if (r.summary && !r.summary->violations.empty())
+        if (r.summary && !r.summary->verdict.witnesses.empty())
             with_violations = idx;
     }
     if (same >= 0) {
@@ -304,7 +304,7 @@ int MainWindow::preferredRun(const std::string& scenario) const {
         if (r.scenario() != scenario)
             continue;
         newest = static_cast<int>(i);
-        if (r.summary && !r.summary->violations.empty())
+        if (r.summary && !r.summary->verdict.witnesses.empty())
             with_violations = newest;
     }
     return with_violations >= 0 ? with_violations : newest;
@@ -430,7 +430,7 @@ void MainWindow::showLoaded(int index, const Loaded& loaded) {
     const Run& run = scan_.runs[static_cast<std::size_t>(index)];
     if (loaded.timeline) {
         std::vector<FaultWindow> faults =
-            run.summary ? run.summary->faults : std::vector<FaultWindow>{};
+            run.summary ? run.summary->fault_windows : std::vector<FaultWindow>{};
         timeline_->setTimeline(loaded.timeline, qs(run.strategy()), faults);
     } else {
         // A broken history must leave a usable window: say which file and line, draw nothing.
@@ -524,7 +524,7 @@ void MainWindow::fillViolations() {
         if (run.summary->incident_count > incidents.size())
             add(tr("… %1 incidents in all").arg(run.summary->incident_count), none, 0);
         // The checker's own sentences (time, key, processes, tokens), then its exact count.
-        const auto& vs = run.summary->violations;
+        const auto& vs = run.summary->verdict.witnesses;
         for (std::size_t i = 0; i < vs.size(); ++i) {
             QString kind = qs(vs[i].kind).replace('_', ' ');
             QString what =
@@ -581,8 +581,8 @@ void MainWindow::violationSelected(int row) {
             zoomToIncident(index);
             break;
         case from_checker: {
-            const Violation& v =
-                scan_.runs[static_cast<std::size_t>(current_run_)].summary->violations[index];
+            const Violation& v = scan_.runs[static_cast<std::size_t>(current_run_)]
+                                     .summary->verdict.witnesses[index];
             if (auto w = witness_window(v.evidence)) {
                 timeline_->zoomTo(w->first, w->second, witness_processes(v.evidence));
                 break;
@@ -634,13 +634,15 @@ void MainWindow::updateLiveSummary() {
     if (current_run_ < 0 || !t)
         return;
     Run& run = scan_.runs[static_cast<std::size_t>(current_run_)];
-    RunSummary s;
+    lockbench::RunSummary s;
     s.strategy = run.strategy() == "?" ? "live" : run.strategy();
     s.scenario = run.scenario();
     s.duration_s = static_cast<double>(t->end_ns) / 1e9;
-    for (std::size_t i = 0; i < t->cycles_per_s.size(); ++i)
-        s.timeseries.push_back({static_cast<double>(i), t->cycles_per_s[i], 0});
-    run.summary = std::move(s);
+    for (std::size_t i = 0; i < t->cycles_per_s.size(); ++i) {
+        s.timeseries.push_back(
+            {.t = i, .cycles = static_cast<std::uint64_t>(t->cycles_per_s[i]), .errors = 0});
+    }
+    run.summary = view_of(std::move(s), run.name);
     refreshCharts();
 }
 

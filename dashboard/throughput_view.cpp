@@ -54,7 +54,7 @@ void ThroughputView::setRuns(const std::vector<const Run*>& runs, const QString&
         max_t = std::max(max_t, run->summary->duration_s);
         for (const TimePoint& p : run->summary->rate_series())
             max_y = std::max(max_y, p.cycles);
-        for (const FaultWindow& f : run->summary->faults)
+        for (const FaultWindow& f : run->summary->fault_windows)
             max_t = std::max(max_t, f.end_s);
     }
     x_->setRange(0, max_t);
@@ -69,7 +69,7 @@ void ThroughputView::setRuns(const std::vector<const Run*>& runs, const QString&
     for (const Run* run : runs) {
         if (!run->summary)
             continue;
-        for (const FaultWindow& f : run->summary->faults) {
+        for (const FaultWindow& f : run->summary->fault_windows) {
             if (!seen.insert({f.start_s, f.end_s, f.label()}).second)
                 continue;
             auto* upper = new QLineSeries;
@@ -96,7 +96,7 @@ void ThroughputView::setRuns(const std::vector<const Run*>& runs, const QString&
     for (const Run* run : runs) {
         if (!run->summary)
             continue;
-        const RunSummary& s = *run->summary;
+        const SummaryView& s = *run->summary;
         auto* line = new QLineSeries;
         QString strategy = QString::fromStdString(s.strategy);
         line->setName(strategy);

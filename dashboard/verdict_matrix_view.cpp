@@ -87,7 +87,7 @@ RunCell cell_of(const Run& r) {
         c.outcome = VerdictMatrixView::tr("unreadable summary");
         return c;
     }
-    const RunSummary& s = *r.summary;
+    const SummaryView& s = *r.summary;
     switch (s.validity) {
         case Validity::valid:
             c.state = Cell::safe;
@@ -228,7 +228,7 @@ void VerdictMatrixView::setRuns(const std::vector<Run>& runs) {
                         tr("\n%n violation(s)", "", static_cast<int>(r.summary->violation_count));
                 }
                 if (r.summary && !r.in_progress) {
-                    const RunSummary& s = *r.summary;
+                    const SummaryView& s = *r.summary;
                     if (mark != Mark::expected && s.expected)
                         text += tr("\nexpected %1").arg(QString::fromStdString(*s.expected));
                     tip += tr("\noutcome: %1").arg(QString::fromStdString(s.outcome()));
@@ -238,13 +238,13 @@ void VerdictMatrixView::setRuns(const std::vector<Run>& runs) {
                     if (mark == Mark::no_expectation)
                         tip += tr("\n– : no expectation (the scenario states none for %1)")
                                    .arg(QString::fromStdString(s.strategy));
-                    for (const std::string& reason : s.unknown_reasons)
+                    for (const std::string& reason : s.verdict.unknown_reasons)
                         tip += tr("\nunknown: %1").arg(QString::fromStdString(reason));
-                    if (s.server_us_per_cycle && s.engine_us_per_cycle) {
+                    if (s.server_us_per_cycle() && s.engine_us_per_cycle()) {
                         tip += tr("\nCPU per cycle: server %1 µs, engine %2 µs; bottleneck: %3")
-                                   .arg(*s.server_us_per_cycle, 0, 'f', 1)
-                                   .arg(*s.engine_us_per_cycle, 0, 'f', 1)
-                                   .arg(QString::fromStdString(s.bottleneck));
+                                   .arg(*s.server_us_per_cycle(), 0, 'f', 1)
+                                   .arg(*s.engine_us_per_cycle(), 0, 'f', 1)
+                                   .arg(QString::fromStdString(s.bottleneck().value_or("")));
                     }
                 }
                 item->setText(text);
