@@ -332,42 +332,6 @@ Run load_run(const fs::path& dir) {
     return run;
 }
 
-std::size_t Ramp::point_count() const {
-    std::size_t n = 0;
-    for (const auto& [strategy, points] : curves)
-        n += points.size();
-    return n;
-}
-
-Ramp parse_ramp(const json& j) {
-    Reader top = reader_of(j, "");
-    Ramp ramp;
-    ramp.scenario = top.string("scenario", "");
-    Reader curves = nested(top, "curves");
-    static const json none = json::object();
-    const json* all = j.contains("curves") && j["curves"].is_object() ? &j["curves"] : &none;
-    for (const auto& [strategy, points] : all->items()) {
-        const std::string path = "/curves/" + strategy;
-        const json& list = *curves.find(strategy);
-        (void)points;
-        if (!list.is_array())
-            throw std::runtime_error(path + ": must be an array");
-        auto& out = ramp.curves[strategy];
-        for (std::size_t i = 0; i < list.size(); ++i) {
-            Reader r = reader_of(list[i], path + "/" + std::to_string(i));
-            RampPoint p;
-            p.clients = static_cast<int>(r.required_number("clients", 1));
-            p.cycles_per_s = r.required_number("cycles_per_s", 0);
-            p.acquire_p50_ms = r.required_number("acquire_p50_ms", 0);
-            p.acquire_p99_ms = r.required_number("acquire_p99_ms", 0);
-            Reader fairness = nested(r, "fairness");
-            p.jain_index = fairness.optional_number("jain_index", 0, 1);
-            out.push_back(p);
-        }
-    }
-    return ramp;
-}
-
 const CompareCell* Comparison::cell(const std::string& strategy, std::size_t column,
                                     std::size_t row) const {
     const std::size_t columns = sweep.empty() ? 1 : sweep[0].values.size();
@@ -469,6 +433,27 @@ void add_comparison(const fs::path& dir, const std::string& name, ResultsScan& s
     }
 }
 
+// Reads dir/ramp.json through RampFile's one reader into `scan`, or says why not, naming the
+// file as `origin`.
+void add_ramp(const fs::path& dir, const std::string& name, const std::string& origin,
+              ResultsScan& scan) {
+    try {
+        std::ifstream in(dir / "ramp.json");
+        if (!in)
+            throw RampError(origin + ": cannot read");
+        Ramp ramp;
+        static_cast<lockbench::RampFile&>(ramp) =
+            lockbench::RampFile::from_json(json::parse(in), origin);
+        ramp.dir = dir;
+        ramp.name = name;
+        scan.ramps.push_back(std::move(ramp));
+    } catch (const RampError& e) {
+        scan.errors.push_back(e.what());
+    } catch (const json::exception& e) {
+        scan.errors.push_back(origin + ": " + e.what());
+    }
+}
+
 std::string folder_name_of(const fs::path& dir) {
     fs::path p = fs::absolute(dir).lexically_normal();
     if (p.filename().empty())  // "x/" normalises to an empty last component
@@ -488,17 +473,7 @@ ResultsScan scan_results(const fs::path& dir) {
     }
     if (fs::exists(dir / "ramp.json", ec)) {
         // A ramp's own folder: its point runs are the curve's points, as in a results folder.
-        try {
-            std::ifstream in(dir / "ramp.json");
-            if (!in)
-                throw std::runtime_error("cannot read ramp.json");
-            Ramp ramp = parse_ramp(json::parse(in));
-            ramp.dir = dir;
-            ramp.name = folder_name_of(dir);
-            scan.ramps.push_back(std::move(ramp));
-        } catch (const std::exception& e) {
-            scan.errors.push_back((dir / "ramp.json").string() + ": " + e.what());
-        }
+        add_ramp(dir, folder_name_of(dir), (dir / "ramp.json").string(), scan);
         return scan;
     }
     const bool comparison_folder = fs::exists(dir / "compare.json", ec);
@@ -529,17 +504,7 @@ ResultsScan scan_results(const fs::path& dir) {
             continue;  // a ramp still running: its curves appear when it is done
         if (name.starts_with("ramp-")) {
             // A ramp's runs are its points, seen on its curves, not in the verdict matrix.
-            try {
-                std::ifstream in(f / "ramp.json");
-                if (!in)
-                    throw std::runtime_error("cannot read ramp.json");
-                Ramp ramp = parse_ramp(json::parse(in));
-                ramp.dir = f;
-                ramp.name = name;
-                scan.ramps.push_back(std::move(ramp));
-            } catch (const std::exception& e) {
-                scan.errors.push_back(name + "/ramp.json: " + e.what());
-            }
+            add_ramp(f, name, name + "/ramp.json", scan);
             continue;
         }
         if (name.starts_with(".tmp-compare-") || name.starts_with(".tmp-repeat-"))

@@ -17,6 +17,7 @@
 
 #include "checker/incident.hpp"
 #include "checker/report.hpp"
+#include "engine/results/ramp_file.hpp"
 #include "engine/results/run_summary.hpp"
 
 namespace lockbench::dashboard {
@@ -107,26 +108,11 @@ struct Run {
     std::filesystem::path history_path() const { return dir / "history.jsonl"; }
 };
 
-// One point of a `lockbench run --clients-ramp` curve (ramp.json).
-struct RampPoint {
-    int clients = 0;
-    double cycles_per_s = 0;
-    double acquire_p50_ms = 0;
-    double acquire_p99_ms = 0;
-    std::optional<double> jain_index;  // none when no cycle completed
-};
-
-struct Ramp {
+// A `lockbench run --clients-ramp` folder: its ramp.json as lockbench::RampFile read it.
+struct Ramp : lockbench::RampFile {
     std::filesystem::path dir;
     std::string name;  // folder name
-    std::string scenario;
-    std::map<std::string, std::vector<RampPoint>> curves;  // strategy -> points, by clients
-
-    std::size_t point_count() const;
 };
-
-// Throws std::runtime_error naming the JSON path.
-Ramp parse_ramp(const nlohmann::json& j);
 
 // One strategy at one setting of a comparison (`lockbench compare`, `run --repeat`): compare.json's
 // settings[i].strategies[name], read tolerantly.

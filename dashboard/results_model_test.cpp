@@ -162,27 +162,6 @@ TEST(ResultsModelTest, AnOlderSummaryReadsOrNamesTheFieldItLacks) {
     }
 }
 
-TEST(ResultsModelTest, ARampsCurvesAreReadAndItsFaultsNamed) {
-    const Ramp ramp = parse_ramp(json::parse(R"({"scenario": "baseline", "curves": {
-        "fenced": [{"clients": 1, "cycles_per_s": 600, "acquire_p50_ms": 0.03,
-                    "acquire_p99_ms": 0.08, "fairness": {"jain_index": 1.0}},
-                   {"clients": 4, "cycles_per_s": 1000, "acquire_p50_ms": 0.05,
-                    "acquire_p99_ms": 20, "fairness": {"jain_index": null}}]}})"));
-    EXPECT_EQ(ramp.scenario, "baseline");
-    ASSERT_EQ(ramp.curves.at("fenced").size(), 2u);
-    EXPECT_EQ(ramp.curves.at("fenced")[1].clients, 4);
-    EXPECT_DOUBLE_EQ(ramp.curves.at("fenced")[1].acquire_p99_ms, 20);
-    EXPECT_EQ(ramp.curves.at("fenced")[0].jain_index, 1.0);
-    EXPECT_FALSE(ramp.curves.at("fenced")[1].jain_index);
-    try {
-        parse_ramp(json::parse(R"({"curves": {"fenced": [{"clients": 1}]}})"));
-        ADD_FAILURE() << "a point without throughput was accepted";
-    } catch (const std::runtime_error& e) {
-        EXPECT_NE(std::string(e.what()).find("/curves/fenced/0/cycles_per_s"), std::string::npos)
-            << e.what();
-    }
-}
-
 TEST(ResultsModelTest, WrongTypesNameTheFileAndTheirPath) {
     json j = sample_summary();
     j["latency_ms"]["acquire"]["p50"] = "fast";
@@ -215,6 +194,54 @@ class ResultsFolderTest : public ::testing::Test {
     lockbench::testing::TempDir scratch_;
     const fs::path& dir_ = scratch_.path();
 };
+
+// A ramp of one strategy at 1 and 4 clients, as its ramp.json has it.
+lockbench::RampFile sample_ramp() {
+    lockbench::RampFile ramp{.scenario = "baseline", .clients = {1, 4}, .duration_s = 1};
+    ramp.curves["fenced"] = {{.clients = 1,
+                              .cycles_per_s = 600,
+                              .acquire_p50_ms = 0.03,
+                              .acquire_p99_ms = 0.08,
+                              .fairness = {.clients = 1,
+                                           .cycles_min = 600,
+                                           .cycles_median = 600,
+                                           .cycles_max = 600,
+                                           .jain_index = 1.0},
+                              .run = "20260101T000000Z-baseline"},
+                             {.clients = 4,
+                              .cycles_per_s = 1000,
+                              .acquire_p50_ms = 0.05,
+                              .acquire_p99_ms = 20,
+                              .fairness = {.clients = 4},
+                              .run = "20260101T000001Z-baseline"}};
+    return ramp;
+}
+
+TEST_F(ResultsFolderTest, ARampsCurvesAreReadThroughItsOneReader) {
+    write("ramp-20260101T000000Z-baseline/ramp.json", sample_ramp().to_json().dump());
+    const ResultsScan scan = scan_results(dir_);
+    EXPECT_TRUE(scan.errors.empty()) << scan.errors.front();
+    ASSERT_EQ(scan.ramps.size(), 1u);
+    const Ramp& ramp = scan.ramps[0];
+    EXPECT_EQ(ramp.name, "ramp-20260101T000000Z-baseline");
+    EXPECT_EQ(ramp.scenario, "baseline");
+    EXPECT_EQ(ramp.point_count(), 2u);
+    ASSERT_EQ(ramp.curves.at("fenced").size(), 2u);
+    EXPECT_EQ(ramp.curves.at("fenced")[1].clients, 4);
+    EXPECT_DOUBLE_EQ(ramp.curves.at("fenced")[1].acquire_p99_ms, 20);
+    EXPECT_EQ(ramp.curves.at("fenced")[0].fairness.jain_index, 1.0);
+    EXPECT_FALSE(ramp.curves.at("fenced")[1].fairness.jain_index);
+}
+
+TEST_F(ResultsFolderTest, ARampPointWithoutThroughputIsAnErrorNamingItsPath) {
+    json ramp = sample_ramp().to_json();
+    ramp["curves"]["fenced"][0].erase("cycles_per_s");
+    write("ramp-20260101T000000Z-baseline/ramp.json", ramp.dump());
+    const ResultsScan scan = scan_results(dir_);
+    EXPECT_TRUE(scan.ramps.empty());
+    EXPECT_EQ(scan.errors, std::vector<std::string>{"ramp-20260101T000000Z-baseline/ramp.json: "
+                                                    "/curves/fenced/0/cycles_per_s: missing"});
+}
 
 TEST_F(ResultsFolderTest, ScansRunsInStartOrderWithInProgressLast) {
     write("20260101T000002Z-b/summary.json", sample_summary().dump());
