@@ -15,8 +15,9 @@ using json = nlohmann::json;
 
 namespace {
 
-// Lenient: summaries gain fields (ignored here) and older ones lack some, or say null for "not
-// reported" (read as absent); a field that is there must have its type.
+// compare.json's reader, lenient: the file gains fields (ignored here) and older ones lack some,
+// or say null for "not reported" (read as absent); a field that is there must have its type.
+// (summary.json and ramp.json are read by their one strict reader, in engine/results.)
 using Reader = json_input::JsonObject<std::runtime_error>;
 
 Reader reader_of(const json& j, const std::string& path) {
