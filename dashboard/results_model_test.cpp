@@ -50,30 +50,30 @@ json sample_summary() {
     return sample_run().to_json();
 }
 
-SummaryView read(const json& j) {
+SummaryView read_view(const json& j) {
     return read_summary(j, "r/summary.json");
 }
 
 TEST(ResultsModelTest, ReadsTheServerCostWhereTheSummaryHasIt) {
     // A summary from before server_cost: nothing to show, no problem.
-    const SummaryView old = read(sample_summary());
+    const SummaryView old = read_view(sample_summary());
     EXPECT_EQ(old.server_us_per_cycle(), std::nullopt);
     EXPECT_EQ(old.engine_us_per_cycle(), std::nullopt);
     EXPECT_EQ(old.bottleneck(), std::nullopt);
     lockbench::RunSummary run = sample_run();
     run.server_cost = json::parse(R"({"cycles": 300, "total": {"cpu_us_per_cycle": 12.5},
         "engine": {"cpu_us_per_cycle": 30.25}, "bottleneck": {"side": "engine"}})");
-    const SummaryView s = read(run.to_json());
+    const SummaryView s = read_view(run.to_json());
     EXPECT_EQ(s.server_us_per_cycle(), 12.5);
     EXPECT_EQ(s.engine_us_per_cycle(), 30.25);
     EXPECT_EQ(s.bottleneck(), "engine");
     // No server measured: total is null.
     (*run.server_cost)["total"] = nullptr;
-    EXPECT_EQ(read(run.to_json()).server_us_per_cycle(), std::nullopt);
+    EXPECT_EQ(read_view(run.to_json()).server_us_per_cycle(), std::nullopt);
 }
 
 TEST(ResultsModelTest, ReadsEveryFieldTheDashboardDraws) {
-    SummaryView s = read(sample_summary());
+    SummaryView s = read_view(sample_summary());
     EXPECT_EQ(s.strategy, "set_nx_px");
     EXPECT_EQ(s.scenario, "pause");
     EXPECT_DOUBLE_EQ(s.cycles_per_s, 120.0);
@@ -89,7 +89,7 @@ TEST(ResultsModelTest, ReadsEveryFieldTheDashboardDraws) {
     EXPECT_EQ(s.met_expectation(), std::nullopt);
     lockbench::RunSummary met = sample_run();
     met.as_expected = true;
-    EXPECT_EQ(read(met.to_json()).met_expectation(), std::optional<bool>(true));
+    EXPECT_EQ(read_view(met.to_json()).met_expectation(), std::optional<bool>(true));
 }
 
 // The targets as the engine's nemesis writes them (NemesisContext::open_window), in words.
@@ -99,7 +99,7 @@ TEST(ResultsModelTest, FaultLabelsAreWordsFromTheFaultsFieldsNotJson) {
         run.faults = json::array({{{"fault", fault}, {"start_s", 1}, {"end_s", 2}}});
         if (target)
             run.faults[0]["target"] = json::parse(target);
-        return read(run.to_json()).fault_windows.at(0).label();
+        return read_view(run.to_json()).fault_windows.at(0).label();
     };
     EXPECT_EQ(label("pause-client", R"({"client":1,"process":1})"), "pause client 1 (process 1)");
     EXPECT_EQ(label("pause-client", R"({"holder":"k0"})"), "pause client the holder of k0");
@@ -117,19 +117,19 @@ TEST(ResultsModelTest, FaultLabelsAreWordsFromTheFaultsFieldsNotJson) {
 // The checker keeps at most 100 witnesses per check but counts every violation; the matrix shows
 // the count, not the length of the witness list.
 TEST(ResultsModelTest, ViolationCountIsTheCheckersCountNotTheWitnessList) {
-    EXPECT_EQ(read(sample_summary()).violation_count, 1u);
+    EXPECT_EQ(read_view(sample_summary()).violation_count, 1u);
     lockbench::RunSummary run = sample_run();
     run.verdict.checks = {{"mutual_exclusion", {{"valid", false}, {"violations", 4000}}},
                           {"resource", {{"valid", false}, {"violations", 12}}},
                           {"fencing", {{"valid", true}, {"violations", 0}}}};
-    const SummaryView s = read(run.to_json());
+    const SummaryView s = read_view(run.to_json());
     EXPECT_EQ(s.verdict.witnesses.size(), 1u);
     EXPECT_EQ(s.violation_count, 4012u);
     EXPECT_EQ(s.outcome(), "violates:mutual_exclusion,resource");
 }
 
 TEST(ResultsModelTest, PartialLastBucketIsScaledAndSliversDropped) {
-    SummaryView s = read(sample_summary());
+    SummaryView s = read_view(sample_summary());
     auto rate = s.rate_series();
     ASSERT_EQ(rate.size(), 3u);
     EXPECT_DOUBLE_EQ(rate[2].cycles, 100.0);  // 50 cycles in the last 0.5 s
@@ -145,7 +145,7 @@ TEST(ResultsModelTest, AnOlderSummaryReadsOrNamesTheFieldItLacks) {
     before_connections.erase("notes");
     before_connections.erase("expected");
     before_connections.erase("as_expected");
-    const SummaryView s = read(before_connections);
+    const SummaryView s = read_view(before_connections);
     EXPECT_EQ(s.connections_mode, "per-client");
     EXPECT_EQ(s.connections_per_server, 4);
     EXPECT_TRUE(s.notes.empty());
@@ -155,7 +155,7 @@ TEST(ResultsModelTest, AnOlderSummaryReadsOrNamesTheFieldItLacks) {
     json before_fairness = sample_summary();
     before_fairness.erase("fairness");
     try {
-        read(before_fairness);
+        read_view(before_fairness);
         FAIL() << "a summary without fairness was read";
     } catch (const SummaryError& e) {
         EXPECT_STREQ(e.what(), "r/summary.json: /fairness: missing");
@@ -166,7 +166,7 @@ TEST(ResultsModelTest, WrongTypesNameTheFileAndTheirPath) {
     json j = sample_summary();
     j["latency_ms"]["acquire"]["p50"] = "fast";
     try {
-        read(j);
+        read_view(j);
         FAIL() << "no error";
     } catch (const SummaryError& e) {
         EXPECT_STREQ(e.what(),
@@ -175,7 +175,7 @@ TEST(ResultsModelTest, WrongTypesNameTheFileAndTheirPath) {
 }
 
 TEST(ResultsModelTest, WitnessWindowAndProcessesFromAnyShape) {
-    const SummaryView s = read(sample_summary());
+    const SummaryView s = read_view(sample_summary());
     auto w = witness_window(s.verdict.witnesses[0].evidence);
     ASSERT_TRUE(w.has_value());
     EXPECT_EQ(w->first, 100);

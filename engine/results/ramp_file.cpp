@@ -8,7 +8,7 @@ using nlohmann::json;
 
 namespace {
 
-using Fields = json_input::JsonObject<RampError>;
+using RampFields = json_input::JsonObject<RampError>;
 using result_fields::required_int;
 
 json point_json(const RampPoint& p) {
@@ -23,7 +23,7 @@ json point_json(const RampPoint& p) {
 }
 
 RampPoint read_point(const json& j, const std::string& origin, const std::string& path) {
-    Fields f(j, origin, path);
+    RampFields f(j, origin, path);
     return {.clients = required_int(f, "clients"),
             .cycles_per_s = f.required_number("cycles_per_s", 0),
             .acquire_p50_ms = f.required_number("acquire_p50_ms", 0),
@@ -34,9 +34,9 @@ RampPoint read_point(const json& j, const std::string& origin, const std::string
             .run = f.required_string("run")};
 }
 
-std::map<std::string, std::vector<RampPoint>> read_curves(Fields& top) {
+std::map<std::string, std::vector<RampPoint>> read_curves(RampFields& top) {
     const json& curves = top.require("curves");
-    const Fields curves_object(curves, top.origin(), "/curves");  // an object, or the path
+    const RampFields curves_object(curves, top.origin(), "/curves");  // an object, or the path
     std::map<std::string, std::vector<RampPoint>> out;
     for (const auto& [strategy, points] : curves.items()) {
         const std::string path = "/curves/" + strategy;
@@ -49,7 +49,7 @@ std::map<std::string, std::vector<RampPoint>> read_curves(Fields& top) {
     return out;
 }
 
-std::vector<int> read_clients(Fields& top) {
+std::vector<int> read_clients(RampFields& top) {
     const json& list = top.required_array("clients");
     std::vector<int> out;
     for (std::size_t i = 0; i < list.size(); ++i) {
@@ -61,13 +61,13 @@ std::vector<int> read_clients(Fields& top) {
     return out;
 }
 
-std::vector<RampFailure> read_failed(Fields& top) {
+std::vector<RampFailure> read_failed(RampFields& top) {
     std::vector<RampFailure> out;
     const json* failed = top.optional_array("failed");
     if (!failed)
         return out;
     for (std::size_t i = 0; i < failed->size(); ++i) {
-        Fields f((*failed)[i], top.origin(), "/failed/" + std::to_string(i));
+        RampFields f((*failed)[i], top.origin(), "/failed/" + std::to_string(i));
         out.push_back({.strategy = f.required_string("strategy"),
                        .clients = required_int(f, "clients"),
                        .error = f.required_string("error"),
@@ -76,11 +76,11 @@ std::vector<RampFailure> read_failed(Fields& top) {
     return out;
 }
 
-std::optional<RampCutShort> read_cut_short(Fields& top) {
+std::optional<RampCutShort> read_cut_short(RampFields& top) {
     const json* cut = top.optional_object("interrupted_point");
     if (!cut)
         return std::nullopt;
-    Fields f(*cut, top.origin(), "/interrupted_point");
+    RampFields f(*cut, top.origin(), "/interrupted_point");
     return RampCutShort{.strategy = f.required_string("strategy"),
                         .clients = required_int(f, "clients"),
                         .run = f.required_string("run")};
@@ -122,7 +122,7 @@ json RampFile::to_json() const {
 }
 
 RampFile RampFile::from_json(const json& j, const std::string& origin) {
-    Fields top(j, origin, "");
+    RampFields top(j, origin, "");
     RampFile ramp;
     ramp.scenario = top.required_string("scenario");
     ramp.clients = read_clients(top);
