@@ -85,7 +85,103 @@ QTableWidget* CompareView::heatMap(const std::string& strategy) const {
     return it == maps_.end() ? nullptr : it->second;
 }
 
+namespace {
+
+// "name: scenario, 2 strategies × 5 runs each", what the table sums, and the reading.
+QString comparison_title(const Comparison& c) {
+    QString title = CompareView::tr("%1: %2, %3 strategies × %4 runs each")
+                        .arg(qs(c.name), qs(c.scenario))
+                        .arg(c.strategies.size())
+                        .arg(c.repeat);
+    if (c.settings.size() > 1)
+        title += CompareView::tr(" at %1 settings (the table sums them; the maps below show each)")
+                     .arg(c.settings.size());
+    if (!c.complete)
+        title += CompareView::tr(" (incomplete: not every planned run was judged)");
+    if (!c.reading.empty())
+        title += "\n" + qs(c.reading);
+    return title;
+}
+
+// Over a sweep, the runs of every setting together: the maps tell them apart.
+CompareCell runs_of_every_setting(const Comparison& c, const std::string& strategy) {
+    CompareCell total;
+    for (const CompareSetting& setting : c.settings) {
+        const auto it = setting.strategies.find(strategy);
+        if (it == setting.strategies.end())
+            continue;
+        total.runs += it->second.runs;
+        total.violated += it->second.violated;
+        total.valid += it->second.valid;
+        total.unknown += it->second.unknown;
+    }
+    if (total.violated + total.valid > 0)
+        total.violation_rate = static_cast<double>(total.violated) / (total.violated + total.valid);
+    return total;
+}
+
+QString median_text(std::optional<double> median, int decimals) {
+    return median ? QString::number(*median, 'f', decimals) : QString("–");
+}
+
+// One strategy's heat map: a cell per setting, k of n, shaded by its violation rate.
+QTableWidget* heat_map(const Comparison& c, const std::string& strategy) {
+    const SweepAxis& across = c.sweep[0];
+    const SweepAxis* down = c.sweep.size() > 1 ? &c.sweep[1] : nullptr;
+    const std::size_t columns = across.values.size();
+    const std::size_t rows = down ? down->values.size() : 1;
+    auto* map = new QTableWidget(static_cast<int>(rows), static_cast<int>(columns));
+    map->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    QStringList column_labels;
+    for (double v : across.values)
+        column_labels << qs(across.field) + "=" + number(v);
+    map->setHorizontalHeaderLabels(column_labels);
+    QStringList row_labels;
+    for (std::size_t r = 0; r < rows; ++r)
+        row_labels << (down ? qs(down->field) + "=" + number(down->values[r]) : QString());
+    map->setVerticalHeaderLabels(row_labels);
+    for (std::size_t r = 0; r < rows; ++r) {
+        for (std::size_t col = 0; col < columns; ++col) {
+            const CompareCell* cell = c.cell(strategy, col, r);
+            auto* item = cell_item(
+                cell ? CompareView::tr("%1/%2").arg(cell->violated).arg(cell->runs) : QString("–"));
+            item->setBackground(CompareView::rateColor(cell ? cell->violation_rate : std::nullopt));
+            if (cell)
+                item->setToolTip(violated_text(*cell));
+            map->setItem(static_cast<int>(r), static_cast<int>(col), item);
+        }
+    }
+    map->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    map->resizeRowsToContents();
+    // Every cell in view: the map is a picture, not a list to scroll.
+    map->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    map->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    map->setFixedHeight(map->horizontalHeader()->height() + map->verticalHeader()->length() +
+                        2 * map->frameWidth() + 2);
+    return map;
+}
+
+}  // namespace
+
 void CompareView::setComparison(const Comparison* c) {
+    clear();
+    if (!c) {
+        title_->setText(
+            tr("No comparison in this results folder. Make one with: lockbench compare "
+               "WORKLOAD --strategy set_nx_px,fenced --repeat 5 (add --sweep "
+               "lease_ms=300,1000,3000 for a safety map)."));
+        return;
+    }
+    title_->setText(comparison_title(*c));
+    fillSummary(*c);
+    if (c->sweep.empty())
+        return;
+    for (const std::string& strategy : c->strategies)
+        addHeatMap(*c, strategy);
+    maps_layout_->addStretch(1);
+}
+
+void CompareView::clear() {
     // The maps and their labels are the layout's widgets: deleted with it, once.
     maps_.clear();
     while (QLayoutItem* item = maps_layout_->takeAt(0)) {
@@ -95,50 +191,20 @@ void CompareView::setComparison(const Comparison* c) {
     summary_->clear();
     summary_->setRowCount(0);
     summary_->setColumnCount(0);
-    if (!c) {
-        title_->setText(
-            tr("No comparison in this results folder. Make one with: lockbench compare "
-               "WORKLOAD --strategy set_nx_px,fenced --repeat 5 (add --sweep "
-               "lease_ms=300,1000,3000 for a safety map)."));
-        return;
-    }
-    QString title = tr("%1: %2, %3 strategies × %4 runs each")
-                        .arg(qs(c->name), qs(c->scenario))
-                        .arg(c->strategies.size())
-                        .arg(c->repeat);
-    if (c->settings.size() > 1)
-        title += tr(" at %1 settings (the table sums them; the maps below show each)")
-                     .arg(c->settings.size());
-    if (!c->complete)
-        title += tr(" (incomplete: not every planned run was judged)");
-    if (!c->reading.empty())
-        title += "\n" + qs(c->reading);
-    title_->setText(title);
+}
 
+void CompareView::fillSummary(const Comparison& c) {
     const QStringList headers = {tr("runs"), tr("violated"), tr("cycles/s (median)"),
                                  tr("acquire p99 ms (median)"), tr("reading")};
     summary_->setColumnCount(static_cast<int>(headers.size()));
     summary_->setHorizontalHeaderLabels(headers);
-    summary_->setRowCount(static_cast<int>(c->strategies.size()));
+    summary_->setRowCount(static_cast<int>(c.strategies.size()));
     QStringList rows;
-    for (std::size_t i = 0; i < c->strategies.size(); ++i) {
-        const std::string& strategy = c->strategies[i];
+    for (std::size_t i = 0; i < c.strategies.size(); ++i) {
+        const std::string& strategy = c.strategies[i];
         rows << qs(strategy);
-        // Over a sweep, the runs of every setting together: the maps tell them apart.
-        CompareCell total;
-        for (const CompareSetting& setting : c->settings) {
-            const auto it = setting.strategies.find(strategy);
-            if (it == setting.strategies.end())
-                continue;
-            total.runs += it->second.runs;
-            total.violated += it->second.violated;
-            total.valid += it->second.valid;
-            total.unknown += it->second.unknown;
-        }
-        if (total.violated + total.valid > 0)
-            total.violation_rate =
-                static_cast<double>(total.violated) / (total.violated + total.valid);
-        const CompareCell* cell = c->settings.size() > 1 ? &total : c->cell(strategy, 0, 0);
+        const CompareCell total = runs_of_every_setting(c, strategy);
+        const CompareCell* cell = c.settings.size() > 1 ? &total : c.cell(strategy, 0, 0);
         if (!cell)
             continue;
         const int row = static_cast<int>(i);
@@ -146,66 +212,28 @@ void CompareView::setComparison(const Comparison* c) {
         auto* violated = cell_item(violated_text(*cell));
         violated->setBackground(rateColor(cell->violation_rate));
         summary_->setItem(row, 1, violated);
-        summary_->setItem(row, 2,
-                          cell_item(cell->cycles_per_s_median
-                                        ? QString::number(*cell->cycles_per_s_median, 'f', 0)
-                                        : QString("–")));
-        summary_->setItem(row, 3,
-                          cell_item(cell->acquire_p99_ms_median
-                                        ? QString::number(*cell->acquire_p99_ms_median, 'f', 2)
-                                        : QString("–")));
+        summary_->setItem(row, 2, cell_item(median_text(cell->cycles_per_s_median, 0)));
+        summary_->setItem(row, 3, cell_item(median_text(cell->acquire_p99_ms_median, 2)));
         auto* reading = new QTableWidgetItem(qs(cell->reading));
         reading->setToolTip(qs(cell->reading));
         summary_->setItem(row, 4, reading);
     }
     summary_->setVerticalHeaderLabels(rows);
+}
 
-    if (c->sweep.empty())
-        return;
-    const SweepAxis& across = c->sweep[0];
-    const SweepAxis* down = c->sweep.size() > 1 ? &c->sweep[1] : nullptr;
-    const std::size_t columns = across.values.size();
-    const std::size_t row_count = down ? down->values.size() : 1;
-    for (const std::string& strategy : c->strategies) {
-        auto* label = new QLabel(
-            tr("<b>%1</b>: runs that violated a check, k of n%2")
-                .arg(qs(strategy).toHtmlEscaped(), down ? tr(" (rows %1, columns %2)")
-                                                              .arg(qs(down->field).toHtmlEscaped(),
-                                                                   qs(across.field).toHtmlEscaped())
-                                                        : QString()));
-        maps_layout_->addWidget(label);
-        auto* map = new QTableWidget(static_cast<int>(row_count), static_cast<int>(columns));
-        map->setEditTriggers(QAbstractItemView::NoEditTriggers);
-        QStringList column_labels;
-        for (double v : across.values)
-            column_labels << qs(across.field) + "=" + number(v);
-        map->setHorizontalHeaderLabels(column_labels);
-        QStringList row_labels;
-        for (std::size_t r = 0; r < row_count; ++r)
-            row_labels << (down ? qs(down->field) + "=" + number(down->values[r]) : QString());
-        map->setVerticalHeaderLabels(row_labels);
-        for (std::size_t r = 0; r < row_count; ++r) {
-            for (std::size_t col = 0; col < columns; ++col) {
-                const CompareCell* cell = c->cell(strategy, col, r);
-                auto* item = cell_item(cell ? tr("%1/%2").arg(cell->violated).arg(cell->runs)
-                                            : QString("–"));
-                item->setBackground(rateColor(cell ? cell->violation_rate : std::nullopt));
-                if (cell)
-                    item->setToolTip(violated_text(*cell));
-                map->setItem(static_cast<int>(r), static_cast<int>(col), item);
-            }
-        }
-        map->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-        map->resizeRowsToContents();
-        // Every cell in view: the map is a picture, not a list to scroll.
-        map->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-        map->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-        map->setFixedHeight(map->horizontalHeader()->height() + map->verticalHeader()->length() +
-                            2 * map->frameWidth() + 2);
-        maps_layout_->addWidget(map);
-        maps_[strategy] = map;
-    }
-    maps_layout_->addStretch(1);
+void CompareView::addHeatMap(const Comparison& c, const std::string& strategy) {
+    const SweepAxis& across = c.sweep[0];
+    const SweepAxis* down = c.sweep.size() > 1 ? &c.sweep[1] : nullptr;
+    auto* label = new QLabel(
+        tr("<b>%1</b>: runs that violated a check, k of n%2")
+            .arg(qs(strategy).toHtmlEscaped(),
+                 down ? tr(" (rows %1, columns %2)")
+                            .arg(qs(down->field).toHtmlEscaped(), qs(across.field).toHtmlEscaped())
+                      : QString()));
+    maps_layout_->addWidget(label);
+    QTableWidget* map = heat_map(c, strategy);
+    maps_layout_->addWidget(map);
+    maps_[strategy] = map;
 }
 
 }  // namespace lockbench::dashboard

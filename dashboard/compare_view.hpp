@@ -42,6 +42,12 @@ class CompareView : public QWidget {
     static QColor rateColor(std::optional<double> rate);
 
   private:
+    void clear();
+    // A row per strategy; over a sweep, every setting's runs together.
+    void fillSummary(const Comparison& comparison);
+    // One strategy's heat map under its label (with a sweep only).
+    void addHeatMap(const Comparison& comparison, const std::string& strategy);
+
     QLabel* title_;
     QTableWidget* summary_;
     QWidget* maps_box_;

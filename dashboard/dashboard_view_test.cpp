@@ -312,7 +312,7 @@ TEST_F(DashboardViewTest, TimelineDrawsTheKnownViolationInRedAndZoomsToIt) {
     EXPECT_GE(red_items(v), 1);
 
     // The run opens at its story: the first incident is selected and the timeline shows it.
-    const RunSummary& opened =
+    const SummaryView& opened =
         *w->scan()
              .runs[static_cast<std::size_t>(run_index(*w, "set_nx_px", "short-lease"))]
              .summary;
@@ -870,11 +870,17 @@ TEST_F(DashboardViewTest, ARampFolderOpensOnItsPoints) {
     const fs::path results = scratch() / "results";
     const fs::path ramp = results / "ramp-20260101T000000Z-calm";
     fs::create_directories(ramp);
-    std::ofstream(ramp / "ramp.json") << R"({"scenario": "calm", "curves": {
-        "set_nx_px": [{"clients": 1, "cycles_per_s": 100, "acquire_p50_ms": 1, "acquire_p99_ms": 2},
-                      {"clients": 4, "cycles_per_s": 300, "acquire_p50_ms": 2, "acquire_p99_ms": 5}],
-        "fenced": [{"clients": 1, "cycles_per_s": 90, "acquire_p50_ms": 1, "acquire_p99_ms": 3},
-                   {"clients": 4, "cycles_per_s": 250, "acquire_p50_ms": 2, "acquire_p99_ms": 6}]}})";
+    lockbench::RampFile written{.scenario = "calm", .clients = {1, 4}, .duration_s = 1};
+    const auto point = [](int clients, double cycles_per_s, double p50, double p99) {
+        return lockbench::RampPoint{.clients = clients,
+                                    .cycles_per_s = cycles_per_s,
+                                    .acquire_p50_ms = p50,
+                                    .acquire_p99_ms = p99,
+                                    .fairness = {.clients = static_cast<std::uint64_t>(clients)}};
+    };
+    written.curves["set_nx_px"] = {point(1, 100, 1, 2), point(4, 300, 2, 5)};
+    written.curves["fenced"] = {point(1, 90, 1, 3), point(4, 250, 2, 6)};
+    std::ofstream(ramp / "ramp.json") << written.to_json().dump();
     for (const fs::path& dir : {results, ramp}) {
         auto w = open(dir);
         EXPECT_TRUE(w->messages().isEmpty()) << w->messages().join('\n').toStdString();

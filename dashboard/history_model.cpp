@@ -110,6 +110,46 @@ void HistoryModel::add_line(std::string_view line) {
     }
 }
 
+namespace {
+
+// By row (process), each row by start; returns where each hold (by the check's id) went.
+std::unordered_map<std::uint64_t, std::size_t> sort_holds_by_row(
+    Timeline& t, const std::vector<std::uint64_t>& ids) {
+    std::vector<std::size_t> order(t.holds.size());
+    for (std::size_t i = 0; i < order.size(); ++i)
+        order[i] = i;
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        const Hold& x = t.holds[a];
+        const Hold& y = t.holds[b];
+        return x.process != y.process ? x.process < y.process : x.start_ns < y.start_ns;
+    });
+    std::vector<Hold> sorted(t.holds.size());
+    std::unordered_map<std::uint64_t, std::size_t> index_of_id;
+    index_of_id.reserve(order.size());
+    for (std::size_t i = 0; i < order.size(); ++i) {
+        sorted[i] = t.holds[order[i]];
+        index_of_id.emplace(ids[order[i]], i);
+    }
+    t.holds = std::move(sorted);
+    return index_of_id;
+}
+
+// Where each row's holds begin, and its longest hold (holds sorted by row).
+void index_rows(Timeline& t) {
+    const std::size_t rows = t.processes.size();
+    t.row_begin.assign(rows + 1, 0);
+    t.row_max_len.assign(rows, 0);
+    std::size_t i = 0;
+    for (std::size_t r = 0; r < rows; ++r) {
+        t.row_begin[r] = i;
+        for (; i < t.holds.size() && t.holds[i].process == t.processes[r]; ++i)
+            t.row_max_len[r] = std::max(t.row_max_len[r], t.holds[i].end_ns - t.holds[i].start_ns);
+    }
+    t.row_begin[rows] = i;
+}
+
+}  // namespace
+
 std::shared_ptr<const Timeline> HistoryModel::snapshot() const {
     auto t = std::make_shared<Timeline>();
     t->keys = keys_;
@@ -120,11 +160,21 @@ std::shared_ptr<const Timeline> HistoryModel::snapshot() const {
     t->events = events_;
     t->cycles_per_s = cycles_per_s_;
 
-    // Open holds are the check's too; their keys may not have been interned yet.
     std::vector<std::uint64_t> ids = closed_ids_;
     t->holds = closed_;
+    addOpenHolds(*t, ids);
+    for (std::size_t i = 0; i < t->holds.size(); ++i)
+        t->holds[i].overlapped = overlapped_ids_.count(ids[i]) > 0;
+    const auto index_of_id = sort_holds_by_row(*t, ids);
+    index_rows(*t);
+    addOverlaps(*t, index_of_id);
+    return t;
+}
+
+void HistoryModel::addOpenHolds(Timeline& t, std::vector<std::uint64_t>& ids) const {
+    // Open holds are the check's too; their keys may not have been interned yet.
     const auto open = holds_check_.open_holds(end_ns_);
-    t->keys.reserve(t->keys.size() + open.size());
+    t.keys.reserve(t.keys.size() + open.size());
     std::unordered_map<std::string, std::int32_t> new_keys;
     for (const checker::HoldSpan& span : open) {
         std::int32_t key = 0;
@@ -132,69 +182,40 @@ std::shared_ptr<const Timeline> HistoryModel::snapshot() const {
             key = it->second;
         } else {
             auto [nk, inserted] =
-                new_keys.try_emplace(*span.key, static_cast<std::int32_t>(t->keys.size()));
+                new_keys.try_emplace(*span.key, static_cast<std::int32_t>(t.keys.size()));
             if (inserted)
-                t->keys.push_back(*span.key);
+                t.keys.push_back(*span.key);
             key = nk->second;
         }
-        t->holds.push_back({.start_ns = span.start_ns,
-                            .end_ns = span.end_ns,
-                            .process = span.process,
-                            .key = key,
-                            .mode = span.mode == checker::LockMode::Shared ? HoldMode::shared
-                                                                           : HoldMode::exclusive,
-                            .open_ended = true});
+        t.holds.push_back({.start_ns = span.start_ns,
+                           .end_ns = span.end_ns,
+                           .process = span.process,
+                           .key = key,
+                           .mode = span.mode == checker::LockMode::Shared ? HoldMode::shared
+                                                                          : HoldMode::exclusive,
+                           .open_ended = true});
         ids.push_back(span.id);
     }
-    for (std::size_t i = 0; i < t->holds.size(); ++i)
-        t->holds[i].overlapped = overlapped_ids_.count(ids[i]) > 0;
+}
 
-    std::vector<std::size_t> order(t->holds.size());
-    for (std::size_t i = 0; i < order.size(); ++i)
-        order[i] = i;
-    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-        const Hold& x = t->holds[a];
-        const Hold& y = t->holds[b];
-        return x.process != y.process ? x.process < y.process : x.start_ns < y.start_ns;
-    });
-    std::vector<Hold> sorted(t->holds.size());
-    std::unordered_map<std::uint64_t, std::size_t> index_of_id;
-    index_of_id.reserve(order.size());
-    for (std::size_t i = 0; i < order.size(); ++i) {
-        sorted[i] = t->holds[order[i]];
-        index_of_id.emplace(ids[order[i]], i);
-    }
-    t->holds = std::move(sorted);
-
-    const std::size_t rows = t->processes.size();
-    t->row_begin.assign(rows + 1, 0);
-    t->row_max_len.assign(rows, 0);
-    std::size_t i = 0;
-    for (std::size_t r = 0; r < rows; ++r) {
-        t->row_begin[r] = i;
-        for (; i < t->holds.size() && t->holds[i].process == t->processes[r]; ++i)
-            t->row_max_len[r] =
-                std::max(t->row_max_len[r], t->holds[i].end_ns - t->holds[i].start_ns);
-    }
-    t->row_begin[rows] = i;
-
-    t->overlap_count = static_cast<std::size_t>(holds_check_.violation_count());
-    t->overlaps.reserve(overlaps_.size());
+void HistoryModel::addOverlaps(
+    Timeline& t, const std::unordered_map<std::uint64_t, std::size_t>& index_of_id) const {
+    t.overlap_count = static_cast<std::size_t>(holds_check_.violation_count());
+    t.overlaps.reserve(overlaps_.size());
     for (const FoundOverlap& o : overlaps_) {
         const auto a = index_of_id.find(o.earlier);
         const auto b = index_of_id.find(o.later);
         if (a == index_of_id.end() || b == index_of_id.end())
             continue;  // cannot happen: every hold the check found is closed or open
-        const Hold& ha = t->holds[a->second];
-        const Hold& hb = t->holds[b->second];
-        t->overlaps.push_back({a->second, b->second, o.at_ns,
-                               std::max(o.at_ns, std::min(ha.end_ns, hb.end_ns)), hb.key});
+        const Hold& ha = t.holds[a->second];
+        const Hold& hb = t.holds[b->second];
+        t.overlaps.push_back({a->second, b->second, o.at_ns,
+                              std::max(o.at_ns, std::min(ha.end_ns, hb.end_ns)), hb.key});
     }
-    std::sort(t->overlaps.begin(), t->overlaps.end(),
+    std::sort(t.overlaps.begin(), t.overlaps.end(),
               [](const Overlap& a, const Overlap& b) { return a.start_ns < b.start_ns; });
-    t->overlapped_holds = static_cast<std::size_t>(std::count_if(
-        t->holds.begin(), t->holds.end(), [](const Hold& h) { return h.overlapped; }));
-    return t;
+    t.overlapped_holds = static_cast<std::size_t>(
+        std::count_if(t.holds.begin(), t.holds.end(), [](const Hold& h) { return h.overlapped; }));
 }
 
 std::size_t HistoryFollower::poll(HistoryModel& model, bool at_end) {

@@ -104,6 +104,11 @@ class HistoryModel : private checker::HoldObserver {
                        std::int64_t at_ns) override;
     std::int32_t key_id(const std::string& key);
     Hold hold_of(const checker::HoldSpan& span);
+    // snapshot's steps: the holds still open at the end (ids: the check's id of each hold), and
+    // the overlaps between holds by their place in the sorted timeline.
+    void addOpenHolds(Timeline& t, std::vector<std::uint64_t>& ids) const;
+    void addOverlaps(Timeline& t,
+                     const std::unordered_map<std::uint64_t, std::size_t>& index_of_id) const;
 
     checker::HistoryParser parser_;
     checker::MutualExclusionCheck holds_check_;

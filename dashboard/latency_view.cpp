@@ -25,7 +25,7 @@ namespace {
 constexpr double kFloorMs = 0.001;
 
 void fill(QChart* chart, const std::vector<const Run*>& runs, const QString& title,
-          LatencyStats RunSummary::*side) {
+          LatencySummary RunSummary::*side) {
     chart->removeAllSeries();
     for (QAbstractAxis* a : chart->axes()) {
         chart->removeAxis(a);
@@ -38,7 +38,7 @@ void fill(QChart* chart, const std::vector<const Run*>& runs, const QString& tit
     for (const Run* run : runs) {
         if (!run->summary)
             continue;
-        const LatencyStats& l = (*run->summary).*side;
+        const LatencySummary& l = (*run->summary).*side;
         QString strategy = QString::fromStdString(run->summary->strategy);
         auto* set = new QBarSet(strategy);
         set->setColor(strategy_color(strategy));
@@ -167,8 +167,8 @@ const QStringList& LatencyView::categories() {
 }
 
 void LatencyView::setRuns(const std::vector<const Run*>& runs, const QString& title) {
-    fill(acquire_, runs, tr("acquire latency — %1").arg(title), &RunSummary::acquire);
-    fill(release_, runs, tr("release latency — %1").arg(title), &RunSummary::release);
+    fill(acquire_, runs, tr("acquire latency — %1").arg(title), &SummaryView::acquire);
+    fill(release_, runs, tr("release latency — %1").arg(title), &SummaryView::release);
     fill_distribution(distribution_, runs,
                       tr("acquire latency by percentile (latency-acquire.hgrm) — %1").arg(title));
 }

@@ -193,71 +193,87 @@ MainWindow::~MainWindow() {
     loader_->waitForFinished();
 }
 
+namespace {
+
+// "12 runs · 1 ramp, 4 points on the Scalability tab · 1 comparison on the Compare tab"
+QString folder_contents(const ResultsScan& scan) {
+    const auto count = [](std::size_t n, const QString& one, const QString& many) {
+        return QString("%1 %2").arg(n).arg(n == 1 ? one : many);
+    };
+    QString contents = count(scan.runs.size(), MainWindow::tr("run"), MainWindow::tr("runs"));
+    if (!scan.ramps.empty()) {
+        std::size_t points = 0;
+        for (const Ramp& ramp : scan.ramps)
+            points += ramp.point_count();
+        contents += " · " +
+                    count(scan.ramps.size(), MainWindow::tr("ramp"), MainWindow::tr("ramps")) +
+                    ", " +
+                    MainWindow::tr("%1 on the Scalability tab")
+                        .arg(count(points, MainWindow::tr("point"), MainWindow::tr("points")));
+    }
+    if (!scan.comparisons.empty()) {
+        contents += " · " + MainWindow::tr("%1 on the Compare tab")
+                                .arg(count(scan.comparisons.size(), MainWindow::tr("comparison"),
+                                           MainWindow::tr("comparisons")));
+    }
+    return contents;
+}
+
+}  // namespace
+
 void MainWindow::reload() {
     const QString old_scenario = scenario();
-    const bool had_run = current_run_ >= 0;
-    std::string old_name;
-    std::string old_scenario_of_run;
-    std::string old_strategy;
-    bool old_live = false;
-    if (had_run) {
+    std::optional<OpenRun> before;
+    if (current_run_ >= 0) {
         const Run& r = scan_.runs[static_cast<std::size_t>(current_run_)];
-        old_name = r.name;
-        old_scenario_of_run = r.scenario();
-        old_strategy = r.strategy();
-        old_live = r.in_progress;
+        before = OpenRun{.name = r.name,
+                         .scenario = r.scenario(),
+                         .strategy = r.strategy(),
+                         .live = r.in_progress};
     }
 
     scan_ = scan_results(results_dir_.toStdString());
     if (watcher_->directories().isEmpty() && QDir(results_dir_).exists())
         watcher_->addPath(results_dir_);
-    const auto count = [](std::size_t n, const QString& one, const QString& many) {
-        return QString("%1 %2").arg(n).arg(n == 1 ? one : many);
-    };
-    QString contents = count(scan_.runs.size(), tr("run"), tr("runs"));
-    if (!scan_.ramps.empty()) {
-        std::size_t points = 0;
-        for (const Ramp& ramp : scan_.ramps)
-            points += ramp.point_count();
-        contents += " · " + count(scan_.ramps.size(), tr("ramp"), tr("ramps")) + ", " +
-                    tr("%1 on the Scalability tab").arg(count(points, tr("point"), tr("points")));
-    }
-    if (!scan_.comparisons.empty()) {
-        contents +=
-            " · " + tr("%1 on the Compare tab")
-                        .arg(count(scan_.comparisons.size(), tr("comparison"), tr("comparisons")));
-    }
-    folder_label_->setText(tr("%1 — %2").arg(QDir(results_dir_).absolutePath(), contents));
+    folder_label_->setText(
+        tr("%1 — %2").arg(QDir(results_dir_).absolutePath(), folder_contents(scan_)));
+    fillScenarioBox(old_scenario);
+    matrix_->setRuns(scan_.runs);
+    fillRunBox();
+    refreshCharts();
+    reopen(before);
+    refreshMessages();
+}
 
+void MainWindow::fillScenarioBox(const QString& old_scenario) {
     QStringList scenarios;
     for (const Run& r : scan_.runs) {
         if (!scenarios.contains(qs(r.scenario())))
             scenarios << qs(r.scenario());
     }
     scenarios.sort();
-    {
-        QSignalBlocker block(scenario_box_);
-        scenario_box_->clear();
-        scenario_box_->addItems(scenarios);
-        if (scenarios.contains(old_scenario))
-            scenario_box_->setCurrentText(old_scenario);
-    }
-    matrix_->setRuns(scan_.runs);
-    {
-        QSignalBlocker block(run_box_);
-        run_box_->clear();
-        for (std::size_t i = 0; i < scan_.runs.size(); ++i) {
-            const Run& r = scan_.runs[i];
-            run_box_->addItem(tr("%1%2 · %3 · %4")
-                                  .arg(r.in_progress ? tr("● live ") : QString(), qs(r.name),
-                                       qs(r.strategy()), qs(r.scenario())),
-                              static_cast<int>(i));
-        }
-    }
-    refreshCharts();
+    QSignalBlocker block(scenario_box_);
+    scenario_box_->clear();
+    scenario_box_->addItems(scenarios);
+    if (scenarios.contains(old_scenario))
+        scenario_box_->setCurrentText(old_scenario);
+}
 
-    // Keep the open run without re-reading its history; a live run that finished continues as
-    // the finished folder it was renamed to.
+void MainWindow::fillRunBox() {
+    QSignalBlocker block(run_box_);
+    run_box_->clear();
+    for (std::size_t i = 0; i < scan_.runs.size(); ++i) {
+        const Run& r = scan_.runs[i];
+        run_box_->addItem(tr("%1%2 · %3 · %4")
+                              .arg(r.in_progress ? tr("● live ") : QString(), qs(r.name),
+                                   qs(r.strategy()), qs(r.scenario())),
+                          static_cast<int>(i));
+    }
+}
+
+// Keep the open run without re-reading its history; a live run that finished continues as the
+// finished folder it was renamed to.
+void MainWindow::reopen(const std::optional<OpenRun>& before) {
     current_run_ = -1;
     int same = -1;
     int successor = -1;
@@ -265,13 +281,13 @@ void MainWindow::reload() {
     for (std::size_t i = 0; i < scan_.runs.size(); ++i) {
         const Run& r = scan_.runs[i];
         auto idx = static_cast<int>(i);
-        if (r.name == old_name)
+        if (before && r.name == before->name)
             same = idx;
         // A run in progress has no workload.json yet, so its strategy may be unknown ("?").
-        if (!r.in_progress && r.scenario() == old_scenario_of_run &&
-            (old_strategy == "?" || r.strategy() == old_strategy))
+        if (before && !r.in_progress && r.scenario() == before->scenario &&
+            (before->strategy == "?" || r.strategy() == before->strategy))
             successor = idx;
-        if (r.summary && !r.summary->violations.empty())
+        if (r.summary && !r.summary->verdict.witnesses.empty())
             with_violations = idx;
     }
     if (same >= 0) {
@@ -279,21 +295,24 @@ void MainWindow::reload() {
         run_box_->setCurrentIndex(same);
         if (live_model_)
             updateLiveSummary();  // the rescan dropped the live run's summary-so-far
-    } else if (had_run && old_live && successor >= 0) {
+    } else if (before && before->live && successor >= 0) {
         openRun(successor);
     } else if (!scan_.runs.empty()) {
         openRun(with_violations >= 0 ? with_violations : static_cast<int>(scan_.runs.size()) - 1);
     } else {
-        live_timer_->stop();
-        live_model_.reset();
-        live_follower_.reset();
-        history_error_.clear();
-        timeline_->clearTimeline(tr("no runs in %1").arg(results_dir_));
-        violations_->clear();
-        story_->clear();
-        run_label_->clear();
+        showNoRun();
     }
-    refreshMessages();
+}
+
+void MainWindow::showNoRun() {
+    live_timer_->stop();
+    live_model_.reset();
+    live_follower_.reset();
+    history_error_.clear();
+    timeline_->clearTimeline(tr("no runs in %1").arg(results_dir_));
+    violations_->clear();
+    story_->clear();
+    run_label_->clear();
 }
 
 int MainWindow::preferredRun(const std::string& scenario) const {
@@ -304,7 +323,7 @@ int MainWindow::preferredRun(const std::string& scenario) const {
         if (r.scenario() != scenario)
             continue;
         newest = static_cast<int>(i);
-        if (r.summary && !r.summary->violations.empty())
+        if (r.summary && !r.summary->verdict.witnesses.empty())
             with_violations = newest;
     }
     return with_violations >= 0 ? with_violations : newest;
@@ -430,7 +449,7 @@ void MainWindow::showLoaded(int index, const Loaded& loaded) {
     const Run& run = scan_.runs[static_cast<std::size_t>(index)];
     if (loaded.timeline) {
         std::vector<FaultWindow> faults =
-            run.summary ? run.summary->faults : std::vector<FaultWindow>{};
+            run.summary ? run.summary->fault_windows : std::vector<FaultWindow>{};
         timeline_->setTimeline(loaded.timeline, qs(run.strategy()), faults);
     } else {
         // A broken history must leave a usable window: say which file and line, draw nothing.
@@ -524,7 +543,7 @@ void MainWindow::fillViolations() {
         if (run.summary->incident_count > incidents.size())
             add(tr("… %1 incidents in all").arg(run.summary->incident_count), none, 0);
         // The checker's own sentences (time, key, processes, tokens), then its exact count.
-        const auto& vs = run.summary->violations;
+        const auto& vs = run.summary->verdict.witnesses;
         for (std::size_t i = 0; i < vs.size(); ++i) {
             QString kind = qs(vs[i].kind).replace('_', ' ');
             QString what =
@@ -581,8 +600,8 @@ void MainWindow::violationSelected(int row) {
             zoomToIncident(index);
             break;
         case from_checker: {
-            const Violation& v =
-                scan_.runs[static_cast<std::size_t>(current_run_)].summary->violations[index];
+            const Violation& v = scan_.runs[static_cast<std::size_t>(current_run_)]
+                                     .summary->verdict.witnesses[index];
             if (auto w = witness_window(v.evidence)) {
                 timeline_->zoomTo(w->first, w->second, witness_processes(v.evidence));
                 break;
@@ -634,13 +653,15 @@ void MainWindow::updateLiveSummary() {
     if (current_run_ < 0 || !t)
         return;
     Run& run = scan_.runs[static_cast<std::size_t>(current_run_)];
-    RunSummary s;
+    lockbench::RunSummary s;
     s.strategy = run.strategy() == "?" ? "live" : run.strategy();
     s.scenario = run.scenario();
     s.duration_s = static_cast<double>(t->end_ns) / 1e9;
-    for (std::size_t i = 0; i < t->cycles_per_s.size(); ++i)
-        s.timeseries.push_back({static_cast<double>(i), t->cycles_per_s[i], 0});
-    run.summary = std::move(s);
+    for (std::size_t i = 0; i < t->cycles_per_s.size(); ++i) {
+        s.timeseries.push_back(
+            {.t = i, .cycles = static_cast<std::uint64_t>(t->cycles_per_s[i]), .errors = 0});
+    }
+    run.summary = view_of(std::move(s), run.name);
     refreshCharts();
 }
 

@@ -6,6 +6,7 @@
 // folder) is followed as its history grows.
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <QFutureWatcher>
@@ -99,6 +100,17 @@ class MainWindow : public QMainWindow {
         QString error;
     };
     void showLoaded(int run_index, const Loaded& loaded);
+    // The run open before a rescan, to open it (or what it became) again after.
+    struct OpenRun {
+        std::string name;
+        std::string scenario;
+        std::string strategy;
+        bool live = false;
+    };
+    void fillScenarioBox(const QString& old_scenario);
+    void fillRunBox();
+    void reopen(const std::optional<OpenRun>& before);
+    void showNoRun();
     void updateLiveSummary();
     void refreshCharts();
     // The run the timeline shows for a scenario: its newest with violations, else its newest.

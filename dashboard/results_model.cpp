@@ -15,8 +15,9 @@ using json = nlohmann::json;
 
 namespace {
 
-// Lenient: summaries gain fields (ignored here) and older ones lack some, or say null for "not
-// reported" (read as absent); a field that is there must have its type.
+// compare.json's reader, lenient: the file gains fields (ignored here) and older ones lack some,
+// or say null for "not reported" (read as absent); a field that is there must have its type.
+// (summary.json and ramp.json are read by their one strict reader, in engine/results.)
 using Reader = json_input::JsonObject<std::runtime_error>;
 
 Reader reader_of(const json& j, const std::string& path) {
@@ -28,11 +29,6 @@ Reader nested(Reader& parent, const char* name) {
     static const json empty = json::object();
     const json* v = parent.optional_object(name);
     return reader_of(v ? *v : empty, parent.at(name));
-}
-
-LatencyStats parse_latency(Reader r) {
-    return {r.number("count", 0), r.number("p50", 0), r.number("p99", 0), r.number("p999", 0),
-            r.number("max", 0)};
 }
 
 std::string read_file(const fs::path& p) {
@@ -155,22 +151,24 @@ std::string FaultWindow::label() const {
     return name + " " + whom;
 }
 
-std::vector<TimePoint> RunSummary::rate_series() const {
+std::vector<TimePoint> SummaryView::rate_series() const {
     std::vector<TimePoint> out;
     out.reserve(timeseries.size());
     for (const auto& p : timeseries) {
+        const auto t = static_cast<double>(p.t);
         double len = 1.0;
-        if (duration_s > p.t && duration_s - p.t < 1.0)
-            len = duration_s - p.t;
+        if (duration_s > t && duration_s - t < 1.0)
+            len = duration_s - t;
         // A sliver of a bucket (a few ms) would turn a handful of cycles into a huge spike.
         if (len < 0.2)
             continue;
-        out.push_back({p.t, p.cycles / len, p.errors / len});
+        out.push_back(
+            {t, static_cast<double>(p.cycles) / len, static_cast<double>(p.errors) / len});
     }
     return out;
 }
 
-std::string RunSummary::outcome() const {
+std::string SummaryView::outcome() const {
     switch (validity) {
         case Validity::valid:
             return "safe";
@@ -190,7 +188,7 @@ std::pair<std::int64_t, std::int64_t> incident_window(const Incident& incident) 
     return incident.span(incident.last_overlap_ns);
 }
 
-std::string RunSummary::short_outcome() const {
+std::string SummaryView::short_outcome() const {
     if (validity != Validity::invalid)
         return outcome();
     std::string out;
@@ -201,105 +199,81 @@ std::string RunSummary::short_outcome() const {
     return out.empty() ? "violates" : out;
 }
 
-bool RunSummary::only_liveness_violated() const {
+bool SummaryView::only_liveness_violated() const {
     return validity == Validity::invalid && !violated_checks.empty() &&
            std::all_of(violated_checks.begin(), violated_checks.end(),
                        [](const std::string& c) { return c == "liveness"; });
 }
 
-std::optional<bool> RunSummary::met_expectation() const {
+std::optional<bool> SummaryView::met_expectation() const {
     // The engine judged the expectation with the checker's report and the faults' evidence;
     // a second judgement here could only disagree with it.
     return as_expected;
 }
 
-RunSummary parse_summary(const json& j) {
-    Reader top = reader_of(j, "");
-    RunSummary s;
-    s.strategy = top.string("strategy", "");
-    s.scenario = top.string("scenario", "");
-    s.seed = static_cast<std::uint64_t>(top.number("seed", 0));
-    s.clients = static_cast<int>(top.number("clients", 0));
-    s.duration_s = top.number("duration_s", 0);
-    s.interrupted = top.boolean("interrupted", false);
+namespace {
 
-    Reader tp = nested(top, "throughput");
-    s.cycles = tp.number("cycles", 0);
-    s.cycles_per_s = tp.number("cycles_per_s", 0);
-
-    Reader cost = nested(top, "server_cost");
-    s.server_us_per_cycle = nested(cost, "total").optional_number("cpu_us_per_cycle");
-    s.engine_us_per_cycle = nested(cost, "engine").optional_number("cpu_us_per_cycle");
-    s.bottleneck = nested(cost, "bottleneck").string("side", "");
-
-    Reader lat = nested(top, "latency_ms");
-    s.acquire = parse_latency(nested(lat, "acquire"));
-    s.release = parse_latency(nested(lat, "release"));
-
-    if (const json* ts = top.optional_array("timeseries")) {
-        for (std::size_t i = 0; i < ts->size(); ++i) {
-            Reader point = reader_of((*ts)[i], "/timeseries/" + std::to_string(i));
-            s.timeseries.push_back({point.number("t", static_cast<double>(i)),
-                                    point.number("cycles", 0), point.number("errors", 0)});
+// `faults` as the nemesis kept its windows: read tolerantly, for their labels and shading.
+std::vector<FaultWindow> fault_windows_of(const json& faults, const std::string& origin) {
+    std::vector<FaultWindow> out;
+    for (std::size_t i = 0; i < faults.size(); ++i) {
+        const json& f = faults[i];
+        FaultWindow w;
+        w.raw = f;
+        if (f.is_object()) {
+            json_input::JsonObject<SummaryError> fr(f, origin, "/faults/" + std::to_string(i),
+                                                    /*null_is_absent=*/true);
+            w.fault = fr.string("fault", "");
+            w.start_s = fr.number("start_s", 0);
+            w.end_s = fr.number("end_s", w.start_s);
+            if (const json* t = fr.find("target"))
+                w.target = *t;
+        } else {
+            w.fault = f.dump();
         }
+        out.push_back(std::move(w));
     }
+    return out;
+}
 
-    if (const json* faults = top.optional_array("faults")) {
-        for (std::size_t i = 0; i < faults->size(); ++i) {
-            const json& f = (*faults)[i];
-            FaultWindow w;
-            w.raw = f;
-            if (f.is_object()) {
-                Reader fr = reader_of(f, "/faults/" + std::to_string(i));
-                w.fault = fr.string("fault", "");
-                if (w.fault.empty())
-                    w.fault = fr.string("f", "");
-                w.start_s = fr.number("start_s", 0);
-                w.end_s = fr.number("end_s", w.start_s);
-                if (const json* t = fr.find("target"))
-                    w.target = *t;
-            } else {
-                w.fault = f.dump();
-            }
-            s.faults.push_back(std::move(w));
-        }
-    }
-
-    static const json no_verdict = json::object();
-    const json* verdict_json = top.optional_object("verdict");
-    const json& verdict = verdict_json ? *verdict_json : no_verdict;
-    // The witnesses must be a list, as the checker writes them.
-    reader_of(verdict, "/verdict").optional_array("violations");
-    // Read with the checker's own report type: the verdict, the exact count and the checks
-    // that found something are the checker's, decoded in one place.
-    const auto report = checker::Report::from_json(verdict);
-    switch (report.verdict) {
+Validity validity_of(checker::Verdict verdict) {
+    switch (verdict) {
         case checker::Verdict::Valid:
-            s.validity = Validity::valid;
-            break;
+            return Validity::valid;
         case checker::Verdict::Invalid:
-            s.validity = Validity::invalid;
-            break;
+            return Validity::invalid;
         case checker::Verdict::Unknown:
         case checker::Verdict::NotApplicable:
-            s.validity = Validity::unknown;
             break;
     }
-    s.violations = report.witnesses;
-    s.incidents = checker::listed_incidents(report);
-    s.incident_count = checker::incident_count(report);
-    s.violation_count = report.violation_count();
+    return Validity::unknown;
+}
+
+}  // namespace
+
+SummaryView view_of(lockbench::RunSummary summary, const std::string& origin) {
+    SummaryView view;
+    static_cast<lockbench::RunSummary&>(view) = std::move(summary);
+    const checker::Report& report = view.verdict;
+    view.validity = validity_of(report.verdict);
+    view.violation_count = report.violation_count();
+    try {
+        // The checker's one reader of its incidents.
+        view.incidents = checker::listed_incidents(report);
+        view.incident_count = checker::incident_count(report);
+    } catch (const checker::IncidentError& e) {
+        throw SummaryError((origin.empty() ? "" : origin + ": ") + e.what());
+    }
     for (const auto& check : report.checks) {
         if (check.verdict() == checker::Verdict::Invalid)
-            s.violated_checks.push_back(check.name);
+            view.violated_checks.push_back(check.name);
     }
-    s.unknown_reasons = report.unknown_reasons;
+    view.fault_windows = fault_windows_of(view.faults, origin);
+    return view;
+}
 
-    if (const json* e = top.find("expected"); e && e->is_string())
-        s.expected = e->get<std::string>();
-    if (const json* a = top.find("as_expected"); a && a->is_boolean())
-        s.as_expected = a->get<bool>();
-    return s;
+SummaryView read_summary(const json& j, const std::string& origin) {
+    return view_of(lockbench::RunSummary::from_json(j, origin), origin);
 }
 
 std::string Run::strategy() const {
@@ -347,9 +321,9 @@ Run load_run(const fs::path& dir) {
         run.workload = std::move(*w);
     if (auto s = read_json("summary.json")) {
         try {
-            run.summary = parse_summary(*s);
-        } catch (const std::exception& e) {
-            run.errors.push_back(run.name + "/summary.json: " + e.what());
+            run.summary = read_summary(*s, run.name + "/summary.json");
+        } catch (const SummaryError& e) {
+            run.errors.push_back(e.what());
         }
     } else if (!run.in_progress && !fs::exists(dir / "summary.json", ec)) {
         run.errors.push_back(run.name + "/summary.json: missing");
@@ -357,42 +331,6 @@ Run load_run(const fs::path& dir) {
     if (!fs::exists(run.history_path(), ec))
         run.errors.push_back(run.name + "/history.jsonl: missing");
     return run;
-}
-
-std::size_t Ramp::point_count() const {
-    std::size_t n = 0;
-    for (const auto& [strategy, points] : curves)
-        n += points.size();
-    return n;
-}
-
-Ramp parse_ramp(const json& j) {
-    Reader top = reader_of(j, "");
-    Ramp ramp;
-    ramp.scenario = top.string("scenario", "");
-    Reader curves = nested(top, "curves");
-    static const json none = json::object();
-    const json* all = j.contains("curves") && j["curves"].is_object() ? &j["curves"] : &none;
-    for (const auto& [strategy, points] : all->items()) {
-        const std::string path = "/curves/" + strategy;
-        const json& list = *curves.find(strategy);
-        (void)points;
-        if (!list.is_array())
-            throw std::runtime_error(path + ": must be an array");
-        auto& out = ramp.curves[strategy];
-        for (std::size_t i = 0; i < list.size(); ++i) {
-            Reader r = reader_of(list[i], path + "/" + std::to_string(i));
-            RampPoint p;
-            p.clients = static_cast<int>(r.required_number("clients", 1));
-            p.cycles_per_s = r.required_number("cycles_per_s", 0);
-            p.acquire_p50_ms = r.required_number("acquire_p50_ms", 0);
-            p.acquire_p99_ms = r.required_number("acquire_p99_ms", 0);
-            Reader fairness = nested(r, "fairness");
-            p.jain_index = fairness.optional_number("jain_index", 0, 1);
-            out.push_back(p);
-        }
-    }
-    return ramp;
 }
 
 const CompareCell* Comparison::cell(const std::string& strategy, std::size_t column,
@@ -496,6 +434,27 @@ void add_comparison(const fs::path& dir, const std::string& name, ResultsScan& s
     }
 }
 
+// Reads dir/ramp.json through RampFile's one reader into `scan`, or says why not, naming the
+// file as `origin`.
+void add_ramp(const fs::path& dir, const std::string& name, const std::string& origin,
+              ResultsScan& scan) {
+    try {
+        std::ifstream in(dir / "ramp.json");
+        if (!in)
+            throw RampError(origin + ": cannot read");
+        Ramp ramp;
+        static_cast<lockbench::RampFile&>(ramp) =
+            lockbench::RampFile::from_json(json::parse(in), origin);
+        ramp.dir = dir;
+        ramp.name = name;
+        scan.ramps.push_back(std::move(ramp));
+    } catch (const RampError& e) {
+        scan.errors.push_back(e.what());
+    } catch (const json::exception& e) {
+        scan.errors.push_back(origin + ": " + e.what());
+    }
+}
+
 std::string folder_name_of(const fs::path& dir) {
     fs::path p = fs::absolute(dir).lexically_normal();
     if (p.filename().empty())  // "x/" normalises to an empty last component
@@ -515,17 +474,7 @@ ResultsScan scan_results(const fs::path& dir) {
     }
     if (fs::exists(dir / "ramp.json", ec)) {
         // A ramp's own folder: its point runs are the curve's points, as in a results folder.
-        try {
-            std::ifstream in(dir / "ramp.json");
-            if (!in)
-                throw std::runtime_error("cannot read ramp.json");
-            Ramp ramp = parse_ramp(json::parse(in));
-            ramp.dir = dir;
-            ramp.name = folder_name_of(dir);
-            scan.ramps.push_back(std::move(ramp));
-        } catch (const std::exception& e) {
-            scan.errors.push_back((dir / "ramp.json").string() + ": " + e.what());
-        }
+        add_ramp(dir, folder_name_of(dir), (dir / "ramp.json").string(), scan);
         return scan;
     }
     const bool comparison_folder = fs::exists(dir / "compare.json", ec);
@@ -556,17 +505,7 @@ ResultsScan scan_results(const fs::path& dir) {
             continue;  // a ramp still running: its curves appear when it is done
         if (name.starts_with("ramp-")) {
             // A ramp's runs are its points, seen on its curves, not in the verdict matrix.
-            try {
-                std::ifstream in(f / "ramp.json");
-                if (!in)
-                    throw std::runtime_error("cannot read ramp.json");
-                Ramp ramp = parse_ramp(json::parse(in));
-                ramp.dir = f;
-                ramp.name = name;
-                scan.ramps.push_back(std::move(ramp));
-            } catch (const std::exception& e) {
-                scan.errors.push_back(name + "/ramp.json: " + e.what());
-            }
+            add_ramp(f, name, name + "/ramp.json", scan);
             continue;
         }
         if (name.starts_with(".tmp-compare-") || name.starts_with(".tmp-repeat-"))

@@ -1,10 +1,10 @@
 #pragma once
 
 // The results folder as the dashboard sees it: one Run per `results/<UTC time>-<scenario>/`
-// (and per hidden `.tmp-…` folder of a run still in progress), with its summary.json parsed.
-// Qt-free, so it is tested without a display. Parsing is tolerant of missing or unknown fields,
-// because summary.json grows as the checker and the nemesis land; only a file that is not JSON,
-// or a field of the wrong type, is an error, reported with the file name.
+// (and per hidden `.tmp-…` folder of a run still in progress), with its summary.json read by the
+// engine's one strict reader (lockbench::RunSummary, engine/results) and the incidents by the
+// checker's. Qt-free, so it is tested without a display. A summary.json that reader rejects (not
+// JSON, a field missing or of the wrong type) is an error naming the file and the field's path.
 
 #include <cstdint>
 #include <filesystem>
@@ -17,16 +17,10 @@
 
 #include "checker/incident.hpp"
 #include "checker/report.hpp"
+#include "engine/results/ramp_file.hpp"
+#include "engine/results/run_summary.hpp"
 
 namespace lockbench::dashboard {
-
-struct LatencyStats {
-    double count = 0;
-    double p50 = 0;
-    double p99 = 0;
-    double p999 = 0;
-    double max = 0;
-};
 
 // A fault window from summary.json `faults`; unknown fields are kept in `raw`.
 struct FaultWindow {
@@ -63,35 +57,18 @@ using Incident = checker::Incident;
 // What the timeline shows of an incident: from the hold's start to its last overlap (or its end).
 std::pair<std::int64_t, std::int64_t> incident_window(const Incident& incident);
 
-struct RunSummary {
-    std::string strategy;
-    std::string scenario;
-    std::uint64_t seed = 0;
-    int clients = 0;
-    double duration_s = 0;
-    bool interrupted = false;
-    double cycles = 0;
-    double cycles_per_s = 0;
-    LatencyStats acquire;
-    LatencyStats release;
-    std::vector<TimePoint> timeseries;
-    std::vector<FaultWindow> faults;
+// A run's summary as the views draw it: summary.json as lockbench::RunSummary read it, and what
+// the dashboard derives from it once - the verdict's colour, the checks that broke, the
+// checker's incidents, the fault windows in words.
+struct SummaryView : lockbench::RunSummary {
     Validity validity = Validity::unknown;
-    std::vector<Violation> violations;  // the witnesses the checker kept (capped per check)
-    // The checker's exact count (checker::Report::violation_count): never the witness list's
-    // length.
+    // The checker's exact count (checker::Report::violation_count): never the length of the
+    // witness list (verdict.witnesses, capped per check).
     std::size_t violation_count = 0;
     std::vector<Incident> incidents;           // the checker's, first ones first
     std::size_t incident_count = 0;            // all of them
     std::vector<std::string> violated_checks;  // the checks that found something
-    std::vector<std::string> unknown_reasons;  // why the verdict is unknown
-    std::optional<std::string> expected;
-    std::optional<bool> as_expected;
-    // summary.json's server_cost (absent before it, or where no server was measured): the
-    // servers' and the engine's CPU per cycle, and which side was the bottleneck.
-    std::optional<double> server_us_per_cycle;
-    std::optional<double> engine_us_per_cycle;
-    std::string bottleneck;
+    std::vector<FaultWindow> fault_windows;    // `faults`, as the nemesis kept them
 
     // Cycles per second of each timeseries bucket. The last bucket of a run is partial
     // (a 2.08 s run has a 0.08 s bucket at t=2); dividing by its real length keeps the line
@@ -110,14 +87,19 @@ struct RunSummary {
     std::optional<bool> met_expectation() const;
 };
 
-// Throws std::runtime_error naming the JSON path ("/latency_ms/acquire/p50: must be a number").
-RunSummary parse_summary(const nlohmann::json& j);
+// The view of a typed summary (of a run still going, too: see MainWindow::updateLiveSummary).
+// Throws SummaryError naming `origin` and the JSON path of an incident the checker cannot read.
+SummaryView view_of(lockbench::RunSummary summary, const std::string& origin);
+
+// summary.json through RunSummary::from_json: a SummaryError names `origin` ("<folder>/
+// summary.json") and the path ("/latency_ms/acquire/p50: must be a number, not a string").
+SummaryView read_summary(const nlohmann::json& j, const std::string& origin);
 
 struct Run {
     std::filesystem::path dir;
     std::string name;          // folder name
     bool in_progress = false;  // a `.tmp-…` folder: only history.jsonl, growing
-    std::optional<RunSummary> summary;
+    std::optional<SummaryView> summary;
     nlohmann::json workload;          // workload.json, or null
     std::vector<std::string> errors;  // "<folder>/summary.json: …"
 
@@ -126,26 +108,11 @@ struct Run {
     std::filesystem::path history_path() const { return dir / "history.jsonl"; }
 };
 
-// One point of a `lockbench run --clients-ramp` curve (ramp.json).
-struct RampPoint {
-    int clients = 0;
-    double cycles_per_s = 0;
-    double acquire_p50_ms = 0;
-    double acquire_p99_ms = 0;
-    std::optional<double> jain_index;  // none when no cycle completed
-};
-
-struct Ramp {
+// A `lockbench run --clients-ramp` folder: its ramp.json as lockbench::RampFile read it.
+struct Ramp : lockbench::RampFile {
     std::filesystem::path dir;
     std::string name;  // folder name
-    std::string scenario;
-    std::map<std::string, std::vector<RampPoint>> curves;  // strategy -> points, by clients
-
-    std::size_t point_count() const;
 };
-
-// Throws std::runtime_error naming the JSON path, as parse_summary does.
-Ramp parse_ramp(const nlohmann::json& j);
 
 // One strategy at one setting of a comparison (`lockbench compare`, `run --repeat`): compare.json's
 // settings[i].strategies[name], read tolerantly.

@@ -1,5 +1,6 @@
-// summary.json and results-folder reading: tolerant of missing and unknown fields (the checker and
-// the nemesis are still adding them), strict and explicit about wrong types and broken files.
+// summary.json and results-folder reading: every summary is read by the engine's one strict
+// reader (RunSummary::from_json) and what it rejects is an error naming the file and the field;
+// the samples are written by its one writer (RunSummary::to_json), as a run writes them.
 
 #include "dashboard/results_model.hpp"
 
@@ -16,79 +17,89 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
+// A run of set_nx_px that broke mutual exclusion, as its summary.json has it.
+lockbench::RunSummary sample_run() {
+    lockbench::RunSummary s;
+    s.strategy = "set_nx_px";
+    s.scenario = "pause";
+    s.seed = 7;
+    s.clients = 4;
+    s.duration_s = 2.5;
+    s.cycles = 300;
+    s.cycles_per_s = 120.0;
+    s.acquire = {.count = 300, .p50 = 0.1, .p99 = 2, .p999 = 3, .max = 4};
+    s.release = {.count = 300, .p50 = 0.2, .p99 = 1, .p999 = 1.5, .max = 9};
+    s.timeseries = {{.t = 0, .cycles = 100, .errors = 0},
+                    {.t = 1, .cycles = 150, .errors = 2},
+                    {.t = 2, .cycles = 50, .errors = 0}};
+    s.faults = json::array(
+        {{{"fault", "pause-client"}, {"target", "c3"}, {"start_s", 1.0}, {"end_s", 1.5}}, "odd"});
+    s.verdict.verdict = checker::Verdict::Invalid;
+    s.verdict.checks.push_back(
+        {"mutual_exclusion", {{"valid", false}, {"violations", 1}, {"processes", {1, 2}}}});
+    s.verdict.witnesses.push_back(
+        {.kind = "mutual_exclusion",
+         .key = "k0",
+         .evidence = {{"a", {{"process", 1}, {"start", 100}, {"end", 900}}},
+                      {"b", {{"process", 2}, {"start_ns", 400}, {"end_ns", 1200}}}}});
+    s.expected = "violates:mutual_exclusion";
+    return s;
+}
+
 json sample_summary() {
-    return json::parse(R"({
-      "strategy": "set_nx_px", "scenario": "pause", "seed": 7, "clients": 4, "duration_s": 2.5,
-      "interrupted": false,
-      "throughput": {"cycles": 300, "cycles_per_s": 120.0},
-      "latency_ms": {"acquire": {"count": 300, "p50": 0.1, "p99": 2, "p999": 3, "max": 4},
-                     "release": {"count": 300, "p50": 0.2, "p99": 1, "p999": 1.5, "max": 9}},
-      "timeseries": [{"t": 0, "cycles": 100, "errors": 0}, {"t": 1, "cycles": 150, "errors": 2},
-                     {"t": 2, "cycles": 50, "errors": 0}],
-      "faults": [{"fault": "pause-client", "start_s": 1.0, "end_s": 1.5, "target": "c3",
-                  "extra": true}, "odd"],
-      "verdict": {"valid": false,
-        "checks": {"mutual_exclusion": {"valid": false, "violations": 1, "processes": [1, 2]}},
-        "violations": [
-        {"kind": "mutual_exclusion", "key": "k0",
-         "witness": {"a": {"process": 1, "start": 100, "end": 900},
-                     "b": {"process": 2, "start_ns": 400, "end_ns": 1200}}}]},
-      "expected": "violates:mutual_exclusion", "as_expected": null,
-      "future_field": {"anything": 1}
-    })");
+    return sample_run().to_json();
+}
+
+SummaryView read_view(const json& j) {
+    return read_summary(j, "r/summary.json");
 }
 
 TEST(ResultsModelTest, ReadsTheServerCostWhereTheSummaryHasIt) {
     // A summary from before server_cost: nothing to show, no problem.
-    RunSummary old = parse_summary(sample_summary());
-    EXPECT_EQ(old.server_us_per_cycle, std::nullopt);
-    EXPECT_EQ(old.engine_us_per_cycle, std::nullopt);
-    EXPECT_EQ(old.bottleneck, "");
-    json j = sample_summary();
-    j["server_cost"] = json::parse(R"({"cycles": 300, "total": {"cpu_us_per_cycle": 12.5},
+    const SummaryView old = read_view(sample_summary());
+    EXPECT_EQ(old.server_us_per_cycle(), std::nullopt);
+    EXPECT_EQ(old.engine_us_per_cycle(), std::nullopt);
+    EXPECT_EQ(old.bottleneck(), std::nullopt);
+    lockbench::RunSummary run = sample_run();
+    run.server_cost = json::parse(R"({"cycles": 300, "total": {"cpu_us_per_cycle": 12.5},
         "engine": {"cpu_us_per_cycle": 30.25}, "bottleneck": {"side": "engine"}})");
-    RunSummary s = parse_summary(j);
-    EXPECT_EQ(s.server_us_per_cycle, 12.5);
-    EXPECT_EQ(s.engine_us_per_cycle, 30.25);
-    EXPECT_EQ(s.bottleneck, "engine");
+    const SummaryView s = read_view(run.to_json());
+    EXPECT_EQ(s.server_us_per_cycle(), 12.5);
+    EXPECT_EQ(s.engine_us_per_cycle(), 30.25);
+    EXPECT_EQ(s.bottleneck(), "engine");
     // No server measured: total is null.
-    j["server_cost"]["total"] = nullptr;
-    EXPECT_EQ(parse_summary(j).server_us_per_cycle, std::nullopt);
+    (*run.server_cost)["total"] = nullptr;
+    EXPECT_EQ(read_view(run.to_json()).server_us_per_cycle(), std::nullopt);
 }
 
-TEST(ResultsModelTest, ParsesEveryFieldTheDashboardDraws) {
-    RunSummary s = parse_summary(sample_summary());
+TEST(ResultsModelTest, ReadsEveryFieldTheDashboardDraws) {
+    SummaryView s = read_view(sample_summary());
     EXPECT_EQ(s.strategy, "set_nx_px");
     EXPECT_EQ(s.scenario, "pause");
     EXPECT_DOUBLE_EQ(s.cycles_per_s, 120.0);
     EXPECT_DOUBLE_EQ(s.release.max, 9);
     ASSERT_EQ(s.timeseries.size(), 3u);
-    ASSERT_EQ(s.faults.size(), 2u);
-    EXPECT_EQ(s.faults[0].label(), "pause client c3");
-    EXPECT_DOUBLE_EQ(s.faults[0].end_s, 1.5);
+    ASSERT_EQ(s.fault_windows.size(), 2u);
+    EXPECT_EQ(s.fault_windows[0].label(), "pause client c3");
+    EXPECT_DOUBLE_EQ(s.fault_windows[0].end_s, 1.5);
     EXPECT_EQ(s.validity, Validity::invalid);
-    ASSERT_EQ(s.violations.size(), 1u);
+    ASSERT_EQ(s.verdict.witnesses.size(), 1u);
     EXPECT_EQ(s.outcome(), "violates:mutual_exclusion");
     // as_expected is null: unknown. The engine judged it; the dashboard does not judge again.
     EXPECT_EQ(s.met_expectation(), std::nullopt);
-    s = parse_summary([] {
-        json j = sample_summary();
-        j["as_expected"] = true;
-        return j;
-    }());
-    EXPECT_EQ(s.met_expectation(), std::optional<bool>(true));
+    lockbench::RunSummary met = sample_run();
+    met.as_expected = true;
+    EXPECT_EQ(read_view(met.to_json()).met_expectation(), std::optional<bool>(true));
 }
 
-// The checker keeps at most 100 witnesses per check but counts every violation; the matrix shows
-// the count, not the length of the witness list.
 // The targets as the engine's nemesis writes them (NemesisContext::open_window), in words.
 TEST(ResultsModelTest, FaultLabelsAreWordsFromTheFaultsFieldsNotJson) {
     const auto label = [](const char* fault, const char* target) {
-        json j = sample_summary();
-        j["faults"] = json::array({{{"fault", fault}, {"start_s", 1}, {"end_s", 2}}});
+        lockbench::RunSummary run = sample_run();
+        run.faults = json::array({{{"fault", fault}, {"start_s", 1}, {"end_s", 2}}});
         if (target)
-            j["faults"][0]["target"] = json::parse(target);
-        return parse_summary(j).faults.at(0).label();
+            run.faults[0]["target"] = json::parse(target);
+        return read_view(run.to_json()).fault_windows.at(0).label();
     };
     EXPECT_EQ(label("pause-client", R"({"client":1,"process":1})"), "pause client 1 (process 1)");
     EXPECT_EQ(label("pause-client", R"({"holder":"k0"})"), "pause client the holder of k0");
@@ -103,20 +114,22 @@ TEST(ResultsModelTest, FaultLabelsAreWordsFromTheFaultsFieldsNotJson) {
     EXPECT_EQ(label("reset-connections", nullptr), "reset connections");
 }
 
+// The checker keeps at most 100 witnesses per check but counts every violation; the matrix shows
+// the count, not the length of the witness list.
 TEST(ResultsModelTest, ViolationCountIsTheCheckersCountNotTheWitnessList) {
-    json j = sample_summary();
-    EXPECT_EQ(parse_summary(j).violation_count, 1u);
-    j["verdict"]["checks"] = {{"mutual_exclusion", {{"valid", false}, {"violations", 4000}}},
-                              {"resource", {{"valid", false}, {"violations", 12}}},
-                              {"fencing", {{"valid", true}, {"violations", 0}}}};
-    RunSummary s = parse_summary(j);
-    EXPECT_EQ(s.violations.size(), 1u);
+    EXPECT_EQ(read_view(sample_summary()).violation_count, 1u);
+    lockbench::RunSummary run = sample_run();
+    run.verdict.checks = {{"mutual_exclusion", {{"valid", false}, {"violations", 4000}}},
+                          {"resource", {{"valid", false}, {"violations", 12}}},
+                          {"fencing", {{"valid", true}, {"violations", 0}}}};
+    const SummaryView s = read_view(run.to_json());
+    EXPECT_EQ(s.verdict.witnesses.size(), 1u);
     EXPECT_EQ(s.violation_count, 4012u);
     EXPECT_EQ(s.outcome(), "violates:mutual_exclusion,resource");
 }
 
 TEST(ResultsModelTest, PartialLastBucketIsScaledAndSliversDropped) {
-    RunSummary s = parse_summary(sample_summary());
+    SummaryView s = read_view(sample_summary());
     auto rate = s.rate_series();
     ASSERT_EQ(rate.size(), 3u);
     EXPECT_DOUBLE_EQ(rate[2].cycles, 100.0);  // 50 cycles in the last 0.5 s
@@ -124,51 +137,51 @@ TEST(ResultsModelTest, PartialLastBucketIsScaledAndSliversDropped) {
     EXPECT_EQ(s.rate_series().size(), 2u);
 }
 
-TEST(ResultsModelTest, MissingFieldsAreNotErrors) {
-    RunSummary s = parse_summary(json::parse(R"({"strategy": "fenced"})"));
-    EXPECT_EQ(s.strategy, "fenced");
-    EXPECT_EQ(s.validity, Validity::unknown);
-    EXPECT_EQ(s.outcome(), "unknown");
-    EXPECT_FALSE(s.met_expectation().has_value());
-}
+// Summaries of older lockbench versions: the fields added since whose absence has one meaning
+// read as that meaning; one the strict reader needs is an error naming it.
+TEST(ResultsModelTest, AnOlderSummaryReadsOrNamesTheFieldItLacks) {
+    json before_connections = sample_summary();
+    before_connections.erase("connections");
+    before_connections.erase("notes");
+    before_connections.erase("expected");
+    before_connections.erase("as_expected");
+    const SummaryView s = read_view(before_connections);
+    EXPECT_EQ(s.connections_mode, "per-client");
+    EXPECT_EQ(s.connections_per_server, 4);
+    EXPECT_TRUE(s.notes.empty());
+    EXPECT_EQ(s.expected, std::nullopt);
+    EXPECT_EQ(s.outcome(), "violates:mutual_exclusion");
 
-TEST(ResultsModelTest, ARampsCurvesAreReadAndItsFaultsNamed) {
-    const Ramp ramp = parse_ramp(json::parse(R"({"scenario": "baseline", "curves": {
-        "fenced": [{"clients": 1, "cycles_per_s": 600, "acquire_p50_ms": 0.03,
-                    "acquire_p99_ms": 0.08, "fairness": {"jain_index": 1.0}},
-                   {"clients": 4, "cycles_per_s": 1000, "acquire_p50_ms": 0.05,
-                    "acquire_p99_ms": 20, "fairness": {"jain_index": null}}]}})"));
-    EXPECT_EQ(ramp.scenario, "baseline");
-    ASSERT_EQ(ramp.curves.at("fenced").size(), 2u);
-    EXPECT_EQ(ramp.curves.at("fenced")[1].clients, 4);
-    EXPECT_DOUBLE_EQ(ramp.curves.at("fenced")[1].acquire_p99_ms, 20);
-    EXPECT_EQ(ramp.curves.at("fenced")[0].jain_index, 1.0);
-    EXPECT_FALSE(ramp.curves.at("fenced")[1].jain_index);
+    json before_fairness = sample_summary();
+    before_fairness.erase("fairness");
     try {
-        parse_ramp(json::parse(R"({"curves": {"fenced": [{"clients": 1}]}})"));
-        ADD_FAILURE() << "a point without throughput was accepted";
-    } catch (const std::runtime_error& e) {
-        EXPECT_NE(std::string(e.what()).find("/curves/fenced/0/cycles_per_s"), std::string::npos)
-            << e.what();
+        read_view(before_fairness);
+        FAIL() << "a summary without fairness was read";
+    } catch (const SummaryError& e) {
+        EXPECT_STREQ(e.what(), "r/summary.json: /fairness: missing");
     }
 }
 
-TEST(ResultsModelTest, WrongTypesNameTheirPath) {
+TEST(ResultsModelTest, WrongTypesNameTheFileAndTheirPath) {
+    json j = sample_summary();
+    j["latency_ms"]["acquire"]["p50"] = "fast";
     try {
-        parse_summary(json::parse(R"({"latency_ms": {"acquire": {"p50": "fast"}}})"));
+        read_view(j);
         FAIL() << "no error";
-    } catch (const std::runtime_error& e) {
-        EXPECT_STREQ(e.what(), "/latency_ms/acquire/p50: must be a number, not a string");
+    } catch (const SummaryError& e) {
+        EXPECT_STREQ(e.what(),
+                     "r/summary.json: /latency_ms/acquire/p50: must be a number, not a string");
     }
 }
 
 TEST(ResultsModelTest, WitnessWindowAndProcessesFromAnyShape) {
-    RunSummary s = parse_summary(sample_summary());
-    auto w = witness_window(s.violations[0].evidence);
+    const SummaryView s = read_view(sample_summary());
+    auto w = witness_window(s.verdict.witnesses[0].evidence);
     ASSERT_TRUE(w.has_value());
     EXPECT_EQ(w->first, 100);
     EXPECT_EQ(w->second, 1200);
-    EXPECT_EQ(witness_processes(s.violations[0].evidence), (std::vector<std::int64_t>{1, 2}));
+    EXPECT_EQ(witness_processes(s.verdict.witnesses[0].evidence),
+              (std::vector<std::int64_t>{1, 2}));
     EXPECT_FALSE(witness_window(json::object()).has_value());
 }
 
@@ -182,10 +195,61 @@ class ResultsFolderTest : public ::testing::Test {
     const fs::path& dir_ = scratch_.path();
 };
 
+// A ramp of one strategy at 1 and 4 clients, as its ramp.json has it.
+lockbench::RampFile sample_ramp() {
+    lockbench::RampFile ramp{.scenario = "baseline", .clients = {1, 4}, .duration_s = 1};
+    ramp.curves["fenced"] = {{.clients = 1,
+                              .cycles_per_s = 600,
+                              .acquire_p50_ms = 0.03,
+                              .acquire_p99_ms = 0.08,
+                              .fairness = {.clients = 1,
+                                           .cycles_min = 600,
+                                           .cycles_median = 600,
+                                           .cycles_max = 600,
+                                           .jain_index = 1.0},
+                              .run = "20260101T000000Z-baseline"},
+                             {.clients = 4,
+                              .cycles_per_s = 1000,
+                              .acquire_p50_ms = 0.05,
+                              .acquire_p99_ms = 20,
+                              .fairness = {.clients = 4},
+                              .run = "20260101T000001Z-baseline"}};
+    return ramp;
+}
+
+TEST_F(ResultsFolderTest, ARampsCurvesAreReadThroughItsOneReader) {
+    write("ramp-20260101T000000Z-baseline/ramp.json", sample_ramp().to_json().dump());
+    const ResultsScan scan = scan_results(dir_);
+    EXPECT_TRUE(scan.errors.empty()) << scan.errors.front();
+    ASSERT_EQ(scan.ramps.size(), 1u);
+    const Ramp& ramp = scan.ramps[0];
+    EXPECT_EQ(ramp.name, "ramp-20260101T000000Z-baseline");
+    EXPECT_EQ(ramp.scenario, "baseline");
+    EXPECT_EQ(ramp.point_count(), 2u);
+    ASSERT_EQ(ramp.curves.at("fenced").size(), 2u);
+    EXPECT_EQ(ramp.curves.at("fenced")[1].clients, 4);
+    EXPECT_DOUBLE_EQ(ramp.curves.at("fenced")[1].acquire_p99_ms, 20);
+    EXPECT_EQ(ramp.curves.at("fenced")[0].fairness.jain_index, 1.0);
+    EXPECT_FALSE(ramp.curves.at("fenced")[1].fairness.jain_index);
+}
+
+TEST_F(ResultsFolderTest, ARampPointWithoutThroughputIsAnErrorNamingItsPath) {
+    json ramp = sample_ramp().to_json();
+    ramp["curves"]["fenced"][0].erase("cycles_per_s");
+    write("ramp-20260101T000000Z-baseline/ramp.json", ramp.dump());
+    const ResultsScan scan = scan_results(dir_);
+    EXPECT_TRUE(scan.ramps.empty());
+    EXPECT_EQ(scan.errors, std::vector<std::string>{"ramp-20260101T000000Z-baseline/ramp.json: "
+                                                    "/curves/fenced/0/cycles_per_s: missing"});
+}
+
 TEST_F(ResultsFolderTest, ScansRunsInStartOrderWithInProgressLast) {
     write("20260101T000002Z-b/summary.json", sample_summary().dump());
     write("20260101T000002Z-b/history.jsonl", "");
-    write("20260101T000001Z-a/summary.json", R"({"strategy":"fenced","scenario":"a"})");
+    lockbench::RunSummary a = sample_run();
+    a.strategy = "fenced";
+    a.scenario = "a";
+    write("20260101T000001Z-a/summary.json", a.to_json().dump());
     write("20260101T000001Z-a/history.jsonl", "");
     write(".tmp-20260101T000003Z-live-123/history.jsonl", "");
     write(".git/x", "");
@@ -225,6 +289,22 @@ TEST_F(ResultsFolderTest, AMistypedIncidentFieldIsAnErrorNamingItsPath) {
     EXPECT_EQ(scan.errors[0],
               "20260101T000001Z-x/summary.json: /verdict/checks/mutual_exclusion/incident_list/0/"
               "process: must be an integer, not a string");
+}
+
+// A summary the strict reader rejects (here, one of the first days' without `fairness`): its run is
+// still listed, by what workload.json says, and the error names the folder and the field.
+TEST_F(ResultsFolderTest, ARejectedSummaryIsAnErrorNamingTheFieldAndTheRunStaysListed) {
+    json summary = sample_summary();
+    summary.erase("fairness");
+    write("20260101T000001Z-x/summary.json", summary.dump());
+    write("20260101T000001Z-x/workload.json", R"({"name":"x","strategy":"redlock"})");
+    write("20260101T000001Z-x/history.jsonl", "");
+    const ResultsScan scan = scan_results(dir_);
+    ASSERT_EQ(scan.runs.size(), 1u);
+    EXPECT_FALSE(scan.runs[0].summary.has_value());
+    EXPECT_EQ(scan.runs[0].strategy(), "redlock");
+    EXPECT_EQ(scan.errors,
+              std::vector<std::string>{"20260101T000001Z-x/summary.json: /fairness: missing"});
 }
 
 TEST_F(ResultsFolderTest, EmptyAndMissingFoldersSaySo) {

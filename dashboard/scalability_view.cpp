@@ -132,7 +132,7 @@ void ScalabilityView::setRamp(const Ramp* ramp) {
          [](const RampPoint& p) { return std::optional<double>(p.acquire_p99_ms); });
     // Jain's index lives in (0, 1]: a fixed scale keeps 0.9 looking like 0.9.
     plot(fairness_, tr("fairness: Jain's index of cycles per client (1 = equal shares)"),
-         tr("Jain's index"), [](const RampPoint& p) { return p.jain_index; })
+         tr("Jain's index"), [](const RampPoint& p) { return p.fairness.jain_index; })
         ->setRange(0, 1);
 }
 

@@ -26,6 +26,20 @@ ThroughputView::ThroughputView(QWidget* parent)
 }
 
 void ThroughputView::setRuns(const std::vector<const Run*>& runs, const QString& title) {
+    resetAxes(title);
+    // Ranges first, so the fault shading can span the final (rounded) height and be added
+    // before the lines, which then draw over it.
+    setRanges(runs);
+    addFaultWindows(runs);
+    for (const Run* run : runs) {
+        if (run->summary)
+            addLine(*run->summary);
+    }
+    if (lines_ == 0)
+        chart_->setTitle(title + tr(" — no finished runs"));
+}
+
+void ThroughputView::resetAxes(const QString& title) {
     chart_->removeAllSeries();
     for (QAbstractAxis* a : chart_->axes()) {
         chart_->removeAxis(a);
@@ -43,9 +57,9 @@ void ThroughputView::setRuns(const std::vector<const Run*>& runs, const QString&
     y_->setLabelFormat("%.0f");
     chart_->addAxis(x_, Qt::AlignBottom);
     chart_->addAxis(y_, Qt::AlignLeft);
+}
 
-    // Ranges first, so the fault shading can span the final (rounded) height and be added
-    // before the lines, which then draw over it.
+void ThroughputView::setRanges(const std::vector<const Run*>& runs) {
     double max_t = 1;
     double max_y = 1;
     for (const Run* run : runs) {
@@ -54,7 +68,7 @@ void ThroughputView::setRuns(const std::vector<const Run*>& runs, const QString&
         max_t = std::max(max_t, run->summary->duration_s);
         for (const TimePoint& p : run->summary->rate_series())
             max_y = std::max(max_y, p.cycles);
-        for (const FaultWindow& f : run->summary->faults)
+        for (const FaultWindow& f : run->summary->fault_windows)
             max_t = std::max(max_t, f.end_s);
     }
     x_->setRange(0, max_t);
@@ -62,14 +76,16 @@ void ThroughputView::setRuns(const std::vector<const Run*>& runs, const QString&
     // Round ticks (0, 0.2, 0.4 … rather than 0.25 printed as "0.3").
     x_->applyNiceNumbers();
     y_->applyNiceNumbers();
-    max_y = y_->max();
+}
 
+void ThroughputView::addFaultWindows(const std::vector<const Run*>& runs) {
+    const double max_y = y_->max();
     // Every strategy of a scenario runs the same fault schedule; draw each window once.
     std::set<std::tuple<double, double, std::string>> seen;
     for (const Run* run : runs) {
         if (!run->summary)
             continue;
-        for (const FaultWindow& f : run->summary->faults) {
+        for (const FaultWindow& f : run->summary->fault_windows) {
             if (!seen.insert({f.start_s, f.end_s, f.label()}).second)
                 continue;
             auto* upper = new QLineSeries;
@@ -92,31 +108,26 @@ void ThroughputView::setRuns(const std::vector<const Run*>& runs, const QString&
             ++faults_;
         }
     }
+}
 
-    for (const Run* run : runs) {
-        if (!run->summary)
-            continue;
-        const RunSummary& s = *run->summary;
-        auto* line = new QLineSeries;
-        QString strategy = QString::fromStdString(s.strategy);
-        line->setName(strategy);
-        QPen pen(strategy_color(strategy));
-        pen.setWidthF(2);
-        line->setPen(pen);
-        // A step per bucket: the rate is an average over that second, and a run of one second
-        // (one bucket) still draws a line rather than a lone point.
-        for (const TimePoint& p : s.rate_series()) {
-            double len = std::clamp(s.duration_s - p.t, 0.0, 1.0);
-            line->append(p.t, p.cycles);
-            line->append(p.t + (len > 0 ? len : 1.0), p.cycles);
-        }
-        chart_->addSeries(line);
-        line->attachAxis(x_);
-        line->attachAxis(y_);
-        ++lines_;
+void ThroughputView::addLine(const SummaryView& s) {
+    auto* line = new QLineSeries;
+    QString strategy = QString::fromStdString(s.strategy);
+    line->setName(strategy);
+    QPen pen(strategy_color(strategy));
+    pen.setWidthF(2);
+    line->setPen(pen);
+    // A step per bucket: the rate is an average over that second, and a run of one second
+    // (one bucket) still draws a line rather than a lone point.
+    for (const TimePoint& p : s.rate_series()) {
+        double len = std::clamp(s.duration_s - p.t, 0.0, 1.0);
+        line->append(p.t, p.cycles);
+        line->append(p.t + (len > 0 ? len : 1.0), p.cycles);
     }
-    if (lines_ == 0)
-        chart_->setTitle(title + tr(" — no finished runs"));
+    chart_->addSeries(line);
+    line->attachAxis(x_);
+    line->attachAxis(y_);
+    ++lines_;
 }
 
 }  // namespace lockbench::dashboard

@@ -32,6 +32,12 @@ class ThroughputView : public QWidget {
     int faultWindowCount() const { return faults_; }
 
   private:
+    void resetAxes(const QString& title);
+    void setRanges(const std::vector<const Run*>& runs);
+    // Shaded over the whole (rounded) height: after setRanges, before the lines.
+    void addFaultWindows(const std::vector<const Run*>& runs);
+    void addLine(const SummaryView& summary);
+
     QChart* chart_;
     QChartView* view_;
     QValueAxis* x_ = nullptr;

@@ -202,6 +202,36 @@ void TimelineView::updateSceneRect() {
                          kAxisHeight + static_cast<double>(rows) * kRowHeight + 4);
 }
 
+namespace {
+
+// A bar's tooltip: one hold's process, key, mode and times, or how many holds a bar of several
+// stands for; then what made it red or left it open.
+QString bar_tooltip(const Timeline& t, const Bar& b, std::int64_t process) {
+    const Hold& h = t.holds[b.first];
+    const QString key = b.mixed_keys
+                            ? TimelineView::tr("several keys")
+                            : QString::fromStdString(t.keys[static_cast<std::size_t>(b.key)]);
+    QString tip = b.holds == 1 ? TimelineView::tr("p%1 %2 %3\n%4 → %5 (%6)")
+                                     .arg(process)
+                                     .arg(key, h.mode == HoldMode::shared ? "shared" : "exclusive",
+                                          format_ns(b.start_ns), format_ns(b.end_ns),
+                                          format_ns(b.end_ns - b.start_ns))
+                               : TimelineView::tr("p%1 %2: %3 holds\n%4 → %5")
+                                     .arg(process)
+                                     .arg(key)
+                                     .arg(b.holds)
+                                     .arg(format_ns(b.start_ns), format_ns(b.end_ns));
+    if (b.overlapped)
+        tip += TimelineView::tr("\noverlaps a conflicting hold on the same key");
+    if (b.crashed)
+        tip += TimelineView::tr("\nended by the holder's crash");
+    if (b.open_ended)
+        tip += TimelineView::tr("\nstill held at the end of the history");
+    return tip;
+}
+
+}  // namespace
+
 void TimelineView::rebuild() {
     scene_->clear();
     bars_ = 0;
@@ -209,32 +239,42 @@ void TimelineView::rebuild() {
     nemesis_marks_ = 0;
     const double top = verticalScrollBar()->value();
     const double height = viewport()->height();
-    const double width = viewport()->width();
     if (!timeline_) {
         add_text(scene_, message_, 12, 12, axis, QColor(100, 100, 100));
         return;
     }
     const Timeline& t = *timeline_;
-    const int pixels = static_cast<int>(plotWidth());
     const double rows_bottom = kAxisHeight + static_cast<double>(t.rows()) * kRowHeight;
     const double bottom = std::min(top + height, rows_bottom);
-
-    std::size_t first_row =
+    const auto first_row =
         static_cast<std::size_t>(std::max(0.0, (top - kAxisHeight) / kRowHeight));
-    std::size_t last_row = std::min(
+    const std::size_t last_row = std::min(
         t.rows(),
         static_cast<std::size_t>(std::max(0.0, (top + height - kAxisHeight) / kRowHeight)) + 1);
-    const double x_min = kLabelWidth;
-    const double x_max = kLabelWidth + plotWidth();
-    auto clamp_x = [&](double x) { return std::clamp(x, x_min, x_max); };
 
+    drawFaultWindows(top, bottom);
+    for (std::size_t row = first_row; row < last_row; ++row)
+        drawRow(row);
+    drawNemesisMarks(top, bottom);
+    drawTimeAxis(top, bottom);
+    if (t.rows() == 0)
+        add_text(scene_, tr("no lock holds in this history yet"), kLabelWidth,
+                 top + kAxisHeight + 8, axis, QColor(100, 100, 100));
+}
+
+double TimelineView::plotX(std::int64_t t) const {
+    const auto left = static_cast<double>(kLabelWidth);
+    return std::clamp(xOf(t), left, left + plotWidth());
+}
+
+void TimelineView::drawFaultWindows(double top, double bottom) {
     for (const FaultWindow& f : faults_) {
         auto s = static_cast<std::int64_t>(f.start_s * 1e9);
         auto e = static_cast<std::int64_t>(f.end_s * 1e9);
         if (e < t0_ || s > t1_)
             continue;
-        double x0 = clamp_x(xOf(s));
-        double x1 = std::max(clamp_x(xOf(e)), x0 + 2);
+        double x0 = plotX(s);
+        double x1 = std::max(plotX(e), x0 + 2);
         auto* r = scene_->addRect(x0, top + kAxisHeight, x1 - x0, bottom - top - kAxisHeight,
                                   Qt::NoPen, fault_color());
         r->setZValue(-2);
@@ -244,51 +284,35 @@ void TimelineView::rebuild() {
                  QColor(70, 70, 70))
             ->setZValue(5);
     }
+}
 
-    for (std::size_t row = first_row; row < last_row; ++row) {
-        const double y = kAxisHeight + static_cast<double>(row) * kRowHeight;
-        const std::int64_t process = t.processes[row];
-        if (highlighted_.count(process)) {
-            auto* band = scene_->addRect(0, y, width, kRowHeight, Qt::NoPen, QColor(255, 245, 180));
-            band->setZValue(-3);
-        }
-        add_text(scene_, tr("p%1").arg(process), 4, y + 1, row_label, QColor(60, 60, 60));
-        for (const Bar& b : visible_bars(t, row, t0_, t1_, pixels)) {
-            double x0 = clamp_x(xOf(b.start_ns));
-            double x1 = std::max(clamp_x(xOf(b.end_ns)), x0 + 1);  // every hold is at least 1 px
-            QColor fill = b.overlapped ? overlap_color() : keyColor(b.key);
-            QPen pen = b.overlapped ? QPen(overlap_color().darker(150), 1) : QPen(Qt::NoPen);
-            auto* r = scene_->addRect(x0, y + 3, x1 - x0, kRowHeight - 6, pen, fill);
-            r->setData(kKindRole, b.overlapped ? overlap_bar : bar);
-            const Hold& h = t.holds[b.first];
-            QString key = b.mixed_keys
-                              ? tr("several keys")
-                              : QString::fromStdString(t.keys[static_cast<std::size_t>(b.key)]);
-            QString tip = b.holds == 1
-                              ? tr("p%1 %2 %3\n%4 → %5 (%6)")
-                                    .arg(process)
-                                    .arg(key, h.mode == HoldMode::shared ? "shared" : "exclusive",
-                                         format_ns(b.start_ns), format_ns(b.end_ns),
-                                         format_ns(b.end_ns - b.start_ns))
-                              : tr("p%1 %2: %3 holds\n%4 → %5")
-                                    .arg(process)
-                                    .arg(key)
-                                    .arg(b.holds)
-                                    .arg(format_ns(b.start_ns), format_ns(b.end_ns));
-            if (b.overlapped)
-                tip += tr("\noverlaps a conflicting hold on the same key");
-            if (b.crashed)
-                tip += tr("\nended by the holder's crash");
-            if (b.open_ended)
-                tip += tr("\nstill held at the end of the history");
-            r->setToolTip(tip);
-            ++bars_;
-            if (b.overlapped)
-                ++red_bars_;
-        }
+void TimelineView::drawRow(std::size_t row) {
+    const Timeline& t = *timeline_;
+    const double y = kAxisHeight + static_cast<double>(row) * kRowHeight;
+    const std::int64_t process = t.processes[row];
+    if (highlighted_.count(process)) {
+        auto* band = scene_->addRect(0, y, viewport()->width(), kRowHeight, Qt::NoPen,
+                                     QColor(255, 245, 180));
+        band->setZValue(-3);
     }
+    add_text(scene_, tr("p%1").arg(process), 4, y + 1, row_label, QColor(60, 60, 60));
+    for (const Bar& b : visible_bars(t, row, t0_, t1_, static_cast<int>(plotWidth()))) {
+        double x0 = plotX(b.start_ns);
+        double x1 = std::max(plotX(b.end_ns), x0 + 1);  // every hold is at least 1 px
+        QColor fill = b.overlapped ? overlap_color() : keyColor(b.key);
+        QPen pen = b.overlapped ? QPen(overlap_color().darker(150), 1) : QPen(Qt::NoPen);
+        auto* r = scene_->addRect(x0, y + 3, x1 - x0, kRowHeight - 6, pen, fill);
+        r->setData(kKindRole, b.overlapped ? overlap_bar : bar);
+        r->setToolTip(bar_tooltip(t, b, process));
+        ++bars_;
+        if (b.overlapped)
+            ++red_bars_;
+    }
+}
 
-    // Nemesis marks over the rows; labels only where they do not collide with the previous one.
+// Nemesis marks over the rows; labels only where they do not collide with the previous one.
+void TimelineView::drawNemesisMarks(double top, double bottom) {
+    const Timeline& t = *timeline_;
     double last_label = -1e9;
     auto nem_begin =
         std::lower_bound(t.nemesis.begin(), t.nemesis.end(), t0_,
@@ -309,11 +333,15 @@ void TimelineView::rebuild() {
             last_label = x;
         }
     }
+}
 
-    // The axis rides on top of the visible area, so it stays put while rows scroll beneath it.
+// The axis rides on top of the visible area, so it stays put while rows scroll beneath it.
+void TimelineView::drawTimeAxis(double top, double bottom) {
+    const double width = viewport()->width();
     auto* band = scene_->addRect(0, top, width, kAxisHeight, Qt::NoPen, QColor(250, 250, 250));
     band->setZValue(4);
     band->setData(kKindRole, axis);
+    const int pixels = static_cast<int>(plotWidth());
     const std::int64_t step = nice_step(t1_ - t0_, std::max(2, pixels / 110));
     const QStringList labels = axis_labels(t0_, t1_, step);
     int label = 0;
@@ -332,9 +360,6 @@ void TimelineView::rebuild() {
     auto* base = scene_->addLine(0, top + kAxisHeight, width, top + kAxisHeight,
                                  QPen(QColor(150, 150, 150)));
     base->setZValue(5);
-    if (t.rows() == 0)
-        add_text(scene_, tr("no lock holds in this history yet"), kLabelWidth,
-                 top + kAxisHeight + 8, axis, QColor(100, 100, 100));
 }
 
 void TimelineView::resizeEvent(QResizeEvent* e) {

@@ -76,6 +76,13 @@ class TimelineView : public QGraphicsView {
 
   private:
     void rebuild();
+    // rebuild's steps, each over the visible rows' span (top to bottom, in scene coordinates).
+    void drawFaultWindows(double top, double bottom);
+    void drawRow(std::size_t row);
+    void drawNemesisMarks(double top, double bottom);
+    void drawTimeAxis(double top, double bottom);
+    // xOf(t) kept within the plot, left of it the row labels.
+    double plotX(std::int64_t t) const;
     void updateSceneRect();
     double plotWidth() const;
     std::int64_t timeAt(double x) const;

@@ -87,7 +87,7 @@ RunCell cell_of(const Run& r) {
         c.outcome = VerdictMatrixView::tr("unreadable summary");
         return c;
     }
-    const RunSummary& s = *r.summary;
+    const SummaryView& s = *r.summary;
     switch (s.validity) {
         case Validity::valid:
             c.state = Cell::safe;
@@ -163,6 +163,78 @@ VerdictMatrixView::Mark combined_mark(const std::vector<RunCell>& cells) {
     return expected ? Mark::expected : Mark::no_expectation;
 }
 
+// What a cell says of the runs of one scenario and strategy (in start order).
+struct MatrixCell {
+    VerdictMatrixView::Cell state = VerdictMatrixView::Cell::empty;
+    VerdictMatrixView::Mark mark = VerdictMatrixView::Mark::none;
+    int run_index = -1;  // the run a click opens
+    QString text;
+    QString tip;
+};
+
+// The expectation, the reasons for unknown and the CPU per cycle of the run the cell shows.
+void add_summary_words(const SummaryView& s, VerdictMatrixView::Mark mark, QString& text,
+                       QString& tip) {
+    if (mark != VerdictMatrixView::Mark::expected && s.expected)
+        text += VerdictMatrixView::tr("\nexpected %1").arg(QString::fromStdString(*s.expected));
+    tip += VerdictMatrixView::tr("\noutcome: %1").arg(QString::fromStdString(s.outcome()));
+    tip += VerdictMatrixView::tr("\nexpected: %1")
+               .arg(s.expected ? QString::fromStdString(*s.expected)
+                               : VerdictMatrixView::tr("nothing stated"));
+    if (mark == VerdictMatrixView::Mark::no_expectation)
+        tip += VerdictMatrixView::tr("\n– : no expectation (the scenario states none for %1)")
+                   .arg(QString::fromStdString(s.strategy));
+    for (const std::string& reason : s.verdict.unknown_reasons)
+        tip += VerdictMatrixView::tr("\nunknown: %1").arg(QString::fromStdString(reason));
+    if (s.server_us_per_cycle() && s.engine_us_per_cycle()) {
+        tip += VerdictMatrixView::tr("\nCPU per cycle: server %1 µs, engine %2 µs; bottleneck: %3")
+                   .arg(*s.server_us_per_cycle(), 0, 'f', 1)
+                   .arg(*s.engine_us_per_cycle(), 0, 'f', 1)
+                   .arg(QString::fromStdString(s.bottleneck().value_or("")));
+    }
+}
+
+MatrixCell matrix_cell(const std::vector<Run>& runs, const std::vector<int>& indices) {
+    std::vector<RunCell> each;
+    int violated = 0;
+    for (int i : indices) {
+        each.push_back(cell_of(runs[static_cast<std::size_t>(i)]));
+        violated += each.back().violated ? 1 : 0;
+    }
+    // The newest run of the worst outcome speaks for the cell and opens on a click.
+    std::size_t shown = 0;
+    for (std::size_t k = 0; k < each.size(); ++k) {
+        if (severity(each[k].state) >= severity(each[shown].state))
+            shown = k;
+    }
+    MatrixCell c;
+    c.run_index = indices[shown];
+    const Run& r = runs[static_cast<std::size_t>(c.run_index)];
+    c.state = each[shown].state;
+    c.mark = indices.size() == 1 ? each[shown].mark : combined_mark(each);
+    const QString mark = VerdictMatrixView::markOf(c.mark);
+    c.text = mark + (mark.isEmpty() ? "" : " ") + each[shown].outcome;
+    c.tip = QString::fromStdString(r.name);
+    if (indices.size() > 1) {
+        c.text += VerdictMatrixView::tr("\n%1 of %2 violated").arg(violated).arg(indices.size());
+        c.tip = VerdictMatrixView::tr("%1 runs; the cell shows %2, the newest of the worst outcome")
+                    .arg(indices.size())
+                    .arg(QString::fromStdString(r.name));
+        for (std::size_t k = indices.size(); k-- > 0;) {
+            const Run& each_run = runs[static_cast<std::size_t>(indices[k])];
+            c.tip += QString("\n%1: %2 (%3)")
+                         .arg(QString::fromStdString(each_run.name), each[k].outcome,
+                              mark_words(each[k].mark));
+        }
+    } else if (r.summary && r.summary->validity == Validity::invalid) {
+        c.text += VerdictMatrixView::tr("\n%n violation(s)", "",
+                                        static_cast<int>(r.summary->violation_count));
+    }
+    if (r.summary && !r.in_progress)
+        add_summary_words(*r.summary, c.mark, c.text, c.tip);
+    return c;
+}
+
 }  // namespace
 
 void VerdictMatrixView::setRuns(const std::vector<Run>& runs) {
@@ -187,73 +259,18 @@ void VerdictMatrixView::setRuns(const std::vector<Run>& runs) {
     for (const QString& sc : scenarios) {
         int col = 0;
         for (const QString& st : strategies) {
+            MatrixCell c;  // empty: no run of this pair
+            if (auto it = cells.find({sc, st}); it != cells.end())
+                c = matrix_cell(runs, it->second);
             auto* item = new QTableWidgetItem;
-            Cell state = Cell::empty;
-            Mark mark = Mark::none;
-            int run_index = -1;
-            if (auto it = cells.find({sc, st}); it != cells.end()) {
-                const std::vector<int>& indices = it->second;
-                std::vector<RunCell> each;
-                int violated = 0;
-                for (int i : indices) {
-                    each.push_back(cell_of(runs[static_cast<std::size_t>(i)]));
-                    violated += each.back().violated ? 1 : 0;
-                }
-                // The newest run of the worst outcome speaks for the cell and opens on a click.
-                std::size_t shown = 0;
-                for (std::size_t k = 0; k < each.size(); ++k) {
-                    if (severity(each[k].state) >= severity(each[shown].state))
-                        shown = k;
-                }
-                run_index = indices[shown];
-                const Run& r = runs[static_cast<std::size_t>(run_index)];
-                state = each[shown].state;
-                mark = indices.size() == 1 ? each[shown].mark : combined_mark(each);
-                QString text =
-                    markOf(mark) + (markOf(mark).isEmpty() ? "" : " ") + each[shown].outcome;
-                QString tip = QString::fromStdString(r.name);
-                if (indices.size() > 1) {
-                    text += tr("\n%1 of %2 violated").arg(violated).arg(indices.size());
-                    tip = tr("%1 runs; the cell shows %2, the newest of the worst outcome")
-                              .arg(indices.size())
-                              .arg(QString::fromStdString(r.name));
-                    for (std::size_t k = indices.size(); k-- > 0;) {
-                        const Run& each_run = runs[static_cast<std::size_t>(indices[k])];
-                        tip += QString("\n%1: %2 (%3)")
-                                   .arg(QString::fromStdString(each_run.name), each[k].outcome,
-                                        mark_words(each[k].mark));
-                    }
-                } else if (r.summary && r.summary->validity == Validity::invalid) {
-                    text +=
-                        tr("\n%n violation(s)", "", static_cast<int>(r.summary->violation_count));
-                }
-                if (r.summary && !r.in_progress) {
-                    const RunSummary& s = *r.summary;
-                    if (mark != Mark::expected && s.expected)
-                        text += tr("\nexpected %1").arg(QString::fromStdString(*s.expected));
-                    tip += tr("\noutcome: %1").arg(QString::fromStdString(s.outcome()));
-                    tip += tr("\nexpected: %1")
-                               .arg(s.expected ? QString::fromStdString(*s.expected)
-                                               : tr("nothing stated"));
-                    if (mark == Mark::no_expectation)
-                        tip += tr("\n– : no expectation (the scenario states none for %1)")
-                                   .arg(QString::fromStdString(s.strategy));
-                    for (const std::string& reason : s.unknown_reasons)
-                        tip += tr("\nunknown: %1").arg(QString::fromStdString(reason));
-                    if (s.server_us_per_cycle && s.engine_us_per_cycle) {
-                        tip += tr("\nCPU per cycle: server %1 µs, engine %2 µs; bottleneck: %3")
-                                   .arg(*s.server_us_per_cycle, 0, 'f', 1)
-                                   .arg(*s.engine_us_per_cycle, 0, 'f', 1)
-                                   .arg(QString::fromStdString(s.bottleneck));
-                    }
-                }
-                item->setText(text);
-                item->setToolTip(tip);
+            if (c.run_index >= 0) {
+                item->setText(c.text);
+                item->setToolTip(c.tip);
             }
-            item->setData(kRunRole, run_index);
-            item->setData(kStateRole, static_cast<int>(state));
-            item->setData(kMarkRole, static_cast<int>(mark));
-            item->setBackground(colorOf(state));
+            item->setData(kRunRole, c.run_index);
+            item->setData(kStateRole, static_cast<int>(c.state));
+            item->setData(kMarkRole, static_cast<int>(c.mark));
+            item->setBackground(colorOf(c.state));
             item->setForeground(QColor(Qt::black));
             item->setTextAlignment(Qt::AlignCenter);
             setItem(row, col, item);

@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "checker/report.hpp"
+#include "engine/results/run_summary.hpp"
 #include "engine/run/json_reader.hpp"
-#include "engine/run/run_summary.hpp"
 
 namespace lockbench::gate_input {
 

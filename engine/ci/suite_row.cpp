@@ -3,7 +3,7 @@
 #include <limits>
 
 #include "checker/json_object.hpp"
-#include "engine/run/run_summary.hpp"
+#include "engine/results/run_summary.hpp"
 
 namespace lockbench {
 

@@ -46,14 +46,6 @@ json at(const json& j, const char* pointer) {
     return j.contains(path) ? j.at(path) : json();
 }
 
-// A member that holds a list or an object, or an empty one: iterated in place, never a
-// temporary (GCC 12 misreads a loop over value()'s copy as uninitialised).
-const json& member(const json& j, const char* name) {
-    static const json none = json::array();
-    const auto found = j.find(name);
-    return found == j.end() ? none : *found;
-}
-
 }  // namespace
 
 std::string file_text(const std::filesystem::path& file) {
@@ -109,15 +101,15 @@ std::string suite_csv(const SuiteTable& table, const std::vector<SuiteRow>& each
     return out;
 }
 
-std::string ramp_csv(const json& curves, const std::filesystem::path& dir) {
+std::string ramp_csv(const RampFile& ramp, const std::filesystem::path& dir) {
     std::string out = row({"strategy", "clients", "cycles_per_s", "acquire_p50_ms",
                            "acquire_p99_ms", "jain_index", "engine_cpu_share", "valid", "dir"});
-    for (const auto& [strategy, points] : member(curves, "curves").items()) {
-        for (const json& p : points) {
-            out += row({strategy, at(p, "/clients"), at(p, "/cycles_per_s"),
-                        at(p, "/acquire_p50_ms"), at(p, "/acquire_p99_ms"),
-                        at(p, "/fairness/jain_index"), at(p, "/engine_cpu_share"),
-                        at(p, "/verdict"), (dir / p.value("run", std::string())).string()});
+    for (const auto& [strategy, points] : ramp.curves) {
+        for (const RampPoint& p : points) {
+            const json jain = p.fairness.jain_index ? json(*p.fairness.jain_index) : json();
+            out +=
+                row({strategy, p.clients, p.cycles_per_s, p.acquire_p50_ms, p.acquire_p99_ms, jain,
+                     p.engine_cpu_share, checker::to_json(p.verdict), (dir / p.run).string()});
         }
     }
     return out;

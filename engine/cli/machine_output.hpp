@@ -9,7 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/ci/suite.hpp"
-#include "engine/run/run_summary.hpp"
+#include "engine/results/ramp_file.hpp"
+#include "engine/results/run_summary.hpp"
 
 namespace lockbench::cli {
 
@@ -26,6 +27,6 @@ std::string run_csv(const RunSummary& summary, const std::filesystem::path& dir)
 std::string suite_csv(const SuiteTable& table, const std::vector<SuiteRow>& each_run,
                       const std::filesystem::path& dir);
 // One header line and one row per point of a ramp's ramp.json.
-std::string ramp_csv(const nlohmann::json& curves, const std::filesystem::path& dir);
+std::string ramp_csv(const RampFile& ramp, const std::filesystem::path& dir);
 
 }  // namespace lockbench::cli

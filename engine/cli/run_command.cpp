@@ -197,13 +197,13 @@ int ramp_command(const RunFlags& f, const RunOptions& options) {
     for (std::string name; std::getline(names, name, ',');)
         ramp.strategies.push_back(name);
     RampOutcome outcome = run_ramp(ramp);
-    f.human() << format_ramp(outcome.curves)
-              << format_machine(outcome.curves.value("yardstick", nlohmann::json()))
-              << "results     " << outcome.dir.string() << "\n";
+    f.human() << format_ramp(outcome.ramp)
+              << format_machine(outcome.ramp.yardstick.value_or(nlohmann::json())) << "results     "
+              << outcome.dir.string() << "\n";
     if (f.machine() == MachineOutput::Json)
         std::cout << file_text(outcome.dir / "ramp.json") << std::flush;
     else if (f.machine() == MachineOutput::Csv)
-        std::cout << ramp_csv(outcome.curves, outcome.dir) << std::flush;
+        std::cout << ramp_csv(outcome.ramp, outcome.dir) << std::flush;
     if (outcome.interrupted)
         return 130;
     if (outcome.failure_exit_code != 0)

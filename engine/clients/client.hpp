@@ -22,6 +22,7 @@
 #include "checker/latency_histogram.hpp"
 #include "engine/clients/history_recorder.hpp"
 #include "engine/clients/resource.hpp"
+#include "engine/results/op_counts.hpp"
 #include "engine/run/workload.hpp"
 #include "strategies/strategy.hpp"
 
@@ -58,10 +59,6 @@ struct Failure {
     std::string error;
 };
 Failure failure_of(const RedisError& e);
-
-struct OpCounts {
-    std::uint64_t ok = 0, fail = 0, info = 0;
-};
 
 // Statistics of the clients of one event-loop thread; merged after the run.
 struct ClientStats {

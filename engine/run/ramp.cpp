@@ -47,17 +47,15 @@ std::vector<Workload> plan_points(const RampOptions& options) {
     return plan;
 }
 
-json curves_header(const RampOptions& options) {
-    json curves{{"scenario", options.workload.name},
-                {"clients", options.clients},
-                {"duration_s", options.workload.duration_s},
-                {"curves", json::object()},
-                {"failed", json::array()}};
+RampFile ramp_header(const RampOptions& options) {
+    RampFile ramp{.scenario = options.workload.name,
+                  .clients = options.clients,
+                  .duration_s = options.workload.duration_s};
     if (options.machine)
-        curves["yardstick"] = options.machine->to_json();
+        ramp.yardstick = options.machine->to_json();
     else if (!options.machine_not_measured.empty())
-        curves["yardstick"] = {{"not_measured", options.machine_not_measured}};
-    return curves;
+        ramp.yardstick = json{{"not_measured", options.machine_not_measured}};
+    return ramp;
 }
 
 // The progress of one point on stderr: "[2/6] set_nx_px with 4 clients" while it runs, and with
@@ -90,24 +88,23 @@ class PointProgress {
 };
 
 // Called from the catch block of the point's run: names the exception being handled.
-void record_failed_point(json& curves, RampOutcome& outcome, const Workload& w,
-                         const RampOptions& options) {
+void record_failed_point(RampOutcome& outcome, const Workload& w, const RampOptions& options) {
     const RunFailure failure = run_failure(std::current_exception());
     std::fprintf(stderr, "%sfailed: %s with %d clients: %s\n", options.progress ? "\r\x1b[K" : "",
                  w.strategy.c_str(), w.clients, failure.message.c_str());
-    curves["failed"].push_back({{"strategy", w.strategy},
-                                {"clients", w.clients},
-                                {"error", failure.message},
-                                {"exit_code", failure.exit_code}});
+    outcome.ramp.failed.push_back({.strategy = w.strategy,
+                                   .clients = w.clients,
+                                   .error = failure.message,
+                                   .exit_code = failure.exit_code});
     outcome.failure_exit_code = std::max(outcome.failure_exit_code, failure.exit_code);
 }
 
 // The point cut short is written like any interrupted run, inside the ramp's folder: the table
 // names it, so no folder there is unaccounted for. It is not on the curve, which would plot a
 // shorter, unfinished measurement beside whole ones.
-void record_interrupted_point(json& curves, const Workload& w, const RunOutcome& r) {
-    curves["interrupted_point"] = {
-        {"strategy", w.strategy}, {"clients", w.clients}, {"run", r.dir.filename().string()}};
+void record_interrupted_point(RampFile& ramp, const Workload& w, const RunOutcome& r) {
+    ramp.interrupted_point = RampCutShort{
+        .strategy = w.strategy, .clients = w.clients, .run = r.dir.filename().string()};
 }
 
 // A point's verdict in its progress line and in ramp.txt: "valid", "INVALID", "unknown",
@@ -126,7 +123,7 @@ std::string point_verdict_word(checker::Verdict verdict) {
     return "not-applicable";
 }
 
-void record_point(json& curves, RampOutcome& outcome, const Workload& w, const RunOutcome& r,
+void record_point(RampOutcome& outcome, const Workload& w, const RunOutcome& r,
                   const PointProgress& progress) {
     const RunSummary& s = r.summary;
     const checker::Verdict verdict = s.verdict.verdict;
@@ -134,14 +131,14 @@ void record_point(json& curves, RampOutcome& outcome, const Workload& w, const R
     std::snprintf(throughput, sizeof throughput, "%.1f cycles/s, ", s.cycles_per_s);
     progress.finished(throughput + point_verdict_word(verdict));
     outcome.verdict = checker::combine(outcome.verdict, verdict);
-    curves["curves"][w.strategy].push_back({{"clients", w.clients},
-                                            {"cycles_per_s", s.cycles_per_s},
-                                            {"acquire_p50_ms", s.acquire.p50},
-                                            {"acquire_p99_ms", s.acquire.p99},
-                                            {"fairness", s.fairness.to_json()},
-                                            {"engine_cpu_share", s.engine_cpu_share},
-                                            {"verdict", checker::to_json(verdict)},
-                                            {"run", r.dir.filename().string()}});
+    outcome.ramp.curves[w.strategy].push_back({.clients = w.clients,
+                                               .cycles_per_s = s.cycles_per_s,
+                                               .acquire_p50_ms = s.acquire.p50,
+                                               .acquire_p99_ms = s.acquire.p99,
+                                               .fairness = s.fairness,
+                                               .engine_cpu_share = s.engine_cpu_share,
+                                               .verdict = verdict,
+                                               .run = r.dir.filename().string()});
 }
 
 }  // namespace
@@ -185,7 +182,7 @@ RampOutcome run_ramp(const RampOptions& options) {
     RampOutcome outcome;
     ResultFolder folder(options.out_dir,
                         "ramp-" + utc_stamp() + "-" + safe_name(options.workload.name));
-    json curves = curves_header(options);
+    outcome.ramp = ramp_header(options);
     for (std::size_t i = 0; i < plan.size(); ++i) {
         if (options.interrupt && options.interrupt->load()) {
             outcome.interrupted = true;
@@ -204,67 +201,58 @@ RampOutcome run_ramp(const RampOptions& options) {
         } catch (...) {
             // A point that could not be run (too few file descriptors for its clients, say) is
             // that point's error: the points before it are kept, and the rest are still tried.
-            record_failed_point(curves, outcome, w, options);
+            record_failed_point(outcome, w, options);
             continue;
         }
         if (r.interrupted) {
-            record_interrupted_point(curves, w, r);
+            record_interrupted_point(outcome.ramp, w, r);
             outcome.interrupted = true;
             progress.finished("interrupted");
             break;
         }
-        record_point(curves, outcome, w, r, progress);
+        record_point(outcome, w, r, progress);
     }
     if (options.progress)
         std::fprintf(stderr, "\r\x1b[K");
-    curves["interrupted"] = outcome.interrupted;
-    write_atomically(folder.tmp() / "ramp.json", curves.dump(2) + "\n");
-    write_atomically(folder.tmp() / "ramp.txt", format_ramp(curves));
-    outcome.curves = std::move(curves);
+    outcome.ramp.interrupted = outcome.interrupted;
+    write_atomically(folder.tmp() / "ramp.json", outcome.ramp.to_json().dump(2) + "\n");
+    write_atomically(folder.tmp() / "ramp.txt", format_ramp(outcome.ramp));
     outcome.dir = folder.commit();
     return outcome;
 }
 
-std::string format_ramp(const json& curves) {
+std::string format_ramp(const RampFile& ramp) {
     std::ostringstream out;
-    out << "ramp: " << curves.value("scenario", std::string()) << ", "
-        << curves.value("duration_s", 0.0) << " s per point"
-        << (curves.value("interrupted", false) ? "  (INTERRUPTED)" : "") << "\n";
-    for (const auto& [strategy, points] : curves["curves"].items()) {
+    out << "ramp: " << ramp.scenario << ", " << ramp.duration_s << " s per point"
+        << (ramp.interrupted ? "  (INTERRUPTED)" : "") << "\n";
+    for (const auto& [strategy, points] : ramp.curves) {
         out << "\n" << strategy << "\n";
         char line[160];
         std::snprintf(line, sizeof line, "%9s %12s %10s %10s %8s %10s %8s  %s\n", "clients",
                       "cycles/s", "acq p50", "acq p99", "Jain", "min/max", "cpu", "verdict");
         out << line;
-        for (const json& p : points) {
-            const json& f = p["fairness"];
+        for (const RampPoint& p : points) {
+            const FairnessSummary& f = p.fairness;
             const std::string jain =
-                f["jain_index"].is_number()
-                    ? std::to_string(f["jain_index"].get<double>()).substr(0, 5)
-                    : std::string("-");
-            const std::string spread = std::to_string(f["cycles_min"].get<std::uint64_t>()) + "/" +
-                                       std::to_string(f["cycles_max"].get<std::uint64_t>());
-            const std::string verdict = point_verdict_word(checker::verdict_of(p["verdict"]));
+                f.jain_index ? std::to_string(*f.jain_index).substr(0, 5) : std::string("-");
+            const std::string spread =
+                std::to_string(f.cycles_min) + "/" + std::to_string(f.cycles_max);
+            const std::string verdict = point_verdict_word(p.verdict);
             std::snprintf(line, sizeof line, "%9d %12.1f %8.3fms %8.3fms %8s %10s %7.0f%%  %s\n",
-                          p["clients"].get<int>(), p["cycles_per_s"].get<double>(),
-                          p["acquire_p50_ms"].get<double>(), p["acquire_p99_ms"].get<double>(),
-                          jain.c_str(), spread.c_str(), 100.0 * p["engine_cpu_share"].get<double>(),
+                          p.clients, p.cycles_per_s, p.acquire_p50_ms, p.acquire_p99_ms,
+                          jain.c_str(), spread.c_str(), 100.0 * p.engine_cpu_share,
                           verdict.c_str());
             out << line;
         }
     }
-    if (const auto cut = curves.find("interrupted_point"); cut != curves.end()) {
-        out << "\ninterrupted\n  " << cut->value("strategy", std::string()) << " with "
-            << cut->value("clients", 0) << " clients: cut short, not on the curve (its run: "
-            << cut->value("run", std::string()) << ")\n";
+    if (const auto& cut = ramp.interrupted_point) {
+        out << "\ninterrupted\n  " << cut->strategy << " with " << cut->clients
+            << " clients: cut short, not on the curve (its run: " << cut->run << ")\n";
     }
-    const json failed = curves.value("failed", json::array());
-    if (!failed.empty())
+    if (!ramp.failed.empty())
         out << "\nfailed\n";
-    for (const json& f : failed) {
-        out << "  " << f.value("strategy", std::string()) << " with " << f.value("clients", 0)
-            << " clients: " << f.value("error", std::string()) << "\n";
-    }
+    for (const RampFailure& f : ramp.failed)
+        out << "  " << f.strategy << " with " << f.clients << " clients: " << f.error << "\n";
     return out.str();
 }
 

@@ -3,7 +3,8 @@
 // `lockbench run --clients-ramp`: the same workload at each client count, for each strategy, and
 // one curve per strategy - throughput, acquire p50/p99 and fairness against clients - in
 // `<out>/ramp-<UTC time>-<scenario>/` (ramp.json, ramp.txt and one run folder per point), which
-// appears whole or not at all like every result. The dashboard plots ramp.json. An interrupted
+// appears whole or not at all like every result. ramp.json is a RampFile (engine/results), which
+// the dashboard reads back to plot. An interrupted
 // ramp names the point it cut short ("interrupted_point": its run folder is there, off the curve).
 
 #include <atomic>
@@ -12,10 +13,9 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "checker/report.hpp"
 #include "engine/ci/yardstick.hpp"
+#include "engine/results/ramp_file.hpp"
 #include "engine/run/workload.hpp"
 #include "strategies/client/redis_connection.hpp"
 
@@ -44,7 +44,7 @@ struct RampOptions {
 
 struct RampOutcome {
     std::filesystem::path dir;
-    nlohmann::json curves;  // what ramp.json holds
+    RampFile ramp;  // what ramp.json holds
     bool interrupted = false;
     // Jepsen's composition over every point: a violation anywhere beats unknown beats valid.
     checker::Verdict verdict = checker::Verdict::Valid;
@@ -55,10 +55,10 @@ struct RampOutcome {
 };
 
 // Throws WorkloadError (exit 2) or EnvironmentError (exit 4) when it cannot start or cannot
-// write the ramp; a point that fails is recorded in "failed", and the ramp goes on.
+// write the ramp; a point that fails is recorded in `failed`, and the ramp goes on.
 RampOutcome run_ramp(const RampOptions& options);
 
 // ramp.txt: one table per strategy.
-std::string format_ramp(const nlohmann::json& curves);
+std::string format_ramp(const RampFile& ramp);
 
 }  // namespace lockbench

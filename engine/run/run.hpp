@@ -16,8 +16,8 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/ci/yardstick.hpp"
+#include "engine/results/run_summary.hpp"
 #include "engine/run/result_folder.hpp"
-#include "engine/run/run_summary.hpp"
 #include "engine/run/workload.hpp"
 #include "engine/servers/redis_server.hpp"
 #include "engine/topology/deployment.hpp"

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "checker/story/story.hpp"
-#include "engine/run/run_summary.hpp"
+#include "engine/results/run_summary.hpp"
 #include "engine/run/workload.hpp"
 
 namespace lockbench {

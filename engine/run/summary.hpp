@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/clients/client.hpp"
-#include "engine/run/run_summary.hpp"
+#include "engine/results/run_summary.hpp"
 #include "engine/run/workload.hpp"
 #include "strategies/client/redis_connection.hpp"
 

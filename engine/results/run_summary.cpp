@@ -1,6 +1,8 @@
-#include "engine/run/run_summary.hpp"
+#include "engine/results/run_summary.hpp"
 
 #include <limits>
+
+#include "engine/results/result_fields.hpp"
 
 namespace lockbench {
 
@@ -29,27 +31,9 @@ json strings_json(const std::vector<std::string>& list) {
 
 // ---- reading
 
-// Written in memory a count may be a signed integer; parsed from text, unsigned.
-std::uint64_t count_of(const Fields& f, const json& v, const std::string& path) {
-    const bool count =
-        v.is_number_unsigned() || (v.is_number_integer() && v.get<std::int64_t>() >= 0);
-    if (!count)
-        f.fail(path, "must be a whole number, not " + v.dump());
-    return v.get<std::uint64_t>();
-}
-
-std::uint64_t required_count(Fields& f, const std::string& field) {
-    return count_of(f, f.require(field), f.at(field));
-}
-
-int required_int(Fields& f, const std::string& field) {
-    f.require(field);
-    return static_cast<int>(f.integer(field, 0, 0, std::numeric_limits<int>::max()));
-}
-
-Fields object_at(Fields& parent, const std::string& field) {
-    return Fields(parent.require(field), parent.origin(), parent.at(field));
-}
+using result_fields::object_at;
+using result_fields::required_count;
+using result_fields::required_int;
 
 std::vector<std::string> required_strings(Fields& f, const std::string& field) {
     const json& list = f.required_array(field);
@@ -104,17 +88,6 @@ std::vector<SecondCounts> read_timeseries(Fields& top) {
     return out;
 }
 
-FairnessSummary read_fairness(Fields& top) {
-    Fields f = object_at(top, "fairness");
-    FairnessSummary out{.clients = required_count(f, "clients"),
-                        .cycles_min = required_count(f, "cycles_min"),
-                        .cycles_median = f.required_number("cycles_median", 0),
-                        .cycles_max = required_count(f, "cycles_max")};
-    if (const json& jain = f.require("jain_index"); !jain.is_null())
-        out.jain_index = f.number_of(jain, f.at("jain_index"), 0);
-    return out;
-}
-
 std::optional<OpenLoopSummary> read_open_loop(Fields& top) {
     const json& open = top.require("open_loop");
     if (open.is_null())
@@ -151,14 +124,27 @@ checker::Report verdict_of_summary(Fields& top) {
 
 }  // namespace
 
-std::optional<double> RunSummary::server_us_per_cycle() const {
+namespace {
+
+// server_cost.<side>.cpu_us_per_cycle, where that side was measured.
+std::optional<double> cpu_us_per_cycle(const std::optional<json>& server_cost, const char* side) {
     if (!server_cost || !server_cost->is_object())
         return std::nullopt;
-    const json total = server_cost->value("total", json());
-    if (!total.is_object())
+    const json measured = server_cost->value(side, json());
+    if (!measured.is_object())
         return std::nullopt;
-    const json per_cycle = total.value("cpu_us_per_cycle", json());
+    const json per_cycle = measured.value("cpu_us_per_cycle", json());
     return per_cycle.is_number() ? std::optional(per_cycle.get<double>()) : std::nullopt;
+}
+
+}  // namespace
+
+std::optional<double> RunSummary::server_us_per_cycle() const {
+    return cpu_us_per_cycle(server_cost, "total");
+}
+
+std::optional<double> RunSummary::engine_us_per_cycle() const {
+    return cpu_us_per_cycle(server_cost, "engine");
 }
 
 std::optional<std::string> RunSummary::bottleneck() const {
@@ -257,7 +243,9 @@ RunSummary RunSummary::from_json(const json& j, const std::string& origin) {
     s.scenario = top.required_string("scenario");
     s.seed = required_count(top, "seed");
     s.clients = required_int(top, "clients");
-    {
+    // Absent before --connections: every client had its own connection to each server.
+    s.connections_per_server = s.clients;
+    if (top.find("connections")) {
         Fields c = object_at(top, "connections");
         s.connections_mode = c.required_string("mode");
         if (s.connections_mode != "per-client" && s.connections_mode != "shared")
@@ -295,14 +283,16 @@ RunSummary RunSummary::from_json(const json& j, const std::string& origin) {
         s.key_prefix = r.required_string("key_prefix");
     }
     s.clients_answered = required_count(top, "clients_answered");
-    s.fairness = read_fairness(top);
+    s.fairness = result_fields::read_fairness(top);
     {
         Fields e = object_at(top, "engine");
         s.engine_threads = required_int(e, "threads");
         s.engine_cpu_s = e.required_number("cpu_s", 0);
         s.engine_cpu_share = e.required_number("cpu_share", 0);
     }
-    s.notes = required_strings(top, "notes");
+    // Absent before runs noted anything: none.
+    if (top.find("notes"))
+        s.notes = required_strings(top, "notes");
     s.open_loop = read_open_loop(top);
     // Null (or, in older summaries, absent): the scenario expects nothing of this strategy.
     s.expected = top.optional_string("expected");

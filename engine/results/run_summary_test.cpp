@@ -2,7 +2,7 @@
 // reader and writes again byte for byte, and a field missing or of the wrong type is a
 // SummaryError naming the file and the field's JSON path.
 
-#include "engine/run/run_summary.hpp"
+#include "engine/results/run_summary.hpp"
 
 #include <fstream>
 #include <optional>
@@ -123,13 +123,42 @@ TEST(RunSummaryTest, AnOlderSummaryWithoutAnExpectationReadsAsExpectingNothing) 
     EXPECT_EQ(s.as_expected, std::nullopt);
 }
 
+// A summary from before --connections and notes: every client had its own connection to each
+// server, and nothing was noted. One from before fairness has no such reading: it is named.
+TEST(RunSummaryTest, AnOlderSummaryWithoutConnectionsOrNotesReadsAsPerClientWithNone) {
+    const json good = json::parse(summary_json_of(R"({"name": "plain", "clients": 3, "keys": 1,
+        "duration_s": 0.3, "hold_ms": 1})"));
+    json older = good;
+    older.erase("connections");
+    older.erase("notes");
+    const RunSummary s = RunSummary::from_json(older, "summary.json");
+    EXPECT_EQ(s.connections_mode, "per-client");
+    EXPECT_EQ(s.connections_per_server, 3);
+    EXPECT_TRUE(s.notes.empty());
+    EXPECT_EQ(s.to_json()["connections"], good["connections"]);
+
+    json oldest = good;
+    oldest.erase("fairness");
+    std::string error = "(read without an error)";
+    try {
+        RunSummary::from_json(oldest, "r/summary.json");
+    } catch (const SummaryError& e) {
+        error = e.what();
+    }
+    EXPECT_EQ(error, "r/summary.json: /fairness: missing");
+}
+
 TEST(RunSummaryTest, TheServersCostPerCycleIsEveryMeasuredNodeTogether) {
     RunSummary s;
     EXPECT_EQ(s.server_us_per_cycle(), std::nullopt);
     s.server_cost =
         json{{"total", {{"cpu_us_per_cycle", 12.5}}}, {"bottleneck", {{"side", "engine"}}}};
     EXPECT_EQ(s.server_us_per_cycle(), 12.5);
+    EXPECT_EQ(s.engine_us_per_cycle(), std::nullopt);
     EXPECT_EQ(s.bottleneck(), "engine");
+    s.server_cost = json{{"engine", {{"cpu_us_per_cycle", 30.25}}}};
+    EXPECT_EQ(s.engine_us_per_cycle(), 30.25);
+    EXPECT_EQ(s.server_us_per_cycle(), std::nullopt);
     s.server_cost = json{{"total", {{"cpu_us_per_cycle", nullptr}}}};
     EXPECT_EQ(s.server_us_per_cycle(), std::nullopt);
     EXPECT_EQ(s.bottleneck(), std::nullopt);

@@ -3,13 +3,15 @@
 // One run's summary (summary.json, its fields in docs/results.md), typed: built once by
 // make_summary and the run's last step, written to JSON in one place (RunSummary::to_json) and read
 // back in one place (RunSummary::from_json), so report.txt, the suite's row, compare's runs, the
-// ramp's points and the command line read typed fields instead of decoding `valid`,
-// `as_expected` or a throughput each their own way. The sections other rooms write (the nemesis's
-// report, the servers' cost, the deployment's parts, the yardstick) are kept as they wrote them.
+// ramp's points, the command line and the dashboard read typed fields instead of decoding
+// `valid`, `as_expected` or a throughput each their own way. The sections other rooms write (the
+// nemesis's report, the servers' cost, the deployment's parts, the yardstick) are kept as they
+// wrote them. Its room (engine/results) uses the checker only, so the dashboard may read it too.
 
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -17,15 +19,14 @@
 
 #include "checker/json_object.hpp"
 #include "checker/report.hpp"
-#include "engine/clients/client.hpp"
-#include "engine/run/workload.hpp"
+#include "engine/results/op_counts.hpp"
 
 namespace lockbench {
 
 // A summary.json that cannot be read: a field missing or of the wrong type, named by its JSON path.
-class SummaryError : public WorkloadError {
+class SummaryError : public std::runtime_error {
   public:
-    using WorkloadError::WorkloadError;
+    using std::runtime_error::runtime_error;
 };
 
 // A `valid` field read strictly: checker::to_json's encodings (true, false, "unknown",
@@ -131,6 +132,8 @@ struct RunSummary {
 
     // The servers' CPU per lock cycle, every measured node together; nullopt where not measured.
     std::optional<double> server_us_per_cycle() const;
+    // The engine's CPU per lock cycle, as server_cost measured it; nullopt where not measured.
+    std::optional<double> engine_us_per_cycle() const;
     // server_cost's bottleneck side ("engine", "server", "both", "neither"); nullopt without one.
     std::optional<std::string> bottleneck() const;
     // expected_terms as summary.json has them (what judge_repeated reads).
@@ -139,7 +142,10 @@ struct RunSummary {
     // Exactly summary.json's object.
     nlohmann::json to_json() const;
     // The one reader of a summary.json: every field to_json writes is required but the sections
-    // that are absent when they do not apply; one of the wrong type is a SummaryError naming
+    // that are absent when they do not apply and the fields older lockbench versions did not
+    // write yet, where their absence has one meaning (`connections`: per-client, one connection
+    // per client and server; `notes`: none; `expected`, `as_expected`: nothing expected); a field
+    // missing otherwise, or one of the wrong type, is a SummaryError naming
     // `origin` and its JSON path ("run/summary.json: /throughput/cycles_per_s: must be a number,
     // not a string").
     static RunSummary from_json(const nlohmann::json& j, const std::string& origin);

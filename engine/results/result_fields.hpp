@@ -1,0 +1,58 @@
+#pragma once
+
+// The fields the readers of a run's files (summary.json, ramp.json) read alike, strictly: a count,
+// an int, a nested object, `fairness`. Each error is an Error naming the file and the JSON path.
+
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "checker/json_object.hpp"
+#include "engine/results/run_summary.hpp"
+
+namespace lockbench::result_fields {
+
+// Written in memory a count may be a signed integer; parsed from text, unsigned.
+template <class Error>
+std::uint64_t count_of(const json_input::JsonObject<Error>& f, const nlohmann::json& v,
+                       const std::string& path) {
+    const bool count =
+        v.is_number_unsigned() || (v.is_number_integer() && v.get<std::int64_t>() >= 0);
+    if (!count)
+        f.fail(path, "must be a whole number, not " + v.dump());
+    return v.get<std::uint64_t>();
+}
+
+template <class Error>
+std::uint64_t required_count(json_input::JsonObject<Error>& f, const std::string& field) {
+    return count_of(f, f.require(field), f.at(field));
+}
+
+template <class Error>
+int required_int(json_input::JsonObject<Error>& f, const std::string& field) {
+    f.require(field);
+    return static_cast<int>(f.integer(field, 0, 0, std::numeric_limits<int>::max()));
+}
+
+template <class Error>
+json_input::JsonObject<Error> object_at(json_input::JsonObject<Error>& parent,
+                                        const std::string& field) {
+    return json_input::JsonObject<Error>(parent.require(field), parent.origin(), parent.at(field));
+}
+
+// `fairness` (FairnessSummary::to_json): in summary.json, and per point in ramp.json.
+template <class Error>
+FairnessSummary read_fairness(json_input::JsonObject<Error>& parent) {
+    json_input::JsonObject<Error> f = object_at(parent, "fairness");
+    FairnessSummary out{.clients = required_count(f, "clients"),
+                        .cycles_min = required_count(f, "cycles_min"),
+                        .cycles_median = f.required_number("cycles_median", 0),
+                        .cycles_max = required_count(f, "cycles_max")};
+    if (const nlohmann::json& jain = f.require("jain_index"); !jain.is_null())
+        out.jain_index = f.number_of(jain, f.at("jain_index"), 0);
+    return out;
+}
+
+}  // namespace lockbench::result_fields
