@@ -77,7 +77,26 @@ Task<std::chrono::milliseconds> ZkLockInternals::session_lease(
     co_return zk.session_timeout();
 }
 
-Task<void> ZkLockInternals::delete_orphans(ZkClient& zk) {
+Task<bool> ZkLockInternals::holds_now(ZkClient& zk, const Orphan& orphan) {
+    const std::size_t slash = orphan.path.rfind('/');
+    const std::string dir = orphan.path.substr(0, slash);
+    const std::string name = orphan.path.substr(slash + 1);
+    auto r = co_await zk.get_children(dir);
+    if (r.rc == ZNONODE)
+        co_return false;
+    if (r.rc != ZOK)
+        throw ReplyError("ZooKeeper: cannot list " + dir + ": " + zerror(r.rc));
+    auto& children = r.children;
+    std::sort(children.begin(), children.end(), [](const std::string& a, const std::string& b) {
+        return sequence_of(a) < sequence_of(b);
+    });
+    const auto it = std::find(children.begin(), children.end(), name);
+    co_return it != children.end() &&
+        orphan.acquire->predicate(children, static_cast<std::size_t>(it - children.begin()))
+            .granted;
+}
+
+Task<void> ZkLockInternals::delete_orphans(Session& session, ZkClient& zk) {
     while (!maybe_created_.empty()) {
         const MaybeCreated maybe = maybe_created_.back();
         auto children = co_await zk.get_children(maybe.dir);
@@ -85,21 +104,33 @@ Task<void> ZkLockInternals::delete_orphans(ZkClient& zk) {
             throw ReplyError("ZooKeeper: cannot list " + maybe.dir + ": " + zerror(children.rc));
         for (const auto& child : children.children) {
             if (child.starts_with(maybe.prefix))
-                orphans_.push_back(maybe.dir + "/" + child);
+                orphans_.push_back({.path = maybe.dir + "/" + child, .acquire = maybe.acquire});
         }
         maybe_created_.pop_back();
     }
     while (!orphans_.empty()) {
-        const std::string orphan = orphans_.back();
-        auto r = co_await zk.remove(orphan);
+        // A copy: reporting runs the engine's code, and the list is ours only between awaits.
+        Orphan orphan = orphans_.back();
+        // A node first in the queue has held the lock for nobody since it got there (a node only
+        // moves up); one further back never held it, and deleting it frees nothing. Between this
+        // look and the delete it may reach the front: one round trip, not reported.
+        if (orphan.acquire && !orphan.grant_reported && co_await holds_now(zk, orphan)) {
+            orphan.grant_reported = orphans_.back().grant_reported = true;
+            session.report_late_grant(orphan.acquire->key, "granted", true, orphan.path);
+        }
+        auto r = co_await zk.remove(orphan.path);
         if (r.rc != ZOK && r.rc != ZNONODE)
-            throw ReplyError("ZooKeeper: cannot delete " + orphan + ": " + zerror(r.rc));
+            throw ReplyError("ZooKeeper: cannot delete " + orphan.path + ": " + zerror(r.rc));
+        // ZNONODE: the session that held it ended meanwhile and took it along - freed either way.
+        if (orphan.grant_reported)
+            session.report_late_grant(orphan.acquire->key, "released", true, orphan.path);
         orphans_.pop_back();
     }
 }
 
 Task<std::string> ZkLockInternals::create_protected(Session& session, ZkClient& zk,
-                                                    const std::string& dir, std::string_view name) {
+                                                    const std::string& dir, std::string_view name,
+                                                    const InDoubtAcquire& acquire) {
     // Curator's protected name: _c_<guid>-<name><seq>. The token is unique in the run.
     const std::string prefix = "_c_" + session.next_token() + "-";
     const std::string path = dir + "/" + prefix + std::string(name);
@@ -139,23 +170,26 @@ Task<std::string> ZkLockInternals::create_protected(Session& session, ZkClient& 
         // and would block everyone queued behind it.
         if (!sent)
             throw;
-        maybe_created_.push_back({dir, prefix});
+        maybe_created_.push_back({dir, prefix, acquire});
         rethrow_in_doubt(std::current_exception(), kCreateInDoubt);
     }
 }
 
 Task<std::optional<std::string>> ZkLockInternals::attempt(Session& session, ZkClient& zk,
-                                                          const std::string& dir,
+                                                          const std::string& key,
                                                           std::string_view name,
                                                           Predicate predicate,
                                                           std::chrono::milliseconds wait_budget) {
-    co_await delete_orphans(zk);
-    const std::string ours = co_await create_protected(session, zk, dir, name);
+    co_await delete_orphans(session, zk);
+    const std::string dir = lock_path(key);
+    const InDoubtAcquire in_doubt{key, predicate};
+    const std::string ours = co_await create_protected(session, zk, dir, name, in_doubt);
     const std::string our_name = ours.substr(dir.size() + 1);
     WaitBudget budget(session, wait_budget);
     std::exception_ptr error;
     bool granted = false;
     try {
+        co_await session.checkpoint(kQueued);
         for (;;) {
             auto r = co_await zk.get_children(dir);
             if (r.rc != ZOK)
@@ -194,14 +228,19 @@ Task<std::optional<std::string>> ZkLockInternals::attempt(Session& session, ZkCl
     }
     if (granted)
         co_return ours;
-    bool removed = false;
     try {
         auto r = co_await zk.remove(ours);
-        removed = r.rc == ZOK || r.rc == ZNONODE;
+        if (r.rc != ZOK && r.rc != ZNONODE)
+            throw ReplyError("ZooKeeper: cannot delete " + ours + ": " + zerror(r.rc));
+    } catch (const ClosedError&) {
+        // The session is over (expired, or the client crashed): the node went with it.
     } catch (const RedisError&) {
+        // Our node stays in the queue, and may reach its front before this client deletes it: the
+        // acquire is in doubt, even when only the wait ran out (a `held` would say nothing was
+        // left that could hold the lock).
+        orphans_.push_back({.path = ours, .acquire = in_doubt});
+        rethrow_in_doubt(error ? error : std::current_exception(), kCreateInDoubt);
     }
-    if (!removed)
-        orphans_.push_back(ours);
     if (error)
         rethrow_in_doubt(error, kCreateInDoubt);
     co_return std::nullopt;
@@ -271,7 +310,7 @@ Task<ReleaseOutcome> ZkLockInternals::release(Session& session, std::string slot
         // not be reached (restarting) - and our session lives on: the node would hold the lock
         // for nobody. Curator's guaranteed delete retries it; so does our next attempt.
         if (zk.session_id() == session_id)
-            orphans_.push_back(path);
+            orphans_.push_back({.path = path});
         rethrow_in_doubt(std::current_exception(),
                          "release in doubt: the lock node stays until this client deletes it");
     }

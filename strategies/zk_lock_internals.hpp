@@ -20,6 +20,11 @@ class ZkClient;
 // order holds the lock and, if not, which earlier node to wait for, and a watch on that one node.
 class ZkLockInternals {
   public:
+    // A checkpoint an attempt passes once its node is in the lock's queue, before it looks for
+    // its place: a client stopped or cut off here has a node that may reach the front of the
+    // queue without it knowing.
+    static constexpr std::string_view kQueued = "acquire.queued";
+
     // Where the lock on `key` keeps its queue.
     static std::string lock_path(std::string_view key);
     // The sequence number at the end of a sequential node's name; -1 if it has none.
@@ -40,11 +45,12 @@ class ZkLockInternals {
     using Predicate =
         std::function<Verdict(const std::vector<std::string>& sorted, std::size_t ours)>;
 
-    // Creates `dir`/_c_<guid>-`name`<seq> (protection mode: a create whose reply was lost finds
-    // its node by the guid before it tries again) and waits, within `wait_budget`, until the
-    // predicate grants it. The node's full path, or nullopt when the budget ran out (the node is
-    // deleted then, as Curator deletes a waiter's node whenever it did not get the lock).
-    Task<std::optional<std::string>> attempt(Session& session, ZkClient& zk, const std::string& dir,
+    // Creates lock_path(`key`)/_c_<guid>-`name`<seq> (protection mode: a create whose reply was
+    // lost finds its node by the guid before it tries again) and waits, within `wait_budget`,
+    // until the predicate grants it. The node's full path, or nullopt when the budget ran out (the
+    // node is deleted then, as Curator deletes a waiter's node whenever it did not get the lock).
+    // First it deletes what this client's earlier attempts left behind.
+    Task<std::optional<std::string>> attempt(Session& session, ZkClient& zk, const std::string& key,
                                              std::string_view name, Predicate predicate,
                                              std::chrono::milliseconds wait_budget);
 
@@ -73,19 +79,38 @@ class ZkLockInternals {
     };
     std::map<std::string, Held> held_;
 
-    Task<std::string> create_protected(Session& session, ZkClient& zk, const std::string& dir,
-                                       std::string_view name);
-    Task<void> delete_orphans(ZkClient& zk);
+    // The acquire answered in doubt that left a node behind: its key as the strategy got it, and
+    // what says whether the node's place in the queue holds the lock.
+    struct InDoubtAcquire {
+        std::string key;
+        Predicate predicate;
+    };
+    struct Orphan {
+        std::string path;
+        // Set for an acquire's node (a release's node belongs to a grant of record).
+        std::optional<InDoubtAcquire> acquire;
+        bool grant_reported = false;
+    };
 
-    // Nodes of abandoned attempts a delete could not remove (the connection was lost): deleted
-    // before the next attempt, or they would block the queue for as long as the session lives.
-    std::vector<std::string> orphans_;
+    Task<std::string> create_protected(Session& session, ZkClient& zk, const std::string& dir,
+                                       std::string_view name, const InDoubtAcquire& acquire);
+    Task<void> delete_orphans(Session& session, ZkClient& zk);
+    // Whether an in-doubt acquire's node holds the lock now (first in the queue, as its predicate
+    // says); false when it is gone.
+    Task<bool> holds_now(ZkClient& zk, const Orphan& orphan);
+
+    // Nodes a delete could not remove (the connection was lost): deleted before the next attempt,
+    // or they would block the queue for as long as the session lives. An acquire's node found
+    // holding the lock then is reported to the session as a late grant, and its deletion as that
+    // grant's release: the history must show when the lock it held for nobody was freed.
+    std::vector<Orphan> orphans_;
     // Creates whose reply never came and whose node could not be looked for (the connection was
     // lost each time): the node may exist, known only by its protected prefix - found and deleted
     // before the next attempt, as Curator deletes a protected node in the background.
     struct MaybeCreated {
         std::string dir;
         std::string prefix;
+        InDoubtAcquire acquire;
     };
     std::vector<MaybeCreated> maybe_created_;
 };

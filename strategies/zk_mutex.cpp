@@ -15,9 +15,8 @@ Task<AcquireResult> ZkMutex::acquire(Session& session, const AcquireRequest& req
         return ours == 0 ? ZkLockInternals::Verdict{.granted = true}
                          : ZkLockInternals::Verdict{.wait_for = sorted[ours - 1]};
     };
-    const std::string dir = ZkLockInternals::lock_path(request.key);
-    const auto ours =
-        co_await internals_.attempt(session, zk, dir, "lock-", first_holds, request.wait_budget);
+    const auto ours = co_await internals_.attempt(session, zk, request.key, "lock-", first_holds,
+                                                  request.wait_budget);
     if (!ours)
         co_return Denied{Denied::Why::Held};
     co_return internals_.granted(request.key, request, *ours, zk.session_id(), lease);

@@ -41,9 +41,8 @@ Task<AcquireResult> ZkRwlock::acquire(Session& session, const AcquireRequest& re
             return ZkLockInternals::Verdict{.granted = true};
         };
     }
-    const std::string dir = ZkLockInternals::lock_path(request.key);
-    const auto ours = co_await internals_.attempt(session, zk, dir, shared ? kReadName : kWriteName,
-                                                  predicate, request.wait_budget);
+    const auto ours = co_await internals_.attempt(
+        session, zk, request.key, shared ? kReadName : kWriteName, predicate, request.wait_budget);
     if (!ours)
         co_return Denied{Denied::Why::Held};
     co_return internals_.granted(ours_slot, request, *ours, zk.session_id(), lease);

@@ -30,6 +30,7 @@
 #include "engine/testing/zookeeper_fixture.hpp"
 #include "strategies/client/zk_client.hpp"
 #include "strategies/registry.hpp"
+#include "strategies/zk_lock_internals.hpp"
 
 namespace lockbench {
 namespace {
@@ -545,6 +546,94 @@ TEST_F(ZooKeeperLockTest, AReleaseThatCannotReachTheServerIsInDoubtAndItsNodeGoe
         const Grant* b_grant = std::get_if<Grant>(&granted);
         ASSERT_NE(b_grant, nullptr);
         EXPECT_EQ(run(lock_b->release(*b, *b_grant)), ReleaseOutcome::Released);
+    }
+}
+
+// A waiter's node outlives its acquire: the server went away while the client waited in the
+// queue, so its delete could not be sent and the acquire is in doubt. Once the holder releases,
+// that node is first in the queue and holds the lock for nobody until this client's next attempt
+// deletes it. The history must show that hold end (a main job's zk-server-restarted x zk_rwlock
+// was judged not linearizable without it: a grant came while the model still saw the in-doubt
+// acquire's lease running): the attempt reports the node's hold as a late grant and its delete as
+// that grant's release. A node found further back never held the lock: nothing is reported.
+TEST_F(ZooKeeperLockTest, AnInDoubtAcquiresNodeFoundFirstInTheQueueIsReportedAsALateGrant) {
+    ZooKeeperServer zookeeper;
+    for (const std::string strategy : {"zk_mutex", "zk_rwlock"}) {
+        for (const bool holder_released : {true, false}) {
+            SCOPED_TRACE(strategy +
+                         (holder_released ? ": the holder released" : ": the holder still holds"));
+            const std::string key = "queued-" + strategy + std::to_string(holder_released);
+            auto a = zk_session(zookeeper, "a-" + key, 300ms);
+            auto b = zk_session(zookeeper, "b-" + key);
+            auto lock_a = make_strategy(strategy), lock_b = make_strategy(strategy);
+            const AcquireRequest request{.key = key, .lease = 4000ms, .wait_budget = 3000ms};
+            auto first = run(lock_b->acquire(*b, request));
+            const Grant* held = std::get_if<Grant>(&first);
+            ASSERT_NE(held, nullptr);
+
+            struct Report {
+                std::string key, phase, token;
+                bool ok;
+            };
+            std::vector<Report> reports;
+            a->set_late_grant_hook([&reports](const std::string& k, std::string_view phase, bool ok,
+                                              const std::string& token) {
+                reports.push_back({k, std::string(phase), token, ok});
+            });
+            // The server dies once a's node is in the queue behind b's.
+            a->set_checkpoint_hook([&zookeeper](std::string_view point) {
+                if (point == ZkLockInternals::kQueued && zookeeper.running())
+                    zookeeper.kill();
+                return 0ms;
+            });
+            try {
+                run(lock_a->acquire(*a, request));
+                FAIL() << "an acquire without a server ended definitely";
+            } catch (const RedisError& e) {
+                EXPECT_EQ(failure_of(e).type, EventType::Info) << e.what();
+            }
+            a->set_checkpoint_hook({});
+            zookeeper.restart();
+            const auto reconnect = [this](Session& session) {
+                ZkClient& zk = session.zookeeper(4000ms);
+                for (bool back = false; !back;) {
+                    try {
+                        run(zk.connected());
+                        back = true;
+                    } catch (const ConnectError&) {
+                    }
+                }
+            };
+            reconnect(*b);
+            reconnect(*a);
+            if (holder_released) {
+                EXPECT_EQ(run(lock_b->release(*b, *held)), ReleaseOutcome::Released);
+            }
+
+            const AcquireRequest once{.key = key, .lease = 4000ms};
+            auto next = run(lock_a->acquire(*a, once));
+            if (holder_released) {
+                ASSERT_EQ(reports.size(), 2u);
+                EXPECT_EQ(reports[0].phase, "granted");
+                EXPECT_EQ(reports[1].phase, "released");
+                EXPECT_TRUE(reports[1].ok);
+                for (const auto& r : reports) {
+                    EXPECT_EQ(r.key, key);
+                    EXPECT_TRUE(r.token.starts_with(ZkLockInternals::lock_path(key) + "/_c_"))
+                        << r.token;
+                }
+                // The node is gone: the next attempt got the lock.
+                const Grant* regranted = std::get_if<Grant>(&next);
+                ASSERT_NE(regranted, nullptr);
+                EXPECT_NE(regranted->token, reports[0].token);
+                EXPECT_EQ(run(lock_a->release(*a, *regranted)), ReleaseOutcome::Released);
+            } else {
+                EXPECT_TRUE(reports.empty())
+                    << reports.size() << " reports, the first " << reports.front().phase;
+                ASSERT_NE(std::get_if<Denied>(&next), nullptr);
+                EXPECT_EQ(run(lock_b->release(*b, *held)), ReleaseOutcome::Released);
+            }
+        }
     }
 }
 

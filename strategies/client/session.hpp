@@ -160,6 +160,20 @@ class Session {
     void set_on_partition(std::function<void(EventLoop::TimePoint)> hook) {
         on_partition_ = std::move(hook);
     }
+    // A strategy that finds, later, that an acquire it answered in doubt took effect after all,
+    // and removes what it left (a ZooKeeper node of a create whose reply was lost, first in the
+    // queue when found): `phase` "granted" once it knows the lock was held for that acquire,
+    // "released" once its leftover is gone (`ok`: removed). The engine records each as the
+    // history's `late-grant` event (checker/HISTORY.md), as a lock library's adapter reports one;
+    // without them a checker would see that acquire's lock end without a release.
+    using LateGrantHook = std::function<void(const std::string& key, std::string_view phase,
+                                             bool ok, const std::string& token)>;
+    void set_late_grant_hook(LateGrantHook hook) { late_grant_hook_ = std::move(hook); }
+    void report_late_grant(const std::string& key, std::string_view phase, bool ok,
+                           const std::string& token) {
+        if (late_grant_hook_)
+            late_grant_hook_(key, phase, ok, token);
+    }
     bool paused() const { return EventLoop::now() < paused_until_; }
     // When the current whole-client pause ends (in the past when not paused), so background work
     // can wait for it on an event it can also be stopped by.
@@ -199,6 +213,7 @@ class Session {
     EventLoop::TimePoint paused_until_{};
     std::function<void(EventLoop::TimePoint)> on_whole_pause_;
     std::function<void(EventLoop::TimePoint)> on_partition_;
+    LateGrantHook late_grant_hook_;
     std::optional<std::string> killed_;
     // Last: an adapter process goes before the connections its strategy used beside it.
     std::map<std::string, std::shared_ptr<void>> extensions_;
