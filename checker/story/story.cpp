@@ -174,7 +174,8 @@ std::optional<LateGrantValue> late_grant_value(const Event& e) {
 // acquire's `info`; `released`: the adapter's report of its release, nullptr when none was seen -
 // `release_unseen` then says whether none came at all (else the sentence ends at the grant).
 Claim library_granted_late(const Event* answered, const Event& granted, const Event* released,
-                           bool release_unseen, const std::string& library) {
+                           bool release_unseen, const std::string& library,
+                           const std::string& releaser) {
     const LateGrantValue grant = late_grant_value(granted).value_or(LateGrantValue{});
     const std::int64_t process = grant.process.value_or(-1);
     std::vector<std::uint64_t> events;
@@ -191,12 +192,12 @@ Claim library_granted_late(const Event* answered, const Event& granted, const Ev
         const LateGrantValue release = late_grant_value(*released).value_or(LateGrantValue{});
         events.push_back(released->index);
         text += release.ok.value_or(false)
-                    ? ", and its adapter released it at " + format_seconds(released->time)
-                    : ", and its adapter failed to release it at " +
+                    ? ", and " + releaser + " released it at " + format_seconds(released->time)
+                    : ", and " + releaser + " failed to release it at " +
                           format_seconds(released->time) +
                           (release.text.empty() ? "" : " (" + release.text + ")");
     } else if (release_unseen) {
-        text += ", and its adapter never said it released it";
+        text += ", and " + releaser + " never said it released it";
     }
     std::sort(events.begin(), events.end());
     std::string cited;
@@ -871,8 +872,8 @@ class Teller {
                 return release && release->phase == "released" && release->process == process;
             });
             ++told;
-            story.claims.push_back(
-                library_granted_late(answered, e, released, false, library_name()));
+            story.claims.push_back(library_granted_late(answered, e, released, false,
+                                                        library_name(), late_releaser()));
         }
     }
 
@@ -1330,7 +1331,7 @@ class Teller {
         for (const Late& l : late) {
             story.claims.push_back(library_granted_late(
                 l.answered ? &*l.answered : nullptr, l.granted, l.released ? &*l.released : nullptr,
-                !l.released, library_name()));
+                !l.released, library_name(), late_releaser()));
         }
         if (more_late) {
             story.claims.push_back({.kind = ClaimKind::LibraryGrantedLate,
@@ -1495,6 +1496,11 @@ class Teller {
         return context_.library.empty() ? context_.strategy : context_.library;
     }
     std::string lease_keeper() const { return session_lease_ ? "the ensemble" : "the server"; }
+    // Who releases a late grant: a library's adapter, or lockbench's own recipe (a ZooKeeper
+    // lock's next attempt deletes the node it left).
+    std::string late_releaser() const {
+        return context_.library.empty() ? "the client's next attempt" : "its adapter";
+    }
     const std::map<std::uint64_t, LostUpdate> lost_;
     std::set<std::uint64_t> told_lost_;
     const Window* window_ = nullptr;  // the window being told
