@@ -26,7 +26,7 @@ std::string text_of(const json& v) {
 
 // The ops of the EDN text, each with where it starts: one vector (or list) of them, or a
 // sequence of op maps.
-std::vector<JepsenOp> read_ops(std::string_view edn_text) {
+std::vector<JepsenOp> read_jepsen_ops(std::string_view edn_text) {
     edn::Reader reader(edn_text);
     std::vector<JepsenOp> ops;
     json form;
@@ -148,7 +148,7 @@ void ConvertedHistory::locate(Report& report) const {
 }
 
 ConvertedHistory jepsen_to_jsonl(std::string_view edn_text) {
-    const std::vector<JepsenOp> ops = read_ops(edn_text);
+    const std::vector<JepsenOp> ops = read_jepsen_ops(edn_text);
     ConvertedHistory out;
     out.independent = is_independent(ops);
     std::int64_t last_time = 0;
