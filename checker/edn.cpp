@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <optional>
 
 #include "checker/json_cursor.hpp"
 
@@ -26,6 +27,23 @@ bool is_delimiter(char c) {
 
 bool is_digit(char c) {
     return c >= '0' && c <= '9';
+}
+
+// The character \uXXXX names, `hex` being its XXXX: none when they are not four hex digits of
+// a character (half of a surrogate pair is none).
+std::optional<std::string> unicode_character(std::string_view hex) {
+    std::uint32_t code = 0;
+    bool is_hex = true;
+    for (const char c : hex) {
+        const int digit = json_cursor::hex_digit(c);
+        is_hex = is_hex && digit >= 0;
+        code = (code << 4) | static_cast<std::uint32_t>(digit < 0 ? 0 : digit);
+    }
+    if (!is_hex || (code >= 0xD800 && code <= 0xDFFF))
+        return std::nullopt;
+    std::string character;
+    json_cursor::append_utf8(character, code);
+    return character;
 }
 
 }  // namespace
@@ -277,54 +295,9 @@ json Reader::read_symbolic_value(std::size_t line, std::size_t column) {
 
 json Reader::read_atom() {
     const std::size_t line = line_, column = column_;
-    if (peek() == '\\') {  // a character: \a, \newline, \space, \uXXXX
-        take();
-        std::string name;
-        if (at_non_ascii())
-            take_utf8(&name);
-        else if (!at_end())
-            name.push_back(take());
-        const std::size_t first_character = name.size();
-        while (!at_end() && !is_delimiter(peek())) {
-            if (at_non_ascii())
-                take_utf8(&name);
-            else
-                name.push_back(take());
-        }
-        if (!name.empty() && name.size() == first_character)
-            return name;
-        if (name.size() == 5 && name[0] == 'u') {
-            std::uint32_t code = 0;
-            bool hex = true;
-            for (std::size_t i = 1; i < 5; ++i) {
-                const int digit = json_cursor::hex_digit(name[i]);
-                hex = hex && digit >= 0;
-                code = (code << 4) | static_cast<std::uint32_t>(digit < 0 ? 0 : digit);
-            }
-            if (hex && (code < 0xD800 || code > 0xDFFF)) {
-                std::string character;
-                json_cursor::append_utf8(character, code);
-                return character;
-            }
-        }
-        if (name == "newline")
-            return "\n";
-        if (name == "space")
-            return " ";
-        if (name == "tab")
-            return "\t";
-        if (name == "return")
-            return "\r";
-        fail_at(line, column, "unknown character \\" + name);
-    }
-    const std::size_t start = pos_;
-    while (!at_end() && !is_delimiter(peek())) {
-        if (at_non_ascii())
-            take_utf8(nullptr);
-        else
-            take();
-    }
-    const std::string_view token = text_.substr(start, pos_ - start);
+    if (peek() == '\\')
+        return read_character(line, column);
+    const std::string_view token = take_token();
     if (token.empty())
         fail_at(line, column, "unexpected character");
     if (token == "nil")
@@ -335,36 +308,82 @@ json Reader::read_atom() {
         return false;
     const bool signed_number =
         (token[0] == '+' || token[0] == '-') && token.size() > 1 && is_digit(token[1]);
-    if (is_digit(token[0]) || signed_number) {
-        std::string digits(token);
-        const bool is_float = digits.find_first_of(".eEM") != std::string::npos;
-        if (!is_float && digits.back() == 'N')
-            digits.pop_back();  // an arbitrary-precision integer: fine while it fits
-        if (digits.find('/') != std::string::npos)
-            fail_at(line, column, "ratios are not supported: " + std::string(token));
-        if (is_float && digits.back() == 'M')
-            digits.pop_back();
-        char* end = nullptr;
-        errno = 0;
-        if (is_float) {
-            const double d = std::strtod(digits.c_str(), &end);
-            if (*end != '\0' || errno == ERANGE)
-                fail_at(line, column, "not a number: " + std::string(token));
-            return d;
-        }
-        const long long i = std::strtoll(digits.c_str(), &end, 10);
-        if (*end != '\0')
-            fail_at(line, column, "not a number: " + std::string(token));
-        if (errno == ERANGE)
-            fail_at(line, column, "integer out of the 64-bit range: " + std::string(token));
-        return static_cast<std::int64_t>(i);
-    }
+    if (is_digit(token[0]) || signed_number)
+        return number_of(token, line, column);
     if (token[0] == ':') {
         if (token.size() == 1)
             fail_at(line, column, "a keyword needs a name");
         return std::string(token.substr(1));
     }
     return std::string(token);  // a symbol
+}
+
+json Reader::read_character(std::size_t line, std::size_t column) {
+    take();  // the backslash
+    std::string name;
+    if (at_non_ascii())
+        take_utf8(&name);
+    else if (!at_end())
+        name.push_back(take());
+    const std::size_t first_character = name.size();
+    while (!at_end() && !is_delimiter(peek())) {
+        if (at_non_ascii())
+            take_utf8(&name);
+        else
+            name.push_back(take());
+    }
+    if (!name.empty() && name.size() == first_character)
+        return name;
+    if (name.size() == 5 && name[0] == 'u') {
+        if (std::optional<std::string> character =
+                unicode_character(std::string_view(name).substr(1)))
+            return *std::move(character);
+    }
+    if (name == "newline")
+        return "\n";
+    if (name == "space")
+        return " ";
+    if (name == "tab")
+        return "\t";
+    if (name == "return")
+        return "\r";
+    fail_at(line, column, "unknown character \\" + name);
+}
+
+std::string_view Reader::take_token() {
+    const std::size_t start = pos_;
+    while (!at_end() && !is_delimiter(peek())) {
+        if (at_non_ascii())
+            take_utf8(nullptr);
+        else
+            take();
+    }
+    return text_.substr(start, pos_ - start);
+}
+
+json Reader::number_of(std::string_view token, std::size_t line, std::size_t column) const {
+    std::string digits(token);
+    const bool is_float = digits.find_first_of(".eEM") != std::string::npos;
+    if (!is_float && digits.back() == 'N')
+        digits.pop_back();  // an arbitrary-precision integer: fine while it fits
+    if (digits.find('/') != std::string::npos)
+        fail_at(line, column, "ratios are not supported: " + std::string(token));
+    if (is_float && digits.back() == 'M')
+        digits.pop_back();
+    char* end = nullptr;
+    errno = 0;
+    if (is_float) {
+        const double d = std::strtod(digits.c_str(), &end);
+        if (*end != '\0' || errno == ERANGE)
+            fail_at(line, column, "not a number: " + std::string(token));
+        return d;
+    }
+    const long long i = std::strtoll(digits.c_str(), &end, 10);
+    if (*end != '\0')
+        fail_at(line, column, "not a number: " + std::string(token));
+    if (errno == ERANGE)
+        fail_at(line, column, "integer out of the 64-bit range: " + std::string(token));
+    return static_cast<std::int64_t>(i);
 }
 
 }  // namespace lockbench::checker::edn

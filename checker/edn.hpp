@@ -61,6 +61,12 @@ class Reader {
     nlohmann::json read_string();
     nlohmann::json read_symbolic_value(std::size_t line, std::size_t column);
     nlohmann::json read_atom();
+    // At a backslash: a character (\a, \newline, \space, \uXXXX), as a string.
+    nlohmann::json read_character(std::size_t line, std::size_t column);
+    // Up to the next delimiter.
+    std::string_view take_token();
+    // A token that starts like a number, read as one: an integer, or a double.
+    nlohmann::json number_of(std::string_view token, std::size_t line, std::size_t column) const;
     std::uint32_t read_hex4();
     // Whitespace, comments and discarded forms (`#_`), a discarded form read at depth + 1.
     void skip_space(int depth);

@@ -354,6 +354,84 @@ void EventDecoder::decode_general(const char* line_begin, const char* line_end, 
     decode_value(e, fields.raw_value);
 }
 
+namespace {
+
+// Matches a line against the engine's layout piece by piece: each step takes what it matches and
+// says whether it did.
+class CanonicalMatcher {
+  public:
+    CanonicalMatcher(const char* begin, const char* end, std::uint64_t line)
+        : c_(begin, end, line) {}
+
+    template <std::size_t N>
+    bool literal(const char (&text)[N]) {
+        constexpr std::size_t n = N - 1;
+        if (c_.remaining() < n || std::memcmp(c_.pos(), text, n) != 0)
+            return false;
+        c_.seek(c_.pos() + n);
+        return true;
+    }
+
+    bool integer(std::int64_t& out) {
+        if (c_.peek() != '-' && !is_digit(c_.peek()))
+            return false;
+        const Number n = c_.read_number();
+        out = n.value;
+        return n.integer;
+    }
+
+    // After `"type":"`.
+    bool type(EventType& type) {
+        if (literal("invoke\""))
+            type = EventType::Invoke;
+        else if (literal("ok\""))
+            type = EventType::Ok;
+        else if (literal("fail\""))
+            type = EventType::Fail;
+        else if (literal("info\""))
+            type = EventType::Info;
+        else
+            return false;
+        return true;
+    }
+
+    // After `"process":`.
+    bool process(Event& e) {
+        if (literal("\"nemesis\"")) {
+            e.process = kNemesisProcess;
+        } else if (literal("\"library\"")) {
+            e.process = kNemesisProcess;
+            e.library = true;
+        } else {
+            std::int64_t number = 0;
+            if (!integer(number) || number < 0)
+                return false;
+            e.process = number;
+        }
+        return true;
+    }
+
+    // After a literal that ends with the string's opening quote.
+    void string(std::string& out) {
+        c_.seek(c_.pos() - 1);
+        c_.read_string(out);
+    }
+
+    // A value of any kind, as it is written.
+    std::string_view raw_value() {
+        const char* start = c_.pos();
+        c_.skip_value();
+        return std::string_view(start, static_cast<std::size_t>(c_.pos() - start));
+    }
+
+    bool at_end() const { return c_.at_end(); }
+
+  private:
+    Cursor c_;
+};
+
+}  // namespace
+
 // The engine writes every event in one layout (engine/clients/history_recorder.cpp):
 // {"index":N,"type":"T","process":P,"f":"F","key":"K","value":V,"time":N[,"clock":N]
 // [,"error":"E"][,"fence":N]}. Matching that layout in a straight line avoids the general
@@ -363,81 +441,39 @@ void EventDecoder::decode_general(const char* line_begin, const char* line_end, 
 bool EventDecoder::decode_canonical(const char* line_begin, const char* line_end,
                                     std::uint64_t line, Event& e) {
     start(line, e);
-    Cursor c(line_begin, line_end, line_);
-    const auto literal = [&](const auto& text) {
-        constexpr std::size_t n = sizeof text - 1;
-        if (c.remaining() < n || std::memcmp(c.pos(), text, n) != 0)
-            return false;
-        c.seek(c.pos() + n);
-        return true;
-    };
-    const auto integer = [&](std::int64_t& out) {
-        if (c.peek() != '-' && !is_digit(c.peek()))
-            return false;
-        const Number n = c.read_number();
-        out = n.value;
-        return n.integer;
-    };
+    CanonicalMatcher m(line_begin, line_end, line_);
     std::int64_t number = 0;
-    if (!literal("{\"index\":") || !integer(number) || number < 0)
+    if (!m.literal("{\"index\":") || !m.integer(number) || number < 0)
         return false;
     e.index = static_cast<std::uint64_t>(number);
-    if (!literal(",\"type\":\""))
+    if (!m.literal(",\"type\":\"") || !m.type(e.type))
         return false;
-    if (literal("invoke\""))
-        e.type = EventType::Invoke;
-    else if (literal("ok\""))
-        e.type = EventType::Ok;
-    else if (literal("fail\""))
-        e.type = EventType::Fail;
-    else if (literal("info\""))
-        e.type = EventType::Info;
-    else
+    if (!m.literal(",\"process\":") || !m.process(e))
         return false;
-    if (!literal(",\"process\":"))
+    if (!m.literal(",\"f\":\""))
         return false;
-    if (literal("\"nemesis\"")) {
-        e.process = kNemesisProcess;
-    } else if (literal("\"library\"")) {
-        e.process = kNemesisProcess;
-        e.library = true;
-    } else {
-        if (!integer(number) || number < 0)
-            return false;
-        e.process = number;
-    }
-    if (!literal(",\"f\":\""))
-        return false;
-    c.seek(c.pos() - 1);
-    c.read_string(e.f);
-    if (literal(",\"key\":\"")) {
-        c.seek(c.pos() - 1);
-        c.read_string(e.key);
-    }
+    m.string(e.f);
+    if (m.literal(",\"key\":\""))
+        m.string(e.key);
     std::string_view raw_value;
-    if (literal(",\"value\":")) {
-        const char* start = c.pos();
-        c.skip_value();
-        raw_value = std::string_view(start, static_cast<std::size_t>(c.pos() - start));
-    }
-    if (!literal(",\"time\":") || !integer(number) || !time_in_range(number))
+    if (m.literal(",\"value\":"))
+        raw_value = m.raw_value();
+    if (!m.literal(",\"time\":") || !m.integer(number) || !time_in_range(number))
         return false;
     e.time = number;
-    if (literal(",\"clock\":")) {
-        if (!integer(number))
+    if (m.literal(",\"clock\":")) {
+        if (!m.integer(number))
             return false;
         e.clock_ms = number;
     }
-    if (literal(",\"error\":\"")) {
-        c.seek(c.pos() - 1);
-        c.read_string(e.error);
-    }
-    if (literal(",\"fence\":")) {
-        if (!integer(number))
+    if (m.literal(",\"error\":\""))
+        m.string(e.error);
+    if (m.literal(",\"fence\":")) {
+        if (!m.integer(number))
             return false;
         e.fence = number;
     }
-    if (!literal("}") || !c.at_end())
+    if (!m.literal("}") || !m.at_end())
         return false;
     if (!raw_value.empty())
         e.value_json.assign(raw_value.data(), raw_value.size());
@@ -478,106 +514,154 @@ void for_each_member(Cursor& c, std::string& scratch, std::uint64_t line,
     }
 }
 
+// Reads an event's value, whose JSON syntax the line's pass validated, into the fields of `e`
+// its operation defines (HISTORY.md); a value that breaks them throws the field's error.
+class ValueDecoder {
+  public:
+    ValueDecoder(std::string_view raw, std::uint64_t line, std::string& scratch, Event& e)
+        : c_(raw.data(), raw.data() + raw.size(), line), line_(line), scratch_(scratch), e_(e) {}
+
+    // A nemesis's value: only its `target` (the process a crash names) is read.
+    void read_nemesis() {
+        if (c_.peek() != '{')
+            return;
+        for_each_member(c_, scratch_, line_, [&](std::string_view name) {
+            if (equals(name, "target") && (c_.peek() == '-' || is_digit(c_.peek()))) {
+                const Number n = c_.read_number();
+                if (n.integer)
+                    e_.target = n.value;
+            } else {
+                c_.skip_value();
+            }
+        });
+    }
+
+    // A read's or write's value: the register's integer.
+    void read_number() { e_.number = read_integer("must be an integer or null"); }
+
+    // A compare-and-set's value: [from, to].
+    void read_cas() {
+        const char* requirement = "must be [from, to] with integers";
+        if (c_.peek() != '[')
+            error(requirement);
+        c_.seek(c_.pos() + 1);
+        c_.skip_space();
+        const std::int64_t from = read_integer(requirement);
+        c_.skip_space();
+        if (c_.peek() != ',')
+            error(requirement);
+        c_.seek(c_.pos() + 1);
+        c_.skip_space();
+        const std::int64_t to = read_integer(requirement);
+        c_.skip_space();
+        if (c_.peek() != ']')
+            error(requirement);
+        e_.cas.emplace(from, to);
+    }
+
+    // An acquire's, release's or renew's value: the token, and an acquire's mode (setting
+    // `mode_given`), fence and lease.
+    void read_lock(bool is_acquire, bool& mode_given) {
+        if (c_.peek() != '{')
+            error("must be an object or null");
+        for_each_member(c_, scratch_, line_, [&](std::string_view name) {
+            if (equals(name, "token"))
+                read_token();
+            else if (is_acquire && equals(name, "mode"))
+                read_mode(mode_given);
+            else if (is_acquire && equals(name, "fence"))
+                read_fence();
+            else if (is_acquire && equals(name, "lease_ms"))
+                read_lease();
+            else
+                c_.skip_value();
+        });
+    }
+
+  private:
+    [[noreturn]] void error(std::string_view requirement) const {
+        throw HistoryError(line_, "field `value` of `" + e_.f + "` " + std::string(requirement));
+    }
+
+    std::int64_t read_integer(std::string_view requirement) {
+        if (c_.peek() != '-' && !is_digit(c_.peek()))
+            error(requirement);
+        const Number n = c_.read_number();
+        if (!n.integer)
+            error(requirement);
+        return n.value;
+    }
+
+    void read_token() {
+        if (c_.peek() == '"')
+            c_.read_string(e_.token);
+        else if (!c_.consume_literal("null"))
+            error("has a `token` that is not a string");
+    }
+
+    void read_mode(bool& mode_given) {
+        if (c_.peek() != '"')
+            error("has a `mode` that is not \"exclusive\" or \"shared\"");
+        bool mode_escaped = false;
+        const std::string_view raw_mode = c_.skip_string(mode_escaped);
+        const std::string_view mode = decoded(raw_mode, mode_escaped, scratch_, line_);
+        if (equals(mode, "exclusive"))
+            e_.mode = LockMode::Exclusive;
+        else if (equals(mode, "shared"))
+            e_.mode = LockMode::Shared;
+        else
+            error("has a `mode` that is not \"exclusive\" or \"shared\"");
+        mode_given = true;
+    }
+
+    void read_fence() {
+        if (!c_.consume_literal("null"))
+            e_.fence = read_integer("has a `fence` that is not an integer");
+    }
+
+    void read_lease() {
+        if (!c_.consume_literal("null")) {
+            constexpr const char* requirement =
+                "has a `lease_ms` that is not an integer between 0 and 10^12";
+            e_.lease_ms = read_integer(requirement);
+            if (*e_.lease_ms < 0 || *e_.lease_ms > kMaxLeaseMs)
+                error(requirement);
+        }
+    }
+
+    Cursor c_;
+    std::uint64_t line_;
+    std::string& scratch_;
+    Event& e_;
+};
+
 }  // namespace
 
 void EventDecoder::decode_value(Event& e, std::string_view raw) {
     if (raw.empty() || raw == "null")
         return;
-    Cursor c(raw.data(), raw.data() + raw.size(), line_);
-    const std::string& f = e.f;
-    const auto value_error = [&](std::string_view requirement) {
-        throw HistoryError(line_, "field `value` of `" + f + "` " + std::string(requirement));
-    };
-    const auto read_integer = [&](std::string_view requirement) -> std::int64_t {
-        if (c.peek() != '-' && !is_digit(c.peek()))
-            value_error(requirement);
-        const Number n = c.read_number();
-        if (!n.integer)
-            value_error(requirement);
-        return n.value;
-    };
-
+    ValueDecoder value(raw, line_, name_scratch_, e);
     // A library's signal names its client as value.process, never a target: nothing of it can
     // read as a nemesis's crash.
     if (e.library)
         return;
     if (e.is_nemesis()) {
-        if (c.peek() != '{')
-            return;
-        for_each_member(c, name_scratch_, line_, [&](std::string_view name) {
-            if (equals(name, "target") && (c.peek() == '-' || is_digit(c.peek()))) {
-                const Number n = c.read_number();
-                if (n.integer)
-                    e.target = n.value;
-            } else {
-                c.skip_value();
-            }
-        });
+        value.read_nemesis();
         return;
     }
-
+    const std::string& f = e.f;
     if (equals(f, "read") || equals(f, "write")) {
-        e.number = read_integer("must be an integer or null");
+        value.read_number();
         return;
     }
     if (equals(f, "cas")) {
-        const char* requirement = "must be [from, to] with integers";
-        if (c.peek() != '[')
-            value_error(requirement);
-        c.seek(c.pos() + 1);
-        c.skip_space();
-        const std::int64_t from = read_integer(requirement);
-        c.skip_space();
-        if (c.peek() != ',')
-            value_error(requirement);
-        c.seek(c.pos() + 1);
-        c.skip_space();
-        const std::int64_t to = read_integer(requirement);
-        c.skip_space();
-        if (c.peek() != ']')
-            value_error(requirement);
-        e.cas.emplace(from, to);
+        value.read_cas();
         return;
     }
     const bool is_acquire = equals(f, "acquire");
     if (!is_acquire && !equals(f, "release") && !equals(f, "renew"))
         return;  // an operation HISTORY.md does not define: kept raw in value_json only
-    if (c.peek() != '{')
-        value_error("must be an object or null");
-    for_each_member(c, name_scratch_, line_, [&](std::string_view name) {
-        if (equals(name, "token")) {
-            if (c.peek() == '"')
-                c.read_string(e.token);
-            else if (!c.consume_literal("null"))
-                value_error("has a `token` that is not a string");
-        } else if (is_acquire && equals(name, "mode")) {
-            if (c.peek() != '"')
-                value_error("has a `mode` that is not \"exclusive\" or \"shared\"");
-            bool mode_escaped = false;
-            const std::string_view raw_mode = c.skip_string(mode_escaped);
-            const std::string_view mode = decoded(raw_mode, mode_escaped, name_scratch_, line_);
-            if (equals(mode, "exclusive"))
-                e.mode = LockMode::Exclusive;
-            else if (equals(mode, "shared"))
-                e.mode = LockMode::Shared;
-            else
-                value_error("has a `mode` that is not \"exclusive\" or \"shared\"");
-            mode_given_ = true;
-        } else if (is_acquire && equals(name, "fence")) {
-            if (!c.consume_literal("null"))
-                e.fence = read_integer("has a `fence` that is not an integer");
-        } else if (is_acquire && equals(name, "lease_ms")) {
-            if (!c.consume_literal("null")) {
-                constexpr const char* requirement =
-                    "has a `lease_ms` that is not an integer between 0 and 10^12";
-                e.lease_ms = read_integer(requirement);
-                if (*e.lease_ms < 0 || *e.lease_ms > kMaxLeaseMs)
-                    value_error(requirement);
-            }
-        } else {
-            c.skip_value();
-        }
-    });
+    value.read_lock(is_acquire, mode_given_);
 }
 
 }  // namespace lockbench::checker

@@ -81,42 +81,55 @@ struct LinearizabilityChecker::Impl {
             return;
         }
         if (event.type == EventType::Invoke) {
-            const auto kind = op_kind(model, event.f);
-            if (!kind) {
-                return;
-            }
-            KeyHistory& history = keys[event.key];
-            RecordedOp op;
-            op.process = event.process;
-            if (*kind == OpKind::Release && !event.token.empty()) {
-                // A release acts for whoever was granted its token: after an `info` the cleanup
-                // runs under a new process id (HISTORY.md), but it is still that grant's release.
-                if (auto owner = history.owner_of_token.find(event.token);
-                    owner != history.owner_of_token.end()) {
-                    op.process = owner->second;
-                }
-                if (auto grant = history.grant_of_token.find(event.token);
-                    grant != history.grant_of_token.end()) {
-                    op.grant = grant->second;
-                }
-                op.repeat = !history.released_tokens.insert(event.token).second;
-            }
-            op.kind = *kind;
-            op.mode = event.mode;
-            op.input = event.number;
-            op.cas = event.cas;
-            op.invoke_index = event.index;
-            op.call_seq = seq;
-            op.invoke_ns = event.time;
-            op.lease_ms = event.lease_ms;
-            history.ops.push_back(std::move(op));
-            open[event.process] = {&history, history.ops.size() - 1};
-            if (*kind == OpKind::Acquire) {
-                last_acquire[event.process] = open[event.process];
-            }
-            ++ops;
+            on_invoke(event);
+        } else {
+            on_completion(event);
+        }
+    }
+
+    void on_invoke(const Event& event) {
+        const auto kind = op_kind(model, event.f);
+        if (!kind) {
             return;
         }
+        KeyHistory& history = keys[event.key];
+        RecordedOp op;
+        op.process = event.process;
+        if (*kind == OpKind::Release && !event.token.empty()) {
+            act_for_token_holder(history, event.token, op);
+        }
+        op.kind = *kind;
+        op.mode = event.mode;
+        op.input = event.number;
+        op.cas = event.cas;
+        op.invoke_index = event.index;
+        op.call_seq = seq;
+        op.invoke_ns = event.time;
+        op.lease_ms = event.lease_ms;
+        history.ops.push_back(std::move(op));
+        open[event.process] = {&history, history.ops.size() - 1};
+        if (*kind == OpKind::Acquire) {
+            last_acquire[event.process] = open[event.process];
+        }
+        ++ops;
+    }
+
+    // A release acts for whoever was granted its token: after an `info` the cleanup runs under a
+    // new process id (HISTORY.md), but it is still that grant's release.
+    static void act_for_token_holder(KeyHistory& history, const std::string& token,
+                                     RecordedOp& release) {
+        if (auto owner = history.owner_of_token.find(token);
+            owner != history.owner_of_token.end()) {
+            release.process = owner->second;
+        }
+        if (auto grant = history.grant_of_token.find(token);
+            grant != history.grant_of_token.end()) {
+            release.grant = grant->second;
+        }
+        release.repeat = !history.released_tokens.insert(token).second;
+    }
+
+    void on_completion(const Event& event) {
         const auto it = open.find(event.process);
         if (it == open.end()) {
             return;
@@ -183,81 +196,93 @@ struct LinearizabilityChecker::Impl {
             return;
         }
         const std::int64_t p = process->get<std::int64_t>();
-        const auto unplaced = [&](const std::string& why) {
-            unplaced_late_grants.emplace(event.key, "the adapter's late grant of process " +
-                                                        std::to_string(p) + " (event " +
-                                                        std::to_string(event.index) + ") " + why);
-        };
         if (*phase == "granted") {
-            const auto last = last_acquire.find(p);
-            auto key = keys.find(event.key);
-            if (last == last_acquire.end() || key == keys.end() ||
-                last->second.history != &key->second ||
-                last->second.history->ops[last->second.op].status != Status::Info) {
-                unplaced("matches no in-doubt acquire of the key");
-                return;
-            }
-            KeyHistory& history = key->second;
-            const auto acquire_index = static_cast<std::uint32_t>(last->second.op);
-            if (auto in_flight = open.find(p); in_flight != open.end() &&
-                                               in_flight->second.history == &history &&
-                                               in_flight->second.op == acquire_index) {
-                open.erase(in_flight);  // granted before its `info` was recorded
-            }
-            RecordedOp& acquire = history.ops[acquire_index];
-            acquire.status = Status::Ok;
-            acquire.return_seq = seq;
-            acquire.return_ns = event.time;
-            acquire.complete_index = event.index;
-            acquire.error.clear();
-            const auto token = value.find("token");
-            std::string token_text =
-                token != value.end() && token->is_string() ? token->get<std::string>() : "";
-            if (!token_text.empty()) {
-                history.owner_of_token[token_text] = p;
-                acquire.token_granted = true;
-                history.token_granted_twice |=
-                    !history.grant_of_token.emplace(token_text, acquire_index).second;
-                history.released_tokens.insert(token_text);
-            }
-            RecordedOp release;
-            release.process = p;
-            release.kind = OpKind::Release;
-            // The library's release ends the hold if the lease has not already: when it freed the
-            // lock first (another may hold it by now), the release changes nothing, as a retried
-            // unlock does.
-            release.repeat = true;
-            release.mode = acquire.mode;
-            release.invoke_index = event.index;
-            release.call_seq = ++seq;  // after the acquire's return, never concurrent with it
-            release.invoke_ns = event.time;
-            release.grant = acquire_index;
-            history.ops.push_back(std::move(release));
-            late_releases[{p, event.key}] = {&history, history.ops.size() - 1};
-            last_acquire.erase(last);
-            ++ops;
-            ++late_grants_placed;
+            on_late_granted(event, p, value);
             return;
         }
         if (*phase == "released") {
-            const auto found = late_releases.find({p, event.key});
-            if (found == late_releases.end()) {
-                unplaced("was released without being granted");
-                return;
-            }
-            RecordedOp& release = found->second.history->ops[found->second.op];
-            late_releases.erase(found);
-            const auto ok = value.find("ok");
-            // A release that failed, or does not say, may still have run: it stays in doubt.
-            if (ok != value.end() && ok->is_boolean() && ok->get<bool>()) {
-                release.status = Status::Ok;
-                release.return_seq = seq;
-                release.return_ns = event.time;
-                release.complete_index = event.index;
-            }
+            on_late_released(event, p, value);
             return;
         }
-        unplaced("has the unknown phase " + phase->dump());
+        unplaced_late_grant(event, p, "has the unknown phase " + phase->dump());
+    }
+
+    void unplaced_late_grant(const Event& event, std::int64_t p, const std::string& why) {
+        unplaced_late_grants.emplace(event.key, "the adapter's late grant of process " +
+                                                    std::to_string(p) + " (event " +
+                                                    std::to_string(event.index) + ") " + why);
+    }
+
+    // The in-doubt acquire of process p returns ok at the late grant, and the adapter's release
+    // of it begins.
+    void on_late_granted(const Event& event, std::int64_t p, const nlohmann::json& value) {
+        const auto last = last_acquire.find(p);
+        auto key = keys.find(event.key);
+        if (last == last_acquire.end() || key == keys.end() ||
+            last->second.history != &key->second ||
+            last->second.history->ops[last->second.op].status != Status::Info) {
+            unplaced_late_grant(event, p, "matches no in-doubt acquire of the key");
+            return;
+        }
+        KeyHistory& history = key->second;
+        const auto acquire_index = static_cast<std::uint32_t>(last->second.op);
+        if (auto in_flight = open.find(p); in_flight != open.end() &&
+                                           in_flight->second.history == &history &&
+                                           in_flight->second.op == acquire_index) {
+            open.erase(in_flight);  // granted before its `info` was recorded
+        }
+        RecordedOp& acquire = history.ops[acquire_index];
+        acquire.status = Status::Ok;
+        acquire.return_seq = seq;
+        acquire.return_ns = event.time;
+        acquire.complete_index = event.index;
+        acquire.error.clear();
+        const auto token = value.find("token");
+        std::string token_text =
+            token != value.end() && token->is_string() ? token->get<std::string>() : "";
+        if (!token_text.empty()) {
+            history.owner_of_token[token_text] = p;
+            acquire.token_granted = true;
+            history.token_granted_twice |=
+                !history.grant_of_token.emplace(token_text, acquire_index).second;
+            history.released_tokens.insert(token_text);
+        }
+        RecordedOp release;
+        release.process = p;
+        release.kind = OpKind::Release;
+        // The library's release ends the hold if the lease has not already: when it freed the
+        // lock first (another may hold it by now), the release changes nothing, as a retried
+        // unlock does.
+        release.repeat = true;
+        release.mode = acquire.mode;
+        release.invoke_index = event.index;
+        release.call_seq = ++seq;  // after the acquire's return, never concurrent with it
+        release.invoke_ns = event.time;
+        release.grant = acquire_index;
+        history.ops.push_back(std::move(release));
+        late_releases[{p, event.key}] = {&history, history.ops.size() - 1};
+        last_acquire.erase(last);
+        ++ops;
+        ++late_grants_placed;
+    }
+
+    // The adapter's release of process p's late grant returned.
+    void on_late_released(const Event& event, std::int64_t p, const nlohmann::json& value) {
+        const auto found = late_releases.find({p, event.key});
+        if (found == late_releases.end()) {
+            unplaced_late_grant(event, p, "was released without being granted");
+            return;
+        }
+        RecordedOp& release = found->second.history->ops[found->second.op];
+        late_releases.erase(found);
+        const auto ok = value.find("ok");
+        // A release that failed, or does not say, may still have run: it stays in doubt.
+        if (ok != value.end() && ok->is_boolean() && ok->get<bool>()) {
+            release.status = Status::Ok;
+            release.return_seq = seq;
+            release.return_ns = event.time;
+            release.complete_index = event.index;
+        }
     }
 
     nlohmann::json check(const LinearizabilityOptions& options) {
@@ -272,76 +297,12 @@ struct LinearizabilityChecker::Impl {
                 partitions.push_back(make_partition(key, history, options.every_fail_observes));
             }
         }
-        // Largest first, so one long key does not start last and set the wall time alone.
-        std::vector<std::size_t> order(partitions.size());
-        for (std::size_t i = 0; i < order.size(); ++i) {
-            order[i] = i;
-        }
-        std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-            return partitions[a].ops.size() > partitions[b].ops.size();
-        });
+        const std::vector<std::size_t> order = largest_first(partitions);
         std::atomic<std::size_t> next{0};
         std::atomic<std::size_t> dropped{0};
         auto work = [&] {
             for (std::size_t i; (i = next.fetch_add(1)) < order.size();) {
-                Partition& partition = partitions[order[i]];
-                // A key with an unplaced late grant can only be unknown: its violation must not
-                // stop the other keys' searches.
-                const bool excused = unplaced_late_grants.contains(*partition.key);
-                if (budget.stop.load()) {
-                    partition.result.verdict = SearchOutcome::Stopped;
-                    continue;
-                }
-                const auto refuted = [&](std::optional<lin::Refutation> refutation) {
-                    if (!refutation) {
-                        return false;
-                    }
-                    partition.result.verdict = SearchOutcome::NotLinearizable;
-                    partition.result.unplaceable = refutation->op;
-                    for (const auto& proof : refutation->proof) {
-                        partition.result.concurrent.push_back(proof.op);
-                    }
-                    partition.refutation = std::move(refutation);
-                    partition.decided_without_search = true;
-                    if (!excused) {
-                        budget.stop.store(true);
-                    }
-                    return true;
-                };
-                const auto linearized = [&] {
-                    partition.result.verdict = SearchOutcome::Linearizable;
-                    partition.decided_without_search = true;
-                };
-                if (model == Model::Register && options.refute) {
-                    if (refuted(lin::refute_register(partition, options.initial_value))) {
-                        continue;
-                    }
-                    if (lin::linearize_unique_values(partition, options.initial_value)) {
-                        linearized();
-                        continue;
-                    }
-                }
-                if ((model == Model::Mutex || model == Model::RwLock) && options.refute) {
-                    // The token pass first: a valid key, the common case, costs one walk. Where
-                    // it is stuck, a definite contradiction is refuted before the search runs.
-                    const bool built = model == Model::Mutex
-                                           ? lin::linearize_lock_tokens(partition)
-                                           : lin::linearize_rwlock_tokens(partition);
-                    if (built) {
-                        linearized();
-                        continue;
-                    }
-                    if (refuted(lin::refute_lock(model, partition))) {
-                        continue;
-                    }
-                }
-                if (model == Model::Mutex && options.drop_unneeded_acquires) {
-                    dropped.fetch_add(lin::drop_unneeded_acquires(partition));
-                }
-                partition.result = search_partition(model, partition, budget, options);
-                if (partition.result.verdict == SearchOutcome::NotLinearizable && !excused) {
-                    budget.stop.store(true);  // the answer is false whatever the others say
-                }
+                judge(partitions[order[i]], budget, options, dropped);
             }
         };
         unsigned threads = options.threads != 0 ? options.threads
@@ -355,7 +316,87 @@ struct LinearizabilityChecker::Impl {
                 pool.emplace_back(work);
             }
         }
+        return report_of(findings_of(partitions, options), partitions.size(), dropped.load(),
+                         started);
+    }
 
+    // The partitions' indices, largest first, so one long key does not start last and set the
+    // wall time alone.
+    static std::vector<std::size_t> largest_first(const std::vector<Partition>& partitions) {
+        std::vector<std::size_t> order(partitions.size());
+        for (std::size_t i = 0; i < order.size(); ++i) {
+            order[i] = i;
+        }
+        std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+            return partitions[a].ops.size() > partitions[b].ops.size();
+        });
+        return order;
+    }
+
+    // Decides one key: by the passes that need no search where they can, else by the search.
+    // A key found not linearizable stops the others' searches, unless it is excused.
+    void judge(Partition& partition, SearchBudget& budget, const LinearizabilityOptions& options,
+               std::atomic<std::size_t>& dropped) {
+        // A key with an unplaced late grant can only be unknown: its violation must not
+        // stop the other keys' searches.
+        const bool excused = unplaced_late_grants.contains(*partition.key);
+        if (budget.stop.load()) {
+            partition.result.verdict = SearchOutcome::Stopped;
+            return;
+        }
+        const auto refuted = [&](std::optional<lin::Refutation> refutation) {
+            if (!refutation) {
+                return false;
+            }
+            partition.result.verdict = SearchOutcome::NotLinearizable;
+            partition.result.unplaceable = refutation->op;
+            for (const auto& proof : refutation->proof) {
+                partition.result.concurrent.push_back(proof.op);
+            }
+            partition.refutation = std::move(refutation);
+            partition.decided_without_search = true;
+            if (!excused) {
+                budget.stop.store(true);
+            }
+            return true;
+        };
+        const auto linearized = [&] {
+            partition.result.verdict = SearchOutcome::Linearizable;
+            partition.decided_without_search = true;
+        };
+        if (model == Model::Register && options.refute) {
+            if (refuted(lin::refute_register(partition, options.initial_value))) {
+                return;
+            }
+            if (lin::linearize_unique_values(partition, options.initial_value)) {
+                linearized();
+                return;
+            }
+        }
+        if ((model == Model::Mutex || model == Model::RwLock) && options.refute) {
+            // The token pass first: a valid key, the common case, costs one walk. Where
+            // it is stuck, a definite contradiction is refuted before the search runs.
+            const bool built = model == Model::Mutex ? lin::linearize_lock_tokens(partition)
+                                                     : lin::linearize_rwlock_tokens(partition);
+            if (built) {
+                linearized();
+                return;
+            }
+            if (refuted(lin::refute_lock(model, partition))) {
+                return;
+            }
+        }
+        if (model == Model::Mutex && options.drop_unneeded_acquires) {
+            dropped.fetch_add(lin::drop_unneeded_acquires(partition));
+        }
+        partition.result = search_partition(model, partition, budget, options);
+        if (partition.result.verdict == SearchOutcome::NotLinearizable && !excused) {
+            budget.stop.store(true);  // the answer is false whatever the others say
+        }
+    }
+
+    // What the decided keys add up to.
+    struct Findings {
         nlohmann::json violations = nlohmann::json::array();
         // `processes`: who may have caused a violation, for a judgment like "the paused holder's
         // violation"; `refuting_processes`: who the minimal refutation names (partition.hpp).
@@ -366,55 +407,67 @@ struct LinearizabilityChecker::Impl {
         nlohmann::json partial = nlohmann::json::array();
         std::vector<std::string> excused_keys;
         std::size_t without_search = 0;
+    };
+
+    Findings findings_of(const std::vector<Partition>& partitions,
+                         const LinearizabilityOptions& options) const {
+        Findings found;
         for (const Partition& partition : partitions) {
-            without_search += partition.decided_without_search ? 1 : 0;
+            found.without_search += partition.decided_without_search ? 1 : 0;
             switch (partition.result.verdict) {
                 case SearchOutcome::NotLinearizable:
                     if (const auto why = unplaced_late_grants.find(*partition.key);
                         why != unplaced_late_grants.end()) {
-                        excused_keys.push_back("key " + *partition.key + ": " + why->second +
-                                               ", and the key is not linearizable without it");
+                        found.excused_keys.push_back(
+                            "key " + *partition.key + ": " + why->second +
+                            ", and the key is not linearizable without it");
                         break;
                     }
-                    violations.push_back(violation_json(model, partition, options.initial_value));
+                    found.violations.push_back(
+                        violation_json(model, partition, options.initial_value));
                     {
                         const auto taking_part =
                             lin::violation_processes(model, partition, options.initial_value);
-                        processes.insert(processes.end(), taking_part.in_flight.begin(),
-                                         taking_part.in_flight.end());
-                        refuting_processes.insert(refuting_processes.end(),
-                                                  taking_part.refuting.begin(),
-                                                  taking_part.refuting.end());
+                        found.processes.insert(found.processes.end(), taking_part.in_flight.begin(),
+                                               taking_part.in_flight.end());
+                        found.refuting_processes.insert(found.refuting_processes.end(),
+                                                        taking_part.refuting.begin(),
+                                                        taking_part.refuting.end());
                     }
                     break;
                 case SearchOutcome::TimeLimit:
-                    time_limit = true;
-                    partial.push_back(lin::partial_json(partition));
+                    found.time_limit = true;
+                    found.partial.push_back(lin::partial_json(partition));
                     break;
                 case SearchOutcome::MemoryLimit:
-                    memory_limit = true;
-                    partial.push_back(lin::partial_json(partition));
+                    found.memory_limit = true;
+                    found.partial.push_back(lin::partial_json(partition));
                     break;
                 case SearchOutcome::Linearizable:
                 case SearchOutcome::Stopped:
                     break;
             }
         }
-        for (auto* list : {&processes, &refuting_processes}) {
+        for (auto* list : {&found.processes, &found.refuting_processes}) {
             std::sort(list->begin(), list->end());
             list->erase(std::unique(list->begin(), list->end()), list->end());
         }
+        return found;
+    }
+
+    nlohmann::json report_of(Findings found, std::size_t keys_checked, std::size_t dropped,
+                             Clock::time_point started) const {
         nlohmann::json report = {
             {"valid", true},
             {"model", std::string(to_string(model))},
-            {"keys", partitions.size()},
+            {"keys", keys_checked},
             {"ops", ops},
-            {"processes", processes},
-            {"refuting_processes", refuting_processes},
-            {"keys_without_search", without_search},
+            {"processes", found.processes},
+            {"refuting_processes", found.refuting_processes},
+            {"keys_without_search", found.without_search},
         };
         if (model == Model::Mutex) {
-            report["acquires_dropped"] = dropped.load();
+            report["acquires_dropped"] = dropped;
         }
         if (late_grants_placed != 0) {
             report["late_grants_placed"] = late_grants_placed;
@@ -424,27 +477,27 @@ struct LinearizabilityChecker::Impl {
             report["reason"] = model == Model::Register
                                    ? "the history has no read, write or cas operations"
                                    : "the history has no acquire or release operations";
-        } else if (!violations.empty()) {
+        } else if (!found.violations.empty()) {
             report["valid"] = to_json(Verdict::Invalid);
-        } else if (time_limit || memory_limit) {
+        } else if (found.time_limit || found.memory_limit) {
             report["valid"] = to_json(Verdict::Unknown);
-            report["reason"] = memory_limit ? "memory limit" : "time limit";
-            report["partial"] = std::move(partial);
-        } else if (!excused_keys.empty()) {
+            report["reason"] = found.memory_limit ? "memory limit" : "time limit";
+            report["partial"] = std::move(found.partial);
+        } else if (!found.excused_keys.empty()) {
             report["valid"] = to_json(Verdict::Unknown);
-            report["reason"] = excused_keys.front();
+            report["reason"] = found.excused_keys.front();
         }
         report["elapsed_s"] = std::chrono::duration<double>(Clock::now() - started).count();
         // Knossos's own fields, for a Jepsen user's tools: the first key's failure.
         report["valid?"] = report["valid"];
-        if (!violations.empty()) {
-            const auto& w = violations.front()["witness"];
+        if (!found.violations.empty()) {
+            const auto& w = found.violations.front()["witness"];
             const auto& prefix = w["longest_prefix"];
             report["op"] = w["unplaceable"];
             report["previous-ok"] = prefix.empty() ? nlohmann::json(nullptr) : prefix.back();
             report["final-paths"] = nlohmann::json::array({w["final_path"]});
         }
-        report["violations"] = std::move(violations);
+        report["violations"] = std::move(found.violations);
         return report;
     }
 };

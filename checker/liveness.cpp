@@ -56,17 +56,7 @@ void LivenessCheck::on_event(const Event& event) {
 
 void LivenessCheck::on_acquire(const Event& event) {
     if (event.type == EventType::Invoke) {
-        auto [entry, created] = keys_.try_emplace(event.key);
-        KeyState& key = entry->second;
-        ++key.acquires_in_flight;
-        acquiring_.set(event.process) = Acquiring{&entry->first, &key, event.lease_ms, event.time};
-        // A process that asks again is not waiting on a late grant of an earlier acquire.
-        in_doubt_.erase(event.process);
-        Wait& wait = waits_.set(event.process);
-        wait.key = event.key;
-        wait.start_ns = event.time;
-        wait.start_index = event.index;
-        notice_waiting(key, event.time);
+        begin_acquire(event);
         return;
     }
     Acquiring* in_flight = acquiring_.find(event.process);
@@ -93,21 +83,7 @@ void LivenessCheck::on_acquire(const Event& event) {
     settle(name, key, event.process, acquiring.invoke_ns, outcome, event.time);
 
     if (event.type == EventType::Info) {
-        const InDoubtAcquire doubt{&name, acquiring.lease_ms, event.time, event.index};
-        if (acquiring.late_granted_ns) {
-            late_grant(event.process, doubt, *acquiring.late_granted_ns, acquiring.late_token,
-                       event.time);
-            return;
-        }
-        InDoubtAcquire& in_doubt = in_doubt_.set(event.process) = doubt;
-        if (key.open_holds == 0 && !nesting_.holds(event.process, name)) {
-            in_doubt.orphaned = true;
-            // The lock it may have been granted is held by nobody alive, until its lease runs
-            // out (on a strategy whose locks expire; seed 001's never do: T6).
-            offer_orphan(name, key,
-                         lost_acquire(event.process, event.time, event.index, acquiring.lease_ms),
-                         event.time);
-        }
+        acquire_in_doubt(event, acquiring);
         return;
     }
     if (event.type == EventType::Fail) {
@@ -115,22 +91,53 @@ void LivenessCheck::on_acquire(const Event& event) {
             note_refusal(key, event.process, acquiring.invoke_ns, event.time);
         return;
     }
+    acquire_granted(event, acquiring);
+}
+
+void LivenessCheck::begin_acquire(const Event& event) {
+    auto [entry, created] = keys_.try_emplace(event.key);
+    KeyState& key = entry->second;
+    ++key.acquires_in_flight;
+    acquiring_.set(event.process) = Acquiring{&entry->first, &key, event.lease_ms, event.time};
+    // A process that asks again is not waiting on a late grant of an earlier acquire.
+    in_doubt_.erase(event.process);
+    Wait& wait = waits_.set(event.process);
+    wait.key = event.key;
+    wait.start_ns = event.time;
+    wait.start_index = event.index;
+    notice_waiting(key, event.time);
+}
+
+void LivenessCheck::acquire_in_doubt(const Event& event, const Acquiring& acquiring) {
+    KeyState& key = *acquiring.key;
+    const std::string& name = *acquiring.name;
+    const InDoubtAcquire doubt{&name, acquiring.lease_ms, event.time, event.index};
+    if (acquiring.late_granted_ns) {
+        late_grant(event.process, doubt, *acquiring.late_granted_ns, acquiring.late_token,
+                   event.time);
+        return;
+    }
+    InDoubtAcquire& in_doubt = in_doubt_.set(event.process) = doubt;
+    if (key.open_holds == 0 && !nesting_.holds(event.process, name)) {
+        in_doubt.orphaned = true;
+        // The lock it may have been granted is held by nobody alive, until its lease runs
+        // out (on a strategy whose locks expire; seed 001's never do: T6).
+        offer_orphan(name, key,
+                     lost_acquire(event.process, event.time, event.index, acquiring.lease_ms),
+                     event.time);
+    }
+}
+
+void LivenessCheck::acquire_granted(const Event& event, const Acquiring& acquiring) {
+    KeyState& key = *acquiring.key;
+    const std::string& name = *acquiring.name;
     ++key.grants;
     // The lease the service applied to this grant, when it says (HISTORY.md): a crashed holder's
     // lock is due back after it, not after the one asked for.
     const std::optional<std::int64_t> lease_ms =
         event.lease_ms ? event.lease_ms : acquiring.lease_ms;
     if (nesting_.grant(event.process, name, event.token) > 1) {
-        // A re-entry sets the lease afresh (Redisson's PEXPIRE): the hold lasts from here.
-        if (std::vector<Hold>* held = holds_.find(event.process)) {
-            for (Hold& hold : *held) {
-                if (hold.key == name) {
-                    hold.granted_ns = event.time;
-                    if (event.lease_ms)
-                        hold.lease_ms = event.lease_ms;
-                }
-            }
-        }
+        renew_reentered_holds(event, name);
         return;
     }
     holds_.set(event.process).push_back(Hold{name, event.token, event.time, lease_ms});
@@ -140,6 +147,19 @@ void LivenessCheck::on_acquire(const Event& event) {
     if (key.handoff_from_ns) {
         handoffs_.record(std::chrono::nanoseconds(event.time - *key.handoff_from_ns));
         key.handoff_from_ns.reset();
+    }
+}
+
+void LivenessCheck::renew_reentered_holds(const Event& event, const std::string& name) {
+    // A re-entry sets the lease afresh (Redisson's PEXPIRE): the hold lasts from here.
+    if (std::vector<Hold>* held = holds_.find(event.process)) {
+        for (Hold& hold : *held) {
+            if (hold.key == name) {
+                hold.granted_ns = event.time;
+                if (event.lease_ms)
+                    hold.lease_ms = event.lease_ms;
+            }
+        }
     }
 }
 
@@ -637,69 +657,97 @@ void LivenessCheck::report_deadlock(const std::string& key, const Orphan& orphan
         std::max(evidence.until_ns.value_or(orphan.ended_ns), evidence.at_ns);
     const std::int64_t past_bound_ns = until_ns - bound_ns;
 
-    std::string message = key_prefix(key);
+    std::string message =
+        key_prefix(key) + how_orphaned(orphan) + how_it_should_have_freed(orphan, bound_ns) +
+        how_the_waiter_was_stuck(orphan, until_ns, past_bound_ns) + how_the_orphan_ended(orphan);
+    deadlock_violations_.push_back(
+        json{{"kind", "deadlock"},
+             {"key", key},
+             {"message", std::move(message)},
+             {"witness", deadlock_witness(key, orphan, until_ns, past_bound_ns)}});
+}
+
+std::string LivenessCheck::how_orphaned(const Orphan& orphan) {
+    std::string text;
     if (orphan.late_granted_ns) {
-        message += "process " + std::to_string(orphan.holder) +
-                   "'s acquire, answered in doubt at " + format_seconds(orphan.orphaned_ns) +
-                   ", was granted by the library at " + format_seconds(*orphan.late_granted_ns);
+        text += "process " + std::to_string(orphan.holder) + "'s acquire, answered in doubt at " +
+                format_seconds(orphan.orphaned_ns) + ", was granted by the library at " +
+                format_seconds(*orphan.late_granted_ns);
         if (!orphan.token.empty())
-            message += " (token " + orphan.token + ")";
+            text += " (token " + orphan.token + ")";
         if (orphan.late_release_failed_ns) {
-            message += ", and its adapter failed to release it at " +
-                       format_seconds(*orphan.late_release_failed_ns);
+            text += ", and its adapter failed to release it at " +
+                    format_seconds(*orphan.late_release_failed_ns);
         }
     } else if (orphan.cause == Cause::LostAcquire) {
-        message += "process " + std::to_string(orphan.holder) +
-                   "'s acquire got no answer (it may hold the lock) at " +
-                   format_seconds(orphan.orphaned_ns);
+        text += "process " + std::to_string(orphan.holder) +
+                "'s acquire got no answer (it may hold the lock) at " +
+                format_seconds(orphan.orphaned_ns);
     } else {
-        message += who(orphan.holder, orphan.token);
+        text += who(orphan.holder, orphan.token);
         if (orphan.granted_ns)
-            message += ", granted it at " + format_seconds(*orphan.granted_ns) + ",";
-        message += orphan.cause == Cause::Crash           ? " crashed holding it at "
-                   : orphan.cause == Cause::FailedRelease ? " failed to release it at "
-                                                          : " got no answer to its release at ";
-        message += format_seconds(orphan.orphaned_ns);
+            text += ", granted it at " + format_seconds(*orphan.granted_ns) + ",";
+        text += orphan.cause == Cause::Crash           ? " crashed holding it at "
+                : orphan.cause == Cause::FailedRelease ? " failed to release it at "
+                                                       : " got no answer to its release at ";
+        text += format_seconds(orphan.orphaned_ns);
         if (!orphan.error.empty())
-            message += " (" + orphan.error + ")";
+            text += " (" + orphan.error + ")";
     }
+    return text;
+}
+
+std::string LivenessCheck::how_it_should_have_freed(const Orphan& orphan, std::int64_t bound_ns) {
     if (orphan.late_released_ns) {
-        message += " and released by its adapter at " + format_seconds(*orphan.late_released_ns) +
-                   ", yet process ";
-    } else if (orphan.bound_ns) {
-        message += "; its lease of " + std::to_string(*orphan.lease_ms) + " ms ran out by " +
-                   format_seconds(bound_ns) + ", yet process ";
-    } else {
-        message += "; it has no lease, so only a release frees it, and process ";
+        return " and released by its adapter at " + format_seconds(*orphan.late_released_ns) +
+               ", yet process ";
     }
-    message += std::to_string(evidence.waiter) +
-               (evidence.refused ? " was refused it at " : " was still waiting for it at ") +
-               format_seconds(until_ns) + " (waiting since " +
-               format_seconds(evidence.wait_start_ns) + "), " + format_seconds(past_bound_ns) +
-               (orphan.late_released_ns ? " after the release"
-                : orphan.bound_ns       ? " past the lease"
-                                        : " after that") +
-               "; nobody was granted it ";
+    if (orphan.bound_ns) {
+        return "; its lease of " + std::to_string(*orphan.lease_ms) + " ms ran out by " +
+               format_seconds(bound_ns) + ", yet process ";
+    }
+    return "; it has no lease, so only a release frees it, and process ";
+}
+
+std::string LivenessCheck::how_the_waiter_was_stuck(const Orphan& orphan, std::int64_t until_ns,
+                                                    std::int64_t past_bound_ns) {
+    const Evidence& evidence = *orphan.evidence;
+    return std::to_string(evidence.waiter) +
+           (evidence.refused ? " was refused it at " : " was still waiting for it at ") +
+           format_seconds(until_ns) + " (waiting since " + format_seconds(evidence.wait_start_ns) +
+           "), " + format_seconds(past_bound_ns) +
+           (orphan.late_released_ns ? " after the release"
+            : orphan.bound_ns       ? " past the lease"
+                                    : " after that");
+}
+
+std::string LivenessCheck::how_the_orphan_ended(const Orphan& orphan) {
+    std::string text = "; nobody was granted it ";
     switch (orphan.ending) {
         case Ending::Grant:
-            message += "until process " + std::to_string(orphan.ended_by) + " got it at " +
-                       format_seconds(orphan.ended_ns);
+            text += "until process " + std::to_string(orphan.ended_by) + " got it at " +
+                    format_seconds(orphan.ended_ns);
             break;
         case Ending::Release:
-            message += "until process " + std::to_string(orphan.ended_by) + " released it at " +
-                       format_seconds(orphan.ended_ns);
+            text += "until process " + std::to_string(orphan.ended_by) + " released it at " +
+                    format_seconds(orphan.ended_ns);
             break;
         case Ending::Superseded:
-            message += "until process " + std::to_string(orphan.ended_by) +
-                       "'s unanswered acquire may have taken it at " +
-                       format_seconds(orphan.ended_ns);
+            text += "until process " + std::to_string(orphan.ended_by) +
+                    "'s unanswered acquire may have taken it at " + format_seconds(orphan.ended_ns);
             break;
         case Ending::EndOfHistory:
-            message += "until the end of the history";
+            text += "until the end of the history";
             break;
     }
+    return text;
+}
+
+json LivenessCheck::deadlock_witness(const std::string& key, const Orphan& orphan,
+                                     std::int64_t until_ns, std::int64_t past_bound_ns) {
     static constexpr const char* kEndings[] = {"grant", "release", "superseded", "end"};
-    json witness{
+    const Evidence& evidence = *orphan.evidence;
+    return json{
         {"key", key},
         {"cause", name_of(orphan.cause)},
         {"holder", orphan.holder},
@@ -729,10 +777,6 @@ void LivenessCheck::report_deadlock(const std::string& key, const Orphan& orphan
          orphan.late_released_ns ? json(*orphan.late_released_ns) : json(nullptr)},
         {"late_release_failed_ns",
          orphan.late_release_failed_ns ? json(*orphan.late_release_failed_ns) : json(nullptr)}};
-    deadlock_violations_.push_back(json{{"kind", "deadlock"},
-                                        {"key", key},
-                                        {"message", std::move(message)},
-                                        {"witness", std::move(witness)}});
 }
 
 void LivenessCheck::finish(std::int64_t end_time_ns) {

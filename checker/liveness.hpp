@@ -187,6 +187,11 @@ class LivenessCheck {
     static const char* name_of(Cause cause);
 
     void on_acquire(const Event& event);
+    void begin_acquire(const Event& event);
+    // The acquire in flight `acquiring` was answered `info`, or granted.
+    void acquire_in_doubt(const Event& event, const Acquiring& acquiring);
+    void acquire_granted(const Event& event, const Acquiring& acquiring);
+    void renew_reentered_holds(const Event& event, const std::string& name);
     void on_release(const Event& event);
     void on_crash(const Event& event);
     void on_leases_renewed(const Event& event);
@@ -221,6 +226,15 @@ class LivenessCheck {
     void end_orphan(const std::string& name, KeyState& key, Ending ending, std::int64_t now_ns,
                     std::int64_t by);
     void report_deadlock(const std::string& name, const Orphan& orphan);
+    // The deadlock's message, in the order it reads: how the hold was orphaned, what should have
+    // freed it, the waiter it kept waiting, and what ended it.
+    static std::string how_orphaned(const Orphan& orphan);
+    static std::string how_it_should_have_freed(const Orphan& orphan, std::int64_t bound_ns);
+    static std::string how_the_waiter_was_stuck(const Orphan& orphan, std::int64_t until_ns,
+                                                std::int64_t past_bound_ns);
+    static std::string how_the_orphan_ended(const Orphan& orphan);
+    static nlohmann::json deadlock_witness(const std::string& key, const Orphan& orphan,
+                                           std::int64_t until_ns, std::int64_t past_bound_ns);
 
     LivenessOptions options_;
     HoldNesting nesting_;

@@ -1364,81 +1364,97 @@ class Teller {
     // `also`: events the lead cites besides the write (a resume); they go after its own.
     void tell_write(Story& story, const Event& w, const std::string& lead,
                     const std::vector<std::uint64_t>& also = {}) {
-        const auto with_also = [&](std::vector<std::uint64_t> events) {
-            events.insert(events.end(), also.begin(), also.end());
-            return events;
-        };
-        const std::string when = "At " + format_seconds(w.time) + " ";
+        const std::string opening = "At " + format_seconds(w.time) + " " + lead;
         const std::string with_fence = w.fence ? " with fence " + std::to_string(*w.fence) : "";
         if (w.type == EventType::Fail) {
-            // The write the register had accepted with a higher fence: why this one is stale.
-            const Event* newer = w.fence ? higher_fence_before(w, "write") : nullptr;
-            std::string text =
-                when + lead + (w.number ? std::to_string(*w.number) : "?") + with_fence;
-            std::vector<std::uint64_t> events{w.index};
-            if (newer) {
-                text += "; the resource had already accepted fence " +
-                        std::to_string(*newer->fence) + " (process " +
-                        std::to_string(newer->process) + "'s write at " +
-                        format_seconds(newer->time) + ") and rejected it as stale " +
-                        at(newer->index, w.index) + ".";
-                events.push_back(newer->index);
-            } else {
-                text += "; the resource rejected it as stale " + at(w.index) + ".";
-            }
-            story.claims.push_back({.kind = ClaimKind::StaleWriteRejected,
-                                    .text = std::move(text),
-                                    .events = with_also(std::move(events)),
-                                    .process = w.process,
-                                    .other = newer ? std::optional(newer->process) : std::nullopt,
-                                    .time_ns = w.time,
-                                    .value = w.fence});
+            tell_stale_write(story, w, opening, with_fence, also);
             return;
         }
         const auto lost = lost_.find(w.index);
         if (lost == lost_.end()) {
-            // A fenced write the resource took although a higher fence had been granted: the
-            // fence refuses only a write older than one it has accepted, and none had landed.
-            const Event* newer_grant = w.fence ? higher_fence_before(w, "acquire") : nullptr;
-            std::string text = when + lead + std::to_string(w.number.value_or(0)) + with_fence;
-            std::vector<std::uint64_t> events{w.index};
-            // A higher fence's write answered before this one was: the two were in flight
-            // together and the resource ran this one first (it would have refused it after).
-            const Event* concurrent = newer_grant ? higher_fence_before(w, "write") : nullptr;
-            if (newer_grant) {
-                text += " " + at(w.index) + ", though fence " +
-                        std::to_string(*newer_grant->fence) + " had been granted to process " +
-                        std::to_string(newer_grant->process) + " at " +
-                        format_seconds(newer_grant->time) + " " + at(newer_grant->index);
-                events.push_back(newer_grant->index);
-                if (concurrent) {
-                    text += "; process " + std::to_string(concurrent->process) +
-                            "'s write with fence " + std::to_string(*concurrent->fence) + " " +
-                            at(concurrent->index) +
-                            " was in flight at the same time, and the resource ran this one "
-                            "first, so it accepted it.";
-                    events.push_back(concurrent->index);
-                } else {
-                    text +=
-                        ": no write with a higher fence had reached the resource yet, so it "
-                        "accepted this one.";
-                }
-            } else {
-                text += " " + at(w.index) + ".";
-            }
-            story.claims.push_back(
-                {.kind = ClaimKind::Wrote,
-                 .text = std::move(text),
-                 .events = with_also(std::move(events)),
-                 .process = w.process,
-                 .other = newer_grant ? std::optional(newer_grant->process) : std::nullopt,
-                 .time_ns = w.time,
-                 .value = w.number});
+            tell_accepted_write(story, w, opening, with_fence, also);
             return;
         }
+        tell_lost_update(story, w, lost->second, opening, with_fence, also);
+    }
+
+    static std::vector<std::uint64_t> citing_also(std::vector<std::uint64_t> events,
+                                                  const std::vector<std::uint64_t>& also) {
+        events.insert(events.end(), also.begin(), also.end());
+        return events;
+    }
+
+    void tell_stale_write(Story& story, const Event& w, const std::string& opening,
+                          const std::string& with_fence, const std::vector<std::uint64_t>& also) {
+        // The write the register had accepted with a higher fence: why this one is stale.
+        const Event* newer = w.fence ? higher_fence_before(w, "write") : nullptr;
+        std::string text = opening + (w.number ? std::to_string(*w.number) : "?") + with_fence;
+        std::vector<std::uint64_t> events{w.index};
+        if (newer) {
+            text += "; the resource had already accepted fence " + std::to_string(*newer->fence) +
+                    " (process " + std::to_string(newer->process) + "'s write at " +
+                    format_seconds(newer->time) + ") and rejected it as stale " +
+                    at(newer->index, w.index) + ".";
+            events.push_back(newer->index);
+        } else {
+            text += "; the resource rejected it as stale " + at(w.index) + ".";
+        }
+        story.claims.push_back({.kind = ClaimKind::StaleWriteRejected,
+                                .text = std::move(text),
+                                .events = citing_also(std::move(events), also),
+                                .process = w.process,
+                                .other = newer ? std::optional(newer->process) : std::nullopt,
+                                .time_ns = w.time,
+                                .value = w.fence});
+    }
+
+    void tell_accepted_write(Story& story, const Event& w, const std::string& opening,
+                             const std::string& with_fence,
+                             const std::vector<std::uint64_t>& also) {
+        // A fenced write the resource took although a higher fence had been granted: the
+        // fence refuses only a write older than one it has accepted, and none had landed.
+        const Event* newer_grant = w.fence ? higher_fence_before(w, "acquire") : nullptr;
+        std::string text = opening + std::to_string(w.number.value_or(0)) + with_fence;
+        std::vector<std::uint64_t> events{w.index};
+        // A higher fence's write answered before this one was: the two were in flight
+        // together and the resource ran this one first (it would have refused it after).
+        const Event* concurrent = newer_grant ? higher_fence_before(w, "write") : nullptr;
+        if (newer_grant) {
+            text += " " + at(w.index) + ", though fence " + std::to_string(*newer_grant->fence) +
+                    " had been granted to process " + std::to_string(newer_grant->process) +
+                    " at " + format_seconds(newer_grant->time) + " " + at(newer_grant->index);
+            events.push_back(newer_grant->index);
+            if (concurrent) {
+                text += "; process " + std::to_string(concurrent->process) +
+                        "'s write with fence " + std::to_string(*concurrent->fence) + " " +
+                        at(concurrent->index) +
+                        " was in flight at the same time, and the resource ran this one "
+                        "first, so it accepted it.";
+                events.push_back(concurrent->index);
+            } else {
+                text +=
+                    ": no write with a higher fence had reached the resource yet, so it "
+                    "accepted this one.";
+            }
+        } else {
+            text += " " + at(w.index) + ".";
+        }
+        story.claims.push_back(
+            {.kind = ClaimKind::Wrote,
+             .text = std::move(text),
+             .events = citing_also(std::move(events), also),
+             .process = w.process,
+             .other = newer_grant ? std::optional(newer_grant->process) : std::nullopt,
+             .time_ns = w.time,
+             .value = w.number});
+    }
+
+    void tell_lost_update(Story& story, const Event& w, const LostUpdate& lost,
+                          const std::string& opening, const std::string& with_fence,
+                          const std::vector<std::uint64_t>& also) {
         told_lost_.insert(w.index);
         std::string read;
-        std::vector<std::uint64_t> events{w.index, lost->second.overwritten_index};
+        std::vector<std::uint64_t> events{w.index, lost.overwritten_index};
         if (const Event* r = last_read_before(w)) {
             read = " (it had read " + (r->number ? std::to_string(*r->number) : "nothing") +
                    " at " + format_seconds(r->time) + " " + at(r->index) + ")";
@@ -1446,26 +1462,24 @@ class Teller {
         }
         // Both writes fenced and in order: the register took both, and the read this write
         // was computed from came before the other landed.
-        const Event* overwritten = window_ ? window_->at(lost->second.overwritten_index) : nullptr;
+        const Event* overwritten = window_ ? window_->at(lost.overwritten_index) : nullptr;
         const bool fences_in_order =
             w.fence && overwritten && overwritten->fence && *overwritten->fence <= *w.fence;
         story.claims.push_back(
             {.kind = ClaimKind::LostUpdate,
-             .text =
-                 when + lead + std::to_string(w.number.value_or(0)) + with_fence + read + " over " +
-                 std::to_string(lost->second.overwritten_value) + " written by process " +
-                 std::to_string(lost->second.overwritten_by) +
-                 (fences_in_order
-                      ? " with fence " + std::to_string(*overwritten->fence) +
-                            ": an update was lost " + at(lost->second.overwritten_index, w.index) +
-                            ". The fences came in order, so the resource accepted both: a "
-                            "fence refuses only a write older than one it has accepted; it "
-                            "does not make the read and the write one step."
-                      : ": an update was lost " + at(lost->second.overwritten_index, w.index) +
-                            "."),
-             .events = with_also(std::move(events)),
+             .text = opening + std::to_string(w.number.value_or(0)) + with_fence + read + " over " +
+                     std::to_string(lost.overwritten_value) + " written by process " +
+                     std::to_string(lost.overwritten_by) +
+                     (fences_in_order
+                          ? " with fence " + std::to_string(*overwritten->fence) +
+                                ": an update was lost " + at(lost.overwritten_index, w.index) +
+                                ". The fences came in order, so the resource accepted both: a "
+                                "fence refuses only a write older than one it has accepted; it "
+                                "does not make the read and the write one step."
+                          : ": an update was lost " + at(lost.overwritten_index, w.index) + "."),
+             .events = citing_also(std::move(events), also),
              .process = w.process,
-             .other = lost->second.overwritten_by,
+             .other = lost.overwritten_by,
              .time_ns = w.time,
              .value = w.number});
     }

@@ -487,16 +487,7 @@ const std::string& SimulatedClient::acquire_invoke_value(LockMode mode) {
 Task<void> SimulatedClient::cycle(std::optional<EventLoop::TimePoint> due) {
     const auto& w = env_.workload;
     const std::string key = "k" + std::to_string(env_.keys.pick(rng_));
-    AcquireRequest request{
-        // A Redis Cluster's keys are hash-tagged, so that a strategy's keys share a slot.
-        .key =
-            env_.key_prefix + (w.topology.kind == TopologyKind::Cluster ? cluster_key(key) : key),
-        .mode = w.shared_ratio > 0 && std::bernoulli_distribution(w.shared_ratio)(rng_)
-                    ? LockMode::Shared
-                    : LockMode::Exclusive,
-        .lease = std::chrono::milliseconds(w.lease_ms),
-        .wait_budget = std::chrono::milliseconds(w.wait_ms),
-    };
+    const AcquireRequest request = acquire_request(key);
     const std::string& invoke_value = acquire_invoke_value(request.mode);
     // Every arrival counts in the corrected latency until its first acquire ends, whatever the
     // outcome: counting grants only would drop the refused and the timed-out, the slowest of all.
@@ -518,42 +509,10 @@ Task<void> SimulatedClient::cycle(std::optional<EventLoop::TimePoint> due) {
             break;
         }
         if (auto* denied = std::get_if<Denied>(&*result)) {
-            finish_arrival(
-                record(EventType::Fail, "acquire", key, "null",
-                       std::string(denied->why == Denied::Why::Held ? history::kHeld
-                                                                    : to_string(denied->why))));
-            stats_.count(Op::Acquire, EventType::Fail);
+            record_denial(key, *denied);
             break;
         }
-        Grant& g = std::get<Grant>(*result);
-        // Into the client's scratch buffer: recorded before the next co_await, so no other
-        // step of this client can be using it.
-        std::string& ok_value = value_scratch_;
-        ok_value.clear();
-        ok_value += "{\"token\":";
-        append_json_string(ok_value, g.token);
-        if (g.fence) {
-            ok_value += ",\"fence\":";
-            append_decimal(ok_value, *g.fence);
-        }
-        ok_value += ",\"mode\":\"";
-        ok_value += to_string(g.mode);
-        ok_value += '"';
-        // The lease this grant really got, where the service told (HISTORY.md): the checks
-        // expire it by this one rather than the invoke's.
-        if (env_.record_lease && g.applied_lease) {
-            ok_value += ",\"lease_ms\":";
-            append_decimal(ok_value, g.applied_lease->count());
-        }
-        ok_value += '}';
-        // The latency is the history's own: from the invoke's time to the ok's.
-        const auto granted = record(EventType::Ok, "acquire", key, ok_value);
-        stats_.acquire_latency.record(granted - started);
-        finish_arrival(granted);  // the first acquire only: a reentry finds none in progress
-        stats_.count(Op::Acquire, EventType::Ok);
-        held_.push_back(Held{std::move(g), key, acquiring});
-        if (env_.nemesis)
-            env_.nemesis->on_grant(*this, key);
+        record_grant(key, std::get<Grant>(*result), started, acquiring);
     }
 
     if (held_.empty()) {
@@ -575,6 +534,67 @@ Task<void> SimulatedClient::cycle(std::optional<EventLoop::TimePoint> due) {
         held_.pop_back();
         co_await release(h);
     }
+    finish_cycle(key);
+}
+
+AcquireRequest SimulatedClient::acquire_request(const std::string& key) {
+    const auto& w = env_.workload;
+    return AcquireRequest{
+        // A Redis Cluster's keys are hash-tagged, so that a strategy's keys share a slot.
+        .key =
+            env_.key_prefix + (w.topology.kind == TopologyKind::Cluster ? cluster_key(key) : key),
+        .mode = w.shared_ratio > 0 && std::bernoulli_distribution(w.shared_ratio)(rng_)
+                    ? LockMode::Shared
+                    : LockMode::Exclusive,
+        .lease = std::chrono::milliseconds(w.lease_ms),
+        .wait_budget = std::chrono::milliseconds(w.wait_ms),
+    };
+}
+
+void SimulatedClient::record_denial(const std::string& key, const Denied& denied) {
+    finish_arrival(record(
+        EventType::Fail, "acquire", key, "null",
+        std::string(denied.why == Denied::Why::Held ? history::kHeld : to_string(denied.why))));
+    stats_.count(Op::Acquire, EventType::Fail);
+}
+
+void SimulatedClient::record_grant(const std::string& key, Grant& grant,
+                                   EventLoop::TimePoint started, std::int64_t acquiring) {
+    // The latency is the history's own: from the invoke's time to the ok's.
+    const auto granted = record(EventType::Ok, "acquire", key, grant_value(grant));
+    stats_.acquire_latency.record(granted - started);
+    finish_arrival(granted);  // the first acquire only: a reentry finds none in progress
+    stats_.count(Op::Acquire, EventType::Ok);
+    held_.push_back(Held{std::move(grant), key, acquiring});
+    if (env_.nemesis)
+        env_.nemesis->on_grant(*this, key);
+}
+
+const std::string& SimulatedClient::grant_value(const Grant& grant) {
+    // Into the client's scratch buffer: recorded before the next co_await, so no other
+    // step of this client can be using it.
+    std::string& value = value_scratch_;
+    value.clear();
+    value += "{\"token\":";
+    append_json_string(value, grant.token);
+    if (grant.fence) {
+        value += ",\"fence\":";
+        append_decimal(value, *grant.fence);
+    }
+    value += ",\"mode\":\"";
+    value += to_string(grant.mode);
+    value += '"';
+    // The lease this grant really got, where the service told (HISTORY.md): the checks
+    // expire it by this one rather than the invoke's.
+    if (env_.record_lease && grant.applied_lease) {
+        value += ",\"lease_ms\":";
+        append_decimal(value, grant.applied_lease->count());
+    }
+    value += '}';
+    return value;
+}
+
+void SimulatedClient::finish_cycle(const std::string& key) {
     // A fault aimed at this hold whose point never came (a read that timed out ends the critical
     // section early) is the next holder's.
     disarm_hold_faults([&key] {

@@ -210,6 +210,15 @@ class SimulatedClient {
     Task<void> connect();
     // `due`: when the cycle's arrival was due (open loop), or nothing (closed loop).
     Task<void> cycle(std::optional<EventLoop::TimePoint> due);
+    // The steps of a cycle that do not wait, kept out of its coroutine frame.
+    AcquireRequest acquire_request(const std::string& key);
+    void record_denial(const std::string& key, const Denied& denied);
+    void record_grant(const std::string& key, Grant& grant, EventLoop::TimePoint started,
+                      std::int64_t acquiring);
+    // An acquire's ok value: {"token", "fence", "mode", "lease_ms"}, built in value_scratch_.
+    const std::string& grant_value(const Grant& grant);
+    // The hold is released: its faults that never fired go back, and the cycle counts.
+    void finish_cycle(const std::string& key);
     Task<void> reincarnate();
     void start_incarnation(Clock clock);
     std::chrono::milliseconds on_checkpoint(std::string_view point);

@@ -112,35 +112,25 @@ Task<long long> delete_run_znodes(ZkClient& zk, std::string key_prefix) {
     co_return deleted;
 }
 
-}  // namespace
+// Deletes what a run left on the servers the user runs, one kind of server at a time, and reports
+// what went and what it had to leave.
+class UserServerCleanup {
+  public:
+    UserServerCleanup(const std::string& key_prefix, const std::string& adapter_namespace,
+                      bool quiet)
+        : key_prefix_(key_prefix), adapter_namespace_(adapter_namespace), quiet_(quiet) {}
 
-nlohmann::json clean_up_user_servers(const Workload& w, const Deployment& deployment,
-                                     const std::vector<Endpoint>& external,
-                                     const std::string& key_prefix,
-                                     const std::string& adapter_namespace, bool quiet) {
-    const bool redis = !deployment.embedded && !external.empty();
-    const bool zookeeper = !deployment.zookeeper_hosts.empty() && !deployment.zookeeper;
-    const bool etcd = !deployment.etcd_endpoints.empty() && !deployment.etcd;
-    if (key_prefix.empty() || (!redis && !zookeeper && !etcd))
-        return nullptr;
-    nlohmann::json report{{"left", nlohmann::json::array()}};
-    auto leave = [&report, quiet](const std::string& what) {
-        report["left"].push_back(what);
-        if (!quiet)
-            std::fprintf(stderr, "lockbench: left on your servers: %s\n", what.c_str());
-    };
-    EventLoop loop;
-    if (redis) {
+    void delete_from_redis(const Workload& w, const std::vector<Endpoint>& external) {
         // The keys live on the masters; a cluster's are every master serving slots now, which a
         // failover during the run may have changed from the nodes the user named.
         std::vector<Endpoint> masters = external;
         const bool cluster = w.topology.kind == TopologyKind::Cluster;
-        const std::string pattern = "*" + key_prefix + "*";
+        const std::string pattern = "*" + key_prefix_ + "*";
         // An adapter's library names its keys itself, under the namespace (`<namespace>:<key>`,
         // redis-semaphore's `<namespace>:mutex:<key>`), where the key prefix need not appear.
         std::vector<std::string> patterns{pattern};
-        if (!adapter_namespace.empty())
-            patterns.push_back(adapter_namespace + ":*");
+        if (!adapter_namespace_.empty())
+            patterns.push_back(adapter_namespace_ + ":*");
         if (cluster) {
             masters.clear();
             if (const auto view = read_cluster_nodes(external, 2s)) {
@@ -154,48 +144,50 @@ nlohmann::json clean_up_user_servers(const Workload& w, const Deployment& deploy
                       external.front().to_string() + ": no node answered CLUSTER NODES");
             }
         }
-        report["redis"] = nlohmann::json::array();
+        report_["redis"] = nlohmann::json::array();
         for (const Endpoint& master : masters) {
-            RedisConnection conn(loop, master, kCleanupConnection);
+            RedisConnection conn(loop_, master, kCleanupConnection);
             long long deleted = 0;
             try {
                 for (const std::string& each : patterns)
-                    deleted += run_sync(loop, delete_matching(conn, each, cluster));
-                report["redis"].push_back({{"server", master.to_string()}, {"deleted", deleted}});
+                    deleted += run_sync(loop_, delete_matching(conn, each, cluster));
+                report_["redis"].push_back({{"server", master.to_string()}, {"deleted", deleted}});
             } catch (const std::exception& e) {
                 leave("keys matching " + pattern +
-                      (adapter_namespace.empty() ? "" : " or " + adapter_namespace + ":*") +
+                      (adapter_namespace_.empty() ? "" : " or " + adapter_namespace_ + ":*") +
                       " on " + master.to_string() + ": " + e.what());
             }
         }
     }
-    if (zookeeper) {
+
+    void delete_from_zookeeper(const std::string& hosts) {
         try {
-            ZkClient zk(loop, deployment.zookeeper_hosts, 10'000ms, 5'000ms);
-            long long deleted = run_sync(loop, delete_run_znodes(zk, key_prefix));
+            ZkClient zk(loop_, hosts, 10'000ms, 5'000ms);
+            long long deleted = run_sync(loop_, delete_run_znodes(zk, key_prefix_));
             // An adapter's library keeps its nodes under /<namespace> (kazoo's, Curator's).
-            if (!adapter_namespace.empty())
-                deleted += run_sync(loop, delete_tree(zk, "/" + adapter_namespace));
-            report["zookeeper"] = {{"hosts", deployment.zookeeper_hosts}, {"deleted", deleted}};
+            if (!adapter_namespace_.empty())
+                deleted += run_sync(loop_, delete_tree(zk, "/" + adapter_namespace_));
+            report_["zookeeper"] = {{"hosts", hosts}, {"deleted", deleted}};
         } catch (const std::exception& e) {
-            leave("znodes /lockbench/locks/" + key_prefix + "*" +
-                  (adapter_namespace.empty() ? "" : " and /" + adapter_namespace) + " on " +
-                  deployment.zookeeper_hosts + ": " + e.what());
+            leave("znodes /lockbench/locks/" + key_prefix_ + "*" +
+                  (adapter_namespace_.empty() ? "" : " and /" + adapter_namespace_) + " on " +
+                  hosts + ": " + e.what());
         }
     }
-    if (etcd) {
+
+    void delete_from_etcd(const std::vector<Endpoint>& members) {
         // The run's keys start with the prefix, an adapter's library's (its lock keys, leases'
         // keys under them) with `<namespace>/`: a range delete each, on any member that answers.
-        std::vector<std::string> prefixes{key_prefix};
-        if (!adapter_namespace.empty())
-            prefixes.push_back(adapter_namespace + "/");
+        std::vector<std::string> prefixes{key_prefix_};
+        if (!adapter_namespace_.empty())
+            prefixes.push_back(adapter_namespace_ + "/");
         std::string why;
-        for (const Endpoint& member : deployment.etcd_endpoints) {
+        for (const Endpoint& member : members) {
             try {
                 long long deleted = 0;
                 for (const std::string& each : prefixes)
                     deleted += etcd_delete_prefix(member, each, 5s);
-                report["etcd"] = {{"server", member.to_string()}, {"deleted", deleted}};
+                report_["etcd"] = {{"server", member.to_string()}, {"deleted", deleted}};
                 why.clear();
                 break;
             } catch (const EtcdGatewayError& e) {
@@ -203,11 +195,46 @@ nlohmann::json clean_up_user_servers(const Workload& w, const Deployment& deploy
             }
         }
         if (!why.empty())
-            leave("keys starting with " + key_prefix +
-                  (adapter_namespace.empty() ? "" : " or " + adapter_namespace + "/") +
+            leave("keys starting with " + key_prefix_ +
+                  (adapter_namespace_.empty() ? "" : " or " + adapter_namespace_ + "/") +
                   " on etcd: " + why);
     }
-    return report;
+
+    nlohmann::json& report() { return report_; }
+
+  private:
+    void leave(const std::string& what) {
+        report_["left"].push_back(what);
+        if (!quiet_)
+            std::fprintf(stderr, "lockbench: left on your servers: %s\n", what.c_str());
+    }
+
+    const std::string& key_prefix_;
+    const std::string& adapter_namespace_;
+    bool quiet_;
+    nlohmann::json report_{{"left", nlohmann::json::array()}};
+    EventLoop loop_;
+};
+
+}  // namespace
+
+nlohmann::json clean_up_user_servers(const Workload& w, const Deployment& deployment,
+                                     const std::vector<Endpoint>& external,
+                                     const std::string& key_prefix,
+                                     const std::string& adapter_namespace, bool quiet) {
+    const bool redis = !deployment.embedded && !external.empty();
+    const bool zookeeper = !deployment.zookeeper_hosts.empty() && !deployment.zookeeper;
+    const bool etcd = !deployment.etcd_endpoints.empty() && !deployment.etcd;
+    if (key_prefix.empty() || (!redis && !zookeeper && !etcd))
+        return nullptr;
+    UserServerCleanup cleanup(key_prefix, adapter_namespace, quiet);
+    if (redis)
+        cleanup.delete_from_redis(w, external);
+    if (zookeeper)
+        cleanup.delete_from_zookeeper(deployment.zookeeper_hosts);
+    if (etcd)
+        cleanup.delete_from_etcd(deployment.etcd_endpoints);
+    return std::move(cleanup.report());
 }
 
 CleanUpOnFailure::CleanUpOnFailure(const Workload& w, const Deployment& deployment,

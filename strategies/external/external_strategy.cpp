@@ -343,126 +343,121 @@ Task<AdapterProcess*> ExternalStrategy::ensure_process(Session& session) {
     co_return process;
 }
 
-Task<AdapterProcess*> ExternalStrategy::start_process(Session& session, AdapterClient& client_ref,
-                                                      AdapterPack* pack) {
-    AdapterClient* client = &client_ref;
-    AdapterRun* run = session.extension<AdapterRun>(kAdapterRunKey);
-    AdapterLaunch launch{spec_.argv, {}, std::nullopt};
-    if (run && !run->log_dir.empty())
-        launch.log = run->log_dir / (session.client_id() + ".log");
-    if (run && run->faketime_dir) {
-        const auto library = libfaketime_path();
-        if (!library)
-            throw IoError("libfaketime is not installed: a client's clock cannot be skewed");
-        if (!client->faketime_file) {
-            // A packed process has one clock for all its clients: one file for the pack.
-            client->faketime_file =
-                *run->faketime_dir /
-                ((pack ? "pack" + std::to_string(pack->number) : client_of(session.client_id())) +
-                 ".faketime");
-            std::error_code ignored;
-            std::filesystem::create_directories(*run->faketime_dir, ignored);
-            if (!std::filesystem::exists(*client->faketime_file, ignored))
-                std::ofstream(*client->faketime_file) << "+0\n";
-        }
-        // A successor of a drifting client starts its own rate: the line is for this process,
-        // also when another client of the pack, or the skewed client's successor, starts it.
-        std::optional<AdapterClockSkew> skew = run->clock_skew(*client->faketime_file);
-        if (!skew)
-            skew = client->clock_skew;
-        if (skew && skew->drift != 0) {
-            std::ofstream(*client->faketime_file, std::ios::trunc)
-                << faketime_line(*skew, std::chrono::system_clock::now());
-        }
-        // The file is read on every clock call (no cache), so an offset set during the run takes
-        // effect at once; the monotonic clock stays true, as a skewed wall clock leaves it.
-        // libfaketime 0.9.10 turns its "monotonic fix" on by itself on recent glibc; it then
-        // misjudges the deadlines of condition variables on the monotonic clock, where a JVM
-        // parks every timed wait: Curator took seconds per request (no answer to an acquire
-        // within its budget). Off, those waits pass through untouched, for every runtime.
-        launch.extra_env = {"LD_PRELOAD=" + library->string(),
-                            "FAKETIME_TIMESTAMP_FILE=" + client->faketime_file->string(),
-                            "FAKETIME_NO_CACHE=1", "FAKETIME_DONT_FAKE_MONOTONIC=1",
-                            "FAKETIME_FORCE_MONOTONIC_FIX=0"};
+namespace {
+
+// Runs the process under libfaketime, its wall clock read from the client's (or the pack's) file,
+// which the run's clock-skew faults write.
+void skew_through_libfaketime(Session& session, AdapterClient& client, const AdapterPack* pack,
+                              const AdapterRun& run, AdapterLaunch& launch) {
+    const auto library = libfaketime_path();
+    if (!library)
+        throw IoError("libfaketime is not installed: a client's clock cannot be skewed");
+    if (!client.faketime_file) {
+        // A packed process has one clock for all its clients: one file for the pack.
+        client.faketime_file = *run.faketime_dir / ((pack ? "pack" + std::to_string(pack->number)
+                                                          : client_of(session.client_id())) +
+                                                    ".faketime");
+        std::error_code ignored;
+        std::filesystem::create_directories(*run.faketime_dir, ignored);
+        if (!std::filesystem::exists(*client.faketime_file, ignored))
+            std::ofstream(*client.faketime_file) << "+0\n";
     }
-    // The clients the process serves: a pack's, by their current ids where they have joined or
-    // a crash named their successors (expect_adapter_pack_successors), and by their first ids
-    // ("c5-9f3a2b") where they have not yet.
-    std::vector<std::string> clients{session.client_id()};
-    if (pack) {
-        clients.clear();
-        const std::string nonce = session.client_id().substr(session.client_id().find('-'));
-        const int first = pack->number * run->clients_per_process;
-        for (int i = first; i < first + run->clients_per_process && i < run->clients; ++i) {
-            const auto member = pack->members.find(i);
-            clients.push_back(member != pack->members.end() ? member->second
-                                                            : "c" + std::to_string(i) + nonce);
-        }
+    // A successor of a drifting client starts its own rate: the line is for this process,
+    // also when another client of the pack, or the skewed client's successor, starts it.
+    std::optional<AdapterClockSkew> skew = run.clock_skew(*client.faketime_file);
+    if (!skew)
+        skew = client.clock_skew;
+    if (skew && skew->drift != 0) {
+        std::ofstream(*client.faketime_file, std::ios::trunc)
+            << faketime_line(*skew, std::chrono::system_clock::now());
     }
-    std::string who = "client " + session.client_id() + " (" + spec_.name + ")";
+    // The file is read on every clock call (no cache), so an offset set during the run takes
+    // effect at once; the monotonic clock stays true, as a skewed wall clock leaves it.
+    // libfaketime 0.9.10 turns its "monotonic fix" on by itself on recent glibc; it then
+    // misjudges the deadlines of condition variables on the monotonic clock, where a JVM
+    // parks every timed wait: Curator took seconds per request (no answer to an acquire
+    // within its budget). Off, those waits pass through untouched, for every runtime.
+    launch.extra_env = {"LD_PRELOAD=" + library->string(),
+                        "FAKETIME_TIMESTAMP_FILE=" + client.faketime_file->string(),
+                        "FAKETIME_NO_CACHE=1", "FAKETIME_DONT_FAKE_MONOTONIC=1",
+                        "FAKETIME_FORCE_MONOTONIC_FIX=0"};
+}
+
+// The clients the process serves: a pack's, by their current ids where they have joined or
+// a crash named their successors (expect_adapter_pack_successors), and by their first ids
+// ("c5-9f3a2b") where they have not yet.
+std::vector<std::string> clients_served(Session& session, const AdapterPack* pack,
+                                        const AdapterRun* run) {
+    if (!pack)
+        return {session.client_id()};
+    std::vector<std::string> clients;
+    const std::string nonce = session.client_id().substr(session.client_id().find('-'));
+    const int first = pack->number * run->clients_per_process;
+    for (int i = first; i < first + run->clients_per_process && i < run->clients; ++i) {
+        const auto member = pack->members.find(i);
+        clients.push_back(member != pack->members.end() ? member->second
+                                                        : "c" + std::to_string(i) + nonce);
+    }
+    return clients;
+}
+
+// How the process's messages and errors name who it serves.
+std::string who_is_served(Session& session, const AdapterPack* pack,
+                          const std::vector<std::string>& clients, const std::string& adapter) {
+    std::string who = "client " + session.client_id() + " (" + adapter + ")";
     if (pack) {
         who = "clients";
         for (const auto& id : clients)
             who += (&id == &clients.front() ? " " : ", ") + id;
-        who += " (" + spec_.name + ", one process)";
+        who += " (" + adapter + ", one process)";
     }
-    client->process_started_at = std::chrono::system_clock::now();
-    try {
-        client->process = std::make_unique<AdapterProcess>(session.loop(), launch, who);
-    } catch (const std::exception& e) {
-        throw IoError(who + ": cannot start the adapter: " + e.what());
-    }
-    ++client->processes_started;
-    AdapterProcess* process = client->process.get();
-    const std::string client_id = session.client_id();
+    return who;
+}
+
+// Routes what the process says on its own (PROTOCOL.md: `lost`, `late_grant`) to the run's
+// handlers, and its breaking to every client it serves.
+void listen_to(AdapterProcess& process, AdapterRun* run, const std::string& client_id,
+               const std::vector<std::string>& clients, const std::string& who) {
     // Every client of the process loses it: the "most clients lost" rule counts clients.
-    process->set_on_broken([run, clients](const std::string& reason) {
+    process.set_on_broken([run, clients](const std::string& reason) {
         if (!run)
             return;
         for (const auto& id : clients)
             run->note_broken(id, reason);
     });
-    process->set_on_message(
-        [run, client_id, clients, who, serial = process->serial()](json message) {
-            const std::string type = message.value("type", "");
-            // Request ids start again at 1 in a client's next process: the engine gets the id as
-            // acquire() noted it, tied to this process.
-            if (const auto id = message.find("id");
-                type == "late_grant" && id != message.end() && id->is_number_integer())
-                *id = request_of_process(serial, id->get<std::int64_t>());
-            const auto& handler = !run                   ? nullptr
-                                  : type == "lost"       ? &run->on_lost
-                                  : type == "late_grant" ? &run->on_late_grant
-                                                         : nullptr;
-            if (handler && *handler) {
-                // A packed process says whose grant it is (PROTOCOL.md: `client`): one of its
-                // clients, maybe a successor that joined after its init.
-                const auto owner = message.find("client");
-                const bool named =
-                    owner != message.end() && owner->is_string() &&
-                    std::any_of(clients.begin(), clients.end(), [&](const std::string& id) {
-                        return client_of(id) == client_of(owner->get<std::string>());
-                    });
-                (*handler)(named ? owner->get<std::string>() : client_id, message);
-                return;
-            }
-            std::fprintf(stderr, "lockbench: %s: adapter says %s\n", who.c_str(),
-                         message.dump().substr(0, 200).c_str());
-        });
-    json init_options{{"connect_timeout_ms", session.connection_options().connect_timeout.count()},
-                      {"command_timeout_ms", session.connection_options().command_timeout.count()},
-                      {"retry_delay_ms", options_.retry_delay.count()}};
-    if (client->requested_lease)
-        init_options["lease_ms"] = client->requested_lease->count();
-    json init{{"type", "init"},
-              {"clients", clients},
-              {"namespace", run ? run->name_space : std::string("lockbench")},
-              {"servers", init_servers(session)},
-              {"options", std::move(init_options)}};
-    // A runtime's start (a JVM's class loading) is not an answer being late.
-    const json answer =
-        co_await process->call(std::move(init), answer_timeout(session) + std::chrono::seconds(30));
-    client->applied_lease.reset();
+    process.set_on_message([run, client_id, clients, who, serial = process.serial()](json message) {
+        const std::string type = message.value("type", "");
+        // Request ids start again at 1 in a client's next process: the engine gets the id as
+        // acquire() noted it, tied to this process.
+        if (const auto id = message.find("id");
+            type == "late_grant" && id != message.end() && id->is_number_integer())
+            *id = request_of_process(serial, id->get<std::int64_t>());
+        const auto& handler = !run                   ? nullptr
+                              : type == "lost"       ? &run->on_lost
+                              : type == "late_grant" ? &run->on_late_grant
+                                                     : nullptr;
+        if (handler && *handler) {
+            // A packed process says whose grant it is (PROTOCOL.md: `client`): one of its
+            // clients, maybe a successor that joined after its init.
+            const auto owner = message.find("client");
+            const bool named =
+                owner != message.end() && owner->is_string() &&
+                std::any_of(clients.begin(), clients.end(), [&](const std::string& id) {
+                    return client_of(id) == client_of(owner->get<std::string>());
+                });
+            (*handler)(named ? owner->get<std::string>() : client_id, message);
+            return;
+        }
+        std::fprintf(stderr, "lockbench: %s: adapter says %s\n", who.c_str(),
+                     message.dump().substr(0, 200).c_str());
+    });
+}
+
+// Takes init's answer: init_ok, with the lease the library applies where it says. Anything else
+// throws, and the process, which serves nothing then, is dropped: the next call starts (and
+// inits) a new one.
+void accept_init_answer(const json& answer, AdapterClient& client, AdapterRun* run) {
+    client.applied_lease.reset();
     try {
         if (answer.value("type", "") == "error") {
             // A definite refusal (this server, this option) is the same on every retry: the run
@@ -478,14 +473,57 @@ Task<AdapterProcess*> ExternalStrategy::start_process(Session& session, AdapterC
             // history's lease and mislead the checker: the adapter is confused, not believed.
             if (!lease->is_number_integer() || lease->get<std::int64_t>() <= 0)
                 throw_unexpected(answer, "init (lease_ms must be a positive integer)");
-            client->applied_lease = std::chrono::milliseconds(lease->get<std::int64_t>());
+            client.applied_lease = std::chrono::milliseconds(lease->get<std::int64_t>());
         }
     } catch (...) {
-        // A process whose init failed serves nothing: the next call starts (and inits) a new one.
-        client->process.reset();
+        client.process.reset();
         throw;
     }
+}
+
+}  // namespace
+
+Task<AdapterProcess*> ExternalStrategy::start_process(Session& session, AdapterClient& client_ref,
+                                                      AdapterPack* pack) {
+    AdapterClient* client = &client_ref;
+    AdapterRun* run = session.extension<AdapterRun>(kAdapterRunKey);
+    AdapterLaunch launch{spec_.argv, {}, std::nullopt};
+    if (run && !run->log_dir.empty())
+        launch.log = run->log_dir / (session.client_id() + ".log");
+    if (run && run->faketime_dir)
+        skew_through_libfaketime(session, *client, pack, *run, launch);
+    const std::vector<std::string> clients = clients_served(session, pack, run);
+    const std::string who = who_is_served(session, pack, clients, spec_.name);
+    client->process_started_at = std::chrono::system_clock::now();
+    try {
+        client->process = std::make_unique<AdapterProcess>(session.loop(), launch, who);
+    } catch (const std::exception& e) {
+        throw IoError(who + ": cannot start the adapter: " + e.what());
+    }
+    ++client->processes_started;
+    AdapterProcess* process = client->process.get();
+    listen_to(*process, run, session.client_id(), clients, who);
+    json init = init_request(session, *client, clients, run);
+    // A runtime's start (a JVM's class loading) is not an answer being late.
+    const json answer =
+        co_await process->call(std::move(init), answer_timeout(session) + std::chrono::seconds(30));
+    accept_init_answer(answer, *client, run);
     co_return process;
+}
+
+json ExternalStrategy::init_request(Session& session, const AdapterClient& client,
+                                    const std::vector<std::string>& clients,
+                                    const AdapterRun* run) const {
+    json init_options{{"connect_timeout_ms", session.connection_options().connect_timeout.count()},
+                      {"command_timeout_ms", session.connection_options().command_timeout.count()},
+                      {"retry_delay_ms", options_.retry_delay.count()}};
+    if (client.requested_lease)
+        init_options["lease_ms"] = client.requested_lease->count();
+    return json{{"type", "init"},
+                {"clients", clients},
+                {"namespace", run ? run->name_space : std::string("lockbench")},
+                {"servers", init_servers(session)},
+                {"options", std::move(init_options)}};
 }
 
 Task<std::optional<std::chrono::milliseconds>> ExternalStrategy::applied_lease(

@@ -197,6 +197,10 @@ class ExternalStrategy : public Strategy {
     // a packed run, the pack's, which the first of its clients to need it starts for them all.
     Task<AdapterProcess*> ensure_process(Session& session);
     Task<AdapterProcess*> start_process(Session& session, AdapterClient& client, AdapterPack* pack);
+    // init's request: the clients the process serves, the run's namespace, the servers, options.
+    nlohmann::json init_request(Session& session, const AdapterClient& client,
+                                const std::vector<std::string>& clients,
+                                const AdapterRun* run) const;
     std::chrono::milliseconds answer_timeout(Session& session,
                                              std::chrono::milliseconds wait = {}) const;
 
