@@ -1110,11 +1110,15 @@ class Teller {
         story.headline = key_prefix(w.key) + "process " + std::to_string(holder) + left +
                          " and nobody could take it" +
                          (context_.strategy.empty() ? "" : " (" + context_.strategy + ")") + ".";
-        const HolderGrant grant = tell_acquired(
-            story, window, w.key, holder,
-            window.before(crash_index,
-                          [&](const Event& e) { return is(e, holder, "acquire", EventType::Ok); }),
-            crash_ns);
+        const HolderGrant grant =
+            tell_acquired(story, window, w.key, holder,
+                          window.before(crash_index,
+                                        // A copy: clang 14 (the fuzz build's) cannot capture a
+                                        // structured binding.
+                                        [&, holder = holder](const Event& e) {
+                                            return is(e, holder, "acquire", EventType::Ok);
+                                        }),
+                          crash_ns);
         tell_crash_and_lease(story, window, w.key, d, grant);
         tell_library_late_grants(story, window,
                                  regranted.value_or(std::numeric_limits<std::int64_t>::max()));
