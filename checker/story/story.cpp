@@ -1514,10 +1514,10 @@ class Teller {
         return context_.library.empty() ? context_.strategy : context_.library;
     }
     std::string lease_keeper() const { return session_lease_ ? "the ensemble" : "the server"; }
-    // Who releases a late grant: a library's adapter, or lockbench's own recipe (a ZooKeeper
-    // lock's next attempt deletes the node it left).
+    // Who releases a late grant: a library's adapter, or lockbench's own ZooKeeper recipe, whose
+    // next attempt deletes the node it left.
     std::string late_releaser() const {
-        return context_.library.empty() ? "the client's next attempt" : "its adapter";
+        return session_lease_ ? "the client's next attempt" : "its adapter";
     }
     const std::map<std::uint64_t, LostUpdate> lost_;
     std::set<std::uint64_t> told_lost_;
