@@ -356,6 +356,13 @@ void LivenessCheck::on_late_grant(const Event& event) {
         end_orphan(name, key, Ending::Release, event.time, process);
         return;
     }
+    // Another acquire of the key answered in doubt may hold the lock now (a ZooKeeper node its
+    // client has not deleted yet, which reached the front of the queue when this one went): a
+    // refusal after this release proves nothing stuck.
+    if (another_acquire_in_doubt(name, process)) {
+        end_orphan(name, key, Ending::Release, event.time, process);
+        return;
+    }
     // Free from here: a waiter refused past the release (and the grace a refusal's reply in
     // flight needs), with nobody holding it, proves the lock stuck, as past a lease.
     orphan.late_released_ns = event.time;
@@ -403,6 +410,14 @@ void LivenessCheck::late_grant(std::int64_t process, const InDoubtAcquire& doubt
     Orphan orphan = lost_acquire(process, doubt.answered_ns, doubt.answered_index, doubt.lease_ms);
     make_certain(orphan);
     offer_orphan(name, key, std::move(orphan), now_ns, doubt.orphaned);
+}
+
+bool LivenessCheck::another_acquire_in_doubt(const std::string& name, std::int64_t process) const {
+    for (const auto& [other, doubt] : in_doubt_) {
+        if (other != process && *doubt.name == name)
+            return true;
+    }
+    return false;
 }
 
 std::int64_t LivenessCheck::counted_from(const Orphan& orphan) {

@@ -200,6 +200,9 @@ class LivenessCheck {
     void late_grant(std::int64_t process, const InDoubtAcquire& doubt, std::int64_t granted_ns,
                     const std::string& token, std::int64_t now_ns);
     // Where a late-granted orphan's bound counts from: the grant, or the answer if that was later.
+    // Whether a process other than `process` has an acquire of `name` answered in doubt that no
+    // late grant has claimed: it may hold the lock whenever nobody of record does.
+    bool another_acquire_in_doubt(const std::string& name, std::int64_t process) const;
     static std::int64_t counted_from(const Orphan& orphan);
     // Moves the orphan's bound (and deadline) past every renewal its lease may have lived to see.
     void apply_renewals(Orphan& orphan) const;

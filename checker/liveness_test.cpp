@@ -711,6 +711,21 @@ TEST(Liveness, ALateGrantItsAdapterReleasedEndsTheOrphanAtTheRelease) {
     EXPECT_EQ(w["deadline_ns"], 760000000);
 }
 
+// Two acquires of k0 in doubt, process 5's granted late and released at 0.51 s, process 6's not
+// claimed: its node (ZooKeeper's queue) may hold the lock from then on, so process 2's refusal at
+// 1 s proves nothing stuck. zk-server-restarted's test run saw exactly this: a deadlock reported
+// for a lock that was held by the next in-doubt acquire's node until its client deleted it.
+TEST(Liveness, ARefusalAfterALateGrantsReleaseWhileAnotherAcquireIsInDoubtIsNoDeadlock) {
+    using namespace late_grants;
+    const std::string two_in_doubt = kAnsweredInDoubtThenGranted +
+                                     in_doubt(6, "acquire", "k0", kLeased, 150000000, 450000000) +
+                                     late_released(5, "k0", 510000000, true);
+    LivenessCheck check(bound_1s());
+    run_check(check, two_in_doubt + refused_leased(2, 900000000, 1000000000));
+    EXPECT_EQ(check.violation_count(), 0u) << check.violations().dump(2);
+    EXPECT_EQ(check.result()["deadlocks"], 0);
+}
+
 // A release that failed - or never reported - leaves the lock to its lease, which counts from
 // the late grant: a refusal at 3.7 s is within it, one at 3.8 s past it.
 TEST(Liveness, ALateGrantWhoseReleaseFailedHoldsUntilItsLeaseFromTheGrant) {
