@@ -44,6 +44,13 @@ Task<void> create_parents(ZkClient& zk, const std::string& dir) {
 
 constexpr std::string_view kCreateInDoubt = "after a create whose node may exist";
 
+// The lock's queue: its children in the order the server numbered them.
+void sort_by_sequence(std::vector<std::string>& children) {
+    std::sort(children.begin(), children.end(), [](const std::string& a, const std::string& b) {
+        return ZkLockInternals::sequence_of(a) < ZkLockInternals::sequence_of(b);
+    });
+}
+
 }  // namespace
 
 std::string ZkLockInternals::lock_path(std::string_view key) {
@@ -87,9 +94,7 @@ Task<bool> ZkLockInternals::holds_now(ZkClient& zk, const Orphan& orphan) {
     if (r.rc != ZOK)
         throw ReplyError("ZooKeeper: cannot list " + dir + ": " + zerror(r.rc));
     auto& children = r.children;
-    std::sort(children.begin(), children.end(), [](const std::string& a, const std::string& b) {
-        return sequence_of(a) < sequence_of(b);
-    });
+    sort_by_sequence(children);
     const auto it = std::find(children.begin(), children.end(), name);
     co_return it != children.end() &&
         orphan.acquire->predicate(children, static_cast<std::size_t>(it - children.begin()))
@@ -195,10 +200,7 @@ Task<std::optional<std::string>> ZkLockInternals::attempt(Session& session, ZkCl
             if (r.rc != ZOK)
                 throw ReplyError("ZooKeeper: cannot list " + dir + ": " + zerror(r.rc));
             auto& children = r.children;
-            std::sort(children.begin(), children.end(),
-                      [](const std::string& a, const std::string& b) {
-                          return sequence_of(a) < sequence_of(b);
-                      });
+            sort_by_sequence(children);
             auto it = std::find(children.begin(), children.end(), our_name);
             if (it == children.end())
                 throw ClosedError("ZooKeeper: our lock node " + ours +
