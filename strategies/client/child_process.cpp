@@ -241,10 +241,10 @@ std::optional<fs::path> find_program(const std::string& name) {
     return std::nullopt;
 }
 
-std::optional<char> process_state(pid_t pid) {
-    if (pid <= 0)
-        return std::nullopt;
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+namespace {
+
+std::optional<char> stat_state(const fs::path& stat_file) {
+    std::ifstream stat(stat_file);
     std::string text;
     if (!stat || !std::getline(stat, text))
         return std::nullopt;
@@ -253,6 +253,28 @@ std::optional<char> process_state(pid_t pid) {
     if (close == std::string::npos || close + 2 >= text.size())
         return std::nullopt;
     return text[close + 2];
+}
+
+}  // namespace
+
+std::optional<char> process_state(pid_t pid) {
+    if (pid <= 0)
+        return std::nullopt;
+    const fs::path proc = "/proc/" + std::to_string(pid);
+    const auto leader = stat_state(proc / "stat");
+    if (leader != 'T')
+        return leader;
+    // kill(SIGSTOP) returns once the signal is queued. The thread that takes it (the leader,
+    // mostly) stops first and then wakes the others, which stop when the kernel next runs them:
+    // on a loaded machine a JVM's other threads can still serve a request meanwhile. Stopped means
+    // every thread stopped; a thread that has ended (Z, X) or vanished serves nothing.
+    std::error_code error;
+    for (const auto& task : fs::directory_iterator(proc / "task", error)) {
+        const auto state = stat_state(task.path() / "stat");
+        if (state && *state != 'T' && *state != 't' && *state != 'Z' && *state != 'X')
+            return state;
+    }
+    return leader;
 }
 
 std::string log_tail(const fs::path& log, std::size_t lines, std::string_view noise) {

@@ -43,8 +43,8 @@ struct ChildLaunch {
 // A program on PATH (or a path); nothing when it cannot be executed.
 std::optional<std::filesystem::path> find_program(const std::string& name);
 
-// The state letter of /proc/<pid>/stat ('R', 'S', 'T' stopped, 'Z' zombie...); nothing when the
-// process is gone.
+// The state letter of /proc/<pid>/stat ('R', 'S', 'T' stopped, 'Z' zombie...), 'T' only once
+// every thread of the process has stopped; nothing when the process is gone.
 std::optional<char> process_state(pid_t pid);
 
 // The last `lines` non-empty lines of a log file joined with " | ", skipping lines that contain

@@ -127,6 +127,39 @@ TEST(ChildProcessTest, PauseIsSeenAsStateTAndResumeEndsIt) {
     EXPECT_TRUE(child.alive());
 }
 
+// The states of every thread of the process, as /proc lists them.
+std::string thread_states(pid_t pid) {
+    std::string states;
+    std::error_code error;
+    for (const auto& task :
+         fs::directory_iterator("/proc/" + std::to_string(pid) + "/task", error)) {
+        const std::string stat = file_text(task.path() / "stat");
+        if (const auto close = stat.rfind(") ");
+            close != std::string::npos && close + 2 < stat.size())
+            states += stat[close + 2];
+    }
+    return states;
+}
+
+// A server's other threads keep serving until they stop too: a paused process has none running.
+TEST(ChildProcessTest, PauseReturnsOnlyOnceEveryThreadHasStopped) {
+    for (int round = 0; round < 5; ++round) {
+        ChildProcess child(
+            ChildLaunch{.argv = {"python3", "-c",
+                                 "import threading\n"
+                                 "def spin():\n    while True: pass\n"
+                                 "for _ in range(6): threading.Thread(target=spin).start()\n"
+                                 "spin()\n"}});
+        const auto deadline = std::chrono::steady_clock::now() + 10s;
+        while (thread_states(child.pid()).size() < 7 && std::chrono::steady_clock::now() < deadline)
+            std::this_thread::sleep_for(1ms);
+        ASSERT_EQ(thread_states(child.pid()).size(), 7u);
+        ASSERT_TRUE(child.pause());
+        EXPECT_EQ(thread_states(child.pid()), "TTTTTTT") << "round " << round;
+        EXPECT_EQ(child.state(), 'T');
+    }
+}
+
 TEST(ChildProcessTest, KillReapsTheProcess) {
     ChildProcess child(sleeper());
     ASSERT_TRUE(child.pause());  // a stopped process dies of SIGKILL all the same
