@@ -67,6 +67,23 @@ MainWindow::MainWindow(const QString& results_dir, QWidget* parent)
       watcher_(new QFileSystemWatcher(this)),
       rescan_timer_(new QTimer(this)),
       live_timer_(new QTimer(this)) {
+    watchHistoryLoader();
+    setWindowTitle(tr("lockbench dashboard — %1").arg(results_dir));
+    auto* central = new QWidget;
+    auto* layout = new QVBoxLayout(central);
+    setUpMessageBar();
+    layout->addWidget(message_bar_);
+    layout->addLayout(makeFolderRow());
+    addTabs();
+    layout->addWidget(tabs_, 1);
+    setCentralWidget(central);
+    connectViews();
+    watchResultsFolder();
+    reload();
+    openOnWhatTheFolderHolds();
+}
+
+void MainWindow::watchHistoryLoader() {
     loader_ = new QFutureWatcher<Loaded>(this);
     connect(loader_, &QFutureWatcher<Loaded>::finished, this, [this] {
         // The folder may have been rescanned (indices moved) or another run opened meanwhile.
@@ -75,58 +92,47 @@ MainWindow::MainWindow(const QString& results_dir, QWidget* parent)
             showLoaded(current_run_, loader_->result());
         loading_run_.clear();
     });
-    setWindowTitle(tr("lockbench dashboard — %1").arg(results_dir));
-    auto* central = new QWidget;
-    auto* layout = new QVBoxLayout(central);
+}
 
+void MainWindow::setUpMessageBar() {
     message_bar_->setObjectName("messageBar");
     message_bar_->setWordWrap(true);
     message_bar_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     message_bar_->setStyleSheet(
         "QLabel { background: #fde2e2; color: #8a1111; border: 1px solid #e0a0a0; padding: 6px; }");
     message_bar_->hide();
-    layout->addWidget(message_bar_);
+}
 
-    auto* top = new QHBoxLayout;
-    top->addWidget(folder_label_, 1);
-    top->addWidget(new QLabel(tr("Scenario:")));
+QHBoxLayout* MainWindow::makeFolderRow() {
+    auto* row = new QHBoxLayout;
+    row->addWidget(folder_label_, 1);
+    row->addWidget(new QLabel(tr("Scenario:")));
     scenario_box_->setMinimumContentsLength(16);
-    top->addWidget(scenario_box_);
-    layout->addLayout(top);
+    row->addWidget(scenario_box_);
+    return row;
+}
 
+// In the order of the Tab enum: renderScreenshots() names the pictures by it.
+void MainWindow::addTabs() {
     tabs_->addTab(matrix_, tr("Verdicts"));
     tabs_->addTab(throughput_, tr("Throughput"));
     tabs_->addTab(latency_, tr("Latency"));
-    auto* timeline_page = new QWidget;
-    auto* tl = new QVBoxLayout(timeline_page);
-    tl->setContentsMargins(0, 0, 0, 0);
-    auto* tl_top = new QHBoxLayout;
-    tl_top->addWidget(new QLabel(tr("Run:")));
-    run_box_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
-    tl_top->addWidget(run_box_);
-    tl_top->addWidget(new QLabel(tr("Colour by:")));
-    color_box_->addItems({tr("key"), tr("strategy")});
-    tl_top->addWidget(color_box_);
-    run_label_->setTextFormat(Qt::RichText);
-    tl_top->addWidget(run_label_, 1);
-    tl->addLayout(tl_top);
+    tabs_->addTab(makeTimelinePage(), tr("Timeline"));
+    tabs_->addTab(scalability_, tr("Scalability"));
+    tabs_->addTab(compare_, tr("Compare"));
+}
+
+QWidget* MainWindow::makeTimelinePage() {
+    auto* page = new QWidget;
+    auto* layout = new QVBoxLayout(page);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addLayout(makeRunRow());
     auto* split = new QSplitter;
-    violations_->setMinimumWidth(220);
-    // The checker's sentences are long (tokens, times): wrap them rather than cut them.
-    violations_->setWordWrap(true);
-    violations_->setTextElideMode(Qt::ElideNone);
-    violations_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    violations_->setUniformItemSizes(false);
+    setUpViolationList();
     // The story below the list and the timeline, across the whole width: its sentences cite the
     // history and its text swimlane is drawn in columns (up to 100), which a side pane cuts.
     auto* page_split = new QSplitter(Qt::Vertical);
-    story_->setReadOnly(true);
-    // The font shrinks until the longest line fits the pane (fitStory); only below a readable
-    // size do lines wrap. A story cut off at the pane's right edge hides how it ends.
-    story_->setLineWrapMode(QPlainTextEdit::NoWrap);
-    story_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
-    story_->viewport()->installEventFilter(this);
-    story_->setPlaceholderText(tr("No story.txt in this run (made by an older lockbench)."));
+    setUpStoryPanel();
     split->addWidget(violations_);
     split->addWidget(timeline_);
     split->setStretchFactor(1, 1);
@@ -135,13 +141,43 @@ MainWindow::MainWindow(const QString& results_dir, QWidget* parent)
     page_split->addWidget(story_);
     page_split->setStretchFactor(0, 1);
     page_split->setSizes({420, 300});
-    tl->addWidget(page_split, 1);
-    tabs_->addTab(timeline_page, tr("Timeline"));
-    tabs_->addTab(scalability_, tr("Scalability"));
-    tabs_->addTab(compare_, tr("Compare"));
-    layout->addWidget(tabs_, 1);
-    setCentralWidget(central);
+    layout->addWidget(page_split, 1);
+    return page;
+}
 
+QHBoxLayout* MainWindow::makeRunRow() {
+    auto* row = new QHBoxLayout;
+    row->addWidget(new QLabel(tr("Run:")));
+    run_box_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    row->addWidget(run_box_);
+    row->addWidget(new QLabel(tr("Colour by:")));
+    color_box_->addItems({tr("key"), tr("strategy")});
+    row->addWidget(color_box_);
+    run_label_->setTextFormat(Qt::RichText);
+    row->addWidget(run_label_, 1);
+    return row;
+}
+
+void MainWindow::setUpViolationList() {
+    violations_->setMinimumWidth(220);
+    // The checker's sentences are long (tokens, times): wrap them rather than cut them.
+    violations_->setWordWrap(true);
+    violations_->setTextElideMode(Qt::ElideNone);
+    violations_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    violations_->setUniformItemSizes(false);
+}
+
+void MainWindow::setUpStoryPanel() {
+    story_->setReadOnly(true);
+    // The font shrinks until the longest line fits the pane (fitStory); only below a readable
+    // size do lines wrap. A story cut off at the pane's right edge hides how it ends.
+    story_->setLineWrapMode(QPlainTextEdit::NoWrap);
+    story_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    story_->viewport()->installEventFilter(this);
+    story_->setPlaceholderText(tr("No story.txt in this run (made by an older lockbench)."));
+}
+
+void MainWindow::connectViews() {
     // The Timeline tab and the Scenario box always name the same scenario: a timeline of one
     // scenario beside the charts of another reads as one story that is not.
     connect(scenario_box_, &QComboBox::currentTextChanged, this, [this](const QString& text) {
@@ -165,7 +201,9 @@ MainWindow::MainWindow(const QString& results_dir, QWidget* parent)
     });
     connect(violations_, &QListWidget::currentRowChanged, this,
             [this](int row) { violationSelected(row); });
+}
 
+void MainWindow::watchResultsFolder() {
     // Bursts of directory changes (a suite writing many runs) become one rescan.
     rescan_timer_->setSingleShot(true);
     rescan_timer_->setInterval(300);
@@ -174,8 +212,9 @@ MainWindow::MainWindow(const QString& results_dir, QWidget* parent)
             [this] { rescan_timer_->start(); });
     live_timer_->setInterval(500);
     connect(live_timer_, &QTimer::timeout, this, [this] { pollLive(); });
+}
 
-    reload();
+void MainWindow::openOnWhatTheFolderHolds() {
     // A folder of ramps only (or a ramp's own folder) opens where its points are, not on an
     // empty matrix.
     if (scan_.runs.empty() && !scan_.ramps.empty())

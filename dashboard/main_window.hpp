@@ -18,6 +18,7 @@
 
 class QComboBox;
 class QFileSystemWatcher;
+class QHBoxLayout;
 class QLabel;
 class QListWidget;
 class QPlainTextEdit;
@@ -95,6 +96,20 @@ class MainWindow : public QMainWindow {
     void historyLoaded(int run_index);
 
   private:
+    // The constructor's steps, in the order it takes them.
+    void watchHistoryLoader();
+    void setUpMessageBar();
+    QHBoxLayout* makeFolderRow();
+    void addTabs();
+    QWidget* makeTimelinePage();
+    QHBoxLayout* makeRunRow();
+    void setUpViolationList();
+    void setUpStoryPanel();
+    void connectViews();
+    void watchResultsFolder();
+    // A folder holding only ramps, or a comparison's own folder, opens on the tab that shows it.
+    void openOnWhatTheFolderHolds();
+
     struct Loaded {
         std::shared_ptr<const Timeline> timeline;
         QString error;
