@@ -35,6 +35,33 @@ void clear(QChart* chart) {
     }
 }
 
+// The same clients axis for every chart of a ramp. Client counts usually grow geometrically (1, 10,
+// 100, 1000): a log axis when they span more than a decade.
+QAbstractAxis* clients_axis(const Ramp& ramp) {
+    int min_clients = 1 << 30, max_clients = 1;
+    for (const auto& [strategy, points] : ramp.curves) {
+        for (const RampPoint& p : points) {
+            min_clients = std::min(min_clients, p.clients);
+            max_clients = std::max(max_clients, p.clients);
+        }
+    }
+    QAbstractAxis* x = nullptr;
+    if (max_clients >= 10 * std::max(min_clients, 1)) {
+        auto* axis = new QLogValueAxis;
+        axis->setBase(10);
+        axis->setLabelFormat("%g");
+        axis->setRange(std::max(min_clients, 1) * 0.8, max_clients * 1.25);
+        x = axis;
+    } else {
+        auto* axis = new QValueAxis;
+        axis->setLabelFormat("%d");
+        axis->setRange(0, max_clients * 1.05);
+        x = axis;
+    }
+    x->setTitleText(ScalabilityView::tr("clients"));
+    return x;
+}
+
 }  // namespace
 
 ScalabilityView::ScalabilityView(QWidget* parent)
@@ -67,73 +94,53 @@ void ScalabilityView::setRamp(const Ramp* ramp) {
     }
     title_->setText(tr("%1: %2").arg(QString::fromStdString(ramp->name),
                                      QString::fromStdString(ramp->scenario)));
-    int min_clients = 1 << 30, max_clients = 1;
-    for (const auto& [strategy, points] : ramp->curves) {
-        for (const RampPoint& p : points) {
-            min_clients = std::min(min_clients, p.clients);
-            max_clients = std::max(max_clients, p.clients);
-        }
-    }
-    // Client counts usually grow geometrically (1, 10, 100, 1000): a log axis when they span
-    // more than a decade.
-    const bool log_x = max_clients >= 10 * std::max(min_clients, 1);
-    const auto plot = [&](QChart* chart, const QString& title, const QString& y_title,
-                          const std::function<std::optional<double>(const RampPoint&)>& y) {
-        chart->setTitle(title);
-        QAbstractAxis* x = nullptr;
-        if (log_x) {
-            auto* axis = new QLogValueAxis;
-            axis->setBase(10);
-            axis->setLabelFormat("%g");
-            axis->setRange(std::max(min_clients, 1) * 0.8, max_clients * 1.25);
-            x = axis;
-        } else {
-            auto* axis = new QValueAxis;
-            axis->setLabelFormat("%d");
-            axis->setRange(0, max_clients * 1.05);
-            x = axis;
-        }
-        x->setTitleText(tr("clients"));
-        auto* y_axis = new QValueAxis;
-        y_axis->setTitleText(y_title);
-        chart->addAxis(x, Qt::AlignBottom);
-        chart->addAxis(y_axis, Qt::AlignLeft);
-        double max_y = 0;
-        for (const auto& [strategy, points] : ramp->curves) {
-            auto* line = new QLineSeries;
-            auto* dots = new QScatterSeries;
-            line->setName(QString::fromStdString(strategy));
-            const QColor color = strategy_color(QString::fromStdString(strategy));
-            line->setColor(color);
-            dots->setColor(color);
-            dots->setMarkerSize(7);
-            for (const RampPoint& p : points) {
-                if (const auto v = y(p)) {
-                    line->append(p.clients, *v);
-                    dots->append(p.clients, *v);
-                    max_y = std::max(max_y, *v);
-                }
-            }
-            for (QXYSeries* s : {static_cast<QXYSeries*>(line), static_cast<QXYSeries*>(dots)}) {
-                chart->addSeries(s);
-                s->attachAxis(x);
-                s->attachAxis(y_axis);
-            }
-            chart->legend()->markers(dots).front()->setVisible(false);
-            ++lines_;
-        }
-        y_axis->setRange(0, max_y > 0 ? max_y * 1.1 : 1);
-        y_axis->applyNiceNumbers();
-        return y_axis;
-    };
-    plot(throughput_, tr("throughput"), tr("cycles/s"),
-         [](const RampPoint& p) { return std::optional<double>(p.cycles_per_s); });
-    plot(latency_, tr("acquire p99"), tr("ms"),
-         [](const RampPoint& p) { return std::optional<double>(p.acquire_p99_ms); });
+    plotCurves(throughput_, *ramp, tr("throughput"), tr("cycles/s"),
+               [](const RampPoint& p) { return std::optional<double>(p.cycles_per_s); });
+    plotCurves(latency_, *ramp, tr("acquire p99"), tr("ms"),
+               [](const RampPoint& p) { return std::optional<double>(p.acquire_p99_ms); });
     // Jain's index lives in (0, 1]: a fixed scale keeps 0.9 looking like 0.9.
-    plot(fairness_, tr("fairness: Jain's index of cycles per client (1 = equal shares)"),
-         tr("Jain's index"), [](const RampPoint& p) { return p.fairness.jain_index; })
+    plotCurves(fairness_, *ramp,
+               tr("fairness: Jain's index of cycles per client (1 = equal shares)"),
+               tr("Jain's index"), [](const RampPoint& p) { return p.fairness.jain_index; })
         ->setRange(0, 1);
+}
+
+QValueAxis* ScalabilityView::plotCurves(
+    QChart* chart, const Ramp& ramp, const QString& title, const QString& y_title,
+    const std::function<std::optional<double>(const RampPoint&)>& y) {
+    chart->setTitle(title);
+    QAbstractAxis* x = clients_axis(ramp);
+    auto* y_axis = new QValueAxis;
+    y_axis->setTitleText(y_title);
+    chart->addAxis(x, Qt::AlignBottom);
+    chart->addAxis(y_axis, Qt::AlignLeft);
+    double max_y = 0;
+    for (const auto& [strategy, points] : ramp.curves) {
+        auto* line = new QLineSeries;
+        auto* dots = new QScatterSeries;
+        line->setName(QString::fromStdString(strategy));
+        const QColor color = strategy_color(QString::fromStdString(strategy));
+        line->setColor(color);
+        dots->setColor(color);
+        dots->setMarkerSize(7);
+        for (const RampPoint& p : points) {
+            if (const auto v = y(p)) {
+                line->append(p.clients, *v);
+                dots->append(p.clients, *v);
+                max_y = std::max(max_y, *v);
+            }
+        }
+        for (QXYSeries* s : {static_cast<QXYSeries*>(line), static_cast<QXYSeries*>(dots)}) {
+            chart->addSeries(s);
+            s->attachAxis(x);
+            s->attachAxis(y_axis);
+        }
+        chart->legend()->markers(dots).front()->setVisible(false);
+        ++lines_;
+    }
+    y_axis->setRange(0, max_y > 0 ? max_y * 1.1 : 1);
+    y_axis->applyNiceNumbers();
+    return y_axis;
 }
 
 }  // namespace lockbench::dashboard

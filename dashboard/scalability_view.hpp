@@ -4,12 +4,16 @@
 // index) against the number of clients, one line per strategy, so where a lock stops scaling -
 // or starts starving clients - is one look.
 
+#include <functional>
+#include <optional>
+
 #include <QWidget>
 
 #include "dashboard/results_model.hpp"
 
 class QChart;
 class QLabel;
+class QValueAxis;
 
 namespace lockbench::dashboard {
 
@@ -28,6 +32,12 @@ class ScalabilityView : public QWidget {
     int lineCount() const { return lines_; }  // over the three charts
 
   private:
+    // One line per strategy of `y` against the clients; returns the y axis, for a caller that
+    // fixes its scale.
+    QValueAxis* plotCurves(QChart* chart, const Ramp& ramp, const QString& title,
+                           const QString& y_title,
+                           const std::function<std::optional<double>(const RampPoint&)>& y);
+
     QLabel* title_;
     QChart* throughput_;
     QChart* latency_;
