@@ -374,16 +374,33 @@ TEST(AdapterRunTest, ALibrarysKeysOnTheUsersRedisAreCleanedUp) {
     EXPECT_EQ(users.command({"GET", "theirs"}).str, "1");
 }
 
+// kazoo's clients (a library whose adapter opens its own ZooKeeper sessions) on the user's
+// ZooKeeper, `users_`.
+class KazooOnTheUsersZooKeeperTest : public ::testing::Test {
+  protected:
+    // The run of the workload `name`, which got locks.
+    RunOutcome run_kazoo(const std::string& name, int clients, int keys, double duration_s) {
+        const Workload w = Workload::from_json(json{{"name", name},
+                                                    {"strategy", "kazoo"},
+                                                    {"clients", clients},
+                                                    {"keys", keys},
+                                                    {"duration_s", duration_s}});
+        RunOutcome r =
+            run_workload({.workload = w, .zookeeper = users_.hosts(), .out_dir = out_.path()});
+        EXPECT_GT(r.summary.to_json()["ops"]["acquire"]["ok"].get<int>(), 0)
+            << r.summary.to_json().dump(2);
+        return r;
+    }
+
+    ZooKeeperServer users_;
+
+  private:
+    TempDir out_;
+};
+
 // kazoo keeps its lock nodes under /<namespace>: on the user's ZooKeeper they go too.
-TEST(AdapterRunTest, ALibrarysZnodesOnTheUsersZooKeeperAreCleanedUp) {
-    TempDir out;
-    ZooKeeperServer users;
-    Workload w = Workload::from_json(json::parse(R"({
-        "name": "cleanup", "strategy": "kazoo", "clients": 2, "keys": 2, "duration_s": 1
-    })"));
-    RunOutcome r = run_workload({.workload = w, .zookeeper = users.hosts(), .out_dir = out.path()});
-    EXPECT_GT(r.summary.to_json()["ops"]["acquire"]["ok"].get<int>(), 0)
-        << r.summary.to_json().dump(2);
+TEST_F(KazooOnTheUsersZooKeeperTest, ALibrarysZnodesOnTheUsersZooKeeperAreCleanedUp) {
+    RunOutcome r = run_kazoo("cleanup", 2, 2, 1);
     const json cleanup = r.summary.to_json()["cleanup"];
     ASSERT_TRUE(cleanup.contains("zookeeper")) << cleanup.dump();
     // At least /<namespace>, a key's node under it, and that node's lock node parent.
@@ -393,7 +410,7 @@ TEST(AdapterRunTest, ALibrarysZnodesOnTheUsersZooKeeperAreCleanedUp) {
     const std::string ask =
         "/usr/bin/python3 -c \"from kazoo.client import KazooClient; "
         "z = KazooClient('" +
-        users.hosts() + "'); z.start(10); print(sorted(z.get_children('/'))); z.stop()\"";
+        users_.hosts() + "'); z.start(10); print(sorted(z.get_children('/'))); z.stop()\"";
     std::FILE* pipe = ::popen(ask.c_str(), "r");
     ASSERT_NE(pipe, nullptr);
     std::string listing;
@@ -406,28 +423,21 @@ TEST(AdapterRunTest, ALibrarysZnodesOnTheUsersZooKeeperAreCleanedUp) {
 
 // A library's client is its adapter process, which opens its own ZooKeeper session: lockbench
 // opens none beside it (one per client, idle, that the server would keep alive for nothing).
-TEST(AdapterRunTest, OnlyTheAdaptersOpenZooKeeperSessions) {
-    TempDir out;
-    ZooKeeperServer users;
-    Workload w = Workload::from_json(json::parse(R"({
-        "name": "sessions", "strategy": "kazoo", "clients": 3, "keys": 1, "duration_s": 1.5
-    })"));
+TEST_F(KazooOnTheUsersZooKeeperTest, OnlyTheAdaptersOpenZooKeeperSessions) {
     // The most connections the server had at once, its `srvr` probe's own among them.
     std::atomic<bool> done{false};
     std::atomic<int> most{0};
     std::thread watcher([&] {
         while (!done) {
-            const std::string srvr = users.four_letter_word("srvr");
+            const std::string srvr = users_.four_letter_word("srvr");
             if (const auto at = srvr.find("Connections: "); at != std::string::npos)
                 most = std::max(most.load(), std::atoi(srvr.c_str() + at + 13));
             std::this_thread::sleep_for(10ms);
         }
     });
-    RunOutcome r = run_workload({.workload = w, .zookeeper = users.hosts(), .out_dir = out.path()});
+    run_kazoo("sessions", 3, 1, 1.5);
     done = true;
     watcher.join();
-    EXPECT_GT(r.summary.to_json()["ops"]["acquire"]["ok"].get<int>(), 0)
-        << r.summary.to_json().dump(2);
     // Three kazoo sessions and the probe; lockbench's clean-up session may overlap the last.
     EXPECT_GE(most.load(), 4);
     EXPECT_LE(most.load(), 5);
