@@ -805,6 +805,13 @@ class ZkMutexTest : public testing::RedisAndZooKeeperTest {
     Client client(const std::string& name, const std::string& strategy = "zk_mutex") {
         return Client{zk_session(name), make_strategy(strategy)};
     }
+    // A zk_mutex client whose ZooKeeper connection goes through `proxy`, which cuts it or drops
+    // what crosses it.
+    Client client_through(const FaultProxy& proxy, const std::string& name) {
+        auto session = make_session(name);
+        session->set_zookeeper_hosts(proxy.endpoint().to_string());
+        return Client{std::move(session), make_strategy("zk_mutex")};
+    }
     // The session lives on across a cut; its client reconnects on its own once packets cross
     // again, which may take it longer than one connect timeout (a loaded machine: more).
     void wait_until_reconnected(Client& c) {
@@ -886,9 +893,7 @@ TEST_F(ZkMutexTest, WaitersAreGrantedInTheOrderTheyAsked) {
 // long as the session lives).
 TEST_F(ZkMutexTest, ACreateWhoseReplyWasLostFindsItsNodeByItsGuid) {
     FaultProxy proxy(Endpoint{"127.0.0.1", zookeeper_->port()});
-    auto session = make_session("a");
-    session->set_zookeeper_hosts(proxy.endpoint().to_string());
-    Client a{std::move(session), make_strategy("zk_mutex")};
+    Client a = client_through(proxy, "a");
     auto warm = run(a.acquire("orders", 4000ms));  // the lock's parents exist from here on
     ASSERT_NE(as_grant(warm), nullptr);
     ASSERT_EQ(run(a.release(*as_grant(warm))), ReleaseOutcome::Released);
@@ -1046,9 +1051,7 @@ std::exception_ptr run_to_end(EventLoop& loop, Task<T> task, std::chrono::millis
 // Curator's guaranteed delete retries it; ours is retried before the client's next attempt.
 TEST_F(ZkMutexTest, ADeleteThatNeverArrivedIsRetriedBeforeTheNextAttempt) {
     FaultProxy proxy(Endpoint{"127.0.0.1", zookeeper_->port()});
-    auto session = make_session("a");
-    session->set_zookeeper_hosts(proxy.endpoint().to_string());
-    Client a{std::move(session), make_strategy("zk_mutex")};
+    Client a = client_through(proxy, "a");
     auto held = run(a.acquire("ledger", 6000ms));
     ASSERT_NE(as_grant(held), nullptr);
 
@@ -1082,9 +1085,7 @@ TEST_F(ZkMutexTest, ADeleteThatNeverArrivedIsRetriedBeforeTheNextAttempt) {
 // deleted before the client's next attempt, as Curator deletes a protected node in the background.
 TEST_F(ZkMutexTest, ACreateInDoubtIsFoundByItsGuidAndDeletedBeforeTheNextAttempt) {
     FaultProxy proxy(Endpoint{"127.0.0.1", zookeeper_->port()});
-    auto session = make_session("a");
-    session->set_zookeeper_hosts(proxy.endpoint().to_string());
-    Client a{std::move(session), make_strategy("zk_mutex")};
+    Client a = client_through(proxy, "a");
     auto warm = run(a.acquire("journal", 6000ms));  // the lock's parents exist from here on
     ASSERT_NE(as_grant(warm), nullptr);
     ASSERT_EQ(run(a.release(*as_grant(warm))), ReleaseOutcome::Released);

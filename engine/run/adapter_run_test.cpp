@@ -374,16 +374,33 @@ TEST(AdapterRunTest, ALibrarysKeysOnTheUsersRedisAreCleanedUp) {
     EXPECT_EQ(users.command({"GET", "theirs"}).str, "1");
 }
 
+// kazoo's clients (a library whose adapter opens its own ZooKeeper sessions) on the user's
+// ZooKeeper, `users_`.
+class KazooOnTheUsersZooKeeperTest : public ::testing::Test {
+  protected:
+    // The run of the workload `name`, which got locks.
+    RunOutcome run_kazoo(const std::string& name, int clients, int keys, double duration_s) {
+        const Workload w = Workload::from_json(json{{"name", name},
+                                                    {"strategy", "kazoo"},
+                                                    {"clients", clients},
+                                                    {"keys", keys},
+                                                    {"duration_s", duration_s}});
+        RunOutcome r =
+            run_workload({.workload = w, .zookeeper = users_.hosts(), .out_dir = out_.path()});
+        EXPECT_GT(r.summary.to_json()["ops"]["acquire"]["ok"].get<int>(), 0)
+            << r.summary.to_json().dump(2);
+        return r;
+    }
+
+    ZooKeeperServer users_;
+
+  private:
+    TempDir out_;
+};
+
 // kazoo keeps its lock nodes under /<namespace>: on the user's ZooKeeper they go too.
-TEST(AdapterRunTest, ALibrarysZnodesOnTheUsersZooKeeperAreCleanedUp) {
-    TempDir out;
-    ZooKeeperServer users;
-    Workload w = Workload::from_json(json::parse(R"({
-        "name": "cleanup", "strategy": "kazoo", "clients": 2, "keys": 2, "duration_s": 1
-    })"));
-    RunOutcome r = run_workload({.workload = w, .zookeeper = users.hosts(), .out_dir = out.path()});
-    EXPECT_GT(r.summary.to_json()["ops"]["acquire"]["ok"].get<int>(), 0)
-        << r.summary.to_json().dump(2);
+TEST_F(KazooOnTheUsersZooKeeperTest, ALibrarysZnodesOnTheUsersZooKeeperAreCleanedUp) {
+    RunOutcome r = run_kazoo("cleanup", 2, 2, 1);
     const json cleanup = r.summary.to_json()["cleanup"];
     ASSERT_TRUE(cleanup.contains("zookeeper")) << cleanup.dump();
     // At least /<namespace>, a key's node under it, and that node's lock node parent.
@@ -393,7 +410,7 @@ TEST(AdapterRunTest, ALibrarysZnodesOnTheUsersZooKeeperAreCleanedUp) {
     const std::string ask =
         "/usr/bin/python3 -c \"from kazoo.client import KazooClient; "
         "z = KazooClient('" +
-        users.hosts() + "'); z.start(10); print(sorted(z.get_children('/'))); z.stop()\"";
+        users_.hosts() + "'); z.start(10); print(sorted(z.get_children('/'))); z.stop()\"";
     std::FILE* pipe = ::popen(ask.c_str(), "r");
     ASSERT_NE(pipe, nullptr);
     std::string listing;
@@ -406,28 +423,21 @@ TEST(AdapterRunTest, ALibrarysZnodesOnTheUsersZooKeeperAreCleanedUp) {
 
 // A library's client is its adapter process, which opens its own ZooKeeper session: lockbench
 // opens none beside it (one per client, idle, that the server would keep alive for nothing).
-TEST(AdapterRunTest, OnlyTheAdaptersOpenZooKeeperSessions) {
-    TempDir out;
-    ZooKeeperServer users;
-    Workload w = Workload::from_json(json::parse(R"({
-        "name": "sessions", "strategy": "kazoo", "clients": 3, "keys": 1, "duration_s": 1.5
-    })"));
+TEST_F(KazooOnTheUsersZooKeeperTest, OnlyTheAdaptersOpenZooKeeperSessions) {
     // The most connections the server had at once, its `srvr` probe's own among them.
     std::atomic<bool> done{false};
     std::atomic<int> most{0};
     std::thread watcher([&] {
         while (!done) {
-            const std::string srvr = users.four_letter_word("srvr");
+            const std::string srvr = users_.four_letter_word("srvr");
             if (const auto at = srvr.find("Connections: "); at != std::string::npos)
                 most = std::max(most.load(), std::atoi(srvr.c_str() + at + 13));
             std::this_thread::sleep_for(10ms);
         }
     });
-    RunOutcome r = run_workload({.workload = w, .zookeeper = users.hosts(), .out_dir = out.path()});
+    run_kazoo("sessions", 3, 1, 1.5);
     done = true;
     watcher.join();
-    EXPECT_GT(r.summary.to_json()["ops"]["acquire"]["ok"].get<int>(), 0)
-        << r.summary.to_json().dump(2);
     // Three kazoo sessions and the probe; lockbench's clean-up session may overlap the last.
     EXPECT_GE(most.load(), 4);
     EXPECT_LE(most.load(), 5);
@@ -505,16 +515,36 @@ TEST(AdapterRunTest, PackedClientsShareTheirAdapterProcess) {
     EXPECT_GE(acting.size(), 4u);
 }
 
+// Two clients of the redis-semaphore library (whose adapter answers concurrently) packed into
+// one adapter process on 2 keys, under the faults each test names: however the fault hit the
+// pack, no adapter process outlives the run.
+class PackedAdapterRunTest : public ::testing::Test {
+  protected:
+    // The run of the workload `name` with the `changes` (duration, hold, faults) a test needs.
+    RunOutcome run_packed(const std::string& name, const json& changes) {
+        json spec{{"name", name},
+                  {"strategy", "redis-semaphore"},
+                  {"clients", 2},
+                  {"clients_per_process", 2},
+                  {"keys", 2}};
+        spec.update(changes);
+        return run_workload({.workload = Workload::from_json(spec), .out_dir = out_.path()});
+    }
+    void TearDown() override {
+        EXPECT_TRUE(children_running(::getpid(), "redis_semaphore_adapter.js").empty());
+    }
+
+  private:
+    TempDir out_;
+};
+
 // A crash of a packed process kills every client in it: a crash event for each (the same
 // proof), one new process for both, and the run's notes say how many clients the fault hit.
-TEST(AdapterRunTest, ACrashOfAPackedProcessHitsEachOfItsClients) {
-    TempDir out;
-    Workload w = Workload::from_json(json::parse(R"({
-        "name": "packed-crash", "strategy": "redis-semaphore", "clients": 2,
-        "clients_per_process": 2, "keys": 2, "duration_s": 1.5, "hold_ms": 20,
+TEST_F(PackedAdapterRunTest, ACrashOfAPackedProcessHitsEachOfItsClients) {
+    RunOutcome r = run_packed("packed-crash", json::parse(R"({
+        "duration_s": 1.5, "hold_ms": 20,
         "faults": [{"fault": "crash-client", "target": "client:0", "at_s": 0.5}]
     })"));
-    RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
     const auto events = read_history(r.dir / "history.jsonl");
     const auto crashes = nemesis_events(events, "crash");
     std::set<int> clients_hit;
@@ -547,20 +577,16 @@ TEST(AdapterRunTest, ACrashOfAPackedProcessHitsEachOfItsClients) {
     EXPECT_TRUE(notes_say_both_packed_clients_were_hit(r, "crash-client", *pids.begin()));
     EXPECT_NE(r.summary.to_json()["verdict"]["valid"], false)
         << r.summary.to_json()["verdict"].dump(2);
-    EXPECT_TRUE(children_running(::getpid(), "redis_semaphore_adapter.js").empty());
 }
 
 // A pause of a packed process stops every client in it: the one pause event, proven on the
 // process, names the client packed beside the target, and the notes say the fault hit both.
-TEST(AdapterRunTest, APauseOfAPackedProcessHitsEachOfItsClients) {
-    TempDir out;
-    Workload w = Workload::from_json(json::parse(R"({
-        "name": "packed-pause", "strategy": "redis-semaphore", "clients": 2,
-        "clients_per_process": 2, "keys": 2, "duration_s": 1,
+TEST_F(PackedAdapterRunTest, APauseOfAPackedProcessHitsEachOfItsClients) {
+    RunOutcome r = run_packed("packed-pause", json::parse(R"({
+        "duration_s": 1,
         "faults": [{"fault": "pause-client", "target": "client:0", "at_s": 0.3,
                     "duration_ms": 200, "scope": "client", "point": "any"}]
     })"));
-    RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
     const auto pauses = nemesis_events(read_history(r.dir / "history.jsonl"), "pause");
     ASSERT_EQ(pauses.size(), 1u) << r.summary.to_json()["nemesis"].dump(2);
     EXPECT_EQ(pauses[0]["value"]["proof"]["state"], "T");
@@ -569,22 +595,18 @@ TEST(AdapterRunTest, APauseOfAPackedProcessHitsEachOfItsClients) {
         r, "pause-client", pauses[0]["value"]["proof"]["pid"].get<pid_t>()));
     EXPECT_EQ(r.summary.to_json()["verdict"]["valid"], true)
         << r.summary.to_json()["verdict"].dump(2);
-    EXPECT_TRUE(children_running(::getpid(), "redis_semaphore_adapter.js").empty());
 }
 
 // A clock skew of a packed process skews every client in it: the one clock event, proven by the
 // process's own `time` (the offset, then the drift 300 ms later), and the notes say the fault hit
 // both. A crash of the other client afterwards restarts the pack, and the run goes on.
-TEST(AdapterRunTest, AClockSkewOfAPackedProcessHitsEachOfItsClients) {
-    TempDir out;
-    Workload w = Workload::from_json(json::parse(R"({
-        "name": "packed-skew", "strategy": "redis-semaphore", "clients": 2,
-        "clients_per_process": 2, "keys": 2, "duration_s": 2, "hold_ms": 20,
+TEST_F(PackedAdapterRunTest, AClockSkewOfAPackedProcessHitsEachOfItsClients) {
+    RunOutcome r = run_packed("packed-skew", json::parse(R"({
+        "duration_s": 2, "hold_ms": 20,
         "faults": [{"fault": "clock-skew", "target": "client:0", "at_s": 0.3,
                     "offset_ms": 5000, "drift": 0.5},
                    {"fault": "crash-client", "target": "client:1", "at_s": 1.2}]
     })"));
-    RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
     const auto events = read_history(r.dir / "history.jsonl");
     const auto clocks = nemesis_events(events, "clock");
     ASSERT_EQ(clocks.size(), 1u) << r.summary.to_json()["nemesis"].dump(2);
@@ -605,7 +627,6 @@ TEST(AdapterRunTest, AClockSkewOfAPackedProcessHitsEachOfItsClients) {
     EXPECT_EQ(r.summary.to_json()["adapter"]["clients_lost"], 0);
     EXPECT_NE(r.summary.to_json()["verdict"]["valid"], false)
         << r.summary.to_json()["verdict"].dump(2);
-    EXPECT_TRUE(children_running(::getpid(), "redis_semaphore_adapter.js").empty());
 }
 
 // A packed process that breaks the protocol loses all its clients: one process of two clients
