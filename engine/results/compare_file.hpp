@@ -1,8 +1,10 @@
 #pragma once
 
-// compare.json (`lockbench compare`, `run --repeat`), typed: its one writer (CompareFile::to_json)
-// and its one strict reader (CompareFile::from_json), so no reader decodes a setting's counts or
-// a run's row its own way. The format is engine/compare/README.md's.
+// compare.json (`lockbench compare`, `run --repeat`), typed: the compare room builds a CompareFile
+// and writes it in one place (CompareFile::to_json), and every reader - compare.txt and
+// compare.html, the dashboard - reads it back through the one strict reader
+// (CompareFile::from_json), so no reader decodes a setting's counts or a run's row its own way.
+// The format is engine/compare/README.md's.
 
 #include <cstddef>
 #include <cstdint>
