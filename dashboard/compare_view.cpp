@@ -24,17 +24,19 @@ QTableWidgetItem* cell_item(const QString& text) {
     return item;
 }
 
-// "3 of 5 (60 %, 95 %: 23–88 %)"
-QString violated_text(const CompareCell& c) {
-    QString text = CompareView::tr("%1 of %2").arg(c.violated).arg(c.runs);
-    if (c.violation_rate && c.wilson) {
+// "3 of 5 (60 %, 95 %: 23–88 %)": the runs' verdicts, with the interval of one setting's rate
+// (a sum over settings has none).
+QString violated_text(const CompareStrategyStats& s, bool with_interval) {
+    const CompareCounts& v = s.verdict;
+    QString text = CompareView::tr("%1 of %2").arg(v.violated).arg(s.runs);
+    if (v.violation_rate && with_interval) {
         text += CompareView::tr(" (%1 %, 95 %: %2–%3 %)")
-                    .arg(*c.violation_rate * 100, 0, 'f', 0)
-                    .arg(c.wilson->first * 100, 0, 'f', 0)
-                    .arg(c.wilson->second * 100, 0, 'f', 0);
+                    .arg(*v.violation_rate * 100, 0, 'f', 0)
+                    .arg(v.wilson_95.first * 100, 0, 'f', 0)
+                    .arg(v.wilson_95.second * 100, 0, 'f', 0);
     }
-    if (c.unknown > 0)
-        text += CompareView::tr(", %1 unknown").arg(c.unknown);
+    if (v.unknown > 0)
+        text += CompareView::tr(", %1 unknown").arg(v.unknown);
     return text;
 }
 
@@ -104,19 +106,20 @@ QString comparison_title(const Comparison& c) {
 }
 
 // Over a sweep, the runs of every setting together: the maps tell them apart.
-CompareCell runs_of_every_setting(const Comparison& c, const std::string& strategy) {
-    CompareCell total;
+CompareStrategyStats runs_of_every_setting(const Comparison& c, const std::string& strategy) {
+    CompareStrategyStats total;
+    CompareCounts& v = total.verdict;
     for (const CompareSetting& setting : c.settings) {
         const auto it = setting.strategies.find(strategy);
         if (it == setting.strategies.end())
             continue;
         total.runs += it->second.runs;
-        total.violated += it->second.violated;
-        total.valid += it->second.valid;
-        total.unknown += it->second.unknown;
+        v.violated += it->second.verdict.violated;
+        v.valid += it->second.verdict.valid;
+        v.unknown += it->second.verdict.unknown;
     }
-    if (total.violated + total.valid > 0)
-        total.violation_rate = static_cast<double>(total.violated) / (total.violated + total.valid);
+    if (v.violated + v.valid > 0)
+        v.violation_rate = static_cast<double>(v.violated) / (v.violated + v.valid);
     return total;
 }
 
@@ -126,8 +129,8 @@ QString median_text(std::optional<double> median, int decimals) {
 
 // One strategy's heat map: a cell per setting, k of n, shaded by its violation rate.
 QTableWidget* heat_map(const Comparison& c, const std::string& strategy) {
-    const SweepAxis& across = c.sweep[0];
-    const SweepAxis* down = c.sweep.size() > 1 ? &c.sweep[1] : nullptr;
+    const CompareAxis& across = c.sweep[0];
+    const CompareAxis* down = c.sweep.size() > 1 ? &c.sweep[1] : nullptr;
     const std::size_t columns = across.values.size();
     const std::size_t rows = down ? down->values.size() : 1;
     auto* map = new QTableWidget(static_cast<int>(rows), static_cast<int>(columns));
@@ -142,12 +145,14 @@ QTableWidget* heat_map(const Comparison& c, const std::string& strategy) {
     map->setVerticalHeaderLabels(row_labels);
     for (std::size_t r = 0; r < rows; ++r) {
         for (std::size_t col = 0; col < columns; ++col) {
-            const CompareCell* cell = c.cell(strategy, col, r);
+            const CompareStrategyStats* cell = c.stats_at(strategy, col, r);
             auto* item = cell_item(
-                cell ? CompareView::tr("%1/%2").arg(cell->violated).arg(cell->runs) : QString("–"));
-            item->setBackground(CompareView::rateColor(cell ? cell->violation_rate : std::nullopt));
+                cell ? CompareView::tr("%1/%2").arg(cell->verdict.violated).arg(cell->runs)
+                     : QString("–"));
+            item->setBackground(
+                CompareView::rateColor(cell ? cell->verdict.violation_rate : std::nullopt));
             if (cell)
-                item->setToolTip(violated_text(*cell));
+                item->setToolTip(violated_text(*cell, true));
             map->setItem(static_cast<int>(r), static_cast<int>(col), item);
         }
     }
@@ -203,17 +208,18 @@ void CompareView::fillSummary(const Comparison& c) {
     for (std::size_t i = 0; i < c.strategies.size(); ++i) {
         const std::string& strategy = c.strategies[i];
         rows << qs(strategy);
-        const CompareCell total = runs_of_every_setting(c, strategy);
-        const CompareCell* cell = c.settings.size() > 1 ? &total : c.cell(strategy, 0, 0);
+        const bool summed = c.settings.size() > 1;
+        const CompareStrategyStats total = runs_of_every_setting(c, strategy);
+        const CompareStrategyStats* cell = summed ? &total : c.stats_at(strategy, 0, 0);
         if (!cell)
             continue;
         const int row = static_cast<int>(i);
         summary_->setItem(row, 0, cell_item(QString::number(cell->runs)));
-        auto* violated = cell_item(violated_text(*cell));
-        violated->setBackground(rateColor(cell->violation_rate));
+        auto* violated = cell_item(violated_text(*cell, !summed));
+        violated->setBackground(rateColor(cell->verdict.violation_rate));
         summary_->setItem(row, 1, violated);
-        summary_->setItem(row, 2, cell_item(median_text(cell->cycles_per_s_median, 0)));
-        summary_->setItem(row, 3, cell_item(median_text(cell->acquire_p99_ms_median, 2)));
+        summary_->setItem(row, 2, cell_item(median_text(cell->cycles_per_s.median, 0)));
+        summary_->setItem(row, 3, cell_item(median_text(cell->acquire_p99_ms.median, 2)));
         auto* reading = new QTableWidgetItem(qs(cell->reading));
         reading->setToolTip(qs(cell->reading));
         summary_->setItem(row, 4, reading);
@@ -222,8 +228,8 @@ void CompareView::fillSummary(const Comparison& c) {
 }
 
 void CompareView::addHeatMap(const Comparison& c, const std::string& strategy) {
-    const SweepAxis& across = c.sweep[0];
-    const SweepAxis* down = c.sweep.size() > 1 ? &c.sweep[1] : nullptr;
+    const CompareAxis& across = c.sweep[0];
+    const CompareAxis* down = c.sweep.size() > 1 ? &c.sweep[1] : nullptr;
     auto* label = new QLabel(
         tr("<b>%1</b>: runs that violated a check, k of n%2")
             .arg(qs(strategy).toHtmlEscaped(),

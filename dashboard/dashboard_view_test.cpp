@@ -895,71 +895,52 @@ TEST_F(DashboardViewTest, ARampFolderOpensOnItsPoints) {
     }
 }
 
-// compare.json as engine/compare/README.md describes it (version 1): a 3 × 2 sweep of two
-// strategies. set_nx_px breaks wherever the pause outlasts the lease; fenced never does.
+// compare.json as its one writer (lockbench::CompareFile::to_json) writes it: a 3 × 2 sweep of
+// two strategies. set_nx_px breaks wherever the pause outlasts the lease; fenced never does.
 nlohmann::json a_compare_json() {
-    using nlohmann::json;
     const auto counts = [](int violated, int runs) {
-        json c{{"violated", violated},
-               {"valid", runs - violated},
-               {"unknown", 0},
-               {"not_applicable", 0},
-               {"runs", runs}};
-        c["violation_rate"] = runs ? json(static_cast<double>(violated) / runs) : json(nullptr);
-        c["wilson_95"] = json::array({violated ? 0.2 : 0.0, violated ? 1.0 : 0.43});
-        return c;
+        return lockbench::CompareCounts{.violated = violated,
+                                        .valid = runs - violated,
+                                        .runs = runs,
+                                        .violation_rate = static_cast<double>(violated) / runs,
+                                        .wilson_95 = {violated ? 0.2 : 0.0, violated ? 1.0 : 0.43}};
     };
-    json settings = json::array();
-    const int leases[] = {300, 1000, 3000};
-    const int pauses[] = {200, 1500};
-    for (int pause : pauses) {
-        for (int lease : leases) {
+    const auto stats = [&](int broke, double cycles_per_s, double p99_ms,
+                           const std::string& reading) {
+        return lockbench::CompareStrategyStats{
+            .runs = 5,
+            .verdict = counts(broke, 5),
+            .checks = {{"mutual_exclusion", counts(broke, 5)}},
+            .cycles_per_s = {.median = cycles_per_s,
+                             .min = cycles_per_s - 20,
+                             .max = cycles_per_s + 10},
+            .acquire_p99_ms = {.median = p99_ms, .min = 2.0, .max = p99_ms + 1},
+            .reading = reading};
+    };
+    lockbench::CompareFile c;
+    c.scenario = "t1-holder-paused";
+    c.strategies = {"set_nx_px", "fenced"};
+    c.repeat = 5;
+    c.duration_s = 1.0;
+    c.seed = 1;
+    c.sweep = {{.field = "lease_ms", .path = "lease_ms", .values = {300, 1000, 3000}},
+               {.field = "pause_ms", .path = "faults[0].duration_ms", .values = {200, 1500}}};
+    for (double pause : {200.0, 1500.0}) {
+        for (double lease : c.sweep[0].values) {
             const int broke = pause > lease ? 5 : 0;
-            settings.push_back(
-                {{"at", {{"lease_ms", lease}, {"faults[0].duration_ms", pause}}},
-                 {"strategies",
-                  {{"set_nx_px",
-                    {{"runs", 5},
-                     {"verdict", counts(broke, 5)},
-                     {"checks", {{"mutual_exclusion", counts(broke, 5)}}},
-                     {"expected", nullptr},
-                     {"as_expected", nullptr},
-                     {"cycles_per_s", {{"median", 120.0}, {"min", 100.0}, {"max", 130.0}}},
-                     {"acquire_p99_ms", {{"median", 2.5}, {"min", 2.0}, {"max", 3.0}}},
-                     {"run_folders", json::array()},
-                     {"reading", "set_nx_px broke mutual exclusion in 5 of 5 runs"}}},
-                   {"fenced",
-                    {{"runs", 5},
-                     {"verdict", counts(0, 5)},
-                     {"checks", {{"mutual_exclusion", counts(0, 5)}}},
-                     {"expected", nullptr},
-                     {"as_expected", nullptr},
-                     {"cycles_per_s", {{"median", 90.0}, {"min", 80.0}, {"max", 95.0}}},
-                     {"acquire_p99_ms", {{"median", 3.0}, {"min", 2.0}, {"max", 4.0}}},
-                     {"run_folders", json::array()},
-                     {"reading", "fenced kept every check in 5 of 5 runs"}}}}}});
+            c.settings.push_back(
+                {.at = {{"lease_ms", lease}, {"faults[0].duration_ms", pause}},
+                 .strategies = {
+                     {"set_nx_px",
+                      stats(broke, 120.0, 2.5, "set_nx_px broke mutual exclusion in 5 of 5 runs")},
+                     {"fenced", stats(0, 90.0, 3.0, "fenced kept every check in 5 of 5 runs")}}});
         }
     }
-    return {{"format", "lockbench-compare"},
-            {"version", 1},
-            {"kind", "compare"},
-            {"scenario", "t1-holder-paused"},
-            {"strategies", {"set_nx_px", "fenced"}},
-            {"repeat", 5},
-            {"duration_s", 1.0},
-            {"seed", 1},
-            {"confidence", 0.95},
-            {"sweep",
-             {{{"field", "lease_ms"}, {"path", "lease_ms"}, {"values", {300, 1000, 3000}}},
-              {{"field", "pause_ms"}, {"path", "faults[0].duration_ms"}, {"values", {200, 1500}}}}},
-            {"settings", settings},
-            {"runs", json::array()},
-            {"failed", json::array()},
-            {"runs_planned", 60},
-            {"runs_done", 60},
-            {"interrupted", false},
-            {"complete", true},
-            {"reading", "set_nx_px violated something at 2 of 6 settings"}};
+    c.runs_planned = 60;
+    c.runs_done = 60;
+    c.complete = true;
+    c.reading = "set_nx_px violated something at 2 of 6 settings";
+    return c.to_json();
 }
 
 // The Compare tab reads a comparison's folder: the table of k of n per strategy, and a heat map
@@ -1043,7 +1024,17 @@ TEST_F(DashboardViewTest, CompareTabShowsTheNewestComparisonsCountsAndHeatMaps) 
     EXPECT_TRUE(w->scan().comparisons.empty());
     EXPECT_TRUE(w->messages().join('\n').contains(
         "compare-20260101T000000Z-t1-holder-paused/compare.json: /version: 2 is not one this "
-        "dashboard reads (1)"))
+        "build reads (1)"))
+        << w->messages().join('\n').toStdString();
+    // Nor is a compare.json with a field missing: the message names it by its JSON path.
+    j = a_compare_json();
+    j["settings"][4]["strategies"]["fenced"].erase("verdict");
+    std::ofstream(compare / "compare.json") << j.dump();
+    w = open(results);
+    EXPECT_TRUE(w->scan().comparisons.empty());
+    EXPECT_TRUE(
+        w->messages().join('\n').contains("compare-20260101T000000Z-t1-holder-paused/compare.json: "
+                                          "/settings/4/strategies/fenced/verdict: missing"))
         << w->messages().join('\n').toStdString();
 }
 

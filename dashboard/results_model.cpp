@@ -15,22 +15,6 @@ using json = nlohmann::json;
 
 namespace {
 
-// compare.json's reader, lenient: the file gains fields (ignored here) and older ones lack some,
-// or say null for "not reported" (read as absent); a field that is there must have its type.
-// (summary.json and ramp.json are read by their one strict reader, in engine/results.)
-using Reader = json_input::JsonObject<std::runtime_error>;
-
-Reader reader_of(const json& j, const std::string& path) {
-    return Reader(j, "", path, /*null_is_absent=*/true);
-}
-
-// An object field as a reader; an absent one reads as empty.
-Reader nested(Reader& parent, const char* name) {
-    static const json empty = json::object();
-    const json* v = parent.optional_object(name);
-    return reader_of(v ? *v : empty, parent.at(name));
-}
-
 std::string read_file(const fs::path& p) {
     std::ifstream in(p, std::ios::binary);
     if (!in)
@@ -333,104 +317,30 @@ Run load_run(const fs::path& dir) {
     return run;
 }
 
-const CompareCell* Comparison::cell(const std::string& strategy, std::size_t column,
-                                    std::size_t row) const {
-    const std::size_t columns = sweep.empty() ? 1 : sweep[0].values.size();
-    const std::size_t index = row * columns + column;
-    if (index >= settings.size())
-        return nullptr;
-    const auto it = settings[index].strategies.find(strategy);
-    return it == settings[index].strategies.end() ? nullptr : &it->second;
-}
-
-Comparison parse_compare(const json& j) {
-    Reader top = reader_of(j, "");
-    const std::string format = top.string("format", "");
-    if (format != "lockbench-compare")
-        throw std::runtime_error("/format: \"" + format + "\" is not lockbench-compare");
-    const json* version = top.find("version");
-    if (!version || *version != 1)
-        throw std::runtime_error("/version: " + (version ? version->dump() : "missing") +
-                                 " is not one this dashboard reads (1)");
-    Comparison c;
-    c.kind = top.string("kind", "compare");
-    c.scenario = top.string("scenario", "");
-    c.repeat = static_cast<int>(top.number("repeat", 0));
-    c.reading = top.string("reading", "");
-    c.complete = top.boolean("complete", true);
-    if (const json* list = top.optional_array("strategies")) {
-        for (const auto& s : *list) {
-            if (s.is_string())
-                c.strategies.push_back(s.get<std::string>());
-        }
-    }
-    if (const json* axes = top.optional_array("sweep")) {
-        for (std::size_t i = 0; i < axes->size(); ++i) {
-            Reader a = reader_of((*axes)[i], "/sweep/" + std::to_string(i));
-            SweepAxis axis;
-            axis.field = a.string("field", "");
-            if (const json* values = a.optional_array("values")) {
-                for (const auto& v : *values) {
-                    if (v.is_number())
-                        axis.values.push_back(v.get<double>());
-                }
-            }
-            c.sweep.push_back(std::move(axis));
-        }
-    }
-    if (const json* settings = top.optional_array("settings")) {
-        for (std::size_t i = 0; i < settings->size(); ++i) {
-            const std::string at = "/settings/" + std::to_string(i);
-            Reader r = reader_of((*settings)[i], at);
-            CompareSetting setting;
-            if (const json* where = r.optional_object("at"))
-                setting.at = *where;
-            Reader per = nested(r, "strategies");
-            if (const json* all = r.optional_object("strategies")) {
-                for (const auto& [strategy, unused] : all->items()) {
-                    (void)unused;
-                    Reader st = nested(per, strategy.c_str());
-                    Reader verdict = nested(st, "verdict");
-                    CompareCell cell;
-                    cell.runs = static_cast<int>(st.number("runs", 0));
-                    cell.violated = static_cast<int>(verdict.number("violated", 0));
-                    cell.valid = static_cast<int>(verdict.number("valid", 0));
-                    cell.unknown = static_cast<int>(verdict.number("unknown", 0));
-                    cell.violation_rate = verdict.optional_number("violation_rate", 0, 1);
-                    if (const json* w = verdict.optional_array("wilson_95");
-                        w && w->size() == 2 && (*w)[0].is_number() && (*w)[1].is_number())
-                        cell.wilson = {(*w)[0].get<double>(), (*w)[1].get<double>()};
-                    cell.cycles_per_s_median = nested(st, "cycles_per_s").optional_number("median");
-                    cell.acquire_p99_ms_median =
-                        nested(st, "acquire_p99_ms").optional_number("median");
-                    cell.reading = st.string("reading", "");
-                    setting.strategies[strategy] = cell;
-                }
-            }
-            c.settings.push_back(std::move(setting));
-        }
-    }
-    return c;
-}
-
 namespace {
 
 bool is_comparison_folder(const std::string& name) {
     return name.starts_with("compare-") || name.starts_with("repeat-");
 }
 
-// Reads dir/compare.json into `scan`, or says why not.
+// Reads dir/compare.json through CompareFile's one reader into `scan`, or says why not, naming
+// the file.
 void add_comparison(const fs::path& dir, const std::string& name, ResultsScan& scan) {
+    const std::string origin = name + "/compare.json";
     try {
         std::ifstream in(dir / "compare.json");
         if (!in)
-            throw std::runtime_error("cannot read");
-        Comparison c = parse_compare(json::parse(in));
+            throw CompareError(origin + ": cannot read");
+        Comparison c;
+        static_cast<lockbench::CompareFile&>(c) =
+            lockbench::CompareFile::from_json(json::parse(in), origin);
         c.dir = dir;
         c.name = name;
         scan.comparisons.push_back(std::move(c));
-    } catch (const std::exception& e) {
-        scan.errors.push_back(name + "/compare.json: " + e.what());
+    } catch (const CompareError& e) {
+        scan.errors.push_back(e.what());
+    } catch (const json::exception& e) {
+        scan.errors.push_back(origin + ": " + e.what());
     }
 }
 

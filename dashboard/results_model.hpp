@@ -3,8 +3,9 @@
 // The results folder as the dashboard sees it: one Run per `results/<UTC time>-<scenario>/`
 // (and per hidden `.tmp-…` folder of a run still in progress), with its summary.json read by the
 // engine's one strict reader (lockbench::RunSummary, engine/results) and the incidents by the
-// checker's. Qt-free, so it is tested without a display. A summary.json that reader rejects (not
-// JSON, a field missing or of the wrong type) is an error naming the file and the field's path.
+// checker's; ramp.json and compare.json by theirs (RampFile, CompareFile). Qt-free, so it is
+// tested without a display. A file its reader rejects (not JSON, a field missing or of the wrong
+// type) is an error naming the file and the field's path.
 
 #include <cstdint>
 #include <filesystem>
@@ -17,6 +18,7 @@
 
 #include "checker/incident.hpp"
 #include "checker/report.hpp"
+#include "engine/results/compare_file.hpp"
 #include "engine/results/ramp_file.hpp"
 #include "engine/results/run_summary.hpp"
 
@@ -114,49 +116,12 @@ struct Ramp : lockbench::RampFile {
     std::string name;  // folder name
 };
 
-// One strategy at one setting of a comparison (`lockbench compare`, `run --repeat`): compare.json's
-// settings[i].strategies[name], read tolerantly.
-struct CompareCell {
-    int runs = 0;
-    int violated = 0;  // runs whose verdict broke a check
-    int valid = 0;
-    int unknown = 0;
-    std::optional<double> violation_rate;             // violated / judged runs
-    std::optional<std::pair<double, double>> wilson;  // its 95 % interval
-    std::optional<double> cycles_per_s_median;
-    std::optional<double> acquire_p99_ms_median;
-    std::string reading;
-};
-
-struct CompareSetting {
-    nlohmann::json at;  // {"lease_ms": 300, …}, {} without a sweep
-    std::map<std::string, CompareCell> strategies;
-};
-
-struct SweepAxis {
-    std::string field;  // as the user typed it
-    std::vector<double> values;
-};
-
-// compare.json (engine/compare/README.md, version 1).
-struct Comparison {
+// A comparison's folder (`lockbench compare`, `run --repeat`): its compare.json as
+// lockbench::CompareFile read it.
+struct Comparison : lockbench::CompareFile {
     std::filesystem::path dir;
     std::string name;  // folder name
-    std::string kind;  // "compare" or "repeat"
-    std::string scenario;
-    std::vector<std::string> strategies;
-    int repeat = 0;
-    std::vector<SweepAxis> sweep;          // the first axis varies fastest
-    std::vector<CompareSetting> settings;  // one per grid point
-    std::string reading;
-    bool complete = true;
-
-    // The cell of a strategy at grid point (column along the first axis, row along the second).
-    const CompareCell* cell(const std::string& strategy, std::size_t column, std::size_t row) const;
 };
-
-// Throws std::runtime_error naming the JSON path, or an unknown format or version.
-Comparison parse_compare(const nlohmann::json& j);
 
 struct ResultsScan {
     std::filesystem::path dir;

@@ -1,6 +1,7 @@
 #include "engine/compare/compare.hpp"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -37,49 +38,47 @@ std::string broke_words(const std::string& check) {
     return "violated " + check;
 }
 
-json spread_of(std::vector<double> values) {
+CompareSpread spread_of(std::vector<double> values) {
     if (values.empty())
-        return json{{"median", nullptr}, {"min", nullptr}, {"max", nullptr}};
+        return {};
     std::sort(values.begin(), values.end());
     const std::size_t n = values.size();
     const double median = n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-    return json{{"median", median}, {"min", values.front()}, {"max", values.back()}};
+    return {.median = median, .min = values.front(), .max = values.back()};
 }
 
-// {"violated", "valid", "unknown", "not_applicable", "runs", "violation_rate", "wilson_95"}
-json counts_json(const checker::VerdictCounts& c) {
+CompareCounts counts_of(const checker::VerdictCounts& c) {
     const int n = c.runs();
     const RateInterval ci = wilson_interval(c.violated, n);
-    return json{
-        {"violated", c.violated},
-        {"valid", c.valid},
-        {"unknown", c.unknown},
-        {"not_applicable", c.not_applicable},
-        {"runs", n},
-        {"violation_rate", n > 0 ? json(static_cast<double>(c.violated) / n) : json(nullptr)},
-        {"wilson_95", {ci.low, ci.high}}};
+    return {
+        .violated = c.violated,
+        .valid = c.valid,
+        .unknown = c.unknown,
+        .not_applicable = c.not_applicable,
+        .runs = n,
+        .violation_rate = n > 0 ? std::optional(static_cast<double>(c.violated) / n) : std::nullopt,
+        .wilson_95 = {ci.low, ci.high}};
 }
 
 // "set_nx_px lost an update in 5 of 5 runs and broke mutual exclusion in 5 of 5", "fenced kept
 // the data in 5 of 5 but broke mutual exclusion in 5 of 5", "reentrant_hash was safe in 5 of 5
 // runs".
-std::string reading_of(const std::string& strategy, const json& stats) {
-    const int n = stats["runs"].get<int>();
+std::string reading_of(const std::string& strategy, const CompareStrategyStats& stats) {
+    const int n = stats.runs;
     if (n == 0)
         return strategy + ": no run finished";
-    const json& checks = stats["checks"];
+    const std::map<std::string, CompareCounts>& checks = stats.checks;
     std::vector<std::string> broke;
     for (const auto& name : reading_order()) {
-        if (checks.contains(name) && checks[name]["violated"].get<int>() > 0)
-            broke.push_back(broke_words(name) + " in " + k_of_n(checks[name]));
+        if (const auto it = checks.find(name); it != checks.end() && it->second.violated > 0)
+            broke.push_back(broke_words(name) + " in " + k_of_n(it->second));
     }
-    for (const auto& [name, counts] : checks.items()) {
+    for (const auto& [name, counts] : checks) {
         const auto& order = reading_order();
-        if (std::find(order.begin(), order.end(), name) == order.end() &&
-            counts["violated"].get<int>() > 0)
+        if (std::find(order.begin(), order.end(), name) == order.end() && counts.violated > 0)
             broke.push_back(broke_words(name) + " in " + k_of_n(counts));
     }
-    const int unknown = stats["verdict"]["unknown"].get<int>();
+    const int unknown = stats.verdict.unknown;
     const std::string n_text = std::to_string(n);
     if (broke.empty()) {
         if (unknown == 0)
@@ -88,7 +87,8 @@ std::string reading_of(const std::string& strategy, const json& stats) {
                " runs could not be judged (unknown)";
     }
     std::string words = strategy + " ";
-    if (checks.contains("resource") && checks["resource"]["valid"].get<int>() == n)
+    if (const auto resource = checks.find("resource");
+        resource != checks.end() && resource->second.valid == n)
         words += "kept the data in " + n_text + " of " + n_text + " runs but ";
     else
         broke.front() += " runs";
@@ -100,88 +100,87 @@ std::string reading_of(const std::string& strategy, const json& stats) {
 }
 
 // The runs of one strategy at one setting, in the order they were made.
-std::vector<const json*> runs_of(const json& runs, std::size_t setting,
-                                 const std::string& strategy) {
-    std::vector<const json*> mine;
-    for (const json& r : runs) {
-        if (r["setting"].get<std::size_t>() == setting && r["strategy"] == strategy)
+std::vector<const CompareRun*> runs_of(const std::vector<CompareRun>& runs, std::size_t setting,
+                                       const std::string& strategy) {
+    std::vector<const CompareRun*> mine;
+    for (const CompareRun& r : runs) {
+        if (r.setting == setting && r.strategy == strategy)
             mine.push_back(&r);
     }
     return mine;
 }
 
 // Each check any of the runs reported, as k of n over all of them.
-json check_counts(const std::vector<const json*>& runs) {
+std::map<std::string, CompareCounts> check_counts(const std::vector<const CompareRun*>& runs) {
     std::set<std::string> seen;
-    for (const json* r : runs) {
-        for (const auto& [name, valid] : (*r)["checks"].items())
+    for (const CompareRun* r : runs) {
+        for (const auto& [name, verdict] : r->checks)
             seen.insert(name);
     }
-    json checks = json::object();
-    for (const std::string& name : checker::Report::in_check_order(seen)) {
+    std::map<std::string, CompareCounts> checks;
+    for (const std::string& name : seen) {
         checker::VerdictCounts counts;
-        for (const json* r : runs) {
-            const json& c = (*r)["checks"];
+        for (const CompareRun* r : runs) {
             // A check a run did not report took no part in it.
-            counts.add(c.contains(name) ? checker::verdict_of(c[name])
-                                        : checker::Verdict::NotApplicable);
+            const auto it = r->checks.find(name);
+            counts.add(it != r->checks.end() ? it->second : checker::Verdict::NotApplicable);
         }
-        checks[name] = counts_json(counts);
+        checks[name] = counts_of(counts);
     }
     return checks;
 }
 
 // What one strategy did at one setting over its runs (compare.json's settings[i].strategies).
-json strategy_stats(const std::string& strategy, const std::vector<const json*>& runs) {
+CompareStrategyStats strategy_stats(const std::string& strategy,
+                                    const std::vector<const CompareRun*>& runs) {
     checker::VerdictCounts verdicts;
     std::vector<double> throughput, p99, server_cost;
-    json run_names = json::array();
-    json expected = nullptr;
+    CompareStrategyStats stats;
     int as_expected = 0;
-    for (const json* r : runs) {
-        verdicts.add(checker::verdict_of((*r)["verdict"]));
-        if ((*r)["cycles_per_s"].is_number())
-            throughput.push_back((*r)["cycles_per_s"].get<double>());
-        if ((*r)["acquire_p99_ms"].is_number())
-            p99.push_back((*r)["acquire_p99_ms"].get<double>());
-        if (const json us = r->value("server_us_per_cycle", json()); us.is_number())
-            server_cost.push_back(us.get<double>());
-        run_names.push_back((*r)["run"]);
-        if ((*r)["expected"].is_string()) {
-            expected = (*r)["expected"];
-            as_expected += (*r)["as_expected"] == true;
+    for (const CompareRun* r : runs) {
+        verdicts.add(r->verdict);
+        throughput.push_back(r->cycles_per_s);
+        p99.push_back(r->acquire_p99_ms);
+        if (r->server_us_per_cycle)
+            server_cost.push_back(*r->server_us_per_cycle);
+        stats.run_folders.push_back(r->run);
+        if (r->expected) {
+            stats.expected = r->expected;
+            as_expected += r->as_expected == true;
         }
     }
+    stats.runs = static_cast<int>(runs.size());
     // The run's verdict is never "not applicable": a run nothing applied to is unknown.
-    json stats{
-        {"runs", static_cast<int>(runs.size())},
-        {"verdict", counts_json({.violated = verdicts.violated,
-                                 .valid = verdicts.valid,
-                                 .unknown = verdicts.unknown + verdicts.not_applicable})},
-        {"checks", check_counts(runs)},
-        {"expected", expected},
-        {"as_expected", expected.is_null() ? json(nullptr) : json(as_expected)},
-        {"cycles_per_s", spread_of(throughput)},
-        {"acquire_p99_ms", spread_of(p99)},
-        // Where no run measured the servers (ZooKeeper, etcd of the user's):
-        // null, never a median of nothing.
-        {"server_us_per_cycle", server_cost.empty() ? json(nullptr) : spread_of(server_cost)},
-        {"run_folders", run_names}};
+    stats.verdict = counts_of({.violated = verdicts.violated,
+                               .valid = verdicts.valid,
+                               .unknown = verdicts.unknown + verdicts.not_applicable});
+    stats.checks = check_counts(runs);
+    if (stats.expected)
+        stats.as_expected = as_expected;
+    stats.cycles_per_s = spread_of(throughput);
+    stats.acquire_p99_ms = spread_of(p99);
+    // Where no run measured the servers (ZooKeeper, etcd of the user's): none, never a median
+    // of nothing.
+    if (!server_cost.empty())
+        stats.server_us_per_cycle = spread_of(server_cost);
     std::vector<json> terms;
-    for (const json* r : runs)
-        terms.push_back(r->value("expected_terms", json::array()));
-    stats.update(judge_repeated(expected, terms).to_json());
-    stats["reading"] = reading_of(strategy, stats);
+    for (const CompareRun* r : runs)
+        terms.push_back(r->expected_terms);
+    RepeatedJudgement judged =
+        judge_repeated(stats.expected ? json(*stats.expected) : json(nullptr), terms);
+    stats.expectation_met = judged.expectation_met;
+    stats.rate_terms = std::move(judged.rate_terms);
+    stats.reading = reading_of(strategy, stats);
     return stats;
 }
 
 // "fenced violated something at 2 of 6 settings (lease_ms=200, ...)": the first three named.
-std::string sweep_reading(const json& compare, const std::string& strategy) {
-    const json& settings = compare["settings"];
+std::string sweep_reading(const CompareFile& compare, const std::string& strategy) {
+    const std::vector<CompareSetting>& settings = compare.settings;
     std::vector<std::string> unsafe;
     std::size_t judged = 0;
     for (std::size_t i = 0; i < settings.size(); ++i) {
-        const Safety s = safety_of(settings[i]["strategies"][strategy]);
+        const Safety s = safety_of(settings[i].strategies.at(strategy));
         judged += s != Safety::Unknown;
         if (s == Safety::Unsafe)
             unsafe.push_back(setting_label(compare, i));
@@ -197,34 +196,28 @@ std::string sweep_reading(const json& compare, const std::string& strategy) {
 }
 
 // Without a sweep each strategy's own reading; with one, where each was unsafe.
-std::string overall_reading(const json& compare, bool swept) {
-    const std::vector<std::string> strategies = compare["strategies"];
-    const json& settings = compare["settings"];
+std::string overall_reading(const CompareFile& compare, bool swept) {
     std::string reading;
-    for (const std::string& strategy : strategies) {
+    for (const std::string& strategy : compare.strategies) {
         if (swept)
             reading += (reading.empty() ? "" : "; ") + sweep_reading(compare, strategy);
-        else if (!settings.empty())
-            reading += (reading.empty() ? "" : "; ") +
-                       settings[0]["strategies"][strategy]["reading"].get<std::string>();
+        else if (!compare.settings.empty())
+            reading +=
+                (reading.empty() ? "" : "; ") + compare.settings[0].strategies.at(strategy).reading;
     }
     return reading;
 }
 
 }  // namespace
 
-json summarise_compare(json compare) {
-    const std::vector<std::string> strategies = compare["strategies"];
-    json& settings = compare["settings"];
-    for (std::size_t i = 0; i < settings.size(); ++i) {
-        json per_strategy = json::object();
-        for (const std::string& strategy : strategies)
-            per_strategy[strategy] =
-                strategy_stats(strategy, runs_of(compare["runs"], i, strategy));
-        settings[i]["strategies"] = std::move(per_strategy);
+CompareFile summarise_compare(CompareFile compare) {
+    for (std::size_t i = 0; i < compare.settings.size(); ++i) {
+        std::map<std::string, CompareStrategyStats> per_strategy;
+        for (const std::string& strategy : compare.strategies)
+            per_strategy[strategy] = strategy_stats(strategy, runs_of(compare.runs, i, strategy));
+        compare.settings[i].strategies = std::move(per_strategy);
     }
-    const bool swept = !compare["sweep"].empty();
-    compare["reading"] = overall_reading(compare, swept);
+    compare.reading = overall_reading(compare, !compare.sweep.empty());
     return compare;
 }
 
@@ -273,59 +266,51 @@ std::size_t runs_planned(const CompareOptions& options, std::size_t settings) {
 }
 
 // compare.json before any run: what is compared, over which settings, on which machine.
-json compare_document(const CompareOptions& options,
-                      const std::vector<std::vector<double>>& settings) {
+CompareFile compare_document(const CompareOptions& options,
+                             const std::vector<std::vector<double>>& settings) {
     const Workload& w = options.base.workload;
-    json sweep = json::array();
+    CompareFile compare;
+    compare.kind = options.kind;
+    compare.scenario = w.name;
+    compare.strategies = options.strategies;
+    compare.repeat = options.repeat;
+    compare.duration_s = w.duration_s;
+    compare.seed = w.seed;
+    compare.confidence = 0.95;
     for (const SweepAxis& axis : options.sweep)
-        sweep.push_back(axis.to_json());
-    json setting_list = json::array();
-    for (const auto& setting : settings)
-        setting_list.push_back({{"at", setting_json(options.sweep, setting)}});
-    json compare{{"format", kCompareFormat},
-                 {"version", kCompareVersion},
-                 {"kind", options.kind},
-                 {"scenario", w.name},
-                 {"strategies", options.strategies},
-                 {"repeat", options.repeat},
-                 {"duration_s", w.duration_s},
-                 {"seed", w.seed},
-                 {"confidence", 0.95},
-                 {"sweep", sweep},
-                 {"settings", setting_list},
-                 {"runs_planned", runs_planned(options, settings.size())},
-                 {"runs", json::array()},
-                 {"failed", json::array()}};
+        compare.sweep.push_back({.field = axis.field, .path = axis.path, .values = axis.values});
+    for (const auto& setting : settings) {
+        compare.settings.push_back({.at = setting_at(options.sweep, setting)});
+    }
+    compare.runs_planned = runs_planned(options, settings.size());
     if (options.base.machine)
-        compare["yardstick"] = options.base.machine->to_json();
+        compare.yardstick = options.base.machine->to_json();
     else if (!options.base.machine_not_measured.empty())
-        compare["yardstick"] = {{"not_measured", options.base.machine_not_measured}};
+        compare.yardstick = json{{"not_measured", options.base.machine_not_measured}};
     return compare;
 }
 
 // One run's row of compare.json's "runs", from its summary.json.
-json run_row(int round, std::size_t setting, const std::string& strategy, const RunOutcome& r,
-             int exit_code) {
+CompareRun run_row(int round, std::size_t setting, const std::string& strategy, const RunOutcome& r,
+                   int exit_code) {
     const RunSummary& summary = r.summary;
     const checker::Report& report = summary.verdict;
-    json checks = json::object();
+    CompareRun row{.round = round,
+                   .setting = setting,
+                   .strategy = strategy,
+                   .run = r.dir.filename().string(),
+                   .verdict = report.verdict,
+                   .unknown_reasons = report.unknown_reasons,
+                   .expected = summary.expected,
+                   .as_expected = summary.as_expected,
+                   .cycles_per_s = summary.cycles_per_s,
+                   .acquire_p99_ms = summary.acquire.p99,
+                   .server_us_per_cycle = summary.server_us_per_cycle(),
+                   .expected_terms = summary.expected_terms_json(),
+                   .exit_code = exit_code};
     for (const auto& c : report.checks)
-        checks[c.name] = checker::to_json(c.verdict());
-    return {{"round", round},
-            {"setting", setting},
-            {"strategy", strategy},
-            {"run", r.dir.filename().string()},
-            {"verdict", checker::to_json(report.verdict)},
-            {"checks", checks},
-            {"unknown_reasons", report.unknown_reasons},
-            {"expected", summary.expected ? json(*summary.expected) : json(nullptr)},
-            {"as_expected", summary.as_expected ? json(*summary.as_expected) : json(nullptr)},
-            {"cycles_per_s", summary.cycles_per_s},
-            {"acquire_p99_ms", summary.acquire.p99},
-            {"server_us_per_cycle",
-             summary.server_us_per_cycle() ? json(*summary.server_us_per_cycle()) : json(nullptr)},
-            {"expected_terms", summary.expected_terms_json()},
-            {"exit_code", exit_code}};
+        row.checks[c.name] = c.verdict();
+    return row;
 }
 
 // Makes the planned runs round by round into the comparison's folder, recording each in
@@ -333,8 +318,8 @@ json run_row(int round, std::size_t setting, const std::string& strategy, const 
 class CompareRunner {
   public:
     CompareRunner(const CompareOptions& options, const std::vector<std::vector<double>>& settings,
-                  std::vector<std::vector<RunOptions>> plan, const fs::path& folder, json& compare,
-                  CompareOutcome& outcome)
+                  std::vector<std::vector<RunOptions>> plan, const fs::path& folder,
+                  CompareFile& compare, CompareOutcome& outcome)
         : options_(options),
           settings_(settings),
           plan_(std::move(plan)),
@@ -386,7 +371,7 @@ class CompareRunner {
         }
         if (r.interrupted) {
             // Its folder stays (marked interrupted), but half a run is not a sample.
-            compare_["interrupted_run"] = r.dir.filename().string();
+            compare_.interrupted_run = r.dir.filename().string();
             outcome_.interrupted = true;
             return;
         }
@@ -395,7 +380,7 @@ class CompareRunner {
             outcome_.runs_exit_code = 1;
         else if (exit_code == 3)
             outcome_.runs_exit_code = 3;
-        compare_["runs"].push_back(run_row(round + 1, i, strategy, r, exit_code));
+        compare_.runs.push_back(run_row(round + 1, i, strategy, r, exit_code));
     }
 
     void record_failure(int round, std::size_t i, const std::string& strategy,
@@ -404,11 +389,11 @@ class CompareRunner {
                      options_.base.progress ? "\r\x1b[K" : "", strategy.c_str(),
                      where.empty() ? "" : " at ", where.c_str(), round + 1,
                      failure.message.c_str());
-        compare_["failed"].push_back({{"round", round + 1},
-                                      {"setting", i},
-                                      {"strategy", strategy},
-                                      {"error", failure.message},
-                                      {"exit_code", failure.exit_code}});
+        compare_.failed.push_back({.round = round + 1,
+                                   .setting = i,
+                                   .strategy = strategy,
+                                   .error = failure.message,
+                                   .exit_code = failure.exit_code});
         outcome_.failure_exit_code = std::max(outcome_.failure_exit_code, failure.exit_code);
     }
 
@@ -416,7 +401,7 @@ class CompareRunner {
     const std::vector<std::vector<double>>& settings_;
     const std::vector<std::vector<RunOptions>> plan_;
     const fs::path& folder_;
-    json& compare_;
+    CompareFile& compare_;
     CompareOutcome& outcome_;
     const std::size_t planned_;
     std::size_t started_ = 0;
@@ -424,14 +409,14 @@ class CompareRunner {
 
 // Where every strategy states an expectation, it decides over the runs together (a rate needs
 // them all); one run's own exit code cannot judge a rate. Nothing to say otherwise.
-std::optional<int> exit_code_by_expectations(const json& compare) {
-    bool all_stated = !compare["runs"].empty();
+std::optional<int> exit_code_by_expectations(const CompareFile& compare) {
+    bool all_stated = !compare.runs.empty();
     bool missed = false, undecided = false;
-    for (const json& setting : compare["settings"]) {
-        for (const auto& [strategy, stats] : setting["strategies"].items()) {
-            all_stated = all_stated && stats["expected"].is_string();
-            missed = missed || stats["expectation_met"] == false;
-            undecided = undecided || stats["expectation_met"].is_null();
+    for (const CompareSetting& setting : compare.settings) {
+        for (const auto& [strategy, stats] : setting.strategies) {
+            all_stated = all_stated && stats.expected.has_value();
+            missed = missed || stats.expectation_met == false;
+            undecided = undecided || !stats.expectation_met.has_value();
         }
     }
     if (!all_stated)
@@ -450,16 +435,16 @@ CompareOutcome run_compare(const CompareOptions& options) {
 
     ResultFolder folder(options.base.out_dir, options.kind + "-" + utc_stamp() + "-" +
                                                   safe_name(options.base.workload.name));
-    json compare = compare_document(options, settings);
+    CompareFile compare = compare_document(options, settings);
     CompareOutcome outcome;
     CompareRunner(options, settings, std::move(plan), folder.tmp(), compare, outcome).run_all();
-    compare["interrupted"] = outcome.interrupted;
-    compare["runs_done"] = compare["runs"].size();
-    compare["complete"] = !outcome.interrupted && compare["failed"].empty();
+    compare.interrupted = outcome.interrupted;
+    compare.runs_done = compare.runs.size();
+    compare.complete = !outcome.interrupted && compare.failed.empty();
     compare = summarise_compare(std::move(compare));
     if (const auto code = exit_code_by_expectations(compare))
         outcome.runs_exit_code = *code;
-    write_atomically(folder.tmp() / "compare.json", compare.dump(2) + "\n");
+    write_atomically(folder.tmp() / "compare.json", compare.to_json().dump(2) + "\n");
     write_atomically(folder.tmp() / "compare.txt", format_compare(compare));
     write_atomically(folder.tmp() / "compare.html", compare_html(compare));
     outcome.compare = std::move(compare);

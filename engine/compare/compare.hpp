@@ -19,13 +19,10 @@
 
 #include "engine/compare/compare_render.hpp"  // compare.txt and compare.html
 #include "engine/compare/sweep.hpp"
+#include "engine/results/compare_file.hpp"  // compare.json, typed
 #include "engine/run/run.hpp"
 
 namespace lockbench {
-
-// compare.json's `format` and `version`: a reader refuses a version it does not know.
-inline constexpr const char* kCompareFormat = "lockbench-compare";
-inline constexpr int kCompareVersion = 1;
 
 struct CompareOptions {
     // The workload (its strategy is replaced by each of `strategies`), the servers to run on, the
@@ -40,9 +37,9 @@ struct CompareOptions {
 
 struct CompareOutcome {
     std::filesystem::path dir;
-    nlohmann::json compare;  // what compare.json holds
+    CompareFile compare;  // what compare.json holds
     bool interrupted = false;
-    // A run that failed (compare["failed"]) is that run's error, and the others go on: the
+    // A run that failed (compare.failed) is that run's error, and the others go on: the
     // highest exit code of those errors (docs/cli.md, exit codes: 2, 4 or 5), 0 when none failed.
     int failure_exit_code = 0;
     // The finished runs' exit codes composed as verdicts compose: 1 (a violation or an unexpected
@@ -55,9 +52,9 @@ struct CompareOutcome {
 // the folder cannot be written; a run that fails is recorded, and the rest go on.
 CompareOutcome run_compare(const CompareOptions& options);
 
-// compare.json from its plan and the runs done: fills `settings` (per setting and strategy the
-// k-of-n counts of every check, their Wilson intervals, throughput and acquire p99 over the runs,
-// and a reading in words) and `reading`. Pure: the tests feed it runs they made up.
-nlohmann::json summarise_compare(nlohmann::json compare);
+// compare.json from its plan and the runs done: fills each setting's `strategies` (per strategy
+// the k-of-n counts of every check, their Wilson intervals, throughput and acquire p99 over the
+// runs, and a reading in words) and `reading`. Pure: the tests feed it runs they made up.
+CompareFile summarise_compare(CompareFile compare);
 
 }  // namespace lockbench

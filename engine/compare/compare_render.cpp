@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <vector>
@@ -14,31 +16,23 @@
 
 namespace lockbench {
 
-using nlohmann::json;
-
-std::string k_of_n(const json& counts) {
-    return std::to_string(counts["violated"].get<int>()) + " of " +
-           std::to_string(counts["runs"].get<int>());
+std::string k_of_n(const CompareCounts& counts) {
+    return std::to_string(counts.violated) + " of " + std::to_string(counts.runs);
 }
 
-Safety safety_of(const json& stats) {
-    const json& v = stats["verdict"];
-    if (v["violated"].get<int>() > 0)
+Safety safety_of(const CompareStrategyStats& stats) {
+    if (stats.verdict.violated > 0)
         return Safety::Unsafe;
-    if (v["valid"].get<int>() > 0)
+    if (stats.verdict.valid > 0)
         return Safety::Safe;
     return Safety::Unknown;
 }
 
-std::string setting_label(const json& compare, std::size_t index) {
-    const json& sweep = compare["sweep"];
-    const json& setting = compare["settings"][index]["at"];
+std::string setting_label(const CompareFile& compare, std::size_t index) {
+    const std::map<std::string, double>& setting = compare.settings[index].at;
     std::string words;
-    for (const json& axis : sweep) {
-        const std::string path = axis["path"].get<std::string>();
-        words += (words.empty() ? "" : " ") + axis["field"].get<std::string>() + "=" +
-                 value_text(setting[path].get<double>());
-    }
+    for (const CompareAxis& axis : compare.sweep)
+        words += (words.empty() ? "" : " ") + axis.field + "=" + value_text(setting.at(axis.path));
     return words;
 }
 
@@ -50,16 +44,15 @@ std::string percent(double rate) {
     return buf;
 }
 
-std::string interval_text(const json& counts) {
-    return percent(counts["wilson_95"][0].get<double>()) + "-" +
-           percent(counts["wilson_95"][1].get<double>());
+std::string interval_text(const CompareCounts& counts) {
+    return percent(counts.wilson_95.first) + "-" + percent(counts.wilson_95.second);
 }
 
-std::string number_text(const json& v, const char* format) {
-    if (!v.is_number())
+std::string number_text(const std::optional<double>& v, const char* format) {
+    if (!v)
         return "-";
     char buf[32];
-    std::snprintf(buf, sizeof buf, format, v.get<double>());
+    std::snprintf(buf, sizeof buf, format, *v);
     return buf;
 }
 
@@ -72,20 +65,21 @@ bool safety_boundary(Safety a, Safety b) {
 // A sweep's settings as a grid: the first axis across, the second (if any) down; the settings
 // are listed with the first axis varying fastest.
 struct SweepGrid {
-    explicit SweepGrid(const json& comparison)
+    explicit SweepGrid(const CompareFile& comparison)
         : compare(comparison),
-          across(comparison["sweep"][0]),
-          down(comparison["sweep"].size() == 2 ? &comparison["sweep"][1] : nullptr),
-          columns(across["values"].size()),
-          rows(down ? (*down)["values"].size() : 1) {}
+          across(comparison.sweep[0]),
+          down(comparison.sweep.size() == 2 ? &comparison.sweep[1] : nullptr),
+          columns(across.values.size()),
+          rows(down ? down->values.size() : 1) {}
 
-    const json& stats_at(const std::string& strategy, std::size_t r, std::size_t c) const {
-        return compare["settings"][r * columns + c]["strategies"][strategy];
+    const CompareStrategyStats& stats_at(const std::string& strategy, std::size_t r,
+                                         std::size_t c) const {
+        return compare.settings[r * columns + c].strategies.at(strategy);
     }
 
-    const json& compare;
-    const json& across;
-    const json* down;  // null with one axis
+    const CompareFile& compare;
+    const CompareAxis& across;
+    const CompareAxis* down;  // null with one axis
     std::size_t columns;
     std::size_t rows;
 };
@@ -107,16 +101,15 @@ std::string without_trailing_spaces(std::string s) {
 
 // "3/3 ###": k of n, then '.' where none violated, one '#' per third of the runs that did, '?'
 // where nothing was judged.
-std::string heat_cell_text(const json& stats) {
-    const json& v = stats["verdict"];
-    std::string cell =
-        std::to_string(v["violated"].get<int>()) + "/" + std::to_string(v["runs"].get<int>());
+std::string heat_cell_text(const CompareStrategyStats& stats) {
+    const CompareCounts& v = stats.verdict;
+    std::string cell = std::to_string(v.violated) + "/" + std::to_string(v.runs);
     const Safety safety = safety_of(stats);
     if (safety == Safety::Unknown)
         return cell + " ?";
     if (safety == Safety::Safe)
         return cell + " .";
-    const double rate = v["violation_rate"].get<double>();
+    const double rate = v.violation_rate.value_or(0);
     return cell + " " + std::string(static_cast<std::size_t>(std::ceil(rate * 3)), '#');
 }
 
@@ -133,15 +126,13 @@ HeatMapLayout heat_map_layout(const SweepGrid& grid) {
     layout.row_labels.resize(grid.rows);
     for (std::size_t r = 0; r < grid.rows; ++r) {
         if (grid.down)
-            layout.row_labels[r] = (*grid.down)["field"].get<std::string>() + "=" +
-                                   value_text((*grid.down)["values"][r].get<double>());
+            layout.row_labels[r] = grid.down->field + "=" + value_text(grid.down->values[r]);
         layout.label_width = std::max(layout.label_width, layout.row_labels[r].size());
     }
     layout.label_width += 2;
     layout.headers.resize(grid.columns);
     for (std::size_t c = 0; c < grid.columns; ++c) {
-        layout.headers[c] = grid.across["field"].get<std::string>() + "=" +
-                            value_text(grid.across["values"][c].get<double>());
+        layout.headers[c] = grid.across.field + "=" + value_text(grid.across.values[c]);
         layout.cell_width = std::max(layout.cell_width, layout.headers[c].size() + 2);
     }
     return layout;
@@ -152,7 +143,7 @@ std::string heat_map_row(const SweepGrid& grid, const HeatMapLayout& layout,
                          const std::string& strategy, std::size_t r) {
     std::string line = padded(layout.row_labels[r], layout.label_width);
     for (std::size_t c = 0; c < grid.columns; ++c) {
-        const json& stats = grid.stats_at(strategy, r, c);
+        const CompareStrategyStats& stats = grid.stats_at(strategy, r, c);
         const bool edge =
             c + 1 < grid.columns &&
             safety_boundary(safety_of(stats), safety_of(grid.stats_at(strategy, r, c + 1)));
@@ -179,16 +170,14 @@ std::string heat_map_line_under(const SweepGrid& grid, const HeatMapLayout& layo
 
 }  // namespace
 
-std::string format_heat_map(const json& compare, const std::string& strategy) {
-    if (compare["sweep"].empty())
+std::string format_heat_map(const CompareFile& compare, const std::string& strategy) {
+    if (compare.sweep.empty())
         return "";
     const SweepGrid grid(compare);
     const HeatMapLayout layout = heat_map_layout(grid);
     std::ostringstream out;
     out << strategy << ": runs that violated a check, k of n"
-        << (grid.down ? " (rows " + (*grid.down)["path"].get<std::string>() + ", columns " +
-                            grid.across["path"].get<std::string>() + ")"
-                      : "")
+        << (grid.down ? " (rows " + grid.down->path + ", columns " + grid.across.path + ")" : "")
         << "\n";
     std::string header = padded("", layout.label_width);
     for (const auto& h : layout.headers)
@@ -216,54 +205,48 @@ bool only_rates(const std::string& expected) {
 
 // "violates:mutual_exclusion in >= 2 of 3 runs; seen in 3 of 3: as expected": each rate as the
 // runs met it, then whether they met them all.
-std::string rates_outcome(const json& stats) {
+std::string rates_outcome(const CompareStrategyStats& stats) {
     std::string words;
-    for (const json& rate : stats.value("rate_terms", json::array())) {
-        const int undecided = rate["undecided"].get<int>();
-        words += (words.empty() ? "" : "; ") + rate["term"].get<std::string>() + " runs; seen in " +
-                 std::to_string(rate["held"].get<int>()) + " of " +
-                 std::to_string(rate["runs"].get<int>()) +
-                 (undecided > 0 ? " (" + std::to_string(undecided) + " undecided)" : "");
+    for (const RateTermOutcome& rate : stats.rate_terms) {
+        words += (words.empty() ? "" : "; ") + rate.term + " runs; seen in " +
+                 std::to_string(rate.held) + " of " + std::to_string(rate.runs) +
+                 (rate.undecided > 0 ? " (" + std::to_string(rate.undecided) + " undecided)" : "");
     }
-    const json met = stats.value("expectation_met", json());
-    return words + ": " +
-           (met.is_null()     ? "unknown"
-            : met.get<bool>() ? "as expected"
-                              : "NOT as expected");
+    const std::optional<bool> met = stats.expectation_met;
+    return words + ": " + (!met ? "unknown" : *met ? "as expected" : "NOT as expected");
 }
 
 // "compare: t1, 5 run(s) per strategy, interleaved, 10 s each", and whether all were done.
-void write_compare_intro(std::ostream& out, const json& compare) {
-    const std::size_t planned = compare.value("runs_planned", std::size_t{0});
-    const std::size_t done = compare.value("runs_done", std::size_t{0});
-    out << compare.value("kind", std::string("compare")) << ": "
-        << compare.value("scenario", std::string()) << ", " << compare.value("repeat", 0)
+void write_compare_intro(std::ostream& out, const CompareFile& compare) {
+    const std::size_t planned = compare.runs_planned;
+    const std::size_t done = compare.runs_done;
+    out << compare.kind << ": " << compare.scenario << ", " << compare.repeat
         << " run(s) per strategy";
-    if (!compare["sweep"].empty())
+    if (!compare.sweep.empty())
         out << " and setting";
-    out << (compare["strategies"].size() > 1 ? ", interleaved, " : ", ")
-        << value_text(compare.value("duration_s", 0.0)) << " s each\n";
-    if (compare.value("interrupted", false))
+    out << (compare.strategies.size() > 1 ? ", interleaved, " : ", ")
+        << value_text(compare.duration_s) << " s each\n";
+    if (compare.interrupted)
         out << "INCOMPLETE: interrupted after " << done << " of " << planned << " runs\n";
-    else if (!compare.value("complete", true))
-        out << "INCOMPLETE: " << compare["failed"].size() << " of " << planned
+    else if (!compare.complete)
+        out << "INCOMPLETE: " << compare.failed.size() << " of " << planned
             << " runs failed (listed at the end)\n";
 }
 
 // "  mutual_exclusion   violated in 5 of 5    57%-100%": a line per check that applied.
-void write_check_lines(std::ostream& out, const json& stats) {
+void write_check_lines(std::ostream& out, const CompareStrategyStats& stats) {
     std::set<std::string> names;
-    for (const auto& [name, counts] : stats["checks"].items())
+    for (const auto& [name, counts] : stats.checks)
         names.insert(name);
     for (const std::string& name : checker::Report::in_check_order(names)) {
-        const json& counts = stats["checks"][name];
-        if (counts["not_applicable"].get<int>() == counts["runs"].get<int>())
+        const CompareCounts& counts = stats.checks.at(name);
+        if (counts.not_applicable == counts.runs)
             continue;  // did not apply to this strategy in any run
         std::string extra;
-        if (counts["unknown"].get<int>() > 0)
-            extra += ", unknown in " + std::to_string(counts["unknown"].get<int>());
-        if (counts["not_applicable"].get<int>() > 0)
-            extra += ", n/a in " + std::to_string(counts["not_applicable"].get<int>());
+        if (counts.unknown > 0)
+            extra += ", unknown in " + std::to_string(counts.unknown);
+        if (counts.not_applicable > 0)
+            extra += ", n/a in " + std::to_string(counts.not_applicable);
         char line[200];
         std::snprintf(line, sizeof line, "  %-18s violated in %-8s  %s%s\n", name.c_str(),
                       k_of_n(counts).c_str(), interval_text(counts).c_str(), extra.c_str());
@@ -272,80 +255,74 @@ void write_check_lines(std::ostream& out, const json& stats) {
 }
 
 // "  cycles/s           300.0 median (100.0 - 500.0)": `unit` follows the median.
-void write_spread_line(std::ostream& out, const char* what, const json& spread, const char* format,
-                       const char* unit) {
+void write_spread_line(std::ostream& out, const char* what, const CompareSpread& spread,
+                       const char* format, const char* unit) {
     char line[200];
     std::snprintf(line, sizeof line, "  %-18s %s%s median (%s - %s)\n", what,
-                  number_text(spread["median"], format).c_str(), unit,
-                  number_text(spread["min"], format).c_str(),
-                  number_text(spread["max"], format).c_str());
+                  number_text(spread.median, format).c_str(), unit,
+                  number_text(spread.min, format).c_str(), number_text(spread.max, format).c_str());
     out << line;
 }
 
-std::string met_word(const json& met) {
-    return met.is_null() ? "unknown" : met.get<bool>() ? "met" : "NOT MET";
+std::string met_word(const std::optional<bool>& met) {
+    return !met ? "unknown" : *met ? "met" : "NOT MET";
 }
 
 // The expectation run by run, then over the runs, then each rate term as the runs held it.
-void write_expectation_lines(std::ostream& out, const json& stats) {
-    out << "  expected           " << stats["expected"].get<std::string>() << ": as expected in "
-        << stats["as_expected"].get<int>() << " of " << stats["runs"].get<int>()
-        << " run(s); over the runs: " << met_word(stats.value("expectation_met", json())) << "\n";
-    for (const json& rate : stats.value("rate_terms", json::array())) {
-        out << "    " << rate["term"].get<std::string>() << ": held in " << rate["held"].get<int>()
-            << " of " << rate["runs"].get<int>()
-            << (rate["undecided"].get<int>() > 0
-                    ? " (" + std::to_string(rate["undecided"].get<int>()) + " undecided)"
-                    : "")
-            << " -> " << met_word(rate["met"]) << "\n";
+void write_expectation_lines(std::ostream& out, const CompareStrategyStats& stats) {
+    out << "  expected           " << stats.expected.value_or("") << ": as expected in "
+        << stats.as_expected.value_or(0) << " of " << stats.runs
+        << " run(s); over the runs: " << met_word(stats.expectation_met) << "\n";
+    for (const RateTermOutcome& rate : stats.rate_terms) {
+        out << "    " << rate.term << ": held in " << rate.held << " of " << rate.runs
+            << (rate.undecided > 0 ? " (" + std::to_string(rate.undecided) + " undecided)" : "")
+            << " -> " << met_word(rate.met) << "\n";
     }
 }
 
-void write_strategy_text(std::ostream& out, const json& compare, const std::string& strategy,
-                         const json& stats) {
-    const json& v = stats["verdict"];
+void write_strategy_text(std::ostream& out, const CompareFile& compare, const std::string& strategy,
+                         const CompareStrategyStats& stats) {
+    const CompareCounts& v = stats.verdict;
     out << "\n"
-        << strategy << ": " << stats["runs"].get<int>() << " run(s), violated in " << k_of_n(v)
+        << strategy << ": " << stats.runs << " run(s), violated in " << k_of_n(v)
         << " (95% interval " << interval_text(v) << ")\n";
     write_check_lines(out, stats);
-    write_spread_line(out, "cycles/s", stats["cycles_per_s"], "%.1f", "");
-    write_spread_line(out, "acquire p99", stats["acquire_p99_ms"], "%.3f", " ms");
-    if (const json& us = stats.value("server_us_per_cycle", json()); us.is_object())
-        write_spread_line(out, "server cpu/cycle", us, "%.1f", " us");
-    if (stats["expected"].is_string() && compare["sweep"].empty()) {
-        if (only_rates(stats["expected"].get<std::string>()))
+    write_spread_line(out, "cycles/s", stats.cycles_per_s, "%.1f", "");
+    write_spread_line(out, "acquire p99", stats.acquire_p99_ms, "%.3f", " ms");
+    if (stats.server_us_per_cycle)
+        write_spread_line(out, "server cpu/cycle", *stats.server_us_per_cycle, "%.1f", " us");
+    if (stats.expected && compare.sweep.empty()) {
+        if (only_rates(*stats.expected))
             out << "  expected           " << rates_outcome(stats) << "\n";
         else
             write_expectation_lines(out, stats);
     }
-    out << "  reading            " << stats["reading"].get<std::string>() << "\n";
+    out << "  reading            " << stats.reading << "\n";
 }
 
 }  // namespace
 
-std::string format_compare(const json& compare) {
+std::string format_compare(const CompareFile& compare) {
     std::ostringstream out;
     write_compare_intro(out, compare);
-    const std::vector<std::string> strategies = compare["strategies"];
-    if (!compare["sweep"].empty()) {
+    const std::vector<std::string>& strategies = compare.strategies;
+    if (!compare.sweep.empty()) {
         out << "\nheat maps ('.' none violated, one '#' per third of runs violated, '|' and '=' "
                "the boundary between safe and unsafe settings, '?' not judged)\n";
         for (const auto& strategy : strategies)
             out << "\n" << format_heat_map(compare, strategy);
     }
-    const json& settings = compare["settings"];
+    const std::vector<CompareSetting>& settings = compare.settings;
     for (std::size_t i = 0; i < settings.size(); ++i) {
         const std::string label = setting_label(compare, i);
         if (!label.empty())
             out << "\nat " << label << "\n";
         for (const auto& strategy : strategies)
-            write_strategy_text(out, compare, strategy, settings[i]["strategies"][strategy]);
+            write_strategy_text(out, compare, strategy, settings[i].strategies.at(strategy));
     }
-    out << "\nreading: " << compare.value("reading", std::string()) << "\n";
-    for (const json& f : compare["failed"]) {
-        out << "failed: " << f["strategy"].get<std::string>() << ", round " << f["round"].get<int>()
-            << ": " << f["error"].get<std::string>() << "\n";
-    }
+    out << "\nreading: " << compare.reading << "\n";
+    for (const CompareFailure& f : compare.failed)
+        out << "failed: " << f.strategy << ", round " << f.round << ": " << f.error << "\n";
     return out.str();
 }
 
@@ -354,10 +331,10 @@ namespace {
 // The SVG heat map in pixels: a cell, and the margins left of and above the grid for the labels.
 constexpr int kSvgCellWidth = 96, kSvgCellHeight = 40, kSvgLeft = 170, kSvgTop = 48;
 
-void write_html_head(std::ostream& h, const json& compare) {
+void write_html_head(std::ostream& h, const CompareFile& compare) {
     h << "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>lockbench "
-      << markup_escape(compare.value("kind", std::string("compare"))) << ": "
-      << markup_escape(compare.value("scenario", std::string())) << "</title>\n<style>\n"
+      << markup_escape(compare.kind) << ": " << markup_escape(compare.scenario)
+      << "</title>\n<style>\n"
       << "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222}\n"
       << "h1{font-size:20px}h2{font-size:16px;margin-top:28px}\n"
       << "table{border-collapse:collapse;margin:8px 0}\n"
@@ -371,30 +348,28 @@ void write_html_head(std::ostream& h, const json& compare) {
 }
 
 // The title, what was run, whether it all was, and the reading.
-void write_html_intro(std::ostream& h, const json& compare) {
-    h << "<h1>lockbench " << markup_escape(compare.value("kind", std::string("compare"))) << ": "
-      << markup_escape(compare.value("scenario", std::string())) << "</h1>\n<p>"
-      << compare.value("repeat", 0) << " run(s) per strategy"
-      << (compare["sweep"].empty() ? "" : " and setting") << ", interleaved, "
-      << value_text(compare.value("duration_s", 0.0)) << " s each.</p>\n";
-    if (!compare.value("complete", true)) {
-        h << "<p class=\"incomplete\">Incomplete: " << compare.value("runs_done", 0) << " of "
-          << compare.value("runs_planned", 0) << " runs done"
-          << (compare.value("interrupted", false) ? " (interrupted)" : "") << ".</p>\n";
+void write_html_intro(std::ostream& h, const CompareFile& compare) {
+    h << "<h1>lockbench " << markup_escape(compare.kind) << ": " << markup_escape(compare.scenario)
+      << "</h1>\n<p>" << compare.repeat << " run(s) per strategy"
+      << (compare.sweep.empty() ? "" : " and setting") << ", interleaved, "
+      << value_text(compare.duration_s) << " s each.</p>\n";
+    if (!compare.complete) {
+        h << "<p class=\"incomplete\">Incomplete: " << compare.runs_done << " of "
+          << compare.runs_planned << " runs done" << (compare.interrupted ? " (interrupted)" : "")
+          << ".</p>\n";
     }
-    h << "<p class=\"reading\">" << markup_escape(compare.value("reading", std::string()))
-      << "</p>\n";
+    h << "<p class=\"reading\">" << markup_escape(compare.reading) << "</p>\n";
 }
 
 // Green where safe, grey where not judged, and from a light red at a few runs violated to a
 // deep one at every run.
-std::string heat_cell_fill(const json& stats) {
+std::string heat_cell_fill(const CompareStrategyStats& stats) {
     const Safety safety = safety_of(stats);
     if (safety == Safety::Safe)
         return "#a5d6a7";
     if (safety != Safety::Unsafe)
         return "#bdbdbd";
-    const double rate = stats["verdict"]["violation_rate"].get<double>();
+    const double rate = stats.verdict.violation_rate.value_or(0);
     const int g = static_cast<int>(205 - 165 * rate);
     char buf[16];
     std::snprintf(buf, sizeof buf, "#%02x%02x%02x", 229 - static_cast<int>(30 * rate), g, g);
@@ -403,22 +378,21 @@ std::string heat_cell_fill(const json& stats) {
 
 // The fields' paths with an arrow each, and the values of the first axis over the columns.
 void write_svg_axes(std::ostream& h, const SweepGrid& grid) {
-    h << "<text x=\"" << kSvgLeft << "\" y=\"14\">"
-      << markup_escape(grid.across["path"].get<std::string>()) << " &#8594;</text>\n";
+    h << "<text x=\"" << kSvgLeft << "\" y=\"14\">" << markup_escape(grid.across.path)
+      << " &#8594;</text>\n";
     if (grid.down)
-        h << "<text x=\"4\" y=\"14\">" << markup_escape((*grid.down)["path"].get<std::string>())
-          << " &#8595;</text>\n";
+        h << "<text x=\"4\" y=\"14\">" << markup_escape(grid.down->path) << " &#8595;</text>\n";
     for (std::size_t c = 0; c < grid.columns; ++c) {
         h << "<text x=\"" << kSvgLeft + static_cast<int>(c) * kSvgCellWidth + kSvgCellWidth / 2
           << "\" y=\"" << kSvgTop - 8 << "\" text-anchor=\"middle\">"
-          << value_text(grid.across["values"][c].get<double>()) << "</text>\n";
+          << value_text(grid.across.values[c]) << "</text>\n";
     }
 }
 
 void write_svg_cell(std::ostream& h, const SweepGrid& grid, const std::string& strategy,
                     std::size_t r, std::size_t c) {
-    const json& stats = grid.stats_at(strategy, r, c);
-    const json& v = stats["verdict"];
+    const CompareStrategyStats& stats = grid.stats_at(strategy, r, c);
+    const CompareCounts& v = stats.verdict;
     const int x = kSvgLeft + static_cast<int>(c) * kSvgCellWidth;
     const int y = kSvgTop + static_cast<int>(r) * kSvgCellHeight;
     h << "<rect class=\"cell\" x=\"" << x << "\" y=\"" << y << "\" width=\"" << kSvgCellWidth
@@ -427,8 +401,7 @@ void write_svg_cell(std::ostream& h, const SweepGrid& grid, const std::string& s
       << markup_escape(setting_label(grid.compare, r * grid.columns + c)) << ": " << k_of_n(v)
       << " runs violated a check (95% interval " << interval_text(v) << ")</title></rect>\n";
     h << "<text x=\"" << x + kSvgCellWidth / 2 << "\" y=\"" << y + kSvgCellHeight / 2 + 4
-      << "\" text-anchor=\"middle\">" << v["violated"].get<int>() << "/" << v["runs"].get<int>()
-      << "</text>\n";
+      << "\" text-anchor=\"middle\">" << v.violated << "/" << v.runs << "</text>\n";
 }
 
 // A thick line right of a cell and under it where safe turns unsafe or back.
@@ -464,8 +437,7 @@ void write_heat_map_svg(std::ostream& h, const SweepGrid& grid, const std::strin
         if (grid.down)
             h << "<text x=\"" << kSvgLeft - 8 << "\" y=\""
               << kSvgTop + static_cast<int>(r) * kSvgCellHeight + kSvgCellHeight / 2 + 4
-              << "\" text-anchor=\"end\">" << value_text((*grid.down)["values"][r].get<double>())
-              << "</text>\n";
+              << "\" text-anchor=\"end\">" << value_text(grid.down->values[r]) << "</text>\n";
         for (std::size_t c = 0; c < grid.columns; ++c)
             write_svg_cell(h, grid, strategy, r, c);
     }
@@ -476,25 +448,24 @@ void write_heat_map_svg(std::ostream& h, const SweepGrid& grid, const std::strin
 
 // The heat maps: violation rate per setting, the boundary between safe and unsafe settings
 // drawn as a thick line.
-void write_heat_maps_html(std::ostream& h, const json& compare) {
-    if (compare["sweep"].empty())
+void write_heat_maps_html(std::ostream& h, const CompareFile& compare) {
+    if (compare.sweep.empty())
         return;
     const SweepGrid grid(compare);
     h << "<h2>Violation rate over the settings</h2>\n<p>Each cell: runs that violated a "
          "check, k of n. Green: none did; red, deeper as more did; grey: not judged. The "
          "thick line is the boundary between safe and unsafe settings.</p>\n";
-    const std::vector<std::string> strategies = compare["strategies"];
-    for (const std::string& strategy : strategies)
+    for (const std::string& strategy : compare.strategies)
         write_heat_map_svg(h, grid, strategy);
 }
 
 // The checks that applied to some strategy in some run: the table's columns.
-std::vector<std::string> applicable_checks(const json& settings) {
+std::vector<std::string> applicable_checks(const std::vector<CompareSetting>& settings) {
     std::set<std::string> names;
-    for (const json& s : settings) {
-        for (const auto& [strategy, stats] : s["strategies"].items()) {
-            for (const auto& [name, counts] : stats["checks"].items()) {
-                if (counts["not_applicable"].get<int>() < counts["runs"].get<int>())
+    for (const CompareSetting& s : settings) {
+        for (const auto& [strategy, stats] : s.strategies) {
+            for (const auto& [name, counts] : stats.checks) {
+                if (counts.not_applicable < counts.runs)
                     names.insert(name);
             }
         }
@@ -502,42 +473,41 @@ std::vector<std::string> applicable_checks(const json& settings) {
     return checker::Report::in_check_order(names);
 }
 
-std::string counts_cell(const json& counts) {
-    const bool bad = counts["violated"].get<int>() > 0;
+std::string counts_cell(const CompareCounts& counts) {
+    const bool bad = counts.violated > 0;
     return std::string("<td class=\"") + (bad ? "bad" : "ok") + "\">" + k_of_n(counts) +
            " <span class=\"ci\">(" + interval_text(counts) + ")</span></td>";
 }
 
 // "300.0 (100.0-500.0)": a spread's median, then its range.
-std::string spread_html(const json& spread, const char* format) {
-    return number_text(spread["median"], format) + " (" + number_text(spread["min"], format) + "-" +
-           number_text(spread["max"], format) + ")";
+std::string spread_html(const CompareSpread& spread, const char* format) {
+    return number_text(spread.median, format) + " (" + number_text(spread.min, format) + "-" +
+           number_text(spread.max, format) + ")";
 }
 
-void write_strategy_row(std::ostream& h, const std::string& strategy, const json& stats,
-                        const std::vector<std::string>& checks) {
-    h << "<tr><td>" << markup_escape(strategy) << "</td><td>" << stats["runs"].get<int>() << "</td>"
-      << counts_cell(stats["verdict"]);
+void write_strategy_row(std::ostream& h, const std::string& strategy,
+                        const CompareStrategyStats& stats, const std::vector<std::string>& checks) {
+    h << "<tr><td>" << markup_escape(strategy) << "</td><td>" << stats.runs << "</td>"
+      << counts_cell(stats.verdict);
     for (const auto& name : checks) {
-        if (stats["checks"].contains(name) && stats["checks"][name]["not_applicable"].get<int>() <
-                                                  stats["checks"][name]["runs"].get<int>())
-            h << counts_cell(stats["checks"][name]);
+        if (const auto it = stats.checks.find(name);
+            it != stats.checks.end() && it->second.not_applicable < it->second.runs)
+            h << counts_cell(it->second);
         else
             h << "<td>n/a</td>";
     }
-    h << "<td>" << spread_html(stats["cycles_per_s"], "%.1f") << "</td><td>"
-      << spread_html(stats["acquire_p99_ms"], "%.3f") << "</td><td class=\"server-cost\">";
-    if (const json& us = stats.value("server_us_per_cycle", json()); us.is_object())
-        h << spread_html(us, "%.1f");
+    h << "<td>" << spread_html(stats.cycles_per_s, "%.1f") << "</td><td>"
+      << spread_html(stats.acquire_p99_ms, "%.3f") << "</td><td class=\"server-cost\">";
+    if (stats.server_us_per_cycle)
+        h << spread_html(*stats.server_us_per_cycle, "%.1f");
     else
         h << "not measured";
-    h << "</td><td>" << markup_escape(stats["reading"].get<std::string>()) << "</td></tr>\n";
+    h << "</td><td>" << markup_escape(stats.reading) << "</td></tr>\n";
 }
 
 // The table, per setting: k of n and the interval for every check, throughput, p99.
-void write_setting_tables(std::ostream& h, const json& compare) {
-    const json& settings = compare["settings"];
-    const std::vector<std::string> strategies = compare["strategies"];
+void write_setting_tables(std::ostream& h, const CompareFile& compare) {
+    const std::vector<CompareSetting>& settings = compare.settings;
     const std::vector<std::string> checks = applicable_checks(settings);
     for (std::size_t i = 0; i < settings.size(); ++i) {
         const std::string label = setting_label(compare, i);
@@ -549,8 +519,8 @@ void write_setting_tables(std::ostream& h, const json& compare) {
             h << "<th>" << markup_escape(name) << "</th>";
         h << "<th>cycles/s median (min-max)</th><th>acquire p99 ms median (min-max)</th>"
              "<th>server CPU us per cycle median (min-max)</th><th>reading</th></tr>\n";
-        for (const std::string& strategy : strategies)
-            write_strategy_row(h, strategy, settings[i]["strategies"][strategy], checks);
+        for (const std::string& strategy : compare.strategies)
+            write_strategy_row(h, strategy, settings[i].strategies.at(strategy), checks);
         h << "</table>\n";
     }
 }
@@ -569,7 +539,7 @@ void write_html_foot(std::ostream& h) {
 
 }  // namespace
 
-std::string compare_html(const json& compare) {
+std::string compare_html(const CompareFile& compare) {
     std::ostringstream h;
     write_html_head(h, compare);
     write_html_intro(h, compare);

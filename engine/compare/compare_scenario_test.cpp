@@ -35,6 +35,12 @@ std::string read(const fs::path& p) {
     return ss.str();
 }
 
+// A comparison folder's compare.json, through its one reader.
+CompareFile read_compare(const fs::path& folder) {
+    return CompareFile::from_json(json::parse(read(folder / "compare.json")),
+                                  (folder / "compare.json").string());
+}
+
 // t1 made short: the holder of k0 paused at 0.3 s, for as long as the sweep says.
 Workload t1_like() {
     return Workload::from_json(json::parse(R"({
@@ -58,23 +64,24 @@ TEST(CompareScenario, AForcedGridIsUnsafeOnlyWhereThePauseOutlastsTheLease) {
                      parse_sweep("duration_ms=1500,20", as_run)};
     const CompareOutcome outcome = run_compare(options);
     ASSERT_FALSE(outcome.interrupted);
-    ASSERT_EQ(outcome.failure_exit_code, 0) << outcome.compare["failed"].dump();
-    const json& c = outcome.compare;
-    EXPECT_EQ(c["complete"], true);
-    EXPECT_EQ(c["runs_done"], 8);
-    ASSERT_EQ(c["settings"].size(), 4u);
-    for (const json& setting : c["settings"]) {
+    const CompareFile& c = outcome.compare;
+    ASSERT_EQ(outcome.failure_exit_code, 0) << c.to_json()["failed"].dump();
+    EXPECT_TRUE(c.complete);
+    EXPECT_EQ(c.runs_done, 8u);
+    ASSERT_EQ(c.settings.size(), 4u);
+    for (const CompareSetting& setting : c.settings) {
         const bool unsafe =
-            setting["at"]["lease_ms"] == 200.0 && setting["at"]["faults[0].duration_ms"] == 1500.0;
-        const json& stats = setting["strategies"]["set_nx_px"];
-        EXPECT_EQ(stats["runs"], 2) << setting["at"];
-        EXPECT_EQ(stats["checks"]["mutual_exclusion"]["violated"], unsafe ? 2 : 0) << setting["at"];
-        EXPECT_EQ(stats["checks"]["mutual_exclusion"]["valid"], unsafe ? 0 : 2) << setting["at"];
-        EXPECT_EQ(stats["verdict"]["violated"], unsafe ? 2 : 0) << setting["at"];
+            setting.at.at("lease_ms") == 200.0 && setting.at.at("faults[0].duration_ms") == 1500.0;
+        const CompareStrategyStats& stats = setting.strategies.at("set_nx_px");
+        const std::string where = json(setting.at).dump();
+        EXPECT_EQ(stats.runs, 2) << where;
+        EXPECT_EQ(stats.checks.at("mutual_exclusion").violated, unsafe ? 2 : 0) << where;
+        EXPECT_EQ(stats.checks.at("mutual_exclusion").valid, unsafe ? 0 : 2) << where;
+        EXPECT_EQ(stats.verdict.violated, unsafe ? 2 : 0) << where;
     }
     // Every run is a run folder of its own, as `lockbench run` writes it.
-    for (const json& r : c["runs"])
-        EXPECT_TRUE(fs::exists(outcome.dir / r["run"].get<std::string>() / "summary.json"));
+    for (const CompareRun& r : c.runs)
+        EXPECT_TRUE(fs::exists(outcome.dir / r.run / "summary.json"));
     EXPECT_EQ(format_heat_map(c, "set_nx_px"),
               "set_nx_px: runs that violated a check, k of n (rows faults[0].duration_ms, "
               "columns lease_ms)\n"
@@ -82,7 +89,11 @@ TEST(CompareScenario, AForcedGridIsUnsafeOnlyWhereThePauseOutlastsTheLease) {
               "duration_ms=1500  2/2 ###      | 0/2 .\n"
               "                  =============\n"
               "duration_ms=20    0/2 .          0/2 .\n");
-    EXPECT_EQ(json::parse(read(outcome.dir / "compare.json")), c);
+    // compare.json is its one writer's, and reads back through its one reader unchanged.
+    const std::string written = read(outcome.dir / "compare.json");
+    EXPECT_EQ(written, c.to_json().dump(2) + "\n");
+    EXPECT_EQ(CompareFile::from_json(json::parse(written), "compare.json").to_json().dump(2) + "\n",
+              written);
     EXPECT_NE(read(outcome.dir / "compare.txt").find(format_heat_map(c, "set_nx_px")),
               std::string::npos);
 
@@ -145,13 +156,13 @@ TEST(CompareScenario, CtrlCKeepsTheFinishedRunsAndSaysTheComparisonIsIncomplete)
     const std::vector<fs::path> folders{fs::directory_iterator(results), fs::directory_iterator()};
     ASSERT_EQ(folders.size(), 1u);  // no .tmp-* left behind
     EXPECT_EQ(folders[0].filename().string().rfind("compare-", 0), 0u) << folders[0];
-    const json c = json::parse(read(folders[0] / "compare.json"));
-    EXPECT_EQ(c["complete"], false);
-    EXPECT_EQ(c["interrupted"], true);
-    EXPECT_GE(c["runs_done"].get<int>(), 1);
-    EXPECT_LT(c["runs_done"].get<int>(), 100);
-    for (const json& r : c["runs"])
-        EXPECT_TRUE(fs::exists(folders[0] / r["run"].get<std::string>() / "summary.json"));
+    const CompareFile c = read_compare(folders[0]);
+    EXPECT_FALSE(c.complete);
+    EXPECT_TRUE(c.interrupted);
+    EXPECT_GE(c.runs_done, 1u);
+    EXPECT_LT(c.runs_done, 100u);
+    for (const CompareRun& r : c.runs)
+        EXPECT_TRUE(fs::exists(folders[0] / r.run / "summary.json"));
     EXPECT_NE(read(out).find("INCOMPLETE: interrupted after"), std::string::npos) << read(out);
     for (const auto& e : fs::recursive_directory_iterator(folders[0]))
         EXPECT_EQ(e.path().filename().string().find(".tmp"), std::string::npos) << e.path();
@@ -173,12 +184,12 @@ TEST(CompareScenario, RunRepeatWritesOneFolderOfNRuns) {
     const std::vector<fs::path> folders{fs::directory_iterator(results), fs::directory_iterator()};
     ASSERT_EQ(folders.size(), 1u);
     EXPECT_EQ(folders[0].filename().string().rfind("repeat-", 0), 0u) << folders[0];
-    const json c = json::parse(read(folders[0] / "compare.json"));
-    EXPECT_EQ(c["kind"], "repeat");
-    EXPECT_EQ(c["runs_done"], 3);
-    const json& stats = c["settings"][0]["strategies"]["set_nx_px"];
-    EXPECT_EQ(stats["verdict"]["valid"], 3);
-    EXPECT_EQ(stats["checks"]["mutual_exclusion"]["violated"], 0);
+    const CompareFile c = read_compare(folders[0]);
+    EXPECT_EQ(c.kind, "repeat");
+    EXPECT_EQ(c.runs_done, 3u);
+    const CompareStrategyStats& stats = c.settings.at(0).strategies.at("set_nx_px");
+    EXPECT_EQ(stats.verdict.valid, 3);
+    EXPECT_EQ(stats.checks.at("mutual_exclusion").violated, 0);
     EXPECT_NE(read(t.path() / "stdout.txt").find("set_nx_px was safe in 3 of 3 runs"),
               std::string::npos)
         << read(t.path() / "stdout.txt");
@@ -221,13 +232,15 @@ TEST(CompareScenario, RunRepeatJudgesARateExpectationThatOneRunCannot) {
     EXPECT_NE(repeated.find("  server cpu/cycle   "), std::string::npos) << repeated;
     const std::vector<fs::path> folders{fs::directory_iterator(results), fs::directory_iterator()};
     ASSERT_EQ(folders.size(), 1u);
-    const json c = json::parse(read(folders[0] / "compare.json"));
-    const json& stats = c["settings"][0]["strategies"]["set_nx_px"];
-    EXPECT_EQ(stats["expectation_met"], false);
-    EXPECT_EQ(stats["rate_terms"][0]["held"], 0);
-    EXPECT_GT(stats["server_us_per_cycle"]["median"].get<double>(), 0) << stats.dump();
-    for (const json& run : c["runs"])
-        EXPECT_GT(run["server_us_per_cycle"].get<double>(), 0) << run.dump();
+    const CompareFile c = read_compare(folders[0]);
+    const CompareStrategyStats& stats = c.settings.at(0).strategies.at("set_nx_px");
+    EXPECT_EQ(stats.expectation_met, false);
+    ASSERT_EQ(stats.rate_terms.size(), 1u);
+    EXPECT_EQ(stats.rate_terms[0].held, 0);
+    ASSERT_TRUE(stats.server_us_per_cycle.has_value());
+    EXPECT_GT(stats.server_us_per_cycle->median.value_or(0), 0);
+    for (const CompareRun& run : c.runs)
+        EXPECT_GT(run.server_us_per_cycle.value_or(0), 0) << run.run;
 }
 
 }  // namespace

@@ -4,6 +4,9 @@
 
 #include "engine/compare/compare.hpp"
 
+#include <map>
+#include <optional>
+
 #include <gtest/gtest.h>
 
 #include "engine/compare/sweep.hpp"
@@ -108,64 +111,78 @@ TEST(Sweep, TheFirstAxisVariesFastest) {
     EXPECT_EQ(sweep_cells({}), (std::vector<std::vector<double>>{{}}));
 }
 
-json run(std::size_t setting, const std::string& strategy, const json& verdict, const json& checks,
-         double throughput, double p99) {
-    return json{{"round", 1},
-                {"setting", setting},
-                {"strategy", strategy},
-                {"run", strategy + "-run"},
-                {"verdict", verdict},
-                {"checks", checks},
-                {"expected", nullptr},
-                {"as_expected", nullptr},
-                {"cycles_per_s", throughput},
-                {"acquire_p99_ms", p99}};
+using checker::Verdict;
+
+CompareRun run(std::size_t setting, const std::string& strategy, Verdict verdict,
+               const std::map<std::string, Verdict>& checks, double throughput, double p99) {
+    return {.round = 1,
+            .setting = setting,
+            .strategy = strategy,
+            .run = strategy + "-run",
+            .verdict = verdict,
+            .checks = checks,
+            .cycles_per_s = throughput,
+            .acquire_p99_ms = p99};
 }
 
-json plan(const std::vector<std::string>& strategies, const json& sweep, std::size_t settings) {
-    json list = json::array();
-    for (std::size_t i = 0; i < settings; ++i)
-        list.push_back({{"at", json::object()}});
-    return json{{"format", kCompareFormat}, {"version", kCompareVersion},
-                {"kind", "compare"},        {"scenario", "t1"},
-                {"strategies", strategies}, {"repeat", 5},
-                {"duration_s", 1.0},        {"sweep", sweep},
-                {"settings", list},         {"runs_planned", 5 * strategies.size() * settings},
-                {"runs_done", 0},           {"runs", json::array()},
-                {"failed", json::array()},  {"complete", true},
-                {"interrupted", false}};
+CompareFile plan(const std::vector<std::string>& strategies, const std::vector<SweepAxis>& sweep,
+                 std::size_t settings) {
+    CompareFile c;
+    c.scenario = "t1";
+    c.strategies = strategies;
+    c.repeat = 5;
+    c.duration_s = 1.0;
+    for (const SweepAxis& axis : sweep)
+        c.sweep.push_back({.field = axis.field, .path = axis.path, .values = axis.values});
+    c.settings.resize(settings);
+    c.runs_planned = 5 * strategies.size() * settings;
+    c.complete = true;
+    return c;
 }
+
+const CompareStrategyStats& stats_of(const CompareFile& c, const std::string& strategy,
+                                     std::size_t setting = 0) {
+    return c.settings.at(setting).strategies.at(strategy);
+}
+
+constexpr Verdict kValid = Verdict::Valid, kViolated = Verdict::Invalid,
+                  kUnknown = Verdict::Unknown;
 
 TEST(Summary, CountsEachCheckAsKOfNWithItsIntervalAndReadsIt) {
-    json c = plan({"set_nx_px", "fenced", "reentrant_hash"}, json::array(), 1);
-    const json broke{{"mutual_exclusion", false}, {"resource", false}, {"liveness", true}};
-    const json fenced_broke{
-        {"mutual_exclusion", false}, {"fencing", true}, {"resource", true}, {"liveness", true}};
-    const json safe{{"mutual_exclusion", true}, {"resource", true}, {"liveness", true}};
+    CompareFile c = plan({"set_nx_px", "fenced", "reentrant_hash"}, {}, 1);
+    const std::map<std::string, Verdict> broke{
+        {"mutual_exclusion", kViolated}, {"resource", kViolated}, {"liveness", kValid}};
+    const std::map<std::string, Verdict> fenced_broke{{"mutual_exclusion", kViolated},
+                                                      {"fencing", kValid},
+                                                      {"resource", kValid},
+                                                      {"liveness", kValid}};
+    const std::map<std::string, Verdict> safe{
+        {"mutual_exclusion", kValid}, {"resource", kValid}, {"liveness", kValid}};
     const double throughputs[] = {100, 300, 200, 500, 400};
     for (int i = 0; i < 5; ++i) {
-        c["runs"].push_back(run(0, "set_nx_px", false, broke, throughputs[i], 1.0 + i));
-        c["runs"].push_back(run(0, "fenced", false, fenced_broke, 50, 2));
+        c.runs.push_back(run(0, "set_nx_px", kViolated, broke, throughputs[i], 1.0 + i));
+        c.runs.push_back(run(0, "fenced", kViolated, fenced_broke, 50, 2));
         // One run of reentrant_hash could not be judged.
-        c["runs"].push_back(run(0, "reentrant_hash", i == 4 ? json("unknown") : json(true),
-                                i == 4 ? json{{"mutual_exclusion", "unknown"}} : safe, 80, 3));
+        c.runs.push_back(run(
+            0, "reentrant_hash", i == 4 ? kUnknown : kValid,
+            i == 4 ? std::map<std::string, Verdict>{{"mutual_exclusion", kUnknown}} : safe, 80, 3));
     }
-    const json s = summarise_compare(c);
-    const json& set_nx_px = s["settings"][0]["strategies"]["set_nx_px"];
-    EXPECT_EQ(set_nx_px["runs"], 5);
-    EXPECT_EQ(set_nx_px["checks"]["mutual_exclusion"]["violated"], 5);
-    EXPECT_EQ(set_nx_px["checks"]["liveness"]["valid"], 5);
-    EXPECT_NEAR(set_nx_px["checks"]["resource"]["wilson_95"][0].get<double>(), 0.565518, 1e-6);
-    EXPECT_EQ(set_nx_px["cycles_per_s"]["median"], 300.0);
-    EXPECT_EQ(set_nx_px["cycles_per_s"]["min"], 100.0);
-    EXPECT_EQ(set_nx_px["cycles_per_s"]["max"], 500.0);
-    EXPECT_EQ(set_nx_px["acquire_p99_ms"]["median"], 3.0);
-    const json& reentrant = s["settings"][0]["strategies"]["reentrant_hash"];
-    EXPECT_EQ(reentrant["verdict"]["unknown"], 1);
-    EXPECT_EQ(reentrant["verdict"]["valid"], 4);
+    const CompareFile s = summarise_compare(c);
+    const CompareStrategyStats& set_nx_px = stats_of(s, "set_nx_px");
+    EXPECT_EQ(set_nx_px.runs, 5);
+    EXPECT_EQ(set_nx_px.checks.at("mutual_exclusion").violated, 5);
+    EXPECT_EQ(set_nx_px.checks.at("liveness").valid, 5);
+    EXPECT_NEAR(set_nx_px.checks.at("resource").wilson_95.first, 0.565518, 1e-6);
+    EXPECT_EQ(set_nx_px.cycles_per_s.median, 300.0);
+    EXPECT_EQ(set_nx_px.cycles_per_s.min, 100.0);
+    EXPECT_EQ(set_nx_px.cycles_per_s.max, 500.0);
+    EXPECT_EQ(set_nx_px.acquire_p99_ms.median, 3.0);
+    const CompareStrategyStats& reentrant = stats_of(s, "reentrant_hash");
+    EXPECT_EQ(reentrant.verdict.unknown, 1);
+    EXPECT_EQ(reentrant.verdict.valid, 4);
     // The check a run did not report took no part in it.
-    EXPECT_EQ(reentrant["checks"]["resource"]["not_applicable"], 1);
-    EXPECT_EQ(s["reading"],
+    EXPECT_EQ(reentrant.checks.at("resource").not_applicable, 1);
+    EXPECT_EQ(s.reading,
               "set_nx_px lost an update in 5 of 5 runs and broke mutual exclusion in 5 of 5; "
               "fenced kept the data in 5 of 5 runs but broke mutual exclusion in 5 of 5; "
               "reentrant_hash showed no violation, but 1 of 5 runs could not be judged "
@@ -183,21 +200,23 @@ TEST(Summary, CountsEachCheckAsKOfNWithItsIntervalAndReadsIt) {
 }
 
 TEST(Summary, CarriesTheServersCostPerCycleWhereMeasured) {
-    json c = plan({"set_nx_px", "zk_mutex"}, json::array(), 1);
+    CompareFile c = plan({"set_nx_px", "zk_mutex"}, {}, 1);
     const double costs[] = {30.0, 10.0, 20.0};
     for (double cost : costs) {
-        json r = run(0, "set_nx_px", true, json{{"mutual_exclusion", true}}, 100, 1);
-        r["server_us_per_cycle"] = cost;
-        c["runs"].push_back(r);
+        CompareRun r = run(0, "set_nx_px", kValid, {{"mutual_exclusion", kValid}}, 100, 1);
+        r.server_us_per_cycle = cost;
+        c.runs.push_back(r);
         // The user's ZooKeeper: not measured.
-        json z = run(0, "zk_mutex", true, json{{"mutual_exclusion", true}}, 100, 1);
-        z["server_us_per_cycle"] = nullptr;
-        c["runs"].push_back(z);
+        c.runs.push_back(run(0, "zk_mutex", kValid, {{"mutual_exclusion", kValid}}, 100, 1));
     }
-    const json s = summarise_compare(c);
-    const json& measured = s["settings"][0]["strategies"]["set_nx_px"]["server_us_per_cycle"];
-    EXPECT_EQ(measured, (json{{"median", 20.0}, {"min", 10.0}, {"max", 30.0}}));
-    EXPECT_EQ(s["settings"][0]["strategies"]["zk_mutex"]["server_us_per_cycle"], nullptr);
+    const CompareFile s = summarise_compare(c);
+    const std::optional<CompareSpread>& measured = stats_of(s, "set_nx_px").server_us_per_cycle;
+    ASSERT_TRUE(measured.has_value());
+    EXPECT_EQ(measured->median, 20.0);
+    EXPECT_EQ(measured->min, 10.0);
+    EXPECT_EQ(measured->max, 30.0);
+    EXPECT_FALSE(stats_of(s, "zk_mutex").server_us_per_cycle.has_value());
+    EXPECT_EQ(s.to_json()["settings"][0]["strategies"]["zk_mutex"]["server_us_per_cycle"], nullptr);
     const std::string text = format_compare(s);
     EXPECT_NE(text.find("  server cpu/cycle   20.0 us median (10.0 - 30.0)"), std::string::npos)
         << text;
@@ -212,26 +231,28 @@ TEST(Summary, CarriesTheServersCostPerCycleWhereMeasured) {
 // each also state the plain term.
 TEST(Summary, JudgesARateExpectationOverTheRuns) {
     const auto with_terms = [](bool linearizable_violated, json me_violated) {
-        json r = run(0, "set_nx_px", false, json{{"mutual_exclusion", false}}, 100, 1);
-        r["expected"] = "violates:linearizability,violates:mutual_exclusion in >= 3 of 5";
-        r["as_expected"] = linearizable_violated;
-        r["expected_terms"] = json::array(
+        CompareRun r = run(0, "set_nx_px", kViolated, {{"mutual_exclusion", kViolated}}, 100, 1);
+        r.expected = "violates:linearizability,violates:mutual_exclusion in >= 3 of 5";
+        r.as_expected = linearizable_violated;
+        r.expected_terms = json::array(
             {{{"term", "violates:linearizability"}, {"met", linearizable_violated}},
              {{"term", "violates:mutual_exclusion in >= 3 of 5"}, {"met", me_violated}}});
         return r;
     };
-    json met = plan({"set_nx_px"}, json::array(), 1);
+    CompareFile met = plan({"set_nx_px"}, {}, 1);
     for (json me : {json(true), json(true), json(false), json(true), json(nullptr)})
-        met["runs"].push_back(with_terms(true, me));
-    const json s = summarise_compare(met);
-    const json& stats = s["settings"][0]["strategies"]["set_nx_px"];
-    EXPECT_EQ(stats["as_expected"], 5);
-    EXPECT_EQ(stats["expectation_met"], true);
-    EXPECT_EQ(stats["rate_terms"], json::array({{{"term", "violates:mutual_exclusion in >= 3 of 5"},
-                                                 {"held", 3},
-                                                 {"undecided", 1},
-                                                 {"runs", 5},
-                                                 {"met", true}}}));
+        met.runs.push_back(with_terms(true, me));
+    const CompareFile s = summarise_compare(met);
+    const CompareStrategyStats& stats = stats_of(s, "set_nx_px");
+    EXPECT_EQ(stats.as_expected, 5);
+    EXPECT_EQ(stats.expectation_met, true);
+    ASSERT_EQ(stats.rate_terms.size(), 1u);
+    EXPECT_EQ(stats.rate_terms[0].to_json(),
+              (json{{"term", "violates:mutual_exclusion in >= 3 of 5"},
+                    {"held", 3},
+                    {"undecided", 1},
+                    {"runs", 5},
+                    {"met", true}}));
     const std::string text = format_compare(s);
     EXPECT_NE(text.find("as expected in 5 of 5 run(s); over the runs: met\n"
                         "    violates:mutual_exclusion in >= 3 of 5: held in 3 of 5 (1 undecided) "
@@ -239,27 +260,28 @@ TEST(Summary, JudgesARateExpectationOverTheRuns) {
               std::string::npos)
         << text;
 
-    json missed = plan({"set_nx_px"}, json::array(), 1);
+    CompareFile missed = plan({"set_nx_px"}, {}, 1);
     for (json me : {json(true), json(false), json(false), json(true), json(false)})
-        missed["runs"].push_back(with_terms(true, me));
-    const json m = summarise_compare(missed)["settings"][0]["strategies"]["set_nx_px"];
-    EXPECT_EQ(m["as_expected"], 5);          // every run's plain term held...
-    EXPECT_EQ(m["expectation_met"], false);  // ...but the rate did not: 2 of 5 < 3 of 5
-    EXPECT_EQ(m["rate_terms"][0]["met"], false);
+        missed.runs.push_back(with_terms(true, me));
+    const CompareStrategyStats m = stats_of(summarise_compare(missed), "set_nx_px");
+    EXPECT_EQ(m.as_expected, 5);          // every run's plain term held...
+    EXPECT_EQ(m.expectation_met, false);  // ...but the rate did not: 2 of 5 < 3 of 5
+    ASSERT_EQ(m.rate_terms.size(), 1u);
+    EXPECT_EQ(m.rate_terms[0].met, false);
 }
 
 // With rates only no single run decides the expectation (each run's as_expected is null): the
 // line says whether the rate was met over the runs, not "as expected in 0 of 3 run(s)".
 TEST(Summary, ARatesOnlyExpectationSaysWhetherTheRunsMetTheRate) {
     const auto runs_seeing = [](std::vector<json> seen) {
-        json c = plan({"set_nx_px"}, json::array(), 1);
+        CompareFile c = plan({"set_nx_px"}, {}, 1);
         for (const json& me : seen) {
-            json r = run(0, "set_nx_px", false, json{{"mutual_exclusion", false}}, 100, 1);
-            r["expected"] = "violates:mutual_exclusion in >= 2 of 3";
-            r["as_expected"] = nullptr;
-            r["expected_terms"] =
+            CompareRun r =
+                run(0, "set_nx_px", kViolated, {{"mutual_exclusion", kViolated}}, 100, 1);
+            r.expected = "violates:mutual_exclusion in >= 2 of 3";
+            r.expected_terms =
                 json::array({{{"term", "violates:mutual_exclusion in >= 2 of 3"}, {"met", me}}});
-            c["runs"].push_back(r);
+            c.runs.push_back(r);
         }
         return format_compare(summarise_compare(c));
     };
@@ -284,12 +306,12 @@ TEST(Summary, ARatesOnlyExpectationSaysWhetherTheRunsMetTheRate) {
 }
 
 TEST(Summary, NoRunFinishedIsSaidSo) {
-    json c = plan({"set_nx_px"}, json::array(), 1);
-    c["interrupted"] = true;
-    c["complete"] = false;
-    const json s = summarise_compare(c);
-    EXPECT_EQ(s["settings"][0]["strategies"]["set_nx_px"]["verdict"]["violation_rate"], nullptr);
-    EXPECT_EQ(s["reading"], "set_nx_px: no run finished");
+    CompareFile c = plan({"set_nx_px"}, {}, 1);
+    c.interrupted = true;
+    c.complete = false;
+    const CompareFile s = summarise_compare(c);
+    EXPECT_EQ(stats_of(s, "set_nx_px").verdict.violation_rate, std::nullopt);
+    EXPECT_EQ(s.reading, "set_nx_px: no run finished");
     EXPECT_NE(format_compare(s).find("INCOMPLETE: interrupted after 0 of 5 runs"),
               std::string::npos);
 }
@@ -300,21 +322,16 @@ TEST(HeatMap, MarksTheBoundaryBetweenSafeAndUnsafeSettings) {
     const json w = t1_like();
     const std::vector<SweepAxis> axes{parse_sweep("lease_ms=200,2000", w),
                                       parse_sweep("duration_ms=1200,50", w)};
-    json sweep = json::array();
-    for (const auto& a : axes)
-        sweep.push_back(a.to_json());
     const auto cells = sweep_cells(axes);
-    json c = plan({"set_nx_px"}, sweep, cells.size());
+    CompareFile c = plan({"set_nx_px"}, axes, cells.size());
     for (std::size_t i = 0; i < cells.size(); ++i) {
-        c["settings"][i]["at"] = setting_json(axes, cells[i]);
-        const bool unsafe = cells[i][0] == 200 && cells[i][1] == 1200;
-        for (int r = 0; r < 3; ++r) {
-            c["runs"].push_back(run(i, "set_nx_px", !unsafe,
-                                    json{{"mutual_exclusion", !unsafe}, {"resource", !unsafe}}, 100,
-                                    1));
-        }
+        c.settings[i].at = setting_at(axes, cells[i]);
+        const Verdict v = cells[i][0] == 200 && cells[i][1] == 1200 ? kViolated : kValid;
+        for (int r = 0; r < 3; ++r)
+            c.runs.push_back(
+                run(i, "set_nx_px", v, {{"mutual_exclusion", v}, {"resource", v}}, 100, 1));
     }
-    const json s = summarise_compare(c);
+    const CompareFile s = summarise_compare(c);
     EXPECT_EQ(format_heat_map(s, "set_nx_px"),
               "set_nx_px: runs that violated a check, k of n (rows faults[0].duration_ms, "
               "columns lease_ms)\n"
@@ -322,7 +339,7 @@ TEST(HeatMap, MarksTheBoundaryBetweenSafeAndUnsafeSettings) {
               "duration_ms=1200  3/3 ###      | 0/3 .\n"
               "                  =============\n"
               "duration_ms=50    0/3 .          0/3 .\n");
-    EXPECT_EQ(s["reading"],
+    EXPECT_EQ(s.reading,
               "set_nx_px violated something at 1 of 4 settings (lease_ms=200 duration_ms=1200)");
     const std::string html = compare_html(s);
     EXPECT_NE(html.find("<svg class=\"heatmap\" data-strategy=\"set_nx_px\""), std::string::npos);
@@ -341,13 +358,13 @@ TEST(HeatMap, OneAxisIsOneRow) {
     const json w = t1_like();
     const std::vector<SweepAxis> axes{parse_sweep("lease_ms=300,1000,3000", w)};
     const auto cells = sweep_cells(axes);
-    json c = plan({"fenced"}, json::array({axes[0].to_json()}), cells.size());
+    CompareFile c = plan({"fenced"}, axes, cells.size());
     for (std::size_t i = 0; i < cells.size(); ++i) {
-        c["settings"][i]["at"] = setting_json(axes, cells[i]);
+        c.settings[i].at = setting_at(axes, cells[i]);
         for (int r = 0; r < 3; ++r) {
             const bool violated = cells[i][0] == 300 || (cells[i][0] == 1000 && r == 0);
-            c["runs"].push_back(
-                run(i, "fenced", !violated, json{{"mutual_exclusion", !violated}}, 100, 1));
+            const Verdict v = violated ? kViolated : kValid;
+            c.runs.push_back(run(i, "fenced", v, {{"mutual_exclusion", v}}, 100, 1));
         }
     }
     EXPECT_EQ(format_heat_map(summarise_compare(c), "fenced"),
@@ -357,8 +374,8 @@ TEST(HeatMap, OneAxisIsOneRow) {
 }
 
 TEST(Html, EscapesWhatItQuotes) {
-    json c = plan({"set_nx_px"}, json::array(), 1);
-    c["scenario"] = "<script>alert(1)</script>";
+    CompareFile c = plan({"set_nx_px"}, {}, 1);
+    c.scenario = "<script>alert(1)</script>";
     const std::string html = compare_html(summarise_compare(c));
     EXPECT_EQ(html.find("<script>alert"), std::string::npos);
     EXPECT_NE(html.find("&lt;script&gt;alert(1)"), std::string::npos);

@@ -184,8 +184,9 @@ Workload at_setting(const Workload& base, const std::vector<SweepAxis>& axes,
     return Workload::from_json(j, "--sweep " + setting_words(axes, setting));
 }
 
-json setting_json(const std::vector<SweepAxis>& axes, const std::vector<double>& setting) {
-    json at = json::object();
+std::map<std::string, double> setting_at(const std::vector<SweepAxis>& axes,
+                                         const std::vector<double>& setting) {
+    std::map<std::string, double> at;
     for (std::size_t i = 0; i < axes.size() && i < setting.size(); ++i)
         at[axes[i].path] = setting[i];
     return at;

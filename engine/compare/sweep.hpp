@@ -6,6 +6,7 @@
 // a typo or a field that is not a number is refused up front, naming it, instead of an hour of
 // runs of an experiment nobody asked for.
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -47,8 +48,10 @@ Workload at_setting(const Workload& base, const std::vector<SweepAxis>& axes,
 // 300, 0.5, 1e-06: a value as a person writes it, no trailing zeros.
 std::string value_text(double value);
 
-// {"lease_ms": 300, "faults[0].duration_ms": 1000}: where a setting is, by readable path.
-nlohmann::json setting_json(const std::vector<SweepAxis>& axes, const std::vector<double>& setting);
+// {"lease_ms": 300, "faults[0].duration_ms": 1000}: where a setting is, by readable path
+// (compare.json's settings[i].at).
+std::map<std::string, double> setting_at(const std::vector<SweepAxis>& axes,
+                                         const std::vector<double>& setting);
 
 // "lease_ms=300 duration_ms=1000" (the user's field names), "" with no axis.
 std::string setting_words(const std::vector<SweepAxis>& axes, const std::vector<double>& setting);

@@ -326,14 +326,6 @@ std::optional<bool> Expectation::met_across(
     return all_of(per_term);
 }
 
-json RateTermOutcome::to_json() const {
-    return {{"term", term},
-            {"held", held},
-            {"undecided", undecided},
-            {"runs", runs},
-            {"met", met ? json(*met) : json(nullptr)}};
-}
-
 json RepeatedJudgement::to_json() const {
     json terms = json::array();
     for (const auto& t : rate_terms)

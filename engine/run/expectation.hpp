@@ -30,6 +30,7 @@
 #include <nlohmann/json.hpp>
 
 #include "checker/report.hpp"
+#include "engine/results/rate_term_outcome.hpp"  // RateTermOutcome
 
 namespace lockbench {
 
@@ -85,18 +86,6 @@ struct Expectation {
     std::optional<bool> met_across(const std::vector<std::vector<std::optional<bool>>>& runs) const;
     // One rate term over the runs: true, false, or nullopt when the undecided runs could tip it.
     static std::optional<bool> rate_met(const Term::Rate& rate, int held, int undecided, int runs);
-};
-
-// One rate term of an expectation over repeated runs: in how many it held.
-struct RateTermOutcome {
-    std::string term;
-    int held = 0;
-    int undecided = 0;
-    int runs = 0;
-    std::optional<bool> met;  // nullopt: the undecided runs could tip it
-
-    // {"term", "held", "undecided", "runs", "met"}
-    nlohmann::json to_json() const;
 };
 
 // An expectation over repeated runs (Expectation::met_across). Without an expectation, or one this

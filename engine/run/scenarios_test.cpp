@@ -361,13 +361,14 @@ TEST_P(RatedScenarioTest, EveryRateHoldsOverTheRunsItNames) {
     options.kind = "repeat";
     const CompareOutcome outcome = run_compare(options);
     ASSERT_FALSE(outcome.interrupted);
-    const auto& stats = outcome.compare["settings"][0]["strategies"][c.strategy];
-    if (stats["expectation_met"] != true)
+    const CompareStrategyStats& stats = outcome.compare.settings.at(0).strategies.at(c.strategy);
+    if (stats.expectation_met != true)
         out.keep();
-    EXPECT_EQ(stats["expectation_met"], true)
+    EXPECT_EQ(stats.expectation_met, true)
         << c.scenario << " x " << c.strategy << ": expected " << workload().expect.at(c.strategy)
         << " over " << options.repeat << " runs\n"
-        << stats.dump(1) << "\nresult kept in " << outcome.dir;
+        << outcome.compare.to_json()["settings"][0]["strategies"][c.strategy].dump(1)
+        << "\nresult kept in " << outcome.dir;
 }
 
 INSTANTIATE_TEST_SUITE_P(Shipped, RatedScenarioTest, ::testing::ValuesIn(rated_cases()), case_name);
