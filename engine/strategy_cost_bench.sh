@@ -2,8 +2,8 @@
 # What each lock costs the servers per cycle, every strategy in one run on this machine: the
 # table README.md's performance section shows. Each strategy runs closed-loop with CLIENTS
 # clients (default 50; lock libraries LIBRARY_CLIENTS, default 10: one adapter process each) on
-# embedded servers lockbench starts (Redlock's three masters, ZooKeeper, etcd), each client on
-# keys of its own (no contention: every attempt is a grant), holding for 0 ms, no fault. Printed
+# embedded servers lockbench starts (Redlock's three masters, ZooKeeper, etcd), on 100,000 keys
+# (hardly any contention: nearly every attempt is a grant), holding for 0 ms, no fault. Printed
 # per strategy from its summary.json: cycles/s, the servers' CPU per cycle by their own
 # accounting (server_cost.total: every node of the run together, and per service), the engine's
 # CPU per cycle, which side was the bottleneck, and the verdict. The servers' µs per cycle is
