@@ -22,18 +22,19 @@ work=$(mktemp -d /tmp/lockbench-strategy-cost-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 trap 'exit 130' INT TERM
 
+listing=$("$lockbench" strategies)
 if (($# > 0)); then
   strategies=("$@")
 else
   # Every strategy that has a server to measure (null-adapter has none).
-  mapfile -t strategies < <("$lockbench" strategies | awk '$1 != "null-adapter" { print $1 }')
+  mapfile -t strategies < <(awk '$1 != "null-adapter" { print $1 }' <<< "$listing")
 fi
 
 printf '%-16s %8s %9s %10s %-30s %10s %-8s %s\n' strategy clients cycles/s "srv us/c" "per service" \
   "eng us/c" limit verdict
 for strategy in "${strategies[@]}"; do
   clients=${CLIENTS:-50}
-  library=$("$lockbench" strategies | awk -v s="$strategy" '$1 == s && / [0-9.]+[-a-z0-9.]*: / { print "yes" }')
+  library=$(awk -v s="$strategy" '$1 == s && / [0-9.]+[-a-z0-9.]*: / { print "yes" }' <<< "$listing")
   [[ $library == yes ]] && clients=${LIBRARY_CLIENTS:-10}
   status=0
   "$lockbench" run --strategy "$strategy" --clients "$clients" --keys 100000 --hold-ms 0 \
