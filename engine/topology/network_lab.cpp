@@ -13,6 +13,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdexcept>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -84,6 +85,76 @@ std::string joined(const std::vector<std::string>& argv) {
     for (const auto& a : argv)
         out += (out.empty() ? "" : " ") + a;
     return out;
+}
+
+struct Finished {
+    int status = 0;      // waitpid's
+    std::string output;  // stdout, and stderr too unless asked apart
+    std::string errors;  // stderr, when asked apart
+};
+
+// Runs argv in the network namespace `fd` (-1: here) to its end.
+Finished run_to_end(int fd, const std::vector<std::string>& argv, const std::string& input,
+                    bool errors_apart) {
+    std::vector<std::string> args = argv;
+    args[0] = find_executable(args[0]);
+    std::vector<char*> cargv;
+    for (auto& a : args)
+        cargv.push_back(a.data());
+    cargv.push_back(nullptr);
+    int out[2], in[2];
+    if (::pipe2(out, O_CLOEXEC) != 0)
+        throw EnvironmentError(errno_text("pipe"));
+    if (::pipe2(in, O_CLOEXEC) != 0) {
+        ::close(out[0]);
+        ::close(out[1]);
+        throw EnvironmentError(errno_text("pipe"));
+    }
+    // A file, not a pipe: read after the child ends, it cannot fill up and stall it.
+    const int errors = errors_apart ? ::memfd_create("lockbench-stderr", MFD_CLOEXEC) : out[1];
+    if (errors < 0) {
+        for (int f : {out[0], out[1], in[0], in[1]})
+            ::close(f);
+        throw EnvironmentError(errno_text("memfd_create"));
+    }
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+        for (int f : {out[0], out[1], in[0], in[1]})
+            ::close(f);
+        if (errors_apart)
+            ::close(errors);
+        throw EnvironmentError(errno_text("fork"));
+    }
+    if (pid == 0) {
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (fd >= 0 && ::setns(fd, CLONE_NEWNET) != 0)
+            ::_exit(126);
+        ::dup2(in[0], STDIN_FILENO);
+        ::dup2(out[1], STDOUT_FILENO);
+        ::dup2(errors, STDERR_FILENO);
+        ::execv(cargv[0], cargv.data());
+        ::_exit(127);
+    }
+    ::close(out[1]);
+    ::close(in[0]);
+    std::size_t written = 0;
+    while (written < input.size()) {
+        ssize_t n = ::write(in[1], input.data() + written, input.size() - written);
+        if (n <= 0)
+            break;
+        written += static_cast<std::size_t>(n);
+    }
+    ::close(in[1]);
+    Finished finished;
+    finished.output = read_all(out[0]);
+    ::close(out[0]);
+    ::waitpid(pid, &finished.status, 0);
+    if (errors_apart) {
+        ::lseek(errors, 0, SEEK_SET);
+        finished.errors = read_all(errors);
+        ::close(errors);
+    }
+    return finished;
 }
 
 }  // namespace
@@ -205,9 +276,9 @@ NetworkLab::NetworkLab(std::vector<std::string> names) {
         // VPN's, a container bridge's), or give the lab an address someone else holds.
         std::vector<Ipv4Network> in_use;
         try {
-            in_use =
-                networks_in_use(run(kRoot, {"ip", "-4", "-j", "route", "show", "table", "all"}),
-                                run(kRoot, {"ip", "-4", "-j", "addr", "show"}));
+            in_use = networks_in_use(
+                whole_ip_listing({"ip", "-4", "-j", "route", "show", "table", "all"}),
+                whole_ip_listing({"ip", "-4", "-j", "addr", "show"}));
         } catch (const std::invalid_argument& e) {
             throw EnvironmentError(std::string("cannot read this machine's routes: ") + e.what());
         }
@@ -327,61 +398,41 @@ void NetworkLab::enter(std::size_t host) const {
 std::string NetworkLab::run(int host, const std::vector<std::string>& argv,
                             const std::string& input) const {
     const int fd = host == kRoot ? -1 : host == -2 ? bridge_.netns_fd : netns_fd(host);
-    std::vector<std::string> args = argv;
-    args[0] = find_executable(args[0]);
-    std::vector<char*> cargv;
-    for (auto& a : args)
-        cargv.push_back(a.data());
-    cargv.push_back(nullptr);
-    int out[2], in[2];
-    if (::pipe2(out, O_CLOEXEC) != 0)
-        throw EnvironmentError(errno_text("pipe"));
-    if (::pipe2(in, O_CLOEXEC) != 0) {
-        ::close(out[0]);
-        ::close(out[1]);
-        throw EnvironmentError(errno_text("pipe"));
-    }
-    const pid_t pid = ::fork();
-    if (pid < 0) {
-        for (int f : {out[0], out[1], in[0], in[1]})
-            ::close(f);
-        throw EnvironmentError(errno_text("fork"));
-    }
-    if (pid == 0) {
-        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (fd >= 0 && ::setns(fd, CLONE_NEWNET) != 0)
-            ::_exit(126);
-        ::dup2(in[0], STDIN_FILENO);
-        ::dup2(out[1], STDOUT_FILENO);
-        ::dup2(out[1], STDERR_FILENO);
-        ::execv(cargv[0], cargv.data());
-        ::_exit(127);
-    }
-    ::close(out[1]);
-    ::close(in[0]);
-    std::size_t written = 0;
-    while (written < input.size()) {
-        ssize_t n = ::write(in[1], input.data() + written, input.size() - written);
-        if (n <= 0)
-            break;
-        written += static_cast<std::size_t>(n);
-    }
-    ::close(in[1]);
-    const std::string output = read_all(out[0]);
-    ::close(out[0]);
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    Finished finished = run_to_end(fd, argv, input, /*errors_apart=*/false);
+    if (!WIFEXITED(finished.status) || WEXITSTATUS(finished.status) != 0) {
         std::string where = host == kRoot ? "the root namespace" : "host ";
         if (host != kRoot)
             where += host == -2 ? std::string("bridge") : name(static_cast<std::size_t>(host));
-        std::string text = output;
+        std::string text = finished.output;
         while (!text.empty() && (text.back() == '\n' || text.back() == '\r'))
             text.pop_back();
         throw EnvironmentError(joined(argv) + " failed in " + where +
                                (text.empty() ? "" : ": " + text));
     }
-    return output;
+    return finished.output;
+}
+
+std::string whole_ip_listing(const std::vector<std::string>& argv) {
+    // iproute2 prints "Dump was interrupted and may be inconsistent." and exits 0 when an
+    // interface came or went during its netlink dump; the listing may then lack a route this
+    // machine has. Interfaces come and go in bursts (a lab being built), so a few reads see a
+    // quiet moment.
+    constexpr int kAttempts = 20;
+    std::string last_errors;
+    for (int attempt = 0; attempt < kAttempts; ++attempt) {
+        Finished finished = run_to_end(-1, argv, "", /*errors_apart=*/true);
+        last_errors = finished.errors;
+        while (!last_errors.empty() && (last_errors.back() == '\n' || last_errors.back() == '\r'))
+            last_errors.pop_back();
+        if (!WIFEXITED(finished.status) || WEXITSTATUS(finished.status) != 0) {
+            throw EnvironmentError(joined(argv) + " failed in the root namespace" +
+                                   (last_errors.empty() ? "" : ": " + last_errors));
+        }
+        if (last_errors.find("interrupted") == std::string::npos)
+            return finished.output;
+    }
+    throw EnvironmentError(joined(argv) + " was interrupted " + std::to_string(kAttempts) +
+                           " times in a row (interfaces are coming and going): " + last_errors);
 }
 
 void NetworkLab::apply_rules(int host, const std::string& rules) const {

@@ -43,6 +43,11 @@ struct Ipv4Network {
 // not `ip`'s JSON.
 std::vector<Ipv4Network> networks_in_use(std::string_view routes_json,
                                          std::string_view addresses_json);
+// The output of an `ip -j` listing (argv) run here, whole: iproute2 says on stderr, and exits 0,
+// when the kernel interrupted its dump (an interface or address came or went meanwhile, and the
+// listing may lack a route this machine has); such a listing is read again. Throws
+// EnvironmentError when `ip` fails or every read was interrupted.
+std::string whole_ip_listing(const std::vector<std::string>& argv);
 // A /24 of 10.0.0.0/8 that overlaps none of `in_use` (whose packets would otherwise go to the lab,
 // or the lab's to them), searching from the `start`-th /24 (10.A.B.0/24 is number A * 256 + B)
 // upwards, wrapping around; nothing when every one overlaps (10.0.0.0/8 routed to a VPN, say).

@@ -115,6 +115,70 @@ TEST(LabSubnet, ReadsEveryNetworkTheMachineRoutesOrHoldsButNotTheCatchAlls) {
     EXPECT_THROW(networks_in_use("[]", R"({"ifname": "lo"})"), std::invalid_argument);
 }
 
+// A stand-in for `ip` that says its dump was interrupted (as iproute2 does, exiting 0, when an
+// interface comes or goes during it) the first `interrupted` times it runs, printing half a
+// listing, and then prints a whole one. The kernel's interruption is what it isolates: it cannot
+// be made to happen on demand.
+std::string interrupted_ip(const TempDir& dir, int interrupted) {
+    const auto script = dir.path() / "ip";
+    std::ofstream(script) << "#!/bin/sh\n"
+                          << "n=$(cat '" << (dir.path() / "runs").string()
+                          << "' 2>/dev/null || echo 0)\n"
+                          << "echo $((n + 1)) > '" << (dir.path() / "runs").string() << "'\n"
+                          << "if [ \"$n\" -lt " << interrupted << " ]; then\n"
+                          << "  echo 'Dump was interrupted and may be inconsistent.' >&2\n"
+                          << "  echo '[{\"dst\":\"10.1.0.0/16\"}'\n"
+                          << "  exit 0\n"
+                          << "fi\n"
+                          << "echo '[{\"dst\":\"10.1.0.0/16\"},{\"dst\":\"10.2.0.0/16\"}]'\n";
+    std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+    return script.string();
+}
+
+int runs_of(const TempDir& dir) {
+    int runs = 0;
+    std::ifstream(dir.path() / "runs") >> runs;
+    return runs;
+}
+
+TEST(LabSubnet, AnInterruptedListingIsReadAgainUntilItIsWhole) {
+    TempDir dir;
+    const std::string ip = interrupted_ip(dir, 2);
+    EXPECT_EQ(whole_ip_listing({ip, "-4", "-j", "route"}),
+              "[{\"dst\":\"10.1.0.0/16\"},{\"dst\":\"10.2.0.0/16\"}]\n");
+    EXPECT_EQ(runs_of(dir), 3);
+}
+
+TEST(LabSubnet, AListingInterruptedEveryTimeIsAnEnvironmentErrorSayingSo) {
+    TempDir dir;
+    const std::string ip = interrupted_ip(dir, 1000);
+    try {
+        whole_ip_listing({ip, "-4", "-j", "route"});
+        FAIL() << "an interrupted listing was taken as whole";
+    } catch (const EnvironmentError& e) {
+        EXPECT_NE(std::string(e.what()).find("was interrupted 20 times in a row"),
+                  std::string::npos)
+            << e.what();
+    }
+    EXPECT_EQ(runs_of(dir), 20);
+}
+
+TEST(LabSubnet, AFailingListingIsAnEnvironmentErrorWithWhatIpSaid) {
+    TempDir dir;
+    const auto script = dir.path() / "ip";
+    std::ofstream(script) << "#!/bin/sh\necho 'Cannot open netlink socket' >&2\nexit 1\n";
+    std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+    try {
+        whole_ip_listing({script.string(), "-4", "-j", "route"});
+        FAIL() << "a failed listing was returned";
+    } catch (const EnvironmentError& e) {
+        EXPECT_NE(
+            std::string(e.what()).find("failed in the root namespace: Cannot open netlink socket"),
+            std::string::npos)
+            << e.what();
+    }
+}
+
 TEST(LabSubnet, PicksTheFirstSubnetFromTheStartThatNothingOverlaps) {
     const auto in_use = networks_in_use(kRoutes, kAddresses);
     const auto number = [](int a, int b) { return static_cast<std::uint32_t>(a * 256 + b); };
