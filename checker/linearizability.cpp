@@ -52,6 +52,8 @@ struct LinearizabilityChecker::Impl {
     };
     std::unordered_map<std::int64_t, Open> open;
     std::unordered_set<std::int64_t> crashed;
+    // The position of the event read last; events are two apart, so that an op the history
+    // records later can still be called between two events (an abandoned acquire's release).
     std::uint64_t seq = 0;
     std::size_t ops = 0;
     // Each process's last acquire: the one a library's late grant of that process names.
@@ -59,12 +61,13 @@ struct LinearizabilityChecker::Impl {
     // The adapter's release of a late grant, by (process, key), until its `released`.
     std::map<std::pair<std::int64_t, std::string>, Open> late_releases;
     std::size_t late_grants_placed = 0;
+    std::size_t abandoned_acquires_placed = 0;
     // Keys with a late grant this check could not place, and why: such a key is never `invalid`
     // (the missing hold may be what explains it), only `unknown`.
     std::map<std::string, std::string> unplaced_late_grants;
 
     void on_event(const Event& event) {
-        ++seq;
+        seq += 2;
         if (event.is_library() && event.f == "late-grant") {
             on_late_grant(event);
             return;
@@ -204,6 +207,10 @@ struct LinearizabilityChecker::Impl {
             on_late_released(event, p, value);
             return;
         }
+        if (*phase == "abandoned") {
+            on_abandoned(event, p);
+            return;
+        }
         unplaced_late_grant(event, p, "has the unknown phase " + phase->dump());
     }
 
@@ -256,7 +263,7 @@ struct LinearizabilityChecker::Impl {
         release.repeat = true;
         release.mode = acquire.mode;
         release.invoke_index = event.index;
-        release.call_seq = ++seq;  // after the acquire's return, never concurrent with it
+        release.call_seq = seq + 1;  // after the acquire's return, never concurrent with it
         release.invoke_ns = event.time;
         release.grant = acquire_index;
         history.ops.push_back(std::move(release));
@@ -264,6 +271,40 @@ struct LinearizabilityChecker::Impl {
         last_acquire.erase(last);
         ++ops;
         ++late_grants_placed;
+    }
+
+    // The library gave up process p's in-doubt acquire and whatever it may have held by now (a
+    // Curator call that failed after its lock node reached the front of the queue deletes the
+    // node). Whether the acquire took effect stays unknown; if it did, its hold ended by now: a
+    // release on p's behalf that may have run any time since the acquire's invoke, and changes
+    // nothing if the acquire never took effect (or its lease had already freed the lock). One
+    // that matches no in-doubt acquire claims nothing and is passed over.
+    void on_abandoned(const Event& event, std::int64_t p) {
+        const auto last = last_acquire.find(p);
+        auto key = keys.find(event.key);
+        if (last == last_acquire.end() || key == keys.end() ||
+            last->second.history != &key->second ||
+            last->second.history->ops[last->second.op].status != Status::Info) {
+            return;
+        }
+        KeyHistory& history = key->second;
+        const RecordedOp& acquire = history.ops[last->second.op];
+        RecordedOp release;
+        release.process = p;
+        release.kind = OpKind::Release;
+        release.repeat = true;
+        release.mode = acquire.mode;
+        release.invoke_index = event.index;
+        release.complete_index = event.index;
+        release.call_seq = acquire.call_seq + 1;  // any time after the acquire's call
+        release.invoke_ns = acquire.invoke_ns;
+        release.status = Status::Ok;
+        release.return_seq = seq;
+        release.return_ns = event.time;
+        history.ops.push_back(std::move(release));
+        last_acquire.erase(last);
+        ++ops;
+        ++abandoned_acquires_placed;
     }
 
     // The adapter's release of process p's late grant returned.
@@ -468,6 +509,9 @@ struct LinearizabilityChecker::Impl {
         };
         if (model == Model::Mutex) {
             report["acquires_dropped"] = dropped;
+        }
+        if (abandoned_acquires_placed != 0) {
+            report["abandoned_acquires_placed"] = abandoned_acquires_placed;
         }
         if (late_grants_placed != 0) {
             report["late_grants_placed"] = late_grants_placed;

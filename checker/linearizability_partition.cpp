@@ -1,5 +1,7 @@
 #include "checker/linearizability_partition.hpp"
 
+#include <algorithm>
+
 #include "checker/history_words.hpp"
 
 namespace lockbench::checker::lin {
@@ -146,6 +148,14 @@ Partition make_partition(const std::string& key, const KeyHistory& history,
                            op->outcome == OpOutcome::Info};
         (search_op.info ? infos : partition.ops).push_back(search_op);
     }
+    // The search and the passes before it take each group in call order. History order is call
+    // order, except for the release an abandoned acquire adds (it may have run from that
+    // acquire's call on, and is recorded later).
+    const auto by_call = [](const SearchOp& a, const SearchOp& b) {
+        return a.call_seq < b.call_seq;
+    };
+    std::stable_sort(partition.ops.begin(), partition.ops.end(), by_call);
+    std::stable_sort(infos.begin(), infos.end(), by_call);
     partition.required_ops = partition.ops.size();
     partition.ops.insert(partition.ops.end(), infos.begin(), infos.end());
     return partition;

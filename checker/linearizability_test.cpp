@@ -2358,6 +2358,108 @@ TEST(LateGrant, ALateGrantOverAnothersHoldIsAViolation) {
     }
 }
 
+// An acquire the library abandoned (HISTORY.md, "A library's signals"): process 1's acquire
+// timed out (in doubt) while process 0 held the lock until 2.1 s; process 2 was refused `held` at
+// 3.7 s - only process 1's lock can explain that - and process 3 was granted at 5.0 s. Granted no
+// earlier than 2.1 s with a 3 s lease, process 1's hold would still run at 5.0 s: without the
+// `abandoned` event the history is a false violation. Curator did this in zk-leader-killed: its
+// call failed after its node had reached the front of the queue, and it deleted the node.
+std::string abandoned_acquire_history(const std::string& abandoned_at) {
+    std::string out =
+        R"({"type":"invoke","process":0,"f":"acquire","key":"k","value":{"mode":"exclusive","lease_ms":3000},"time":0}
+{"type":"ok","process":0,"f":"acquire","key":"k","value":{"token":"a-0"},"time":100000000}
+{"type":"invoke","process":1,"f":"acquire","key":"k","value":{"mode":"exclusive","lease_ms":3000},"time":200000000}
+{"type":"invoke","process":0,"f":"release","key":"k","value":{"token":"a-0"},"time":2100000000}
+{"type":"ok","process":0,"f":"release","key":"k","time":2200000000}
+{"type":"info","process":1,"f":"acquire","key":"k","error":"timeout","time":2500000000}
+{"type":"invoke","process":2,"f":"acquire","key":"k","value":{"mode":"exclusive","lease_ms":3000},"time":2600000000}
+{"type":"fail","process":2,"f":"acquire","key":"k","error":"held","time":3700000000}
+{"type":"invoke","process":3,"f":"acquire","key":"k","value":{"mode":"exclusive","lease_ms":3000},"time":4000000000}
+{"type":"ok","process":3,"f":"acquire","key":"k","value":{"token":"c-3"},"time":5000000000}
+)";
+    if (abandoned_at.empty())
+        return out;
+    // Placed where its time puts it in the stream, as the engine records it.
+    const std::string event =
+        R"({"type":"info","process":"library","f":"late-grant","key":"k","value":{"process":1,"phase":"abandoned"},"time":)" +
+        abandoned_at + "}\n";
+    std::size_t at = 0;
+    for (std::size_t line = 0; line < out.size(); line = out.find('\n', line) + 1) {
+        const std::size_t time = out.find("\"time\":", line) + 7;
+        if (std::stoll(out.substr(time, out.find('}', time) - time)) > std::stoll(abandoned_at))
+            break;
+        at = out.find('\n', line) + 1;
+    }
+    return out.insert(at, event);
+}
+
+TEST(AbandonedAcquire, WithoutItsEventTheInDoubtAcquireMakesAFalseViolation) {
+    for (const bool refute : {true, false}) {
+        LinearizabilityOptions options;
+        options.refute = refute;
+        const json result =
+            run(Model::Mutex, indexed_events(abandoned_acquire_history("")), options);
+        EXPECT_EQ(result["valid"], false) << result.dump(2);
+    }
+}
+
+TEST(AbandonedAcquire, ItsHoldEndsByTheEventWhenItTookEffect) {
+    for (const bool refute : {true, false}) {
+        for (const Model model : {Model::Mutex, Model::RwLock}) {
+            LinearizabilityOptions options;
+            options.refute = refute;
+            const json result =
+                run(model, indexed_events(abandoned_acquire_history("5100000000")), options);
+            EXPECT_EQ(result["valid"], true) << result.dump(2);
+            EXPECT_EQ(result["abandoned_acquires_placed"], 1);
+            EXPECT_EQ(result["ops"], 5 + 1)
+                << "the end of the abandoned hold is an op of process 1";
+        }
+    }
+}
+
+// The hold ended by the event: abandoned at 2.55 s, before process 2 asked, process 1's lock
+// cannot be what refused process 2 between 2.6 and 3.7 s - unless granted after that, when its
+// lease would run past process 3's grant. Still a violation.
+TEST(AbandonedAcquire, ItEndsTheHoldByItsTime) {
+    for (const bool refute : {true, false}) {
+        LinearizabilityOptions options;
+        options.refute = refute;
+        const json result =
+            run(Model::Mutex, indexed_events(abandoned_acquire_history("2550000000")), options);
+        EXPECT_EQ(result["valid"], false) << result.dump(2);
+    }
+}
+
+// An abandoned acquire that never took effect changes nothing: the lock stays with its holder.
+TEST(AbandonedAcquire, ItNeverFreesAnotherProcesssLock) {
+    const std::string history =
+        R"({"type":"invoke","process":0,"f":"acquire","key":"k","value":null,"time":0}
+{"type":"ok","process":0,"f":"acquire","key":"k","value":{"token":"a-0"},"time":0}
+{"type":"invoke","process":1,"f":"acquire","key":"k","value":null,"time":0}
+{"type":"info","process":1,"f":"acquire","key":"k","error":"timeout","time":0}
+{"type":"info","process":"library","f":"late-grant","key":"k","value":{"process":1,"phase":"abandoned"},"time":0}
+{"type":"invoke","process":2,"f":"acquire","key":"k","value":null,"time":0}
+{"type":"ok","process":2,"f":"acquire","key":"k","value":{"token":"b-2"},"time":0}
+)";
+    for (const bool refute : {true, false}) {
+        LinearizabilityOptions options;
+        options.refute = refute;
+        EXPECT_EQ(run(Model::Mutex, indexed_events(history), options)["valid"], false);
+    }
+}
+
+// One that matches no in-doubt acquire claims nothing: passed over, never `unknown`.
+TEST(AbandonedAcquire, OneThatMatchesNoInDoubtAcquireIsPassedOver) {
+    std::string history = abandoned_acquire_history("5100000000");
+    history.replace(history.find(R"({"process":1,"phase":"abandoned"})"),
+                    std::string(R"({"process":1,"phase":"abandoned"})").size(),
+                    R"({"process":2,"phase":"abandoned"})");
+    const json result = run(Model::Mutex, indexed_events(history));
+    EXPECT_EQ(result["valid"], false) << result.dump(2);
+    EXPECT_FALSE(result.contains("abandoned_acquires_placed"));
+}
+
 // A library's event as the engine records it (HISTORY.md, "A library's signals").
 Event late_grant_event(const std::string& key, const json& value) {
     Event e;
@@ -2396,6 +2498,14 @@ TEST(LateGrant, ThePassesAgreeWithTheSearchAlone) {
                 continue;
             }
             const std::size_t granted_at = at + 1 + rng() % (history.size() - at);
+            if (rng() % 4 == 0) {
+                // Abandoned instead: whatever it held ended by a later position.
+                history.insert(history.begin() + static_cast<std::ptrdiff_t>(granted_at),
+                               late_grant_event(in_doubt.key, {{"process", in_doubt.process},
+                                                               {"phase", "abandoned"}}));
+                ++at;
+                continue;
+            }
             json granted{{"process", in_doubt.process}, {"phase", "granted"}};
             if (rng() % 2 == 0) {
                 granted["token"] = "late-" + std::to_string(at);

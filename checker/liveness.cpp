@@ -331,6 +331,14 @@ void LivenessCheck::on_late_grant(const Event& event) {
         late_grant(process, doubt, event.time, token, event.time);
         return;
     }
+    if (phase == "abandoned") {
+        // Whatever that acquire may have held is gone: it no longer excuses a refusal after
+        // another's late release. Its orphan, if any, keeps its bound (a lease, generously).
+        if (const InDoubtAcquire* found = in_doubt_.find(process);
+            found && *found->name == event.key)
+            in_doubt_.erase(process);
+        return;
+    }
     if (phase != "released")
         return;
     const std::string* const* held = late_held_.find(process);

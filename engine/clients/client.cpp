@@ -218,7 +218,7 @@ bool SimulatedClient::record_library_late_grant(const std::string& key, const st
                                                 bool ok, const std::string& token,
                                                 const std::string& text,
                                                 std::optional<std::int64_t> request) {
-    if (!env_.history || (phase != "granted" && phase != "released"))
+    if (!env_.history || (phase != "granted" && phase != "released" && phase != "abandoned"))
         return false;
     const std::string history_key =
         key.starts_with(env_.key_prefix) ? key.substr(env_.key_prefix.size()) : key;
@@ -236,7 +236,15 @@ bool SimulatedClient::record_library_late_grant(const std::string& key, const st
         return found;
     };
     std::optional<InDoubtAcquire> acquire;
-    if (phase == "granted") {
+    if (phase == "abandoned") {
+        // It claims nothing of an acquire that was not in doubt: passed over unrecorded.
+        acquire = take(in_doubt_acquires_);
+        if (!acquire && acquire_in_flight_ && acquire_in_flight_->key == history_key &&
+            (!request || adapter_acquire_request(*session_) == request))
+            acquire = acquire_in_flight_;
+        if (!acquire)
+            return false;
+    } else if (phase == "granted") {
         acquire = take(in_doubt_acquires_);
         // The grant can overtake the `timeout` answer's recording: the acquire is still in flight.
         if (!acquire && acquire_in_flight_ && acquire_in_flight_->key == history_key &&

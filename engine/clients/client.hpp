@@ -179,9 +179,10 @@ class SimulatedClient {
                              const std::string& text);
     // The lock library granted an acquire of `key` that this client's adapter had answered in
     // doubt (`phase` "granted"), or the adapter's own release of that grant ended ("released",
-    // `ok` or not): recorded as a "library" `late-grant` event (HISTORY.md) naming the process of
-    // that in-doubt acquire. False when nothing was recorded (no history yet, a phase the
-    // protocol does not have).
+    // `ok` or not), or the library gave that acquire up and whatever it held is gone
+    // ("abandoned"): recorded as a "library" `late-grant` event (HISTORY.md) naming the process
+    // of that in-doubt acquire. False when nothing was recorded (no history yet, a phase the
+    // protocol does not have, an abandoned acquire that was not in doubt).
     // `request`, when the adapter named it, is the id of the acquire request it answered in
     // doubt: that acquire exactly, where the key alone would take the oldest one in doubt.
     bool record_library_late_grant(const std::string& key, const std::string& phase, bool ok,

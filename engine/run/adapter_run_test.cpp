@@ -327,6 +327,35 @@ TEST(AdapterRunTest, ALateGrantNamingItsRequestIsRecordedForThatAcquire) {
     EXPECT_EQ(r.summary.to_json()["adapter"]["late_grants"], 1);
 }
 
+// PROTOCOL.md `late_grant` phase `abandoned`: the library gave up an acquire its adapter had
+// answered `timeout`, and whatever it held is gone. One history event naming the in-doubt
+// acquire's process, after its `info`; no late grant is counted, and the checks stay valid.
+TEST(AdapterRunTest, AnAbandonedAcquireIsRecordedForTheInDoubtAcquire) {
+    TempDir out;
+    const auto [r, stderr_text] = run_misbehaving("abandoned", "abandoned 2", 1, out.path());
+    EXPECT_EQ(stderr_text.find("late_grant"), std::string::npos) << stderr_text;
+    EXPECT_EQ(r.summary.to_json()["verdict"]["checks"]["linearizability"]["valid"], true)
+        << r.summary.to_json()["verdict"].dump(2);
+    std::vector<json> in_doubt;
+    std::vector<json> library;
+    for (const auto& e : read_history(r.dir / "history.jsonl")) {
+        if (e["f"] == "acquire" && e["type"] == "info")
+            in_doubt.push_back(e);
+        if (e["process"] == "library")
+            library.push_back(e);
+    }
+    ASSERT_EQ(in_doubt.size(), 1u);
+    ASSERT_EQ(library.size(), 1u);
+    EXPECT_EQ(library[0]["type"], "info");
+    EXPECT_EQ(library[0]["f"], "late-grant");
+    EXPECT_EQ(library[0]["value"],
+              (json{{"process", in_doubt[0]["process"]}, {"phase", "abandoned"}}))
+        << library[0].dump();
+    EXPECT_EQ(library[0]["key"], in_doubt[0]["key"]);
+    EXPECT_GT(library[0]["index"].get<std::int64_t>(), in_doubt[0]["index"].get<std::int64_t>());
+    EXPECT_EQ(r.summary.to_json()["adapter"]["late_grants"], 0);
+}
+
 // PROTOCOL.md: an acquire_ok's lease_ms is the lease that grant got (etcd rounds 300 ms up to
 // 2 s); the history's acquire ok carries it beside the invoke's asked lease, for the checks.
 TEST(AdapterRunTest, TheLeaseAnAdapterAppliedToAGrantIsInItsAcquireOk) {

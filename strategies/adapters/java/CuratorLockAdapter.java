@@ -18,6 +18,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Set;
 import java.util.Map;
 import java.util.Properties;
 import java.util.UUID;
@@ -35,6 +36,7 @@ import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.retry.RetryUntilElapsed;
 import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.data.Stat;
 
 public final class CuratorLockAdapter {
     private static final String LIBRARY = "curator";
@@ -48,6 +50,14 @@ public final class CuratorLockAdapter {
     private static final ScheduledExecutorService DEADLINES =
             Executors.newSingleThreadScheduledExecutor(task -> {
                 Thread t = new Thread(task, "deadlines");
+                t.setDaemon(true);
+                return t;
+            });
+
+    // Waits, off every client's thread, for the lock nodes an abandoned acquire left behind to go.
+    private static final ScheduledExecutorService NODE_WATCH =
+            Executors.newSingleThreadScheduledExecutor(task -> {
+                Thread t = new Thread(task, "node-watch");
                 t.setDaemon(true);
                 return t;
             });
@@ -251,6 +261,8 @@ public final class CuratorLockAdapter {
         final Map<String, Grant> heldByKeyAndMode = new HashMap<>();
         final Map<String, Grant> grantsByToken = new ConcurrentHashMap<>();
         final AtomicLong sessionsLost = new AtomicLong();
+        // Every ZooKeeper session this client has had: the owners of the lock nodes it made.
+        final Set<Long> sessionIds = ConcurrentHashMap.newKeySet();
 
         ClientSession(String client) {
             this.client = client;
@@ -318,9 +330,24 @@ public final class CuratorLockAdapter {
             long lostBefore = sessionsLost.get();
             // acquire(time) returns false only after deleting the node it created (Curator's
             // LockInternals), so `held` is definite; its exceptions leave the outcome in doubt.
-            if (!lock.acquire(waitMs, TimeUnit.MILLISECONDS)) {
-                reply.error("held", "lock " + key + " is held by another client (waited " + waitMs
-                        + " ms)");
+            boolean acquired;
+            try {
+                acquired = lock.acquire(waitMs, TimeUnit.MILLISECONDS);
+            } catch (Exception e) {
+                if (held != null)
+                    throw e;  // a re-entry never reaches the server
+                log(client + ": acquire " + reply.id + " of " + key + " failed: " + e);
+                reply.error(errorCode(e), String.valueOf(e));
+                reportAbandonedOnceGone(reply.id, key);
+                return;
+            }
+            if (!acquired) {
+                boolean answered = reply.error("held", "lock " + key
+                        + " is held by another client (waited " + waitMs + " ms)");
+                // Answered `timeout` before: in doubt, and the node Curator deleted may have
+                // reached the front of the queue between its last look and the delete.
+                if (!answered && held == null)
+                    reportAbandonedOnceGone(reply.id, key);
                 return;
             }
             Grant grant = held;
@@ -501,6 +528,7 @@ public final class CuratorLockAdapter {
                 curator.start();
                 if (!curator.blockUntilConnected(connectTimeoutMs, TimeUnit.MILLISECONDS))
                     return false;
+                noteSession();
                 log(client + ": ZooKeeper session timeout asked " + sessionTimeoutMs
                         + " ms (lease_ms " + leaseMs + "), granted by the server "
                         + curator.getZookeeperClient().getZooKeeper().getSessionTimeout() + " ms");
@@ -523,11 +551,105 @@ public final class CuratorLockAdapter {
          */
         private void connectionStateChanged(ConnectionState state) {
             log(client + ": Curator connection state " + state);
+            if (state.isConnected())
+                noteSession();
             if (state != ConnectionState.LOST)
                 return;
             sessionsLost.incrementAndGet();
             for (Grant grant : grantsByToken.values())
                 reportLost(grant, "ZooKeeper session lost (Curator ConnectionState LOST)");
+        }
+
+        /**
+         * Curator gave up acquire `requestId` without granting it: a call that fails deletes the
+         * node it made (LockInternals' deleteOurPath, retried in the background when the delete
+         * itself fails), and nobody learns whether that node reached the front of the queue - and
+         * held the lock for nobody - before it went. Once no node of this client's sessions is
+         * left under the lock (but those of its grants), whatever the call held is gone:
+         * lockbench hears `abandoned` (PROTOCOL.md), which ends that hold in its history. Runs on
+         * the client's thread, before its next request can make a node of its own; nodes still
+         * there are watched from another thread until they go.
+         */
+        private void reportAbandonedOnceGone(long requestId, String key) {
+            List<String> left;
+            try {
+                left = nodesLeftBy(key);
+            } catch (Exception e) {
+                log(client + ": whether abandoned acquire " + requestId + " of " + key
+                        + " left its node is unknown: " + e);
+                return;
+            }
+            if (left.isEmpty()) {
+                sendAbandoned(requestId, key);
+                return;
+            }
+            log(client + ": abandoned acquire " + requestId + " of " + key + " left " + left
+                    + ": waiting for it to go");
+            CuratorFramework framework = curator;
+            // The server deletes the nodes of a session it expires within that session's timeout
+            // (at most 20 ticks, 40 s by default); past a minute nothing is reported, as before.
+            long giveUpAt = System.currentTimeMillis() + 60_000;
+            NODE_WATCH.schedule(new Runnable() {
+                @Override
+                public void run() {
+                    left.removeIf(path -> {
+                        try {
+                            return framework.checkExists().forPath(path) == null;
+                        } catch (Exception e) {
+                            return false;
+                        }
+                    });
+                    if (left.isEmpty()) {
+                        sendAbandoned(requestId, key);
+                    } else if (System.currentTimeMillis() < giveUpAt) {
+                        NODE_WATCH.schedule(this, 50, TimeUnit.MILLISECONDS);
+                    } else {
+                        log(client + ": abandoned acquire " + requestId + " of " + key
+                                + " still has " + left + ": not reported");
+                    }
+                }
+            }, 50, TimeUnit.MILLISECONDS);
+        }
+
+        /** This client's lock nodes under `key` that none of its grants stands for. */
+        private List<String> nodesLeftBy(String key) throws Exception {
+            noteSession();
+            String parent = "/" + key;
+            List<String> left = new ArrayList<>();
+            List<String> children;
+            try {
+                children = curator.getChildren().forPath(parent);
+            } catch (KeeperException.NoNodeException e) {
+                return left;
+            }
+            for (String child : children) {
+                String path = parent + "/" + child;
+                if (grantsByToken.containsKey(path))
+                    continue;
+                Stat stat = curator.checkExists().forPath(path);
+                if (stat != null && sessionIds.contains(stat.getEphemeralOwner()))
+                    left.add(path);
+            }
+            return left;
+        }
+
+        private void sendAbandoned(long requestId, String key) {
+            send(new Json.Obj()
+                            .put("type", "late_grant")
+                            .put("client", client)
+                            .put("key", key)
+                            .put("id", requestId)
+                            .put("phase", "abandoned"));
+        }
+
+        private void noteSession() {
+            try {
+                long id = curator.getZookeeperClient().getZooKeeper().getSessionId();
+                if (id != 0)
+                    sessionIds.add(id);
+            } catch (Exception e) {
+                log(client + ": no ZooKeeper session id: " + e);
+            }
         }
 
         /**

@@ -14,6 +14,8 @@ Nth acquire in the way its first argument names (external_strategy_test.cpp):
   late-grant-second  answers the Nth and the next acquire `timeout`, then says the library granted
                 the second of them late (by its id, token late-N+1) and released it; later
                 acquires are granted again
+  abandoned     answers `timeout`, then says the library gave that acquire up and whatever it held
+                is gone (`late_grant` abandoned, by its id); later acquires are granted again
   refused       refuses with `refused` (definite, no holder seen), as Redlock's adapter does
   ok            never misbehaves (nor do lease and bad-lease on acquire)
   lease         init_ok answers lease_ms as etcd would apply init's options.lease_ms: whole
@@ -79,7 +81,7 @@ for line in sys.stdin:
               "lease_ms": max(2, -(-req["lease_ms"] // 1000)) * 1000})
         continue
     if acquires < nth or mode in ("ok", "lease", "bad-lease") or (
-            mode == "late-grant" and acquires > nth) or (
+            mode in ("late-grant", "abandoned") and acquires > nth) or (
             mode == "late-grant-second" and acquires > nth + 1):
         send({"in_reply_to": rid, "type": "acquire_ok", "token": "t%d" % acquires})
         continue
@@ -109,6 +111,10 @@ for line in sys.stdin:
                 "token": "late-%d" % acquires}
         send(dict(late, phase="granted"))
         send(dict(late, phase="released", ok=True))
+    elif mode == "abandoned":
+        send({"in_reply_to": rid, "type": "error", "code": "timeout", "text": "test: no answer"})
+        send({"type": "late_grant", "client": req["client"], "key": req["key"], "id": rid,
+              "phase": "abandoned"})
     elif mode == "lost":
         send({"in_reply_to": rid, "type": "acquire_ok", "token": "t%d" % acquires})
         send({"type": "lost", "client": req["client"], "key": req["key"],

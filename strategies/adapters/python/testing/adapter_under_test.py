@@ -1,6 +1,6 @@
-"""An adapter process driven through PROTOCOL.md by the Python adapters' own tests: requests as
-client c0, answers and unsolicited messages read as they come, each wait bounded by one deadline
-for the whole test.
+"""An adapter process driven through PROTOCOL.md by the adapters' own tests: requests as client
+c0 (or another), answers and unsolicited messages read as they come, each wait bounded by one
+deadline for the whole test.
 """
 import json
 import queue
@@ -11,8 +11,9 @@ import time
 
 
 class AdapterUnderTest:
-    def __init__(self, path, deadline_s, fail):
-        self.proc = subprocess.Popen(["/usr/bin/python3", path], stdin=subprocess.PIPE,
+    def __init__(self, path, deadline_s, fail, command=None):
+        """`path`: a Python adapter; or `command`, the argv of any other."""
+        self.proc = subprocess.Popen(command or ["/usr/bin/python3", path], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=sys.stderr)
         self.messages = queue.Queue()
         threading.Thread(target=self.read, daemon=True).start()
@@ -30,13 +31,18 @@ class AdapterUnderTest:
         except queue.Empty:
             self.fail("no message from the adapter in time")
 
-    def call(self, request, skipping=()):
-        """Sends `request` and returns its answer; unsolicited messages of the types in `skipping`
-        that come first are passed over, any other fails the test."""
-        request = dict(request, id=self.next_id, client="c0")
+    def send(self, request, client="c0"):
+        """Sends `request` as `client`; returns its id."""
+        request = dict(request, id=self.next_id, client=client)
         self.next_id += 1
         self.proc.stdin.write((json.dumps(request) + "\n").encode())
         self.proc.stdin.flush()
+        return request["id"]
+
+    def call(self, request, skipping=(), client="c0"):
+        """Sends `request` and returns its answer; unsolicited messages of the types in `skipping`
+        that come first are passed over, any other fails the test."""
+        request = dict(request, id=self.send(request, client))
         while True:
             answer = self.next_message()
             if answer.get("in_reply_to") == request["id"]:
