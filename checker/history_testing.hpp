@@ -154,6 +154,14 @@ inline std::string late_released(int process, std::string_view key, std::int64_t
            "},\"time\":" + std::to_string(time) + "}\n";
 }
 
+// The library gave up `process`'s in-doubt acquire of `key` at `time`, and whatever it held is
+// gone (HISTORY.md, `abandoned`).
+inline std::string late_abandoned(int process, std::string_view key, std::int64_t time) {
+    return "{\"type\":\"info\",\"process\":\"library\",\"f\":\"late-grant\",\"key\":\"" +
+           std::string(key) + "\",\"value\":{\"process\":" + std::to_string(process) +
+           ",\"phase\":\"abandoned\"},\"time\":" + std::to_string(time) + "}\n";
+}
+
 // `history` with the `insertions` added, each before the event line of its number (counting
 // from 0; blank lines do not count), so that a test tells a shared history with events of its
 // own among them.

@@ -726,6 +726,27 @@ TEST(Liveness, ARefusalAfterALateGrantsReleaseWhileAnotherAcquireIsInDoubtIsNoDe
     EXPECT_EQ(check.result()["deadlocks"], 0);
 }
 
+// The same, but the library gave process 6's acquire up at 0.48 s (`abandoned`): its node is
+// gone, nothing is left in doubt that may hold the lock, and the refusal at 1 s proves it stuck.
+TEST(Liveness, AnAbandonedAcquireNoLongerExcusesARefusalAfterALateGrantsRelease) {
+    using namespace late_grants;
+    const std::string abandoned =
+        kAnsweredInDoubtThenGranted + in_doubt(6, "acquire", "k0", kLeased, 150000000, 450000000) +
+        late_abandoned(6, "k0", 480000000) + late_released(5, "k0", 510000000, true);
+    LivenessCheck check(bound_1s());
+    run_check(check, abandoned + refused_leased(2, 900000000, 1000000000));
+    ASSERT_EQ(check.violation_count(), 1u);
+    EXPECT_EQ(check.result()["deadlock_processes"], (json{5}));
+    // Abandoned on another key, it excuses the refusal as before.
+    LivenessCheck other_key(bound_1s());
+    std::string elsewhere = abandoned;
+    const std::string on_k0 = R"("key":"k0","value":{"process":6,"phase":"abandoned"})";
+    elsewhere.replace(elsewhere.find(on_k0), on_k0.size(),
+                      R"("key":"k1","value":{"process":6,"phase":"abandoned"})");
+    run_check(other_key, elsewhere + refused_leased(2, 900000000, 1000000000));
+    EXPECT_EQ(other_key.violation_count(), 0u) << other_key.violations().dump(2);
+}
+
 // A release that failed - or never reported - leaves the lock to its lease, which counts from
 // the late grant: a refusal at 3.7 s is within it, one at 3.8 s past it.
 TEST(Liveness, ALateGrantWhoseReleaseFailedHoldsUntilItsLeaseFromTheGrant) {

@@ -145,6 +145,12 @@ std::chrono::milliseconds SimulatedClient::on_checkpoint(std::string_view point)
     }
     for (auto& a : due)
         stall = std::max(stall, a.effect(*this));
+    if (stalled_until_) {
+        if (stall.count() == 0 && (stalled_until_() || EventLoop::now() >= stalled_deadline_))
+            stalled_until_ = nullptr;
+        else
+            stall = std::max(stall, std::chrono::milliseconds(1));
+    }
     if (worker_paused_until_ != EventLoop::TimePoint{}) {  // one clock read less per checkpoint
         if (const auto now = EventLoop::now(); worker_paused_until_ > now) {
             stall = std::max(
@@ -286,6 +292,7 @@ Task<void> SimulatedClient::reincarnate() {
     co_await strategy_->shutdown(*session_);
     disarm_hold_faults([] { return "the holder crashed before reaching the fault's point"; });
     held_.clear();
+    stalled_until_ = nullptr;
     // The dead process's library grants nothing more.
     in_doubt_acquires_.clear();
     late_grants_.clear();

@@ -164,6 +164,12 @@ class SimulatedClient {
     void arm(std::string point, Fault& fault, FaultEffect effect);
     // Stops the worker until `until`; with `whole_client` its background work (watchdog) too.
     void pause(EventLoop::TimePoint until, bool whole_client);
+    // Once a checkpoint's stall is over, keeps the client there (a millisecond at a time) until
+    // `resume()` says so or `deadline` passes; a crash forgets it.
+    void stall_until(std::function<bool()> resume, EventLoop::TimePoint deadline) {
+        stalled_until_ = std::move(resume);
+        stalled_deadline_ = deadline;
+    }
     // Drops every connection now; the process never records again and a successor takes over.
     void crash();
     // T7: the release being answered now ran on the server, but its reply is lost.
@@ -260,6 +266,8 @@ class SimulatedClient {
     bool lose_release_reply_ = false;
     bool crashed_ = false;
     EventLoop::TimePoint worker_paused_until_{};
+    std::function<bool()> stalled_until_;
+    EventLoop::TimePoint stalled_deadline_{};
     std::vector<Armed> armed_;
     std::vector<Held> held_;
     struct InDoubtAcquire {

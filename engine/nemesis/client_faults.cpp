@@ -274,14 +274,29 @@ DetachedTask SkewClientClock::skew_adapter(NemesisContext& ctx, SimulatedClient&
 
 StallClient::StallClient(ObjectReader& r)
     : point_(read_point(r, std::string(kBeforeWrite))),
-      duration_(r.integer("duration_ms", 1000, 0, 3'600'000)) {}
+      duration_(r.integer("duration_ms", 1000, 0, 3'600'000)),
+      resume_at_next_grant_(
+          r.choice<bool>("resume", false, {{"after-duration", false}, {"at-next-grant", true}})) {}
+
+void StallClient::on_grant(SimulatedClient& /*client*/, const std::string& key) {
+    if (target().key.empty() || key == target().key)
+        last_grant_ns_.store(EventLoop::now().time_since_epoch().count());
+}
 
 void StallClient::apply_to_client(NemesisContext& ctx, SimulatedClient& client) {
     client.arm(point_, *this, [this, &ctx](SimulatedClient& c) {
-        double t = ctx.log("stall", json{{"target", c.process()},
-                                         {"client", c.index()},
-                                         {"point", point_},
-                                         {"ms", duration_.count()}});
+        json value{{"target", c.process()},
+                   {"client", c.index()},
+                   {"point", point_},
+                   {"ms", duration_.count()}};
+        if (resume_at_next_grant_) {
+            value["resume"] = "at-next-grant";
+            const auto end = EventLoop::now() + duration_;
+            c.stall_until(
+                [this, end] { return last_grant_ns_.load() >= end.time_since_epoch().count(); },
+                end + std::chrono::seconds(10));
+        }
+        double t = ctx.log("stall", std::move(value));
         took_effect({c.process()});
         auto window = ctx.open_window("stall", json{{"client", c.index()}, {"point", point_}}, t);
         ctx.close_window(window, t + static_cast<double>(duration_.count()) / 1000.0);

@@ -2,6 +2,8 @@
 
 // Faults of one simulated client. Each runs on the client's own event-loop thread.
 
+#include <atomic>
+
 #include "engine/clients/client.hpp"
 #include "engine/nemesis/fault.hpp"
 
@@ -59,7 +61,10 @@ class SkewClientClock final : public Fault {
 };
 
 // Holds the client at a named checkpoint for `duration_ms` the next time it gets there, e.g.
-// between the GET and the DEL of setnx_getset's unlock (T8).
+// between the GET and the DEL of setnx_getset's unlock (T8). With `resume` "at-next-grant" it
+// stays past that until another client is next granted a lock (of the key whose holder it
+// targets), at most 10 s more: its late step then lands at the start of that hold, never between
+// two holds where it would find nothing to break.
 class StallClient final : public Fault {
   public:
     explicit StallClient(ObjectReader& r);
@@ -67,10 +72,14 @@ class StallClient final : public Fault {
     bool targets_clients() const override { return true; }
     std::string point() const override { return point_; }
     void apply_to_client(NemesisContext& ctx, SimulatedClient& client) override;
+    bool hears_grants() const override { return resume_at_next_grant_; }
+    void on_grant(SimulatedClient& client, const std::string& key) override;
 
   private:
     std::string point_;
     std::chrono::milliseconds duration_;
+    bool resume_at_next_grant_ = false;
+    std::atomic<std::int64_t> last_grant_ns_{0};  // EventLoop's clock, since its epoch
 };
 
 // A network partition between one client and ZooKeeper for `duration_ms`, from when the client

@@ -150,6 +150,9 @@ class Fault {
     const FaultTarget& target() const { return target_; }
     // Where on a client it acts (client faults that wait for a checkpoint); empty: at once.
     virtual std::string point() const { return {}; }
+    // Faults that hear of every grant (client threads; `key` as the history names it).
+    virtual bool hears_grants() const { return false; }
+    virtual void on_grant(SimulatedClient& /*client*/, const std::string& /*key*/) {}
 
     // Schedule: first at `at_s`, then every `every_s` (if set) up to `times` firings.
     double at_s = 0;

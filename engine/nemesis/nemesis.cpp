@@ -389,6 +389,8 @@ Nemesis::Nemesis(std::vector<std::unique_ptr<Fault>> faults, NemesisContext& ctx
                  EventLoop::TimePoint start)
     : faults_(std::move(faults)), ctx_(ctx) {
     for (auto& f : faults_) {
+        if (f->hears_grants())
+            hearing_grants_.push_back(f.get());
         schedule_.push_back(
             Scheduled{f.get(), start + std::chrono::duration_cast<EventLoop::SteadyClock::duration>(
                                            std::chrono::duration<double>(f->at_s))});
@@ -446,6 +448,8 @@ void Nemesis::fire(Fault& fault) {
 }
 
 void Nemesis::on_grant(SimulatedClient& client, const std::string& key) {
+    for (Fault* fault : hearing_grants_)
+        fault->on_grant(client, key);
     if (armed_count_.load(std::memory_order_relaxed) == 0)
         return;
     Fault* chosen = nullptr;

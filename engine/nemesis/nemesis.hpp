@@ -59,6 +59,7 @@ class Nemesis {
     NemesisContext& ctx_;
     mutable std::mutex armed_mutex_;
     std::vector<Fault*> armed_;  // holder-targeted client faults waiting for a grant
+    std::vector<Fault*> hearing_grants_;
     std::atomic<int> armed_count_{0};
 };
 

@@ -30,6 +30,7 @@
 #include "engine/run/workload.hpp"
 #include "engine/servers/redis_server.hpp"
 #include "engine/servers/zookeeper_server.hpp"
+#include "engine/testing/run_files.hpp"
 #include "engine/topology/network_lab.hpp"
 #include "strategies/external/adapter_registry.hpp"
 #include "strategies/registry.hpp"
@@ -407,6 +408,55 @@ INSTANTIATE_TEST_SUITE_P(Shipped, LockServiceTest,
                              std::replace(name.begin(), name.end(), '-', '_');
                              return name;
                          });
+
+// T8's late DEL must land inside a hold, or the demonstration shows nothing (seen in CI: it
+// landed just after the holder released, found no key, and the run was safe). The stall resumes
+// at the next grant after its 800 ms: the DEL completes inside a hold granted after the stall's
+// duration ended, before that holder's release. Resumed when the 800 ms are over instead, the
+// DEL lands in whichever hold is in progress then, one granted before the duration ended.
+TEST(LateUnlockScenario, TheLateDeleteLandsInAHoldGrantedAfterTheStall) {
+    Workload w = Workload::load(fs::path(LOCKBENCH_WORKLOADS_DIR) / "t8-late-unlock.json");
+    w.strategy = "set_nx_px_del";
+    TempDir out;
+    RunOutcome r = run_workload({.workload = w, .out_dir = out.path()});
+    const auto events = testing::read_history(r.dir / "history.jsonl");
+    std::optional<nlohmann::json> stall;
+    std::optional<std::int64_t> late_release_done_ns;
+    for (const auto& e : events) {
+        if (e["process"] == "nemesis" && e["f"] == "stall")
+            stall = e;
+        else if (stall && !late_release_done_ns && e["process"] == (*stall)["value"]["target"] &&
+                 e["f"] == "release" && e["type"] != "invoke")
+            late_release_done_ns = e["time"].get<std::int64_t>();
+    }
+    ASSERT_TRUE(stall && late_release_done_ns) << "no stalled release in " << r.dir;
+    const std::int64_t stall_end_ns = (*stall)["time"].get<std::int64_t>() +
+                                      (*stall)["value"]["ms"].get<std::int64_t>() * 1'000'000;
+    // The hold the DEL landed in: the last grant before it, and that holder's next release.
+    std::optional<nlohmann::json> grant;
+    for (const auto& e : events) {
+        if (e["time"].get<std::int64_t>() > *late_release_done_ns)
+            break;
+        if (e["f"] == "acquire" && e["type"] == "ok" && e["process"] != (*stall)["value"]["target"])
+            grant = e;
+    }
+    ASSERT_TRUE(grant) << r.dir;
+    EXPECT_GE((*grant)["time"].get<std::int64_t>(), stall_end_ns)
+        << "the late DEL landed in a hold granted before the stall's 800 ms ended; result in "
+        << r.dir;
+    for (const auto& e : events) {
+        if (e["process"] == (*grant)["process"] && e["f"] == "release" && e["type"] == "invoke" &&
+            e["index"].get<std::int64_t>() > (*grant)["index"].get<std::int64_t>()) {
+            EXPECT_GT(e["time"].get<std::int64_t>(), *late_release_done_ns)
+                << "the holder released before the late DEL landed; result in " << r.dir;
+            break;
+        }
+    }
+    EXPECT_EQ(r.summary.to_json()["verdict"]["checks"]["mutual_exclusion"]["valid"], false)
+        << r.summary.to_json()["verdict"].dump(2);
+    if (HasFailure())
+        out.keep();
+}
 #endif
 
 }  // namespace
