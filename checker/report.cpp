@@ -340,6 +340,9 @@ std::string summary_of(const CheckResult& check) {
         // An adapter's late grants (HISTORY.md), placed rather than left to the in-doubt acquires.
         if (check.count("late_grants_placed") > 0)
             s += ", " + count_text(check.count("late_grants_placed"), "late grant") + " placed";
+        if (check.count("abandoned_acquires_placed") > 0)
+            s += ", " + count_text(check.count("abandoned_acquires_placed"), "abandoned acquire") +
+                 " placed";
         if (const std::string why = check.reason(); !why.empty())
             s += " (" + why + ")";
         // An unknown says how far the search got: "decided up to op N of M (...)".

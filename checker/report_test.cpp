@@ -38,6 +38,10 @@ TEST(Report, TheLinearizabilityLineCountsTheLateGrantsPlaced) {
     EXPECT_NE(line_of(placed).find("mutex, 87 ops on 2 keys, 0.00 s, 2 late grants placed"),
               std::string::npos)
         << line_of(placed);
+    placed["abandoned_acquires_placed"] = 1;
+    EXPECT_NE(line_of(placed).find("0.00 s, 2 late grants placed, 1 abandoned acquire placed"),
+              std::string::npos)
+        << line_of(placed);
 }
 
 }  // namespace

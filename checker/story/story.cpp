@@ -169,6 +169,41 @@ std::optional<LateGrantValue> late_grant_value(const Event& e) {
     return out;
 }
 
+// The process whose in-doubt acquire a library's `abandoned` event names (HISTORY.md).
+std::optional<std::int64_t> abandoned_by(const Event& e) {
+    if (!e.is_library() || e.f != "late-grant")
+        return std::nullopt;
+    const json v = json::parse(e.value_json, nullptr, false);
+    if (!v.is_object() || !v.contains("phase") || v["phase"] != "abandoned")
+        return std::nullopt;
+    return int_field(v, "process");
+}
+
+// An abandoned acquire as a claim: "At 4.065 s curator-mutex gave up process 4's acquire of k1,
+// answered in doubt at 3.900 s; whatever it held was gone by then [#740, #751]."
+Claim library_abandoned(const Event* answered, const Event& abandoned, std::int64_t process,
+                        const std::string& library) {
+    std::string text = "At " + format_seconds(abandoned.time) + " " +
+                       (library.empty() ? std::string("the lock library") : library) +
+                       " gave up process " + std::to_string(process) + "'s acquire of " +
+                       lock_name(abandoned.key) + ", answered in doubt";
+    std::vector<std::uint64_t> events;
+    if (answered) {
+        text += " at " + format_seconds(answered->time);
+        events.push_back(answered->index);
+    }
+    events.push_back(abandoned.index);
+    std::string cited;
+    for (std::uint64_t index : events)
+        cited += (cited.empty() ? "[#" : ", #") + std::to_string(index);
+    return {.kind = ClaimKind::LibraryAbandoned,
+            .text = text + "; whatever it held was gone by then " + cited + "].",
+            .events = std::move(events),
+            .process = process,
+            .time_ns = abandoned.time,
+            .sort_ns = answered ? answered->time : abandoned.time};
+}
+
 // A late grant as a claim: "At 1.500 s kazoo granted process 5's acquire of k0, answered in
 // doubt at 1.200 s, and its adapter released it at 1.510 s [#40, #44, #45]." `answered`: the
 // acquire's `info`; `released`: the adapter's report of its release, nullptr when none was seen -
@@ -1289,9 +1324,28 @@ class Teller {
         std::unordered_map<std::int64_t, std::size_t> awaiting_release;
         std::uint64_t more_late = 0;
         std::optional<std::uint64_t> last_late;
+        std::vector<Claim> abandoned;
+        std::uint64_t more_abandoned = 0;
+        std::optional<std::uint64_t> last_abandoned;
         while (history_.next(e)) {
             if (e.f == "acquire" && e.type == EventType::Info && !e.is_nemesis()) {
                 answered.insert_or_assign(e.process, std::pair{e.time, e.index});
+                continue;
+            }
+            if (const std::optional<std::int64_t> process = abandoned_by(e)) {
+                if (abandoned.size() < kMaxFaultClaims) {
+                    std::optional<Event> answer;
+                    if (auto found = answered.find(*process); found != answered.end()) {
+                        answer.emplace();
+                        answer->time = found->second.first;
+                        answer->index = found->second.second;
+                    }
+                    abandoned.push_back(library_abandoned(answer ? &*answer : nullptr, e, *process,
+                                                          library_name()));
+                } else {
+                    ++more_abandoned;
+                    last_abandoned = e.index;
+                }
                 continue;
             }
             if (const std::optional<LateGrantValue> grant = late_grant_value(e)) {
@@ -1343,6 +1397,15 @@ class Teller {
                                             plural(more_late, "more acquire", "more acquires") +
                                             " late, the last " + at(*last_late) + ".",
                                     .events = {*last_late}});
+        }
+        for (Claim& claim : abandoned)
+            story.claims.push_back(std::move(claim));
+        if (more_abandoned) {
+            story.claims.push_back(
+                {.kind = ClaimKind::LibraryAbandoned,
+                 .text = "It gave up " + plural(more_abandoned, "more acquire", "more acquires") +
+                         " answered in doubt, the last " + at(*last_abandoned) + ".",
+                 .events = {*last_abandoned}});
         }
     }
 

@@ -66,6 +66,9 @@ enum class ClaimKind : std::uint8_t {
     LibraryGrantedLate,   // the library granted `process`'s acquire its adapter had answered in
                           // doubt, and the adapter released it (events: the acquire's `info`,
                           // the late grant, the release's report, those found)
+    LibraryAbandoned,     // the library gave up `process`'s acquire its adapter had answered in
+                          // doubt, and whatever it held was gone (events: the acquire's `info`
+                          // when found, the adapter's report)
 };
 
 struct Claim {

@@ -387,6 +387,39 @@ TEST(Story, NamesWhatTheLibrarySaidItLostAndTheTimelineMarksIt) {
     EXPECT_EQ(html.find("class=\"fault\""), std::string::npos);
 }
 
+// A library that gave up an acquire answered in doubt (HISTORY.md, `abandoned`): the story of a
+// valid run says so beside the acquire's answer, and the timeline marks it in that process's lane.
+TEST(Story, AValidStoryTellsAnAbandonedAcquire) {
+    const std::string history =
+        testing::in_doubt(4, "acquire", "k1", R"({"mode":"exclusive","lease_ms":3000})", 3000000000,
+                          3900000000) +
+        testing::late_abandoned(4, "k1", 4065000000) +
+        testing::event("invoke", 5, "acquire", "k1", R"({"mode":"exclusive","lease_ms":3000})",
+                       4100000000) +
+        testing::event("ok", 5, "acquire", "k1", R"({"token":"t5"})", 4200000000);
+    const Told told = tell(history, {.strategy = "curator-mutex"});
+    ASSERT_EQ(told.report.verdict, Verdict::Valid);
+    EXPECT_EQ(told.texts,
+              (std::vector<std::string>{
+                  "The checker judged 5 events and listed no violation.",
+                  "At 4.065 s curator-mutex gave up process 4's acquire of k1, answered in doubt "
+                  "at 3.900 s; whatever it held was gone by then [#1, #2].",
+              }));
+    const Claim& abandoned = told.story.claims[1];
+    EXPECT_EQ(abandoned.kind, ClaimKind::LibraryAbandoned);
+    EXPECT_EQ(abandoned.process, 4);
+    EXPECT_EQ(abandoned.time_ns, 4065000000);
+    EXPECT_EQ(abandoned.events, (std::vector<std::uint64_t>{1, 2}));
+
+    const std::string html = timeline_of(told, "abandoned");
+    EXPECT_NE(html.find("class=\"mark library-abandoned\""), std::string::npos) << html;
+    EXPECT_NE(html.find("#2 4.065 s the library gave up process 4's acquire of k1, answered in "
+                        "doubt; whatever it held was gone</title>"),
+              std::string::npos)
+        << html;
+    EXPECT_EQ(html.find("class=\"mark library-lost\""), std::string::npos);
+}
+
 TEST(Story, AViolationsStoryNamesTheHoldersLostSignal) {
     // T1, with the library telling the paused holder at 0.4 s that its lock was gone.
     const std::string with_signal = testing::with_inserted(

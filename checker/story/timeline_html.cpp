@@ -58,13 +58,15 @@ struct Mark {
     std::uint64_t index = 0;
 };
 
-// A lock library's own "you lost the lock" (HISTORY.md: "process": "library").
+// A lock library's own "you lost the lock", or its giving up an acquire answered in doubt
+// (HISTORY.md: "process": "library", `lost` and `late-grant` phase `abandoned`).
 struct LibrarySignal {
     std::int64_t process = -1;
     std::int64_t time_ns = 0;
     std::uint64_t index = 0;
     std::string key;
     std::string text;
+    bool abandoned = false;
 };
 
 // A lock the library granted late, for an acquire its adapter had answered in doubt
@@ -168,6 +170,14 @@ class Collector : public HoldObserver {
             return;
         const auto process = v["process"].get<std::int64_t>();
         const std::string phase = v["phase"].get<std::string>();
+        if (phase == "abandoned") {
+            library_signals.push_back({.process = process,
+                                       .time_ns = e.time,
+                                       .index = e.index,
+                                       .key = e.key,
+                                       .abandoned = true});
+            return;
+        }
         if (phase == "granted") {
             if (late_holds.size() >= max_holds_)
                 return;
@@ -519,13 +529,20 @@ void draw_marks(std::ostream& svg, const Collector& c, const Chart& chart, const
         auto lane = lane_of.find(l.process);
         if (lane == lane_of.end())
             continue;
-        svg << "<line class=\"mark library-lost\" x1=\"" << ms(l.time_ns) << "\" x2=\""
-            << ms(l.time_ns) << "\" y1=\"" << lane_y(lane->second) - 3 << "\" y2=\""
-            << lane_y(lane->second) + kLaneHeight + 3
-            << "\" stroke=\"#e91e63\" stroke-width=\"4\" vector-effect=\"non-scaling-stroke\">"
-            << "<title>#" << l.index << " " << format_seconds(l.time_ns)
-            << " the library told process " << l.process << " it lost " << markup_escape(l.key)
-            << (l.text.empty() ? "" : ": " + markup_escape(l.text)) << "</title></line>\n";
+        svg << "<line class=\"mark " << (l.abandoned ? "library-abandoned" : "library-lost")
+            << "\" x1=\"" << ms(l.time_ns) << "\" x2=\"" << ms(l.time_ns) << "\" y1=\""
+            << lane_y(lane->second) - 3 << "\" y2=\"" << lane_y(lane->second) + kLaneHeight + 3
+            << "\" stroke=\"" << (l.abandoned ? "#00897b" : "#e91e63")
+            << "\" stroke-width=\"4\" vector-effect=\"non-scaling-stroke\">"
+            << "<title>#" << l.index << " " << format_seconds(l.time_ns);
+        if (l.abandoned) {
+            svg << " the library gave up process " << l.process << "'s acquire of "
+                << markup_escape(l.key) << ", answered in doubt; whatever it held was gone";
+        } else {
+            svg << " the library told process " << l.process << " it lost " << markup_escape(l.key)
+                << (l.text.empty() ? "" : ": " + markup_escape(l.text));
+        }
+        svg << "</title></line>\n";
     }
     for (std::size_t n = 0; n < report.witnesses.size(); ++n) {
         const Witness& w = report.witnesses[n];
@@ -636,6 +653,8 @@ std::string page(const Report& report, const Story& story, const TimelineOptions
             "<span><i class=\"sw\" style=\"background:#e91e63\"></i>the library said the "
             "lock was lost</span>"
             "<span><i class=\"sw\" style=\"background:#b39ddb\"></i>the library granted an "
+            "acquire answered in doubt</span>"
+            "<span><i class=\"sw\" style=\"background:#00897b\"></i>the library gave up an "
             "acquire answered in doubt</span>"
             "<span><i class=\"sw\" style=\"background:#6a1b9a\"></i>fault</span></p>\n";
     if (!story.swimlane.empty())

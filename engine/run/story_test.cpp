@@ -148,6 +148,8 @@ class ClaimChecker {
                 return check_library_said_lost(c);
             case ClaimKind::LibraryGrantedLate:
                 return check_library_granted_late(c);
+            case ClaimKind::LibraryAbandoned:
+                return check_library_abandoned(c);
             case ClaimKind::CheckerFound:
             case ClaimKind::NoViolation:
                 ADD_FAILURE() << "a demonstration's story must be told from its events";
@@ -487,6 +489,23 @@ class ClaimChecker {
                                 std::string::npos ||
                             c.text.find("failed to release it at " +
                                         checker::format_seconds(e.time)) != std::string::npos);
+        }
+    }
+
+    void check_library_abandoned(const Claim& c) const {
+        ASSERT_GE(c.events.size(), 1u);
+        for (std::uint64_t index : c.events) {
+            const Event& e = at(index);
+            if (!e.is_library()) {
+                expect_op(e, c.process, "acquire", EventType::Info);
+                expect_says(c, "answered in doubt at " + checker::format_seconds(e.time));
+                continue;
+            }
+            EXPECT_EQ(e.f, "late-grant");
+            const nlohmann::json v = nlohmann::json::parse(e.value_json);
+            EXPECT_EQ(v["phase"], "abandoned");
+            EXPECT_EQ(v["process"], c.process);
+            EXPECT_EQ(e.time, c.time_ns);
         }
     }
 
