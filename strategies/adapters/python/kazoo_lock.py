@@ -40,10 +40,11 @@ class InDoubt(Exception):
     pass
 
 
-def bounded(seconds, work, on_late_success=None):
+def bounded(seconds, work, on_late_success=None, on_late_failure=None):
     """Runs work() for at most `seconds`: kazoo retries a lost connection for as long as the session
     may live, longer than lockbench waits for an answer. If work() succeeds after we gave up on
-    it, on_late_success(result) undoes what nobody will ever be told about."""
+    it, on_late_success(result) undoes what nobody will ever be told about; if it raises then,
+    on_late_failure(error) says what is left of it."""
     outcome = {}
     finished = threading.Event()
     handover = threading.Lock()
@@ -58,6 +59,8 @@ def bounded(seconds, work, on_late_success=None):
             abandoned = outcome.get("abandoned", False)
         if abandoned and "result" in outcome and on_late_success:
             on_late_success(outcome["result"])
+        if abandoned and "error" in outcome and on_late_failure:
+            on_late_failure(outcome["error"])
 
     threading.Thread(target=run, daemon=True).start()
     finished.wait(seconds)
@@ -165,8 +168,26 @@ class Adapter:
                     zk.delete(f"{path}/{child}")
             return False
 
+        def abandoned(why):
+            # Answered in doubt, and kazoo gave the acquire up: its contender node may have
+            # reached the front of the queue - and held the lock for nobody - before it went.
+            # Once no node of this attempt is left, whatever it held is gone (PROTOCOL.md,
+            # `late_grant` phase `abandoned`); a node still there (or no answer) says nothing.
+            lock = locks.get("lock")
+            try:
+                left = [c for c in self.zk.get_children(path) if lock and c.startswith(lock.prefix)]
+            except Exception as e:
+                log(f"acquire of {path} given up ({why}); whether its node is gone is unknown: {e!r}")
+                return
+            if left:
+                log(f"acquire of {path} given up ({why}), its node {left} still there: not reported")
+                return
+            self.send({"type": "late_grant", "client": request.get("client"),
+                       "key": request["key"], "id": request["id"], "phase": "abandoned"})
+
         def release_unreported(got):
             if not got:
+                abandoned("refused after its answer")
                 return
             log(f"acquire of {path} succeeded after its answer: releasing it")
             # lockbench hears of both ends (PROTOCOL.md, `late_grant`): without them its history
@@ -184,7 +205,8 @@ class Adapter:
             self.send(dict(late, phase="released", ok=bool(released),
                            **({} if released else {"text": "kazoo: the lock is not acquired"})))
 
-        if not bounded(wait_s + self.command_s, attempt, release_unreported):
+        if not bounded(wait_s + self.command_s, attempt, release_unreported,
+                       lambda e: abandoned(f"failed after its answer: {e!r}")):
             return error("held", f"lock {request['key']} is held by another client")
         lock = locks["lock"]
         token = f"{lock.node}@{path}"

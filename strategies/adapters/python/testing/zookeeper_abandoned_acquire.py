@@ -1,29 +1,26 @@
 #!/usr/bin/python3
-"""Curator's abandoned acquire (PROTOCOL.md, `late_grant` phase `abandoned`): an acquire waiting
-behind another client's lock is answered `timeout`, in doubt, while ZooKeeper is stopped; when
-ZooKeeper resumes, Curator's call deletes its lock node and gives up. Whether that node reached
-the front of the queue before it went nobody can tell, so the adapter must say, once the node is
-gone, that whatever the acquire held is gone too: `abandoned`, with the acquire's id - and never
-`granted`. Afterwards the lock works as before.
+"""A ZooKeeper lock library's abandoned acquire (PROTOCOL.md, `late_grant` phase `abandoned`): an
+acquire waiting behind another client's lock is answered `timeout`, in doubt, while ZooKeeper is
+stopped; when ZooKeeper resumes, the library (Curator) or the adapter (kazoo's, after kazoo's
+refusal) deletes its lock node and gives up. Whether that node reached the front of the queue
+before it went nobody can tell, so the adapter must say, once the node is gone, that whatever the
+acquire held is gone too: `abandoned`, with the acquire's id - and never `granted`. Afterwards the
+lock works as before.
 
-ZooKeeper is started as scripts/adapter-contract starts it; kazoo watches the lock's queue.
+ZooKeeper is started as scripts/adapter-contract starts it; kazoo watches the lock's queue (the
+adapters name their lock /NAMESPACE/KEY).
 
-usage: curator_abandoned_acquire.py "JAVA -jar ADAPTER.jar mutex|rwlock" CONTRACT_RUNNER
-exit 0: passed.
+usage: zookeeper_abandoned_acquire.py "ADAPTER COMMAND" CONTRACT_RUNNER; exit 0: passed.
 """
 import importlib.machinery
 import importlib.util
-import os
 import shlex
 import shutil
-import signal
 import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python",
-                                "testing"))
-from adapter_under_test import AdapterUnderTest  # noqa: E402
+from adapter_under_test import AdapterUnderTest
 
 DEADLINE_S = 90
 NAMESPACE = "abandoned"
@@ -31,7 +28,7 @@ WAIT_MS = 1500
 
 
 def fail(why):
-    sys.exit(f"curator_abandoned_acquire: {why}")
+    sys.exit(f"zookeeper_abandoned_acquire: {why}")
 
 
 def load_contract(path):
@@ -51,7 +48,7 @@ def main():
         print("kazoo is not installed (python3-kazoo): skipped")
         sys.exit(77)
     contract = load_contract(sys.argv[2])
-    workdir = tempfile.mkdtemp(prefix="curator-abandoned-")
+    workdir = tempfile.mkdtemp(prefix="zk-abandoned-")
     servers = contract.Servers(workdir)
     adapter = None
     watcher = None
