@@ -220,19 +220,29 @@ struct LinearizabilityChecker::Impl {
                                                     std::to_string(event.index) + ") " + why);
     }
 
+    // Process p's last acquire, when it is of `key` and still in doubt: the one a library's late
+    // grant or abandonment of p names; nullptr when there is none.
+    const Open* in_doubt_acquire_of(std::int64_t p, const std::string& key) const {
+        const auto last = last_acquire.find(p);
+        const auto history = keys.find(key);
+        if (last == last_acquire.end() || history == keys.end() ||
+            last->second.history != &history->second ||
+            last->second.history->ops[last->second.op].status != Status::Info) {
+            return nullptr;
+        }
+        return &last->second;
+    }
+
     // The in-doubt acquire of process p returns ok at the late grant, and the adapter's release
     // of it begins.
     void on_late_granted(const Event& event, std::int64_t p, const nlohmann::json& value) {
-        const auto last = last_acquire.find(p);
-        auto key = keys.find(event.key);
-        if (last == last_acquire.end() || key == keys.end() ||
-            last->second.history != &key->second ||
-            last->second.history->ops[last->second.op].status != Status::Info) {
+        const Open* last = in_doubt_acquire_of(p, event.key);
+        if (!last) {
             unplaced_late_grant(event, p, "matches no in-doubt acquire of the key");
             return;
         }
-        KeyHistory& history = key->second;
-        const auto acquire_index = static_cast<std::uint32_t>(last->second.op);
+        KeyHistory& history = *last->history;
+        const auto acquire_index = static_cast<std::uint32_t>(last->op);
         if (auto in_flight = open.find(p); in_flight != open.end() &&
                                            in_flight->second.history == &history &&
                                            in_flight->second.op == acquire_index) {
@@ -268,7 +278,7 @@ struct LinearizabilityChecker::Impl {
         release.grant = acquire_index;
         history.ops.push_back(std::move(release));
         late_releases[{p, event.key}] = {&history, history.ops.size() - 1};
-        last_acquire.erase(last);
+        last_acquire.erase(p);
         ++ops;
         ++late_grants_placed;
     }
@@ -280,15 +290,11 @@ struct LinearizabilityChecker::Impl {
     // nothing if the acquire never took effect (or its lease had already freed the lock). One
     // that matches no in-doubt acquire claims nothing and is passed over.
     void on_abandoned(const Event& event, std::int64_t p) {
-        const auto last = last_acquire.find(p);
-        auto key = keys.find(event.key);
-        if (last == last_acquire.end() || key == keys.end() ||
-            last->second.history != &key->second ||
-            last->second.history->ops[last->second.op].status != Status::Info) {
+        const Open* last = in_doubt_acquire_of(p, event.key);
+        if (!last)
             return;
-        }
-        KeyHistory& history = key->second;
-        const RecordedOp& acquire = history.ops[last->second.op];
+        KeyHistory& history = *last->history;
+        const RecordedOp& acquire = history.ops[last->op];
         RecordedOp release;
         release.process = p;
         release.kind = OpKind::Release;
@@ -302,7 +308,7 @@ struct LinearizabilityChecker::Impl {
         release.return_seq = seq;
         release.return_ns = event.time;
         history.ops.push_back(std::move(release));
-        last_acquire.erase(last);
+        last_acquire.erase(p);
         ++ops;
         ++abandoned_acquires_placed;
     }

@@ -2,6 +2,8 @@
 c0 (or another), answers and unsolicited messages read as they come, each wait bounded by one
 deadline for the whole test.
 """
+import importlib.machinery
+import importlib.util
 import json
 import queue
 import subprocess
@@ -52,3 +54,13 @@ class AdapterUnderTest:
 
     def kill(self):
         self.proc.kill()
+
+
+def load_contract(path):
+    """scripts/adapter-contract as a module: its Servers start ZooKeeper, Redis and etcd as the
+    contract's checks do."""
+    loader = importlib.machinery.SourceFileLoader("adapter_contract", path)
+    spec = importlib.util.spec_from_loader("adapter_contract", loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module

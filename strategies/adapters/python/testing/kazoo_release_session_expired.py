@@ -12,8 +12,6 @@ it expires that session. ZooKeeper is started as scripts/adapter-contract starts
 
 usage: kazoo_release_session_expired.py ADAPTER CONTRACT_RUNNER; exit 0: passed.
 """
-import importlib.machinery
-import importlib.util
 import shutil
 import socket
 import struct
@@ -21,7 +19,7 @@ import sys
 import tempfile
 import threading
 
-from adapter_under_test import AdapterUnderTest
+from adapter_under_test import AdapterUnderTest, load_contract
 
 DEADLINE_S = 60
 ZOO_DELETE = 2
@@ -29,14 +27,6 @@ ZOO_DELETE = 2
 
 def fail(why):
     sys.exit(f"kazoo_release_session_expired: {why}")
-
-
-def load_contract(path):
-    loader = importlib.machinery.SourceFileLoader("adapter_contract", path)
-    spec = importlib.util.spec_from_loader("adapter_contract", loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
 
 
 def frames(buffer):

@@ -12,15 +12,13 @@ adapters name their lock /NAMESPACE/KEY).
 
 usage: zookeeper_abandoned_acquire.py "ADAPTER COMMAND" CONTRACT_RUNNER; exit 0: passed.
 """
-import importlib.machinery
-import importlib.util
 import shlex
 import shutil
 import sys
 import tempfile
 import time
 
-from adapter_under_test import AdapterUnderTest
+from adapter_under_test import AdapterUnderTest, load_contract
 
 DEADLINE_S = 90
 NAMESPACE = "abandoned"
@@ -29,14 +27,6 @@ WAIT_MS = 1500
 
 def fail(why):
     sys.exit(f"zookeeper_abandoned_acquire: {why}")
-
-
-def load_contract(path):
-    loader = importlib.machinery.SourceFileLoader("adapter_contract", path)
-    spec = importlib.util.spec_from_loader("adapter_contract", loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
 
 
 def main():
