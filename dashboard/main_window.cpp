@@ -488,7 +488,7 @@ void MainWindow::showLoaded(int index, const Loaded& loaded) {
     const Run& run = scan_.runs[static_cast<std::size_t>(index)];
     if (loaded.timeline) {
         std::vector<FaultWindow> faults =
-            run.summary ? run.summary->fault_windows : std::vector<FaultWindow>{};
+            run.summary ? run.summary->faults : std::vector<FaultWindow>{};
         timeline_->setTimeline(loaded.timeline, qs(run.strategy()), faults);
     } else {
         // A broken history must leave a usable window: say which file and line, draw nothing.

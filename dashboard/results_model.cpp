@@ -121,10 +121,10 @@ std::string describe_target(const json& target) {
     return details.empty() ? subject : subject + " (" + details + ")";
 }
 
-std::string FaultWindow::label() const {
-    std::string name = fault;
+std::string fault_label(const FaultWindow& window) {
+    std::string name = window.fault;
     std::replace(name.begin(), name.end(), '-', ' ');
-    std::string whom = describe_target(target);
+    std::string whom = describe_target(window.target);
     // pause-client {"client":1} is "pause client 1", not "pause client client 1".
     if (const auto space = whom.find(' ');
         space != std::string::npos && name.ends_with(" " + whom.substr(0, space)))
@@ -133,6 +133,10 @@ std::string FaultWindow::label() const {
     if (whom.empty() || name.ends_with(" " + whom))
         return name;
     return name + " " + whom;
+}
+
+double fault_end_s(const FaultWindow& window) {
+    return window.end_s.value_or(window.start_s);
 }
 
 std::vector<TimePoint> SummaryView::rate_series() const {
@@ -197,29 +201,6 @@ std::optional<bool> SummaryView::met_expectation() const {
 
 namespace {
 
-// `faults` as the nemesis kept its windows: read tolerantly, for their labels and shading.
-std::vector<FaultWindow> fault_windows_of(const json& faults, const std::string& origin) {
-    std::vector<FaultWindow> out;
-    for (std::size_t i = 0; i < faults.size(); ++i) {
-        const json& f = faults[i];
-        FaultWindow w;
-        w.raw = f;
-        if (f.is_object()) {
-            json_input::JsonObject<SummaryError> fr(f, origin, "/faults/" + std::to_string(i),
-                                                    /*null_is_absent=*/true);
-            w.fault = fr.string("fault", "");
-            w.start_s = fr.number("start_s", 0);
-            w.end_s = fr.number("end_s", w.start_s);
-            if (const json* t = fr.find("target"))
-                w.target = *t;
-        } else {
-            w.fault = f.dump();
-        }
-        out.push_back(std::move(w));
-    }
-    return out;
-}
-
 Validity validity_of(checker::Verdict verdict) {
     switch (verdict) {
         case checker::Verdict::Valid:
@@ -252,7 +233,6 @@ SummaryView view_of(lockbench::RunSummary summary, const std::string& origin) {
         if (check.verdict() == checker::Verdict::Invalid)
             view.violated_checks.push_back(check.name);
     }
-    view.fault_windows = fault_windows_of(view.faults, origin);
     return view;
 }
 

@@ -24,18 +24,11 @@
 
 namespace lockbench::dashboard {
 
-// A fault window from summary.json `faults`; unknown fields are kept in `raw`.
-struct FaultWindow {
-    std::string fault;
-    double start_s = 0;
-    double end_s = 0;
-    nlohmann::json target;  // as the engine wrote it: "leader", {"client":1,"process":1}, …
-    nlohmann::json raw;
-
-    // For a person, from the fault's fields: "pause client 1 (process 1)", "kill etcd node 0
-    // (leader)", never the raw JSON of the target.
-    std::string label() const;
-};
+// A fault window (summary.json's `faults`) for a person, from the fault's fields: "pause client 1
+// (process 1)", "kill etcd node 0 (leader)", never the raw JSON of the target.
+std::string fault_label(const FaultWindow& window);
+// Where a window ends on a chart: a fault never healed is drawn as the instant it began.
+double fault_end_s(const FaultWindow& window);
 
 // A fault's target in words: {"client":1,"process":1} -> "client 1 (process 1)",
 // {"holder":"k0"} -> "the holder of k0", "leader" -> "leader".
@@ -70,7 +63,6 @@ struct SummaryView : lockbench::RunSummary {
     std::vector<Incident> incidents;           // the checker's, first ones first
     std::size_t incident_count = 0;            // all of them
     std::vector<std::string> violated_checks;  // the checks that found something
-    std::vector<FaultWindow> fault_windows;    // `faults`, as the nemesis kept them
 
     // Cycles per second of each timeseries bucket. The last bucket of a run is partial
     // (a 2.08 s run has a 0.08 s bucket at t=2); dividing by its real length keeps the line

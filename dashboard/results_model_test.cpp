@@ -32,8 +32,8 @@ lockbench::RunSummary sample_run() {
     s.timeseries = {{.t = 0, .cycles = 100, .errors = 0},
                     {.t = 1, .cycles = 150, .errors = 2},
                     {.t = 2, .cycles = 50, .errors = 0}};
-    s.faults = json::array(
-        {{{"fault", "pause-client"}, {"target", "c3"}, {"start_s", 1.0}, {"end_s", 1.5}}, "odd"});
+    s.faults = {{.fault = "pause-client", .target = "c3", .start_s = 1.0, .end_s = 1.5},
+                {.fault = "kill-server", .target = {{"node", 0}}, .start_s = 2.0}};
     s.verdict.verdict = checker::Verdict::Invalid;
     s.verdict.checks.push_back(
         {"mutual_exclusion", {{"valid", false}, {"violations", 1}, {"processes", {1, 2}}}});
@@ -79,9 +79,12 @@ TEST(ResultsModelTest, ReadsEveryFieldTheDashboardDraws) {
     EXPECT_DOUBLE_EQ(s.cycles_per_s, 120.0);
     EXPECT_DOUBLE_EQ(s.release.max, 9);
     ASSERT_EQ(s.timeseries.size(), 3u);
-    ASSERT_EQ(s.fault_windows.size(), 2u);
-    EXPECT_EQ(s.fault_windows[0].label(), "pause client c3");
-    EXPECT_DOUBLE_EQ(s.fault_windows[0].end_s, 1.5);
+    ASSERT_EQ(s.faults.size(), 2u);
+    EXPECT_EQ(fault_label(s.faults[0]), "pause client c3");
+    EXPECT_DOUBLE_EQ(fault_end_s(s.faults[0]), 1.5);
+    // Never healed before the run ended: drawn as the instant it began.
+    EXPECT_EQ(s.faults[1].end_s, std::nullopt);
+    EXPECT_DOUBLE_EQ(fault_end_s(s.faults[1]), 2.0);
     EXPECT_EQ(s.validity, Validity::invalid);
     ASSERT_EQ(s.verdict.witnesses.size(), 1u);
     EXPECT_EQ(s.outcome(), "violates:mutual_exclusion");
@@ -96,10 +99,11 @@ TEST(ResultsModelTest, ReadsEveryFieldTheDashboardDraws) {
 TEST(ResultsModelTest, FaultLabelsAreWordsFromTheFaultsFieldsNotJson) {
     const auto label = [](const char* fault, const char* target) {
         lockbench::RunSummary run = sample_run();
-        run.faults = json::array({{{"fault", fault}, {"start_s", 1}, {"end_s", 2}}});
-        if (target)
-            run.faults[0]["target"] = json::parse(target);
-        return read_view(run.to_json()).fault_windows.at(0).label();
+        run.faults = {{.fault = fault,
+                       .target = target ? json::parse(target) : json(),
+                       .start_s = 1,
+                       .end_s = 2}};
+        return fault_label(read_view(run.to_json()).faults.at(0));
     };
     EXPECT_EQ(label("pause-client", R"({"client":1,"process":1})"), "pause client 1 (process 1)");
     EXPECT_EQ(label("pause-client", R"({"holder":"k0"})"), "pause client the holder of k0");

@@ -68,8 +68,8 @@ void ThroughputView::setRanges(const std::vector<const Run*>& runs) {
         max_t = std::max(max_t, run->summary->duration_s);
         for (const TimePoint& p : run->summary->rate_series())
             max_y = std::max(max_y, p.cycles);
-        for (const FaultWindow& f : run->summary->fault_windows)
-            max_t = std::max(max_t, f.end_s);
+        for (const FaultWindow& f : run->summary->faults)
+            max_t = std::max(max_t, fault_end_s(f));
     }
     x_->setRange(0, max_t);
     y_->setRange(0, max_y * 1.1);
@@ -85,12 +85,13 @@ void ThroughputView::addFaultWindows(const std::vector<const Run*>& runs) {
     for (const Run* run : runs) {
         if (!run->summary)
             continue;
-        for (const FaultWindow& f : run->summary->fault_windows) {
-            if (!seen.insert({f.start_s, f.end_s, f.label()}).second)
+        for (const FaultWindow& f : run->summary->faults) {
+            if (!seen.insert({f.start_s, fault_end_s(f), fault_label(f)}).second)
                 continue;
             auto* upper = new QLineSeries;
             auto* lower = new QLineSeries;
-            double end = std::max(f.end_s, f.start_s + 0.02);  // an instant still gets a sliver
+            double end =
+                std::max(fault_end_s(f), f.start_s + 0.02);  // an instant still gets a sliver
             upper->append(f.start_s, max_y);
             upper->append(end, max_y);
             lower->append(f.start_s, 0);
@@ -99,7 +100,7 @@ void ThroughputView::addFaultWindows(const std::vector<const Run*>& runs) {
             // QAreaSeries does not own its boundary lines; without parents they leak per refresh.
             upper->setParent(area);
             lower->setParent(area);
-            area->setName(tr("fault: %1").arg(QString::fromStdString(f.label())));
+            area->setName(tr("fault: %1").arg(QString::fromStdString(fault_label(f))));
             area->setColor(fault_color());
             area->setBorderColor(fault_color().darker());
             chart_->addSeries(area);

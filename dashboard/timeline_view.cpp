@@ -132,7 +132,7 @@ void TimelineView::showAll() {
     following_ = true;
     std::int64_t end = timeline_ ? timeline_->end_ns : 1;
     for (const FaultWindow& f : faults_)
-        end = std::max(end, static_cast<std::int64_t>(f.end_s * 1e9));
+        end = std::max(end, static_cast<std::int64_t>(fault_end_s(f) * 1e9));
     t0_ = 0;
     t1_ = std::max<std::int64_t>(end, kMinWindowNs);
     rebuild();
@@ -270,7 +270,7 @@ double TimelineView::plotX(std::int64_t t) const {
 void TimelineView::drawFaultWindows(double top, double bottom) {
     for (const FaultWindow& f : faults_) {
         auto s = static_cast<std::int64_t>(f.start_s * 1e9);
-        auto e = static_cast<std::int64_t>(f.end_s * 1e9);
+        auto e = static_cast<std::int64_t>(fault_end_s(f) * 1e9);
         if (e < t0_ || s > t1_)
             continue;
         double x0 = plotX(s);
@@ -279,9 +279,9 @@ void TimelineView::drawFaultWindows(double top, double bottom) {
                                   Qt::NoPen, fault_color());
         r->setZValue(-2);
         r->setData(kKindRole, fault_window);
-        r->setToolTip(QString::fromStdString(f.label()));
-        add_text(scene_, QString::fromStdString(f.label()), x0 + 2, top + kAxisHeight, fault_window,
-                 QColor(70, 70, 70))
+        r->setToolTip(QString::fromStdString(fault_label(f)));
+        add_text(scene_, QString::fromStdString(fault_label(f)), x0 + 2, top + kAxisHeight,
+                 fault_window, QColor(70, 70, 70))
             ->setZValue(5);
     }
 }

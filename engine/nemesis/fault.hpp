@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/clients/history_recorder.hpp"
+#include "engine/results/fault_records.hpp"
 #include "engine/run/json_reader.hpp"
 #include "strategies/client/event_loop.hpp"
 
@@ -60,14 +61,6 @@ class ClientDirectory {
 
     mutable std::mutex mutex_;
     std::vector<std::pair<SimulatedClient*, EventLoop*>> clients_;
-};
-
-// A fault window for summary.json's `faults`.
-struct FaultWindow {
-    std::string fault;
-    nlohmann::json target;
-    double start_s = 0;
-    std::optional<double> end_s;
 };
 
 class NemesisContext {

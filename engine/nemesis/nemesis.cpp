@@ -619,23 +619,26 @@ void Nemesis::validate(const std::vector<std::unique_ptr<Fault>>& faults, const 
     }
 }
 
-json Nemesis::report(double end_s) const {
+std::vector<FaultFiring> Nemesis::report(double end_s) const {
     std::vector<const Fault*> still_armed;
     {
         std::lock_guard lock(armed_mutex_);
         still_armed = {armed_.begin(), armed_.end()};
     }
-    json out = json::array();
+    std::vector<FaultFiring> out;
     for (const auto& s : schedule_) {
         const Fault& f = *s.fault;
         const int due = f.due_within(end_s);
         const int effects = f.effects();
-        json entry{{"fault", f.kind()}, {"target", f.target().to_json()}, {"at_s", f.at_s},
-                   {"due", due},        {"took_effect", effects},         {"missed", nullptr}};
+        FaultFiring entry{.fault = f.kind(),
+                          .target = f.target().to_json(),
+                          .at_s = f.at_s,
+                          .due = due,
+                          .took_effect = effects};
         if (!f.point().empty())
-            entry["point"] = f.point();
+            entry.point = f.point();
         if (f.targets_clients())
-            entry["processes"] = f.processes();
+            entry.processes = f.processes();
         if (effects < due) {
             std::string why = f.miss_reason();
             if (why.empty() &&
@@ -644,8 +647,8 @@ json Nemesis::report(double end_s) const {
             }
             if (why.empty())
                 why = "it was triggered but never reached a client before the run ended";
-            entry["missed"] = std::to_string(due - effects) + " of " + std::to_string(due) +
-                              " firing(s) never took effect: " + why;
+            entry.missed = std::to_string(due - effects) + " of " + std::to_string(due) +
+                           " firing(s) never took effect: " + why;
         }
         out.push_back(std::move(entry));
     }

@@ -42,9 +42,8 @@ class Nemesis {
     void heal();
 
     // Every fault with how often it was due before `end_s` (the planned end of the run, or when
-    // it was interrupted) and how often it took effect:
-    // [{"fault", "target", "point"?, "at_s", "due", "took_effect", "missed": reason|null}].
-    nlohmann::json report(double end_s) const;
+    // it was interrupted), how often it took effect, and why not every time.
+    std::vector<FaultFiring> report(double end_s) const;
 
   private:
     struct Scheduled {

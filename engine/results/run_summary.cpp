@@ -88,6 +88,54 @@ std::vector<SecondCounts> read_timeseries(Fields& top) {
     return out;
 }
 
+// A fault's target: whatever JSON its fault class wrote, but present.
+const json& target_at(Fields& f) {
+    return f.require("target");
+}
+
+std::vector<FaultWindow> read_fault_windows(Fields& top) {
+    const json& windows = top.required_array("faults");
+    std::vector<FaultWindow> out;
+    for (std::size_t i = 0; i < windows.size(); ++i) {
+        Fields w(windows[i], top.origin(), "/faults/" + std::to_string(i));
+        FaultWindow window{.fault = w.required_string("fault"),
+                           .target = target_at(w),
+                           .start_s = w.required_number("start_s", 0)};
+        if (const json& end = w.require("end_s"); !end.is_null())
+            window.end_s = w.number_of(end, w.at("end_s"), 0);
+        out.push_back(std::move(window));
+    }
+    return out;
+}
+
+std::vector<FaultFiring> read_fault_firings(Fields& top) {
+    const json& firings = top.required_array("nemesis");
+    std::vector<FaultFiring> out;
+    for (std::size_t i = 0; i < firings.size(); ++i) {
+        Fields f(firings[i], top.origin(), "/nemesis/" + std::to_string(i));
+        FaultFiring firing{.fault = f.required_string("fault"),
+                           .target = target_at(f),
+                           .point = f.optional_string("point"),
+                           .at_s = f.required_number("at_s", 0),
+                           .due = required_int(f, "due"),
+                           .took_effect = required_int(f, "took_effect"),
+                           .missed = f.string_or_null("missed")};
+        if (const json* processes = f.optional_array("processes")) {
+            firing.processes.emplace();
+            for (std::size_t p = 0; p < processes->size(); ++p) {
+                const json& process = (*processes)[p];
+                if (!process.is_number_integer()) {
+                    f.fail(f.at("processes") + "/" + std::to_string(p),
+                           "must be a process number, not " + process.dump());
+                }
+                firing.processes->push_back(process.get<std::int64_t>());
+            }
+        }
+        out.push_back(std::move(firing));
+    }
+    return out;
+}
+
 std::optional<OpenLoopSummary> read_open_loop(Fields& top) {
     const json& open = top.require("open_loop");
     if (open.is_null())
@@ -177,6 +225,12 @@ json RunSummary::to_json() const {
     json series = json::array();
     for (const auto& s : timeseries)
         series.push_back({{"t", s.t}, {"cycles", s.cycles}, {"errors", s.errors}});
+    json fault_windows = json::array();
+    for (const auto& w : faults)
+        fault_windows.push_back(w.to_json());
+    json firings = json::array();
+    for (const auto& f : nemesis)
+        firings.push_back(f.to_json());
     json s{
         {"strategy", strategy},
         {"scenario", scenario},
@@ -189,8 +243,8 @@ json RunSummary::to_json() const {
         {"latency_ms", {{"acquire", latency_json(acquire)}, {"release", latency_json(release)}}},
         {"ops", ops_json},
         {"timeseries", series},
-        {"faults", faults},
-        {"nemesis", nemesis},
+        {"faults", fault_windows},
+        {"nemesis", firings},
         {"verdict", verdict.to_json()},
         {"history", {{"file", "history.jsonl"}, {"events", history_events}}},
         {"redis",
@@ -268,8 +322,8 @@ RunSummary RunSummary::from_json(const json& j, const std::string& origin) {
     }
     s.ops = read_ops(top);
     s.timeseries = read_timeseries(top);
-    s.faults = top.required_array("faults");
-    s.nemesis = top.required_array("nemesis");
+    s.faults = read_fault_windows(top);
+    s.nemesis = read_fault_firings(top);
     s.verdict = verdict_of_summary(top);
     {
         Fields h = object_at(top, "history");

@@ -4,9 +4,10 @@
 // make_summary and the run's last step, written to JSON in one place (RunSummary::to_json) and read
 // back in one place (RunSummary::from_json), so report.txt, the suite's row, compare's runs, the
 // ramp's points, the command line and the dashboard read typed fields instead of decoding
-// `valid`, `as_expected` or a throughput each their own way. The sections other rooms write (the
-// nemesis's report, the servers' cost, the deployment's parts, the yardstick) are kept as they
-// wrote them. Its room (engine/results) uses the checker only, so the dashboard may read it too.
+// `valid`, `as_expected` or a throughput each their own way. The nemesis's report and fault windows
+// are typed too (fault_records.hpp); the sections other rooms write (the servers' cost, the
+// deployment's parts, the yardstick) are kept as they wrote them. Its room (engine/results) uses
+// the checker only, so the dashboard may read it too.
 
 #include <cstdint>
 #include <map>
@@ -19,6 +20,7 @@
 
 #include "checker/json_object.hpp"
 #include "checker/report.hpp"
+#include "engine/results/fault_records.hpp"
 #include "engine/results/op_counts.hpp"
 
 namespace lockbench {
@@ -99,8 +101,8 @@ struct RunSummary {
     std::optional<LatencySummary> acquire_corrected;  // at a rate only
     std::map<std::string, OpCounts> ops;              // each operation's ok, fail and info
     std::vector<SecondCounts> timeseries;
-    nlohmann::json faults = nlohmann::json::array();   // fault windows, as the nemesis kept them
-    nlohmann::json nemesis = nlohmann::json::array();  // Nemesis::report: did each fault fire
+    std::vector<FaultWindow> faults;   // when each fault acted, as the nemesis kept it
+    std::vector<FaultFiring> nemesis;  // Nemesis::report: did each fault fire
     checker::Report verdict;
     std::uint64_t history_events = 0;
     std::string redis_mode = "embedded";  // "external": the user's servers

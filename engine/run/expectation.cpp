@@ -75,18 +75,17 @@ std::optional<bool> violated_by_fault(const Report& report, const std::string& c
 
 }  // namespace
 
-FaultEvidence FaultEvidence::from_nemesis_report(const json& nemesis) {
+FaultEvidence FaultEvidence::from_nemesis_report(const std::vector<FaultFiring>& nemesis) {
     FaultEvidence e;
-    if (!nemesis.is_array())
-        return e;
     for (const auto& f : nemesis) {
-        if (!f.value("missed", json()).is_null())
+        if (f.missed)
             e.conclusive = false;
-        const json target = f.value("target", json());
-        if (target.is_object() && target.contains("holder")) {
+        if (f.aimed_at_holder()) {
             e.aimed_at_holders = true;
-            for (const auto& p : f.value("processes", json::array()))
-                e.holder_processes.push_back(p.get<std::int64_t>());
+            if (f.processes) {
+                e.holder_processes.insert(e.holder_processes.end(), f.processes->begin(),
+                                          f.processes->end());
+            }
         }
     }
     return e;

@@ -32,6 +32,8 @@
 #include "checker/report.hpp"
 #include "engine/results/rate_term_outcome.hpp"  // RateTermOutcome
 
+#include "engine/results/fault_records.hpp"
+
 namespace lockbench {
 
 // What the engine knows beside the history: did the run exercise what it scheduled (every fault
@@ -42,7 +44,7 @@ struct FaultEvidence {
     std::vector<std::int64_t> holder_processes;
 
     // From summary.json's `nemesis` list (Nemesis::report).
-    static FaultEvidence from_nemesis_report(const nlohmann::json& nemesis);
+    static FaultEvidence from_nemesis_report(const std::vector<FaultFiring>& nemesis);
 };
 
 struct Expectation {

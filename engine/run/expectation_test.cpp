@@ -251,12 +251,19 @@ TEST(ExpectationTest, RepeatedRunsJudgeRatesAndEveryRunForPlainTerms) {
 }
 
 TEST(ExpectationTest, EvidenceComesFromTheNemesisReport) {
-    const json nemesis = json::parse(R"([
-        {"fault": "pause-client", "target": {"holder": "k0"}, "at_s": 0.5, "due": 1,
-         "took_effect": 1, "missed": null, "processes": [4]},
-        {"fault": "kill-server", "target": {"node": 0}, "at_s": 1, "due": 1, "took_effect": 0,
-         "missed": "1 of 1 firing(s) never took effect: ..."}
-    ])");
+    const std::vector<FaultFiring> nemesis = {
+        {.fault = "pause-client",
+         .target = {{"holder", "k0"}},
+         .at_s = 0.5,
+         .due = 1,
+         .took_effect = 1,
+         .processes = std::vector<std::int64_t>{4}},
+        {.fault = "kill-server",
+         .target = {{"node", 0}},
+         .at_s = 1,
+         .due = 1,
+         .took_effect = 0,
+         .missed = "1 of 1 firing(s) never took effect: ..."}};
     const FaultEvidence e = FaultEvidence::from_nemesis_report(nemesis);
     EXPECT_FALSE(e.conclusive);
     EXPECT_TRUE(e.aimed_at_holders);

@@ -617,15 +617,6 @@ RunOutcome WorkloadRun::finish() {
 }
 
 SummaryInputs WorkloadRun::summary_inputs(const ClientStats& total) {
-    nlohmann::json fault_windows = nlohmann::json::array();
-    for (const auto& fw : nemesis_context->windows()) {
-        fault_windows.push_back(nlohmann::json{
-            {"fault", fw.fault},
-            {"target", fw.target},
-            {"start_s", fw.start_s},
-            {"end_s", fw.end_s ? nlohmann::json(*fw.end_s) : nlohmann::json(nullptr)}});
-    }
-
     SummaryInputs in{
         .workload = w,
         .stats = total,
@@ -636,7 +627,7 @@ SummaryInputs WorkloadRun::summary_inputs(const ClientStats& total) {
         .deployment_embedded = deployment.embedded,
         .endpoints = deployment.endpoints,
         .key_prefix = key_prefix,
-        .faults = fault_windows,
+        .faults = nemesis_context->windows(),
         .nemesis = nemesis->report(std::chrono::duration<double>(nemesis_until - start).count())};
     if (adapter_run) {
         // An adapter that broke is a client that measured nothing from then on: with most of

@@ -114,11 +114,9 @@ void add_what_the_history_cannot_show(checker::Report& verdict, const SummaryInp
     const auto& w = in.workload;
     const auto& st = in.stats;
     for (const auto& f : in.nemesis) {
-        if (!f["missed"].is_null()) {
-            verdict.add_unknown_reason("fault " + f["fault"].get<std::string>() + " (" +
-                                       describe_target(f["target"]) + ", at " +
-                                       seconds_text(f["at_s"].get<double>()) +
-                                       "): " + f["missed"].get<std::string>());
+        if (f.missed) {
+            verdict.add_unknown_reason("fault " + f.fault + " (" + describe_target(f.target) +
+                                       ", at " + seconds_text(f.at_s) + "): " + *f.missed);
         }
     }
     for (const auto& reason : in.unknown_reasons)
@@ -347,9 +345,9 @@ void write_report_ops_and_faults(std::ostream& out, const RunSummary& s) {
     }
     for (const auto& f : s.nemesis) {
         std::snprintf(line, sizeof line, "fault       %s on %s at %s: took effect %d of %d%s\n",
-                      f["fault"].get<std::string>().c_str(), describe_target(f["target"]).c_str(),
-                      seconds_text(f["at_s"].get<double>()).c_str(), f["took_effect"].get<int>(),
-                      f["due"].get<int>(), f["missed"].is_null() ? "" : "  <- NOT ALL FIRED");
+                      f.fault.c_str(), describe_target(f.target).c_str(),
+                      seconds_text(f.at_s).c_str(), f.took_effect, f.due,
+                      f.missed ? "  <- NOT ALL FIRED" : "");
         out << line;
     }
 }

@@ -27,8 +27,8 @@ struct SummaryInputs {
     bool deployment_embedded = true;
     std::vector<Endpoint> endpoints;
     std::string key_prefix;                            // on servers that are not ours
-    nlohmann::json faults = nlohmann::json::array();   // fault windows
-    nlohmann::json nemesis = nlohmann::json::array();  // Nemesis::report: did each fault fire
+    std::vector<FaultWindow> faults;   // fault windows
+    std::vector<FaultFiring> nemesis;  // Nemesis::report: did each fault fire
     // What else the run knows makes a "valid" unsupported (most clients' adapters broke).
     std::vector<std::string> unknown_reasons;
     // A lock library's strategy: its library, version and adapter processes; null otherwise.

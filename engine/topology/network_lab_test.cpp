@@ -653,7 +653,8 @@ TEST_F(SshHostTest, KillServerThroughSshRestartsTheUsersServerAndBreaksTheLockAs
 TEST_F(SshHostTest, PauseServerThroughSshStopsAndResumesTheUsersServer) {
     TempDir out;
     const RunOutcome r = run_with_fault("pause-over-ssh", "pause-server", out);
-    EXPECT_EQ(r.summary.nemesis[0]["took_effect"], 1) << r.summary.nemesis.dump();
+    ASSERT_EQ(r.summary.nemesis.size(), 1u);
+    EXPECT_EQ(r.summary.nemesis[0].took_effect, 1) << r.summary.nemesis[0].to_json().dump();
     // Commands sent while it was stopped timed out: the pause acted on the real process.
     EXPECT_GT(unanswered(r), 0) << r.summary.to_json()["ops"].dump();
     EXPECT_TRUE(ControlledServer(node_).answers());
@@ -677,7 +678,8 @@ TEST_F(SshHostTest, TheHostResumesAPausedServerWhenLockbenchNeverDoes) {
 TEST_F(SshHostTest, IsolateNodeThroughSshCutsTheNodeOffAndTheRuleGoesAway) {
     TempDir out;
     const RunOutcome r = run_with_fault("isolate-over-ssh", "isolate-node", out);
-    EXPECT_EQ(r.summary.nemesis[0]["took_effect"], 1) << r.summary.nemesis.dump();
+    ASSERT_EQ(r.summary.nemesis.size(), 1u);
+    EXPECT_EQ(r.summary.nemesis[0].took_effect, 1) << r.summary.nemesis[0].to_json().dump();
     EXPECT_GT(unanswered(r), 0)
         << r.summary.to_json()["ops"].dump();  // sent meanwhile, got no answer
     const std::string rule = "-A INPUT -p tcp -m tcp --dport 6379 -m comment --comment lockbench-";
