@@ -233,6 +233,21 @@ struct LinearizabilityChecker::Impl {
         return &last->second;
     }
 
+    // The release a library ran itself, on process p's behalf, of `acquire`'s hold, invoked at
+    // `event`. It ends the hold if the lease has not already: when the lease freed the lock first
+    // (another may hold it by now), or the acquire never took effect, the release changes
+    // nothing, as a retried unlock does.
+    static RecordedOp library_release(const RecordedOp& acquire, std::int64_t p,
+                                      const Event& event) {
+        RecordedOp release;
+        release.process = p;
+        release.kind = OpKind::Release;
+        release.repeat = true;
+        release.mode = acquire.mode;
+        release.invoke_index = event.index;
+        return release;
+    }
+
     // The in-doubt acquire of process p returns ok at the late grant, and the adapter's release
     // of it begins.
     void on_late_granted(const Event& event, std::int64_t p, const nlohmann::json& value) {
@@ -264,15 +279,7 @@ struct LinearizabilityChecker::Impl {
                 !history.grant_of_token.emplace(token_text, acquire_index).second;
             history.released_tokens.insert(token_text);
         }
-        RecordedOp release;
-        release.process = p;
-        release.kind = OpKind::Release;
-        // The library's release ends the hold if the lease has not already: when it freed the
-        // lock first (another may hold it by now), the release changes nothing, as a retried
-        // unlock does.
-        release.repeat = true;
-        release.mode = acquire.mode;
-        release.invoke_index = event.index;
+        RecordedOp release = library_release(acquire, p, event);
         release.call_seq = seq + 1;  // after the acquire's return, never concurrent with it
         release.invoke_ns = event.time;
         release.grant = acquire_index;
@@ -295,12 +302,7 @@ struct LinearizabilityChecker::Impl {
             return;
         KeyHistory& history = *last->history;
         const RecordedOp& acquire = history.ops[last->op];
-        RecordedOp release;
-        release.process = p;
-        release.kind = OpKind::Release;
-        release.repeat = true;
-        release.mode = acquire.mode;
-        release.invoke_index = event.index;
+        RecordedOp release = library_release(acquire, p, event);
         release.complete_index = event.index;
         release.call_seq = acquire.call_seq + 1;  // any time after the acquire's call
         release.invoke_ns = acquire.invoke_ns;

@@ -1,7 +1,5 @@
 #include "checker/resource.hpp"
 
-#include "checker/incident.hpp"
-
 namespace lockbench::checker {
 
 using nlohmann::json;
@@ -78,14 +76,9 @@ void ResourceCheck::on_write(const Event& event) {
         processes_.add(late->process);
     if (!witness_wanted())
         return;
-    const auto evidence_of = [](const Write& w) {
-        return LostUpdateEvidence::Write{
-            .process = w.process, .value = w.value, .time_ns = w.time_ns, .index = w.index};
-    };
-    LostUpdateEvidence evidence{
-        .key = event.key, .overwritten = evidence_of(overwritten), .write = evidence_of(write)};
+    LostUpdateEvidence evidence{.key = event.key, .overwritten = overwritten, .write = write};
     if (late)
-        evidence.late = evidence_of(*late);
+        evidence.late = *late;
     list_witness(json{
         {"kind", "resource"},
         {"key", event.key},

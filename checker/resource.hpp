@@ -26,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "checker/history.hpp"
+#include "checker/incident.hpp"
 #include "checker/streaming.hpp"
 
 namespace lockbench::checker {
@@ -47,12 +48,8 @@ class ResourceCheck final : public StreamingCheck {
     }
 
   private:
-    struct Write {
-        std::int64_t process = 0;
-        std::int64_t value = 0;
-        std::int64_t time_ns = 0;
-        std::uint64_t index = 0;
-    };
+    // An ok write as the check keeps it is a write as its witness shows it.
+    using Write = LostUpdateEvidence::Write;
     struct WriteInFlight {
         // The last write completed before this write was sent (what the counter held then, if
         // no write was delivered late), and the highest completed since the last loss.

@@ -1,12 +1,19 @@
 #include "strategies/redisson_lock.hpp"
 
+#include <utility>
+
 namespace lockbench {
 
-RedissonLock::RedissonLock(StrategyOptions options)
+RedissonLock::RedissonLock(StrategyOptions options, std::string channel_prefix)
     : options_(options),
+      channel_prefix_(std::move(channel_prefix)),
       watchdog_([this](Session& session, const std::string& key, std::chrono::milliseconds lease) {
           return renew_owner(session, key, lease);
       }) {}
+
+std::string RedissonLock::release_channel(std::string_view key) const {
+    return channel_prefix_ + hash_tagged(key);
+}
 
 Task<AcquireAttempt> RedissonLock::try_acquire(Session& session, const AcquireRequest& request) {
     const ScriptVerdict verdict =

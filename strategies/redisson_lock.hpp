@@ -25,9 +25,12 @@ class RedissonLock : public Strategy {
 
     // Watchdog renewal loops still running (for tests: none after the last release).
     std::size_t watchdogs_running() const { return watchdog_.running(); }
+    // Where releases of `key` are announced: the lock's channel prefix, then the key's hash tag
+    // (Redisson: redisson_lock__channel:{name}, redisson_rwlock:{name}).
+    std::string release_channel(std::string_view key) const;
 
   protected:
-    explicit RedissonLock(StrategyOptions options);
+    RedissonLock(StrategyOptions options, std::string channel_prefix);
 
     // The acquire script's reply: {1, count, ...} granted, {0, pttl} held.
     virtual Task<Reply> run_acquire_script(Session& session, const AcquireRequest& request) = 0;
@@ -39,8 +42,6 @@ class RedissonLock : public Strategy {
     // Extends what this client holds on `key` to `lease`; false if it holds nothing there.
     virtual Task<bool> renew_owner(Session& session, std::string key,
                                    std::chrono::milliseconds lease) = 0;
-    // Where releases of `key` are announced.
-    virtual std::string release_channel(std::string_view key) const = 0;
 
     const StrategyOptions& options() const { return options_; }
 
@@ -48,6 +49,7 @@ class RedissonLock : public Strategy {
     Task<AcquireAttempt> try_acquire(Session& session, const AcquireRequest& request);
 
     StrategyOptions options_;
+    std::string channel_prefix_;
     bool subscriber_in_use_ = false;
     Watchdog watchdog_;
 };

@@ -2,7 +2,10 @@
 
 namespace lockbench {
 
-ReentrantHash::ReentrantHash(StrategyOptions options) : RedissonLock(options) {}
+// Releases are announced on lockbench_lock__channel:{key} (Redisson:
+// redisson_lock__channel:{name}).
+ReentrantHash::ReentrantHash(StrategyOptions options)
+    : RedissonLock(options, "lockbench_lock__channel:") {}
 
 Task<Reply> ReentrantHash::run_acquire_script(Session& session, const AcquireRequest& request) {
     co_return co_await run_script(
@@ -14,7 +17,7 @@ Task<Reply> ReentrantHash::run_release_script(Session& session, const Grant& gra
                                               const std::string& latch,
                                               const std::string& latch_ttl) {
     co_return co_await release_with_retry(
-        session, release_, strings(grant.key, channel(grant.key), latch),
+        session, release_, strings(grant.key, release_channel(grant.key), latch),
         strings(session.client_id(), std::to_string(grant.lease.count()), latch_ttl), options());
 }
 

@@ -22,11 +22,6 @@ class ReentrantHash final : public RedissonLock {
             .reentrant = true, .auto_renewal = true, .renew = true, .pubsub_wakeup = true};
     }
 
-    // Where a release of `key` is announced (Redisson: redisson_lock__channel:{name}).
-    static std::string channel(std::string_view key) {
-        return "lockbench_lock__channel:" + hash_tagged(key);
-    }
-
   private:
     Task<Reply> run_acquire_script(Session& session, const AcquireRequest& request) override;
     // The owner's count goes down by one; the hash goes when it reaches 0.
@@ -34,7 +29,6 @@ class ReentrantHash final : public RedissonLock {
                                    const std::string& latch_ttl) override;
     Task<bool> renew_owner(Session& session, std::string key,
                            std::chrono::milliseconds lease) override;
-    std::string release_channel(std::string_view key) const override { return channel(key); }
 
     Script acquire_{"reentrant_hash_acquire"};
     Script release_{"reentrant_hash_release"};

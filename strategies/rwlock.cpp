@@ -2,7 +2,8 @@
 
 namespace lockbench {
 
-Rwlock::Rwlock(StrategyOptions options) : RedissonLock(options) {}
+// Releases are announced on lockbench_rwlock:{key} (Redisson: redisson_rwlock:{name}).
+Rwlock::Rwlock(StrategyOptions options) : RedissonLock(options, "lockbench_rwlock:") {}
 
 Task<Reply> Rwlock::run_acquire_script(Session& session, const AcquireRequest& request) {
     const std::string& owner = session.client_id();
@@ -22,11 +23,11 @@ Task<Reply> Rwlock::run_release_script(Session& session, const Grant& grant,
     if (grant.mode == LockMode::Shared)
         co_return co_await release_with_retry(
             session, read_release_,
-            strings(grant.key, channel(grant.key), latch, reader_timeout_prefix(grant.key, owner),
-                    hash_tagged(grant.key)),
+            strings(grant.key, release_channel(grant.key), latch,
+                    reader_timeout_prefix(grant.key, owner), hash_tagged(grant.key)),
             strings(owner, latch_ttl), options());
     co_return co_await release_with_retry(
-        session, write_release_, strings(grant.key, channel(grant.key), latch),
+        session, write_release_, strings(grant.key, release_channel(grant.key), latch),
         strings(writer_field(owner), std::to_string(grant.lease.count()), latch_ttl), options());
 }
 

@@ -27,10 +27,6 @@ class Rwlock final : public RedissonLock {
                             .pubsub_wakeup = true};
     }
 
-    // Where releases of `key` are announced (Redisson: redisson_rwlock:{name}).
-    static std::string channel(std::string_view key) {
-        return "lockbench_rwlock:" + hash_tagged(key);
-    }
     // The timeout key of `owner`'s n-th read hold is this prefix + ":<n>".
     static std::string reader_timeout_prefix(std::string_view key, std::string_view owner) {
         return hash_tagged(key) + ":" + std::string(owner) + ":rwlock_timeout";
@@ -49,7 +45,6 @@ class Rwlock final : public RedissonLock {
     // Extends everything the client holds on the key (its write hold, its live read holds).
     Task<bool> renew_owner(Session& session, std::string key,
                            std::chrono::milliseconds lease) override;
-    std::string release_channel(std::string_view key) const override { return channel(key); }
 
     Script read_acquire_{"rwlock_read_acquire"};
     Script write_acquire_{"rwlock_write_acquire"};

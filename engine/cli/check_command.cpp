@@ -6,7 +6,6 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
-#include <memory>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -125,13 +124,12 @@ int check_command(const CheckFlags& f) {
 }  // namespace
 
 Command add_check_command(CLI::App& app) {
-    auto flags = std::make_shared<CheckFlags>();
-    CheckFlags& cf = *flags;
-    auto* check = app.add_subcommand(
-        "check",
+    Subcommand<CheckFlags> check(
+        app, "check",
         "Judge a history (history.jsonl, or Jepsen's history.edn): mutual exclusion, fencing, "
         "resource, liveness, "
         "linearizability (0 valid, 1 violation, 2 bad input, 3 unknown)");
+    CheckFlags& cf = check.flags();
     check
         ->add_option("history", cf.history_file,
                      "history.jsonl (checker/HISTORY.md), or a Jepsen history.edn")
@@ -189,7 +187,7 @@ Command add_check_command(CLI::App& app) {
                      "A wait for a grant longer than this is starvation (default: not judged)")
         ->check(within(std::int64_t{1}, std::int64_t{86'400'000}));
 
-    return {check, false, [flags](const std::atomic<bool>*) { return check_command(*flags); }};
+    return check.runs(check_command);
 }
 
 }  // namespace lockbench::cli

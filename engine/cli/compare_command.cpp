@@ -37,14 +37,13 @@ void print(const CompareOutcome& outcome) {
 }  // namespace
 
 Command add_compare_command(CLI::App& app, const std::string& scenarios_dir) {
-    auto flags = std::make_shared<CompareFlags>();
-    CompareFlags& f = *flags;
-    f.dir = scenarios_dir;
-    auto* c = app.add_subcommand(
-        "compare",
+    Subcommand<CompareFlags> c(
+        app, "compare",
         "Run one workload against several strategies, each N times interleaved, and tell each "
         "check's outcome as k of n runs with a 95% interval (0 table produced, 2 bad input, 4 "
         "environment, 130 interrupted)");
+    CompareFlags& f = c.flags();
+    f.dir = scenarios_dir;
     c->add_option("workload", f.workload,
                   "A workload file, or a shipped scenario's name (see lockbench scenarios)")
         ->required();
@@ -71,14 +70,12 @@ Command add_compare_command(CLI::App& app, const std::string& scenarios_dir) {
     c->add_option("--lease-ms", f.lease_ms, "Lock lease")
         ->check(CLI::Range(std::int64_t{1}, std::int64_t{86'400'000}));
     c->add_option("--dir", f.dir, "Folder of scenario files")->capture_default_str();
-    add_server_options(*c, f.server, {.inventory = false, .etcd = false});
+    add_server_options(c.app(), f.server, {.inventory = false, .etcd = false});
     // A script that passes run's flags to compare should not fail on one that means nothing here.
     c->add_flag("--no-yardstick", f.no_yardstick,
                 "Accepted and ignored: compare never measures the machine (its runs are "
                 "compared with each other, interleaved on one machine)");
-    return {c, true, [flags](const std::atomic<bool>* interrupt) {
-                return compare_command(*flags, interrupt);
-            }};
+    return c.runs(compare_command);
 }
 
 int compare_command(const CompareFlags& f, const std::atomic<bool>* interrupt) {

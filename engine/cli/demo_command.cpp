@@ -3,7 +3,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <memory>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -142,23 +141,20 @@ int demo_command(const DemoFlags& f, const std::atomic<bool>* interrupt) {
 }  // namespace
 
 Command add_demo_command(CLI::App& app, const std::string& scenarios_dir) {
-    auto flags = std::make_shared<DemoFlags>();
-    DemoFlags& df = *flags;
+    Subcommand<DemoFlags> demo(
+        app, "demo", "Run a shipped scenario and tell its story: what happened, event by event");
+    DemoFlags& df = demo.flags();
     df.dir = scenarios_dir;
-    auto* demo = app.add_subcommand(
-        "demo", "Run a shipped scenario and tell its story: what happened, event by event");
     demo->add_option("scenario", df.scenario, "Scenario name (see lockbench scenarios) or file")
         ->required();
     demo->add_option("--strategy", df.strategy,
                      "Strategy to show (default: the scenario's demo_strategy, else the first "
                      "it breaks, set_nx_px when it is one)");
     demo->add_option("--dir", df.dir, "Folder of scenario files")->capture_default_str();
-    add_server_options(*demo, df.server, {.inventory = true, .etcd = false});
+    add_server_options(demo.app(), df.server, {.inventory = true, .etcd = false});
     demo->add_flag("--no-yardstick", df.no_yardstick,
                    "Accepted as run takes it: a demo never measures the machine");
-    return {demo, true, [flags](const std::atomic<bool>* interrupt) {
-                return demo_command(*flags, interrupt);
-            }};
+    return demo.runs(demo_command);
 }
 
 }  // namespace lockbench::cli

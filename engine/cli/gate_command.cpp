@@ -1,6 +1,5 @@
 #include <filesystem>
 #include <iostream>
-#include <memory>
 #include <string>
 
 #include "engine/ci/gate.hpp"
@@ -60,12 +59,11 @@ int gate_command(const GateFlags& f) {
 }  // namespace
 
 Command add_gate_command(CLI::App& app) {
-    auto flags = std::make_shared<GateFlags>();
-    GateFlags& gf = *flags;
-    auto* gate = app.add_subcommand(
-        "gate",
+    Subcommand<GateFlags> gate(
+        app, "gate",
         "Compare a suite result with a baseline: unexpected outcomes, throughput drops "
         "beyond the noise and gross acquire-p99 rises fail (0 pass, 1 fail, 2 bad input)");
+    GateFlags& gf = gate.flags();
     auto* baseline_opt =
         gate->add_option("--baseline", gf.baseline, "Baseline file (results/baseline.json)");
     gate->add_option("--current", gf.current,
@@ -87,7 +85,7 @@ Command add_gate_command(CLI::App& app) {
     gate->add_flag("--verbose", gf.verbose,
                    "List every cell as a table, not only those that changed or failed");
 
-    return {gate, false, [flags](const std::atomic<bool>*) { return gate_command(*flags); }};
+    return gate.runs(gate_command);
 }
 
 }  // namespace lockbench::cli

@@ -2,7 +2,6 @@
 
 #include <cstdio>
 #include <iostream>
-#include <memory>
 #include <string>
 
 #include "engine/cli/commands.hpp"
@@ -57,19 +56,17 @@ Command add_strategies_command(CLI::App& app) {
 }
 
 Command add_scenarios_command(CLI::App& app, const std::string& scenarios_dir) {
-    auto options = std::make_shared<ScenariosFlags>();
-    options->dir = scenarios_dir;
-    auto* scenarios =
-        app.add_subcommand("scenarios",
-                           "List the shipped scenarios: what each shows and what it expects of "
-                           "each strategy (COLUMNS wide)");
-    scenarios->add_option("--dir", options->dir, "Folder of scenario files")->capture_default_str();
-    scenarios->add_flag("--verbose,-v", options->verbose,
+    Subcommand<ScenariosFlags> scenarios(app, "scenarios",
+                                         "List the shipped scenarios: what each shows and what "
+                                         "it expects of each strategy (COLUMNS wide)");
+    ScenariosFlags& f = scenarios.flags();
+    f.dir = scenarios_dir;
+    scenarios->add_option("--dir", f.dir, "Folder of scenario files")->capture_default_str();
+    scenarios->add_flag("--verbose,-v", f.verbose,
                         "Every strategy's expectation as written, instead of the summary");
 
-    return {scenarios, false, [options](const std::atomic<bool>*) {
-                return list_scenarios(options->dir, options->verbose);
-            }};
+    return scenarios.runs(
+        [](const ScenariosFlags& flags) { return list_scenarios(flags.dir, flags.verbose); });
 }
 
 }  // namespace lockbench::cli

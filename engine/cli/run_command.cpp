@@ -3,7 +3,6 @@
 #include <iostream>
 #include <limits>
 #include <map>
-#include <memory>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -250,10 +249,8 @@ int run_command(const RunFlags& f, const std::atomic<bool>* interrupt) {
 }  // namespace
 
 Command add_run_command(CLI::App& app) {
-    auto flags = std::make_shared<RunFlags>();
-    RunFlags& rf = *flags;
-    auto* run =
-        app.add_subcommand("run", "Run a workload against real Redis and judge its history");
+    Subcommand<RunFlags> run(app, "run", "Run a workload against real Redis and judge its history");
+    RunFlags& rf = run.flags();
     // No existence check here: CLI11 checks a positional before it reports an unknown option,
     // so `run --rate-limit 5` said "File does not exist: 5"; a missing file is refused on loading.
     run->add_option("workload", rf.workload_file, "Workload JSON file (workloads/README.md)");
@@ -300,7 +297,7 @@ Command add_run_command(CLI::App& app) {
                     "timed out) as well as from its send (granted ones)");
     run->add_option("--arrivals", rf.arrivals, "With --rate: fixed (evenly spaced) or poisson")
         ->check(CLI::IsMember({"fixed", "poisson"}));
-    add_server_options(*run, rf.server);
+    add_server_options(run.app(), rf.server);
     run->add_option("--repeat", rf.repeat,
                     "Run it N times into one folder (repeat-*/): each check as k of n runs "
                     "with a 95% interval (compare.json, as lockbench compare writes)")
@@ -316,8 +313,7 @@ Command add_run_command(CLI::App& app) {
                   "report then goes to stderr")
         ->excludes(json_flag);
 
-    return {run, true,
-            [flags](const std::atomic<bool>* interrupt) { return run_command(*flags, interrupt); }};
+    return run.runs(run_command);
 }
 
 }  // namespace lockbench::cli

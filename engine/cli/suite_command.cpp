@@ -1,5 +1,4 @@
 #include <iostream>
-#include <memory>
 #include <string>
 #include <unistd.h>
 
@@ -61,11 +60,10 @@ int suite_command(SuiteFlags& f, const std::atomic<bool>* interrupt) {
 }  // namespace
 
 Command add_suite_command(CLI::App& app, const std::string& scenarios_dir) {
-    auto flags = std::make_shared<SuiteFlags>();
-    SuiteFlags& f = *flags;
+    Subcommand<SuiteFlags> suite(app, "suite",
+                                 "Run every shipped scenario against every strategy it names");
+    SuiteFlags& f = suite.flags();
     f.so.scenarios_dir = scenarios_dir;
-    auto* suite =
-        app.add_subcommand("suite", "Run every shipped scenario against every strategy it names");
     suite->add_flag("--quick", f.so.quick,
                     "Cap fault-free runs at 2.5 s (demonstrations keep their timing)");
     suite->add_option("--strategy", f.so.strategies, "Only these strategies (repeatable)");
@@ -88,7 +86,7 @@ Command add_suite_command(CLI::App& app, const std::string& scenarios_dir) {
         ->capture_default_str();
     suite->add_option("--junit", f.junit,
                       "Write a JUnit XML file: one test case per (scenario, strategy)");
-    add_server_options(*suite, f.server, {.inventory = true, .etcd = false});
+    add_server_options(suite.app(), f.server, {.inventory = true, .etcd = false});
     // On the user's servers a suite runs what it can there.
     CLI::Option* redis = suite->get_option("--redis");
     redis->description(redis->get_description() +
@@ -106,9 +104,7 @@ Command add_suite_command(CLI::App& app, const std::string& scenarios_dir) {
                    "pair's runs, their round in `repeat`); the table then goes to stderr")
         ->excludes(json_flag);
 
-    return {suite, true, [flags](const std::atomic<bool>* interrupt) {
-                return suite_command(*flags, interrupt);
-            }};
+    return suite.runs(suite_command);
 }
 
 }  // namespace lockbench::cli
