@@ -75,60 +75,16 @@ std::string scenario_from_folder(std::string name) {
 
 }  // namespace
 
-namespace {
-
-std::string scalar_text(const json& v) {
-    return v.is_string() ? v.get<std::string>() : v.dump();
-}
-
-}  // namespace
-
-std::string describe_target(const json& target) {
-    if (target.is_null())
-        return "";
-    if (!target.is_object())
-        return scalar_text(target);
-    // The field that names whom the fault hit comes first; the rest qualify it.
-    static const std::vector<std::pair<std::string, std::string>> subjects = {
-        {"client", "client "},
-        {"node", "node "},
-        {"holder", "the holder of "},
-        {"master_of", "of "},
-        {"from", "from "}};
-    std::string subject;
-    std::string subject_key;
-    for (const auto& [key, words] : subjects) {
-        if (const auto it = target.find(key); it != target.end()) {
-            subject = words + scalar_text(*it);
-            subject_key = key;
-            break;
-        }
-    }
-    std::string details;
-    for (auto it = target.begin(); it != target.end(); ++it) {
-        if (it.key() == subject_key)
-            continue;
-        // A role ("leader") or a shape ("hosts") reads on its own; a number needs its name.
-        const bool bare = it.key() == "role" || it.key() == "shape";
-        std::string part =
-            bare ? scalar_text(it.value()) : it.key() + " " + scalar_text(it.value());
-        if (it.key() == "point")
-            part = "at " + scalar_text(it.value());
-        details += (details.empty() ? "" : ", ") + part;
-    }
-    if (subject.empty())
-        return details;
-    return details.empty() ? subject : subject + " (" + details + ")";
-}
-
 std::string fault_label(const FaultWindow& window) {
     std::string name = window.fault;
     std::replace(name.begin(), name.end(), '-', ' ');
     std::string whom = describe_target(window.target);
-    // pause-client {"client":1} is "pause client 1", not "pause client client 1".
-    if (const auto space = whom.find(' ');
-        space != std::string::npos && name.ends_with(" " + whom.substr(0, space)))
-        whom = whom.substr(space + 1);
+    // pause-client {"client":1} is "pause client 1", not "pause client client 1"; and
+    // kill-cluster-master {"master_of":"k0"} is "kill cluster master of k0".
+    const std::string subject = whom.starts_with("the ") ? whom.substr(4) : whom;
+    if (const auto space = subject.find(' ');
+        space != std::string::npos && name.ends_with(" " + subject.substr(0, space)))
+        whom = subject.substr(space + 1);
     // partition-hosts {"shape":"hosts"} is "partition hosts", not "partition hosts hosts".
     if (whom.empty() || name.ends_with(" " + whom))
         return name;

@@ -30,9 +30,6 @@ std::string fault_label(const FaultWindow& window);
 // Where a window ends on a chart: a fault never healed is drawn as the instant it began.
 double fault_end_s(const FaultWindow& window);
 
-// A fault's target in words: {"client":1,"process":1} -> "client 1 (process 1)",
-// {"holder":"k0"} -> "the holder of k0", "leader" -> "leader".
-std::string describe_target(const nlohmann::json& target);
 
 struct TimePoint {
     double t = 0;

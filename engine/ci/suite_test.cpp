@@ -202,7 +202,7 @@ TEST(RunCliTest, AFaultThatNeverFiredIsExitThreeOnTheUsersServer) {
                                    theirs.endpoint().to_string() + " --out '" +
                                    (scratch.path() / "results").string() + "'");
     EXPECT_EQ(r.code, 3) << r.out << r.err;
-    EXPECT_NE(r.out.find("fault       pause-client on holder of k0 at 0.60 s: took effect 0 of "
+    EXPECT_NE(r.out.find("fault       pause-client on the holder of k0 at 0.60 s: took effect 0 of "
                          "1  <- NOT ALL FIRED"),
               std::string::npos)
         << r.out;

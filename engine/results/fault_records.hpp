@@ -5,7 +5,7 @@
 // writes and reads them (its one strict reader names the JSON path of a bad field), and
 // report.txt, the expectation's evidence and the dashboard read their fields. A fault's target
 // stays the JSON its fault class wrote - {"client":1,"process":1}, "leader", {"holder":"k0"} -
-// since every class has its own shape.
+// since every class has its own shape; describe_target puts any of them in words.
 
 #include <cstdint>
 #include <optional>
@@ -15,6 +15,11 @@
 #include <nlohmann/json.hpp>
 
 namespace lockbench {
+
+// A fault's target in words, for report.txt and the dashboard: {"client":1,"process":1} ->
+// "client 1 (process 1)", {"holder":"k0"} -> "the holder of k0", {"node":0,"role":"leader"} ->
+// "node 0 (leader)", "leader" -> "leader".
+std::string describe_target(const nlohmann::json& target);
 
 // When a fault acted: from start_s to end_s, in seconds since the run started.
 struct FaultWindow {

@@ -467,7 +467,8 @@ TEST(RunTest, AFaultThatNeverFiresMakesTheVerdictUnknownAndSaysWhich) {
     EXPECT_EQ(r.summary.to_json()["nemesis"][0]["took_effect"], 1);  // the partition did its part
     bool named = false;
     for (const auto& reason : verdict["unknown_reasons"])
-        named = named || reason.get<std::string>().starts_with("fault pause-client (holder of k0");
+        named =
+            named || reason.get<std::string>().starts_with("fault pause-client (the holder of k0");
     EXPECT_TRUE(named) << verdict["unknown_reasons"].dump();
     std::ifstream report(r.dir / "report.txt");
     std::string text((std::istreambuf_iterator<char>(report)), {});

@@ -65,19 +65,6 @@ std::string seconds_text(double s) {
     return buf;
 }
 
-// {"holder": "k0"} -> "holder of k0"; {"client": 3} -> "client 3"; {"node": 0} -> "node 0".
-std::string describe_target(const json& target) {
-    if (target.is_object()) {
-        if (target.contains("holder"))
-            return "holder of " + target["holder"].get<std::string>();
-        if (target.contains("client"))
-            return "client " + target["client"].dump();
-        if (target.contains("node"))
-            return "node " + target["node"].dump();
-    }
-    return target.is_string() ? target.get<std::string>() : target.dump();
-}
-
 std::map<std::string, OpCounts> ops_of(const ClientStats& st) {
     std::map<std::string, OpCounts> ops;
     for (std::size_t i = 0; i < st.ops.size(); ++i) {
