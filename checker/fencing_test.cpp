@@ -47,11 +47,10 @@ TEST(Fencing, AFenceThatGoesBackIsAViolation) {
     ASSERT_EQ(check.violation_count(), 1u);
     const json v = check.violations();
     ASSERT_EQ(v.size(), 1u);
-    EXPECT_EQ(v[0]["kind"], "fencing");
-    EXPECT_EQ(v[0]["key"], "k0");
-    EXPECT_EQ(v[0]["message"],
-              "k0: process 3 (token c3) was granted fence 7 at 0.000 s, not above fence 9 "
-              "granted to process 2 (token c2) at 0.000 s");
+    EXPECT_TRUE(testing::is_violation(
+        v[0], "fencing", "k0",
+        "k0: process 3 (token c3) was granted fence 7 at 0.000 s, not above fence 9 granted to "
+        "process 2 (token c2) at 0.000 s"));
     EXPECT_EQ(v[0]["witness"]["what"], "grant");
     EXPECT_EQ(v[0]["witness"]["earlier"]["fence"], 9);
     EXPECT_EQ(v[0]["witness"]["earlier"]["process"], 2);
@@ -69,12 +68,7 @@ TEST(Fencing, ARepeatedFenceIsAViolation) {
 
 TEST(Fencing, DoesNotApplyWithoutFences) {
     FencingCheck check;
-    run_check(check, R"(
-{"type":"invoke","process":1,"f":"acquire","key":"k0","value":null,"time":1}
-{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"a"},"time":2}
-{"type":"invoke","process":1,"f":"write","key":"k0","value":1,"time":3}
-{"type":"ok","process":1,"f":"write","key":"k0","value":1,"time":4}
-)");
+    run_check(check, testing::granted(1, "k0", "a", 1, 2) + testing::write_ok(1, "k0", 1, 3, 4));
     EXPECT_EQ(check.result()["valid"], "not-applicable");
     EXPECT_EQ(check.result()["reason"], "no fencing numbers were issued");
     EXPECT_EQ(check.violation_count(), 0u);
