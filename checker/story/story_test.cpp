@@ -146,30 +146,43 @@ TEST(Story, TellsT1FromTheEventsCitingEach) {
     EXPECT_EQ(drawn, 1u);
 }
 
+// T1 on a fenced resource, the fence in time.
 const std::string kFenceInTime = t1(true);
 
 // The same pause, shorter: process 1 (fence 7) wakes after process 2 (fence 8) read and before it
 // wrote. What the two then write is each test's own.
-// After both wrote: process 2 releases k0 at `at`, answered 1 ms later; process 1 asks to
-// release it 2 ms after `at` and is told it no longer holds it.
-std::string both_release(std::int64_t at) {
-    return testing::released(2, "k0", "c2-1", at, at + 1000000) +
-           testing::release_failed(1, "k0", "c1-1", at + 2000000, at + 3000000, "not-held");
-}
-
 const std::string kFencedHolderWakesBeforeTheNextWrites =
     testing::t1_holder_reads_and_pauses(500, 7) +
     testing::t1_next_holder_reads(200000000, 500000000, 1000000, 8) +
     testing::resumed(1, 610000000);
 
+// What the two do once process 1 woke: each writes 5 with its fence, process 1's write asked at
+// `stale_asked` and answered at `stale_answered`, process 2's at `newer_asked` and
+// `newer_answered` (the events in time order); then process 2 releases k0 at `release_at`,
+// answered 1 ms later, and process 1 asks to release it 2 ms after that and no longer holds it.
+std::string both_write_then_release(std::int64_t stale_asked, std::int64_t stale_answered,
+                                    std::int64_t newer_asked, std::int64_t newer_answered,
+                                    std::int64_t release_at) {
+    std::vector<std::pair<std::int64_t, std::string>> writes = {
+        {stale_asked, testing::write_event("invoke", 1, "k0", 5, 7, stale_asked)},
+        {stale_answered, testing::write_event("ok", 1, "k0", 5, 7, stale_answered)},
+        {newer_asked, testing::write_event("invoke", 2, "k0", 5, 8, newer_asked)},
+        {newer_answered, testing::write_event("ok", 2, "k0", 5, 8, newer_answered)}};
+    std::stable_sort(writes.begin(), writes.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::string events;
+    for (const auto& [time, event] : writes)
+        events += event;
+    return events + testing::released(2, "k0", "c2-1", release_at, release_at + 1000000) +
+           testing::release_failed(1, "k0", "c1-1", release_at + 2000000, release_at + 3000000,
+                                   "not-held");
+}
+
 // Each write is the highest fence yet, so the register accepts both: a lost update with every
 // fence respected.
-const std::string kFenceTooLate = kFencedHolderWakesBeforeTheNextWrites +
-                                  testing::write_event("invoke", 1, "k0", 5, 7, 611000000) +
-                                  testing::write_event("ok", 1, "k0", 5, 7, 612000000) +
-                                  testing::write_event("invoke", 2, "k0", 5, 8, 700000000) +
-                                  testing::write_event("ok", 2, "k0", 5, 8, 701000000) +
-                                  both_release(702000000);
+const std::string kFenceTooLate =
+    kFencedHolderWakesBeforeTheNextWrites +
+    both_write_then_release(611000000, 612000000, 700000000, 701000000, 702000000);
 
 // HISTORY.md, Leases: the lease the service applied to a grant (its ok's lease_ms) is the one
 // the story tells, as the checks judge by it: T1 with 300 ms asked and 350 ms applied.
@@ -236,12 +249,9 @@ TEST(Story, AStaleWriteThatLandsFirstIsAcceptedAndTheStorySaysWhy) {
 // The two writes in flight together, the newer holder's answered first: the register ran the
 // stale one first (it would have refused it after), and the story does not claim otherwise.
 TEST(Story, AStaleWriteInFlightBesideANewerOneIsToldAsSuch) {
-    const std::string history = kFencedHolderWakesBeforeTheNextWrites +
-                                testing::write_event("invoke", 1, "k0", 5, 7, 611000000) +
-                                testing::write_event("invoke", 2, "k0", 5, 8, 612000000) +
-                                testing::write_event("ok", 2, "k0", 5, 8, 613000000) +
-                                testing::write_event("ok", 1, "k0", 5, 7, 614000000) +
-                                both_release(615000000);
+    const std::string history =
+        kFencedHolderWakesBeforeTheNextWrites +
+        both_write_then_release(611000000, 614000000, 612000000, 613000000, 615000000);
     const std::vector<std::string> texts = claim_texts(history, {.strategy = "fenced"});
     ASSERT_EQ(texts.size(), 7u) << ::testing::PrintToString(texts);
     EXPECT_EQ(texts[4], "At 0.613 s process 2 wrote 5 with fence 8 [#12].");
