@@ -47,10 +47,11 @@ TEST(Fencing, AFenceThatGoesBackIsAViolation) {
     ASSERT_EQ(check.violation_count(), 1u);
     const json v = check.violations();
     ASSERT_EQ(v.size(), 1u);
-    EXPECT_TRUE(testing::is_violation(
-        v[0], "fencing", "k0",
-        "k0: process 3 (token c3) was granted fence 7 at 0.000 s, not above fence 9 granted to "
-        "process 2 (token c2) at 0.000 s"));
+    EXPECT_EQ(v[0]["kind"], "fencing");
+    EXPECT_EQ(v[0]["key"], "k0");
+    EXPECT_EQ(v[0]["message"],
+              "k0: process 3 (token c3) was granted fence 7 at 0.000 s, not above fence 9 "
+              "granted to process 2 (token c2) at 0.000 s");
     EXPECT_EQ(v[0]["witness"]["what"], "grant");
     EXPECT_EQ(v[0]["witness"]["earlier"]["fence"], 9);
     EXPECT_EQ(v[0]["witness"]["earlier"]["process"], 2);

@@ -12,9 +12,6 @@
 #include <string_view>
 #include <vector>
 
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
-
 #include "checker/history.hpp"
 
 namespace lockbench::checker::testing {
@@ -290,22 +287,6 @@ void run_check(Check& check, std::string_view text) {
         check.on_event(event);
     }
     check.finish(end_time_ns);
-}
-
-// Whether `violation` (as a check or the report lists it) is of `kind`, on `key`, and says
-// exactly `message`: what its reader sees first.
-inline ::testing::AssertionResult is_violation(const nlohmann::json& violation,
-                                               std::string_view kind, std::string_view key,
-                                               std::string_view message) {
-    for (const auto& [field, expected] :
-         {std::pair{"kind", kind}, std::pair{"key", key}, std::pair{"message", message}}) {
-        if (!violation.contains(field) || violation[field] != expected)
-            return ::testing::AssertionFailure()
-                   << "its " << field << " is "
-                   << (violation.contains(field) ? violation[field].dump() : "missing")
-                   << ", not \"" << expected << "\"";
-    }
-    return ::testing::AssertionSuccess();
 }
 
 }  // namespace lockbench::checker::testing

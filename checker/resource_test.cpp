@@ -47,9 +47,11 @@ TEST(Resource, ALostUpdateNamesBothWritesAndBothProcesses) {
     EXPECT_EQ(check.violation_count(), 2u);
     const json v = check.violations();
     ASSERT_EQ(v.size(), 2u);
-    EXPECT_TRUE(is_violation(v[0], "resource", "k0",
-                             "k0: process 1 wrote 11 at 1.510 s over 11 written by process 2 at "
-                             "0.730 s: an update was lost"));
+    EXPECT_EQ(v[0]["kind"], "resource");
+    EXPECT_EQ(v[0]["key"], "k0");
+    EXPECT_EQ(v[0]["message"],
+              "k0: process 1 wrote 11 at 1.510 s over 11 written by process 2 at 0.730 s: an "
+              "update was lost");
     EXPECT_EQ(
         v[0]["witness"],
         (json{
