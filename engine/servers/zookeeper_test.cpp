@@ -37,10 +37,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
-using testing::Cli;
-using testing::lines;
-using testing::lockbench;
-using testing::TempDir;
+using testing::Cli, testing::lines, testing::lockbench, testing::TempDir;
 
 // The events of the run's history.jsonl.
 std::vector<nlohmann::json> history_of(const RunOutcome& r) {
