@@ -189,26 +189,14 @@ TEST(CheckHistory, ALibrarysSignalsChangeNoCheck) {
 // it (a save). Each incident counts what followed it; the lost update and the save stay where
 // the resource and fencing checks count them.
 TEST(CheckHistory, AnIncidentCountsTheLostUpdatesAndFencingSavesThatFollowed) {
-    const json report = check_text(R"(
-{"type":"invoke","process":1,"f":"acquire","key":"k0","value":null,"time":100}
-{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"a"},"time":110}
-{"type":"invoke","process":1,"f":"read","key":"k0","value":null,"time":120}
-{"type":"ok","process":1,"f":"read","key":"k0","value":0,"time":130}
-{"type":"invoke","process":2,"f":"acquire","key":"k0","value":null,"time":200}
-{"type":"ok","process":2,"f":"acquire","key":"k0","value":{"token":"b"},"time":210}
-{"type":"invoke","process":2,"f":"write","key":"k0","value":1,"time":220}
-{"type":"ok","process":2,"f":"write","key":"k0","value":1,"time":230}
-{"type":"invoke","process":1,"f":"write","key":"k0","value":1,"time":300}
-{"type":"ok","process":1,"f":"write","key":"k0","value":1,"time":310}
-{"type":"invoke","process":3,"f":"acquire","key":"k1","value":null,"time":400}
-{"type":"ok","process":3,"f":"acquire","key":"k1","value":{"token":"c","fence":7},"time":410}
-{"type":"invoke","process":4,"f":"acquire","key":"k1","value":null,"time":500}
-{"type":"ok","process":4,"f":"acquire","key":"k1","value":{"token":"d","fence":8},"time":510}
-{"type":"invoke","process":4,"f":"write","key":"k1","value":1,"fence":8,"time":520}
-{"type":"ok","process":4,"f":"write","key":"k1","value":1,"fence":8,"time":530}
-{"type":"invoke","process":3,"f":"write","key":"k1","value":1,"fence":7,"time":600}
-{"type":"fail","process":3,"f":"write","key":"k1","value":1,"fence":7,"time":610,"error":"stale-fence"}
-)");
+    using namespace testing;
+    const json report = check_text(
+        granted(1, "k0", "a", 100, 110) + read_ok(1, "k0", 0, 120, 130) +
+        granted(2, "k0", "b", 200, 210) + write_ok(2, "k0", 1, 220, 230) +
+        write_ok(1, "k0", 1, 300, 310) + granted_fenced(3, "k1", "c", 7, 400, 410) +
+        granted_fenced(4, "k1", "d", 8, 500, 510) + write_event("invoke", 4, "k1", 1, 8, 520) +
+        write_event("ok", 4, "k1", 1, 8, 530) + write_event("invoke", 3, "k1", 1, 7, 600) +
+        write_event("fail", 3, "k1", 1, 7, 610, "stale-fence"));
     const json& me = report["checks"]["mutual_exclusion"];
     EXPECT_EQ(me["incidents"], 2);
     ASSERT_EQ(me["incident_list"].size(), 2u);

@@ -69,12 +69,7 @@ TEST(Fencing, ARepeatedFenceIsAViolation) {
 
 TEST(Fencing, DoesNotApplyWithoutFences) {
     FencingCheck check;
-    run_check(check, R"(
-{"type":"invoke","process":1,"f":"acquire","key":"k0","value":null,"time":1}
-{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"a"},"time":2}
-{"type":"invoke","process":1,"f":"write","key":"k0","value":1,"time":3}
-{"type":"ok","process":1,"f":"write","key":"k0","value":1,"time":4}
-)");
+    run_check(check, testing::granted(1, "k0", "a", 1, 2) + testing::write_ok(1, "k0", 1, 3, 4));
     EXPECT_EQ(check.result()["valid"], "not-applicable");
     EXPECT_EQ(check.result()["reason"], "no fencing numbers were issued");
     EXPECT_EQ(check.violation_count(), 0u);

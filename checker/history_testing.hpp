@@ -74,6 +74,30 @@ inline std::string granted_leased(int process, std::string_view key, std::string
            event("ok", process, "acquire", key, token_value(token), ok);
 }
 
+// `process` asks for `key` at `asked` and is granted it as `token` with `fence` at `ok`.
+inline std::string granted_fenced(int process, std::string_view key, std::string_view token,
+                                  std::int64_t fence, std::int64_t asked, std::int64_t ok) {
+    return event("invoke", process, "acquire", key, "null", asked) +
+           event(
+               "ok", process, "acquire", key,
+               "{\"token\":\"" + std::string(token) + "\",\"fence\":" + std::to_string(fence) + "}",
+               ok);
+}
+
+// As granted_leased, with the grant naming its mode, as the Redis strategies' grants do, and its
+// `fence` (0: none).
+inline std::string granted_exclusive(int process, std::string_view key, std::string_view token,
+                                     int lease_ms, std::int64_t asked, std::int64_t ok,
+                                     std::int64_t fence = 0) {
+    const std::string fence_field = fence ? ",\"fence\":" + std::to_string(fence) : "";
+    return event("invoke", process, "acquire", key,
+                 "{\"mode\":\"exclusive\",\"lease_ms\":" + std::to_string(lease_ms) + "}", asked) +
+           event("ok", process, "acquire", key,
+                 "{\"token\":\"" + std::string(token) + "\"" + fence_field +
+                     ",\"mode\":\"exclusive\"}",
+                 ok);
+}
+
 // `process` reads `value` of `key`: asked at `asked`, answered at `ok`.
 inline std::string read_ok(int process, std::string_view key, std::int64_t value,
                            std::int64_t asked, std::int64_t ok) {
@@ -86,6 +110,15 @@ inline std::string write_ok(int process, std::string_view key, std::int64_t valu
                             std::int64_t asked, std::int64_t ok) {
     return event("invoke", process, "write", key, std::to_string(value), asked) +
            event("ok", process, "write", key, std::to_string(value), ok);
+}
+
+// One event of `process`'s write of `value` to `key` with `fence` (0: none), which stands after
+// the value as the recorder writes it; an `error` names why it failed (stale-fence).
+inline std::string write_event(std::string_view type, int process, std::string_view key,
+                               std::int64_t value, std::int64_t fence, std::int64_t time,
+                               std::string_view error = {}) {
+    const std::string fence_field = fence ? ",\"fence\":" + std::to_string(fence) : "";
+    return event(type, process, "write", key, std::to_string(value) + fence_field, time, error);
 }
 
 // `process` asks for `key` at `asked` and is refused at `failed` (`error`: why).
@@ -121,6 +154,19 @@ inline std::string in_doubt(int process, std::string_view f, std::string_view ke
 inline std::string crashed(int target, std::int64_t time) {
     return "{\"type\":\"info\",\"process\":\"nemesis\",\"f\":\"crash\",\"value\":{\"target\":" +
            std::to_string(target) + ",\"client\":0},\"time\":" + std::to_string(time) + "}\n";
+}
+
+// The nemesis pauses process `target` for `ms` at `time`.
+inline std::string paused(int target, int ms, std::int64_t time) {
+    return "{\"type\":\"info\",\"process\":\"nemesis\",\"f\":\"pause\",\"value\":{\"target\":" +
+           std::to_string(target) + ",\"ms\":" + std::to_string(ms) +
+           "},\"time\":" + std::to_string(time) + "}\n";
+}
+
+// The nemesis resumes the paused process `target` at `time`.
+inline std::string resumed(int target, std::int64_t time) {
+    return "{\"type\":\"info\",\"process\":\"nemesis\",\"f\":\"resume\",\"value\":{\"target\":" +
+           std::to_string(target) + "},\"time\":" + std::to_string(time) + "}\n";
 }
 
 // The library granted `process`'s acquire of `key`, which its adapter had answered in doubt, at
@@ -160,6 +206,22 @@ inline std::string late_abandoned(int process, std::string_view key, std::int64_
     return "{\"type\":\"info\",\"process\":\"library\",\"f\":\"late-grant\",\"key\":\"" +
            std::string(key) + "\",\"value\":{\"process\":" + std::to_string(process) +
            ",\"phase\":\"abandoned\"},\"time\":" + std::to_string(time) + "}\n";
+}
+
+// T1's opening (the paused holder): process 1 takes k0 exclusively with a 300 ms lease as token
+// c1-1 (with `fence`, 0: none) at 0.101 s, reads 4 and is paused for `pause_ms` at 0.110 s.
+inline std::string t1_holder_reads_and_pauses(int pause_ms, std::int64_t fence = 0) {
+    return granted_exclusive(1, "k0", "c1-1", 300, 100000000, 101000000, fence) +
+           read_ok(1, "k0", 4, 102000000, 103000000) + paused(1, pause_ms, 110000000);
+}
+
+// T1's next holder: process 2 asks for k0 as process 1 did at `asked`, is granted it as c2-1
+// (with `fence`, 0: none) at `granted` and reads the same 4, asked a `step` after the grant and
+// answered two after it.
+inline std::string t1_next_holder_reads(std::int64_t asked, std::int64_t granted, std::int64_t step,
+                                        std::int64_t fence = 0) {
+    return granted_exclusive(2, "k0", "c2-1", 300, asked, granted, fence) +
+           read_ok(2, "k0", 4, granted + step, granted + 2 * step);
 }
 
 // `history` with the `insertions` added, each before the event line of its number (counting

@@ -123,22 +123,13 @@ TEST(Resource, KeepsAtMostMaxViolationsWitnessesButCountsThemAll) {
 
 TEST(Resource, OnlyAcceptedWritesUnderALockCount) {
     ResourceCheck check;
-    run_check(check, R"(
-{"type":"invoke","process":1,"f":"acquire","key":"k0","value":null,"time":1}
-{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"a"},"time":1}
-{"type":"invoke","process":1,"f":"write","key":"k0","value":11,"time":1}
-{"type":"ok","process":1,"f":"write","key":"k0","value":11,"time":2}
-{"type":"invoke","process":1,"f":"write","key":"k0","value":11,"time":3}
-{"type":"info","process":1,"f":"write","key":"k0","value":11,"time":4,"error":"timeout"}
-{"type":"invoke","process":3,"f":"acquire","key":"k0","value":null,"time":5}
-{"type":"ok","process":3,"f":"acquire","key":"k0","value":{"token":"c","fence":3},"time":5}
-{"type":"invoke","process":3,"f":"write","key":"k0","value":11,"time":5,"fence":3}
-{"type":"fail","process":3,"f":"write","key":"k0","value":11,"time":6,"fence":3,"error":"stale-fence"}
-{"type":"invoke","process":5,"f":"write","key":"k0","value":3,"time":7}
-{"type":"ok","process":5,"f":"write","key":"k0","value":3,"time":8}
-{"type":"invoke","process":3,"f":"write","key":"k0","value":12,"time":9}
-{"type":"ok","process":3,"f":"write","key":"k0","value":12,"time":10}
-)");
+    run_check(check, granted(1, "k0", "a", 1, 1) + write_ok(1, "k0", 11, 1, 2) +
+                         event("invoke", 1, "write", "k0", "11", 3) +
+                         event("info", 1, "write", "k0", "11", 4, "timeout") +
+                         granted_fenced(3, "k0", "c", 3, 5, 5) +
+                         write_event("invoke", 3, "k0", 11, 3, 5) +
+                         write_event("fail", 3, "k0", 11, 3, 6, "stale-fence") +
+                         write_ok(5, "k0", 3, 7, 8) + write_ok(3, "k0", 12, 9, 10));
     // The info and the refused write are not known to have happened; process 5 wrote without a
     // lock, which is not this check's business.
     EXPECT_EQ(check.violation_count(), 0u);
@@ -150,28 +141,18 @@ TEST(Resource, WritesThatOverlapInRealTimeAreNotOrdered) {
     // A reply can arrive after a later write's: only a write that completed before another
     // was sent is certainly older.
     ResourceCheck check;
-    run_check(check, R"(
-{"type":"invoke","process":1,"f":"acquire","key":"k0","value":null,"time":1}
-{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"a"},"time":1}
-{"type":"invoke","process":2,"f":"acquire","key":"k0","value":null,"time":1}
-{"type":"ok","process":2,"f":"acquire","key":"k0","value":{"token":"b"},"time":1}
-{"type":"invoke","process":1,"f":"write","key":"k0","value":5,"time":2}
-{"type":"invoke","process":2,"f":"write","key":"k0","value":6,"time":3}
-{"type":"ok","process":2,"f":"write","key":"k0","value":6,"time":4}
-{"type":"ok","process":1,"f":"write","key":"k0","value":5,"time":5}
-)");
+    run_check(check, granted(1, "k0", "a", 1, 1) + granted(2, "k0", "b", 1, 1) +
+                         event("invoke", 1, "write", "k0", "5", 2) +
+                         event("invoke", 2, "write", "k0", "6", 3) +
+                         event("ok", 2, "write", "k0", "6", 4) +
+                         event("ok", 1, "write", "k0", "5", 5));
     EXPECT_EQ(check.violation_count(), 0u);
 }
 
 TEST(Resource, DoesNotApplyWithoutWritesUnderALock) {
     // A Jepsen register history: reads, writes and cas, no lock anywhere.
     ResourceCheck check;
-    run_check(check, R"(
-{"type":"invoke","process":1,"f":"write","key":"r","value":3,"time":1}
-{"type":"ok","process":1,"f":"write","key":"r","value":3,"time":2}
-{"type":"invoke","process":2,"f":"write","key":"r","value":1,"time":3}
-{"type":"ok","process":2,"f":"write","key":"r","value":1,"time":4}
-)");
+    run_check(check, write_ok(1, "r", 3, 1, 2) + write_ok(2, "r", 1, 3, 4));
     EXPECT_EQ(check.violation_count(), 0u);
     EXPECT_EQ(check.result(), (json{{"valid", "not-applicable"},
                                     {"violations", 0},

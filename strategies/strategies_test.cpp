@@ -42,6 +42,13 @@ struct Client {
             .key = std::move(key), .mode = mode, .lease = lease, .wait_budget = wait};
         co_return co_await strategy->acquire(*session, req);
     }
+    // The client's hold of `key` and, at once, its re-entry: the first acquire and the second.
+    Task<std::pair<AcquireResult, AcquireResult>> acquire_and_reenter(
+        std::string key, std::chrono::milliseconds lease, LockMode mode = LockMode::Exclusive) {
+        AcquireResult hold = co_await acquire(key, lease, mode);
+        AcquireResult reentry = co_await acquire(key, lease, mode);
+        co_return std::pair{std::move(hold), std::move(reentry)};
+    }
     Task<ReleaseOutcome> release(Grant g) { co_return co_await strategy->release(*session, g); }
     EventLoop::SleepAwaiter loop_sleep(std::chrono::milliseconds d) {
         return session->loop().sleep_for(d);
@@ -310,6 +317,13 @@ class RedlockTest : public ::testing::Test {
     ReleaseOutcome release(const Grant& grant) {
         return run_sync(loop, redlock->release(*session, grant));
     }
+    // Three masters up and "orders" granted on them all, as `held`: where the release tests start.
+    void hold_orders_on_three_masters() {
+        start_masters(3);
+        const AcquireResult result = acquire({.key = "orders", .lease = 5000ms});
+        ASSERT_NE(as_grant(result), nullptr);
+        held = *as_grant(result);
+    }
     // A PING to one node; its error, if any, only leaves the connection knowing it failed.
     void ping(std::size_t node) {
         try {
@@ -324,6 +338,7 @@ class RedlockTest : public ::testing::Test {
     EventLoop loop;
     std::unique_ptr<Session> session;
     std::unique_ptr<Strategy> redlock = make_strategy("redlock");
+    Grant held;
 };
 
 TEST_F(RedlockTest, GrantsWithThreeOfFiveMastersUpAndRefusesWithTwo) {
@@ -355,26 +370,22 @@ TEST_F(RedlockTest, GrantsWithThreeOfFiveMastersUpAndRefusesWithTwo) {
 }
 
 TEST_F(RedlockTest, AReleaseThatCannotTellIsUnknownNotNotHeld) {
-    start_masters(3);
-    auto grant = acquire({.key = "orders", .lease = 5000ms});
-    ASSERT_NE(as_grant(grant), nullptr);
+    ASSERT_NO_FATAL_FAILURE(hold_orders_on_three_masters());
     // Two of three nodes stop answering: the one that does shows the token was there, the
     // others may still hold it. "not-held" would be a claim nobody saw (an `info` instead).
     masters[1]->pause();
     masters[2]->pause();
-    EXPECT_THROW(release(*as_grant(grant)), IoError);
+    EXPECT_THROW(release(held), IoError);
     masters[1]->resume();
     masters[2]->resume();
     // With every node answering and none holding the token, it is not held.
     for (auto& m : masters)
         m->command({"DEL", "orders"});
-    EXPECT_EQ(release(*as_grant(grant)), ReleaseOutcome::NotHeld);
+    EXPECT_EQ(release(held), ReleaseOutcome::NotHeld);
 }
 
 TEST_F(RedlockTest, AReleaseThatReachedSomeNodesIsInDoubtThoughTheOthersRefusedTheConnection) {
-    start_masters(3);
-    auto grant = acquire({.key = "orders", .lease = 5000ms});
-    ASSERT_NE(as_grant(grant), nullptr);
+    ASSERT_NO_FATAL_FAILURE(hold_orders_on_three_masters());
     // Two masters crash and their connections drop: the release deletes the key on the third and
     // cannot reconnect to the others. A refused connection sent nothing, but the release as a
     // whole did act - "it failed" (a ConnectError, recorded `fail`) would tell the checker the
@@ -384,7 +395,7 @@ TEST_F(RedlockTest, AReleaseThatReachedSomeNodesIsInDoubtThoughTheOthersRefusedT
     ping(1);  // their dropped connections noticed, as after idling
     ping(2);
     try {
-        release(*as_grant(grant));
+        release(held);
         ADD_FAILURE() << "a release without a quorum's answer returned";
     } catch (const ConnectError& e) {
         ADD_FAILURE() << "recorded as not having happened: " << e.what();
@@ -444,8 +455,7 @@ class RedissonLockTest : public RedisTest {
 TEST_F(RedissonLockTest, ReentrantHashCountsReentriesAndFreesOnTheLastRelease) {
     Client& a = client("reentrant_hash", "a");
     Client& b = client("reentrant_hash", "b");
-    auto outer = run(a.acquire("orders", 5000ms));
-    auto inner = run(a.acquire("orders", 5000ms));
+    auto [outer, inner] = run(a.acquire_and_reenter("orders", 5000ms));
     ASSERT_NE(as_grant(outer), nullptr);
     ASSERT_NE(as_grant(inner), nullptr);
     EXPECT_FALSE(as_grant(outer)->reentry);
@@ -511,8 +521,7 @@ TEST_F(RedissonLockTest, ReentrantHashWatchdogOutlivesAWorkerPauseButNotAWholeCl
 // reappears under the same key (as the race in #7272 leaves it) must simply expire.
 TEST_F(RedissonLockTest, ReentrantHashWatchdogStopsRenewingAfterTheFinalRelease) {
     Client& a = client("reentrant_hash", "a");
-    auto outer = run(a.acquire("orders", 300ms));
-    auto inner = run(a.acquire("orders", 300ms));
+    auto [outer, inner] = run(a.acquire_and_reenter("orders", 300ms));
     ASSERT_NE(as_grant(outer), nullptr);
     ASSERT_NE(as_grant(inner), nullptr);
     run_for(150ms);
@@ -563,8 +572,7 @@ TEST_F(RedissonLockTest, ReentrantHashWaiterIsWokenByTheUnlockMessage) {
 TEST_F(RedissonLockTest, ReentrantHashRetriedReleaseDoesNotFreeTheOuterReentry) {
     Client& a = client("reentrant_hash", "a");
     Client& b = client("reentrant_hash", "b");
-    auto outer = run(a.acquire("orders", 5000ms));
-    auto inner = run(a.acquire("orders", 5000ms));
+    auto [outer, inner] = run(a.acquire_and_reenter("orders", 5000ms));
     ASSERT_NE(as_grant(inner), nullptr);
     EXPECT_EQ(run(a.release(*as_grant(inner))), ReleaseOutcome::StillHeld);
     EXPECT_EQ(run(a.release(*as_grant(inner))), ReleaseOutcome::StillHeld);
@@ -579,8 +587,7 @@ TEST_F(RedissonLockTest, ReentrantHashReleaseRetriedAfterATimeoutAppliesOnce) {
     Client& a = client("reentrant_hash", "a", {.watchdog = false, .unlock_attempts = 6},
                        {.connect_timeout = 150ms, .command_timeout = 150ms});
     Client& b = client("reentrant_hash", "b");
-    auto outer = run(a.acquire("orders", 5000ms));
-    auto inner = run(a.acquire("orders", 5000ms));
+    auto [outer, inner] = run(a.acquire_and_reenter("orders", 5000ms));
     ASSERT_NE(as_grant(inner), nullptr);
     server().pause();
     auto resume = loop_.add_timer(EventLoop::now() + 400ms, [] { server().resume(); });
@@ -697,8 +704,7 @@ TEST_F(RedissonLockTest, RwlockWriterDowngradesToARead) {
 TEST_F(RedissonLockTest, RwlockReentryInBothModesWithRetrySafeReleases) {
     Client& a = client("rwlock", "a");
     Client& b = client("rwlock", "b");
-    auto w1 = run(a.acquire("orders", 5000ms));
-    auto w2 = run(a.acquire("orders", 5000ms));
+    auto [w1, w2] = run(a.acquire_and_reenter("orders", 5000ms));
     ASSERT_NE(as_grant(w2), nullptr);
     EXPECT_TRUE(as_grant(w2)->reentry);
     EXPECT_EQ(hget("orders", Rwlock::writer_field("a")), "2");
@@ -708,8 +714,7 @@ TEST_F(RedissonLockTest, RwlockReentryInBothModesWithRetrySafeReleases) {
     EXPECT_TRUE(std::holds_alternative<Denied>(run(b.acquire("orders", 5000ms, LockMode::Shared))));
     EXPECT_EQ(run(a.release(*as_grant(w1))), ReleaseOutcome::Released);
 
-    auto r1 = run(a.acquire("orders", 5000ms, LockMode::Shared));
-    auto r2 = run(a.acquire("orders", 5000ms, LockMode::Shared));
+    auto [r1, r2] = run(a.acquire_and_reenter("orders", 5000ms, LockMode::Shared));
     ASSERT_NE(as_grant(r2), nullptr);
     EXPECT_TRUE(as_grant(r2)->reentry);
     EXPECT_TRUE(exists(Rwlock::reader_timeout_prefix("orders", "a") + ":2"));
@@ -813,6 +818,13 @@ class ZkMutexTest : public testing::RedisAndZooKeeperTest {
         session->set_zookeeper_hosts(proxy.endpoint().to_string());
         return Client{std::move(session), make_strategy("zk_mutex")};
     }
+    // `c` acquires `key` once and releases it, so that the lock's parent nodes exist before a
+    // fault begins.
+    void create_lock_parents(Client& c, const std::string& key, std::chrono::milliseconds lease) {
+        auto warm = run(c.acquire(key, lease));
+        ASSERT_NE(as_grant(warm), nullptr);
+        ASSERT_EQ(run(c.release(*as_grant(warm))), ReleaseOutcome::Released);
+    }
     // The session lives on across a cut; its client reconnects on its own once packets cross
     // again, which may take it longer than one connect timeout (a loaded machine: more).
     void wait_until_reconnected(Client& c) {
@@ -835,8 +847,7 @@ class ZkMutexTest : public testing::RedisAndZooKeeperTest {
 TEST_F(ZkMutexTest, ReentersPerClientAndFreesOnTheLastRelease) {
     Client a = client("a");
     Client b = client("b");
-    auto first = run(a.acquire("orders", 5000ms));
-    auto again = run(a.acquire("orders", 5000ms));
+    auto [first, again] = run(a.acquire_and_reenter("orders", 5000ms));
     ASSERT_NE(as_grant(first), nullptr);
     ASSERT_NE(as_grant(again), nullptr);
     EXPECT_FALSE(as_grant(first)->reentry);
@@ -895,9 +906,7 @@ TEST_F(ZkMutexTest, WaitersAreGrantedInTheOrderTheyAsked) {
 TEST_F(ZkMutexTest, ACreateWhoseReplyWasLostFindsItsNodeByItsGuid) {
     FaultProxy proxy(Endpoint{"127.0.0.1", zookeeper_->port()});
     Client a = client_through(proxy, "a");
-    auto warm = run(a.acquire("orders", 4000ms));  // the lock's parents exist from here on
-    ASSERT_NE(as_grant(warm), nullptr);
-    ASSERT_EQ(run(a.release(*as_grant(warm))), ReleaseOutcome::Released);
+    ASSERT_NO_FATAL_FAILURE(create_lock_parents(a, "orders", 4000ms));
     const auto connections = proxy.accepted();
 
     proxy.set_drop_replies(true);
@@ -1087,9 +1096,7 @@ TEST_F(ZkMutexTest, ADeleteThatNeverArrivedIsRetriedBeforeTheNextAttempt) {
 TEST_F(ZkMutexTest, ACreateInDoubtIsFoundByItsGuidAndDeletedBeforeTheNextAttempt) {
     FaultProxy proxy(Endpoint{"127.0.0.1", zookeeper_->port()});
     Client a = client_through(proxy, "a");
-    auto warm = run(a.acquire("journal", 6000ms));  // the lock's parents exist from here on
-    ASSERT_NE(as_grant(warm), nullptr);
-    ASSERT_EQ(run(a.release(*as_grant(warm))), ReleaseOutcome::Released);
+    ASSERT_NO_FATAL_FAILURE(create_lock_parents(a, "journal", 6000ms));
 
     proxy.set_drop_replies(true);  // the server hears everything, the client nothing
     bool done = false;

@@ -20,26 +20,23 @@ using testing::numbered;
 // T1 in miniature: process 1 holds k0 with a 300 ms lease and is paused for a second; process 2
 // is granted k0 after the lease ran out and writes; process 1 wakes, writes what it computed
 // before (a lost update) and asks to release (not-held).
-const char* kT1 = R"(
-{"type":"invoke","process":1,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":100000000}
-{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"c1-1","mode":"exclusive"},"time":101000000}
-{"type":"invoke","process":1,"f":"read","key":"k0","value":null,"time":102000000}
-{"type":"ok","process":1,"f":"read","key":"k0","value":4,"time":103000000}
-{"type":"info","process":"nemesis","f":"pause","value":{"target":1,"ms":1000},"time":110000000}
-{"type":"invoke","process":2,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":200000000}
-{"type":"ok","process":2,"f":"acquire","key":"k0","value":{"token":"c2-1","mode":"exclusive"},"time":500000000}
-{"type":"invoke","process":2,"f":"read","key":"k0","value":null,"time":501000000}
-{"type":"ok","process":2,"f":"read","key":"k0","value":4,"time":502000000}
-{"type":"invoke","process":2,"f":"write","key":"k0","value":5,"time":503000000}
-{"type":"ok","process":2,"f":"write","key":"k0","value":5,"time":504000000}
-{"type":"invoke","process":2,"f":"release","key":"k0","value":{"token":"c2-1"},"time":505000000}
-{"type":"ok","process":2,"f":"release","key":"k0","value":null,"time":506000000}
-{"type":"info","process":"nemesis","f":"resume","value":{"target":1},"time":1110000000}
-{"type":"invoke","process":1,"f":"write","key":"k0","value":5,"time":1111000000}
-{"type":"ok","process":1,"f":"write","key":"k0","value":5,"time":1112000000}
-{"type":"invoke","process":1,"f":"release","key":"k0","value":{"token":"c1-1"},"time":1113000000}
-{"type":"fail","process":1,"f":"release","key":"k0","value":null,"time":1114000000,"error":"not-held"}
-)";
+// `fenced`: T1 on a fenced resource, the fence in time - process 2 (fence 8) writes before the
+// paused process 1 (fence 7) wakes, and the register refuses process 1's write.
+std::string t1(bool fenced) {
+    const std::int64_t holder_fence = fenced ? 7 : 0;
+    const std::int64_t next_fence = fenced ? 8 : 0;
+    return testing::t1_holder_reads_and_pauses(1000, holder_fence) +
+           testing::t1_next_holder_reads(200000000, 500000000, 1000000, next_fence) +
+           testing::write_event("invoke", 2, "k0", 5, next_fence, 503000000) +
+           testing::write_event("ok", 2, "k0", 5, next_fence, 504000000) +
+           testing::released(2, "k0", "c2-1", 505000000, 506000000) +
+           testing::resumed(1, 1110000000) +
+           testing::write_event("invoke", 1, "k0", 5, holder_fence, 1111000000) +
+           testing::write_event(fenced ? "fail" : "ok", 1, "k0", 5, holder_fence, 1112000000,
+                                fenced ? "stale-fence" : "") +
+           testing::release_failed(1, "k0", "c1-1", 1113000000, 1114000000, "not-held");
+}
+const std::string kT1 = t1(false);
 
 // One history numbered, checked and told, as `lockbench check` and the story page see it.
 struct Told {
@@ -149,56 +146,43 @@ TEST(Story, TellsT1FromTheEventsCitingEach) {
     EXPECT_EQ(drawn, 1u);
 }
 
-// T1 on a fenced resource, the fence in time: process 2 (fence 8) writes before the paused
-// process 1 (fence 7) wakes, and the register refuses process 1's write.
-const char* kFenceInTime = R"(
-{"type":"invoke","process":1,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":100000000}
-{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"c1-1","fence":7,"mode":"exclusive"},"time":101000000}
-{"type":"invoke","process":1,"f":"read","key":"k0","value":null,"time":102000000}
-{"type":"ok","process":1,"f":"read","key":"k0","value":4,"time":103000000}
-{"type":"info","process":"nemesis","f":"pause","value":{"target":1,"ms":1000},"time":110000000}
-{"type":"invoke","process":2,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":200000000}
-{"type":"ok","process":2,"f":"acquire","key":"k0","value":{"token":"c2-1","fence":8,"mode":"exclusive"},"time":500000000}
-{"type":"invoke","process":2,"f":"read","key":"k0","value":null,"time":501000000}
-{"type":"ok","process":2,"f":"read","key":"k0","value":4,"time":502000000}
-{"type":"invoke","process":2,"f":"write","key":"k0","value":5,"fence":8,"time":503000000}
-{"type":"ok","process":2,"f":"write","key":"k0","value":5,"fence":8,"time":504000000}
-{"type":"invoke","process":2,"f":"release","key":"k0","value":{"token":"c2-1"},"time":505000000}
-{"type":"ok","process":2,"f":"release","key":"k0","value":null,"time":506000000}
-{"type":"info","process":"nemesis","f":"resume","value":{"target":1},"time":1110000000}
-{"type":"invoke","process":1,"f":"write","key":"k0","value":5,"fence":7,"time":1111000000}
-{"type":"fail","process":1,"f":"write","key":"k0","value":5,"fence":7,"time":1112000000,"error":"stale-fence"}
-{"type":"invoke","process":1,"f":"release","key":"k0","value":{"token":"c1-1"},"time":1113000000}
-{"type":"fail","process":1,"f":"release","key":"k0","value":null,"time":1114000000,"error":"not-held"}
-)";
+// T1 on a fenced resource, the fence in time.
+const std::string kFenceInTime = t1(true);
 
 // The same pause, shorter: process 1 (fence 7) wakes after process 2 (fence 8) read and before it
 // wrote. What the two then write is each test's own.
-const char* kFencedHolderWakesBeforeTheNextWrites = R"(
-{"type":"invoke","process":1,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":100000000}
-{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"c1-1","fence":7,"mode":"exclusive"},"time":101000000}
-{"type":"invoke","process":1,"f":"read","key":"k0","value":null,"time":102000000}
-{"type":"ok","process":1,"f":"read","key":"k0","value":4,"time":103000000}
-{"type":"info","process":"nemesis","f":"pause","value":{"target":1,"ms":500},"time":110000000}
-{"type":"invoke","process":2,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":200000000}
-{"type":"ok","process":2,"f":"acquire","key":"k0","value":{"token":"c2-1","fence":8,"mode":"exclusive"},"time":500000000}
-{"type":"invoke","process":2,"f":"read","key":"k0","value":null,"time":501000000}
-{"type":"ok","process":2,"f":"read","key":"k0","value":4,"time":502000000}
-{"type":"info","process":"nemesis","f":"resume","value":{"target":1},"time":610000000}
-)";
+const std::string kFencedHolderWakesBeforeTheNextWrites =
+    testing::t1_holder_reads_and_pauses(500, 7) +
+    testing::t1_next_holder_reads(200000000, 500000000, 1000000, 8) +
+    testing::resumed(1, 610000000);
+
+// What the two do once process 1 woke: each writes 5 with its fence, process 1's write asked at
+// `stale_asked` and answered at `stale_answered`, process 2's at `newer_asked` and
+// `newer_answered` (the events in time order); then process 2 releases k0 at `release_at`,
+// answered 1 ms later, and process 1 asks to release it 2 ms after that and no longer holds it.
+std::string both_write_then_release(std::int64_t stale_asked, std::int64_t stale_answered,
+                                    std::int64_t newer_asked, std::int64_t newer_answered,
+                                    std::int64_t release_at) {
+    std::vector<std::pair<std::int64_t, std::string>> writes = {
+        {stale_asked, testing::write_event("invoke", 1, "k0", 5, 7, stale_asked)},
+        {stale_answered, testing::write_event("ok", 1, "k0", 5, 7, stale_answered)},
+        {newer_asked, testing::write_event("invoke", 2, "k0", 5, 8, newer_asked)},
+        {newer_answered, testing::write_event("ok", 2, "k0", 5, 8, newer_answered)}};
+    std::stable_sort(writes.begin(), writes.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::string events;
+    for (const auto& [time, event] : writes)
+        events += event;
+    return events + testing::released(2, "k0", "c2-1", release_at, release_at + 1000000) +
+           testing::release_failed(1, "k0", "c1-1", release_at + 2000000, release_at + 3000000,
+                                   "not-held");
+}
 
 // Each write is the highest fence yet, so the register accepts both: a lost update with every
 // fence respected.
-const std::string kFenceTooLate = std::string(kFencedHolderWakesBeforeTheNextWrites) + R"(
-{"type":"invoke","process":1,"f":"write","key":"k0","value":5,"fence":7,"time":611000000}
-{"type":"ok","process":1,"f":"write","key":"k0","value":5,"fence":7,"time":612000000}
-{"type":"invoke","process":2,"f":"write","key":"k0","value":5,"fence":8,"time":700000000}
-{"type":"ok","process":2,"f":"write","key":"k0","value":5,"fence":8,"time":701000000}
-{"type":"invoke","process":2,"f":"release","key":"k0","value":{"token":"c2-1"},"time":702000000}
-{"type":"ok","process":2,"f":"release","key":"k0","value":null,"time":703000000}
-{"type":"invoke","process":1,"f":"release","key":"k0","value":{"token":"c1-1"},"time":704000000}
-{"type":"fail","process":1,"f":"release","key":"k0","value":null,"time":705000000,"error":"not-held"}
-)";
+const std::string kFenceTooLate =
+    kFencedHolderWakesBeforeTheNextWrites +
+    both_write_then_release(611000000, 612000000, 700000000, 701000000, 702000000);
 
 // HISTORY.md, Leases: the lease the service applied to a grant (its ok's lease_ms) is the one
 // the story tells, as the checks judge by it: T1 with 300 ms asked and 350 ms applied.
@@ -265,16 +249,9 @@ TEST(Story, AStaleWriteThatLandsFirstIsAcceptedAndTheStorySaysWhy) {
 // The two writes in flight together, the newer holder's answered first: the register ran the
 // stale one first (it would have refused it after), and the story does not claim otherwise.
 TEST(Story, AStaleWriteInFlightBesideANewerOneIsToldAsSuch) {
-    const std::string history = std::string(kFencedHolderWakesBeforeTheNextWrites) + R"(
-{"type":"invoke","process":1,"f":"write","key":"k0","value":5,"fence":7,"time":611000000}
-{"type":"invoke","process":2,"f":"write","key":"k0","value":5,"fence":8,"time":612000000}
-{"type":"ok","process":2,"f":"write","key":"k0","value":5,"fence":8,"time":613000000}
-{"type":"ok","process":1,"f":"write","key":"k0","value":5,"fence":7,"time":614000000}
-{"type":"invoke","process":2,"f":"release","key":"k0","value":{"token":"c2-1"},"time":615000000}
-{"type":"ok","process":2,"f":"release","key":"k0","value":null,"time":616000000}
-{"type":"invoke","process":1,"f":"release","key":"k0","value":{"token":"c1-1"},"time":617000000}
-{"type":"fail","process":1,"f":"release","key":"k0","value":null,"time":618000000,"error":"not-held"}
-)";
+    const std::string history =
+        kFencedHolderWakesBeforeTheNextWrites +
+        both_write_then_release(611000000, 614000000, 612000000, 613000000, 615000000);
     const std::vector<std::string> texts = claim_texts(history, {.strategy = "fenced"});
     ASSERT_EQ(texts.size(), 7u) << ::testing::PrintToString(texts);
     EXPECT_EQ(texts[4], "At 0.613 s process 2 wrote 5 with fence 8 [#12].");

@@ -16,6 +16,7 @@
 #include <sched.h>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <thread>
@@ -275,6 +276,32 @@ TEST(RunCliTest, ARunMeasuresTheMachineFirstOrSaysWhyNot) {
     EXPECT_NE(ramp.out.find("\nmachine     redis-benchmark: "), std::string::npos) << ramp.out;
 }
 
+// `lockbench gate` of the suite(s) in `current` against `baseline`, with `flags` before them.
+Cli gate(const TempDir& t, const fs::path& baseline, const fs::path& current,
+         const std::string& flags = "") {
+    return lockbench(t, "gate " + flags + "--baseline '" + baseline.string() + "' --current '" +
+                            current.string() + "'");
+}
+
+// Whether the gate exited `code` with a report that begins with `verdict`.
+::testing::AssertionResult gate_verdict(const Cli& g, int code, std::string_view verdict) {
+    if (g.code != code)
+        return ::testing::AssertionFailure()
+               << "the gate exited " << g.code << ", not " << code << ":\n"
+               << g.out << g.err;
+    if (!g.out.starts_with(verdict))
+        return ::testing::AssertionFailure()
+               << "its report does not begin with \"" << verdict << "\":\n"
+               << g.out;
+    return ::testing::AssertionSuccess();
+}
+
+// `lockbench gate --write-baseline`: the suite in `current` made `baseline`.
+Cli write_baseline(const TempDir& t, const fs::path& current, const fs::path& baseline) {
+    return lockbench(t, "gate --current '" + current.string() + "' --write-baseline '" +
+                            baseline.string() + "'");
+}
+
 TEST(SuiteCliTest, RunsEveryPairWritesTheTableJunitAndAWholeSuiteFolder) {
     TempDir t;
     write_tiny_scenarios(t.path() / "scenarios");
@@ -311,13 +338,10 @@ TEST(SuiteCliTest, RunsEveryPairWritesTheTableJunitAndAWholeSuiteFolder) {
     EXPECT_GT(table["yardstick"]["lockbench_cycles_per_s"].get<double>(), 0);
 
     // The gate against a baseline made from this very suite passes, and says so.
-    auto wb = lockbench(t, "gate --current '" + suites[0].string() + "' --write-baseline '" +
-                               (t.path() / "baseline.json").string() + "'");
+    auto wb = write_baseline(t, suites[0], t.path() / "baseline.json");
     ASSERT_EQ(wb.code, 0) << wb.out << wb.err;
-    auto g = lockbench(t, "gate --verbose --baseline '" + (t.path() / "baseline.json").string() +
-                              "' --current '" + (t.path() / "results").string() + "'");
-    EXPECT_EQ(g.code, 0) << g.out << g.err;
-    EXPECT_EQ(g.out.rfind("gate PASS: 2 cells, 0 problems\n", 0), 0u) << g.out;
+    auto g = gate(t, t.path() / "baseline.json", t.path() / "results", "--verbose ");
+    EXPECT_TRUE(gate_verdict(g, 0, "gate PASS: 2 cells, 0 problems\n"));
     EXPECT_NE(g.out.find("\"against this machine\": to the cycles per second redis-benchmark "
                          "measured on it (8 connections"),
               std::string::npos)
@@ -360,17 +384,14 @@ std::string gate_suite_into(const TempDir& t, const std::string& folder) {
     const Cli before = lockbench(t, gate_suite_into(t, "before"));
     if (before.code != 0)
         return ::testing::AssertionFailure() << before.out << before.err;
-    const Cli wb =
-        lockbench(t, "gate --current '" + (t.path() / "before").string() + "' --write-baseline '" +
-                         (t.path() / "baseline.json").string() + "'");
+    const Cli wb = write_baseline(t, t.path() / "before", t.path() / "baseline.json");
     if (wb.code != 0)
         return ::testing::AssertionFailure() << wb.out << wb.err;
     return ::testing::AssertionSuccess();
 }
 
 Cli gate_after_against_baseline(const TempDir& t) {
-    return lockbench(t, "gate --baseline '" + (t.path() / "baseline.json").string() +
-                            "' --current '" + (t.path() / "after").string() + "'");
+    return gate(t, t.path() / "baseline.json", t.path() / "after");
 }
 
 // The engine made slower for every strategy alike (a test-only delay per cycle): every ratio to
@@ -383,8 +404,7 @@ TEST(SuiteCliTest, TheGateCatchesAnEngineSlowedForEveryStrategy) {
     auto slowed = lockbench(t, gate_suite_into(t, "after"), "LOCKBENCH_TEST_CYCLE_DELAY_MS=9");
     ASSERT_EQ(slowed.code, 0) << slowed.out << slowed.err;
     auto g = gate_after_against_baseline(t);
-    EXPECT_EQ(g.code, 1) << g.out << g.err;
-    EXPECT_EQ(g.out.rfind("gate FAIL: 2 cells, 2 problems (2 SLOWER)\n", 0), 0u) << g.out;
+    EXPECT_TRUE(gate_verdict(g, 1, "gate FAIL: 2 cells, 2 problems (2 SLOWER)\n"));
     EXPECT_NE(g.out.find("SLOWER: throughput "), std::string::npos) << g.out;
     EXPECT_NE(g.out.find("below baseline against this machine (allowed: "), std::string::npos)
         << g.out;
@@ -442,8 +462,7 @@ TEST(SuiteCliTest, TheGatePassesTheSameBuildOnAMachineSlowedByCpuContention) {
         ASSERT_EQ(loaded.code, 0) << loaded.out << loaded.err;
     }
     auto g = gate_after_against_baseline(t);
-    EXPECT_EQ(g.code, 0) << g.out << g.err;
-    EXPECT_EQ(g.out.rfind("gate PASS: ", 0), 0u) << g.out;
+    EXPECT_TRUE(gate_verdict(g, 0, "gate PASS: "));
     // The machine really was slower: the yardstick says so.
     const auto yardstick = [&](const char* folder) {
         for (const auto& e : fs::directory_iterator(t.path() / folder)) {
@@ -474,8 +493,7 @@ TEST(SuiteCliTest, AMalformedBaselineIsBadInput) {
     fs::create_directories(t.path() / "results/suite-20260101T000000Z");
     write(t.path() / "results/suite-20260101T000000Z/suite.json",
           R"({"quick": true, "interrupted": false, "all_as_expected": true, "runs": []})");
-    auto r = lockbench(t, "gate --baseline '" + (t.path() / "baseline.json").string() +
-                              "' --current '" + (t.path() / "results").string() + "'");
+    auto r = gate(t, t.path() / "baseline.json", t.path() / "results");
     EXPECT_EQ(r.code, 2) << r.out << r.err;
     EXPECT_EQ(lines(r.err), 1u) << r.err;
     EXPECT_NE(r.err.find("baseline.json"), std::string::npos) << r.err;
@@ -587,8 +605,7 @@ TEST(SuiteCliTest, OffATerminalEachFinishedRunIsOneLineAndAFilteredSuiteIsGatedA
         without_seconds(whole.err),
         "[1/2] tiny x fenced: as expected (S s)\n[2/2] tiny x set_nx_px: as expected (S s)\n");
     const fs::path baseline = t.path() / "baseline.json";
-    auto wb = lockbench(t, "gate --current '" + the_suite(t.path() / "results").string() +
-                               "' --write-baseline '" + baseline.string() + "'");
+    auto wb = write_baseline(t, the_suite(t.path() / "results"), baseline);
     ASSERT_EQ(wb.code, 0) << wb.out << wb.err;
     fs::remove_all(t.path() / "results");
 
@@ -598,8 +615,7 @@ TEST(SuiteCliTest, OffATerminalEachFinishedRunIsOneLineAndAFilteredSuiteIsGatedA
     const fs::path part_dir = the_suite(t.path() / "results");
     const json table = json::parse(read_file(part_dir / "suite.json"));
     EXPECT_EQ(table["filter"], json::parse(R"({"scenarios": [], "strategies": ["fenced"]})"));
-    auto g = lockbench(
-        t, "gate --baseline '" + baseline.string() + "' --current '" + part_dir.string() + "'");
+    auto g = gate(t, baseline, part_dir);
     EXPECT_EQ(g.code, 0) << g.out << g.err;
     EXPECT_EQ(g.out, "gate PASS: 1 cell, 0 problems\ncompared " +
                          (part_dir / "suite.json").string() +
@@ -635,8 +651,7 @@ TEST(SuiteCliTest, ARepeatedSuiteJudgesEachPairOverItsRunsAndTheGateReadsIt) {
     EXPECT_FALSE(once_table["runs"][0].contains("runs"));
     EXPECT_NE(once.out.find("2 of 2 runs as expected"), std::string::npos) << once.out;
     const fs::path baseline = t.path() / "baseline.json";
-    auto wb = lockbench(t, "gate --current '" + the_suite(t.path() / "once").string() +
-                               "' --write-baseline '" + baseline.string() + "'");
+    auto wb = write_baseline(t, the_suite(t.path() / "once"), baseline);
     ASSERT_EQ(wb.code, 0) << wb.out << wb.err;
 
     auto r = lockbench(t, suite + (t.path() / "results").string() + "' --repeat 2 --junit '" +
@@ -692,10 +707,8 @@ TEST(SuiteCliTest, ARepeatedSuiteJudgesEachPairOverItsRunsAndTheGateReadsIt) {
         << junit;
 
     // The gate reads the pair's outcome over its runs against the single-run baseline.
-    auto g = lockbench(
-        t, "gate --baseline '" + baseline.string() + "' --current '" + dir.string() + "'");
-    EXPECT_EQ(g.code, 1) << g.out << g.err;
-    EXPECT_EQ(g.out.rfind("gate FAIL: 2 cells, 1 problem", 0), 0u) << g.out;
+    auto g = gate(t, baseline, dir);
+    EXPECT_TRUE(gate_verdict(g, 1, "gate FAIL: 2 cells, 1 problem"));
     EXPECT_NE(g.out.find("tiny / set_nx_px: UNEXPECTED OUTCOME: expected "
                          "safe,violates:mutual_exclusion in >= 1 of 2, got valid"),
               std::string::npos)

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,6 +28,21 @@ Cli check(const testing::TempDir& scratch, const std::string& name, const std::s
     const fs::path history = scratch.path() / name;
     std::ofstream(history, std::ios::binary) << text;
     return lockbench(scratch, "check '" + history.string() + "' " + args);
+}
+
+// One op of a Jepsen EDN history: `process`'s `f` of `type`, with `value` (EDN).
+std::string edn_op(const std::string& type, const std::string& f, int process,
+                   const std::string& value = "nil") {
+    return "{:type :" + type + " :f :" + f + " :process " + std::to_string(process) + " :value " +
+           value + "}";
+}
+
+// A Jepsen EDN history of `ops`, one to a line as Jepsen writes them.
+std::string edn_history(std::initializer_list<std::string> ops) {
+    std::string text;
+    for (const std::string& op : ops)
+        text += (text.empty() ? "[" : "\n ") + op;
+    return text + "]\n";
 }
 
 // Two grants of one key at once, in Jepsen's EDN: a violation whose report quotes the key.
@@ -152,12 +168,9 @@ TEST(CheckInputTest, AnEmptyHistoryIsUnknownAndSaysItIsEmpty) {
 TEST(CheckInputTest, AnOpWhoseFIsUnknownIsNamedNotIgnoredSilently) {
     testing::TempDir scratch;
     const std::string edn =
-        "[{:type :invoke :f :lock :process 0 :value nil}\n"
-        " {:type :ok :f :lock :process 0 :value nil}\n"
-        " {:type :invoke :f :lock :process 1 :value nil}\n"
-        " {:type :ok :f :lock :process 1 :value nil}\n"
-        " {:type :info :f :start :process :nemesis}\n"
-        " {:type :invoke :f :unlock :process 0 :value nil}]\n";
+        edn_history({edn_op("invoke", "lock", 0), edn_op("ok", "lock", 0),
+                     edn_op("invoke", "lock", 1), edn_op("ok", "lock", 1),
+                     "{:type :info :f :start :process :nemesis}", edn_op("invoke", "unlock", 0)});
     Cli r = check(scratch, "lock.edn", edn);
     EXPECT_EQ(r.code, 3) << r.err;
     EXPECT_EQ(r.out,
@@ -197,10 +210,8 @@ TEST(CheckInputTest, AnOpWhoseFIsUnknownIsNamedNotIgnoredSilently) {
 TEST(CheckInputTest, AHistoryWithoutKeysOrTokensReadsWithoutGaps) {
     testing::TempDir scratch;
     const std::string grants =
-        "[{:type :invoke :f :acquire :process 0 :value nil}\n"
-        " {:type :ok :f :acquire :process 0 :value {:token \"a\"}}\n"
-        " {:type :invoke :f :acquire :process 1 :value nil}\n"
-        " {:type :ok :f :acquire :process 1 :value {:token \"b\"}}]\n";
+        edn_history({edn_op("invoke", "acquire", 0), edn_op("ok", "acquire", 0, "{:token \"a\"}"),
+                     edn_op("invoke", "acquire", 1), edn_op("ok", "acquire", 1, "{:token \"b\"}")});
     Cli r = check(scratch, "tokens.edn", grants);
     EXPECT_EQ(r.code, 1) << r.err;
     EXPECT_NE(r.out.find("incidents (1):\n  process 0 (token a) held it from 0.000 s to the end; 1 "
@@ -234,10 +245,8 @@ TEST(CheckInputTest, AHistoryWithoutKeysOrTokensReadsWithoutGaps) {
 TEST(CheckInputTest, AnUnplaceableOpSaysWhatTheModelExpected) {
     testing::TempDir scratch;
     const Cli r = check(scratch, "release.edn",
-                        "[{:type :invoke :f :acquire :process 0 :value nil}\n"
-                        " {:type :ok :f :acquire :process 0 :value nil}\n"
-                        " {:type :invoke :f :release :process 1 :value nil}\n"
-                        " {:type :ok :f :release :process 1 :value nil}]\n",
+                        edn_history({edn_op("invoke", "acquire", 0), edn_op("ok", "acquire", 0),
+                                     edn_op("invoke", "release", 1), edn_op("ok", "release", 1)}),
                         "--model mutex --checks linearizability");
     EXPECT_EQ(r.code, 1) << r.err;
     // The search's time in between is the machine's.

@@ -16,9 +16,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-using testing::Cli;
-using testing::lines;
-using testing::lockbench;
+using testing::Cli, testing::lines, testing::lockbench;
 
 // t1 without its expectations: a shipped scenario's expectations name the lock libraries, and
 // loading it asks each adapter whether it can run (seconds each time).

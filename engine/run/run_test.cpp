@@ -31,8 +31,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-using testing::read_history;
-using testing::TempDir;
+using testing::read_history, testing::TempDir;
 
 // What HISTORY.md promises, checked independently of the checker: indexes count up from 0, time
 // never goes back, each process has at most one operation in flight, and a process that recorded

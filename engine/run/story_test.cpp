@@ -471,17 +471,7 @@ class ClaimChecker {
     // The acquire's `info` (where found), the library's late grant of that process's acquire at
     // the claim's time, and the adapter's report of its release (where found), in that order.
     void check_library_granted_late(const Claim& c) const {
-        ASSERT_GE(c.events.size(), 1u);
-        for (std::uint64_t index : c.events) {
-            const Event& e = at(index);
-            if (!e.is_library()) {
-                expect_op(e, c.process, "acquire", EventType::Info);
-                expect_says(c, "answered in doubt at " + checker::format_seconds(e.time));
-                continue;
-            }
-            EXPECT_EQ(e.f, "late-grant");
-            const nlohmann::json v = nlohmann::json::parse(e.value_json);
-            EXPECT_EQ(v["process"], c.process);
+        check_late_grant_events(c, [&](const Event& e, const nlohmann::json& v) {
             if (v["phase"] == "granted")
                 EXPECT_EQ(e.time, c.time_ns);
             else
@@ -489,10 +479,20 @@ class ClaimChecker {
                                 std::string::npos ||
                             c.text.find("failed to release it at " +
                                         checker::format_seconds(e.time)) != std::string::npos);
-        }
+        });
     }
 
     void check_library_abandoned(const Claim& c) const {
+        check_late_grant_events(c, [&](const Event& e, const nlohmann::json& v) {
+            EXPECT_EQ(v["phase"], "abandoned");
+            EXPECT_EQ(e.time, c.time_ns);
+        });
+    }
+
+    // A late-grant claim's events: the in-doubt answer of the process's acquire, which the claim
+    // dates, and the library's late-grant reports about that process, each judged by `report`.
+    template <typename CheckReport>
+    void check_late_grant_events(const Claim& c, CheckReport report) const {
         ASSERT_GE(c.events.size(), 1u);
         for (std::uint64_t index : c.events) {
             const Event& e = at(index);
@@ -503,9 +503,8 @@ class ClaimChecker {
             }
             EXPECT_EQ(e.f, "late-grant");
             const nlohmann::json v = nlohmann::json::parse(e.value_json);
-            EXPECT_EQ(v["phase"], "abandoned");
             EXPECT_EQ(v["process"], c.process);
-            EXPECT_EQ(e.time, c.time_ns);
+            report(e, v);
         }
     }
 
@@ -693,26 +692,13 @@ TEST(Timeline, ARealRunsTimelineShowsItsIncidentInHeadlessChromium) {
 // 10.000 s, reads 4 and writes 5; process 1 wakes, writes the 5 it computed before over it (a lost
 // update: process 2's) and asks to release at 10.001 s. One millisecond of overlap in an incident
 // of ten seconds.
-const char* kMillisecondOverlap = R"(
-{"type":"invoke","process":1,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":100000000}
-{"type":"ok","process":1,"f":"acquire","key":"k0","value":{"token":"c1-1","mode":"exclusive"},"time":101000000}
-{"type":"invoke","process":1,"f":"read","key":"k0","value":null,"time":102000000}
-{"type":"ok","process":1,"f":"read","key":"k0","value":4,"time":103000000}
-{"type":"info","process":"nemesis","f":"pause","value":{"target":1,"ms":9800},"time":110000000}
-{"type":"info","process":"nemesis","f":"resume","value":{"target":1},"time":9910000000}
-{"type":"invoke","process":2,"f":"acquire","key":"k0","value":{"mode":"exclusive","lease_ms":300},"time":9990000000}
-{"type":"ok","process":2,"f":"acquire","key":"k0","value":{"token":"c2-1","mode":"exclusive"},"time":10000000000}
-{"type":"invoke","process":2,"f":"read","key":"k0","value":null,"time":10000100000}
-{"type":"ok","process":2,"f":"read","key":"k0","value":4,"time":10000200000}
-{"type":"invoke","process":2,"f":"write","key":"k0","value":5,"time":10000300000}
-{"type":"ok","process":2,"f":"write","key":"k0","value":5,"time":10000400000}
-{"type":"invoke","process":1,"f":"write","key":"k0","value":5,"time":10000500000}
-{"type":"ok","process":1,"f":"write","key":"k0","value":5,"time":10000600000}
-{"type":"invoke","process":1,"f":"release","key":"k0","value":{"token":"c1-1"},"time":10001000000}
-{"type":"fail","process":1,"f":"release","key":"k0","value":null,"time":10001100000,"error":"not-held"}
-{"type":"invoke","process":2,"f":"release","key":"k0","value":{"token":"c2-1"},"time":10002000000}
-{"type":"ok","process":2,"f":"release","key":"k0","value":null,"time":10002100000}
-)";
+const std::string kMillisecondOverlap =
+    checker::testing::t1_holder_reads_and_pauses(9800) + checker::testing::resumed(1, 9910000000) +
+    checker::testing::t1_next_holder_reads(9990000000, 10000000000, 100000) +
+    checker::testing::write_ok(2, "k0", 5, 10000300000, 10000400000) +
+    checker::testing::write_ok(1, "k0", 5, 10000500000, 10000600000) +
+    checker::testing::release_failed(1, "k0", "c1-1", 10001000000, 10001100000, "not-held") +
+    checker::testing::released(2, "k0", "c2-1", 10002000000, 10002100000);
 
 // The numbers of a data-*-box attribute the page sets on its body: left, top, width, height.
 std::vector<double> box_in(const std::string& dom, const std::string& name) {

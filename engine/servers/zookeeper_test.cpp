@@ -37,10 +37,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
-using testing::Cli;
-using testing::lines;
-using testing::lockbench;
-using testing::TempDir;
+using testing::Cli, testing::lines, testing::lockbench, testing::TempDir;
 
 // The events of the run's history.jsonl.
 std::vector<nlohmann::json> history_of(const RunOutcome& r) {
@@ -308,6 +305,13 @@ TEST(ZooKeeperCliTest, SuiteAndDemoRunZooKeepersLocksOnTheUsersEnsemble) {
     EXPECT_EQ(lines(unreachable.err), 1u) << unreachable.err;
 }
 
+// The grant an acquire answered (none: it was denied).
+std::optional<Grant> grant_of(const AcquireResult& result) {
+    if (const Grant* grant = std::get_if<Grant>(&result))
+        return *grant;
+    return std::nullopt;
+}
+
 // The fence of a ZooKeeper lock is its node's sequence number, and the protected resource checks
 // it as it checks fenced's number. Here the holder's node goes as the server deletes it when the
 // holder's session expires (a second handle deletes it, so the holder itself keeps running and
@@ -323,18 +327,16 @@ TEST_F(ZooKeeperFenceTest, AStaleHoldersWriteIsRefusedByItsNodesSequenceNumber) 
         auto lock_a = make_strategy(strategy), lock_b = make_strategy(strategy);
         const std::string key = "orders-" + strategy;
         const AcquireRequest request{.key = key, .lease = 4000ms, .wait_budget = 3000ms};
-        auto first = run(lock_a->acquire(*a, request));
-        const Grant* stale = std::get_if<Grant>(&first);
-        ASSERT_NE(stale, nullptr);
+        const std::optional<Grant> stale = grant_of(run(lock_a->acquire(*a, request)));
+        ASSERT_TRUE(stale);
         ASSERT_TRUE(stale->fence.has_value());
 
         // The server takes the node away (the session expired); the holder is not told.
         EventLoop loop;
         ZkClient undertaker(loop, zookeeper_->hosts(), 4000ms, 5000ms);
         ASSERT_EQ(run_sync(loop, undertaker.remove(stale->token)).rc, ZOK);
-        auto second = run(lock_b->acquire(*b, request));
-        const Grant* current = std::get_if<Grant>(&second);
-        ASSERT_NE(current, nullptr);
+        const std::optional<Grant> current = grant_of(run(lock_b->acquire(*b, request)));
+        ASSERT_TRUE(current);
         ASSERT_TRUE(current->fence.has_value());
         EXPECT_GT(*current->fence, *stale->fence);
 
@@ -472,9 +474,8 @@ TEST_F(ZooKeeperLockTest, TheAppliedLeaseIsTheSessionTimeoutTheServerNegotiated)
             EXPECT_EQ(run(lock->applied_lease(*session, asked)), granted);
             // The grant carries the same lease (the same session).
             const AcquireRequest request{.key = "lease-" + strategy, .lease = asked};
-            auto result = run(lock->acquire(*session, request));
-            const Grant* grant = std::get_if<Grant>(&result);
-            ASSERT_NE(grant, nullptr);
+            const std::optional<Grant> grant = grant_of(run(lock->acquire(*session, request)));
+            ASSERT_TRUE(grant);
             EXPECT_EQ(grant->lease, granted);
             EXPECT_EQ(run(lock->release(*session, *grant)), ReleaseOutcome::Released);
         }
@@ -496,9 +497,8 @@ TEST_F(ZooKeeperLockTest, AReleaseThatCannotReachTheServerIsInDoubtAndItsNodeGoe
         auto lock_a = make_strategy(strategy), lock_b = make_strategy(strategy);
         const std::string key = "restarting-" + strategy;
         const AcquireRequest request{.key = key, .lease = 4000ms, .wait_budget = 3000ms};
-        auto first = run(lock_a->acquire(*a, request));
-        const Grant* held = std::get_if<Grant>(&first);
-        ASSERT_NE(held, nullptr);
+        const std::optional<Grant> held = grant_of(run(lock_a->acquire(*a, request)));
+        ASSERT_TRUE(held);
 
         zookeeper.kill();
         // Wait until the client knows the server is gone: the delete is then never sent (a
@@ -536,15 +536,13 @@ TEST_F(ZooKeeperLockTest, AReleaseThatCannotReachTheServerIsInDoubtAndItsNodeGoe
             } catch (const ConnectError&) {
             }
         }
-        auto again = run(lock_a->acquire(*a, request));
-        const Grant* regranted = std::get_if<Grant>(&again);
-        ASSERT_NE(regranted, nullptr) << "the released node still blocks the lock";
+        const std::optional<Grant> regranted = grant_of(run(lock_a->acquire(*a, request)));
+        ASSERT_TRUE(regranted) << "the released node still blocks the lock";
         EXPECT_FALSE(regranted->reentry);
         EXPECT_GT(*regranted->fence, *held->fence);
         EXPECT_EQ(run(lock_a->release(*a, *regranted)), ReleaseOutcome::Released);
-        auto granted = run(lock_b->acquire(*b, once));
-        const Grant* b_grant = std::get_if<Grant>(&granted);
-        ASSERT_NE(b_grant, nullptr);
+        const std::optional<Grant> b_grant = grant_of(run(lock_b->acquire(*b, once)));
+        ASSERT_TRUE(b_grant);
         EXPECT_EQ(run(lock_b->release(*b, *b_grant)), ReleaseOutcome::Released);
     }
 }
@@ -567,9 +565,8 @@ TEST_F(ZooKeeperLockTest, AnInDoubtAcquiresNodeFoundFirstInTheQueueIsReportedAsA
             auto b = zk_session(zookeeper, "b-" + key);
             auto lock_a = make_strategy(strategy), lock_b = make_strategy(strategy);
             const AcquireRequest request{.key = key, .lease = 4000ms, .wait_budget = 3000ms};
-            auto first = run(lock_b->acquire(*b, request));
-            const Grant* held = std::get_if<Grant>(&first);
-            ASSERT_NE(held, nullptr);
+            const std::optional<Grant> held = grant_of(run(lock_b->acquire(*b, request)));
+            ASSERT_TRUE(held);
 
             struct Report {
                 std::string key, phase, token;
@@ -623,8 +620,8 @@ TEST_F(ZooKeeperLockTest, AnInDoubtAcquiresNodeFoundFirstInTheQueueIsReportedAsA
                         << r.token;
                 }
                 // The node is gone: the next attempt got the lock.
-                const Grant* regranted = std::get_if<Grant>(&next);
-                ASSERT_NE(regranted, nullptr);
+                const std::optional<Grant> regranted = grant_of(next);
+                ASSERT_TRUE(regranted);
                 EXPECT_NE(regranted->token, reports[0].token);
                 EXPECT_EQ(run(lock_a->release(*a, *regranted)), ReleaseOutcome::Released);
             } else {

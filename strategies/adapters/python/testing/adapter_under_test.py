@@ -2,12 +2,15 @@
 c0 (or another), answers and unsolicited messages read as they come, each wait bounded by one
 deadline for the whole test.
 """
+import contextlib
 import importlib.machinery
 import importlib.util
 import json
 import queue
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -64,3 +67,17 @@ def load_contract(path):
     module = importlib.util.module_from_spec(spec)
     loader.exec_module(module)
     return module
+
+
+@contextlib.contextmanager
+def contract_servers(contract_runner, prefix):
+    """The Servers of scripts/adapter-contract (at `contract_runner`) in a scratch folder named
+    from `prefix`: every server they provided is stopped and the folder removed on the way out."""
+    contract = load_contract(contract_runner)
+    workdir = tempfile.mkdtemp(prefix=prefix)
+    servers = contract.Servers(workdir)
+    try:
+        yield servers
+    finally:
+        servers.stop()
+        shutil.rmtree(workdir, ignore_errors=True)

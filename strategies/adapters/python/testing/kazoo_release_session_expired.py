@@ -12,14 +12,12 @@ it expires that session. ZooKeeper is started as scripts/adapter-contract starts
 
 usage: kazoo_release_session_expired.py ADAPTER CONTRACT_RUNNER; exit 0: passed.
 """
-import shutil
 import socket
 import struct
 import sys
-import tempfile
 import threading
 
-from adapter_under_test import AdapterUnderTest, load_contract
+from adapter_under_test import AdapterUnderTest, contract_servers
 
 DEADLINE_S = 60
 ZOO_DELETE = 2
@@ -113,45 +111,44 @@ class Proxy:
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
-    contract = load_contract(sys.argv[2])
-    workdir = tempfile.mkdtemp(prefix="kazoo-release-")
-    servers = contract.Servers(workdir)
-    adapter = None
-    try:
-        servers.provide("zookeeper", None)
-        proxy = Proxy(servers.by_service["zookeeper"][0].port)
-        adapter = AdapterUnderTest(sys.argv[1], DEADLINE_S, fail)
-        # A short session, so that it expires soon under the partition; a long command timeout,
-        # so that the adapter waits for kazoo's retries instead of answering `timeout`.
-        init = adapter.call({"type": "init", "clients": ["c0"], "namespace": "expired",
-                             "servers": {"zookeeper": [{"host": "127.0.0.1", "port": proxy.port}]},
-                             "options": {"connect_timeout_ms": 5000, "command_timeout_ms": 30000,
-                                         "retry_delay_ms": 5, "lease_ms": 600}})
-        if init["type"] != "init_ok":
-            fail(f"init answered {init}")
-        grant = adapter.call({"type": "acquire", "key": "k", "mode": "exclusive", "lease_ms": 600,
-                              "wait_ms": 0})
-        if grant["type"] != "acquire_ok":
-            fail(f"acquire of a free lock answered {grant}")
-        proxy.armed = True
-        # kazoo's SUSPENDED and LOST reach us as `lost` meanwhile.
-        answer = adapter.call({"type": "release", "key": "k", "token": grant["token"]},
-                              skipping=("lost",))
-        if not proxy.expired.is_set():
-            fail("the release was answered before ZooKeeper expired the holder's session: "
-                 f"{answer}")
-        if proxy.delete_error != 0:
-            fail(f"the holder's delete did not succeed in its own session (error "
-                 f"{proxy.delete_error}): the case under test did not happen")
-        if answer["type"] != "error" or answer["code"] in ("not-held", "held", "unsupported"):
-            fail(f"a release whose delete ran in the holder's session answered {answer}, "
-                 "expected an error in doubt")
-        print(f"release whose delete ran before the session expired answered {answer['code']}")
-    finally:
-        if adapter:
-            adapter.kill()
-        servers.stop()
-        shutil.rmtree(workdir, ignore_errors=True)
+    with contract_servers(sys.argv[2], "kazoo-release-") as servers:
+        adapter = None
+        try:
+            servers.provide("zookeeper", None)
+            proxy = Proxy(servers.by_service["zookeeper"][0].port)
+            adapter = AdapterUnderTest(sys.argv[1], DEADLINE_S, fail)
+            # A short session, so that it expires soon under the partition; a long command
+            # timeout, so that the adapter waits for kazoo's retries instead of answering
+            # `timeout`.
+            init = adapter.call({"type": "init", "clients": ["c0"], "namespace": "expired",
+                                 "servers": {"zookeeper": [{"host": "127.0.0.1",
+                                                            "port": proxy.port}]},
+                                 "options": {"connect_timeout_ms": 5000,
+                                             "command_timeout_ms": 30000, "retry_delay_ms": 5,
+                                             "lease_ms": 600}})
+            if init["type"] != "init_ok":
+                fail(f"init answered {init}")
+            grant = adapter.call({"type": "acquire", "key": "k", "mode": "exclusive",
+                                  "lease_ms": 600, "wait_ms": 0})
+            if grant["type"] != "acquire_ok":
+                fail(f"acquire of a free lock answered {grant}")
+            proxy.armed = True
+            # kazoo's SUSPENDED and LOST reach us as `lost` meanwhile.
+            answer = adapter.call({"type": "release", "key": "k", "token": grant["token"]},
+                                  skipping=("lost",))
+            if not proxy.expired.is_set():
+                fail("the release was answered before ZooKeeper expired the holder's session: "
+                     f"{answer}")
+            if proxy.delete_error != 0:
+                fail(f"the holder's delete did not succeed in its own session (error "
+                     f"{proxy.delete_error}): the case under test did not happen")
+            if answer["type"] != "error" or answer["code"] in ("not-held", "held", "unsupported"):
+                fail(f"a release whose delete ran in the holder's session answered {answer}, "
+                     "expected an error in doubt")
+            print(f"release whose delete ran before the session expired answered {answer['code']}")
+        finally:
+            if adapter:
+                adapter.kill()
 
 
 if __name__ == "__main__":
