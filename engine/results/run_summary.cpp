@@ -76,64 +76,54 @@ std::map<std::string, OpCounts> read_ops(Fields& top) {
     return out;
 }
 
-std::vector<SecondCounts> read_timeseries(Fields& top) {
-    const json& series = top.required_array("timeseries");
-    std::vector<SecondCounts> out;
-    for (std::size_t i = 0; i < series.size(); ++i) {
-        Fields s(series[i], top.origin(), "/timeseries/" + std::to_string(i));
-        out.push_back({.t = required_count(s, "t"),
-                       .cycles = required_count(s, "cycles"),
-                       .errors = required_count(s, "errors")});
+// Each object of the array `field`, read by `read` with its own JSON path.
+template <class Read>
+auto read_each(Fields& top, const std::string& field, Read read) {
+    const json& items = top.required_array(field);
+    std::vector<decltype(read(std::declval<Fields&>()))> out;
+    out.reserve(items.size());
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        Fields item(items[i], top.origin(), top.at(field) + "/" + std::to_string(i));
+        out.push_back(read(item));
     }
     return out;
 }
 
-// A fault's target: whatever JSON its fault class wrote, but present.
-const json& target_at(Fields& f) {
-    return f.require("target");
+SecondCounts read_second(Fields& s) {
+    return {.t = required_count(s, "t"),
+            .cycles = required_count(s, "cycles"),
+            .errors = required_count(s, "errors")};
 }
 
-std::vector<FaultWindow> read_fault_windows(Fields& top) {
-    const json& windows = top.required_array("faults");
-    std::vector<FaultWindow> out;
-    for (std::size_t i = 0; i < windows.size(); ++i) {
-        Fields w(windows[i], top.origin(), "/faults/" + std::to_string(i));
-        FaultWindow window{.fault = w.required_string("fault"),
-                           .target = target_at(w),
-                           .start_s = w.required_number("start_s", 0)};
-        if (const json& end = w.require("end_s"); !end.is_null())
-            window.end_s = w.number_of(end, w.at("end_s"), 0);
-        out.push_back(std::move(window));
-    }
-    return out;
+FaultWindow read_fault_window(Fields& w) {
+    FaultWindow window{.fault = w.required_string("fault"),
+                       .target = w.require("target"),  // whatever its fault class wrote
+                       .start_s = w.required_number("start_s", 0)};
+    if (const json& end = w.require("end_s"); !end.is_null())
+        window.end_s = w.number_of(end, w.at("end_s"), 0);
+    return window;
 }
 
-std::vector<FaultFiring> read_fault_firings(Fields& top) {
-    const json& firings = top.required_array("nemesis");
-    std::vector<FaultFiring> out;
-    for (std::size_t i = 0; i < firings.size(); ++i) {
-        Fields f(firings[i], top.origin(), "/nemesis/" + std::to_string(i));
-        FaultFiring firing{.fault = f.required_string("fault"),
-                           .target = target_at(f),
-                           .point = f.optional_string("point"),
-                           .at_s = f.required_number("at_s", 0),
-                           .due = required_int(f, "due"),
-                           .took_effect = required_int(f, "took_effect"),
-                           .missed = f.string_or_null("missed")};
-        if (const json* processes = f.optional_array("processes")) {
-            firing.processes.emplace();
-            for (std::size_t p = 0; p < processes->size(); ++p) {
-                const json& process = (*processes)[p];
-                if (!process.is_number_integer()) {
-                    f.fail(f.at("processes") + "/" + std::to_string(p),
-                           "must be a process number, not " + process.dump());
-                }
-                firing.processes->push_back(process.get<std::int64_t>());
+FaultFiring read_fault_firing(Fields& f) {
+    FaultFiring firing{.fault = f.required_string("fault"),
+                       .target = f.require("target"),
+                       .point = f.optional_string("point"),
+                       .at_s = f.required_number("at_s", 0),
+                       .due = required_int(f, "due"),
+                       .took_effect = required_int(f, "took_effect"),
+                       .missed = f.string_or_null("missed")};
+    if (const json* processes = f.optional_array("processes")) {
+        firing.processes.emplace();
+        for (std::size_t p = 0; p < processes->size(); ++p) {
+            const json& process = (*processes)[p];
+            if (!process.is_number_integer()) {
+                f.fail(f.at("processes") + "/" + std::to_string(p),
+                       "must be a process number, not " + process.dump());
             }
+            firing.processes->push_back(process.get<std::int64_t>());
         }
-        out.push_back(std::move(firing));
     }
-    return out;
+    return firing;
 }
 
 std::optional<OpenLoopSummary> read_open_loop(Fields& top) {
@@ -321,9 +311,9 @@ RunSummary RunSummary::from_json(const json& j, const std::string& origin) {
             s.acquire_corrected = read_latency(l, "acquire_corrected");
     }
     s.ops = read_ops(top);
-    s.timeseries = read_timeseries(top);
-    s.faults = read_fault_windows(top);
-    s.nemesis = read_fault_firings(top);
+    s.timeseries = read_each(top, "timeseries", read_second);
+    s.faults = read_each(top, "faults", read_fault_window);
+    s.nemesis = read_each(top, "nemesis", read_fault_firing);
     s.verdict = verdict_of_summary(top);
     {
         Fields h = object_at(top, "history");
