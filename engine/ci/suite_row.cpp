@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "checker/json_object.hpp"
+#include "engine/results/result_fields.hpp"
 #include "engine/results/run_summary.hpp"
 
 namespace lockbench {
@@ -72,22 +73,6 @@ std::map<std::string, CheckCounts> check_counts(Fields& f) {
     return out;
 }
 
-std::vector<RateTermOutcome> rate_terms(Fields& f) {
-    std::vector<RateTermOutcome> out;
-    const json* terms = f.optional_array("rate_terms");
-    if (!terms)
-        return out;
-    for (std::size_t i = 0; i < terms->size(); ++i) {
-        Fields t((*terms)[i], f.origin(), f.at("rate_terms") + "/" + std::to_string(i));
-        out.push_back({.term = t.required_string("term"),
-                       .held = count(t, "held"),
-                       .undecided = count(t, "undecided"),
-                       .runs = count(t, "runs"),
-                       .met = t.optional_boolean("met")});
-    }
-    return out;
-}
-
 RepeatedRuns repeated_runs(Fields& f) {
     RepeatedRuns r;
     r.repeat = count(f, "repeat");
@@ -96,7 +81,7 @@ RepeatedRuns repeated_runs(Fields& f) {
     r.violated_runs = count(f, "violated_runs");
     r.as_expected_runs = count(f, "as_expected_runs");
     r.checks = check_counts(f);
-    r.rate_terms = rate_terms(f);
+    r.rate_terms = result_fields::read_rate_terms(f);
     return r;
 }
 

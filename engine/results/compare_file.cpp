@@ -12,6 +12,7 @@ namespace {
 
 using CompareFields = json_input::JsonObject<CompareError>;
 using result_fields::object_at;
+using result_fields::read_rate_terms;
 using result_fields::required_int;
 
 json optional_json(const std::optional<double>& v) {
@@ -125,23 +126,6 @@ CompareSpread read_spread(CompareFields& f) {
 json array_or_empty(CompareFields& f, const std::string& field) {
     const json* v = f.optional_array(field);
     return v ? *v : json::array();
-}
-
-// Absent in files written before rates were judged: none.
-std::vector<RateTermOutcome> read_rate_terms(CompareFields& f) {
-    std::vector<RateTermOutcome> out;
-    const json* terms = f.optional_array("rate_terms");
-    if (!terms)
-        return out;
-    for (std::size_t i = 0; i < terms->size(); ++i) {
-        CompareFields t((*terms)[i], f.origin(), f.at("rate_terms") + "/" + std::to_string(i));
-        out.push_back({.term = t.required_string("term"),
-                       .held = required_int(t, "held"),
-                       .undecided = required_int(t, "undecided"),
-                       .runs = required_int(t, "runs"),
-                       .met = t.boolean_or_null("met")});
-    }
-    return out;
 }
 
 CompareStrategyStats read_stats(const json& j, const std::string& origin, const std::string& path) {

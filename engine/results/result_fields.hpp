@@ -6,10 +6,12 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "checker/json_object.hpp"
+#include "engine/results/rate_term_outcome.hpp"
 #include "engine/results/run_summary.hpp"
 
 namespace lockbench::result_fields {
@@ -52,6 +54,27 @@ FairnessSummary read_fairness(json_input::JsonObject<Error>& parent) {
                         .cycles_max = required_count(f, "cycles_max")};
     if (const nlohmann::json& jain = f.require("jain_index"); !jain.is_null())
         out.jain_index = f.number_of(jain, f.at("jain_index"), 0);
+    return out;
+}
+
+// `rate_terms` (RateTermOutcome::to_json), in compare.json's strategies and suite.json's repeated
+// rows: every field required, `met` true, false or null. Absent in files written before rates were
+// judged: none.
+template <class Error>
+std::vector<RateTermOutcome> read_rate_terms(json_input::JsonObject<Error>& parent) {
+    std::vector<RateTermOutcome> out;
+    const nlohmann::json* terms = parent.optional_array("rate_terms");
+    if (!terms)
+        return out;
+    for (std::size_t i = 0; i < terms->size(); ++i) {
+        json_input::JsonObject<Error> t((*terms)[i], parent.origin(),
+                                        parent.at("rate_terms") + "/" + std::to_string(i));
+        out.push_back({.term = t.required_string("term"),
+                       .held = required_int(t, "held"),
+                       .undecided = required_int(t, "undecided"),
+                       .runs = required_int(t, "runs"),
+                       .met = t.boolean_or_null("met")});
+    }
     return out;
 }
 
