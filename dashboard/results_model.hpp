@@ -30,7 +30,6 @@ std::string fault_label(const FaultWindow& window);
 // Where a window ends on a chart: a fault never healed is drawn as the instant it began.
 double fault_end_s(const FaultWindow& window);
 
-
 struct TimePoint {
     double t = 0;
     double cycles = 0;

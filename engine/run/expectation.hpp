@@ -30,9 +30,8 @@
 #include <nlohmann/json.hpp>
 
 #include "checker/report.hpp"
-#include "engine/results/rate_term_outcome.hpp"  // RateTermOutcome
-
 #include "engine/results/fault_records.hpp"
+#include "engine/results/rate_term_outcome.hpp"  // RateTermOutcome
 
 namespace lockbench {
 

@@ -26,7 +26,7 @@ struct SummaryInputs {
     bool interrupted = false;
     bool deployment_embedded = true;
     std::vector<Endpoint> endpoints;
-    std::string key_prefix;                            // on servers that are not ours
+    std::string key_prefix;            // on servers that are not ours
     std::vector<FaultWindow> faults;   // fault windows
     std::vector<FaultFiring> nemesis;  // Nemesis::report: did each fault fire
     // What else the run knows makes a "valid" unsupported (most clients' adapters broke).
