@@ -1,6 +1,6 @@
 #pragma once
 
-// Lua scripts live in strategies/lua/*.lua and are embedded at build time (cmake/EmbedLua.cmake).
+// Lua scripts live in strategies/lua/*.lua and are embedded at build time (cmake/EmbedText.cmake).
 // They run by EVALSHA; a server that does not know the script yet (fresh, restarted, flushed)
 // answers NOSCRIPT and the script is sent once with EVAL, which also caches it there.
 
