@@ -1,5 +1,7 @@
 #include "engine/results/fault_records.hpp"
 
+#include <utility>
+
 namespace lockbench {
 
 using json = nlohmann::json;
