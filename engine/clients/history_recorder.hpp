@@ -1,26 +1,32 @@
 #pragma once
 
 // Writes history.jsonl exactly as checker/HISTORY.md specifies. Every event is stamped with the
-// engine's one monotonic clock (ns since run start) while holding the recorder's lock, so the
+// engine's one monotonic clock (ns since run start) and its index under one short lock, so the
 // order of `index` is the order of `time` across all client threads and the nemesis. A writer
-// thread drains the buffer to disk every few milliseconds: long runs stream, memory stays flat.
+// thread drains the lines to disk every few milliseconds: long runs stream, memory stays flat.
 //
-// An event is formatted by the thread that records it, into a buffer of that thread's, before
-// the lock (everything but index, time and clock), and appended as its finished line under it:
-// a lock cycle's four events cost no allocation and no per-event object for the writer thread
-// to format and free - at 100,000 cycles/s that was most of the engine's CPU per cycle.
+// The lock covers the stamp only - a clock read and an increment. Each thread formats its whole
+// line after it, into lines of its own, and the writer puts the threads' lines back in index
+// order. Formatting under one shared lock (the recorder's former shape) cost two client threads
+// at 200,000 cycles/s a third of a microsecond per event waiting on each other, and the history
+// as a whole ~1.2 us of the engine's ~3.3 us per lock cycle: the engine, not the server, was the
+// limit in shared-connection runs (docs/performance.md).
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
-#include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
+#include <unordered_map>
+#include <vector>
 
 #include "checker/history.hpp"  // EventType
+#include "engine/clients/history_file.hpp"
 #include "strategies/client/clock.hpp"
 #include "strategies/client/event_loop.hpp"
 
@@ -87,18 +93,68 @@ class HistoryRecorder {
                             std::int64_t time_ns);
 
   private:
+    // The stamp's lock: held for a clock read and an increment, too short to sleep on (a
+    // contended std::mutex went to the kernel and back on most of its waits).
+    class StampLock {
+      public:
+        void lock();
+        void unlock() { held_.store(false, std::memory_order_release); }
+
+      private:
+        std::atomic<bool> held_{false};
+    };
+
+    // One thread's finished lines, '\n'-terminated, in the order it stamped them, and where each
+    // ends: the recording thread appends, the writer takes them all at once.
+    struct ThreadLines {
+        struct Line {
+            std::uint64_t index;
+            std::size_t end;  // offset in `text` just past its '\n'
+        };
+        std::mutex mutex;  // the recording thread and, every few ms, the writer
+        std::string text;
+        std::vector<Line> lines;
+    };
+
+    // What the writer has taken from one thread and not yet written (past an index still
+    // being formatted by another thread).
+    struct TakenLines {
+        ThreadLines* from = nullptr;
+        std::string text;
+        std::vector<ThreadLines::Line> lines;
+        std::size_t next = 0;  // the first line not yet written
+    };
+
+    ThreadLines& lines_of_this_thread();
     void writer_loop();
+    // Takes every thread's lines and appends, in index order, those up to the first index not
+    // yet formatted to `out`.
+    void take_in_order(std::string& out);
     void write_batch(const std::string& lines);
 
     EventLoop::TimePoint run_start_;
-    std::FILE* file_ = nullptr;
-    mutable std::mutex mutex_;
+    std::uint64_t
+        serial_;  // tells this recorder's lines apart from an earlier one's at the same address
+    HistoryFile file_;  // the writer thread's, then finish()'s
+
+    mutable StampLock stamp_lock_;
+    std::uint64_t recorded_ = 0;             // guarded by stamp_lock_; also the next event's index
+    std::int64_t last_client_event_ns_ = 0;  // guarded by stamp_lock_
+    bool closed_ = false;                    // guarded by stamp_lock_: finish() began
+
+    std::mutex threads_mutex_;
+    std::unordered_map<std::thread::id, std::unique_ptr<ThreadLines>> threads_;
+    std::vector<ThreadLines*> registered_;  // threads_'s values, in the order they came
+
+    // The writer thread's own.
+    std::vector<TakenLines> taken_;
+    std::uint64_t written_ = 0;  // lines written so far, also the next index to write
+
+    std::mutex writer_mutex_;
     std::condition_variable wake_;
-    std::string pending_;         // finished lines, '\n'-terminated, in index order
-    std::uint64_t recorded_ = 0;  // also the next event's index
-    std::int64_t last_client_event_ns_ = 0;
-    bool stopping_ = false;
-    std::string write_error_;  // guarded by mutex_
+    std::atomic<bool> wake_early_{false};
+    bool stopping_ = false;    // guarded by writer_mutex_
+    std::string write_error_;  // guarded by writer_mutex_
     std::thread writer_;
 };
 
