@@ -306,9 +306,11 @@ Task<void> SimulatedClient::reincarnate() {
     start_incarnation(session_->clock());
 }
 
-std::size_t SimulatedClient::second() const {
-    return static_cast<std::size_t>(
-        std::chrono::duration_cast<std::chrono::seconds>(EventLoop::now() - env_.start).count());
+std::size_t SimulatedClient::second(EventLoop::TimePoint at) const {
+    return at <= env_.start
+               ? 0
+               : static_cast<std::size_t>(
+                     std::chrono::duration_cast<std::chrono::seconds>(at - env_.start).count());
 }
 
 EventLoop::TimePoint SimulatedClient::record_failure(Op op, std::string_view f,
@@ -333,7 +335,7 @@ void SimulatedClient::note_answer() {
 }
 
 void SimulatedClient::note_error() {
-    stats_.add_error(second());
+    stats_.add_error(second(last_recorded_at_));  // every error is recorded first
     env_.live_errors.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -341,18 +343,19 @@ EventLoop::TimePoint SimulatedClient::record(EventType type, std::string_view f,
                                              const std::string& key, std::string_view value,
                                              std::string_view error,
                                              std::optional<std::int64_t> fence) {
-    if (crashed_)
-        return EventLoop::now();  // a crashed process says nothing more: its op stays in flight
-    const auto at = env_.start + std::chrono::nanoseconds(env_.history->record(HistoryEventView{
-                                     .type = type,
-                                     .process = process_,
-                                     .f = f,
-                                     .key = key,
-                                     .value = value,
-                                     .clock = &session_->clock(),
-                                     .error = error,
-                                     .fence = fence,
-                                 }));
+    if (crashed_)  // a crashed process says nothing more: its op stays in flight
+        return last_recorded_at_ = EventLoop::now();
+    const auto at = last_recorded_at_ =
+        env_.start + std::chrono::nanoseconds(env_.history->record(HistoryEventView{
+                         .type = type,
+                         .process = process_,
+                         .f = f,
+                         .key = key,
+                         .value = value,
+                         .clock = &session_->clock(),
+                         .error = error,
+                         .fence = fence,
+                     }));
     if (f == "acquire") {
         // An adapter may report, later, that the library granted an acquire answered in doubt.
         if (type == EventType::Invoke)
@@ -444,7 +447,8 @@ Task<void> SimulatedClient::run(StartGate& gate) {
         }
         // A crash before the first acquire answered ends the arrival: it counts until then (a
         // lower bound), rather than vanishing from the corrected latency.
-        finish_arrival(EventLoop::now());
+        if (arrival_due_)
+            finish_arrival(EventLoop::now());
         if (crashed_) {
             co_await reincarnate();
             continue;
@@ -615,7 +619,8 @@ void SimulatedClient::finish_cycle(const std::string& key) {
     disarm_hold_faults([&key] {
         return "the holder of " + key + " released it without reaching the fault's point";
     });
-    stats_.add_cycle(second(), static_cast<std::size_t>(index_));
+    // The second its last event was recorded in: a clock read less per cycle.
+    stats_.add_cycle(second(last_recorded_at_), static_cast<std::size_t>(index_));
     env_.live_cycles.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -695,19 +700,21 @@ Task<void> SimulatedClient::release(const Held& held, bool retried) {
     } catch (const RedisError& e) {
         failure = failure_of(e);
     }
-    stats_.release_latency.record(EventLoop::now() - started);
+    // Each outcome's event time ends the latency: no clock read of its own.
     if (failure) {
-        record_failure(Op::Release, "release", held.key, "null", *failure);
+        stats_.release_latency.record(
+            record_failure(Op::Release, "release", held.key, "null", *failure) - started);
         if (failure->type == EventType::Info && env_.workload.retry_ambiguous_release && !retried) {
             // T7: the first release may have run; a retry that is not idempotent runs it twice.
             // It is a new op of a new process id (the first one ended in `info`).
             co_await release(held, true);
         }
     } else if (*outcome == ReleaseOutcome::NotHeld) {
-        record(EventType::Fail, "release", held.key, "null", std::string(history::kNotHeld));
+        stats_.release_latency.record(
+            record(EventType::Fail, "release", held.key, "null", history::kNotHeld) - started);
         stats_.count(Op::Release, EventType::Fail);
     } else {
-        record(EventType::Ok, "release", held.key, "null");
+        stats_.release_latency.record(record(EventType::Ok, "release", held.key, "null") - started);
         stats_.count(Op::Release, EventType::Ok);
     }
 }

@@ -249,7 +249,7 @@ class SimulatedClient {
     void finish_arrival(EventLoop::TimePoint at);
     void note_answer();
     void note_error();
-    std::size_t second() const;
+    std::size_t second(EventLoop::TimePoint at) const;  // of the run
 
     ClientEnvironment& env_;
     int index_;
@@ -294,6 +294,7 @@ class SimulatedClient {
     std::optional<Endpoint> redirected_to_;
     // When the arrival whose first acquire has not ended yet was due (open loop only).
     std::optional<EventLoop::TimePoint> arrival_due_;
+    EventLoop::TimePoint last_recorded_at_{};  // the time of this client's last event
 };
 
 }  // namespace lockbench
