@@ -6,6 +6,8 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 namespace lockbench::testing {
@@ -32,5 +34,13 @@ class TempDir {
     std::filesystem::path path_;
     bool kept_ = false;
 };
+
+// Every byte of a file a test wrote ("" when there is none).
+inline std::string read_file(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream bytes;
+    bytes << in.rdbuf();
+    return bytes.str();
+}
 
 }  // namespace lockbench::testing

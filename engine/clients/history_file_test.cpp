@@ -4,8 +4,6 @@
 
 #include "engine/clients/history_file.hpp"
 
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -16,13 +14,6 @@
 
 namespace lockbench {
 namespace {
-
-std::string read_file(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream out;
-    out << in.rdbuf();
-    return out.str();
-}
 
 // Pieces that straddle, fill and fall short of 4096-byte blocks, each byte telling its place.
 std::string appended_in_pieces(HistoryFile& file) {
@@ -44,7 +35,7 @@ TEST(HistoryFileTest, WritesEveryByteInOrderWhereverItCanGoPastThePageCache) {
     HistoryFile file(path);
     const std::string all = appended_in_pieces(file);
     ASSERT_TRUE(file.close()) << file.error();
-    EXPECT_EQ(read_file(path), all);
+    EXPECT_EQ(testing::read_file(path), all);
 }
 
 TEST(HistoryFileTest, WritesEveryByteInOrderThroughThePageCache) {
@@ -54,7 +45,7 @@ TEST(HistoryFileTest, WritesEveryByteInOrderThroughThePageCache) {
     EXPECT_FALSE(file.direct());
     const std::string all = appended_in_pieces(file);
     ASSERT_TRUE(file.close()) << file.error();
-    EXPECT_EQ(read_file(path), all);
+    EXPECT_EQ(testing::read_file(path), all);
 }
 
 TEST(HistoryFileTest, AFullDiskIsAnErrorNotAShorterHistory) {

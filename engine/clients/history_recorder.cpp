@@ -124,8 +124,19 @@ char* put_line(char* out, const HistoryEventView& e, std::uint64_t index, std::i
 // Appends a line and its '\n' when `newline`.
 void append_line(std::string& out, const HistoryEventView& e, std::uint64_t index,
                  std::int64_t time_ns, std::optional<std::int64_t> clock_ms, bool newline) {
+    const std::size_t room = line_room(e) + 1;
+    // Most lines fit on the stack: one copy into `out`, not a zero-filled resize and back.
+    constexpr std::size_t kStackRoom = 1024;
+    if (room <= kStackRoom) {
+        char line[kStackRoom];
+        char* end = put_line(line, e, index, time_ns, clock_ms);
+        if (newline)
+            *end++ = '\n';
+        out.append(line, static_cast<std::size_t>(end - line));
+        return;
+    }
     const std::size_t start = out.size();
-    out.resize(start + line_room(e) + 1);
+    out.resize(start + room);
     char* end = put_line(out.data() + start, e, index, time_ns, clock_ms);
     if (newline)
         *end++ = '\n';
@@ -181,7 +192,7 @@ HistoryRecorder::~HistoryRecorder() {
     }
 }
 
-void HistoryRecorder::StampLock::lock() {
+void HistoryRecorder::SpinLock::lock() {
     int spins = 0;
     while (held_.exchange(true, std::memory_order_acquire)) {
         while (held_.load(std::memory_order_relaxed)) {
@@ -246,7 +257,7 @@ std::int64_t HistoryRecorder::record(const HistoryEventView& event) {
         clock_ms = event.clock->wall_ms_at(now);
     bool wake = false;
     {
-        std::lock_guard lock(mine.mutex);
+        std::lock_guard lock(mine.lock);
         append_line(mine.text, event, index, t, clock_ms, true);
         mine.lines.push_back({index, mine.text.size()});
         wake = mine.text.size() >= kWakeWriterBytes;
@@ -282,7 +293,7 @@ void HistoryRecorder::take_in_order(std::string& out) {
                 line.end -= written_bytes;
             taken.next = 0;
         }
-        std::lock_guard lock(taken.from->mutex);
+        std::lock_guard lock(taken.from->lock);
         if (taken.lines.empty()) {
             // The buffers trade places: each keeps the capacity it grew to.
             taken.text.swap(taken.from->text);

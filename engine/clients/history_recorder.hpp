@@ -93,9 +93,10 @@ class HistoryRecorder {
                             std::int64_t time_ns);
 
   private:
-    // The stamp's lock: held for a clock read and an increment, too short to sleep on (a
-    // contended std::mutex went to the kernel and back on most of its waits).
-    class StampLock {
+    // A lock held for nanoseconds, too short to sleep on: the stamp's (a clock read and an
+    // increment; a contended std::mutex went to the kernel and back on most of its waits) and
+    // each thread's lines' (its own appends, the writer's swap every few ms).
+    class SpinLock {
       public:
         void lock();
         void unlock() { held_.store(false, std::memory_order_release); }
@@ -111,7 +112,7 @@ class HistoryRecorder {
             std::uint64_t index;
             std::size_t end;  // offset in `text` just past its '\n'
         };
-        std::mutex mutex;  // the recording thread and, every few ms, the writer
+        SpinLock lock;  // the recording thread and, every few ms, the writer
         std::string text;
         std::vector<Line> lines;
     };
@@ -137,7 +138,7 @@ class HistoryRecorder {
         serial_;  // tells this recorder's lines apart from an earlier one's at the same address
     HistoryFile file_;  // the writer thread's, then finish()'s
 
-    mutable StampLock stamp_lock_;
+    mutable SpinLock stamp_lock_;
     std::uint64_t recorded_ = 0;             // guarded by stamp_lock_; also the next event's index
     std::int64_t last_client_event_ns_ = 0;  // guarded by stamp_lock_
     bool closed_ = false;                    // guarded by stamp_lock_: finish() began

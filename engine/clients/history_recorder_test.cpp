@@ -4,8 +4,6 @@
 
 #include "engine/clients/history_recorder.hpp"
 
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -94,13 +92,6 @@ const std::vector<std::string> kEveryShapeAt987654321 = {
     R"({"index":987654321,"type":"info","process":"nemesis","f":"crash","key":"","value":{"target":0},"time":-5,"error":"the nemesis's \"crash\""})",
 };
 
-std::string read_file(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
-
 TEST(HistoryRecorderTest, WritesTheBytesOfTheFormerFormatterForEveryShapeOfEvent) {
     testing::TempDir dir;
     const auto path = dir.path() / "history.jsonl";
@@ -117,7 +108,7 @@ TEST(HistoryRecorderTest, WritesTheBytesOfTheFormerFormatterForEveryShapeOfEvent
         recorder.finish();
         EXPECT_EQ(recorder.events(), events.size());
     }
-    EXPECT_EQ(read_file(path), expected);
+    EXPECT_EQ(testing::read_file(path), expected);
 }
 
 TEST(HistoryRecorderTest, ABorrowedEventReadsBackAsRecordedWithItsClientsClock) {
