@@ -7,8 +7,6 @@
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <sys/wait.h>
 #include <thread>
@@ -23,13 +21,6 @@ struct Cli {
     int code = -1;
     std::string out, err;
 };
-
-inline std::string read_file(const std::filesystem::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
 
 // How many lines `text` has: a bad input is one line on stderr.
 inline std::size_t lines(const std::string& text) {
