@@ -23,7 +23,7 @@
 # achieved rate within 1 % of it, acquire p99 from the send and from when due. Last, the
 # engine's CPU per cycle at 100, 1,000 and 10,000 clients holding 10 ms each (lockbench not
 # pinned there: its CPU share is what is measured). Shared connections (--connections, after the
-# 50-client row): 50 clients over SHARED_CONNECTIONS (default 2) auto-pipelined connections, one
+# 50-client row): 50 clients over SHARED_CONNECTIONS (default 4) auto-pipelined connections, one
 # per event-loop thread, as a ratio of the same 50-connection bound (target >= 3x) and the server's
 # CPU (target >= 0.9 core) with the engine's beside it, the history checked. Then
 # engine/server_cost_bench.sh: the server cost lockbench reports against Redis's own accounting
@@ -125,7 +125,11 @@ done
 # its own auto-pipelined connection: one loop's connections flush together at the end of its turn
 # (ioredis's setImmediate), so several connections on one loop move in step and the server idles
 # while the loop turns (docs/performance.md). The engine's own share of a core is printed beside.
-shared_connections=${SHARED_CONNECTIONS:-2}
+# Four, not two: with two the server works through one connection's batch of 25 while the other's
+# loop turns, and waits whenever that turn is the longer; with four (12-13 clients each) there is
+# nearly always a batch queued. redis-benchmark shows the same with about as many commands in
+# flight: -c 2 -P 25 kept the server 0.78 busy, -c 4 -P 12 0.97.
+shared_connections=${SHARED_CONNECTIONS:-4}
 echo "shared connections: 50 clients over $shared_connections auto-pipelined connection(s), one event loop each, clients on cores ${client_cpus:-any}; median of $rounds rounds"
 printf '%-12s %12s %12s %7s %7s %-6s %11s %12s %7s %-6s %12s %s\n' clients bound/s lockbench/s ratio target '' \
   'ratio range' 'server cores' target '' 'engine cores' history
