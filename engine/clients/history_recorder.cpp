@@ -293,19 +293,24 @@ void HistoryRecorder::take_in_order(std::string& out) {
                 line.end -= written_bytes;
             taken.next = 0;
         }
-        std::lock_guard lock(taken.from->lock);
+        {
+            // The buffers trade places (each keeps the capacity it grew to): the thread is held
+            // up for two swaps, never for a copy.
+            std::lock_guard lock(taken.from->lock);
+            taken.from->text.swap(taken.fresh_text);
+            taken.from->lines.swap(taken.fresh_lines);
+        }
         if (taken.lines.empty()) {
-            // The buffers trade places: each keeps the capacity it grew to.
-            taken.text.swap(taken.from->text);
-            taken.lines.swap(taken.from->lines);
+            taken.text.swap(taken.fresh_text);
+            taken.lines.swap(taken.fresh_lines);
         } else {
             const std::size_t base = taken.text.size();
-            taken.text += taken.from->text;
-            for (const auto& line : taken.from->lines)
+            taken.text += taken.fresh_text;
+            for (const auto& line : taken.fresh_lines)
                 taken.lines.push_back({line.index, base + line.end});
         }
-        taken.from->text.clear();
-        taken.from->lines.clear();
+        taken.fresh_text.clear();
+        taken.fresh_lines.clear();
     }
     // Each thread's lines are in index order; the next index is at the head of one of them,
     // unless its thread is still formatting it.

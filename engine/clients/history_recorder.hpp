@@ -7,10 +7,10 @@
 //
 // The lock covers the stamp only - a clock read and an increment. Each thread formats its whole
 // line after it, into lines of its own, and the writer puts the threads' lines back in index
-// order. Formatting under one shared lock (the recorder's former shape) cost two client threads
-// at 200,000 cycles/s a third of a microsecond per event waiting on each other, and the history
-// as a whole ~1.2 us of the engine's ~3.3 us per lock cycle: the engine, not the server, was the
-// limit in shared-connection runs (docs/performance.md).
+// order. Formatting under one shared lock (the recorder's former shape), two threads recording at
+// once spent 430 ns of CPU an event against 92 for one (history_recorder_bench), and the history
+// as a whole was ~1.2 us of the engine's ~3.3 us per lock cycle in shared-connection runs: the
+// engine, not the server, was their limit (docs/performance.md).
 
 #include <atomic>
 #include <condition_variable>
@@ -124,6 +124,9 @@ class HistoryRecorder {
         std::string text;
         std::vector<ThreadLines::Line> lines;
         std::size_t next = 0;  // the first line not yet written
+        // Empty, with capacity: traded for the thread's lines when they are taken.
+        std::string fresh_text;
+        std::vector<ThreadLines::Line> fresh_lines;
     };
 
     ThreadLines& lines_of_this_thread();
@@ -134,8 +137,8 @@ class HistoryRecorder {
     void write_batch(const std::string& lines);
 
     EventLoop::TimePoint run_start_;
-    std::uint64_t
-        serial_;  // tells this recorder's lines apart from an earlier one's at the same address
+    // Tells this recorder's lines apart from an earlier one's at the same address.
+    std::uint64_t serial_;
     HistoryFile file_;  // the writer thread's, then finish()'s
 
     mutable SpinLock stamp_lock_;
