@@ -2,11 +2,12 @@
 
 // history.jsonl's file, written past the page cache (O_DIRECT) where the filesystem allows it.
 // A run writes its history once, at up to ~150 MB/s, and the checker reads it once, after the
-// run: copying it into the page cache on the way cost the engine's cores ~1 ns a byte, and on a
-// virtual machine that hands freed memory back to its host (free page reporting) a host page
-// fault for every fresh 4 KB page as well - 2.4 s of CPU per GB here against 0.1 s written
-// direct (docs/performance.md). Where O_DIRECT is refused (tmpfs, some network filesystems) the
-// file is written through the page cache as before. Single-threaded: the recorder's writer's.
+// run. Copying it into the page cache on the way costs the engine's cores the copy (0.16 s of CPU
+// per GB into memory the kernel has used before), and on a virtual machine that hands freed
+// memory back to its host (free page reporting) a host page fault for every fresh 4 KB page as
+// well: 2.4 s per GB here, against 0.06-0.1 s written direct (docs/performance.md). Where
+// O_DIRECT is refused (tmpfs, some network filesystems) the file is written through the page
+// cache as before. Single-threaded: the recorder's writer's.
 
 #include <cstddef>
 #include <filesystem>

@@ -1,8 +1,9 @@
 // What recording a lock cycle's four history events costs the engine, from one and from two
 // client threads at once (the shared-connection runs' shape: docs/performance.md). Written to
 // /dev/null, so the time is the recorder's own - stamping, formatting and putting the threads'
-// lines back in index order - not the page cache's. `cpu_ns/event` counts every thread of the
-// process, the writer's too; `ns/event` is the recording threads' wall time.
+// lines back in index order - not the file's; BENCH_HISTORY=path writes to a real file instead.
+// `cpu_ns/event` counts every thread of the process, the writer's too; Time is a lock cycle's
+// (four events) on the recording threads' wall clock.
 
 #include <cstdlib>
 #include <sys/resource.h>
